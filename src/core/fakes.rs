@@ -1,0 +1,124 @@
+//! Fakes for every port, for the native tests. One shared event log records the order in which
+//! the server, the storage, the handlers and the local databases were touched.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use super::ports::*;
+
+pub type EventLog = Rc<RefCell<Vec<String>>>;
+
+#[derive(Default)]
+pub struct MemoryStorage {
+    pub map: RefCell<BTreeMap<String, String>>,
+    pub log: Option<EventLog>,
+}
+
+impl Storage for MemoryStorage {
+    fn get(&self, key: &str) -> Option<String> {
+        self.map.borrow().get(key).cloned()
+    }
+    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+        self.map.borrow_mut().insert(key.into(), value.into());
+        Ok(())
+    }
+    fn remove(&self, key: &str) {
+        if self.map.borrow_mut().remove(key).is_some() {
+            if let Some(log) = &self.log {
+                log.borrow_mut().push(format!("remove {key}"));
+            }
+        }
+    }
+}
+
+pub struct FakeClock(pub Cell<i64>);
+
+impl Clock for FakeClock {
+    fn now_ms(&self) -> i64 {
+        self.0.get()
+    }
+}
+
+type Responder = Box<dyn FnMut(&HttpRequest) -> Result<HttpResponse, TransportError>>;
+
+/// Answers through a closure; each answer arrives after a few yields, so concurrent callers overlap.
+pub struct FakeTransport {
+    pub requests: RefCell<Vec<HttpRequest>>,
+    pub responder: RefCell<Responder>,
+    pub log: EventLog,
+}
+
+impl FakeTransport {
+    pub fn paths(&self) -> Vec<String> {
+        self.requests.borrow().iter().map(|r| r.url.rsplit_once("//").map_or(r.url.clone(), |(_, p)| p.splitn(2, '/').nth(1).map(|s| format!("/{s}")).unwrap_or_default())).collect()
+    }
+}
+
+impl Transport for FakeTransport {
+    fn send(&self, request: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
+        let answer = (self.responder.borrow_mut())(&request);
+        self.log.borrow_mut().push(format!("http {} {}", request.method.as_str(), request.url));
+        self.requests.borrow_mut().push(request);
+        Box::pin(async move {
+            Yield(3).await;
+            answer
+        })
+    }
+}
+
+/// Pending this many polls, then ready.
+pub struct Yield(pub u32);
+
+impl Future for Yield {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 == 0 {
+            Poll::Ready(())
+        } else {
+            self.0 -= 1;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct FakeLocalDatabases {
+    pub destroyed: RefCell<Vec<String>>,
+    pub failing: RefCell<BTreeSet<String>>,
+    pub log: Option<EventLog>,
+}
+
+impl LocalDatabases for FakeLocalDatabases {
+    fn destroy(&self, name: &str) -> LocalBoxFuture<'static, Result<(), String>> {
+        let result = if self.failing.borrow().contains(name) {
+            Err("blocked".to_string())
+        } else {
+            self.destroyed.borrow_mut().push(name.to_owned());
+            if let Some(log) = &self.log {
+                log.borrow_mut().push(format!("destroy {name}"));
+            }
+            Ok(())
+        };
+        Box::pin(async move { result })
+    }
+}
+
+#[derive(Default)]
+pub struct RecordingReporter(pub RefCell<Vec<String>>);
+
+impl RecordingReporter {
+    pub fn messages(&self) -> Vec<String> {
+        self.0.borrow().clone()
+    }
+}
+
+impl Reporter for RecordingReporter {
+    fn error(&self, message: &str) {
+        self.0.borrow_mut().push(message.to_owned());
+    }
+}

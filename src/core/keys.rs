@@ -1,0 +1,161 @@
+//! The contract's `localStorage` keys (CONTRACT §2) and defensive readers: a corrupt value (not a
+//! number, not JSON, not a JWT) is treated as absent and removed, never a crash.
+
+use super::ports::Storage;
+use super::token::Claims;
+use crate::protocol::HeaderSet;
+
+pub const TOKEN_PREFIX: &str = "serviceProxyToken";
+pub const AUTH: &str = "serviceProxyToken-Auth";
+pub const REFRESH: &str = "serviceProxyToken-Refresh";
+pub const EXPIRES_AT_AUTH: &str = "serviceProxyToken-expiresAt-Auth";
+pub const EXPIRES_AT_REFRESH: &str = "serviceProxyToken-expiresAt-Refresh";
+pub const HEADERS_REMOTE: &str = "X-Docdb-Headers-Remote";
+pub const HEADERS_LOCAL: &str = "X-Docdb-Headers-Local";
+pub const DEVICE_ID: &str = "serviceProxyToken-deviceId";
+pub const LOCAL_DATABASES: &str = "serviceProxyToken-localDatabases";
+pub const LAST_INVALIDATION: &str = "serviceProxyToken-lastInvalidation";
+
+/// What sign-out removes. `deviceId`, `localDatabases` and `lastInvalidation` outlive the session.
+pub const SESSION_KEYS: [&str; 6] = [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, HEADERS_REMOTE, HEADERS_LOCAL];
+
+/// Which header set: the remote document database or the device's local one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderKind {
+    Remote,
+    Local,
+}
+
+impl HeaderKind {
+    pub fn key(self) -> &'static str {
+        match self {
+            HeaderKind::Remote => HEADERS_REMOTE,
+            HeaderKind::Local => HEADERS_LOCAL,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<HeaderKind> {
+        match s {
+            "Remote" => Some(HeaderKind::Remote),
+            "Local" => Some(HeaderKind::Local),
+            _ => None,
+        }
+    }
+}
+
+/// Which token: `saveToken("Auth" | "Refresh", …)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    Auth,
+    Refresh,
+}
+
+impl TokenKind {
+    pub fn parse(s: &str) -> Option<TokenKind> {
+        match s {
+            "Auth" => Some(TokenKind::Auth),
+            "Refresh" => Some(TokenKind::Refresh),
+            _ => None,
+        }
+    }
+
+    pub fn key(self) -> &'static str {
+        match self {
+            TokenKind::Auth => AUTH,
+            TokenKind::Refresh => REFRESH,
+        }
+    }
+
+    pub fn expires_at_key(self) -> &'static str {
+        match self {
+            TokenKind::Auth => EXPIRES_AT_AUTH,
+            TokenKind::Refresh => EXPIRES_AT_REFRESH,
+        }
+    }
+}
+
+/// Reads `key`, removing it when `parse` rejects it.
+fn read_valid<T>(storage: &dyn Storage, key: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+    let raw = storage.get(key)?;
+    let parsed = parse(&raw);
+    if parsed.is_none() {
+        storage.remove(key);
+    }
+    parsed
+}
+
+/// The access JWT with its claims, when the stored value decodes as one.
+pub fn read_jwt(storage: &dyn Storage, key: &str) -> Option<(String, Claims)> {
+    read_valid(storage, key, |raw| Claims::decode(raw).ok().map(|c| (raw.to_owned(), c)))
+}
+
+/// An opaque token (the refresh token): any non-blank string.
+pub fn read_opaque(storage: &dyn Storage, key: &str) -> Option<String> {
+    read_valid(storage, key, |raw| (!raw.trim().is_empty()).then(|| raw.to_owned()))
+}
+
+/// Milliseconds since the epoch.
+pub fn read_ms(storage: &dyn Storage, key: &str) -> Option<i64> {
+    read_valid(storage, key, |raw| {
+        let n: f64 = raw.trim().parse().ok()?;
+        n.is_finite().then_some(n as i64)
+    })
+}
+
+pub fn read_headers(storage: &dyn Storage, kind: HeaderKind) -> Option<HeaderSet> {
+    read_valid(storage, kind.key(), |raw| serde_json::from_str::<HeaderSet>(raw).ok())
+}
+
+/// A JSON array of strings (the tracked local database names).
+pub fn read_string_list(storage: &dyn Storage, key: &str) -> Vec<String> {
+    read_valid(storage, key, |raw| serde_json::from_str::<Vec<String>>(raw).ok()).unwrap_or_default()
+}
+
+pub fn write_string_list(storage: &dyn Storage, key: &str, items: &[String]) -> Result<(), String> {
+    if items.is_empty() {
+        storage.remove(key);
+        return Ok(());
+    }
+    let json = serde_json::to_string(items).map_err(|e| e.to_string())?;
+    storage.set(key, &json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::fakes::MemoryStorage;
+
+    #[test]
+    fn corrupt_values_are_absent_and_removed() {
+        let s = MemoryStorage::default();
+        s.set(AUTH, "not-a-jwt").unwrap();
+        s.set(EXPIRES_AT_AUTH, "soon").unwrap();
+        s.set(HEADERS_REMOTE, "{oops").unwrap();
+        s.set(LOCAL_DATABASES, "{\"a\":1}").unwrap();
+        s.set(REFRESH, "   ").unwrap();
+        assert!(read_jwt(&s, AUTH).is_none());
+        assert!(read_ms(&s, EXPIRES_AT_AUTH).is_none());
+        assert!(read_headers(&s, HeaderKind::Remote).is_none());
+        assert!(read_string_list(&s, LOCAL_DATABASES).is_empty());
+        assert!(read_opaque(&s, REFRESH).is_none());
+        for k in [AUTH, EXPIRES_AT_AUTH, HEADERS_REMOTE, LOCAL_DATABASES, REFRESH] {
+            assert_eq!(s.get(k), None, "{k} should have been removed");
+        }
+    }
+
+    #[test]
+    fn valid_values_are_read() {
+        let s = MemoryStorage::default();
+        s.set(EXPIRES_AT_AUTH, "1700000000000").unwrap();
+        s.set(HEADERS_LOCAL, r#"{"X-A":"1"}"#).unwrap();
+        assert_eq!(read_ms(&s, EXPIRES_AT_AUTH), Some(1_700_000_000_000));
+        assert_eq!(read_headers(&s, HeaderKind::Local).unwrap().get("X-A").map(String::as_str), Some("1"));
+    }
+
+    #[test]
+    fn every_key_shares_the_prefix_except_the_header_sets() {
+        for k in [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, DEVICE_ID, LOCAL_DATABASES, LAST_INVALIDATION] {
+            assert!(k.starts_with(TOKEN_PREFIX));
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! The platform-free core: every decision of the session broker, written against the traits of
+//! [`ports`] so it runs and is tested natively. No `web_sys`, no `wasm_bindgen` here.
+
+pub mod hooks;
+pub mod keys;
+pub mod permissions;
+pub mod ports;
+pub mod results;
+pub mod session;
+pub mod token;
+pub mod url;
+
+#[cfg(test)]
+pub(crate) mod fakes;
+#[cfg(test)]
+mod session_tests;

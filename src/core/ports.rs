@@ -1,0 +1,89 @@
+//! The small traits the core needs from its platform. Browser adapters live in `web/`; tests use
+//! the fakes in `core/fakes.rs`.
+
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed future that need not be `Send`: the browser is single-threaded.
+pub type LocalBoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// Key/value string storage (the browser's `localStorage`).
+pub trait Storage {
+    fn get(&self, key: &str) -> Option<String>;
+    /// Fails when the platform refuses the write (quota, private mode).
+    fn set(&self, key: &str, value: &str) -> Result<(), String>;
+    fn remove(&self, key: &str);
+}
+
+/// Milliseconds since the Unix epoch.
+pub trait Clock {
+    fn now_ms(&self) -> i64;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpRequest {
+    pub method: Method,
+    pub url: String,
+    /// Sent as `Authorization: Bearer <jwt>`.
+    pub bearer: Option<String>,
+    /// A JSON document, sent with `Content-Type: application/json`.
+    pub body: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub body: String,
+}
+
+/// Why no HTTP status came back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TransportError {
+    Network(String),
+    Timeout,
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportError::Network(m) => write!(f, "network error: {m}"),
+            TransportError::Timeout => f.write_str("request timed out"),
+        }
+    }
+}
+
+pub trait Transport {
+    fn send(&self, request: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>>;
+}
+
+/// The device's local databases (IndexedDB, PouchDB).
+pub trait LocalDatabases {
+    /// Deletes the database `name` and everything stored for it.
+    fn destroy(&self, name: &str) -> LocalBoxFuture<'static, Result<(), String>>;
+}
+
+/// Where failures that must not interrupt a sequence are reported (`console.error` in the browser).
+pub trait Reporter {
+    fn error(&self, message: &str);
+}

@@ -1,0 +1,578 @@
+//! The seed's session-token state table and the contract's sequences, row by row, with a fake
+//! clock, fake storage, fake transport and fake local databases.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures::executor::block_on;
+use serde_json::{json, Value};
+
+use super::fakes::*;
+use super::hooks::{SignOutEvent, TokenRefreshEvent};
+use super::keys::{self, HeaderKind};
+use super::ports::*;
+use super::results::{DeviceResult, LoginResult};
+use super::session::{Ports, RefreshOutcome, Session, SessionConfig};
+use super::token::encode_for_test;
+
+const NOW: i64 = 1_700_000_000_000;
+
+struct H {
+    session: Session,
+    storage: Rc<MemoryStorage>,
+    transport: Rc<FakeTransport>,
+    clock: Rc<FakeClock>,
+    dbs: Rc<FakeLocalDatabases>,
+    reporter: Rc<RecordingReporter>,
+    log: EventLog,
+}
+
+fn jwt(company: &str, roles: &[&str]) -> String {
+    encode_for_test(&json!({"sub": "u1", "userId": "u1", "companyId": company, "roles": roles, "iat": NOW / 1000, "exp": NOW / 1000 + 900}))
+}
+
+fn auth_body(token: &str, refresh: &str, headers: bool) -> String {
+    let mut body = json!({"token": token, "expiresIn": 900, "refreshToken": refresh, "refreshExpiresIn": 86400});
+    if headers {
+        body["docdbHeaders"] = json!({"Remote": {"X-Docdb-Token": "r"}, "Local": {"X-Docdb-Token": "l"}});
+    }
+    body.to_string()
+}
+
+fn ok(body: String) -> Result<HttpResponse, TransportError> {
+    Ok(HttpResponse { status: 200, body })
+}
+
+fn status(code: u16, error: &str) -> Result<HttpResponse, TransportError> {
+    Ok(HttpResponse { status: code, body: json!({"error": error, "message": format!("{error} happened")}).to_string() })
+}
+
+fn harness(responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, TransportError> + 'static) -> H {
+    let log: EventLog = Rc::default();
+    let storage = Rc::new(MemoryStorage { log: Some(log.clone()), ..Default::default() });
+    let transport = Rc::new(FakeTransport { requests: RefCell::default(), responder: RefCell::new(Box::new(responder)), log: log.clone() });
+    let clock = Rc::new(FakeClock(Cell::new(NOW)));
+    let dbs = Rc::new(FakeLocalDatabases { log: Some(log.clone()), ..Default::default() });
+    let reporter = Rc::new(RecordingReporter::default());
+    let ports = Ports {
+        storage: storage.clone(),
+        transport: transport.clone(),
+        clock: clock.clone(),
+        local_databases: dbs.clone(),
+        reporter: reporter.clone(),
+    };
+    let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports);
+    H { session, storage, transport, clock, dbs, reporter, log }
+}
+
+/// A server that logs in to `acme`, refreshes to `refresh_company`, and acknowledges the rest.
+fn server(refresh_company: Rc<RefCell<String>>) -> impl FnMut(&HttpRequest) -> Result<HttpResponse, TransportError> {
+    let n = Cell::new(0);
+    move |req| {
+        let path = req.url.trim_start_matches("http://server.test");
+        match path {
+            "/auth" | "/auth/google" => ok(auth_body(&jwt("acme", &["cashier"]), "r0", true)),
+            "/auth/refresh" => {
+                n.set(n.get() + 1);
+                ok(auth_body(&jwt(&refresh_company.borrow(), &["manager"]), &format!("r{}", n.get()), false))
+            }
+            "/auth/connect" => ok(json!({"deviceId": "dev-1"}).to_string()),
+            _ => ok(json!({"ok": true}).to_string()),
+        }
+    }
+}
+
+fn logged_in() -> (H, Rc<RefCell<String>>) {
+    let company = Rc::new(RefCell::new("acme".to_string()));
+    let h = harness(server(company.clone()));
+    assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
+    h.log.borrow_mut().clear();
+    h.transport.requests.borrow_mut().clear();
+    (h, company)
+}
+
+fn record_hooks(h: &H) {
+    let log = h.log.clone();
+    h.session.hooks().sign_out.register(Rc::new(move |e: &SignOutEvent| {
+        log.borrow_mut().push(format!("onSignOut {}", serde_json::to_value(e).unwrap()["reason"].as_str().unwrap()));
+        Box::pin(async { Ok(()) })
+    }));
+    let log = h.log.clone();
+    h.session.hooks().login.register(Rc::new(move |u: &Value| {
+        log.borrow_mut().push(format!("onLogin {}", u["companyId"].as_str().unwrap()));
+        Box::pin(async { Ok(()) })
+    }));
+    let log = h.log.clone();
+    h.session.hooks().token_refresh.register(Rc::new(move |e: &TokenRefreshEvent| {
+        log.borrow_mut().push(format!("onTokenRefresh changed={} roles={:?}", e.company_changed, e.roles));
+        Box::pin(async { Ok(()) })
+    }));
+}
+
+fn events(h: &H) -> Vec<String> {
+    h.log.borrow().clone()
+}
+
+fn expire(h: &H) {
+    h.clock.0.set(NOW + 900_000 - 60_000);
+}
+
+// ----- no token --(login, 200)--> token stored ---------------------------------------------------
+
+#[test]
+fn login_runs_cleanup_then_persists_then_login_handlers() {
+    let h = harness(server(Rc::new(RefCell::new("acme".into()))));
+    record_hooks(&h);
+    h.session.track_local_database("previous-tenant").unwrap();
+    h.storage.set(keys::LAST_INVALIDATION, "123").unwrap();
+    h.log.borrow_mut().clear();
+
+    let result = block_on(h.session.login("alice", "alice-pass"));
+    assert!(result.is_success());
+    assert_eq!(
+        events(&h),
+        vec![
+            "http POST http://server.test/auth",
+            "onSignOut login",
+            "destroy previous-tenant",
+            "remove serviceProxyToken-localDatabases",
+            "remove serviceProxyToken-lastInvalidation",
+            "onLogin acme",
+        ]
+    );
+    let s = &h.storage;
+    assert_eq!(s.get(keys::AUTH), Some(jwt("acme", &["cashier"])));
+    assert_eq!(s.get(keys::REFRESH).as_deref(), Some("r0"));
+    assert_eq!(s.get(keys::EXPIRES_AT_AUTH), Some((NOW + 900_000).to_string()));
+    assert_eq!(s.get(keys::EXPIRES_AT_REFRESH), Some((NOW + 86_400_000).to_string()));
+    assert_eq!(s.get(keys::HEADERS_REMOTE).as_deref(), Some(r#"{"X-Docdb-Token":"r"}"#));
+    assert_eq!(s.get(keys::HEADERS_LOCAL).as_deref(), Some(r#"{"X-Docdb-Token":"l"}"#));
+    assert_eq!(h.session.current_company(), Some(json!({"id": "acme"})));
+    assert_eq!(h.session.last_username().as_deref(), Some("alice"));
+}
+
+#[test]
+fn login_sends_username_password_and_device_info() {
+    let (h, _) = logged_in();
+    block_on(h.session.login("bob", "pw"));
+    let req = h.transport.requests.borrow()[0].clone();
+    let body: Value = serde_json::from_str(req.body.as_deref().unwrap()).unwrap();
+    assert_eq!(body["username"], "bob");
+    assert_eq!(body["password"], "pw");
+    assert_eq!(body["deviceInfo"]["sdkVersion"], "1.4.17");
+    assert_eq!(body["deviceInfo"]["platform"], "web");
+    assert_eq!(req.bearer, None);
+}
+
+#[test]
+fn google_login_posts_the_credential_to_auth_google() {
+    let h = harness(server(Rc::new(RefCell::new("acme".into()))));
+    assert!(block_on(h.session.login_with_google("mock-google:alice")).is_success());
+    let req = h.transport.requests.borrow()[0].clone();
+    assert_eq!(req.url, "http://server.test/auth/google");
+    assert_eq!(req.body.as_deref(), Some(r#"{"credential":"mock-google:alice"}"#));
+    assert!(h.session.check_if_logged_in());
+}
+
+// ----- no token --(login, not 200)--> no token, nothing touched ---------------------------------
+
+fn assert_failed_login_touches_nothing(answer: Result<HttpResponse, TransportError>, want_status: u16) {
+    let mut answer = Some(answer);
+    let h = harness(move |_| answer.take().unwrap());
+    record_hooks(&h);
+    h.session.track_local_database("kept").unwrap();
+    h.storage.set(keys::LAST_INVALIDATION, "5").unwrap();
+    let before = h.storage.map.borrow().clone();
+    h.log.borrow_mut().clear();
+    let result = block_on(h.session.login("alice", "wrong"));
+    match result {
+        LoginResult::Failure { status, error, .. } => {
+            assert_eq!(status, want_status);
+            assert!(!error.is_empty());
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
+    assert_eq!(*h.storage.map.borrow(), before, "storage untouched");
+    assert_eq!(events(&h).len(), 1, "only the request: {:?}", events(&h));
+    assert!(h.dbs.destroyed.borrow().is_empty());
+}
+
+#[test]
+fn failed_login_touches_nothing() {
+    assert_failed_login_touches_nothing(status(401, "invalid_credentials"), 401);
+    assert_failed_login_touches_nothing(status(500, "boom"), 500);
+    assert_failed_login_touches_nothing(Err(TransportError::Network("refused".into())), 0);
+    assert_failed_login_touches_nothing(Err(TransportError::Timeout), 0);
+    // 200 without a decodable JWT is validated before any cleanup.
+    assert_failed_login_touches_nothing(ok(auth_body("not-a-jwt", "r", true)), 200);
+    assert_failed_login_touches_nothing(ok("<html>".into()), 200);
+    assert_failed_login_touches_nothing(ok(auth_body(&jwt("acme", &[]), " ", true)), 200);
+}
+
+#[test]
+fn failed_login_reports_the_servers_message() {
+    let h = harness(|_| status(401, "invalid_credentials"));
+    let LoginResult::Failure { error, .. } = block_on(h.session.login("a", "b")) else { panic!() };
+    assert_eq!(error, "invalid_credentials happened");
+}
+
+// ----- token valid --(getToken, not expired)--> no request --------------------------------------
+
+#[test]
+fn get_token_returns_a_valid_token_without_a_request() {
+    let (h, _) = logged_in();
+    assert_eq!(block_on(h.session.get_token()), Some(jwt("acme", &["cashier"])));
+    assert!(h.transport.requests.borrow().is_empty());
+}
+
+#[test]
+fn get_token_without_token_is_null_and_sends_nothing() {
+    let h = harness(|_| panic!("no request expected"));
+    assert_eq!(block_on(h.session.get_token()), None);
+}
+
+// ----- token valid --(getToken, isTokenExpired)--> refreshed ------------------------------------
+
+#[test]
+fn expired_token_is_refreshed_and_the_pair_rewritten() {
+    let (h, _) = logged_in();
+    record_hooks(&h);
+    h.session.track_local_database("offline-orders").unwrap();
+    expire(&h);
+    let token = block_on(h.session.get_token()).unwrap();
+    assert_eq!(token, jwt("acme", &["manager"]));
+    assert_eq!(h.storage.get(keys::AUTH), Some(token));
+    assert_eq!(h.storage.get(keys::REFRESH).as_deref(), Some("r1"));
+    assert_eq!(h.storage.get(keys::EXPIRES_AT_AUTH), Some((NOW + 840_000 + 900_000).to_string()));
+    // The refresh answer had no header sets: the login's are kept.
+    assert!(h.storage.get(keys::HEADERS_REMOTE).is_some());
+    let req = h.transport.requests.borrow()[0].clone();
+    assert_eq!(req.url, "http://server.test/auth/refresh");
+    assert_eq!(req.body.as_deref(), Some(r#"{"refreshToken":"r0"}"#));
+    // Same company: local databases kept, handlers told.
+    assert!(h.dbs.destroyed.borrow().is_empty());
+    assert_eq!(h.session.tracked_local_databases(), vec!["offline-orders"]);
+    assert!(events(&h).contains(&"onTokenRefresh changed=false roles=[\"manager\"]".to_string()));
+    assert_eq!(h.session.current_roles(), vec!["manager"]);
+}
+
+#[test]
+fn concurrent_get_token_calls_share_one_refresh() {
+    let (h, _) = logged_in();
+    expire(&h);
+    let (a, b, c) = block_on(futures::future::join3(h.session.get_token(), h.session.get_token(), h.session.refresh_authentication()));
+    assert_eq!(a, b);
+    assert!(a.is_some() && c);
+    assert_eq!(h.transport.paths(), vec!["/auth/refresh"]);
+    // The flight is over: the next refresh is a new request with the rotated token.
+    assert!(block_on(h.session.refresh_authentication()));
+    assert_eq!(h.transport.requests.borrow()[1].body.as_deref(), Some(r#"{"refreshToken":"r1"}"#));
+}
+
+// ----- token expired --(getToken, refresh fails)--> no token, logout ---------------------------
+
+#[test]
+fn rejected_refresh_logs_out_and_returns_null() {
+    for code in [400, 401, 403] {
+        let h = harness(move |req: &HttpRequest| {
+            if req.url.ends_with("/auth/refresh") {
+                status(code, "refresh_token_reused")
+            } else {
+                server(Rc::new(RefCell::new("acme".into())))(req)
+            }
+        });
+        block_on(h.session.login("alice", "pw"));
+        record_hooks(&h);
+        h.log.borrow_mut().clear();
+        expire(&h);
+        assert_eq!(block_on(h.session.get_token()), None);
+        let ev = events(&h);
+        assert_eq!(ev[0], "http POST http://server.test/auth/refresh");
+        assert_eq!(ev[1], "http POST http://server.test/auth/logout");
+        assert_eq!(ev[2], "onSignOut refresh-rejected");
+        for key in keys::SESSION_KEYS {
+            assert_eq!(h.storage.get(key), None, "{key}");
+        }
+        assert!(!h.session.check_if_logged_in());
+    }
+}
+
+#[test]
+fn missing_refresh_token_is_a_rejection() {
+    let (h, _) = logged_in();
+    h.storage.remove(keys::REFRESH);
+    expire(&h);
+    assert_eq!(block_on(h.session.get_token()), None);
+    assert!(!h.session.check_if_logged_in());
+    assert_eq!(h.transport.paths(), vec!["/auth/logout"]);
+}
+
+#[test]
+fn transient_refresh_failure_keeps_the_session() {
+    for answer in [Err(TransportError::Network("offline".into())), Err(TransportError::Timeout), status(503, "unavailable"), ok("{}".into())] {
+        let mut answer = Some(answer);
+        let (h, _) = logged_in();
+        *h.transport.responder.borrow_mut() = Box::new(move |_| answer.take().unwrap());
+        record_hooks(&h);
+        h.session.track_local_database("unsynced").unwrap();
+        let before = h.storage.map.borrow().clone();
+        expire(&h);
+        assert_eq!(block_on(h.session.get_token()), None);
+        assert_eq!(*h.storage.map.borrow(), before, "tokens and local data kept");
+        assert!(h.session.check_if_logged_in());
+        assert!(!events(&h).iter().any(|e| e.starts_with("onSignOut")));
+        assert!(h.reporter.messages().iter().any(|m| m.contains("session kept")));
+    }
+}
+
+// ----- token stored --(refreshAuthentication, companyId changed)--> full cleanup ---------------
+
+#[test]
+fn company_change_on_refresh_runs_the_login_cleanup_before_refresh_handlers() {
+    let (h, company) = logged_in();
+    record_hooks(&h);
+    h.session.track_local_database("acme-orders").unwrap();
+    h.storage.set(keys::LAST_INVALIDATION, "9").unwrap();
+    *company.borrow_mut() = "globex".into();
+    h.log.borrow_mut().clear();
+    assert!(block_on(h.session.refresh_authentication()));
+    assert_eq!(
+        events(&h),
+        vec![
+            "http POST http://server.test/auth/refresh",
+            "onSignOut company-change",
+            "destroy acme-orders",
+            "remove serviceProxyToken-localDatabases",
+            "remove serviceProxyToken-lastInvalidation",
+            "onTokenRefresh changed=true roles=[\"manager\"]",
+        ]
+    );
+    assert_eq!(h.session.current_company(), Some(json!({"id": "globex"})));
+    assert!(h.session.check_if_logged_in());
+}
+
+#[test]
+fn same_company_refresh_keeps_local_databases() {
+    let (h, _) = logged_in();
+    h.session.track_local_database("acme-orders").unwrap();
+    assert!(block_on(h.session.refresh_authentication()));
+    assert!(h.dbs.destroyed.borrow().is_empty());
+    assert_eq!(h.session.tracked_local_databases(), vec!["acme-orders"]);
+}
+
+// ----- token stored --(logout / signOut)--> no token --------------------------------------------
+
+#[test]
+fn sign_out_notifies_server_then_handlers_then_clears_keys() {
+    let (h, _) = logged_in();
+    block_on(h.session.register_device());
+    h.session.track_local_database("db").unwrap();
+    h.storage.set(keys::LAST_INVALIDATION, "1").unwrap();
+    let storage = h.storage.clone();
+    let log = h.log.clone();
+    h.session.hooks().sign_out.register(Rc::new(move |_| {
+        // A handler may need a valid token (a final replication): it is still there.
+        log.borrow_mut().push(format!("handler sees token: {}", storage.get(keys::AUTH).is_some()));
+        Box::pin(async { Ok(()) })
+    }));
+    h.log.borrow_mut().clear();
+    block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
+    let ev = events(&h);
+    assert_eq!(ev[0], "http POST http://server.test/auth/logout");
+    assert_eq!(ev[1], "handler sees token: true");
+    assert_eq!(&ev[2..], keys::SESSION_KEYS.iter().map(|k| format!("remove {k}")).collect::<Vec<_>>().as_slice());
+    let req = h.transport.requests.borrow().last().cloned().unwrap();
+    assert_eq!(req.body.as_deref(), Some(r#"{"deviceId":"dev-1"}"#));
+    assert_eq!(req.bearer, Some(jwt("acme", &["cashier"])));
+    // Kept: same device, databases still to destroy at the next login, last obeyed invalidation.
+    assert_eq!(h.storage.get(keys::DEVICE_ID).as_deref(), Some("dev-1"));
+    assert!(h.storage.get(keys::LOCAL_DATABASES).is_some());
+    assert!(h.storage.get(keys::LAST_INVALIDATION).is_some());
+    assert_eq!(h.session.current_company(), None);
+    assert_eq!(h.session.last_username(), None);
+}
+
+#[test]
+fn sign_out_without_token_sends_nothing_and_still_runs_handlers() {
+    let h = harness(|_| panic!("no request expected"));
+    record_hooks(&h);
+    block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
+    assert_eq!(events(&h), vec!["onSignOut logout"]);
+}
+
+#[test]
+fn sign_out_never_depends_on_the_network() {
+    let (h, _) = logged_in();
+    *h.transport.responder.borrow_mut() = Box::new(|_| Err(TransportError::Timeout));
+    block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
+    assert!(!h.session.check_if_logged_in());
+    assert!(h.reporter.messages().iter().any(|m| m.contains("logout call failed")));
+}
+
+// ----- expiry -------------------------------------------------------------------------------------
+
+#[test]
+fn expiry_uses_the_stored_expires_at_with_a_one_minute_margin() {
+    let (h, _) = logged_in();
+    let at = NOW + 900_000;
+    h.clock.0.set(at - 60_001);
+    assert!(!h.session.is_token_expired());
+    assert!(!h.session.is_about_to_expire());
+    h.clock.0.set(at - 60_000);
+    assert!(h.session.is_token_expired());
+    assert!(h.session.is_about_to_expire());
+    h.clock.0.set(at);
+    assert!(h.session.is_token_expired());
+    assert!(!h.session.is_about_to_expire());
+}
+
+#[test]
+fn corrupt_expiry_falls_back_to_the_jwt_exp_and_is_removed() {
+    let (h, _) = logged_in();
+    h.storage.set(keys::EXPIRES_AT_AUTH, "tomorrow").unwrap();
+    assert!(!h.session.is_token_expired(), "exp claim used");
+    assert_eq!(h.storage.get(keys::EXPIRES_AT_AUTH), None);
+}
+
+#[test]
+fn no_token_is_expired_and_not_about_to_expire() {
+    let h = harness(|_| panic!());
+    assert!(h.session.is_token_expired());
+    assert!(!h.session.is_about_to_expire());
+    assert!(!h.session.check_if_logged_in());
+    assert_eq!(h.session.current_user(), None);
+    assert_eq!(h.session.current_company(), None);
+    assert!(h.session.current_roles().is_empty());
+}
+
+#[test]
+fn corrupt_auth_token_is_absent_and_removed() {
+    let h = harness(|_| panic!("no request expected"));
+    h.storage.set(keys::AUTH, "garbage").unwrap();
+    assert!(!h.session.check_if_logged_in());
+    assert_eq!(h.storage.get(keys::AUTH), None);
+    assert_eq!(block_on(h.session.get_token()), None);
+}
+
+// ----- roles and permissions ---------------------------------------------------------------------
+
+#[test]
+fn roles_and_permissions_follow_the_jwt() {
+    let (h, _) = logged_in();
+    assert_eq!(h.session.current_roles(), vec!["cashier"]);
+    assert!(!h.session.allows("crons:run"));
+    assert!(!block_on(h.session.has_permission("crons:run")));
+    h.session.save_token("Auth", &jwt("acme", &["key_manager"]), 900.0).unwrap();
+    assert!(h.session.allows("crons:run"));
+    assert!(block_on(h.session.has_permission("rollingDb:flags")));
+    assert!(!block_on(h.session.has_permission("rollingDb:read")));
+}
+
+#[test]
+fn has_permission_refreshes_first() {
+    let (h, _) = logged_in();
+    expire(&h);
+    // The refreshed token carries "manager" — the permission follows the new roles.
+    let mut o = std::collections::BTreeMap::new();
+    o.insert("orders:void".to_string(), vec!["manager".to_string()]);
+    let session = Session::new(
+        SessionConfig { permissions: super::permissions::PermissionMap::with_overrides(o), ..SessionConfig::new("http://server.test").unwrap() },
+        Ports {
+            storage: h.storage.clone(),
+            transport: h.transport.clone(),
+            clock: h.clock.clone(),
+            local_databases: h.dbs.clone(),
+            reporter: h.reporter.clone(),
+        },
+    );
+    assert!(!session.allows("orders:void"));
+    assert!(block_on(session.has_permission("orders:void")));
+    assert_eq!(h.transport.paths(), vec!["/auth/refresh"]);
+}
+
+// ----- device --------------------------------------------------------------------------------------
+
+#[test]
+fn register_device_needs_a_token_and_sends_nothing_without_one() {
+    let h = harness(|_| panic!("no request expected"));
+    match block_on(h.session.register_device()) {
+        DeviceResult::Failure(f) => assert!(!f.success && f.error.is_some()),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn register_device_stores_the_returned_device_id() {
+    let (h, _) = logged_in();
+    h.session.update_device_info(serde_json::from_value(json!({"name": "till 3", "sdkVersion": "0.1"})).unwrap());
+    let result = block_on(h.session.register_device());
+    assert_eq!(result, DeviceResult::Success { success: super::results::True, device_id: "dev-1".into() });
+    assert_eq!(h.storage.get(keys::DEVICE_ID).as_deref(), Some("dev-1"));
+    let info = h.session.device_info();
+    assert_eq!(info["id"], "dev-1");
+    assert_eq!(info["name"], "till 3");
+    assert_eq!(info["sdkVersion"], "1.4.17", "the SDK's own version always wins");
+    let req = h.transport.requests.borrow()[0].clone();
+    assert_eq!(req.bearer, Some(jwt("acme", &["cashier"])));
+    assert!(req.body.unwrap().contains("till 3"));
+}
+
+#[test]
+fn device_status_is_put_with_the_token() {
+    let (h, _) = logged_in();
+    let r = block_on(h.session.update_device_status(false));
+    assert!(r.success);
+    let req = h.transport.requests.borrow()[0].clone();
+    assert_eq!((req.method, req.body.as_deref()), (Method::Put, Some(r#"{"isOnline":false}"#)));
+}
+
+// ----- tokens, headers, local databases ----------------------------------------------------------
+
+#[test]
+fn save_token_validates_and_writes_expiry() {
+    let h = harness(|_| panic!());
+    assert!(h.session.save_token("Bearer", "x", 1.0).is_err());
+    assert!(h.session.save_token("Auth", "not-a-jwt", 1.0).is_err());
+    assert!(h.session.save_token("Auth", &jwt("acme", &[]), -1.0).is_err());
+    assert!(h.session.save_token("Refresh", "", 1.0).is_err());
+    assert!(h.storage.map.borrow().is_empty(), "nothing written on bad input");
+    h.session.save_token("Refresh", "opaque", 10.0).unwrap();
+    assert_eq!(h.storage.get(keys::EXPIRES_AT_REFRESH), Some((NOW + 10_000).to_string()));
+    assert_eq!(h.session.refresh_token().as_deref(), Some("opaque"));
+}
+
+#[test]
+fn header_sets_are_read_back() {
+    let (h, _) = logged_in();
+    assert_eq!(h.session.docdb_headers(HeaderKind::Remote).unwrap()["X-Docdb-Token"], "r");
+    assert_eq!(h.session.docdb_headers(HeaderKind::Local).unwrap()["X-Docdb-Token"], "l");
+}
+
+#[test]
+fn a_database_that_fails_to_destroy_stays_tracked() {
+    let h = harness(|_| panic!());
+    h.session.track_local_database("a").unwrap();
+    h.session.track_local_database("b").unwrap();
+    h.session.track_local_database("a").unwrap();
+    assert!(h.session.track_local_database(" ").is_err());
+    h.dbs.failing.borrow_mut().insert("b".into());
+    let report = block_on(h.session.destroy_all_local_databases());
+    assert_eq!((report.destroyed, report.failed), (vec!["a".to_string()], vec!["b".to_string()]));
+    assert_eq!(h.session.tracked_local_databases(), vec!["b"]);
+}
+
+#[test]
+fn a_failing_handler_does_not_stop_the_login() {
+    let h = harness(server(Rc::new(RefCell::new("acme".into()))));
+    h.session.hooks().login.register(Rc::new(|_| Box::pin(async { Err("boom".to_string()) })));
+    record_hooks(&h);
+    assert!(block_on(h.session.login("a", "b")).is_success());
+    assert!(events(&h).contains(&"onLogin acme".to_string()));
+    assert!(h.reporter.messages()[0].contains("boom"));
+}
+
+#[test]
+fn refresh_outcome_kinds_are_distinct() {
+    let (h, _) = logged_in();
+    assert!(matches!(block_on(h.session.refresh()), RefreshOutcome::Refreshed(_)));
+}

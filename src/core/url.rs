@@ -1,0 +1,60 @@
+//! Validation of the `baseUrl` option and joining of paths onto it.
+
+/// Checks `raw` is an absolute http(s) URL with a host; returns it without trailing slashes.
+pub fn normalize_base_url(raw: &str) -> Result<String, String> {
+    let trimmed = raw.trim();
+    let rest = trimmed
+        .strip_prefix("http://")
+        .or_else(|| trimmed.strip_prefix("https://"))
+        .ok_or_else(|| format!("baseUrl must be an absolute http(s) URL, got {raw:?}"))?;
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return Err(format!("baseUrl has no host: {raw:?}"));
+    }
+    if rest.contains(['?', '#']) {
+        return Err(format!("baseUrl must not carry a query or fragment: {raw:?}"));
+    }
+    Ok(trimmed.trim_end_matches('/').to_owned())
+}
+
+/// `base` + `path`, with exactly one slash between them.
+pub fn join(base: &str, path: &str) -> String {
+    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+}
+
+/// The realtime URL: `baseUrl` with `ws(s)://` and `/realtime`.
+pub fn realtime_url(base: &str) -> String {
+    let ws = if let Some(rest) = base.strip_prefix("https://") {
+        format!("wss://{rest}")
+    } else if let Some(rest) = base.strip_prefix("http://") {
+        format!("ws://{rest}")
+    } else {
+        base.to_owned()
+    };
+    join(&ws, "/realtime")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_http_urls_and_trims_slash() {
+        assert_eq!(normalize_base_url("http://127.0.0.1:8080/").unwrap(), "http://127.0.0.1:8080");
+        assert_eq!(normalize_base_url("https://api.example.com/v1").unwrap(), "https://api.example.com/v1");
+    }
+
+    #[test]
+    fn rejects_bad_urls() {
+        for bad in ["", "example.com", "ftp://x", "http://", "http:///x", "http://a?b=1"] {
+            assert!(normalize_base_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn joins_and_builds_ws_url() {
+        assert_eq!(join("http://a/", "/auth"), "http://a/auth");
+        assert_eq!(realtime_url("https://a/api"), "wss://a/api/realtime");
+        assert_eq!(realtime_url("http://127.0.0.1:1"), "ws://127.0.0.1:1/realtime");
+    }
+}

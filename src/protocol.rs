@@ -1,0 +1,96 @@
+//! Wire types shared by the SDK and the mock server (CONTRACT §4, §6, §7).
+//! Field names are the contract's camelCase; both sides serialise through these structs, so the
+//! SDK and the server cannot drift apart.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Version the SDK reports in `deviceInfo.sdkVersion`: the release with the catalogue cutover switch.
+pub const SDK_VERSION: &str = "1.4.17";
+
+/// Header name → value, as stored under `X-Docdb-Headers-*`.
+pub type HeaderSet = std::collections::BTreeMap<String, String>;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LoginRequest {
+    pub username: String,
+    pub password: String,
+    #[serde(rename = "deviceInfo", default)]
+    pub device_info: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GoogleLoginRequest {
+    pub credential: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RefreshRequest {
+    #[serde(rename = "refreshToken")]
+    pub refresh_token: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DocdbHeaders {
+    #[serde(rename = "Remote", default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<HeaderSet>,
+    #[serde(rename = "Local", default, skip_serializing_if = "Option::is_none")]
+    pub local: Option<HeaderSet>,
+}
+
+/// Body of a successful `/auth`, `/auth/google` and `/auth/refresh` (durations in seconds).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AuthResponse {
+    pub token: String,
+    #[serde(rename = "expiresIn")]
+    pub expires_in: u64,
+    #[serde(rename = "refreshToken")]
+    pub refresh_token: String,
+    #[serde(rename = "refreshExpiresIn")]
+    pub refresh_expires_in: u64,
+    #[serde(rename = "docdbHeaders", default, skip_serializing_if = "Option::is_none")]
+    pub docdb_headers: Option<DocdbHeaders>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ConnectResponse {
+    #[serde(rename = "deviceId")]
+    pub device_id: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StatusRequest {
+    #[serde(rename = "isOnline")]
+    pub is_online: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LogoutRequest {
+    #[serde(rename = "deviceId")]
+    pub device_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct OkBody {
+    pub ok: bool,
+}
+
+/// The one error body every server route answers with.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ErrorBody {
+    pub error: String,
+    pub message: String,
+}
+
+/// JWT claims the server issues (HS256). Unknown claims are ignored by the server and kept by the SDK.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct JwtClaims {
+    pub sub: String,
+    #[serde(rename = "userId")]
+    pub user_id: String,
+    #[serde(rename = "companyId")]
+    pub company_id: String,
+    pub roles: Vec<String>,
+    pub iat: i64,
+    pub exp: i64,
+}

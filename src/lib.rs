@@ -12,3 +12,10 @@ mod web;
 
 #[cfg(target_arch = "wasm32")]
 pub mod js;
+
+/// Panics become readable `console.error` messages instead of an opaque `unreachable`.
+#[cfg(target_arch = "wasm32")]
+#[wasm_bindgen::prelude::wasm_bindgen(start)]
+pub fn start() {
+    console_error_panic_hook::set_once();
+}

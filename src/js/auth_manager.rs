@@ -1,0 +1,287 @@
+//! `AuthManager`: the JS face of `core::session::Session`.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use js_sys::{Function, Promise};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use wasm_bindgen::prelude::*;
+
+use super::convert::{from_js, promise, string_arg, to_js};
+use super::errors::{error, invalid, Code};
+use super::hooks::subscribe;
+use crate::core::hooks::SignOutReason;
+use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
+use crate::core::permissions::PermissionMap;
+use crate::core::ports::Method;
+use crate::core::session::{Ports, Session, SessionConfig};
+use crate::protocol::StatusRequest;
+use crate::web::{idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter};
+
+const DEFAULT_TIMEOUT_MS: u32 = 15_000;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Options {
+    base_url: String,
+    refresh_path: Option<String>,
+    device_info: Option<Map<String, Value>>,
+    permissions: Option<BTreeMap<String, Vec<String>>>,
+    timeout_ms: Option<f64>,
+}
+
+#[derive(Deserialize, Default)]
+struct Credentials {
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    password: Option<String>,
+}
+
+/// The session broker: login, tokens in `localStorage`, refresh, device, roles, hooks.
+#[wasm_bindgen]
+pub struct AuthManager {
+    session: Session,
+}
+
+impl AuthManager {
+    /// The core session, for the other facade classes.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+}
+
+#[wasm_bindgen]
+impl AuthManager {
+    /// `new AuthManager({ baseUrl, refreshPath?, deviceInfo?, permissions?, timeoutMs? })`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(#[wasm_bindgen(unchecked_param_type = "AuthManagerOptions")] options: JsValue) -> Result<AuthManager, JsValue> {
+        if !options.is_object() {
+            return Err(invalid("AuthManager needs an options object with a baseUrl"));
+        }
+        let options: Options = from_js(options, "AuthManager options")?;
+        let mut config = SessionConfig::new(&options.base_url).map_err(invalid)?;
+        if let Some(path) = options.refresh_path {
+            if !path.starts_with('/') {
+                return Err(invalid("refreshPath must start with '/'"));
+            }
+            config.refresh_path = path;
+        }
+        config.device_info = options.device_info.unwrap_or_default();
+        config.permissions = PermissionMap::with_overrides(options.permissions.unwrap_or_default());
+        let timeout_ms = match options.timeout_ms {
+            None => DEFAULT_TIMEOUT_MS,
+            Some(t) if t.is_finite() && t >= 1.0 && t <= u32::MAX as f64 => t as u32,
+            Some(_) => return Err(invalid("timeoutMs must be a positive number of milliseconds")),
+        };
+        let storage = BrowserStorage::open().map_err(|e| error(Code::StorageUnavailable, &e))?;
+        let ports = Ports {
+            storage: Rc::new(storage),
+            transport: Rc::new(FetchTransport { timeout_ms }),
+            clock: Rc::new(BrowserClock),
+            local_databases: Rc::new(IndexedDbDatabases),
+            reporter: Rc::new(ConsoleReporter),
+        };
+        Ok(AuthManager { session: Session::new(config, ports) })
+    }
+
+    /// `"serviceProxyToken"`: the prefix of every storage key.
+    #[wasm_bindgen(getter = tokenPrefix)]
+    pub fn token_prefix() -> String {
+        TOKEN_PREFIX.to_owned()
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
+    pub fn login(&self, #[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue) -> Promise {
+        // Missing fields go to the server as empty strings: it answers 400 with its own words.
+        let c: Credentials = serde_wasm_bindgen::from_value(credentials).unwrap_or_default();
+        let session = self.session.clone();
+        promise(async move { session.login(c.username.as_deref().unwrap_or(""), c.password.as_deref().unwrap_or("")).await })
+    }
+
+    #[wasm_bindgen(js_name = loginWithGoogle, unchecked_return_type = "Promise<LoginResult>")]
+    pub fn login_with_google(&self, #[wasm_bindgen(unchecked_param_type = "string")] credential: JsValue) -> Promise {
+        let credential = credential.as_string().unwrap_or_default();
+        let session = self.session.clone();
+        promise(async move { session.login_with_google(&credential).await })
+    }
+
+    #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
+    pub fn register_user(&self, #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue) -> Result<Promise, JsValue> {
+        let credentials: Value = from_js(credentials, "credentials")?;
+        let session = self.session.clone();
+        Ok(promise(async move { session.register_user(&credentials).await }))
+    }
+
+    #[wasm_bindgen(js_name = createUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
+    pub fn create_user(&self, #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue) -> Result<Promise, JsValue> {
+        let credentials: Value = from_js(credentials, "credentials")?;
+        let session = self.session.clone();
+        Ok(promise(async move { session.create_user(&credentials).await }))
+    }
+
+    /// Never rejects: a failed server call is logged and the local sign-out still happens.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn logout(&self) -> Promise {
+        let session = self.session.clone();
+        promise(async move { session.sign_out(SignOutReason::Logout).await })
+    }
+
+    #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<void>")]
+    pub fn sign_out(&self) -> Promise {
+        self.logout()
+    }
+
+    #[wasm_bindgen(js_name = getToken, unchecked_return_type = "Promise<string | null>")]
+    pub fn get_token(&self) -> Promise {
+        let session = self.session.clone();
+        promise(async move { session.get_token().await })
+    }
+
+    #[wasm_bindgen(js_name = getRefreshToken)]
+    pub fn get_refresh_token(&self) -> Option<String> {
+        self.session.refresh_token()
+    }
+
+    #[wasm_bindgen(js_name = saveToken)]
+    pub fn save_token(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "TokenKind")] kind: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] token: JsValue,
+        #[wasm_bindgen(js_name = expiresInSeconds, unchecked_param_type = "number")] expires_in_seconds: JsValue,
+    ) -> Result<(), JsValue> {
+        let kind = string_arg(&kind, "kind")?;
+        let token = string_arg(&token, "token")?;
+        let seconds = expires_in_seconds.as_f64().ok_or_else(|| invalid("expiresInSeconds must be a number"))?;
+        self.session.save_token(&kind, &token, seconds).map_err(|e| invalid(e.to_string()))
+    }
+
+    #[wasm_bindgen(js_name = refreshAuthentication, unchecked_return_type = "Promise<boolean>")]
+    pub fn refresh_authentication(&self) -> Promise {
+        let session = self.session.clone();
+        promise(async move { session.refresh_authentication().await })
+    }
+
+    #[wasm_bindgen(js_name = isTokenExpired)]
+    pub fn is_token_expired(&self) -> bool {
+        self.session.is_token_expired()
+    }
+
+    #[wasm_bindgen(js_name = isAboutToExpire)]
+    pub fn is_about_to_expire(&self) -> bool {
+        self.session.is_about_to_expire()
+    }
+
+    #[wasm_bindgen(js_name = checkIfLoggedIn)]
+    pub fn check_if_logged_in(&self) -> bool {
+        self.session.check_if_logged_in()
+    }
+
+    #[wasm_bindgen(js_name = getCurrentUser, unchecked_return_type = "JwtClaims | null")]
+    pub fn get_current_user(&self) -> JsValue {
+        to_js(&self.session.current_user())
+    }
+
+    #[wasm_bindgen(js_name = getCurrentCompany, unchecked_return_type = "Company | null")]
+    pub fn get_current_company(&self) -> JsValue {
+        to_js(&self.session.current_company())
+    }
+
+    #[wasm_bindgen(js_name = getCurrentRoles)]
+    pub fn get_current_roles(&self) -> Vec<String> {
+        self.session.current_roles()
+    }
+
+    #[wasm_bindgen(js_name = hasPermission, unchecked_return_type = "Promise<boolean>")]
+    pub fn has_permission(&self, #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue) -> Result<Promise, JsValue> {
+        let action = string_arg(&action, "action")?;
+        let session = self.session.clone();
+        Ok(promise(async move { session.has_permission(&action).await }))
+    }
+
+    /// Throws a `SessionBrokerError` with code `FORBIDDEN` when the current roles do not allow `action`.
+    #[wasm_bindgen(js_name = requirePermission)]
+    pub fn require_permission(&self, #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue) -> Result<(), JsValue> {
+        let action = string_arg(&action, "action")?;
+        if self.session.allows(&action) {
+            Ok(())
+        } else {
+            Err(error(Code::Forbidden, &format!("not authorised: {action} needs a role the current user does not have")))
+        }
+    }
+
+    #[wasm_bindgen(js_name = registerDevice, unchecked_return_type = "Promise<RegisterDeviceResult>")]
+    pub fn register_device(&self) -> Promise {
+        let session = self.session.clone();
+        promise(async move { session.register_device().await })
+    }
+
+    #[wasm_bindgen(js_name = updateDeviceStatus, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
+    pub fn update_device_status(&self, #[wasm_bindgen(unchecked_param_type = "DeviceStatus")] status: JsValue) -> Result<Promise, JsValue> {
+        let StatusRequest { is_online } = from_js(status, "updateDeviceStatus expects { isOnline: boolean }")?;
+        let session = self.session.clone();
+        Ok(promise(async move { session.update_device_status(is_online).await }))
+    }
+
+    #[wasm_bindgen(js_name = updateDeviceInfo)]
+    pub fn update_device_info(&self, #[wasm_bindgen(unchecked_param_type = "Partial<DeviceInfo>")] partial: JsValue) -> Result<(), JsValue> {
+        let partial: Map<String, Value> = from_js(partial, "updateDeviceInfo expects an object")?;
+        self.session.update_device_info(partial);
+        Ok(())
+    }
+
+    #[wasm_bindgen(js_name = getDeviceInfo, unchecked_return_type = "DeviceInfo")]
+    pub fn get_device_info(&self) -> JsValue {
+        to_js(&self.session.device_info())
+    }
+
+    #[wasm_bindgen(js_name = registerOnLogin, unchecked_return_type = "Unsubscribe")]
+    pub fn register_on_login(&self, #[wasm_bindgen(unchecked_param_type = "(user: JwtClaims) => void | Promise<void>")] handler: Function) -> Function {
+        subscribe(self.session.clone(), |s| &s.hooks().login, handler)
+    }
+
+    #[wasm_bindgen(js_name = registerOnTokenRefresh, unchecked_return_type = "Unsubscribe")]
+    pub fn register_on_token_refresh(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => void | Promise<void>")] handler: Function,
+    ) -> Function {
+        subscribe(self.session.clone(), |s| &s.hooks().token_refresh, handler)
+    }
+
+    #[wasm_bindgen(js_name = registerOnSignOut, unchecked_return_type = "Unsubscribe")]
+    pub fn register_on_sign_out(&self, #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => void | Promise<void>")] handler: Function) -> Function {
+        subscribe(self.session.clone(), |s| &s.hooks().sign_out, handler)
+    }
+
+    #[wasm_bindgen(js_name = trackLocalDatabase)]
+    pub fn track_local_database(&self, #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> Result<(), JsValue> {
+        let name = string_arg(&name, "name")?;
+        self.session.track_local_database(&name).map_err(|e| invalid(e.to_string()))
+    }
+
+    #[wasm_bindgen(js_name = getTrackedLocalDatabases)]
+    pub fn get_tracked_local_databases(&self) -> Vec<String> {
+        self.session.tracked_local_databases()
+    }
+
+    #[wasm_bindgen(js_name = destroyAllLocalDatabases, unchecked_return_type = "Promise<DestroyResult>")]
+    pub fn destroy_all_local_databases(&self) -> Promise {
+        let session = self.session.clone();
+        promise(async move { session.destroy_all_local_databases().await })
+    }
+
+    #[wasm_bindgen(js_name = getDocdbHeaders, unchecked_return_type = "Record<string, string> | null")]
+    pub fn get_docdb_headers(&self, #[wasm_bindgen(unchecked_param_type = "HeaderKind")] kind: JsValue) -> Result<JsValue, JsValue> {
+        let kind = string_arg(&kind, "kind")?;
+        let kind = HeaderKind::parse(&kind).ok_or_else(|| invalid(format!("kind must be \"Remote\" or \"Local\", got {kind:?}")))?;
+        Ok(to_js(&self.session.docdb_headers(kind)))
+    }
+}
+
+/// Used by the management calls (a later addition) and `RollingDbAdmin`.
+#[allow(dead_code)]
+pub(crate) fn authorized_call(session: &Session, method: Method, path: String, body: Option<Value>) -> Promise {
+    let session = session.clone();
+    promise(async move { session.call(method, &path, body.map(|b| b.to_string())).await })
+}

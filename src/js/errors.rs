@@ -1,0 +1,44 @@
+//! `SessionBrokerError`: a real JS `Error` with `name === "SessionBrokerError"` and a `code`.
+
+use wasm_bindgen::{JsCast, JsValue};
+
+/// The codes a `SessionBrokerError` carries (typed as `SessionBrokerErrorCode` in the `.d.ts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    Forbidden,
+    InvalidArgument,
+    StorageUnavailable,
+}
+
+impl Code {
+    fn as_str(self) -> &'static str {
+        match self {
+            Code::Forbidden => "FORBIDDEN",
+            Code::InvalidArgument => "INVALID_ARGUMENT",
+            Code::StorageUnavailable => "STORAGE_UNAVAILABLE",
+        }
+    }
+}
+
+pub fn error(code: Code, message: &str) -> JsValue {
+    let err = js_sys::Error::new(message);
+    err.set_name("SessionBrokerError");
+    // Setting a property on a fresh Error object cannot fail.
+    let _ = js_sys::Reflect::set(&err, &"code".into(), &code.as_str().into());
+    err.into()
+}
+
+pub fn invalid(message: impl AsRef<str>) -> JsValue {
+    error(Code::InvalidArgument, message.as_ref())
+}
+
+/// Words for a thrown JS value: an `Error`'s message, a string, or its JSON.
+pub fn describe(value: &JsValue) -> String {
+    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
+        return format!("{}: {}", String::from(e.name()), String::from(e.message()));
+    }
+    if let Some(s) = value.as_string() {
+        return s;
+    }
+    js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()).unwrap_or_else(|| "a non-Error value was thrown".into())
+}

@@ -1,0 +1,35 @@
+//! `localStorage` through gloo-storage. Values are raw strings (a JWT is not JSON), so the raw
+//! `web_sys::Storage` handle is used; the core parses.
+
+use gloo_storage::{LocalStorage, Storage as _};
+
+use crate::core::ports::Storage;
+
+pub struct BrowserStorage(web_sys::Storage);
+
+impl BrowserStorage {
+    /// Fails where the page has no `localStorage` (a worker, or storage disabled).
+    pub fn open() -> Result<Self, String> {
+        let window = web_sys::window().ok_or("no window: localStorage needs a page")?;
+        // gloo's raw() throws where storage is unavailable; ask first so that becomes an error.
+        match window.local_storage() {
+            Ok(Some(_)) => Ok(BrowserStorage(LocalStorage::raw())),
+            _ => Err("localStorage is not available in this page".into()),
+        }
+    }
+}
+
+impl Storage for BrowserStorage {
+    fn get(&self, key: &str) -> Option<String> {
+        self.0.get_item(key).ok().flatten()
+    }
+
+    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+        self.0.set_item(key, value).map_err(|e| crate::js::errors::describe(&e))
+    }
+
+    fn remove(&self, key: &str) {
+        // Removal cannot meaningfully fail; a storage that refuses it has nothing to remove.
+        let _ = self.0.remove_item(key);
+    }
+}

@@ -93,4 +93,7 @@ pub struct JwtClaims {
     pub roles: Vec<String>,
     pub iat: i64,
     pub exp: i64,
+    /// Session (refresh family) id, so a logout can revoke exactly its own refresh tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sid: Option<String>,
 }

@@ -1,1 +1,129 @@
-fn main() {}
+//! `mock-server [--listen ADDR] [--www DIR] [--pkg DIR]` serves;
+//! `mock-server migrate [--status | --baseline-through NNNN]` runs the migration runner.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use mock_server::settings::Settings;
+use mock_server::state::{AppState, StaticDirs};
+use mock_server::store::{self, migrate};
+
+const USAGE: &str = "usage:
+  mock-server [--listen ADDR] [--www DIR] [--pkg DIR]     serve (default 127.0.0.1:8080)
+  mock-server migrate                                     apply missing migrations
+  mock-server migrate --status                            list migrations and whether applied
+  mock-server migrate --baseline-through NNNN             record 0000..NNNN as applied without running them
+settings come from the environment: DB_PREFIX, ROLLING_DB_MAX_OPEN, CONFLICTS_ENABLED, AUTO_ARCHIVE_ENABLED,
+BACKUP_ENABLED, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, MOCK_TEST_CONTROLS";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let settings = match Settings::from_env() {
+        Ok(s) => s,
+        Err(e) => return fail(&format!("bad setting {e}")),
+    };
+    let result = match args.first().map(String::as_str) {
+        Some("migrate") => run_migrate(&args[1..], &settings),
+        Some("--help" | "-h" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        _ => serve(&args, settings),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("mock-server: {message}");
+    ExitCode::FAILURE
+}
+
+fn value<'a>(args: &'a [String], i: usize, flag: &str) -> Result<&'a String, String> {
+    args.get(i + 1).ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
+}
+
+fn serve(args: &[String], settings: Settings) -> Result<(), String> {
+    let mut listen = "127.0.0.1:8080".to_owned();
+    let mut dirs = StaticDirs::default();
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--listen" => listen = value(args, i, "--listen")?.clone(),
+            "--www" => dirs.www = Some(PathBuf::from(value(args, i, "--www")?)),
+            "--pkg" => dirs.pkg = Some(PathBuf::from(value(args, i, "--pkg")?)),
+            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+        }
+        i += 2;
+    }
+    for dir in [&dirs.www, &dirs.pkg].into_iter().flatten() {
+        if !dir.is_dir() {
+            return Err(format!("{} is not a directory", dir.display()));
+        }
+    }
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=warn".into()))
+        .init();
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("tokio: {e}"))?;
+    runtime.block_on(async move {
+        let state = AppState::new(settings, dirs)?;
+        let listener = tokio::net::TcpListener::bind(&listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
+        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        // The first stdout line is the contract: scripts read the address from it.
+        println!("listening on http://{addr}");
+        axum::serve(listener, mock_server::app(state)).with_graceful_shutdown(shutdown()).await.map_err(|e| format!("server: {e}"))
+    })
+}
+
+async fn shutdown() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+fn run_migrate(args: &[String], settings: &Settings) -> Result<(), String> {
+    let path = settings.data_dir.as_ref().map(|d| {
+        let _ = std::fs::create_dir_all(d);
+        d.join(store::DB_FILE)
+    });
+    if path.is_none() {
+        return Err("migrate needs DATA_DIR (the store to migrate)".into());
+    }
+    let mut conn = store::open_connection(path.as_ref()).map_err(|e| format!("open store: {e}"))?;
+    match args {
+        [] => {
+            let r = migrate::run(&mut conn, migrate::Mode::Apply).map_err(|e| e.to_string())?;
+            for tag in &r.applied {
+                println!("applied {tag}");
+            }
+            println!("migrations: {} applied, {} skipped", r.applied.len(), r.skipped.len());
+        }
+        [flag] if flag == "--status" => {
+            for (tag, applied) in migrate::status(&conn).map_err(|e| e.to_string())? {
+                println!("{} {tag}", if applied { "applied" } else { "pending" });
+            }
+        }
+        [flag, n] if flag == "--baseline-through" => {
+            let last: u32 = n.parse().map_err(|_| format!("--baseline-through takes a migration number such as 0011, got {n:?}"))?;
+            let r = migrate::run(&mut conn, migrate::Mode::BaselineThrough(last)).map_err(|e| e.to_string())?;
+            println!("baseline: {} recorded as applied, {} already recorded", r.baselined.len(), r.skipped.len());
+        }
+        _ => return Err(format!("unknown migrate arguments {args:?}\n{USAGE}")),
+    }
+    Ok(())
+}

@@ -1,0 +1,7 @@
+CREATE TABLE devices (
+  id TEXT PRIMARY KEY NOT NULL,
+  user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+  company_id TEXT NOT NULL REFERENCES companies(id),
+  info TEXT NOT NULL DEFAULT '{}',
+  created_at INTEGER NOT NULL
+);

@@ -1,0 +1,1 @@
+ALTER TABLE companies ADD COLUMN store_code TEXT NOT NULL DEFAULT 'main';

@@ -1,0 +1,54 @@
+//! `fn app(state) -> Router`: every route, with CORS, a body limit, tracing and request counts.
+
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::handler::HandlerWithoutStateExt;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::Router;
+use tower_http::cors::CorsLayer;
+use tower_http::services::ServeDir;
+use tower_http::trace::TraceLayer;
+
+use crate::error::AppError;
+use crate::routes;
+use crate::state::AppState;
+
+/// Bodies above this are refused with 413 and the contract's error body.
+pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
+
+async fn not_found() -> AppError {
+    AppError::NotFound("not_found", "no such route".into())
+}
+
+async fn method_not_allowed() -> AppError {
+    AppError::MethodNotAllowed
+}
+
+async fn count_requests(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if let Some(path) = request.extensions().get::<MatchedPath>() {
+        state.stats.hit(format!("{} {}", request.method(), path.as_str()));
+    }
+    next.run(request).await
+}
+
+pub fn app(state: AppState) -> Router {
+    let mut router = Router::new().merge(routes::health::router()).merge(routes::auth::router()).merge(routes::devices::router());
+    if state.settings.test_controls {
+        router = router.merge(routes::mock::router());
+    }
+    if let Some(pkg) = &state.static_dirs.pkg {
+        router = router.nest_service("/pkg", ServeDir::new(pkg).fallback(not_found.into_service()));
+    }
+    router = match &state.static_dirs.www {
+        Some(www) => router.fallback_service(ServeDir::new(www).fallback(not_found.into_service())),
+        None => router.fallback(not_found),
+    };
+    router
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::from_fn_with_state(state.clone(), count_requests))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
+        .layer(TraceLayer::new_for_http())
+        // Browser tests and the demo reach the server from other origins; preflight included.
+        .layer(CorsLayer::permissive())
+        .with_state(state)
+}

@@ -1,0 +1,4 @@
+//! Tokens and credentials: JWT issue/verify, password hashes, refresh tokens, docdb headers.
+
+pub mod jwt;
+pub mod secrets;

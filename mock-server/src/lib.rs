@@ -1,0 +1,14 @@
+//! The session-broker mock server: the backend the SDK talks to, and the per-tenant rolling
+//! database machine operators drive. `app(state)` is the whole HTTP surface.
+
+pub mod app;
+pub mod auth;
+pub mod clock;
+pub mod error;
+pub mod extract;
+pub mod routes;
+pub mod settings;
+pub mod state;
+pub mod store;
+
+pub use app::app;

@@ -1,0 +1,76 @@
+//! Device routes: registration (`/auth/connect`) and online status.
+
+use axum::extract::State;
+use axum::routing::{post, put};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use session_broker::protocol::ConnectResponse;
+
+use crate::auth::secrets::random_id;
+use crate::error::{AppError, AppResult};
+use crate::extract::{ApiJson, AuthUser};
+use crate::state::AppState;
+use crate::store::devices::{self, Device};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/auth/connect", post(connect)).route("/auth/status", put(status))
+}
+
+/// Registers the device (or refreshes it when the id it sends is already this user's).
+async fn connect(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJson(info): ApiJson<Map<String, Value>>) -> AppResult<Json<ConnectResponse>> {
+    let sdk_version = match info.get("sdkVersion") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(v)) => Some(v.clone()),
+        Some(_) => return Err(AppError::bad_request("deviceInfo.sdkVersion must be a string")),
+    };
+    let now = state.clock.now_ms();
+    let device_id = state.store.tx(|tx| {
+        let claimed = info.get("id").and_then(Value::as_str).map(str::to_owned);
+        let id = match claimed {
+            // Never take over another user's device id.
+            Some(id) if devices::by_id(tx, &id)?.is_some_and(|d| d.user_id == claims.user_id) => id,
+            _ => random_id("dev"),
+        };
+        let device = Device {
+            id: id.clone(),
+            user_id: claims.user_id.clone(),
+            company_id: claims.company_id.clone(),
+            sdk_version,
+            is_online: true,
+            last_seen_at: Some(now),
+            info: Value::Object(info.clone()),
+        };
+        devices::upsert(tx, &device, now)?;
+        Ok(id)
+    })?;
+    Ok(Json(ConnectResponse { device_id }))
+}
+
+#[derive(Deserialize)]
+struct StatusBody {
+    #[serde(rename = "isOnline")]
+    is_online: bool,
+    #[serde(rename = "deviceId")]
+    device_id: Option<String>,
+}
+
+/// Records the status on the named device, or on the one this user was last seen on in this
+/// company; with no device registered yet there is nothing to record (`deviceId: null`).
+async fn status(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJson(body): ApiJson<StatusBody>) -> AppResult<Json<Value>> {
+    let now = state.clock.now_ms();
+    let device_id = state.store.tx(|tx| {
+        let id = match body.device_id {
+            Some(id) => match devices::by_id(tx, &id)? {
+                Some(d) if d.user_id == claims.user_id => Some(id),
+                _ => return Err(AppError::NotFound("unknown_device", format!("no device {id:?} of this user"))),
+            },
+            None => devices::latest_for(tx, &claims.user_id, &claims.company_id)?,
+        };
+        if let Some(id) = &id {
+            devices::set_online(tx, id, body.is_online, now)?;
+        }
+        Ok(id)
+    })?;
+    Ok(Json(json!({"ok": true, "deviceId": device_id, "isOnline": body.is_online})))
+}

@@ -1,0 +1,44 @@
+//! Test controls, mounted only with `MOCK_TEST_CONTROLS`: move the clock, restore the seed,
+//! count requests.
+
+use axum::extract::State;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::clock::DAY_MS;
+use crate::error::{AppError, AppResult};
+use crate::extract::ApiJson;
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/__mock/clock", post(clock)).route("/__mock/reset", post(reset)).route("/__mock/stats", get(stats))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClockRequest {
+    now: Option<i64>,
+    #[serde(rename = "advanceDays")]
+    advance_days: Option<f64>,
+}
+
+async fn clock(State(state): State<AppState>, ApiJson(req): ApiJson<ClockRequest>) -> AppResult<Json<Value>> {
+    match (req.now, req.advance_days) {
+        (Some(now), None) => state.clock.set(now),
+        (None, Some(days)) if days.is_finite() => state.clock.advance((days * DAY_MS as f64) as i64),
+        _ => return Err(AppError::bad_request("send exactly one of {now: <ms>} or {advanceDays: <number>}")),
+    }
+    Ok(Json(json!({"now": state.clock.now_ms()})))
+}
+
+async fn reset(State(state): State<AppState>) -> AppResult<Json<Value>> {
+    state.clock.reset();
+    state.store.reset(state.clock.now_ms())?;
+    Ok(Json(json!({"ok": true})))
+}
+
+async fn stats(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({"requests": state.stats.snapshot()}))
+}

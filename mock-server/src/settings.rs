@@ -1,0 +1,119 @@
+//! Server settings, read from the environment (CONTRACT §6).
+
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub db_prefix: String,
+    pub rolling_db_max_open: usize,
+    pub conflicts_enabled: bool,
+    pub auto_archive_enabled: bool,
+    pub backup_enabled: bool,
+    pub jwt_secret: String,
+    pub access_token_ttl_secs: u64,
+    pub refresh_token_ttl_secs: u64,
+    /// Where the SQLite file lives; `None` keeps the store in memory.
+    pub data_dir: Option<PathBuf>,
+    pub test_controls: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            db_prefix: "dev".into(),
+            rolling_db_max_open: 5000,
+            conflicts_enabled: false,
+            auto_archive_enabled: true,
+            backup_enabled: true,
+            jwt_secret: "session-broker-dev-secret".into(),
+            access_token_ttl_secs: 900,
+            refresh_token_ttl_secs: 30 * 24 * 3600,
+            data_dir: None,
+            test_controls: false,
+        }
+    }
+}
+
+fn flag(value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" | "" => Ok(false),
+        other => Err(format!("expected a boolean, got {other:?}")),
+    }
+}
+
+impl Settings {
+    /// Reads every setting; a malformed value is an error naming the variable.
+    pub fn from_env() -> Result<Settings, String> {
+        Self::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Settings, String> {
+        let mut s = Settings::default();
+        let bad = |k: &str, e: String| format!("{k}: {e}");
+        if let Some(v) = get("DB_PREFIX") {
+            if v.is_empty() || !v.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+                return Err(bad("DB_PREFIX", format!("lowercase letters, digits and _ only, got {v:?}")));
+            }
+            s.db_prefix = v;
+        }
+        if let Some(v) = get("ROLLING_DB_MAX_OPEN") {
+            s.rolling_db_max_open = v.trim().parse().map_err(|e| bad("ROLLING_DB_MAX_OPEN", format!("{e}")))?;
+        }
+        if let Some(v) = get("CONFLICTS_ENABLED") {
+            s.conflicts_enabled = flag(&v).map_err(|e| bad("CONFLICTS_ENABLED", e))?;
+        }
+        if let Some(v) = get("AUTO_ARCHIVE_ENABLED") {
+            s.auto_archive_enabled = flag(&v).map_err(|e| bad("AUTO_ARCHIVE_ENABLED", e))?;
+        }
+        if let Some(v) = get("BACKUP_ENABLED") {
+            s.backup_enabled = flag(&v).map_err(|e| bad("BACKUP_ENABLED", e))?;
+        }
+        if let Some(v) = get("JWT_SECRET") {
+            if v.len() < 16 {
+                return Err(bad("JWT_SECRET", "must be at least 16 characters".into()));
+            }
+            s.jwt_secret = v;
+        }
+        if let Some(v) = get("ACCESS_TOKEN_TTL_SECS") {
+            s.access_token_ttl_secs = v.trim().parse().map_err(|e| bad("ACCESS_TOKEN_TTL_SECS", format!("{e}")))?;
+        }
+        if let Some(v) = get("DATA_DIR") {
+            if !v.is_empty() {
+                s.data_dir = Some(PathBuf::from(v));
+            }
+        }
+        if let Some(v) = get("MOCK_TEST_CONTROLS") {
+            s.test_controls = flag(&v).map_err(|e| bad("MOCK_TEST_CONTROLS", e))?;
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides() {
+        let s = Settings::from_lookup(|_| None).unwrap();
+        assert_eq!((s.db_prefix.as_str(), s.rolling_db_max_open, s.access_token_ttl_secs), ("dev", 5000, 900));
+        assert!(!s.conflicts_enabled && s.auto_archive_enabled && s.backup_enabled && !s.test_controls);
+        let s = Settings::from_lookup(|k| match k {
+            "DB_PREFIX" => Some("staging".into()),
+            "MOCK_TEST_CONTROLS" => Some("1".into()),
+            "ROLLING_DB_MAX_OPEN" => Some("12".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!((s.db_prefix.as_str(), s.rolling_db_max_open, s.test_controls), ("staging", 12, true));
+    }
+
+    #[test]
+    fn malformed_values_name_the_variable() {
+        let e = Settings::from_lookup(|k| (k == "ROLLING_DB_MAX_OPEN").then(|| "many".into())).unwrap_err();
+        assert!(e.starts_with("ROLLING_DB_MAX_OPEN"));
+        assert!(Settings::from_lookup(|k| (k == "DB_PREFIX").then(|| "Bad-Prefix".into())).is_err());
+        assert!(Settings::from_lookup(|k| (k == "JWT_SECRET").then(|| "short".into())).is_err());
+    }
+}

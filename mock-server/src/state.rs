@@ -1,0 +1,57 @@
+//! What every handler shares.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use crate::auth::jwt::TokenKeys;
+use crate::clock::Clock;
+use crate::settings::Settings;
+use crate::store::Store;
+
+/// Where the demo page and the built package are served from, when given.
+#[derive(Debug, Clone, Default)]
+pub struct StaticDirs {
+    pub www: Option<PathBuf>,
+    pub pkg: Option<PathBuf>,
+}
+
+/// Requests per route ("POST /auth/refresh"), for tests that count them.
+#[derive(Debug, Default)]
+pub struct Stats(Mutex<BTreeMap<String, u64>>);
+
+impl Stats {
+    pub fn hit(&self, route: String) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()).entry(route).or_default() += 1;
+    }
+
+    pub fn snapshot(&self) -> BTreeMap<String, u64> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub settings: Arc<Settings>,
+    pub store: Arc<Store>,
+    pub clock: Arc<Clock>,
+    pub tokens: Arc<TokenKeys>,
+    pub stats: Arc<Stats>,
+    pub static_dirs: StaticDirs,
+}
+
+impl AppState {
+    /// Opens the store under the settings' `DATA_DIR` (or in memory) and builds the state.
+    pub fn new(settings: Settings, static_dirs: StaticDirs) -> Result<AppState, String> {
+        let clock = Arc::new(Clock::default());
+        let store = Store::open(settings.data_dir.as_ref(), clock.now_ms())?;
+        Ok(AppState {
+            tokens: Arc::new(TokenKeys::new(&settings.jwt_secret, settings.access_token_ttl_secs)),
+            settings: Arc::new(settings),
+            store: Arc::new(store),
+            clock,
+            stats: Arc::default(),
+            static_dirs,
+        })
+    }
+}

@@ -1,0 +1,162 @@
+//! The migration runner: applies the drizzle journal's migrations that the tracking table
+//! `__drizzle_migrations(id, hash, created_at)` does not hold, each in its own transaction.
+//! A migration is identified by its journal `when` (drizzle's `created_at`).
+
+use rusqlite::{params, Connection, OptionalExtension};
+use sha2::{Digest, Sha256};
+
+include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+
+pub const BREAKPOINT: &str = "--> statement-breakpoint";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Apply what is missing.
+    Apply,
+    /// Record every migration up to this tag prefix ("0011") as applied without running it.
+    BaselineThrough(u32),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Report {
+    pub applied: Vec<String>,
+    pub skipped: Vec<String>,
+    pub baselined: Vec<String>,
+}
+
+#[derive(Debug)]
+pub enum MigrateError {
+    /// The store has tables but no history: running everything would hit existing tables.
+    Unbaselined { tables: Vec<String> },
+    UnknownBaseline(u32),
+    Failed { tag: String, error: String },
+    Store(rusqlite::Error),
+}
+
+impl std::fmt::Display for MigrateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MigrateError::Unbaselined { tables } => write!(
+                f,
+                "refusing to migrate: the tracking table __drizzle_migrations is empty but the store already has tables ({}). \
+                 Never run the full migration blindly: inspect the schema, then record what it already has with \
+                 `mock-server migrate --baseline-through 0011` (or the last migration it reflects) and run `mock-server migrate` again.",
+                tables.join(", ")
+            ),
+            MigrateError::UnknownBaseline(n) => write!(f, "--baseline-through {n:04}: no migration has that number"),
+            MigrateError::Failed { tag, error } => write!(f, "migration {tag} failed and was rolled back: {error}"),
+            MigrateError::Store(e) => write!(f, "store: {e}"),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(e: rusqlite::Error) -> Self {
+        MigrateError::Store(e)
+    }
+}
+
+/// One journal entry and the SQL it runs.
+#[derive(Debug, Clone)]
+pub struct Migration {
+    pub tag: &'static str,
+    pub when: i64,
+    pub sql: &'static str,
+}
+
+impl Migration {
+    pub fn number(&self) -> u32 {
+        self.tag.get(..4).and_then(|n| n.parse().ok()).unwrap_or(u32::MAX)
+    }
+
+    pub fn hash(&self) -> String {
+        hex::encode(Sha256::digest(self.sql.as_bytes()))
+    }
+
+    pub fn statements(&self) -> impl Iterator<Item = &'static str> {
+        self.sql.split(BREAKPOINT).map(str::trim).filter(|s| !s.is_empty())
+    }
+}
+
+pub fn journal() -> Vec<Migration> {
+    EMBEDDED.iter().map(|&(tag, when, sql)| Migration { tag, when, sql }).collect()
+}
+
+fn ensure_tracking_table(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS __drizzle_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, created_at NUMERIC)",
+    )
+}
+
+fn applied_whens(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
+    let mut stmt = conn.prepare("SELECT created_at FROM __drizzle_migrations ORDER BY created_at")?;
+    let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
+    rows.collect()
+}
+
+/// User tables other than the tracking table.
+pub fn existing_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '__drizzle_migrations' ORDER BY name",
+    )?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}
+
+fn record(conn: &Connection, m: &Migration) -> rusqlite::Result<()> {
+    conn.execute("INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?1, ?2)", params![m.hash(), m.when]).map(|_| ())
+}
+
+pub fn run(conn: &mut Connection, mode: Mode) -> Result<Report, MigrateError> {
+    ensure_tracking_table(conn)?;
+    let applied = applied_whens(conn)?;
+    let migrations = journal();
+    let mut report = Report::default();
+
+    if let Mode::BaselineThrough(last) = mode {
+        if !migrations.iter().any(|m| m.number() == last) {
+            return Err(MigrateError::UnknownBaseline(last));
+        }
+        let tx = conn.transaction()?;
+        for m in migrations.iter().filter(|m| m.number() <= last) {
+            if applied.contains(&m.when) {
+                report.skipped.push(m.tag.to_owned());
+            } else {
+                record(&tx, m)?;
+                report.baselined.push(m.tag.to_owned());
+            }
+        }
+        tx.commit()?;
+        return Ok(report);
+    }
+
+    if applied.is_empty() {
+        let tables = existing_tables(conn)?;
+        if !tables.is_empty() {
+            return Err(MigrateError::Unbaselined { tables });
+        }
+    }
+    for m in &migrations {
+        if applied.contains(&m.when) {
+            report.skipped.push(m.tag.to_owned());
+            continue;
+        }
+        let tx = conn.transaction()?;
+        for statement in m.statements() {
+            tx.execute_batch(statement).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), error: e.to_string() })?;
+        }
+        record(&tx, m)?;
+        tx.commit()?;
+        report.applied.push(m.tag.to_owned());
+    }
+    Ok(report)
+}
+
+/// Each journal entry with whether the tracking table holds it.
+pub fn status(conn: &Connection) -> Result<Vec<(String, bool)>, MigrateError> {
+    let exists: Option<String> = conn
+        .query_row("SELECT name FROM sqlite_master WHERE type='table' AND name='__drizzle_migrations'", [], |r| r.get(0))
+        .optional()?;
+    let applied = if exists.is_some() { applied_whens(conn)? } else { Vec::new() };
+    Ok(journal().into_iter().map(|m| (m.tag.to_owned(), applied.contains(&m.when))).collect())
+}

@@ -1,0 +1,37 @@
+//! Refresh tokens, stored by hash and grouped in families (one family per login session).
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefreshToken {
+    pub family_id: String,
+    pub user_id: String,
+    pub expires_at: i64,
+    pub used_at: Option<i64>,
+    pub revoked_at: Option<i64>,
+}
+
+pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, expires_at: i64, now_ms: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![hash, family_id, user_id, expires_at, now_ms],
+    )
+    .map(|_| ())
+}
+
+pub fn find(conn: &Connection, hash: &str) -> rusqlite::Result<Option<RefreshToken>> {
+    conn.query_row(
+        "SELECT family_id, user_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE token_hash = ?1",
+        [hash],
+        |r| Ok(RefreshToken { family_id: r.get(0)?, user_id: r.get(1)?, expires_at: r.get(2)?, used_at: r.get(3)?, revoked_at: r.get(4)? }),
+    )
+    .optional()
+}
+
+pub fn mark_used(conn: &Connection, hash: &str, now_ms: i64) -> rusqlite::Result<()> {
+    conn.execute("UPDATE refresh_tokens SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL", params![hash, now_ms]).map(|_| ())
+}
+
+pub fn revoke_family(conn: &Connection, family_id: &str, now_ms: i64) -> rusqlite::Result<usize> {
+    conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE family_id = ?1 AND revoked_at IS NULL", params![family_id, now_ms])
+}

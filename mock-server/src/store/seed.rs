@@ -1,0 +1,51 @@
+//! The demo seed (CONTRACT §8), loaded into an empty store and by `POST /__mock/reset`.
+
+use rusqlite::{params, Connection};
+
+use crate::auth::secrets::password_hash;
+
+pub const COMPANIES: [(&str, &str); 3] = [("acme", "Acme Corp"), ("globex", "Globex Corporation"), ("initech", "Initech")];
+
+/// (username, password, role, companies: the first is the active one).
+pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
+    ("admin", "admin-pass", "sys_admin", &["acme"]),
+    ("keys", "keys-pass", "key_manager", &["acme"]),
+    ("alice", "alice-pass", "cashier", &["acme"]),
+    ("bob", "bob-pass", "manager", &["globex"]),
+    ("carol", "carol-pass", "cashier", &["acme", "globex"]),
+];
+
+/// Tables the seed and reset own, children before parents.
+const TABLES: [&str; 9] = ["audit_log", "refresh_tokens", "devices", "sales", "orders", "user_companies", "users", "companies", "__seed_marker"];
+
+pub fn seed_if_empty(conn: &Connection, now_ms: i64) -> rusqlite::Result<()> {
+    let companies: i64 = conn.query_row("SELECT COUNT(*) FROM companies", [], |r| r.get(0))?;
+    if companies > 0 {
+        return Ok(());
+    }
+    for (id, name) in COMPANIES {
+        conn.execute("INSERT INTO companies (id, name, created_at, store_code) VALUES (?1, ?2, ?3, 'main')", params![id, name, now_ms])?;
+    }
+    for (username, password, role, companies) in USERS {
+        let id = format!("user-{username}");
+        let roles = serde_json::json!([role]).to_string();
+        conn.execute(
+            "INSERT INTO users (id, username, password_hash, roles, company_id, active_company_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+            params![id, username, password_hash(username, password), roles, companies[0], now_ms],
+        )?;
+        for company in companies {
+            conn.execute("INSERT INTO user_companies (user_id, company_id) VALUES (?1, ?2)", params![id, company])?;
+        }
+    }
+    Ok(())
+}
+
+pub fn clear(conn: &Connection) -> rusqlite::Result<()> {
+    for table in TABLES {
+        let exists: i64 = conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?1", [table], |r| r.get(0))?;
+        if exists > 0 {
+            conn.execute(&format!("DELETE FROM {table}"), [])?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,65 @@
+//! Users, their companies and their active company.
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct User {
+    pub id: String,
+    pub username: String,
+    #[serde(rename = "companyId")]
+    pub company_id: String,
+    pub companies: Vec<String>,
+    pub roles: Vec<String>,
+    #[serde(skip)]
+    pub password_hash: String,
+}
+
+const SELECT: &str = "SELECT id, username, password_hash, roles, COALESCE(active_company_id, company_id) FROM users";
+
+fn from_row(conn: &Connection, row: &Row) -> rusqlite::Result<User> {
+    let id: String = row.get(0)?;
+    let roles: String = row.get(3)?;
+    let mut stmt = conn.prepare("SELECT company_id FROM user_companies WHERE user_id = ?1 ORDER BY rowid")?;
+    let companies = stmt.query_map([&id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(User {
+        username: row.get(1)?,
+        password_hash: row.get(2)?,
+        roles: serde_json::from_str(&roles).unwrap_or_default(),
+        company_id: row.get(4)?,
+        companies,
+        id,
+    })
+}
+
+fn find(conn: &Connection, column: &str, value: &str) -> rusqlite::Result<Option<User>> {
+    let mut stmt = conn.prepare(&format!("{SELECT} WHERE {column} = ?1"))?;
+    stmt.query_row([value], |row| from_row(conn, row)).optional()
+}
+
+pub fn by_username(conn: &Connection, username: &str) -> rusqlite::Result<Option<User>> {
+    find(conn, "username", username)
+}
+
+pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
+    find(conn, "id", id)
+}
+
+pub fn insert(conn: &Connection, user: &User, now_ms: i64) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO users (id, username, password_hash, roles, company_id, active_company_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
+        params![user.id, user.username, user.password_hash, serde_json::to_string(&user.roles).unwrap_or_else(|_| "[]".into()), user.company_id, now_ms],
+    )?;
+    for company in &user.companies {
+        conn.execute("INSERT INTO user_companies (user_id, company_id) VALUES (?1, ?2)", params![user.id, company])?;
+    }
+    Ok(())
+}
+
+pub fn set_active_company(conn: &Connection, user_id: &str, company_id: &str) -> rusqlite::Result<()> {
+    conn.execute("UPDATE users SET active_company_id = ?2 WHERE id = ?1", params![user_id, company_id]).map(|_| ())
+}
+
+pub fn company_exists(conn: &Connection, company_id: &str) -> rusqlite::Result<bool> {
+    conn.query_row("SELECT COUNT(*) FROM companies WHERE id = ?1", [company_id], |r| r.get::<_, i64>(0)).map(|n| n > 0)
+}

@@ -1,0 +1,76 @@
+//! A real server on port 0 for each test, and a small client for it.
+#![allow(dead_code)]
+
+use mock_server::settings::Settings;
+use mock_server::state::{AppState, StaticDirs};
+use reqwest::{Client, Method, StatusCode};
+use serde_json::{json, Value};
+
+pub struct Server {
+    pub base: String,
+    pub state: AppState,
+    pub client: Client,
+}
+
+pub async fn spawn_with(settings: Settings) -> Server {
+    let state = AppState::new(settings, StaticDirs::default()).expect("state");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let app = mock_server::app(state.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Server { base: format!("http://{addr}"), state, client: Client::new() }
+}
+
+pub async fn spawn() -> Server {
+    spawn_with(Settings { test_controls: true, ..Settings::default() }).await
+}
+
+pub struct Answer {
+    pub status: StatusCode,
+    pub body: Value,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Server {
+    pub async fn call(&self, method: Method, path: &str, token: Option<&str>, body: Option<Value>) -> Answer {
+        let mut req = self.client.request(method, format!("{}{path}", self.base));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status();
+        let headers = res.headers().clone();
+        let text = res.text().await.unwrap();
+        let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+        Answer { status, body, headers }
+    }
+
+    pub async fn post(&self, path: &str, token: Option<&str>, body: Value) -> Answer {
+        self.call(Method::POST, path, token, Some(body)).await
+    }
+
+    pub async fn get(&self, path: &str, token: Option<&str>) -> Answer {
+        self.call(Method::GET, path, token, None).await
+    }
+
+    /// Logs in and returns the whole `/auth` answer.
+    pub async fn login(&self, username: &str) -> Value {
+        let a = self.post("/auth", None, json!({"username": username, "password": format!("{username}-pass"), "deviceInfo": {}})).await;
+        assert_eq!(a.status, StatusCode::OK, "{:?}", a.body);
+        a.body
+    }
+
+    pub async fn token(&self, username: &str) -> String {
+        self.login(username).await["token"].as_str().unwrap().to_owned()
+    }
+}
+
+/// Asserts the contract's error body and status.
+pub fn assert_error(a: &Answer, status: u16, code: &str) {
+    assert_eq!(a.status.as_u16(), status, "{:?}", a.body);
+    assert_eq!(a.body["error"], code, "{:?}", a.body);
+    assert!(a.body["message"].as_str().is_some_and(|m| !m.is_empty()), "{:?}", a.body);
+}

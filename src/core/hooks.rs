@@ -97,7 +97,7 @@ impl Default for Hooks {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::core::fakes::RecordingReporter;

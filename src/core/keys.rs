@@ -120,7 +120,7 @@ pub fn write_string_list(storage: &dyn Storage, key: &str, items: &[String]) -> 
     storage.set(key, &json)
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::core::fakes::MemoryStorage;

@@ -10,7 +10,7 @@ pub mod session;
 pub mod token;
 pub mod url;
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) mod fakes;
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod session_tests;

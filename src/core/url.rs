@@ -34,7 +34,7 @@ pub fn realtime_url(base: &str) -> String {
     join(&ws, "/realtime")
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
 

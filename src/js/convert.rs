@@ -24,5 +24,10 @@ pub fn string_arg(value: &JsValue, what: &str) -> Result<String, JsValue> {
 
 /// A promise resolving to the serialised output of `future`.
 pub fn promise<T: Serialize + 'static>(future: impl std::future::Future<Output = T> + 'static) -> js_sys::Promise {
-    wasm_bindgen_futures::future_to_promise(async move { Ok(to_js(&future.await)) })
+    spawn(Box::pin(async move { to_js(&future.await) }))
+}
+
+/// One non-generic instance of the executor glue for every method (a large saving in size).
+fn spawn(future: crate::core::ports::LocalBoxFuture<'static, JsValue>) -> js_sys::Promise {
+    wasm_bindgen_futures::future_to_promise(async move { Ok(future.await) })
 }

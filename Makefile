@@ -1,0 +1,63 @@
+# session-broker: `make demo` and `make test` are the two commands; each runs `make setup` first.
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+WASM_PACK_VERSION := 0.15.1
+GECKODRIVER_VERSION := 0.37.1
+# The wasm-bindgen CLI must be exactly the crate's version (Cargo.lock), or wasm-pack tries to download one.
+WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+APT_PACKAGES := chromium chromium-driver firefox-esr binaryen
+DEMO_LISTEN ?= 127.0.0.1:8080
+DEMO_DATA ?= target/demo-data
+
+.PHONY: setup build test test-native test-browser demo size bench clean
+
+## Installs whatever is missing; a no-op when everything is present.
+setup:
+	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+	@[ -f Cargo.lock ] || cargo generate-lockfile
+	@wasm-pack --version 2>/dev/null | grep -q " $(WASM_PACK_VERSION)$$" \
+	  || cargo install wasm-pack --version $(WASM_PACK_VERSION) --locked
+	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] \
+	  || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force
+	@geckodriver --version 2>/dev/null | grep -q "^geckodriver $(GECKODRIVER_VERSION)" \
+	  || cargo install geckodriver --version $(GECKODRIVER_VERSION) --locked \
+	  || cargo install geckodriver --version $(GECKODRIVER_VERSION)
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
+
+## The npm package in pkg/: wasm-pack's output merged with pkg-template/.
+build: setup
+	wasm-pack build --release --target web --out-dir pkg
+	@cargo_version=$$(awk -F'"' '/^version = / { print $$2; exit }' Cargo.toml); \
+	  template_version=$$(awk -F'"' '/"version":/ { print $$4; exit }' pkg-template/package.json); \
+	  [ "$$cargo_version" = "$$template_version" ] || { echo "pkg-template/package.json is $$template_version, Cargo.toml is $$cargo_version"; exit 1; }
+	cp pkg-template/package.json pkg-template/README.md pkg/
+	rm -f pkg/.gitignore
+
+test: setup test-native test-browser
+
+test-native:
+	cargo test --workspace
+
+test-browser:
+	bash tests/run-browser.sh
+
+## Builds the release package, starts the mock server with the demo seed, serves www/.
+demo: build
+	cargo build --release -p mock-server
+	@echo "session-broker demo: open http://$(DEMO_LISTEN)/ (Ctrl-C stops it)"
+	DATA_DIR=$(DEMO_DATA) ./target/release/mock-server --listen $(DEMO_LISTEN) --www www --pkg pkg
+
+## Release sizes of the SDK: the wasm module and the JS glue, raw and gzip -9.
+size: build
+	@for f in pkg/session_broker_bg.wasm pkg/session_broker.js; do \
+	  printf '%-28s raw %7d B   gzip -9 %6d B\n' "$$f" "$$(wc -c < $$f)" "$$(gzip -9c $$f | wc -c)"; done
+	@printf '%-28s          gzip -9 %6d B  (budget 61440 B)\n' "wasm + glue" \
+	  "$$(( $$(gzip -9c pkg/session_broker_bg.wasm | wc -c) + $$(gzip -9c pkg/session_broker.js | wc -c) ))"
+
+bench: size
+
+clean:
+	cargo clean
+	rm -rf pkg $(DEMO_DATA)

@@ -35,7 +35,12 @@ build: setup
 	cp pkg-template/package.json pkg-template/README.md pkg/
 	rm -f pkg/.gitignore
 
-test: setup test-native test-browser
+## Every suite; the last line totals them ("N passed, N failed") across runners.
+test: setup
+	@set -o pipefail; log=$$(mktemp); \
+	  { $(MAKE) --no-print-directory test-native && $(MAKE) --no-print-directory test-browser; } 2>&1 | tee $$log; rc=$$?; \
+	  awk '/test result: /{ for (i = 1; i <= NF; i++) { if ($$(i+1) ~ /^passed/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
+	       END { printf "%d passed, %d failed\n", p, f }' $$log; rm -f $$log; exit $$rc
 
 test-native:
 	cargo test --workspace

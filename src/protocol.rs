@@ -96,4 +96,7 @@ pub struct JwtClaims {
     /// Session (refresh family) id, so a logout can revoke exactly its own refresh tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sid: Option<String>,
+    /// Unique per token: two tokens issued in the same second still differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jti: Option<String>,
 }

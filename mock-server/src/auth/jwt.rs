@@ -30,6 +30,7 @@ impl TokenKeys {
             iat: now_secs,
             exp: now_secs + self.access_ttl_secs as i64,
             sid: Some(session_id.to_owned()),
+            jti: Some(crate::auth::secrets::random_id("jwt")),
         };
         encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(|e| AppError::Internal(format!("jwt encode: {e}")))
     }
@@ -64,6 +65,7 @@ mod tests {
     fn issue_then_verify_and_expiry_on_the_server_clock() {
         let keys = TokenKeys::new("0123456789abcdef-secret", 900);
         let t = keys.issue("u1", "acme", &["cashier".into()], "s1", 1_000).unwrap();
+        assert_ne!(t, keys.issue("u1", "acme", &["cashier".into()], "s1", 1_000).unwrap(), "unique per token");
         let c = keys.verify(&t, 1_000, true).unwrap();
         assert_eq!((c.company_id.as_str(), c.exp, c.sid.as_deref()), ("acme", 1_900, Some("s1")));
         assert_eq!(keys.verify(&t, 1_900, true).unwrap_err().body().error, "token_expired");

@@ -94,12 +94,10 @@ pub fn read_opaque(storage: &dyn Storage, key: &str) -> Option<String> {
     read_valid(storage, key, |raw| (!raw.trim().is_empty()).then(|| raw.to_owned()))
 }
 
-/// Milliseconds since the epoch.
+/// Milliseconds since the epoch: an integer, as the SDK writes it (a float parser would cost the
+/// wasm module more than all the rest of this file).
 pub fn read_ms(storage: &dyn Storage, key: &str) -> Option<i64> {
-    read_valid(storage, key, |raw| {
-        let n: f64 = raw.trim().parse().ok()?;
-        n.is_finite().then_some(n as i64)
-    })
+    read_valid(storage, key, |raw| raw.trim().parse::<i64>().ok())
 }
 
 pub fn read_headers(storage: &dyn Storage, kind: HeaderKind) -> Option<HeaderSet> {

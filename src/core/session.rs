@@ -76,7 +76,7 @@ pub enum InputError {
 impl std::fmt::Display for InputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            InputError::UnknownTokenKind(k) => write!(f, "token kind must be \"Auth\" or \"Refresh\", got {k:?}"),
+            InputError::UnknownTokenKind(k) => write!(f, "token kind must be \"Auth\" or \"Refresh\", got \"{k}\""),
             InputError::NotAJwt(e) => write!(f, "an Auth token must be a JWT: {e}"),
             InputError::BadDuration => f.write_str("expiresInSeconds must be a finite number ≥ 0"),
             InputError::EmptyName => f.write_str("a local database name must not be empty"),
@@ -568,7 +568,7 @@ impl Session {
             match self.0.ports.local_databases.destroy(&name).await {
                 Ok(()) => report.destroyed.push(name),
                 Err(e) => {
-                    self.reporter().error(&format!("session-broker: could not destroy local database {name:?}: {e}"));
+                    self.reporter().error(&format!("session-broker: could not destroy local database \"{name}\": {e}"));
                     report.failed.push(name);
                 }
             }

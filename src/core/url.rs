@@ -6,13 +6,13 @@ pub fn normalize_base_url(raw: &str) -> Result<String, String> {
     let rest = trimmed
         .strip_prefix("http://")
         .or_else(|| trimmed.strip_prefix("https://"))
-        .ok_or_else(|| format!("baseUrl must be an absolute http(s) URL, got {raw:?}"))?;
+        .ok_or_else(|| format!("baseUrl must be an absolute http(s) URL, got \"{raw}\""))?;
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(format!("baseUrl has no host: {raw:?}"));
+        return Err(format!("baseUrl has no host: \"{raw}\""));
     }
     if rest.contains(['?', '#']) {
-        return Err(format!("baseUrl must not carry a query or fragment: {raw:?}"));
+        return Err(format!("baseUrl must not carry a query or fragment: \"{raw}\""));
     }
     Ok(trimmed.trim_end_matches('/').to_owned())
 }

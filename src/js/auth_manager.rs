@@ -95,7 +95,7 @@ impl AuthManager {
     #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
     pub fn login(&self, #[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue) -> Promise {
         // Missing fields go to the server as empty strings: it answers 400 with its own words.
-        let c: Credentials = serde_wasm_bindgen::from_value(credentials).unwrap_or_default();
+        let c: Credentials = from_js(credentials, "credentials").unwrap_or_default();
         let session = self.session.clone();
         promise(async move { session.login(c.username.as_deref().unwrap_or(""), c.password.as_deref().unwrap_or("")).await })
     }
@@ -274,7 +274,7 @@ impl AuthManager {
     #[wasm_bindgen(js_name = getDocdbHeaders, unchecked_return_type = "Record<string, string> | null")]
     pub fn get_docdb_headers(&self, #[wasm_bindgen(unchecked_param_type = "HeaderKind")] kind: JsValue) -> Result<JsValue, JsValue> {
         let kind = string_arg(&kind, "kind")?;
-        let kind = HeaderKind::parse(&kind).ok_or_else(|| invalid(format!("kind must be \"Remote\" or \"Local\", got {kind:?}")))?;
+        let kind = HeaderKind::parse(&kind).ok_or_else(|| invalid(format!("kind must be \"Remote\" or \"Local\", got \"{kind}\"")))?;
         Ok(to_js(&self.session.docdb_headers(kind)))
     }
 }

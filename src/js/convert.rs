@@ -1,4 +1,6 @@
-//! Serde ⇄ JS conversions. JSON-compatible output: plain objects, never `Map`s.
+//! Serde ⇄ JS conversions through the browser's JSON: serde_json is already in the module for
+//! the core, so this costs no second serde backend (a large saving in size); output is plain
+//! objects and arrays.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -7,14 +9,15 @@ use wasm_bindgen::JsValue;
 use super::errors::invalid;
 
 pub fn to_js<T: Serialize + ?Sized>(value: &T) -> JsValue {
-    let serializer = serde_wasm_bindgen::Serializer::json_compatible();
-    // Our result types are plain data; serialisation into JS cannot fail for them.
-    value.serialize(&serializer).unwrap_or(JsValue::NULL)
+    // Our result types are plain data: serialising them and parsing JSON we wrote cannot fail.
+    serde_json::to_string(value).ok().and_then(|s| js_sys::JSON::parse(&s).ok()).unwrap_or(JsValue::NULL)
 }
 
 /// Reads a JS argument into `T`, naming the argument in the error.
 pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsValue> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| invalid(format!("{what}: {e}")))
+    let text = if value.is_undefined() { None } else { js_sys::JSON::stringify(&value).ok().and_then(|s| s.as_string()) };
+    let text = text.ok_or_else(|| invalid(format!("{what}: a JSON-compatible value is required")))?;
+    serde_json::from_str(&text).map_err(|e| invalid(format!("{what}: {e}")))
 }
 
 /// A string argument; anything else is an `INVALID_ARGUMENT`.

@@ -42,7 +42,7 @@ async fn delete(name: String) -> Result<(), String> {
     let done = request_done(&request);
     match select(done, TimeoutFuture::new(BLOCKED_LIMIT_MS)).await {
         Either::Left((result, _)) => result.map(|_| ()).map_err(|e| describe(&e)),
-        Either::Right(_) => Err(format!("deleting {name:?} is blocked by a connection that stays open")),
+        Either::Right(_) => Err(format!("deleting \"{name}\" is blocked by a connection that stays open")),
     }
 }
 

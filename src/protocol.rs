@@ -8,8 +8,9 @@ use serde_json::{Map, Value};
 /// Version the SDK reports in `deviceInfo.sdkVersion`: the release with the catalogue cutover switch.
 pub const SDK_VERSION: &str = "1.4.17";
 
-/// Header name → value, as stored under `X-Docdb-Headers-*`.
-pub type HeaderSet = std::collections::BTreeMap<String, String>;
+/// Header name → string value, as stored under `X-Docdb-Headers-*`. A JSON map (rather than a
+/// map of strings) so the SDK's wasm module carries one map type only.
+pub type HeaderSet = Map<String, Value>;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LoginRequest {
@@ -50,6 +51,33 @@ pub struct AuthResponse {
     pub refresh_expires_in: u64,
     #[serde(rename = "docdbHeaders", default, skip_serializing_if = "Option::is_none")]
     pub docdb_headers: Option<DocdbHeaders>,
+}
+
+impl AuthResponse {
+    /// Reads the answer from parsed JSON (the SDK's path: one JSON parser instance for every
+    /// shape keeps the wasm module small). `None` when a required field is missing or mistyped.
+    pub fn from_json(value: &Value) -> Option<AuthResponse> {
+        use crate::core::json::{str_field, string_map, u64_field};
+        let headers = match value.get("docdbHeaders") {
+            None | Some(Value::Null) => None,
+            Some(h) => {
+                let set = |k: &str| -> Option<Option<HeaderSet>> {
+                    match h.get(k) {
+                        None | Some(Value::Null) => Some(None),
+                        Some(v) => string_map(v).map(Some),
+                    }
+                };
+                Some(DocdbHeaders { remote: set("Remote")?, local: set("Local")? })
+            }
+        };
+        Some(AuthResponse {
+            token: str_field(value, "token")?.to_owned(),
+            expires_in: u64_field(value, "expiresIn")?,
+            refresh_token: str_field(value, "refreshToken")?.to_owned(),
+            refresh_expires_in: u64_field(value, "refreshExpiresIn")?,
+            docdb_headers: headers,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -99,4 +127,25 @@ pub struct JwtClaims {
     /// Unique per token: two tokens issued in the same second still differ.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jti: Option<String>,
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn from_json_agrees_with_the_serde_shape() {
+        let wire = AuthResponse {
+            token: "t".into(),
+            expires_in: 900,
+            refresh_token: "r".into(),
+            refresh_expires_in: 60,
+            docdb_headers: Some(DocdbHeaders { remote: Some(json!({"X-A": "1"}).as_object().unwrap().clone()), local: None }),
+        };
+        let value = serde_json::to_value(&wire).unwrap();
+        assert_eq!(AuthResponse::from_json(&value), Some(wire));
+        assert_eq!(AuthResponse::from_json(&json!({"token": "t", "expiresIn": "900", "refreshToken": "r", "refreshExpiresIn": 1})), None);
+        assert_eq!(AuthResponse::from_json(&json!({"token": "t", "expiresIn": 1, "refreshToken": "r", "refreshExpiresIn": 1, "docdbHeaders": {"Remote": {"a": 1}}})), None);
+    }
 }

@@ -1,29 +1,29 @@
-//! Lifecycle hooks: ordered handler lists whose failures are isolated.
+//! Lifecycle hooks: ordered handler lists whose failures are isolated. Payloads are JSON values
+//! (the shapes of CONTRACT §3), so one handler type serves every hook.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use serde::Serialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::ports::{LocalBoxFuture, Reporter};
 
 /// A handler: called with the payload; a returned error is reported, never propagated.
-pub type Handler<P> = Rc<dyn Fn(&P) -> LocalBoxFuture<'static, Result<(), String>>>;
+pub type Handler = Rc<dyn Fn(&Value) -> LocalBoxFuture<'static, Result<(), String>>>;
 
-pub struct HookList<P> {
+pub struct HookList {
     name: &'static str,
     next_id: Cell<u64>,
-    handlers: RefCell<Vec<(u64, Handler<P>)>>,
+    handlers: RefCell<Vec<(u64, Handler)>>,
 }
 
-impl<P> HookList<P> {
+impl HookList {
     pub fn new(name: &'static str) -> Self {
         HookList { name, next_id: Cell::new(1), handlers: RefCell::new(Vec::new()) }
     }
 
     /// Returns the id that [`HookList::unregister`] takes.
-    pub fn register(&self, handler: Handler<P>) -> u64 {
+    pub fn register(&self, handler: Handler) -> u64 {
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         self.handlers.borrow_mut().push((id, handler));
@@ -37,29 +37,20 @@ impl<P> HookList<P> {
         handlers.len() != before
     }
 
-    pub fn len(&self) -> usize {
-        self.handlers.borrow().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Runs every handler in registration order, one after another, awaiting each.
-    pub async fn run(&self, payload: &P, reporter: &dyn Reporter) {
+    pub async fn run(&self, payload: &Value, reporter: &dyn Reporter) {
         // A snapshot: a handler may (un)register handlers while the list runs.
-        let snapshot: Vec<Handler<P>> = self.handlers.borrow().iter().map(|(_, h)| h.clone()).collect();
+        let snapshot: Vec<Handler> = self.handlers.borrow().iter().map(|(_, h)| h.clone()).collect();
         for handler in snapshot {
             if let Err(e) = handler(payload).await {
-                reporter.error(&format!("session-broker: a {} handler failed: {e}", self.name));
+                reporter.error(&["session-broker: a ", self.name, " handler failed: ", &e].concat());
             }
         }
     }
 }
 
 /// Why the sign-out handlers run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignOutReason {
     Logout,
     Login,
@@ -67,33 +58,37 @@ pub enum SignOutReason {
     RefreshRejected,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SignOutEvent {
-    pub reason: SignOutReason,
+impl SignOutReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignOutReason::Logout => "logout",
+            SignOutReason::Login => "login",
+            SignOutReason::CompanyChange => "company-change",
+            SignOutReason::RefreshRejected => "refresh-rejected",
+        }
+    }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TokenRefreshEvent {
-    pub user: Value,
-    pub roles: Vec<String>,
-    #[serde(rename = "companyChanged")]
-    pub company_changed: bool,
+/// `onSignOut` payload: `{reason}`.
+pub fn sign_out_event(reason: SignOutReason) -> Value {
+    json!({ "reason": reason.as_str() })
+}
+
+/// `onTokenRefresh` payload: `{user, roles, companyChanged}`.
+pub fn token_refresh_event(user: Value, roles: Vec<String>, company_changed: bool) -> Value {
+    json!({ "user": user, "roles": roles, "companyChanged": company_changed })
 }
 
 /// The three hook lists of a session.
 pub struct Hooks {
-    pub login: HookList<Value>,
-    pub token_refresh: HookList<TokenRefreshEvent>,
-    pub sign_out: HookList<SignOutEvent>,
+    pub login: HookList,
+    pub token_refresh: HookList,
+    pub sign_out: HookList,
 }
 
 impl Default for Hooks {
     fn default() -> Self {
-        Hooks {
-            login: HookList::new("onLogin"),
-            token_refresh: HookList::new("onTokenRefresh"),
-            sign_out: HookList::new("onSignOut"),
-        }
+        Hooks { login: HookList::new("onLogin"), token_refresh: HookList::new("onTokenRefresh"), sign_out: HookList::new("onSignOut") }
     }
 }
 
@@ -103,9 +98,9 @@ mod tests {
     use crate::core::fakes::RecordingReporter;
     use futures::executor::block_on;
 
-    fn recorder(log: &Rc<RefCell<Vec<String>>>, tag: &'static str, fail: bool) -> Handler<u32> {
+    fn recorder(log: &Rc<RefCell<Vec<String>>>, tag: &'static str, fail: bool) -> Handler {
         let log = log.clone();
-        Rc::new(move |p: &u32| {
+        Rc::new(move |p: &Value| {
             log.borrow_mut().push(format!("{tag}:{p}"));
             Box::pin(async move { if fail { Err(format!("{tag} broke")) } else { Ok(()) } })
         })
@@ -119,7 +114,7 @@ mod tests {
         list.register(recorder(&log, "b", true));
         list.register(recorder(&log, "c", false));
         let reporter = RecordingReporter::default();
-        block_on(list.run(&7, &reporter));
+        block_on(list.run(&json!(7), &reporter));
         assert_eq!(*log.borrow(), vec!["a:7", "b:7", "c:7"]);
         assert_eq!(reporter.messages().len(), 1);
         assert!(reporter.messages()[0].contains("onLogin") && reporter.messages()[0].contains("b broke"));
@@ -133,16 +128,16 @@ mod tests {
         list.register(recorder(&log, "b", false));
         assert!(list.unregister(a));
         assert!(!list.unregister(a), "second unsubscribe is a no-op");
-        block_on(list.run(&1, &RecordingReporter::default()));
+        block_on(list.run(&json!(1), &RecordingReporter::default()));
         assert_eq!(*log.borrow(), vec!["b:1"]);
     }
 
     #[test]
-    fn sign_out_reasons_serialise_as_contract_strings() {
-        let s = |r| serde_json::to_value(SignOutEvent { reason: r }).unwrap()["reason"].clone();
-        assert_eq!(s(SignOutReason::Logout), "logout");
-        assert_eq!(s(SignOutReason::Login), "login");
-        assert_eq!(s(SignOutReason::CompanyChange), "company-change");
-        assert_eq!(s(SignOutReason::RefreshRejected), "refresh-rejected");
+    fn payloads_have_the_contract_shapes() {
+        assert_eq!(sign_out_event(SignOutReason::Logout), json!({"reason": "logout"}));
+        assert_eq!(sign_out_event(SignOutReason::Login), json!({"reason": "login"}));
+        assert_eq!(sign_out_event(SignOutReason::CompanyChange), json!({"reason": "company-change"}));
+        assert_eq!(sign_out_event(SignOutReason::RefreshRejected), json!({"reason": "refresh-rejected"}));
+        assert_eq!(token_refresh_event(json!({}), vec!["a".into()], true), json!({"user": {}, "roles": ["a"], "companyChanged": true}));
     }
 }

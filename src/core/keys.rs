@@ -1,9 +1,11 @@
 //! The contract's `localStorage` keys (CONTRACT §2) and defensive readers: a corrupt value (not a
 //! number, not JSON, not a JWT) is treated as absent and removed, never a crash.
 
+use serde_json::{Map, Value};
+
+use super::json;
 use super::ports::Storage;
 use super::token::Claims;
-use crate::protocol::HeaderSet;
 
 pub const TOKEN_PREFIX: &str = "serviceProxyToken";
 pub const AUTH: &str = "serviceProxyToken-Auth";
@@ -100,13 +102,14 @@ pub fn read_ms(storage: &dyn Storage, key: &str) -> Option<i64> {
     read_valid(storage, key, |raw| raw.trim().parse::<i64>().ok())
 }
 
-pub fn read_headers(storage: &dyn Storage, kind: HeaderKind) -> Option<HeaderSet> {
-    read_valid(storage, kind.key(), |raw| serde_json::from_str::<HeaderSet>(raw).ok())
+/// A header set: a JSON object of header name → string value.
+pub fn read_headers(storage: &dyn Storage, kind: HeaderKind) -> Option<Map<String, Value>> {
+    read_valid(storage, kind.key(), |raw| json::string_map(&json::parse(raw)?))
 }
 
 /// A JSON array of strings (the tracked local database names).
 pub fn read_string_list(storage: &dyn Storage, key: &str) -> Vec<String> {
-    read_valid(storage, key, |raw| serde_json::from_str::<Vec<String>>(raw).ok()).unwrap_or_default()
+    read_valid(storage, key, |raw| json::string_list(&json::parse(raw)?)).unwrap_or_default()
 }
 
 pub fn write_string_list(storage: &dyn Storage, key: &str, items: &[String]) -> Result<(), String> {
@@ -114,8 +117,7 @@ pub fn write_string_list(storage: &dyn Storage, key: &str, items: &[String]) -> 
         storage.remove(key);
         return Ok(());
     }
-    let json = serde_json::to_string(items).map_err(|e| e.to_string())?;
-    storage.set(key, &json)
+    storage.set(key, &Value::from(items.to_vec()).to_string())
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -147,7 +149,7 @@ mod tests {
         s.set(EXPIRES_AT_AUTH, "1700000000000").unwrap();
         s.set(HEADERS_LOCAL, r#"{"X-A":"1"}"#).unwrap();
         assert_eq!(read_ms(&s, EXPIRES_AT_AUTH), Some(1_700_000_000_000));
-        assert_eq!(read_headers(&s, HeaderKind::Local).unwrap().get("X-A").map(String::as_str), Some("1"));
+        assert_eq!(read_headers(&s, HeaderKind::Local).unwrap()["X-A"], "1");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! [`ports`] so it runs and is tested natively. No `web_sys`, no `wasm_bindgen` here.
 
 pub mod hooks;
+pub mod json;
 pub mod keys;
 pub mod permissions;
 pub mod ports;

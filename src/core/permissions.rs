@@ -1,36 +1,26 @@
 //! The role → action map behind `hasPermission` and `requirePermission`.
 
-use std::collections::BTreeMap;
-
 /// The role that passes every action.
 pub const SUPER_ROLE: &str = "sys_admin";
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct PermissionMap(BTreeMap<String, Vec<String>>);
+/// CONTRACT §3's default map, action → roles.
+const DEFAULTS: [(&str, &[&str]); 5] = [
+    ("rollingDb:read", &["sys_admin"]),
+    ("rollingDb:flags", &["sys_admin", "key_manager"]),
+    ("crons:read", &["sys_admin"]),
+    ("crons:run", &["sys_admin", "key_manager"]),
+    ("clients:invalidate", &["sys_admin", "key_manager"]),
+];
 
-impl Default for PermissionMap {
-    fn default() -> Self {
-        let map = [
-            ("rollingDb:read", &["sys_admin"][..]),
-            ("rollingDb:flags", &["sys_admin", "key_manager"]),
-            ("crons:read", &["sys_admin"]),
-            ("crons:run", &["sys_admin", "key_manager"]),
-            ("clients:invalidate", &["sys_admin", "key_manager"]),
-        ];
-        PermissionMap(
-            map.into_iter()
-                .map(|(action, roles)| (action.to_owned(), roles.iter().map(|r| r.to_string()).collect()))
-                .collect(),
-        )
-    }
+/// The defaults, with `options.permissions` merged over them (an override replaces an action's roles).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PermissionMap {
+    overrides: Vec<(String, Vec<String>)>,
 }
 
 impl PermissionMap {
-    /// The default map with `overrides` merged over it (an override replaces an action's roles).
-    pub fn with_overrides(overrides: BTreeMap<String, Vec<String>>) -> Self {
-        let mut map = PermissionMap::default();
-        map.0.extend(overrides);
-        map
+    pub fn with_overrides(overrides: Vec<(String, Vec<String>)>) -> Self {
+        PermissionMap { overrides }
     }
 
     /// `sys_admin` passes every action; an unknown action is refused to everyone else.
@@ -38,7 +28,11 @@ impl PermissionMap {
         if roles.iter().any(|r| r == SUPER_ROLE) {
             return true;
         }
-        self.0.get(action).is_some_and(|allowed| roles.iter().any(|r| allowed.contains(r)))
+        let holds = |allowed: &str| roles.iter().any(|r| r == allowed);
+        match self.overrides.iter().rev().find(|(a, _)| a == action) {
+            Some((_, allowed)) => allowed.iter().any(|a| holds(a)),
+            None => DEFAULTS.iter().find(|(a, _)| *a == action).is_some_and(|(_, allowed)| allowed.iter().any(|a| holds(a))),
+        }
     }
 }
 
@@ -72,12 +66,10 @@ mod tests {
 
     #[test]
     fn overrides_merge_over_defaults() {
-        let mut o = BTreeMap::new();
-        o.insert("orders:void".to_string(), roles(&["manager"]));
-        o.insert("crons:read".to_string(), roles(&["auditor"]));
-        let m = PermissionMap::with_overrides(o);
+        let m = PermissionMap::with_overrides(vec![("orders:void".to_string(), roles(&["manager"])), ("crons:read".to_string(), roles(&["auditor"]))]);
         assert!(m.allows("orders:void", &roles(&["manager"])));
         assert!(m.allows("crons:read", &roles(&["auditor"])));
         assert!(m.allows("rollingDb:flags", &roles(&["key_manager"])), "untouched default kept");
+        assert!(!m.allows("crons:read", &roles(&["sys_admin_not"])), "an override replaces the default roles");
     }
 }

@@ -67,7 +67,7 @@ pub enum TransportError {
 impl std::fmt::Display for TransportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TransportError::Network(m) => write!(f, "network error: {m}"),
+            TransportError::Network(m) => f.write_str(&["network error: ", m].concat()),
             TransportError::Timeout => f.write_str("request timed out"),
         }
     }

@@ -6,17 +6,17 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures_util::future::{FutureExt, Shared};
-use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
-use super::hooks::{Hooks, SignOutEvent, SignOutReason, TokenRefreshEvent};
+use super::hooks::{sign_out_event, token_refresh_event, HookList, Hooks, SignOutReason};
+use super::json;
 use super::keys::{self, HeaderKind, TokenKind};
 use super::permissions::PermissionMap;
 use super::ports::{Clock, HttpRequest, HttpResponse, LocalBoxFuture, LocalDatabases, Method, Reporter, Storage, Transport, TransportError};
-use super::results::{failure_message, CallResult, DeviceResult, LoginResult, True};
+use super::results::{failure_message, CallResult, DeviceResult, LoginResult};
 use super::token::{self, Claims};
 use super::url;
-use crate::protocol::{AuthResponse, ConnectResponse, GoogleLoginRequest, HeaderSet, LoginRequest, LogoutRequest, RefreshRequest, StatusRequest, SDK_VERSION};
+use crate::protocol::{AuthResponse, SDK_VERSION};
 
 pub const DEFAULT_REFRESH_PATH: &str = "/auth/refresh";
 
@@ -58,10 +58,16 @@ pub enum RefreshOutcome {
     Transient(String),
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DestroyReport {
     pub destroyed: Vec<String>,
     pub failed: Vec<String>,
+}
+
+impl DestroyReport {
+    pub fn to_value(&self) -> Value {
+        json!({ "destroyed": self.destroyed, "failed": self.failed })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,11 +82,11 @@ pub enum InputError {
 impl std::fmt::Display for InputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            InputError::UnknownTokenKind(k) => write!(f, "token kind must be \"Auth\" or \"Refresh\", got \"{k}\""),
-            InputError::NotAJwt(e) => write!(f, "an Auth token must be a JWT: {e}"),
+            InputError::UnknownTokenKind(k) => f.write_str(&["token kind must be \"Auth\" or \"Refresh\", got \"", k, "\""].concat()),
+            InputError::NotAJwt(e) => f.write_str(&["an Auth token must be a JWT: ", e].concat()),
             InputError::BadDuration => f.write_str("expiresInSeconds must be a finite number ≥ 0"),
             InputError::EmptyName => f.write_str("a local database name must not be empty"),
-            InputError::Storage(e) => write!(f, "localStorage refused the write: {e}"),
+            InputError::Storage(e) => f.write_str(&["localStorage refused the write: ", e].concat()),
         }
     }
 }
@@ -103,7 +109,7 @@ struct Inner {
     memory: RefCell<Memory>,
     hooks: Hooks,
     /// Fired after every sign-out, so a realtime session can stop.
-    ended: super::hooks::HookList<SignOutReason>,
+    ended: HookList,
     flight: RefCell<Option<Flight>>,
 }
 
@@ -122,7 +128,7 @@ impl Session {
             ports,
             memory: RefCell::new(Memory { device_info, ..Memory::default() }),
             hooks: Hooks::default(),
-            ended: super::hooks::HookList::new("session end"),
+            ended: HookList::new("session end"),
             flight: RefCell::new(None),
         }));
         session.force_device_identity();
@@ -133,7 +139,8 @@ impl Session {
         &self.0.hooks
     }
 
-    pub fn on_ended(&self) -> &super::hooks::HookList<SignOutReason> {
+    /// Runs after every sign-out with `{reason}`.
+    pub fn on_ended(&self) -> &HookList {
         &self.0.ended
     }
 
@@ -226,7 +233,7 @@ impl Session {
         keys::read_opaque(self.storage(), keys::REFRESH)
     }
 
-    pub fn docdb_headers(&self, kind: HeaderKind) -> Option<HeaderSet> {
+    pub fn docdb_headers(&self, kind: HeaderKind) -> Option<Map<String, Value>> {
         keys::read_headers(self.storage(), kind)
     }
 
@@ -275,19 +282,18 @@ impl Session {
         if !(200..300).contains(&response.status) {
             return DeviceResult::Failure(CallResult::from_response(&response));
         }
-        let Ok(ConnectResponse { device_id }) = serde_json::from_str(&response.body) else {
+        let Some(device_id) = json::parse(&response.body).and_then(|v| json::str_field(&v, "deviceId").map(str::to_owned)) else {
             return DeviceResult::Failure(CallResult::failure("the server's answer carried no deviceId", Some(response.status)));
         };
         if let Err(e) = self.storage().set(keys::DEVICE_ID, &device_id) {
-            self.reporter().error(&format!("session-broker: could not store the device id: {e}"));
+            self.reporter().error(&["session-broker: could not store the device id: ", &e].concat());
         }
         self.0.memory.borrow_mut().device_info.insert("id".into(), Value::String(device_id.clone()));
-        DeviceResult::Success { success: True, device_id }
+        DeviceResult::Success { device_id }
     }
 
     pub async fn update_device_status(&self, is_online: bool) -> CallResult {
-        let body = serde_json::to_string(&StatusRequest { is_online }).ok();
-        self.call(Method::Put, "/auth/status", body).await
+        self.call(Method::Put, "/auth/status", Some(json!({ "isOnline": is_online }).to_string())).await
     }
 
     // ----- HTTP -----------------------------------------------------------------------------
@@ -336,9 +342,8 @@ impl Session {
     // ----- login ----------------------------------------------------------------------------
 
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
-        let request = LoginRequest { username: username.to_owned(), password: password.to_owned(), device_info: self.device_info() };
-        let body = serde_json::to_string(&request).ok();
-        let response = self.send(Method::Post, "/auth", body, None).await;
+        let body = json!({ "username": username, "password": password, "deviceInfo": self.device_info() }).to_string();
+        let response = self.send(Method::Post, "/auth", Some(body), None).await;
         let result = self.complete_login(response).await;
         if result.is_success() {
             self.0.memory.borrow_mut().last_credentials = Some(username.to_owned());
@@ -347,8 +352,8 @@ impl Session {
     }
 
     pub async fn login_with_google(&self, credential: &str) -> LoginResult {
-        let body = serde_json::to_string(&GoogleLoginRequest { credential: credential.to_owned() }).ok();
-        let response = self.send(Method::Post, "/auth/google", body, None).await;
+        let body = json!({ "credential": credential }).to_string();
+        let response = self.send(Method::Post, "/auth/google", Some(body), None).await;
         self.complete_login(response).await
     }
 
@@ -366,7 +371,7 @@ impl Session {
         };
         self.cleanup_before_login(SignOutReason::Login).await;
         if let Err(e) = self.persist(&auth, true) {
-            return LoginResult::failure(format!("the session could not be stored: {e}"), response.status);
+            return LoginResult::failure(["the session could not be stored: ", &e].concat(), response.status);
         }
         {
             let mut memory = self.0.memory.borrow_mut();
@@ -375,13 +380,13 @@ impl Session {
         }
         let user = claims.to_value();
         self.0.hooks.login.run(&user, self.reporter()).await;
-        LoginResult::Success { success: True, user }
+        LoginResult::Success { user }
     }
 
     /// Deliberately aggressive: the previous user's handlers and local data go before the new
     /// user's tokens are written, so nothing of a previous tenant reaches the new one.
     async fn cleanup_before_login(&self, reason: SignOutReason) {
-        self.0.hooks.sign_out.run(&SignOutEvent { reason }, self.reporter()).await;
+        self.0.hooks.sign_out.run(&sign_out_event(reason), self.reporter()).await;
         self.destroy_all_local_databases().await;
         self.storage().remove(keys::LAST_INVALIDATION);
     }
@@ -410,7 +415,7 @@ impl Session {
         let headers = auth.docdb_headers.clone().unwrap_or_default();
         for (kind, set) in [(HeaderKind::Remote, headers.remote), (HeaderKind::Local, headers.local)] {
             match set {
-                Some(set) => storage.set(kind.key(), &serde_json::to_string(&set).map_err(|e| e.to_string())?)?,
+                Some(set) => storage.set(kind.key(), &Value::Object(set).to_string())?,
                 None if replace_headers => storage.remove(kind.key()),
                 None => {}
             }
@@ -481,15 +486,15 @@ impl Session {
             return RefreshOutcome::Rejected("no refresh token is stored".into());
         };
         let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
-        let body = serde_json::to_string(&RefreshRequest { refresh_token }).ok();
+        let body = json!({ "refreshToken": refresh_token }).to_string();
         let path = self.0.config.refresh_path.clone();
-        let response = match self.send(Method::Post, &path, body, None).await {
+        let response = match self.send(Method::Post, &path, Some(body), None).await {
             Ok(r) => r,
             Err(e) => return self.transient(e.to_string()),
         };
         if matches!(response.status, 400 | 401 | 403) {
             let reason = failure_message(&response);
-            self.reporter().error(&format!("session-broker: refresh rejected ({}): {reason}; signing out", response.status));
+            self.reporter().error(&["session-broker: refresh rejected (HTTP ", &response.status.to_string(), "): ", &reason, "; signing out"].concat());
             self.sign_out(SignOutReason::RefreshRejected).await;
             return RefreshOutcome::Rejected(reason);
         }
@@ -500,7 +505,7 @@ impl Session {
             return self.transient("the refresh answer carried no valid token".into());
         };
         if let Err(e) = self.persist(&auth, false) {
-            return self.transient(format!("the refreshed session could not be stored: {e}"));
+            return self.transient(["the refreshed session could not be stored: ", &e].concat());
         }
         let new_company = claims.company_id();
         let company_changed = previous_company.is_some() && new_company != previous_company;
@@ -508,13 +513,13 @@ impl Session {
             self.0.memory.borrow_mut().current_company = None;
             self.cleanup_before_login(SignOutReason::CompanyChange).await;
         }
-        let event = TokenRefreshEvent { user: claims.to_value(), roles: claims.roles(), company_changed };
+        let event = token_refresh_event(claims.to_value(), claims.roles(), company_changed);
         self.0.hooks.token_refresh.run(&event, self.reporter()).await;
         RefreshOutcome::Refreshed(auth.token)
     }
 
     fn transient(&self, reason: String) -> RefreshOutcome {
-        self.reporter().error(&format!("session-broker: refresh failed, session kept for a later try: {reason}"));
+        self.reporter().error(&["session-broker: refresh failed, session kept for a later try: ", &reason].concat());
         RefreshOutcome::Transient(reason)
     }
 
@@ -523,14 +528,15 @@ impl Session {
     /// Server first (only with a token), then handlers, then memory, then keys. Never fails.
     pub async fn sign_out(&self, reason: SignOutReason) {
         if let Some((token, _)) = self.stored_token() {
-            let body = serde_json::to_string(&LogoutRequest { device_id: self.device_id() }).ok();
-            match self.send(Method::Post, "/auth/logout", body, Some(token)).await {
+            let body = json!({ "deviceId": self.device_id() }).to_string();
+            match self.send(Method::Post, "/auth/logout", Some(body), Some(token)).await {
                 Ok(r) if (200..300).contains(&r.status) => {}
-                Ok(r) => self.reporter().error(&format!("session-broker: the server refused the logout: {}", failure_message(&r))),
-                Err(e) => self.reporter().error(&format!("session-broker: the logout call failed ({e}); signing out locally")),
+                Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
+                Err(e) => self.reporter().error(&["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat()),
             }
         }
-        self.0.hooks.sign_out.run(&SignOutEvent { reason }, self.reporter()).await;
+        let event = sign_out_event(reason);
+        self.0.hooks.sign_out.run(&event, self.reporter()).await;
         {
             let mut memory = self.0.memory.borrow_mut();
             memory.token = None;
@@ -540,7 +546,7 @@ impl Session {
         for key in keys::SESSION_KEYS {
             self.storage().remove(key);
         }
-        self.0.ended.run(&reason, self.reporter()).await;
+        self.0.ended.run(&event, self.reporter()).await;
     }
 
     // ----- local databases ------------------------------------------------------------------
@@ -568,7 +574,7 @@ impl Session {
             match self.0.ports.local_databases.destroy(&name).await {
                 Ok(()) => report.destroyed.push(name),
                 Err(e) => {
-                    self.reporter().error(&format!("session-broker: could not destroy local database \"{name}\": {e}"));
+                    self.reporter().error(&["session-broker: could not destroy local database \"", &name, "\": ", &e].concat());
                     report.failed.push(name);
                 }
             }
@@ -576,7 +582,7 @@ impl Session {
         // Re-read: a database may have been tracked while the deletions ran.
         let remaining: Vec<String> = self.tracked_local_databases().into_iter().filter(|n| !report.destroyed.contains(n)).collect();
         if let Err(e) = keys::write_string_list(self.storage(), keys::LOCAL_DATABASES, &remaining) {
-            self.reporter().error(&format!("session-broker: could not update the local database list: {e}"));
+            self.reporter().error(&["session-broker: could not update the local database list: ", &e].concat());
         }
         report
     }
@@ -598,7 +604,7 @@ fn company_record(id: &str) -> Map<String, Value> {
 
 /// The login/refresh answer, accepted only when its token decodes as a JWT.
 fn parse_auth_response(body: &str) -> Option<(AuthResponse, Claims)> {
-    let auth: AuthResponse = serde_json::from_str(body).ok()?;
+    let auth = AuthResponse::from_json(&json::parse(body)?)?;
     let claims = Claims::decode(&auth.token).ok()?;
     (!auth.refresh_token.trim().is_empty()).then_some((auth, claims))
 }

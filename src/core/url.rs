@@ -6,28 +6,28 @@ pub fn normalize_base_url(raw: &str) -> Result<String, String> {
     let rest = trimmed
         .strip_prefix("http://")
         .or_else(|| trimmed.strip_prefix("https://"))
-        .ok_or_else(|| format!("baseUrl must be an absolute http(s) URL, got \"{raw}\""))?;
+        .ok_or_else(|| ["baseUrl must be an absolute http(s) URL, got \"", raw, "\""].concat())?;
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(format!("baseUrl has no host: \"{raw}\""));
+        return Err(["baseUrl has no host: \"", raw, "\""].concat());
     }
     if rest.contains(['?', '#']) {
-        return Err(format!("baseUrl must not carry a query or fragment: \"{raw}\""));
+        return Err(["baseUrl must not carry a query or fragment: \"", raw, "\""].concat());
     }
     Ok(trimmed.trim_end_matches('/').to_owned())
 }
 
 /// `base` + `path`, with exactly one slash between them.
 pub fn join(base: &str, path: &str) -> String {
-    format!("{}/{}", base.trim_end_matches('/'), path.trim_start_matches('/'))
+    [base.trim_end_matches('/'), "/", path.trim_start_matches('/')].concat()
 }
 
 /// The realtime URL: `baseUrl` with `ws(s)://` and `/realtime`.
 pub fn realtime_url(base: &str) -> String {
     let ws = if let Some(rest) = base.strip_prefix("https://") {
-        format!("wss://{rest}")
+        ["wss://", rest].concat()
     } else if let Some(rest) = base.strip_prefix("http://") {
-        format!("ws://{rest}")
+        ["ws://", rest].concat()
     } else {
         base.to_owned()
     };

@@ -1,42 +1,62 @@
 //! `AuthManager`: the JS face of `core::session::Session`.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
-use serde::Deserialize;
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{from_js, promise, string_arg, to_js};
+use super::convert::{from_js, object_arg, promise, string_arg, to_js};
 use super::errors::{error, invalid, Code};
 use super::hooks::subscribe;
 use crate::core::hooks::SignOutReason;
+use crate::core::json;
 use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::permissions::PermissionMap;
-use crate::core::ports::Method;
 use crate::core::session::{Ports, Session, SessionConfig};
-use crate::protocol::StatusRequest;
 use crate::web::{idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter};
 
 const DEFAULT_TIMEOUT_MS: u32 = 15_000;
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Options {
-    base_url: String,
-    refresh_path: Option<String>,
-    device_info: Option<Map<String, Value>>,
-    permissions: Option<BTreeMap<String, Vec<String>>>,
-    timeout_ms: Option<f64>,
-}
+const OPTION_NAMES: [&str; 5] = ["baseUrl", "refreshPath", "deviceInfo", "permissions", "timeoutMs"];
 
-#[derive(Deserialize, Default)]
-struct Credentials {
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default)]
-    password: Option<String>,
+/// The session configuration the options object describes; every mistake named.
+fn parse_options(options: &Map<String, Value>) -> Result<(SessionConfig, u32), String> {
+    if let Some(unknown) = options.keys().find(|k| !OPTION_NAMES.contains(&k.as_str())) {
+        return Err(["unknown option \"", unknown, "\" (known: baseUrl, refreshPath, deviceInfo, permissions, timeoutMs)"].concat());
+    }
+    let base_url = json::str_field(&Value::Object(options.clone()), "baseUrl").ok_or("baseUrl must be a string")?.to_owned();
+    let mut config = SessionConfig::new(&base_url)?;
+    match options.get("refreshPath") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(path)) if path.starts_with('/') => config.refresh_path = path.clone(),
+        Some(_) => return Err("refreshPath must be a string starting with '/'".into()),
+    }
+    match options.get("deviceInfo") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(info)) => config.device_info = info.clone(),
+        Some(_) => return Err("deviceInfo must be an object".into()),
+    }
+    match options.get("permissions") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => {
+            let mut overrides = Vec::new();
+            for (action, roles) in map {
+                let roles = json::string_list(roles).ok_or_else(|| ["permissions.", action, " must be an array of role names"].concat())?;
+                overrides.push((action.clone(), roles));
+            }
+            config.permissions = PermissionMap::with_overrides(overrides);
+        }
+        Some(_) => return Err("permissions must be an object of action → role names".into()),
+    }
+    let timeout_ms = match options.get("timeoutMs") {
+        None | Some(Value::Null) => DEFAULT_TIMEOUT_MS,
+        Some(t) => match t.as_f64() {
+            Some(t) if t >= 1.0 && t <= u32::MAX as f64 => t as u32,
+            _ => return Err("timeoutMs must be a positive number of milliseconds".into()),
+        },
+    };
+    Ok((config, timeout_ms))
 }
 
 /// The session broker: login, tokens in `localStorage`, refresh, device, roles, hooks.
@@ -60,21 +80,7 @@ impl AuthManager {
         if !options.is_object() {
             return Err(invalid("AuthManager needs an options object with a baseUrl"));
         }
-        let options: Options = from_js(options, "AuthManager options")?;
-        let mut config = SessionConfig::new(&options.base_url).map_err(invalid)?;
-        if let Some(path) = options.refresh_path {
-            if !path.starts_with('/') {
-                return Err(invalid("refreshPath must start with '/'"));
-            }
-            config.refresh_path = path;
-        }
-        config.device_info = options.device_info.unwrap_or_default();
-        config.permissions = PermissionMap::with_overrides(options.permissions.unwrap_or_default());
-        let timeout_ms = match options.timeout_ms {
-            None => DEFAULT_TIMEOUT_MS,
-            Some(t) if t.is_finite() && t >= 1.0 && t <= u32::MAX as f64 => t as u32,
-            Some(_) => return Err(invalid("timeoutMs must be a positive number of milliseconds")),
-        };
+        let (config, timeout_ms) = parse_options(&object_arg(&options, "AuthManager options")?).map_err(invalid)?;
         let storage = BrowserStorage::open().map_err(|e| error(Code::StorageUnavailable, &e))?;
         let ports = Ports {
             storage: Rc::new(storage),
@@ -95,37 +101,42 @@ impl AuthManager {
     #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
     pub fn login(&self, #[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue) -> Promise {
         // Missing fields go to the server as empty strings: it answers 400 with its own words.
-        let c: Credentials = from_js(credentials, "credentials").unwrap_or_default();
+        let c = from_js(&credentials, "credentials").unwrap_or(Value::Null);
+        let field = |k| json::str_field(&c, k).unwrap_or_default().to_owned();
+        let (username, password) = (field("username"), field("password"));
         let session = self.session.clone();
-        promise(async move { session.login(c.username.as_deref().unwrap_or(""), c.password.as_deref().unwrap_or("")).await })
+        promise(async move { session.login(&username, &password).await.to_value() })
     }
 
     #[wasm_bindgen(js_name = loginWithGoogle, unchecked_return_type = "Promise<LoginResult>")]
     pub fn login_with_google(&self, #[wasm_bindgen(unchecked_param_type = "string")] credential: JsValue) -> Promise {
         let credential = credential.as_string().unwrap_or_default();
         let session = self.session.clone();
-        promise(async move { session.login_with_google(&credential).await })
+        promise(async move { session.login_with_google(&credential).await.to_value() })
     }
 
     #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
     pub fn register_user(&self, #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue) -> Result<Promise, JsValue> {
-        let credentials: Value = from_js(credentials, "credentials")?;
+        let credentials = Value::Object(object_arg(&credentials, "credentials")?);
         let session = self.session.clone();
-        Ok(promise(async move { session.register_user(&credentials).await }))
+        Ok(promise(async move { session.register_user(&credentials).await.to_value() }))
     }
 
     #[wasm_bindgen(js_name = createUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
     pub fn create_user(&self, #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue) -> Result<Promise, JsValue> {
-        let credentials: Value = from_js(credentials, "credentials")?;
+        let credentials = Value::Object(object_arg(&credentials, "credentials")?);
         let session = self.session.clone();
-        Ok(promise(async move { session.create_user(&credentials).await }))
+        Ok(promise(async move { session.create_user(&credentials).await.to_value() }))
     }
 
     /// Never rejects: a failed server call is logged and the local sign-out still happens.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn logout(&self) -> Promise {
         let session = self.session.clone();
-        promise(async move { session.sign_out(SignOutReason::Logout).await })
+        promise(async move {
+            session.sign_out(SignOutReason::Logout).await;
+            Value::Null
+        })
     }
 
     #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<void>")]
@@ -136,7 +147,7 @@ impl AuthManager {
     #[wasm_bindgen(js_name = getToken, unchecked_return_type = "Promise<string | null>")]
     pub fn get_token(&self) -> Promise {
         let session = self.session.clone();
-        promise(async move { session.get_token().await })
+        promise(async move { session.get_token().await.map_or(Value::Null, Value::String) })
     }
 
     #[wasm_bindgen(js_name = getRefreshToken)]
@@ -160,7 +171,7 @@ impl AuthManager {
     #[wasm_bindgen(js_name = refreshAuthentication, unchecked_return_type = "Promise<boolean>")]
     pub fn refresh_authentication(&self) -> Promise {
         let session = self.session.clone();
-        promise(async move { session.refresh_authentication().await })
+        promise(async move { Value::Bool(session.refresh_authentication().await) })
     }
 
     #[wasm_bindgen(js_name = isTokenExpired)]
@@ -180,12 +191,12 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = getCurrentUser, unchecked_return_type = "JwtClaims | null")]
     pub fn get_current_user(&self) -> JsValue {
-        to_js(&self.session.current_user())
+        to_js(&self.session.current_user().unwrap_or(Value::Null))
     }
 
     #[wasm_bindgen(js_name = getCurrentCompany, unchecked_return_type = "Company | null")]
     pub fn get_current_company(&self) -> JsValue {
-        to_js(&self.session.current_company())
+        to_js(&self.session.current_company().unwrap_or(Value::Null))
     }
 
     #[wasm_bindgen(js_name = getCurrentRoles)]
@@ -197,7 +208,7 @@ impl AuthManager {
     pub fn has_permission(&self, #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue) -> Result<Promise, JsValue> {
         let action = string_arg(&action, "action")?;
         let session = self.session.clone();
-        Ok(promise(async move { session.has_permission(&action).await }))
+        Ok(promise(async move { Value::Bool(session.has_permission(&action).await) }))
     }
 
     /// Throws a `SessionBrokerError` with code `FORBIDDEN` when the current roles do not allow `action`.
@@ -207,33 +218,33 @@ impl AuthManager {
         if self.session.allows(&action) {
             Ok(())
         } else {
-            Err(error(Code::Forbidden, &format!("not authorised: {action} needs a role the current user does not have")))
+            Err(error(Code::Forbidden, &["not authorised: ", &action, " needs a role the current user does not have"].concat()))
         }
     }
 
     #[wasm_bindgen(js_name = registerDevice, unchecked_return_type = "Promise<RegisterDeviceResult>")]
     pub fn register_device(&self) -> Promise {
         let session = self.session.clone();
-        promise(async move { session.register_device().await })
+        promise(async move { session.register_device().await.to_value() })
     }
 
     #[wasm_bindgen(js_name = updateDeviceStatus, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
     pub fn update_device_status(&self, #[wasm_bindgen(unchecked_param_type = "DeviceStatus")] status: JsValue) -> Result<Promise, JsValue> {
-        let StatusRequest { is_online } = from_js(status, "updateDeviceStatus expects { isOnline: boolean }")?;
+        let is_online = object_arg(&status, "status")?.get("isOnline").and_then(Value::as_bool);
+        let is_online = is_online.ok_or_else(|| invalid("updateDeviceStatus expects { isOnline: boolean }"))?;
         let session = self.session.clone();
-        Ok(promise(async move { session.update_device_status(is_online).await }))
+        Ok(promise(async move { session.update_device_status(is_online).await.to_value() }))
     }
 
     #[wasm_bindgen(js_name = updateDeviceInfo)]
     pub fn update_device_info(&self, #[wasm_bindgen(unchecked_param_type = "Partial<DeviceInfo>")] partial: JsValue) -> Result<(), JsValue> {
-        let partial: Map<String, Value> = from_js(partial, "updateDeviceInfo expects an object")?;
-        self.session.update_device_info(partial);
+        self.session.update_device_info(object_arg(&partial, "updateDeviceInfo's argument")?);
         Ok(())
     }
 
     #[wasm_bindgen(js_name = getDeviceInfo, unchecked_return_type = "DeviceInfo")]
     pub fn get_device_info(&self) -> JsValue {
-        to_js(&self.session.device_info())
+        to_js(&Value::Object(self.session.device_info()))
     }
 
     #[wasm_bindgen(js_name = registerOnLogin, unchecked_return_type = "Unsubscribe")]
@@ -268,20 +279,14 @@ impl AuthManager {
     #[wasm_bindgen(js_name = destroyAllLocalDatabases, unchecked_return_type = "Promise<DestroyResult>")]
     pub fn destroy_all_local_databases(&self) -> Promise {
         let session = self.session.clone();
-        promise(async move { session.destroy_all_local_databases().await })
+        promise(async move { session.destroy_all_local_databases().await.to_value() })
     }
 
     #[wasm_bindgen(js_name = getDocdbHeaders, unchecked_return_type = "Record<string, string> | null")]
     pub fn get_docdb_headers(&self, #[wasm_bindgen(unchecked_param_type = "HeaderKind")] kind: JsValue) -> Result<JsValue, JsValue> {
         let kind = string_arg(&kind, "kind")?;
-        let kind = HeaderKind::parse(&kind).ok_or_else(|| invalid(format!("kind must be \"Remote\" or \"Local\", got \"{kind}\"")))?;
-        Ok(to_js(&self.session.docdb_headers(kind)))
+        let kind = HeaderKind::parse(&kind).ok_or_else(|| invalid(["kind must be \"Remote\" or \"Local\", got \"", &kind, "\""].concat()))?;
+        Ok(to_js(&self.session.docdb_headers(kind).map_or(Value::Null, Value::Object)))
     }
 }
 
-/// Used by the management calls (a later addition) and `RollingDbAdmin`.
-#[allow(dead_code)]
-pub(crate) fn authorized_call(session: &Session, method: Method, path: String, body: Option<Value>) -> Promise {
-    let session = session.clone();
-    promise(async move { session.call(method, &path, body.map(|b| b.to_string())).await })
-}

@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
-use serde::Serialize;
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -12,8 +12,8 @@ use super::errors::describe;
 use crate::core::hooks::{Handler, HookList};
 
 /// Calls `f(payload)` and awaits what it returns; a throw or rejection becomes an `Err`.
-pub fn js_handler<P: Serialize + 'static>(f: Function) -> Handler<P> {
-    Rc::new(move |payload: &P| {
+pub fn js_handler(f: Function) -> Handler {
+    Rc::new(move |payload: &Value| {
         let returned = f.call1(&JsValue::UNDEFINED, &to_js(payload));
         Box::pin(async move {
             let value = returned.map_err(|e| describe(&e))?;
@@ -24,7 +24,7 @@ pub fn js_handler<P: Serialize + 'static>(f: Function) -> Handler<P> {
 }
 
 /// Registers `f` on the list `pick` selects; returns a JS function that unregisters it.
-pub fn subscribe<S: 'static, P: Serialize + 'static>(owner: S, pick: fn(&S) -> &HookList<P>, f: Function) -> Function {
+pub fn subscribe<S: 'static>(owner: S, pick: fn(&S) -> &HookList, f: Function) -> Function {
     let id = pick(&owner).register(js_handler(f));
     Closure::<dyn FnMut()>::new(move || {
         pick(&owner).unregister(id);

@@ -39,10 +39,10 @@ fn sign(secret: &str, message: &str) -> String {
 pub fn docdb_headers(secret: &str, user_id: &str, company_id: &str, roles: &[String]) -> DocdbHeaders {
     let set = |scope: &str| -> HeaderSet {
         let mut h = HeaderSet::new();
-        h.insert("X-Docdb-User".into(), user_id.to_owned());
-        h.insert("X-Docdb-Company".into(), company_id.to_owned());
-        h.insert("X-Docdb-Roles".into(), roles.join(","));
-        h.insert("X-Docdb-Token".into(), sign(secret, &format!("{scope}:{company_id}:{user_id}")));
+        h.insert("X-Docdb-User".into(), user_id.into());
+        h.insert("X-Docdb-Company".into(), company_id.into());
+        h.insert("X-Docdb-Roles".into(), roles.join(",").into());
+        h.insert("X-Docdb-Token".into(), sign(secret, &format!("{scope}:{company_id}:{user_id}")).into());
         h
     };
     DocdbHeaders { remote: Some(set("remote")), local: Some(set("local")) }

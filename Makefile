@@ -6,11 +6,16 @@ WASM_PACK_VERSION := 0.15.1
 GECKODRIVER_VERSION := 0.37.1
 # The wasm-bindgen CLI must be exactly the crate's version (Cargo.lock), or wasm-pack tries to download one.
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
-APT_PACKAGES := chromium chromium-driver firefox-esr binaryen
+APT_PACKAGES := chromium chromium-driver firefox-esr
+# Current binaryen from the npm registry (runs on the machine's Node at build time only).
+BINARYEN_VERSION := 132.0.0
+WASM_OPT := target/binaryen/node_modules/.bin/wasm-opt
+WASM_FEATURES := --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int \
+  --enable-multivalue --enable-sign-ext --enable-mutable-globals
 DEMO_LISTEN ?= 127.0.0.1:8080
 DEMO_DATA ?= target/demo-data
 
-.PHONY: setup build test test-native test-browser demo size bench clean
+.PHONY: setup build test test-native test-browser test-package demo size bench clean
 
 ## Installs whatever is missing; a no-op when everything is present.
 setup:
@@ -24,11 +29,15 @@ setup:
 	  || cargo install geckodriver --version $(GECKODRIVER_VERSION) --locked \
 	  || cargo install geckodriver --version $(GECKODRIVER_VERSION)
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  command -v npm >/dev/null || missing="$$missing nodejs npm"; \
 	  if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
+	@$(WASM_OPT) --version 2>/dev/null | grep -q "version $(firstword $(subst ., ,$(BINARYEN_VERSION)))" \
+	  || npm install --silent --no-save --no-audit --no-fund --prefix target/binaryen binaryen@$(BINARYEN_VERSION)
 
 ## The npm package in pkg/: wasm-pack's output merged with pkg-template/.
 build: setup
 	wasm-pack build --release --target web --out-dir pkg
+	$(WASM_OPT) -Oz $(WASM_FEATURES) pkg/session_broker_bg.wasm -o pkg/session_broker_bg.wasm
 	@cargo_version=$$(awk -F'"' '/^version = / { print $$2; exit }' Cargo.toml); \
 	  template_version=$$(awk -F'"' '/"version":/ { print $$4; exit }' pkg-template/package.json); \
 	  [ "$$cargo_version" = "$$template_version" ] || { echo "pkg-template/package.json is $$template_version, Cargo.toml is $$cargo_version"; exit 1; }
@@ -38,7 +47,8 @@ build: setup
 ## Every suite; the last line totals them ("N passed, N failed") across runners.
 test: setup
 	@set -o pipefail; log=$$(mktemp); \
-	  { $(MAKE) --no-print-directory test-native && $(MAKE) --no-print-directory test-browser; } 2>&1 | tee $$log; rc=$$?; \
+	  { $(MAKE) --no-print-directory test-native && $(MAKE) --no-print-directory test-browser \
+	    && $(MAKE) --no-print-directory test-package; } 2>&1 | tee $$log; rc=$$?; \
 	  awk '/test result: /{ for (i = 1; i <= NF; i++) { if ($$(i+1) ~ /^passed/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	       END { printf "%d passed, %d failed\n", p, f }' $$log; rm -f $$log; exit $$rc
 
@@ -47,6 +57,10 @@ test-native:
 
 test-browser:
 	bash tests/run-browser.sh
+
+## The built release package (what npm users get) loaded in headless Chromium.
+test-package: build
+	bash tests/package-smoke.sh
 
 ## Builds the release package, starts the mock server with the demo seed, serves www/.
 demo: build

@@ -1,6 +1,11 @@
 //! The migration runner: applies the drizzle journal's migrations that the tracking table
 //! `__drizzle_migrations(id, hash, created_at)` does not hold, each in its own transaction.
 //! A migration is identified by its journal `when` (drizzle's `created_at`).
+//!
+//! SQLite lacks `ALTER TABLE … ADD COLUMN IF NOT EXISTS` / `DROP COLUMN IF EXISTS`, which the
+//! seed's 0015 relies on for idempotency; the runner checks the column and runs the plain form
+//! only when needed. A statement preceded by `-- only-if-column: table.column` runs only when
+//! that column exists (a data copy out of a column a later statement drops).
 
 use rusqlite::{params, Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
@@ -143,13 +148,74 @@ pub fn run(conn: &mut Connection, mode: Mode) -> Result<Report, MigrateError> {
         }
         let tx = conn.transaction()?;
         for statement in m.statements() {
-            tx.execute_batch(statement).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), error: e.to_string() })?;
+            execute(&tx, statement).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), error: e.to_string() })?;
         }
         record(&tx, m)?;
         tx.commit()?;
         report.applied.push(m.tag.to_owned());
     }
     Ok(report)
+}
+
+pub fn column_exists(conn: &Connection, table: &str, column: &str) -> rusqlite::Result<bool> {
+    let mut stmt = conn.prepare("SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2")?;
+    stmt.query_row(params![table, column], |r| r.get::<_, i64>(0)).map(|n| n > 0)
+}
+
+/// What one statement asks for, once its directive and conditional `ALTER` are read.
+#[derive(Debug, PartialEq, Eq)]
+enum Plan {
+    Run(String),
+    /// Run the plain `ALTER` unless `column` of `table` already is as wanted.
+    AddColumn { table: String, column: String, sql: String },
+    DropColumn { table: String, column: String, sql: String },
+    OnlyIfColumn { table: String, column: String, sql: String },
+}
+
+fn plan(statement: &str) -> Plan {
+    let mut directive = None;
+    let mut body = Vec::new();
+    for line in statement.lines() {
+        let trimmed = line.trim();
+        if let Some(target) = trimmed.strip_prefix("-- only-if-column:") {
+            directive = target.trim().split_once('.').map(|(t, c)| (t.to_owned(), c.to_owned()));
+        } else if !trimmed.starts_with("--") {
+            body.push(line);
+        }
+    }
+    let sql = body.join("\n").trim().to_owned();
+    if let Some((table, column)) = directive {
+        return Plan::OnlyIfColumn { table, column, sql };
+    }
+    let words: Vec<&str> = sql.split_whitespace().collect();
+    let upper: Vec<String> = words.iter().map(|w| w.to_ascii_uppercase()).collect();
+    let is = |i: usize, w: &str| upper.get(i).is_some_and(|u| u == w);
+    if is(0, "ALTER") && is(1, "TABLE") && words.len() > 3 {
+        let table = words[2].to_owned();
+        if is(3, "ADD") && is(4, "COLUMN") && is(5, "IF") && is(6, "NOT") && is(7, "EXISTS") && words.len() > 8 {
+            let column = words[8].to_owned();
+            let rest = words[9..].join(" ");
+            return Plan::AddColumn { sql: format!("ALTER TABLE {table} ADD COLUMN {column} {rest}").trim().to_owned(), table, column };
+        }
+        if is(3, "DROP") && is(4, "COLUMN") && is(5, "IF") && is(6, "EXISTS") && words.len() > 7 {
+            let column = words[7].trim_end_matches(';').to_owned();
+            return Plan::DropColumn { sql: format!("ALTER TABLE {table} DROP COLUMN {column}"), table, column };
+        }
+    }
+    Plan::Run(sql)
+}
+
+/// Runs one statement of a migration, honouring the conditional forms.
+pub fn execute(conn: &Connection, statement: &str) -> rusqlite::Result<()> {
+    match plan(statement) {
+        Plan::Run(sql) => conn.execute_batch(&sql),
+        Plan::AddColumn { table, column, sql } => {
+            if column_exists(conn, &table, &column)? { Ok(()) } else { conn.execute_batch(&sql) }
+        }
+        Plan::DropColumn { table, column, sql } | Plan::OnlyIfColumn { table, column, sql } => {
+            if column_exists(conn, &table, &column)? { conn.execute_batch(&sql) } else { Ok(()) }
+        }
+    }
 }
 
 /// Each journal entry with whether the tracking table holds it.
@@ -159,4 +225,26 @@ pub fn status(conn: &Connection) -> Result<Vec<(String, bool)>, MigrateError> {
         .optional()?;
     let applied = if exists.is_some() { applied_whens(conn)? } else { Vec::new() };
     Ok(journal().into_iter().map(|m| (m.tag.to_owned(), applied.contains(&m.when))).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_conditional_alters_and_directives() {
+        assert_eq!(
+            plan("ALTER TABLE t ADD COLUMN IF NOT EXISTS c INTEGER NOT NULL DEFAULT 0;"),
+            Plan::AddColumn { table: "t".into(), column: "c".into(), sql: "ALTER TABLE t ADD COLUMN c INTEGER NOT NULL DEFAULT 0;".into() }
+        );
+        assert_eq!(
+            plan("alter table t drop column if exists c;"),
+            Plan::DropColumn { table: "t".into(), column: "c".into(), sql: "ALTER TABLE t DROP COLUMN c".into() }
+        );
+        assert_eq!(
+            plan("-- only-if-column: t.old\nUPDATE t SET c = old;"),
+            Plan::OnlyIfColumn { table: "t".into(), column: "old".into(), sql: "UPDATE t SET c = old;".into() }
+        );
+        assert_eq!(plan("-- a comment\nCREATE TABLE x (a INT);"), Plan::Run("CREATE TABLE x (a INT);".into()));
+    }
 }

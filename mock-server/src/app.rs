@@ -32,7 +32,14 @@ async fn count_requests(State(state): State<AppState>, request: Request, next: N
 }
 
 pub fn app(state: AppState) -> Router {
-    let mut router = Router::new().merge(routes::health::router()).merge(routes::auth::router()).merge(routes::devices::router());
+    let mut router = Router::new()
+        .merge(routes::health::router())
+        .merge(routes::auth::router())
+        .merge(routes::devices::router())
+        .merge(routes::admin::router())
+        .merge(routes::crons::router())
+        .merge(routes::bootstrap::router())
+        .merge(routes::docdb::router());
     if state.settings.test_controls {
         router = router.merge(routes::mock::router());
     }

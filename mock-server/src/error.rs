@@ -77,6 +77,33 @@ impl From<rusqlite::Error> for AppError {
     }
 }
 
+impl From<crate::rolling::RollingError> for AppError {
+    fn from(e: crate::rolling::RollingError) -> Self {
+        use crate::docdb::DocDbError;
+        use crate::rolling::RollingError as R;
+        let message = e.to_string();
+        match e {
+            R::UnknownTenant(_) => AppError::NotFound("unknown_tenant", message),
+            R::DropRequiresRollingDb => AppError::Conflict("drop_requires_rolling_db", message),
+            R::SdkTooOld(_) => AppError::Conflict("sdk_too_old", message),
+            R::NothingToChange => AppError::bad_request(message),
+            R::NoCatalogue(_) => AppError::Conflict("no_catalogue", message),
+            R::DocDb(DocDbError::AllDbsActive { .. }) => AppError::Conflict("all_dbs_active", message),
+            R::DocDb(DocDbError::Conflict(_)) => AppError::Conflict("conflict", message),
+            R::DocDb(DocDbError::Exists(_)) => AppError::Conflict("file_exists", message),
+            R::DocDb(DocDbError::Missing(_)) => AppError::NotFound("not_found", message),
+            R::DocDb(DocDbError::IllegalName(_)) => AppError::BadRequest("illegal_database_name", message),
+            R::DocDb(DocDbError::Store(e)) | R::Store(e) => AppError::Internal(e),
+        }
+    }
+}
+
+impl From<crate::docdb::DocDbError> for AppError {
+    fn from(e: crate::docdb::DocDbError) -> Self {
+        crate::rolling::RollingError::from(e).into()
+    }
+}
+
 impl From<serde_json::Error> for AppError {
     fn from(e: serde_json::Error) -> Self {
         AppError::Internal(format!("json: {e}"))

@@ -4,8 +4,12 @@
 pub mod app;
 pub mod auth;
 pub mod clock;
+pub mod crons;
+pub mod docdb;
 pub mod error;
 pub mod extract;
+pub mod realtime;
+pub mod rolling;
 pub mod routes;
 pub mod settings;
 pub mod state;

@@ -74,6 +74,7 @@ fn serve(args: &[String], settings: Settings) -> Result<(), String> {
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         // The first stdout line is the contract: scripts read the address from it.
         println!("listening on http://{addr}");
+        mock_server::crons::scheduler::start(state.clone());
         axum::serve(listener, mock_server::app(state)).with_graceful_shutdown(shutdown()).await.map_err(|e| format!("server: {e}"))
     })
 }

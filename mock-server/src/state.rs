@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::auth::jwt::TokenKeys;
@@ -30,6 +31,36 @@ impl Stats {
     }
 }
 
+/// When each cron is next due (server clock), as the scheduler set it.
+#[derive(Debug, Default)]
+pub struct Schedule(Mutex<BTreeMap<&'static str, i64>>);
+
+impl Schedule {
+    pub fn set(&self, cron: &'static str, at_ms: i64) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(cron, at_ms);
+    }
+
+    pub fn get(&self, cron: &str) -> Option<i64> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).get(cron).copied()
+    }
+}
+
+/// Knobs only `MOCK_TEST_CONTROLS` exposes.
+#[derive(Debug, Default)]
+pub struct TestControls {
+    step_delay_ms: AtomicU64,
+}
+
+impl TestControls {
+    pub fn step_delay_ms(&self) -> u64 {
+        self.step_delay_ms.load(Ordering::SeqCst)
+    }
+
+    pub fn set_step_delay_ms(&self, ms: u64) {
+        self.step_delay_ms.store(ms, Ordering::SeqCst);
+    }
+}
+
 #[derive(Clone)]
 pub struct AppState {
     pub settings: Arc<Settings>,
@@ -38,13 +69,18 @@ pub struct AppState {
     pub tokens: Arc<TokenKeys>,
     pub stats: Arc<Stats>,
     pub static_dirs: StaticDirs,
+    /// Names this process in the cron locks it holds.
+    pub instance_id: String,
+    pub schedule: Arc<Schedule>,
+    pub test: Arc<TestControls>,
+    pub realtime: Arc<crate::realtime::Hub>,
 }
 
 impl AppState {
     /// Opens the store under the settings' `DATA_DIR` (or in memory) and builds the state.
     pub fn new(settings: Settings, static_dirs: StaticDirs) -> Result<AppState, String> {
         let clock = Arc::new(Clock::default());
-        let store = Store::open(settings.data_dir.as_ref(), clock.now_ms())?;
+        let store = Store::open(&settings, clock.now_ms())?;
         Ok(AppState {
             tokens: Arc::new(TokenKeys::new(&settings.jwt_secret, settings.access_token_ttl_secs)),
             settings: Arc::new(settings),
@@ -52,6 +88,10 @@ impl AppState {
             clock,
             stats: Arc::default(),
             static_dirs,
+            instance_id: crate::auth::secrets::random_id("proc"),
+            schedule: Arc::default(),
+            test: Arc::default(),
+            realtime: Arc::default(),
         })
     }
 }

@@ -13,7 +13,24 @@ use crate::extract::ApiJson;
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/__mock/clock", post(clock)).route("/__mock/reset", post(reset)).route("/__mock/stats", get(stats))
+    Router::new()
+        .route("/__mock/clock", post(clock))
+        .route("/__mock/reset", post(reset))
+        .route("/__mock/stats", get(stats))
+        .route("/__mock/slow", post(slow))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SlowRequest {
+    #[serde(rename = "stepDelayMs")]
+    step_delay_ms: u64,
+}
+
+/// Pauses every cron between tenants, so a test can stop the server in the middle of a run.
+async fn slow(State(state): State<AppState>, ApiJson(req): ApiJson<SlowRequest>) -> Json<Value> {
+    state.test.set_step_delay_ms(req.step_delay_ms.min(60_000));
+    Json(json!({"stepDelayMs": state.test.step_delay_ms()}))
 }
 
 #[derive(Deserialize)]
@@ -35,7 +52,8 @@ async fn clock(State(state): State<AppState>, ApiJson(req): ApiJson<ClockRequest
 
 async fn reset(State(state): State<AppState>) -> AppResult<Json<Value>> {
     state.clock.reset();
-    state.store.reset(state.clock.now_ms())?;
+    state.test.set_step_delay_ms(0);
+    state.store.reset(&state.settings, state.clock.now_ms())?;
     Ok(Json(json!({"ok": true})))
 }
 

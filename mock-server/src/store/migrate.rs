@@ -99,10 +99,12 @@ fn applied_whens(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
     rows.collect()
 }
 
-/// User tables other than the tracking table.
+/// Relational tables other than the tracking table (the document cluster's and the crons'
+/// tables are not the migrations' business).
 pub fn existing_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut stmt = conn.prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '__drizzle_migrations' ORDER BY name",
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '__drizzle_migrations'
+         AND substr(name, 1, 6) != 'docdb_' AND substr(name, 1, 5) != 'cron_' ORDER BY name",
     )?;
     let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
     rows.collect()

@@ -11,7 +11,9 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::Connection;
 
+use crate::docdb;
 use crate::error::AppError;
+use crate::settings::Settings;
 
 pub const DB_FILE: &str = "mock-server.sqlite";
 
@@ -33,9 +35,10 @@ pub fn open_connection(path: Option<&PathBuf>) -> rusqlite::Result<Connection> {
 }
 
 impl Store {
-    /// Opens the store under `data_dir` (or in memory), migrates it and seeds an empty one.
-    pub fn open(data_dir: Option<&PathBuf>, now_ms: i64) -> Result<Store, String> {
-        let path = match data_dir {
+    /// Opens the store under the settings' `DATA_DIR` (or in memory), migrates it, adds the
+    /// document cluster's and the crons' tables, and seeds an empty one.
+    pub fn open(settings: &Settings, now_ms: i64) -> Result<Store, String> {
+        let path = match settings.data_dir.as_ref() {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| format!("DATA_DIR {}: {e}", dir.display()))?;
                 Some(dir.join(DB_FILE))
@@ -44,7 +47,9 @@ impl Store {
         };
         let mut conn = open_connection(path.as_ref()).map_err(|e| format!("open store: {e}"))?;
         migrate::run(&mut conn, migrate::Mode::Apply).map_err(|e| e.to_string())?;
-        seed::seed_if_empty(&conn, now_ms).map_err(|e| format!("seed: {e}"))?;
+        conn.execute_batch(docdb::SCHEMA).map_err(|e| format!("document cluster tables: {e}"))?;
+        conn.execute_batch(crate::crons::runs::SCHEMA).map_err(|e| format!("cron tables: {e}"))?;
+        seed::seed_if_empty(&conn, settings, now_ms).map_err(|e| format!("seed: {e}"))?;
         Ok(Store { conn: Mutex::new(conn), path })
     }
 
@@ -55,6 +60,11 @@ impl Store {
 
     /// Runs `f` in one transaction: all of it lands, or none of it.
     pub fn tx<T>(&self, f: impl FnOnce(&rusqlite::Transaction) -> Result<T, AppError>) -> Result<T, AppError> {
+        self.transaction(f)
+    }
+
+    /// [`Store::tx`] for any error type a store error converts into.
+    pub fn transaction<T, E: From<rusqlite::Error>>(&self, f: impl FnOnce(&rusqlite::Transaction) -> Result<T, E>) -> Result<T, E> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         let out = f(&tx)?;
@@ -63,11 +73,11 @@ impl Store {
     }
 
     /// Back to the demo seed: every table emptied, migrations kept, seed loaded again.
-    pub fn reset(&self, now_ms: i64) -> Result<(), AppError> {
+    pub fn reset(&self, settings: &Settings, now_ms: i64) -> Result<(), AppError> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         seed::clear(&tx)?;
-        seed::seed_if_empty(&tx, now_ms)?;
+        seed::seed_if_empty(&tx, settings, now_ms)?;
         tx.commit()?;
         Ok(())
     }

@@ -3,6 +3,9 @@
 use rusqlite::{params, Connection};
 
 use crate::auth::secrets::password_hash;
+use crate::docdb;
+use crate::rolling::naming::TenantNames;
+use crate::settings::Settings;
 
 pub const COMPANIES: [(&str, &str); 3] = [("acme", "Acme Corp"), ("globex", "Globex Corporation"), ("initech", "Initech")];
 
@@ -16,9 +19,13 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the seed and reset own, children before parents.
-const TABLES: [&str; 9] = ["audit_log", "refresh_tokens", "devices", "sales", "orders", "user_companies", "users", "companies", "__seed_marker"];
+const TABLES: [&str; 17] = [
+    "cron_locks", "cron_runs", "docdb_local_documents", "docdb_documents", "docdb_databases",
+    "conflict_reviews", "day_databases", "company_feature_flags", "client_invalidations",
+    "audit_log", "refresh_tokens", "devices", "sales", "orders", "user_companies", "users", "companies",
+];
 
-pub fn seed_if_empty(conn: &Connection, now_ms: i64) -> rusqlite::Result<()> {
+pub fn seed_if_empty(conn: &Connection, settings: &Settings, now_ms: i64) -> rusqlite::Result<()> {
     let companies: i64 = conn.query_row("SELECT COUNT(*) FROM companies", [], |r| r.get(0))?;
     if companies > 0 {
         return Ok(());
@@ -36,6 +43,11 @@ pub fn seed_if_empty(conn: &Connection, now_ms: i64) -> rusqlite::Result<()> {
         for company in companies {
             conn.execute("INSERT INTO user_companies (user_id, company_id) VALUES (?1, ?2)", params![id, company])?;
         }
+    }
+    for (id, _) in COMPANIES {
+        let names = TenantNames::new(&settings.db_prefix, id, "main");
+        docdb::seed::seed_legacy(conn, &names, id, settings.rolling_db_max_open, now_ms)
+            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.to_string().into()))?;
     }
     Ok(())
 }

@@ -74,3 +74,39 @@ pub fn assert_error(a: &Answer, status: u16, code: &str) {
     assert_eq!(a.body["error"], code, "{:?}", a.body);
     assert!(a.body["message"].as_str().is_some_and(|m| !m.is_empty()), "{:?}", a.body);
 }
+
+impl Server {
+    pub async fn patch(&self, path: &str, token: Option<&str>, body: Value) -> Answer {
+        self.call(Method::PATCH, path, token, Some(body)).await
+    }
+
+    /// Triggers `cron` and waits for its run to finish; returns the finished run.
+    pub async fn run_cron(&self, token: &str, cron: &str) -> Value {
+        let started = self.post(&format!("/admin/crons/{cron}/run"), Some(token), json!({})).await;
+        assert_eq!(started.status, StatusCode::ACCEPTED, "{:?}", started.body);
+        let run_id = started.body["runId"].as_str().unwrap().to_owned();
+        assert_eq!(started.headers["location"], format!("/admin/crons/runs/{run_id}").as_str());
+        self.wait_run(token, &run_id).await
+    }
+
+    pub async fn wait_run(&self, token: &str, run_id: &str) -> Value {
+        for _ in 0..400 {
+            let run = self.get(&format!("/admin/crons/runs/{run_id}"), Some(token)).await;
+            assert_eq!(run.status, StatusCode::OK, "{:?}", run.body);
+            if run.body["status"] != "running" {
+                return run.body;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("run {run_id} did not finish");
+    }
+
+    pub fn now(&self) -> i64 {
+        self.state.clock.now_ms()
+    }
+
+    pub async fn advance_days(&self, days: f64) {
+        let a = self.post("/__mock/clock", None, json!({"advanceDays": days})).await;
+        assert_eq!(a.status, StatusCode::OK);
+    }
+}

@@ -1,0 +1,170 @@
+//! What each cron does, tenant by tenant: every tenant in its own transaction, so one tenant's
+//! failure (say `all_dbs_active`) leaves nothing half-done and the others go on.
+
+use std::time::Duration;
+
+use crate::error::AppError;
+use crate::rolling::rotate::TenantRotation;
+use crate::rolling::warm::WarmOutcome;
+use crate::rolling::{archive, drop_eval, flags, invalidation, rotate, tenants, RollingError, RollingSettings};
+use crate::state::AppState;
+
+use super::{runs, Job};
+
+pub struct JobContext<'a> {
+    pub state: &'a AppState,
+    pub run_id: &'a str,
+}
+
+impl JobContext<'_> {
+    fn now(&self) -> i64 {
+        self.state.clock.now_ms()
+    }
+
+    fn progress(&self, done: u64, total: u64, line: Option<&str>) {
+        if let Some(line) = line {
+            tracing::info!(run = self.run_id, "{line}");
+        }
+        let now = self.now();
+        if let Err(e) = self.state.store.tx(|tx| runs::progress(tx, self.run_id, done, total, line, now).map_err(AppError::from)) {
+            tracing::error!("recording progress of {}: {e:?}", self.run_id);
+        }
+    }
+
+    /// Test control: a pause between tenants, so a test can stop the server mid-run.
+    fn pause(&self) {
+        let ms = self.state.test.step_delay_ms();
+        if ms > 0 {
+            std::thread::sleep(Duration::from_millis(ms));
+        }
+    }
+
+    fn settings(&self) -> RollingSettings {
+        RollingSettings::from(&*self.state.settings)
+    }
+
+    /// Runs `step` for each tenant id in its own transaction, logging one line each.
+    fn per_tenant<T>(&self, ids: &[String], first: u64, total: u64, step: impl Fn(&rusqlite::Connection, &tenants::Tenant, i64) -> Result<T, RollingError>, describe: impl Fn(&str, &T) -> String) -> bool {
+        let mut ok = true;
+        for (i, id) in ids.iter().enumerate() {
+            self.pause();
+            let now = self.now();
+            let outcome = self.state.store.transaction(|tx| {
+                let tenant = tenants::get(tx, id).map_err(Outcome::Failed)?;
+                step(tx, &tenant, now).map_err(Outcome::Failed)
+            });
+            let line = match outcome {
+                Ok(value) => describe(id, &value),
+                Err(Outcome::Failed(e)) => {
+                    ok = false;
+                    format!("{id}: failed, nothing changed: {e}")
+                }
+                Err(Outcome::Store(e)) => {
+                    ok = false;
+                    format!("{id}: failed, nothing changed: store: {e}")
+                }
+            };
+            self.progress(first + i as u64 + 1, total, Some(&line));
+        }
+        ok
+    }
+}
+
+/// A tenant step's failure, or the store's (the transaction rolls back either way).
+enum Outcome {
+    Failed(RollingError),
+    Store(String),
+}
+
+impl From<rusqlite::Error> for Outcome {
+    fn from(e: rusqlite::Error) -> Self {
+        Outcome::Store(e.to_string())
+    }
+}
+
+fn all_tenant_ids(ctx: &JobContext) -> Vec<String> {
+    let conn = ctx.state.store.lock();
+    tenants::all(&conn).map(|ts| ts.into_iter().map(|t| t.id).collect()).unwrap_or_default()
+}
+
+fn describe_rotation(id: &str, r: &TenantRotation) -> String {
+    let mut parts = Vec::new();
+    match &r.warm {
+        WarmOutcome::Created { docs } => parts.push(format!("CORE warmed with {docs} STATIC documents (fresh revisions)")),
+        WarmOutcome::AlreadyExists => parts.push("CORE exists, warm is a no-op".to_owned()),
+        WarmOutcome::NoLegacy => {}
+    }
+    if r.created_days.is_empty() {
+        parts.push("day databases for today and tomorrow already exist".to_owned());
+    } else {
+        parts.push(format!("prewarmed {}", r.created_days.join(", ")));
+    }
+    if r.invalidated {
+        parts.push("tenant invalidated: devices cut over to CORE at their next handshake".to_owned());
+    }
+    format!("{id}: {}", parts.join("; "))
+}
+
+fn rotate(ctx: &JobContext) -> bool {
+    let settings = ctx.settings();
+    let rolling = {
+        let conn = ctx.state.store.lock();
+        flags::rolling_tenants(&conn).unwrap_or_default()
+    };
+    let total = rolling.len() as u64 + 1;
+    ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
+    let ok = ctx.per_tenant(&rolling, 0, total, |tx, t, now| rotate::rotate_tenant(tx, &settings, t, now), describe_rotation);
+    // Tenants without rollingDb keep the legacy behaviour: one invalidation a day.
+    let now = ctx.now();
+    let daily = ctx.state.store.tx(|tx| {
+        let mut n = 0;
+        for t in tenants::all(tx).map_err(AppError::from)? {
+            if !flags::get(tx, &t.id).map_err(AppError::from)?.rolling_db && invalidation::invalidate_daily_if_due(tx, &t.id, now).map_err(AppError::from)? {
+                n += 1;
+            }
+        }
+        Ok(n)
+    });
+    let line = match &daily {
+        Ok(n) => format!("invalidate_daily: {n} legacy tenant(s) invalidated"),
+        Err(e) => format!("invalidate_daily failed: {}", e.body().message),
+    };
+    ctx.progress(total, total, Some(&line));
+    ok && daily.is_ok()
+}
+
+fn archive(ctx: &JobContext) -> bool {
+    let settings = ctx.settings();
+    let ids = all_tenant_ids(ctx);
+    let total = ids.len() as u64;
+    ctx.progress(0, total, Some(&format!("archive: {total} tenant(s)")));
+    ctx.per_tenant(&ids, 0, total, |tx, t, now| archive::archive_tenant(tx, &settings, t, now), |id, r| {
+        format!(
+            "{id}: drained [{}], archived [{}], still open [{}]{}",
+            r.drained.join(", "),
+            r.archived.join(", "),
+            r.still_open.join(", "),
+            if r.unreconciled.is_empty() { String::new() } else { format!(", NOT reconciled [{}]", r.unreconciled.join(", ")) }
+        )
+    })
+}
+
+fn drop_eval(ctx: &JobContext) -> bool {
+    let settings = ctx.settings();
+    let ids = all_tenant_ids(ctx);
+    let total = ids.len() as u64;
+    ctx.progress(0, total, Some(&format!("drop-eval: {total} tenant(s), TTL {} days", drop_eval::TTL_DAYS)));
+    ctx.per_tenant(&ids, 0, total, |tx, t, now| drop_eval::evaluate_tenant(tx, &settings, t, now), |id, r| match &r.skipped {
+        Some(why) => format!("{id}: skipped ({why})"),
+        None if r.dropped.is_empty() => format!("{id}: nothing eligible"),
+        None => format!("{id}: dropped [{}] (their documents stay in the archive)", r.dropped.join(", ")),
+    })
+}
+
+pub fn run(job: Job, ctx: &JobContext) -> bool {
+    match job {
+        Job::Rotate => rotate(ctx),
+        Job::DropEval => drop_eval(ctx),
+        Job::Archive => archive(ctx),
+    }
+}

@@ -1,0 +1,71 @@
+//! The operations crons: `rolling-db-rotate` (05:00), `rolling-db-drop-eval` (04:00) and
+//! `rolling-db-archive` (03:00, before the drop evaluation reads its result), run on schedule
+//! against the server clock or on demand. A run holds its cron's lock in the store, so two
+//! server processes on one data file never run it twice.
+
+pub mod jobs;
+pub mod runner;
+pub mod runs;
+pub mod scheduler;
+
+use chrono::{DateTime, Days, NaiveTime};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    Rotate,
+    DropEval,
+    Archive,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CronDef {
+    pub name: &'static str,
+    pub hour: u32,
+    pub minute: u32,
+    pub job: Job,
+}
+
+impl CronDef {
+    /// `HH:MM` (UTC).
+    pub fn schedule(&self) -> String {
+        format!("{:02}:{:02}", self.hour, self.minute)
+    }
+
+    /// The first time after `after_ms` this cron is due.
+    pub fn next_after(&self, after_ms: i64) -> i64 {
+        let now = DateTime::from_timestamp_millis(after_ms).unwrap_or_default();
+        let at = NaiveTime::from_hms_opt(self.hour, self.minute, 0).unwrap_or_default();
+        let today = now.date_naive().and_time(at).and_utc();
+        let next = if today.timestamp_millis() > after_ms { today } else { today.checked_add_days(Days::new(1)).unwrap_or(today) };
+        next.timestamp_millis()
+    }
+}
+
+pub const ROTATE: &str = "rolling-db-rotate";
+pub const DROP_EVAL: &str = "rolling-db-drop-eval";
+pub const ARCHIVE: &str = "rolling-db-archive";
+
+pub const CRONS: [CronDef; 3] = [
+    CronDef { name: ROTATE, hour: 5, minute: 0, job: Job::Rotate },
+    CronDef { name: DROP_EVAL, hour: 4, minute: 0, job: Job::DropEval },
+    CronDef { name: ARCHIVE, hour: 3, minute: 0, job: Job::Archive },
+];
+
+pub fn find(name: &str) -> Option<&'static CronDef> {
+    CRONS.iter().find(|c| c.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_run_is_the_next_occurrence() {
+        let rotate = find(ROTATE).unwrap();
+        let four_am = 1_795_233_600_000; // 2026-11-21T04:00:00Z
+        assert_eq!(rotate.next_after(four_am), four_am + 3_600_000);
+        assert_eq!(rotate.next_after(four_am + 3_600_000), four_am + 3_600_000 + 86_400_000, "exactly at 05:00: the next day");
+        assert_eq!(rotate.schedule(), "05:00");
+        assert!(find("nope").is_none());
+    }
+}

@@ -1,0 +1,31 @@
+//! Starting a run: join the live one or take the lock and run the job on a thread of its own.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::auth::secrets::random_id;
+use crate::error::{AppError, AppResult};
+use crate::state::AppState;
+
+use super::jobs::{self, JobContext};
+use super::{runs, CronDef};
+
+/// Returns the run id and whether that run was already going.
+pub fn trigger(state: &AppState, cron: &'static CronDef) -> AppResult<(String, bool)> {
+    let now = state.clock.now_ms();
+    let new_id = random_id("run");
+    let (run_id, already) = state.store.tx(|tx| runs::start_or_join(tx, cron.name, &new_id, &state.instance_id, now).map_err(AppError::from))?;
+    if !already {
+        let state = state.clone();
+        let id = run_id.clone();
+        std::thread::spawn(move || {
+            let ctx = JobContext { state: &state, run_id: &id };
+            // A panicking job still ends its run (as failed) and releases the lock.
+            let ok = catch_unwind(AssertUnwindSafe(|| jobs::run(cron.job, &ctx))).unwrap_or(false);
+            let now = state.clock.now_ms();
+            if let Err(e) = state.store.tx(|tx| runs::finish(tx, &id, ok, now).map_err(AppError::from)) {
+                tracing::error!("finishing run {id}: {e:?}");
+            }
+        });
+    }
+    Ok((run_id, already))
+}

@@ -1,0 +1,158 @@
+//! Run records (`cron_runs`) and the per-cron lock (`cron_locks`), held with a lease that a
+//! running job renews: a process killed mid-run leaves a lock that expires, and the next trigger
+//! marks that run interrupted and starts afresh.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use serde_json::Value;
+
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS cron_runs (
+  run_id TEXT PRIMARY KEY NOT NULL,
+  cron TEXT NOT NULL,
+  status TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  finished_at INTEGER,
+  done INTEGER NOT NULL DEFAULT 0,
+  total INTEGER NOT NULL DEFAULT 0,
+  log TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE IF NOT EXISTS cron_locks (
+  cron TEXT PRIMARY KEY NOT NULL,
+  run_id TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  expires_at INTEGER NOT NULL
+);";
+
+pub const TABLE_PREFIX: &str = "cron_";
+
+/// How long a lock stays held without a renewal.
+pub const LEASE_MS: i64 = 30_000;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Run {
+    #[serde(rename = "runId")]
+    pub run_id: String,
+    pub cron: String,
+    pub status: String,
+    #[serde(rename = "startedAt")]
+    pub started_at: i64,
+    #[serde(rename = "finishedAt")]
+    pub finished_at: Option<i64>,
+    pub progress: Progress,
+    pub log: Vec<String>,
+}
+
+pub fn get(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<Run>> {
+    conn.query_row(
+        "SELECT run_id, cron, status, started_at, finished_at, done, total, log FROM cron_runs WHERE run_id = ?1",
+        [run_id],
+        |r| {
+            let log: String = r.get(7)?;
+            Ok(Run {
+                run_id: r.get(0)?,
+                cron: r.get(1)?,
+                status: r.get(2)?,
+                started_at: r.get(3)?,
+                finished_at: r.get(4)?,
+                progress: Progress { done: r.get::<_, i64>(5)? as u64, total: r.get::<_, i64>(6)? as u64 },
+                log: serde_json::from_str(&log).unwrap_or_default(),
+            })
+        },
+    )
+    .optional()
+}
+
+pub fn last_finished(conn: &Connection, cron: &str) -> rusqlite::Result<Option<Run>> {
+    let id: Option<String> = conn
+        .query_row("SELECT run_id FROM cron_runs WHERE cron = ?1 AND status != 'running' ORDER BY started_at DESC, rowid DESC LIMIT 1", [cron], |r| r.get(0))
+        .optional()?;
+    match id {
+        Some(id) => get(conn, &id),
+        None => Ok(None),
+    }
+}
+
+/// The run holding the cron's lock now, if the lock is live.
+pub fn holding(conn: &Connection, cron: &str, now_ms: i64) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT run_id FROM cron_locks WHERE cron = ?1 AND expires_at > ?2", params![cron, now_ms], |r| r.get(0)).optional()
+}
+
+fn append_log(conn: &Connection, run_id: &str, line: &str) -> rusqlite::Result<()> {
+    let log: String = conn.query_row("SELECT log FROM cron_runs WHERE run_id = ?1", [run_id], |r| r.get(0))?;
+    let mut lines: Vec<Value> = serde_json::from_str(&log).unwrap_or_default();
+    lines.push(Value::String(line.to_owned()));
+    conn.execute("UPDATE cron_runs SET log = ?2 WHERE run_id = ?1", params![run_id, Value::Array(lines).to_string()])?;
+    Ok(())
+}
+
+/// Joins the live run of `cron`, or starts a new one (marking an expired holder interrupted).
+/// Returns the run id and whether it was already running.
+pub fn start_or_join(conn: &Connection, cron: &str, new_run_id: &str, holder: &str, now_ms: i64) -> rusqlite::Result<(String, bool)> {
+    if let Some(run_id) = holding(conn, cron, now_ms)? {
+        return Ok((run_id, true));
+    }
+    let stale: Option<String> = conn.query_row("SELECT run_id FROM cron_locks WHERE cron = ?1", [cron], |r| r.get(0)).optional()?;
+    if let Some(stale) = stale {
+        if get(conn, &stale)?.is_some_and(|r| r.status == "running") {
+            append_log(conn, &stale, "interrupted: the process running it stopped (its lock lease expired)")?;
+            conn.execute("UPDATE cron_runs SET status = 'failed', finished_at = ?2 WHERE run_id = ?1", params![stale, now_ms])?;
+        }
+        conn.execute("DELETE FROM cron_locks WHERE cron = ?1", [cron])?;
+    }
+    conn.execute("INSERT INTO cron_runs (run_id, cron, status, started_at) VALUES (?1, ?2, 'running', ?3)", params![new_run_id, cron, now_ms])?;
+    conn.execute("INSERT INTO cron_locks (cron, run_id, holder, expires_at) VALUES (?1, ?2, ?3, ?4)", params![cron, new_run_id, holder, now_ms + LEASE_MS])?;
+    Ok((new_run_id.to_owned(), false))
+}
+
+/// Records progress and a log line, and renews the lease.
+pub fn progress(conn: &Connection, run_id: &str, done: u64, total: u64, line: Option<&str>, now_ms: i64) -> rusqlite::Result<()> {
+    conn.execute("UPDATE cron_runs SET done = ?2, total = ?3 WHERE run_id = ?1", params![run_id, done as i64, total as i64])?;
+    if let Some(line) = line {
+        append_log(conn, run_id, line)?;
+    }
+    conn.execute("UPDATE cron_locks SET expires_at = ?2 WHERE run_id = ?1", params![run_id, now_ms + LEASE_MS])?;
+    Ok(())
+}
+
+pub fn finish(conn: &Connection, run_id: &str, succeeded: bool, now_ms: i64) -> rusqlite::Result<()> {
+    let status = if succeeded { "succeeded" } else { "failed" };
+    conn.execute("UPDATE cron_runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1", params![run_id, status, now_ms])?;
+    conn.execute("DELETE FROM cron_locks WHERE run_id = ?1", [run_id])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(SCHEMA).unwrap();
+        c
+    }
+
+    #[test]
+    fn a_live_lock_is_joined_and_an_expired_one_taken_over() {
+        let c = conn();
+        assert_eq!(start_or_join(&c, "rotate", "r1", "p1", 0).unwrap(), ("r1".into(), false));
+        assert_eq!(start_or_join(&c, "rotate", "r2", "p2", 1_000).unwrap(), ("r1".into(), true), "never doubled");
+        progress(&c, "r1", 1, 3, Some("acme done"), 20_000).unwrap();
+        assert_eq!(start_or_join(&c, "rotate", "r2", "p2", 40_000).unwrap(), ("r1".into(), true), "the lease was renewed");
+        // The holder dies; its lease runs out.
+        let (id, joined) = start_or_join(&c, "rotate", "r3", "p2", 20_000 + LEASE_MS + 1).unwrap();
+        assert_eq!((id.as_str(), joined), ("r3", false));
+        let old = get(&c, "r1").unwrap().unwrap();
+        assert_eq!(old.status, "failed");
+        assert!(old.log.last().unwrap().contains("interrupted"));
+        finish(&c, "r3", true, 99_000).unwrap();
+        assert_eq!(holding(&c, "rotate", 99_000).unwrap(), None);
+        assert_eq!(last_finished(&c, "rotate").unwrap().unwrap().run_id, "r3");
+    }
+}

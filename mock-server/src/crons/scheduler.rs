@@ -1,0 +1,35 @@
+//! The schedule: every second, each cron whose time has come on the server clock is triggered
+//! (once, however far a test moves the clock), then set to its next occurrence.
+
+use std::time::Duration;
+
+use super::{runner, Job, CRONS};
+use crate::state::AppState;
+
+pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
+    let now = state.clock.now_ms();
+    for cron in &CRONS {
+        state.schedule.set(cron.name, cron.next_after(now));
+    }
+    tracing::info!("day-db-cron scheduled: rolling-db-rotate 05:00, rolling-db-drop-eval 04:00, rolling-db-archive 03:00 (UTC, server clock)");
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            let now = state.clock.now_ms();
+            for cron in &CRONS {
+                if state.schedule.get(cron.name).is_some_and(|due| now >= due) {
+                    state.schedule.set(cron.name, cron.next_after(now));
+                    if cron.job == Job::Archive && !state.settings.auto_archive_enabled {
+                        tracing::info!("{}: skipped, AUTO_ARCHIVE_ENABLED is false", cron.name);
+                        continue;
+                    }
+                    match runner::trigger(&state, cron) {
+                        Ok((run, _)) => tracing::info!("{} started on schedule as {run}", cron.name),
+                        Err(e) => tracing::error!("{} could not start: {e:?}", cron.name),
+                    }
+                }
+            }
+        }
+    })
+}

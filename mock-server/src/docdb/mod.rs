@@ -1,0 +1,356 @@
+//! The document-database cluster model (CouchDB-like): databases holding JSON documents, each
+//! with a `_rev` of the form `N-<md5 hex>`, an integer `update_seq` per database, `_local/`
+//! documents that count towards neither, and the cluster's limit of open databases.
+//! Its tables share the SQLite file with the relational store, so one transaction can cover a
+//! tenant's whole rotate, but they are not part of the drizzle migrations.
+
+pub mod seed;
+
+use md5::{Digest, Md5};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS docdb_databases (
+  name TEXT PRIMARY KEY NOT NULL,
+  company_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  update_seq INTEGER NOT NULL DEFAULT 0,
+  indexes TEXT NOT NULL DEFAULT '[]',
+  created_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS docdb_documents (
+  db TEXT NOT NULL REFERENCES docdb_databases(name) ON DELETE CASCADE,
+  id TEXT NOT NULL,
+  rev TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (db, id)
+);
+CREATE TABLE IF NOT EXISTS docdb_local_documents (
+  db TEXT NOT NULL REFERENCES docdb_databases(name) ON DELETE CASCADE,
+  id TEXT NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (db, id)
+);";
+
+/// Prefix of the tables above; the migration runner's "tables without history" check skips them.
+pub const TABLE_PREFIX: &str = "docdb_";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Core,
+    Legacy,
+    Day,
+    Archive,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Core => "core",
+            Kind::Legacy => "legacy",
+            Kind::Day => "day",
+            Kind::Archive => "archive",
+        }
+    }
+
+    fn parse(s: &str) -> Kind {
+        match s {
+            "core" => Kind::Core,
+            "day" => Kind::Day,
+            "archive" => Kind::Archive,
+            _ => Kind::Legacy,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum DocDbError {
+    IllegalName(String),
+    Exists(String),
+    Missing(String),
+    Conflict(String),
+    /// Creating would exceed the cluster's `max_dbs_open`.
+    AllDbsActive { open: usize, max: usize },
+    Store(String),
+}
+
+impl std::fmt::Display for DocDbError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DocDbError::IllegalName(n) => write!(f, "illegal_database_name: {n:?} (lowercase letter first, then a-z 0-9 _ $ ( ) + - /)"),
+            DocDbError::Exists(n) => write!(f, "file_exists: database {n} already exists"),
+            DocDbError::Missing(n) => write!(f, "not_found: no database {n}"),
+            DocDbError::Conflict(id) => write!(f, "conflict: document {id} has a newer revision"),
+            DocDbError::AllDbsActive { open, max } => write!(f, "all_dbs_active: {open} databases open, max_dbs_open is {max}"),
+            DocDbError::Store(e) => write!(f, "store: {e}"),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for DocDbError {
+    fn from(e: rusqlite::Error) -> Self {
+        DocDbError::Store(e.to_string())
+    }
+}
+
+pub type DocDbResult<T> = Result<T, DocDbError>;
+
+/// CouchDB's rule for database names.
+pub fn is_legal_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+-/".contains(c))
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DbInfo {
+    pub name: String,
+    pub kind: Kind,
+    #[serde(rename = "companyId")]
+    pub company_id: String,
+    #[serde(rename = "docCount")]
+    pub doc_count: u64,
+    #[serde(rename = "updateSeq")]
+    pub update_seq: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    pub id: String,
+    pub rev: String,
+    pub body: Map<String, Value>,
+}
+
+impl Doc {
+    /// The document as CouchDB returns it: the body with `_id` and `_rev`.
+    pub fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("_id".into(), Value::String(self.id.clone()));
+        out.insert("_rev".into(), Value::String(self.rev.clone()));
+        for (k, v) in &self.body {
+            out.insert(k.clone(), v.clone());
+        }
+        Value::Object(out)
+    }
+}
+
+/// `N-<md5 hex>` of the body and the previous revision.
+pub fn next_rev(previous: Option<&str>, body: &Map<String, Value>) -> String {
+    let generation = previous.and_then(|r| r.split('-').next()?.parse::<u64>().ok()).unwrap_or(0) + 1;
+    let mut hasher = Md5::new();
+    hasher.update(previous.unwrap_or("").as_bytes());
+    hasher.update(Value::Object(body.clone()).to_string().as_bytes());
+    format!("{generation}-{}", hex::encode(hasher.finalize()))
+}
+
+/// The body without CouchDB's reserved fields.
+fn strip_reserved(mut body: Map<String, Value>) -> Map<String, Value> {
+    body.remove("_id");
+    body.remove("_rev");
+    body
+}
+
+pub fn open_count(conn: &Connection) -> DocDbResult<usize> {
+    Ok(conn.query_row("SELECT COUNT(*) FROM docdb_databases", [], |r| r.get::<_, i64>(0))? as usize)
+}
+
+pub fn exists(conn: &Connection, name: &str) -> DocDbResult<bool> {
+    Ok(conn.query_row("SELECT COUNT(*) FROM docdb_databases WHERE name = ?1", [name], |r| r.get::<_, i64>(0))? > 0)
+}
+
+/// Creates a database, refusing an illegal name, an existing one, or one over `max_open`.
+pub fn create(conn: &Connection, name: &str, company_id: &str, kind: Kind, max_open: usize, now_ms: i64) -> DocDbResult<()> {
+    if !is_legal_name(name) {
+        return Err(DocDbError::IllegalName(name.to_owned()));
+    }
+    if exists(conn, name)? {
+        return Err(DocDbError::Exists(name.to_owned()));
+    }
+    let open = open_count(conn)?;
+    if open >= max_open {
+        return Err(DocDbError::AllDbsActive { open, max: max_open });
+    }
+    conn.execute(
+        "INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![name, company_id, kind.as_str(), now_ms],
+    )?;
+    Ok(())
+}
+
+/// Removes the database and its documents from the cluster.
+pub fn drop_database(conn: &Connection, name: &str) -> DocDbResult<()> {
+    conn.execute("DELETE FROM docdb_documents WHERE db = ?1", [name])?;
+    conn.execute("DELETE FROM docdb_local_documents WHERE db = ?1", [name])?;
+    if conn.execute("DELETE FROM docdb_databases WHERE name = ?1", [name])? == 0 {
+        return Err(DocDbError::Missing(name.to_owned()));
+    }
+    Ok(())
+}
+
+pub fn add_index(conn: &Connection, db: &str, index: &str) -> DocDbResult<()> {
+    let current: Option<String> = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
+    let mut indexes: Vec<String> = serde_json::from_str(&current.ok_or_else(|| DocDbError::Missing(db.to_owned()))?).unwrap_or_default();
+    if !indexes.iter().any(|i| i == index) {
+        indexes.push(index.to_owned());
+        conn.execute("UPDATE docdb_databases SET indexes = ?2 WHERE name = ?1", params![db, serde_json::to_string(&indexes).unwrap_or_default()])?;
+    }
+    Ok(())
+}
+
+pub fn indexes(conn: &Connection, db: &str) -> DocDbResult<Vec<String>> {
+    let raw: String = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?.ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
+    Ok(serde_json::from_str(&raw).unwrap_or_default())
+}
+
+fn bump_seq(conn: &Connection, db: &str) -> DocDbResult<u64> {
+    conn.execute("UPDATE docdb_databases SET update_seq = update_seq + 1 WHERE name = ?1", [db])?;
+    Ok(conn.query_row("SELECT update_seq FROM docdb_databases WHERE name = ?1", [db], |r| r.get::<_, i64>(0))? as u64)
+}
+
+/// Writes a document; `expected_rev` must name the current revision of an existing document
+/// (CouchDB's optimistic concurrency). Returns the new revision.
+pub fn put(conn: &Connection, db: &str, id: &str, body: Map<String, Value>, expected_rev: Option<&str>) -> DocDbResult<String> {
+    if !exists(conn, db)? {
+        return Err(DocDbError::Missing(db.to_owned()));
+    }
+    let body = strip_reserved(body);
+    let current = get(conn, db, id)?;
+    if current.as_ref().map(|d| d.rev.as_str()) != expected_rev {
+        return Err(DocDbError::Conflict(id.to_owned()));
+    }
+    let rev = next_rev(expected_rev, &body);
+    let seq = bump_seq(conn, db)?;
+    conn.execute(
+        "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(db, id) DO UPDATE SET rev = ?3, seq = ?4, body = ?5",
+        params![db, id, rev, seq as i64, Value::Object(body).to_string()],
+    )?;
+    Ok(rev)
+}
+
+pub fn get(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Doc>> {
+    Ok(conn
+        .query_row("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+        })
+        .optional()?
+        .map(|(id, rev, body)| Doc { id, rev, body: serde_json::from_str(&body).unwrap_or_default() }))
+}
+
+/// Every document, by id.
+pub fn all_docs(conn: &Connection, db: &str) -> DocDbResult<Vec<Doc>> {
+    if !exists(conn, db)? {
+        return Err(DocDbError::Missing(db.to_owned()));
+    }
+    let mut stmt = conn.prepare("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 ORDER BY id")?;
+    let rows = stmt.query_map([db], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
+    let mut docs = Vec::new();
+    for row in rows {
+        let (id, rev, body) = row?;
+        docs.push(Doc { id, rev, body: serde_json::from_str(&body).unwrap_or_default() });
+    }
+    Ok(docs)
+}
+
+pub fn put_local(conn: &Connection, db: &str, id: &str, body: &Value) -> DocDbResult<()> {
+    if !exists(conn, db)? {
+        return Err(DocDbError::Missing(db.to_owned()));
+    }
+    conn.execute(
+        "INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3",
+        params![db, id, body.to_string()],
+    )?;
+    Ok(())
+}
+
+pub fn get_local(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Value>> {
+    Ok(conn
+        .query_row("SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
+        .optional()?
+        .and_then(|b| serde_json::from_str(&b).ok()))
+}
+
+fn info_from_row(conn: &Connection, name: String, company_id: String, kind: String, update_seq: i64) -> DocDbResult<DbInfo> {
+    let doc_count: i64 = conn.query_row("SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [&name], |r| r.get(0))?;
+    Ok(DbInfo { name, kind: Kind::parse(&kind), company_id, doc_count: doc_count as u64, update_seq: update_seq as u64 })
+}
+
+pub fn info(conn: &Connection, name: &str) -> DocDbResult<Option<DbInfo>> {
+    let row = conn
+        .query_row("SELECT name, company_id, kind, update_seq FROM docdb_databases WHERE name = ?1", [name], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?))
+        })
+        .optional()?;
+    match row {
+        Some((name, company, kind, seq)) => Ok(Some(info_from_row(conn, name, company, kind, seq)?)),
+        None => Ok(None),
+    }
+}
+
+/// Every open database of the cluster, by name.
+pub fn list(conn: &Connection) -> DocDbResult<Vec<DbInfo>> {
+    let mut stmt = conn.prepare("SELECT name, company_id, kind, update_seq FROM docdb_databases ORDER BY name")?;
+    let rows: Vec<(String, String, String, i64)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
+    rows.into_iter().map(|(n, c, k, s)| info_from_row(conn, n, c, k, s)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn conn() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(SCHEMA).unwrap();
+        c
+    }
+
+    fn body(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn names_follow_couchdb() {
+        assert!(is_legal_name("dev_acme_main_core"));
+        assert!(is_legal_name("daily_dev_acme_main_20261121"));
+        for bad in ["", "Dev", "1abc", "a b", "a.b", "_users"] {
+            assert!(!is_legal_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn revisions_sequences_and_conflicts() {
+        let c = conn();
+        create(&c, "db", "acme", Kind::Legacy, 10, 0).unwrap();
+        let r1 = put(&c, "db", "p1", body(json!({"name": "tea"})), None).unwrap();
+        assert!(r1.starts_with("1-") && r1.len() == 34, "{r1}");
+        assert_eq!(put(&c, "db", "p1", body(json!({"name": "tea"})), None), Err(DocDbError::Conflict("p1".into())));
+        let r2 = put(&c, "db", "p1", body(json!({"name": "green tea", "_rev": "ignored"})), Some(&r1)).unwrap();
+        assert!(r2.starts_with("2-"));
+        let i = info(&c, "db").unwrap().unwrap();
+        assert_eq!((i.doc_count, i.update_seq), (1, 2));
+        put_local(&c, "db", "_local/manifest", &json!({"a": 1})).unwrap();
+        assert_eq!(info(&c, "db").unwrap().unwrap().doc_count, 1, "_local documents do not count");
+        assert_eq!(get(&c, "db", "p1").unwrap().unwrap().to_json()["_rev"], r2.as_str());
+    }
+
+    #[test]
+    fn max_open_and_drop() {
+        let c = conn();
+        create(&c, "a", "acme", Kind::Day, 2, 0).unwrap();
+        create(&c, "b", "acme", Kind::Day, 2, 0).unwrap();
+        assert_eq!(create(&c, "c", "acme", Kind::Day, 2, 0), Err(DocDbError::AllDbsActive { open: 2, max: 2 }));
+        assert_eq!(create(&c, "a", "acme", Kind::Day, 9, 0), Err(DocDbError::Exists("a".into())));
+        assert_eq!(create(&c, "Bad", "acme", Kind::Day, 9, 0), Err(DocDbError::IllegalName("Bad".into())));
+        put(&c, "a", "x", body(json!({})), None).unwrap();
+        drop_database(&c, "a").unwrap();
+        assert!(!exists(&c, "a").unwrap());
+        assert_eq!(list(&c).unwrap().len(), 1);
+        assert!(drop_database(&c, "a").is_err());
+    }
+}

@@ -1,0 +1,108 @@
+//! The archive of past day databases (`AUTO_ARCHIVE_ENABLED`): a day database older than today
+//! with no open order left is drained; its documents are copied into the tenant's `*_archive`
+//! database with `source_db` naming it; reconciliation compares the two (diff 0 = reconciled),
+//! after which the day database is ARCHIVED. An open order keeps its day ACTIVE (still payable).
+
+use rusqlite::{params, Connection};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::naming::{day_of, TenantNames};
+use super::rotate::{set_day_status, stamp, DayStatus, Stamp};
+use super::tenants::Tenant;
+use super::{RollingResult, RollingSettings};
+use crate::docdb::{self, Doc, Kind};
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ArchiveReport {
+    #[serde(rename = "companyId")]
+    pub company_id: String,
+    pub drained: Vec<String>,
+    pub archived: Vec<String>,
+    /// Days that still hold open orders.
+    #[serde(rename = "stillOpen")]
+    pub still_open: Vec<String>,
+    /// Days copied but not matching their archive.
+    pub unreconciled: Vec<String>,
+}
+
+pub fn is_open_order(doc: &Doc) -> bool {
+    doc.body.get("type").and_then(Value::as_str) == Some("order") && doc.body.get("status").and_then(Value::as_str) == Some("open")
+}
+
+fn archive_id(day_db: &str, doc_id: &str) -> String {
+    format!("{day_db}:{doc_id}")
+}
+
+/// Documents of `day_db` missing from (or different in) the archive, plus archived copies whose
+/// source is gone: 0 means the archive holds exactly the day's data.
+pub fn reconcile_diff(conn: &Connection, day_db: &str, archive_db: &str) -> RollingResult<u64> {
+    if !docdb::exists(conn, day_db)? {
+        return Ok(0);
+    }
+    let day_docs = docdb::all_docs(conn, day_db)?;
+    let archived: Vec<Doc> = if docdb::exists(conn, archive_db)? {
+        docdb::all_docs(conn, archive_db)?.into_iter().filter(|d| d.body.get("source_db").and_then(Value::as_str) == Some(day_db)).collect()
+    } else {
+        Vec::new()
+    };
+    let mut diff = 0;
+    for doc in &day_docs {
+        let copy = archived.iter().find(|a| a.id == archive_id(day_db, &doc.id));
+        if copy.is_none_or(|a| a.body.get("source_rev").and_then(Value::as_str) != Some(doc.rev.as_str())) {
+            diff += 1;
+        }
+    }
+    diff += archived.iter().filter(|a| !day_docs.iter().any(|d| a.id == archive_id(day_db, &d.id))).count() as u64;
+    Ok(diff)
+}
+
+fn copy_into_archive(conn: &Connection, day_db: &str, archive_db: &str) -> RollingResult<()> {
+    for doc in docdb::all_docs(conn, day_db)? {
+        let id = archive_id(day_db, &doc.id);
+        let existing = docdb::get(conn, archive_db, &id)?;
+        if existing.as_ref().is_some_and(|e| e.body.get("source_rev").and_then(Value::as_str) == Some(doc.rev.as_str())) {
+            continue;
+        }
+        let mut body = doc.body.clone();
+        body.insert("source_db".into(), Value::String(day_db.to_owned()));
+        body.insert("source_id".into(), Value::String(doc.id.clone()));
+        body.insert("source_rev".into(), Value::String(doc.rev.clone()));
+        docdb::put(conn, archive_db, &id, body, existing.as_ref().map(|e| e.rev.as_str()))?;
+    }
+    Ok(())
+}
+
+/// Archives every past day database of the tenant that can be archived now.
+pub fn archive_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<ArchiveReport> {
+    let names: TenantNames = tenant.names(&settings.db_prefix);
+    let archive_db = names.archive();
+    let today = day_of(now_ms);
+    let mut report = ArchiveReport { company_id: tenant.id.clone(), ..Default::default() };
+    let mut stmt = conn.prepare(
+        "SELECT name FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status IN ('PREWARMED', 'ACTIVE', 'DRAINED') ORDER BY day",
+    )?;
+    let days: Vec<String> = stmt.query_map(params![tenant.id, today], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    for day_db in days {
+        if docdb::all_docs(conn, &day_db)?.iter().any(is_open_order) {
+            report.still_open.push(day_db);
+            continue;
+        }
+        set_day_status(conn, &day_db, DayStatus::Drained, now_ms)?;
+        stamp(conn, &day_db, Stamp::Drained, now_ms)?;
+        report.drained.push(day_db.clone());
+        if !docdb::exists(conn, &archive_db)? {
+            docdb::create(conn, &archive_db, &tenant.id, Kind::Archive, settings.max_open, now_ms)?;
+        }
+        copy_into_archive(conn, &day_db, &archive_db)?;
+        stamp(conn, &day_db, Stamp::Archived, now_ms)?;
+        if reconcile_diff(conn, &day_db, &archive_db)? == 0 {
+            stamp(conn, &day_db, Stamp::Reconciled, now_ms)?;
+            set_day_status(conn, &day_db, DayStatus::Archived, now_ms)?;
+            report.archived.push(day_db);
+        } else {
+            report.unreconciled.push(day_db);
+        }
+    }
+    Ok(report)
+}

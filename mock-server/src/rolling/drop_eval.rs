@@ -1,0 +1,75 @@
+//! Drop evaluation: a day database is physically dropped only when it is drained, archived and
+//! reconciled (the three locks) and older than the TTL, only for tenants with `rollingDbDrop`,
+//! and only while backups are enabled. Its documents stay in the archive.
+
+use rusqlite::{params, Connection};
+use serde::Serialize;
+
+use super::archive::reconcile_diff;
+use super::naming::age_days;
+use super::rotate::{set_day_status, stamp, DayStatus, Stamp};
+use super::tenants::Tenant;
+use super::{flags, RollingResult, RollingSettings};
+use crate::docdb;
+
+/// Days a day database is kept before it may be dropped.
+pub const TTL_DAYS: i64 = 30;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    pub name: String,
+    pub date: String,
+    pub drained: bool,
+    pub archived: bool,
+    pub reconciled: bool,
+    #[serde(rename = "ageDays")]
+    pub age_days: i64,
+    pub eligible: bool,
+}
+
+/// Every day database of the tenant still in the cluster, with its locks.
+pub fn candidates(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Vec<Candidate>> {
+    let archive_db = tenant.names(&settings.db_prefix).archive();
+    let mut stmt = conn.prepare(
+        "SELECT name, day, drained_at IS NOT NULL, archived_at IS NOT NULL, reconciled_at IS NOT NULL
+         FROM day_databases WHERE company_id = ?1 AND status != 'DROPPED' ORDER BY day",
+    )?;
+    let rows: Vec<(String, String, bool, bool, bool)> =
+        stmt.query_map(params![tenant.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut out = Vec::new();
+    for (name, date, drained, archived, reconciled_once) in rows {
+        // Reconciled means reconciled now: a write after the archive breaks the lock.
+        let reconciled = reconciled_once && reconcile_diff(conn, &name, &archive_db)? == 0;
+        let age = age_days(&date, now_ms);
+        out.push(Candidate { eligible: drained && archived && reconciled && age > TTL_DAYS, name, date, drained, archived, reconciled, age_days: age });
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DropReport {
+    #[serde(rename = "companyId")]
+    pub company_id: String,
+    pub dropped: Vec<String>,
+    /// Why nothing was evaluated, when nothing was.
+    pub skipped: Option<String>,
+}
+
+pub fn evaluate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<DropReport> {
+    let mut report = DropReport { company_id: tenant.id.clone(), dropped: Vec::new(), skipped: None };
+    if !flags::get(conn, &tenant.id)?.rolling_db_drop {
+        report.skipped = Some("rollingDbDrop is off".into());
+        return Ok(report);
+    }
+    if !settings.backup_enabled {
+        report.skipped = Some("BACKUP_ENABLED is false: no physical drop without backups".into());
+        return Ok(report);
+    }
+    for c in candidates(conn, settings, tenant, now_ms)?.into_iter().filter(|c| c.eligible) {
+        docdb::drop_database(conn, &c.name)?;
+        set_day_status(conn, &c.name, DayStatus::Dropped, now_ms)?;
+        stamp(conn, &c.name, Stamp::Dropped, now_ms)?;
+        report.dropped.push(c.name);
+    }
+    Ok(report)
+}

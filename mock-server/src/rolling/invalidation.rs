@@ -1,0 +1,84 @@
+//! Tenant invalidation (`client_invalidations`, one row per tenant): every device meets it at its
+//! next realtime handshake, destroys its local database and bootstraps from the routing recorded.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::naming::{day_of, TenantNames};
+use super::{flags, RollingResult};
+use crate::docdb;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Routing {
+    Core,
+    Legacy,
+}
+
+impl Routing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Routing::Core => "core",
+            Routing::Legacy => "legacy",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Invalidation {
+    #[serde(rename = "invalidatedAt")]
+    pub invalidated_at: i64,
+    pub reason: String,
+    pub routing: String,
+}
+
+pub const REASON_CUTOVER: &str = "rolling-db-cutover";
+pub const REASON_DAILY: &str = "invalidate_daily";
+pub const REASON_OPERATOR: &str = "operator";
+
+pub fn last(conn: &Connection, company_id: &str) -> RollingResult<Option<Invalidation>> {
+    Ok(conn
+        .query_row("SELECT invalidated_at, reason, routing FROM client_invalidations WHERE company_id = ?1", [company_id], |r| {
+            Ok(Invalidation { invalidated_at: r.get(0)?, reason: r.get(1)?, routing: r.get(2)? })
+        })
+        .optional()?)
+}
+
+/// Upserts the tenant's row; `invalidatedAt` always moves forward, so devices see it as newer.
+pub fn invalidate(conn: &Connection, company_id: &str, reason: &str, routing: Routing, now_ms: i64) -> RollingResult<i64> {
+    let at = match last(conn, company_id)? {
+        Some(prev) if prev.invalidated_at >= now_ms => prev.invalidated_at + 1,
+        _ => now_ms,
+    };
+    conn.execute(
+        "INSERT INTO client_invalidations (company_id, invalidated_at, reason, routing) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(company_id) DO UPDATE SET invalidated_at = ?2, reason = ?3, routing = ?4",
+        params![company_id, at, reason, routing.as_str()],
+    )?;
+    Ok(at)
+}
+
+/// An operator's invalidation: routed to where the tenant's catalogue lives now.
+pub fn invalidate_tenant(conn: &Connection, env: &str, company_id: &str, now_ms: i64) -> RollingResult<(i64, Routing)> {
+    let tenant = super::tenants::get(conn, company_id)?;
+    let routing = current_routing(conn, &tenant.names(env), &tenant.id)?;
+    Ok((invalidate(conn, &tenant.id, REASON_OPERATOR, routing, now_ms)?, routing))
+}
+
+/// Where the tenant's catalogue lives now: CORE once `rollingDb` is on and CORE exists.
+pub fn current_routing(conn: &Connection, names: &TenantNames, company_id: &str) -> RollingResult<Routing> {
+    let rolling = flags::get(conn, company_id)?.rolling_db;
+    Ok(if rolling && docdb::exists(conn, &names.core())? { Routing::Core } else { Routing::Legacy })
+}
+
+/// The legacy behaviour for tenants without `rollingDb`: one invalidation a day.
+pub fn invalidate_daily_if_due(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<bool> {
+    let due = match last(conn, company_id)? {
+        Some(prev) => !(prev.reason == REASON_DAILY && day_of(prev.invalidated_at) == day_of(now_ms)),
+        None => true,
+    };
+    if due {
+        invalidate(conn, company_id, REASON_DAILY, Routing::Legacy, now_ms)?;
+    }
+    Ok(due)
+}

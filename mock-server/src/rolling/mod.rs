@@ -1,0 +1,74 @@
+//! The per-tenant rolling database machine: the rules of the seed's "Rolling database flags and
+//! rotate" table, over the relational store and the document cluster. Nothing here knows HTTP.
+
+pub mod archive;
+pub mod drop_eval;
+pub mod flags;
+pub mod invalidation;
+pub mod naming;
+pub mod rotate;
+pub mod tenants;
+pub mod views;
+pub mod warm;
+
+use crate::docdb::DocDbError;
+
+/// Why a rolling operation was refused or failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RollingError {
+    UnknownTenant(String),
+    /// `rollingDbDrop` needs `rollingDb`.
+    DropRequiresRollingDb,
+    /// Devices of the tenant report an SDK without the catalogue cutover switch.
+    SdkTooOld(Vec<(String, String)>),
+    NothingToChange,
+    /// Neither CORE nor the legacy catalogue exists: nothing to route the catalogue to.
+    NoCatalogue(String),
+    DocDb(DocDbError),
+    Store(String),
+}
+
+impl std::fmt::Display for RollingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RollingError::UnknownTenant(id) => write!(f, "no tenant {id:?}"),
+            RollingError::DropRequiresRollingDb => f.write_str("rollingDbDrop requires rollingDb"),
+            RollingError::SdkTooOld(devices) => {
+                let list: Vec<String> = devices.iter().map(|(d, v)| format!("{d} on {v}")).collect();
+                write!(f, "devices still run an SDK older than 1.4.17 ({}); they would re-bootstrap to the legacy database and miss CORE; retry with ?force=true to enable anyway", list.join(", "))
+            }
+            RollingError::NothingToChange => f.write_str("send rollingDb and/or rollingDbDrop"),
+            RollingError::NoCatalogue(co) => write!(f, "tenant {co} has neither a CORE nor a legacy catalogue database"),
+            RollingError::DocDb(e) => write!(f, "{e}"),
+            RollingError::Store(e) => write!(f, "store: {e}"),
+        }
+    }
+}
+
+impl From<DocDbError> for RollingError {
+    fn from(e: DocDbError) -> Self {
+        RollingError::DocDb(e)
+    }
+}
+
+impl From<rusqlite::Error> for RollingError {
+    fn from(e: rusqlite::Error) -> Self {
+        RollingError::Store(e.to_string())
+    }
+}
+
+pub type RollingResult<T> = Result<T, RollingError>;
+
+/// The settings the machine reads.
+#[derive(Debug, Clone)]
+pub struct RollingSettings {
+    pub db_prefix: String,
+    pub max_open: usize,
+    pub backup_enabled: bool,
+}
+
+impl From<&crate::settings::Settings> for RollingSettings {
+    fn from(s: &crate::settings::Settings) -> Self {
+        RollingSettings { db_prefix: s.db_prefix.clone(), max_open: s.rolling_db_max_open, backup_enabled: s.backup_enabled }
+    }
+}

@@ -1,0 +1,82 @@
+//! Database names (CONTRACT §6) and the calendar days they are keyed by (UTC, `yyyymmdd`).
+
+use chrono::{DateTime, Days, NaiveDate};
+
+/// `{env}_{co}_{rest}`: the prefix every database of a tenant shares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TenantNames {
+    base: String,
+}
+
+impl TenantNames {
+    pub fn new(env: &str, company_id: &str, store_code: &str) -> Self {
+        TenantNames { base: format!("{env}_{company_id}_{store_code}") }
+    }
+
+    pub fn core(&self) -> String {
+        format!("{}_core", self.base)
+    }
+
+    pub fn legacy(&self) -> String {
+        format!("{}_catalog", self.base)
+    }
+
+    pub fn archive(&self) -> String {
+        format!("{}_archive", self.base)
+    }
+
+    pub fn day(&self, day: &str) -> String {
+        format!("daily_{}_{day}", self.base)
+    }
+}
+
+const FORMAT: &str = "%Y%m%d";
+
+/// The UTC day of `ms` since the epoch.
+pub fn day_of(ms: i64) -> String {
+    DateTime::from_timestamp_millis(ms).unwrap_or_default().date_naive().format(FORMAT).to_string()
+}
+
+fn parse(day: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(day, FORMAT).ok()
+}
+
+pub fn next_day(day: &str) -> String {
+    parse(day).and_then(|d| d.checked_add_days(Days::new(1))).map(|d| d.format(FORMAT).to_string()).unwrap_or_else(|| day.to_owned())
+}
+
+/// Whole days from `day` to the day of `now_ms` (0 for today).
+pub fn age_days(day: &str, now_ms: i64) -> i64 {
+    match (parse(day), parse(&day_of(now_ms))) {
+        (Some(d), Some(today)) => (today - d).num_days(),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docdb::is_legal_name;
+
+    #[test]
+    fn names_are_the_contracts_and_couchdb_legal() {
+        let n = TenantNames::new("staging", "acme", "main");
+        assert_eq!(n.core(), "staging_acme_main_core");
+        assert_eq!(n.legacy(), "staging_acme_main_catalog");
+        assert_eq!(n.archive(), "staging_acme_main_archive");
+        assert_eq!(n.day("20261121"), "daily_staging_acme_main_20261121");
+        for name in [n.core(), n.legacy(), n.archive(), n.day("20261121")] {
+            assert!(is_legal_name(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn days() {
+        let ms = 1_795_262_400_000; // 2026-11-21T12:00:00Z
+        assert_eq!(day_of(ms), "20261121");
+        assert_eq!(next_day("20261130"), "20261201");
+        assert_eq!(next_day("20261231"), "20270101");
+        assert_eq!(age_days("20261021", ms), 31);
+        assert_eq!(age_days("20261121", ms), 0);
+    }
+}

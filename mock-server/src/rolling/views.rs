@@ -1,0 +1,137 @@
+//! What operators and devices read: the cluster, the fleet, and per tenant its reconciliation,
+//! cleanup candidates, topology and bootstrap. Shapes are CONTRACT §6's.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Value};
+
+use super::archive::reconcile_diff;
+use super::drop_eval::candidates;
+use super::invalidation::{self, current_routing, Routing};
+use super::naming::day_of;
+use super::rotate::{day_databases, MANIFEST_ID};
+use super::tenants::{self, Tenant};
+use super::warm::is_static;
+use super::{flags, RollingResult, RollingSettings};
+use crate::docdb::{self, Kind};
+use crate::store::devices;
+
+pub fn cluster(conn: &Connection, settings: &RollingSettings) -> RollingResult<Value> {
+    let mut databases = Vec::new();
+    for db in docdb::list(conn)? {
+        let status: String = if db.kind == Kind::Day {
+            conn.query_row("SELECT status FROM day_databases WHERE name = ?1", [&db.name], |r| r.get(0)).optional()?.unwrap_or_else(|| "ACTIVE".into())
+        } else {
+            "open".into()
+        };
+        databases.push(json!({
+            "name": db.name, "kind": db.kind, "companyId": db.company_id,
+            "docCount": db.doc_count, "updateSeq": db.update_seq, "status": status,
+        }));
+    }
+    Ok(json!({ "maxDbsOpen": settings.max_open, "openDbs": databases.len(), "databases": databases }))
+}
+
+pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<Value> {
+    let mut out = Vec::new();
+    for t in tenants::all(conn)? {
+        let f = flags::get(conn, &t.id)?;
+        let days = day_databases(conn, &t.id)?.into_iter().filter(|d| d.status != "DROPPED").count();
+        let devices: Vec<Value> = devices::for_company(conn, &t.id)?
+            .into_iter()
+            .map(|d| json!({ "deviceId": d.id, "sdkVersion": d.sdk_version, "lastSeenAt": d.last_seen_at }))
+            .collect();
+        out.push(json!({
+            "companyId": t.id, "name": t.name,
+            "rollingDb": f.rolling_db, "rollingDbDrop": f.rolling_db_drop,
+            "updatedAt": f.updated_at, "updatedBy": f.updated_by,
+            "coreExists": docdb::exists(conn, &t.names(&settings.db_prefix).core())?,
+            "dayDatabases": days,
+            "devices": devices,
+        }));
+    }
+    Ok(json!({ "tenants": out }))
+}
+
+/// Past day databases against the archive; `diff` totals the archived ones (a day not archived
+/// yet is listed with `diff: null`).
+pub fn reconciliation(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
+    let archive_db = tenant.names(&settings.db_prefix).archive();
+    let today = day_of(now_ms);
+    let mut stmt = conn.prepare(
+        "SELECT name, day, status, archived_at IS NOT NULL FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status != 'DROPPED' ORDER BY day",
+    )?;
+    let rows: Vec<(String, String, String, bool)> =
+        stmt.query_map(params![tenant.id, today], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
+    let mut total = 0;
+    let mut days = Vec::new();
+    for (name, date, status, archived) in rows {
+        let doc_count = docdb::info(conn, &name)?.map(|i| i.doc_count).unwrap_or(0);
+        let diff = if archived { Some(reconcile_diff(conn, &name, &archive_db)?) } else { None };
+        total += diff.unwrap_or(0);
+        days.push(json!({ "name": name, "date": date, "status": status, "docCount": doc_count, "archived": archived, "diff": diff }));
+    }
+    Ok(json!({ "companyId": tenant.id, "diff": total, "days": days }))
+}
+
+pub fn cleanup_candidates(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
+    Ok(json!({ "companyId": tenant.id, "candidates": candidates(conn, settings, tenant, now_ms)? }))
+}
+
+fn db_summary(conn: &Connection, name: &str) -> RollingResult<Value> {
+    Ok(match docdb::info(conn, name)? {
+        Some(i) => json!({ "name": name, "exists": true, "docCount": i.doc_count, "updateSeq": i.update_seq, "indexes": docdb::indexes(conn, name)? }),
+        None => json!({ "name": name, "exists": false }),
+    })
+}
+
+pub fn topology(conn: &Connection, settings: &RollingSettings, tenant: &Tenant) -> RollingResult<Value> {
+    let names = tenant.names(&settings.db_prefix);
+    let routing = current_routing(conn, &names, &tenant.id)?;
+    let manifest = if docdb::exists(conn, &names.core())? { docdb::get_local(conn, &names.core(), MANIFEST_ID)? } else { None };
+    Ok(json!({
+        "companyId": tenant.id,
+        "database": routing,
+        "core": db_summary(conn, &names.core())?,
+        "legacy": db_summary(conn, &names.legacy())?,
+        "archive": db_summary(conn, &names.archive())?,
+        "days": day_databases(conn, &tenant.id)?,
+        "manifest": manifest,
+        "invalidation": invalidation::last(conn, &tenant.id)?,
+    }))
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BootstrapError {
+    /// `database=core` for a tenant whose CORE does not exist.
+    CoreMissing(String),
+    Rolling(super::RollingError),
+}
+
+impl From<super::RollingError> for BootstrapError {
+    fn from(e: super::RollingError) -> Self {
+        BootstrapError::Rolling(e)
+    }
+}
+
+impl From<docdb::DocDbError> for BootstrapError {
+    fn from(e: docdb::DocDbError) -> Self {
+        BootstrapError::Rolling(e.into())
+    }
+}
+
+/// A device's fresh copy of its catalogue: CORE's documents, or the legacy database's STATIC ones.
+pub fn bootstrap(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, database: Routing) -> Result<Value, BootstrapError> {
+    let names = tenant.names(&settings.db_prefix);
+    let db = match database {
+        Routing::Core => names.core(),
+        Routing::Legacy => names.legacy(),
+    };
+    let Some(info) = docdb::info(conn, &db)? else {
+        return Err(match database {
+            Routing::Core => BootstrapError::CoreMissing(db),
+            Routing::Legacy => BootstrapError::Rolling(super::RollingError::NoCatalogue(tenant.id.clone())),
+        });
+    };
+    let docs: Vec<Value> = docdb::all_docs(conn, &db)?.into_iter().filter(|d| is_static(&d.body)).map(|d| d.to_json()).collect();
+    Ok(json!({ "database": database, "db": db, "updateSeq": info.update_seq, "docs": docs }))
+}

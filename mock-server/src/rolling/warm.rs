@@ -1,0 +1,48 @@
+//! The one-time warm of CORE: created with its indexes and seeded with the legacy database's
+//! STATIC catalogue under fresh revisions (`1-…`, no `_rev` or update sequence inherited), so
+//! CORE's `update_seq` equals its document count. A CORE that exists is left alone.
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::naming::TenantNames;
+use super::RollingResult;
+use crate::docdb::{self, Kind};
+
+/// Indexes the devices' catalogue queries use.
+pub const CORE_INDEXES: [&str; 2] = ["type", "type,name"];
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "kebab-case")]
+pub enum WarmOutcome {
+    Created { docs: u64 },
+    AlreadyExists,
+    NoLegacy,
+}
+
+/// A document of the tenant's catalogue (as opposed to per-day DYNAMIC data).
+pub fn is_static(body: &serde_json::Map<String, serde_json::Value>) -> bool {
+    body.get("class").and_then(|c| c.as_str()) == Some("STATIC")
+}
+
+pub fn warm_core(conn: &Connection, names: &TenantNames, company_id: &str, max_open: usize, now_ms: i64) -> RollingResult<WarmOutcome> {
+    let core = names.core();
+    if docdb::exists(conn, &core)? {
+        return Ok(WarmOutcome::AlreadyExists);
+    }
+    let legacy = names.legacy();
+    if !docdb::exists(conn, &legacy)? {
+        return Ok(WarmOutcome::NoLegacy);
+    }
+    docdb::create(conn, &core, company_id, Kind::Core, max_open, now_ms)?;
+    for index in CORE_INDEXES {
+        docdb::add_index(conn, &core, index)?;
+    }
+    let mut copied = 0;
+    for doc in docdb::all_docs(conn, &legacy)?.into_iter().filter(|d| is_static(&d.body)) {
+        // A fresh document: no expected revision, so it starts at generation 1.
+        docdb::put(conn, &core, &doc.id, doc.body, None)?;
+        copied += 1;
+    }
+    Ok(WarmOutcome::Created { docs: copied })
+}

@@ -1,0 +1,120 @@
+//! Operators' routes: the fleet and cluster reads (`sys_admin`), flag changes and tenant
+//! invalidation (`sys_admin` or `key_manager`).
+
+use axum::extract::{Path, Query, State};
+use axum::routing::{get, patch, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::{AppError, AppResult};
+use crate::extract::{ApiJson, AuthUser};
+use crate::rolling::flags::{self, FlagPatch, Flags};
+use crate::rolling::invalidation;
+use crate::rolling::{tenants, views, RollingSettings};
+use crate::state::AppState;
+
+pub const READ_ROLES: [&str; 1] = ["sys_admin"];
+pub const WRITE_ROLES: [&str; 2] = ["sys_admin", "key_manager"];
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin/rolling-db/cluster", get(cluster))
+        .route("/admin/rolling-db/tenants", get(fleet))
+        .route("/admin/rolling-db/tenants/{id}/reconciliation", get(reconciliation))
+        .route("/admin/rolling-db/tenants/{id}/cleanup-candidates", get(cleanup_candidates))
+        .route("/admin/rolling-db/tenants/{id}/topology", get(topology))
+        .route("/admin/rolling-db/flags/{id}", patch(set_flags))
+        .route("/admin/invalidate-clients/{id}", post(invalidate_clients))
+}
+
+fn settings(state: &AppState) -> RollingSettings {
+    RollingSettings::from(&*state.settings)
+}
+
+async fn cluster(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+    user.require_any(&READ_ROLES)?;
+    Ok(Json(views::cluster(&state.store.lock(), &settings(&state))?))
+}
+
+async fn fleet(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+    user.require_any(&READ_ROLES)?;
+    Ok(Json(views::tenants(&state.store.lock(), &settings(&state))?))
+}
+
+async fn reconciliation(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+    user.require_any(&READ_ROLES)?;
+    let conn = state.store.lock();
+    let tenant = tenants::get(&conn, &id)?;
+    Ok(Json(views::reconciliation(&conn, &settings(&state), &tenant, state.clock.now_ms())?))
+}
+
+async fn cleanup_candidates(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+    user.require_any(&READ_ROLES)?;
+    let conn = state.store.lock();
+    let tenant = tenants::get(&conn, &id)?;
+    Ok(Json(views::cleanup_candidates(&conn, &settings(&state), &tenant, state.clock.now_ms())?))
+}
+
+async fn topology(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+    user.require_any(&READ_ROLES)?;
+    let conn = state.store.lock();
+    let tenant = tenants::get(&conn, &id)?;
+    Ok(Json(views::topology(&conn, &settings(&state), &tenant)?))
+}
+
+#[derive(Deserialize)]
+struct ForceQuery {
+    force: Option<String>,
+}
+
+fn parse_force(q: &ForceQuery) -> AppResult<bool> {
+    match q.force.as_deref() {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(other) => Err(AppError::bad_request(format!("force must be true or false, got {other:?}"))),
+    }
+}
+
+/// Exactly the two boolean fields, each optional, nothing else.
+fn parse_patch(body: &Value) -> AppResult<FlagPatch> {
+    let object = body.as_object().ok_or_else(|| AppError::BadRequest("invalid_body", "send a JSON object such as {\"rollingDb\": true}".into()))?;
+    let mut patch = FlagPatch::default();
+    for (key, value) in object {
+        let flag = value.as_bool().ok_or_else(|| AppError::BadRequest("invalid_body", format!("{key} must be true or false, got {value}")))?;
+        match key.as_str() {
+            "rollingDb" => patch.rolling_db = Some(flag),
+            "rollingDbDrop" => patch.rolling_db_drop = Some(flag),
+            other => return Err(AppError::BadRequest("invalid_body", format!("unknown field {other:?}: only rollingDb and rollingDbDrop"))),
+        }
+    }
+    Ok(patch)
+}
+
+/// Changes flags and nothing else: the next rotate acts on them.
+async fn set_flags(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+    Query(query): Query<ForceQuery>,
+    ApiJson(body): ApiJson<Value>,
+) -> AppResult<Json<Flags>> {
+    user.require_any(&WRITE_ROLES)?;
+    let force = parse_force(&query)?;
+    let patch = parse_patch(&body)?;
+    let now = state.clock.now_ms();
+    let flags = state.store.tx(|tx| flags::apply(tx, &id, patch, &user.0.user_id, force, now).map_err(AppError::from))?;
+    tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.rolling_db, rolling_db_drop = flags.rolling_db_drop, "flags changed");
+    Ok(Json(flags))
+}
+
+/// Every device of the tenant re-bootstraps at its next handshake, from where the tenant's
+/// catalogue lives now (CORE, or the legacy database after a rollback).
+async fn invalidate_clients(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+    user.require_any(&WRITE_ROLES)?;
+    let now = state.clock.now_ms();
+    let (at, routing) = state.store.tx(|tx| invalidation::invalidate_tenant(tx, &state.settings.db_prefix, &id, now).map_err(AppError::from))?;
+    state.realtime.close_tenant(&id);
+    tracing::info!(tenant = %id, routing = routing.as_str(), by = %user.0.user_id, "clients invalidated");
+    Ok(Json(json!({ "companyId": id, "invalidatedAt": at })))
+}

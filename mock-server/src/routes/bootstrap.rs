@@ -1,0 +1,37 @@
+//! `GET /bootstrap?database=core|legacy`: a device's fresh catalogue, for the tenant of its token.
+
+use axum::extract::{Query, State};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::error::{AppError, AppResult};
+use crate::extract::AuthUser;
+use crate::rolling::invalidation::Routing;
+use crate::rolling::views::{self, BootstrapError};
+use crate::rolling::{tenants, RollingSettings};
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/bootstrap", get(bootstrap))
+}
+
+#[derive(Deserialize)]
+struct BootstrapQuery {
+    database: Option<String>,
+}
+
+async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Query(q): Query<BootstrapQuery>) -> AppResult<Json<Value>> {
+    let database = match q.database.as_deref() {
+        Some("core") => Routing::Core,
+        Some("legacy") => Routing::Legacy,
+        _ => return Err(AppError::bad_request("database must be core or legacy")),
+    };
+    let conn = state.store.lock();
+    let tenant = tenants::get(&conn, &claims.company_id)?;
+    views::bootstrap(&conn, &RollingSettings::from(&*state.settings), &tenant, database).map(Json).map_err(|e| match e {
+        BootstrapError::CoreMissing(db) => AppError::NotFound("core_missing", format!("{db} does not exist yet: the tenant is not cut over (run the rotate)")),
+        BootstrapError::Rolling(e) => e.into(),
+    })
+}

@@ -1,0 +1,61 @@
+//! The crons: listing (`sys_admin`), runs on demand and their progress (`sys_admin` or
+//! `key_manager`, who trigger them and must be able to watch them).
+
+use axum::extract::{Path, State};
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use super::admin::{READ_ROLES, WRITE_ROLES};
+use crate::crons::{self, runner, runs, CRONS};
+use crate::error::{AppError, AppResult};
+use crate::extract::AuthUser;
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin/crons", get(list))
+        .route("/admin/crons/runs/{run_id}", get(run_status))
+        .route("/admin/crons/{name}/run", post(run))
+}
+
+async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+    user.require_any(&READ_ROLES)?;
+    let now = state.clock.now_ms();
+    let conn = state.store.lock();
+    let mut out = Vec::new();
+    for cron in &CRONS {
+        let last = runs::last_finished(&conn, cron.name)?;
+        let running = runs::holding(&conn, cron.name, now)?;
+        let scheduled = !(cron.job == crons::Job::Archive && !state.settings.auto_archive_enabled);
+        out.push(json!({
+            "name": cron.name,
+            "schedule": cron.schedule(),
+            "scheduled": scheduled,
+            "running": running.is_some(),
+            "runId": running,
+            "lastRunAt": last.as_ref().map(|r| r.started_at),
+            "lastResult": last.as_ref().map(|r| r.status.clone()),
+            "nextRunAt": if scheduled { Some(state.schedule.get(cron.name).unwrap_or_else(|| cron.next_after(now))) } else { None },
+        }));
+    }
+    Ok(Json(json!({ "crons": out })))
+}
+
+/// 202 with the run (an already running one is returned, never doubled) and its `Location`.
+async fn run(State(state): State<AppState>, user: AuthUser, Path(name): Path<String>) -> AppResult<impl IntoResponse> {
+    user.require_any(&WRITE_ROLES)?;
+    let cron = crons::find(&name).ok_or_else(|| AppError::NotFound("unknown_cron", format!("no cron {name:?}")))?;
+    let (run_id, already) = runner::trigger(&state, cron)?;
+    tracing::info!(cron = cron.name, run = %run_id, already_running = already, by = %user.0.user_id, "cron run requested");
+    let location = format!("/admin/crons/runs/{run_id}");
+    Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(json!({ "runId": run_id, "status": "running", "alreadyRunning": already }))))
+}
+
+async fn run_status(State(state): State<AppState>, user: AuthUser, Path(run_id): Path<String>) -> AppResult<Json<runs::Run>> {
+    user.require_any(&WRITE_ROLES)?;
+    let run = runs::get(&state.store.lock(), &run_id)?.ok_or_else(|| AppError::NotFound("unknown_run", format!("no run {run_id:?}")))?;
+    Ok(Json(run))
+}

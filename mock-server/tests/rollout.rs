@@ -1,0 +1,381 @@
+//! The runbook, walked against the mock server: all-off parity, canary activation, idempotent
+//! rotate, archive and the drop after the TTL and three locks, rollback, and the guards.
+
+mod common;
+
+use common::{assert_error, spawn, spawn_with, Server};
+use mock_server::rolling::naming::day_of;
+use mock_server::settings::Settings;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+const READS: [&str; 6] = [
+    "/admin/rolling-db/cluster",
+    "/admin/rolling-db/tenants",
+    "/admin/rolling-db/tenants/acme/reconciliation",
+    "/admin/rolling-db/tenants/acme/cleanup-candidates",
+    "/admin/rolling-db/tenants/acme/topology",
+    "/admin/crons",
+];
+
+fn database<'a>(cluster: &'a Value, name: &str) -> Option<&'a Value> {
+    cluster["databases"].as_array().unwrap().iter().find(|d| d["name"] == name)
+}
+
+async fn tenant(s: &Server, admin: &str, id: &str) -> Value {
+    let fleet = s.get("/admin/rolling-db/tenants", Some(admin)).await.body;
+    fleet["tenants"].as_array().unwrap().iter().find(|t| t["companyId"] == id).unwrap().clone()
+}
+
+async fn enable(s: &Server, token: &str, id: &str) {
+    let a = s.patch(&format!("/admin/rolling-db/flags/{id}"), Some(token), json!({"rollingDb": true})).await;
+    assert_eq!(a.status, StatusCode::OK, "{:?}", a.body);
+}
+
+#[tokio::test]
+async fn all_flags_off_is_parity() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let keys = s.token("keys").await;
+    let alice = s.token("alice").await;
+    for path in READS {
+        assert_eq!(s.get(path, Some(&admin)).await.status, StatusCode::OK, "{path}");
+        assert_error(&s.get(path, Some(&alice)).await, 403, "forbidden");
+        assert_error(&s.get(path, Some(&keys)).await, 403, "forbidden");
+        assert_error(&s.get(path, None).await, 401, "missing_token");
+    }
+    let health = s.get("/health", None).await;
+    assert_eq!(health.body, json!({"status": "ok", "db": true}));
+    let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+    let tenants = fleet["tenants"].as_array().unwrap();
+    assert_eq!(tenants.len(), 3);
+    for t in tenants {
+        assert_eq!((t["rollingDb"].clone(), t["rollingDbDrop"].clone(), t["coreExists"].clone(), t["dayDatabases"].clone()), (json!(false), json!(false), json!(false), json!(0)));
+    }
+    let crons = s.get("/admin/crons", Some(&admin)).await.body;
+    let names: Vec<&str> = crons["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["rolling-db-rotate", "rolling-db-drop-eval", "rolling-db-archive"]);
+    assert_eq!(crons["crons"][0]["schedule"], "05:00");
+    assert_eq!(crons["crons"][1]["schedule"], "04:00");
+    assert!(crons["crons"][0]["nextRunAt"].as_i64().unwrap() > s.now());
+
+    let run = s.run_cron(&keys, "rolling-db-rotate").await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["log"][0], "rotate-cycle 0 tenant(s) rolling-enabled");
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    assert_eq!(cluster["maxDbsOpen"], 5000);
+    assert_eq!(cluster["openDbs"], 3, "only the legacy catalogues: {cluster}");
+    assert!(cluster["databases"].as_array().unwrap().iter().all(|d| d["kind"] == "legacy"));
+    // Legacy behaviour: a single database and the daily invalidation.
+    assert_eq!(s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body["database"], "legacy");
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!(topo["invalidation"]["reason"], "invalidate_daily");
+    let boot = s.get("/bootstrap?database=legacy", Some(&alice)).await;
+    assert_eq!((boot.body["database"].clone(), boot.body["db"].clone()), (json!("legacy"), json!("dev_acme_main_catalog")));
+    assert_eq!(boot.body["docs"].as_array().unwrap().len(), 17);
+    assert_error(&s.get("/bootstrap?database=core", Some(&alice)).await, 404, "core_missing");
+    assert_error(&s.get("/bootstrap?database=elsewhere", Some(&alice)).await, 400, "bad_request");
+    assert_error(&s.get("/bootstrap", None).await, 401, "missing_token");
+}
+
+#[tokio::test]
+async fn canary_activation_then_an_idempotent_second_rotate() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let keys = s.token("keys").await;
+    let alice = s.token("alice").await;
+    let before = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+
+    let flags = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDb": true})).await;
+    assert_eq!(flags.status, StatusCode::OK);
+    assert_eq!((flags.body["companyId"].clone(), flags.body["rollingDb"].clone(), flags.body["rollingDbDrop"].clone()), (json!("acme"), json!(true), json!(false)));
+    assert_eq!(flags.body["updatedBy"], "user-keys");
+    assert!(flags.body["updatedAt"].as_i64().is_some());
+    // A flag alone changes nothing until the rotate runs.
+    assert_eq!(s.get("/admin/rolling-db/cluster", Some(&admin)).await.body, before);
+    assert_eq!(s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body["database"], "legacy");
+
+    let run = s.run_cron(&keys, "rolling-db-rotate").await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(run["log"][0], "rotate-cycle 1 tenant(s) rolling-enabled");
+    assert_eq!(run["progress"]["done"], run["progress"]["total"]);
+    let today = day_of(s.now());
+    let tomorrow = mock_server::rolling::naming::next_day(&today);
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    let core = database(&cluster, "dev_acme_main_core").expect("CORE exists");
+    let legacy = database(&cluster, "dev_acme_main_catalog").unwrap();
+    assert_eq!(core["kind"], "core");
+    assert_eq!(core["docCount"], 17, "the STATIC catalogue");
+    assert_eq!(core["updateSeq"], core["docCount"], "fresh revisions: no inherited update sequence");
+    assert!(legacy["updateSeq"].as_u64().unwrap() > 2 * legacy["docCount"].as_u64().unwrap());
+    assert_eq!(database(&cluster, &format!("daily_dev_acme_main_{today}")).unwrap()["status"], "ACTIVE");
+    assert_eq!(database(&cluster, &format!("daily_dev_acme_main_{tomorrow}")).unwrap()["status"], "PREWARMED");
+    assert!(database(&cluster, "dev_globex_main_core").is_none(), "non-canary tenants untouched");
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!(topo["database"], "core");
+    assert_eq!(topo["invalidation"]["reason"], "rolling-db-cutover");
+    assert_eq!(topo["invalidation"]["routing"], "core");
+    assert_eq!(topo["manifest"]["today"], format!("daily_dev_acme_main_{today}"));
+    assert_eq!(topo["core"]["indexes"], json!(["type", "type,name"]));
+    let invalidated_at = topo["invalidation"]["invalidatedAt"].clone();
+    assert_eq!(s.get("/admin/rolling-db/tenants/globex/topology", Some(&admin)).await.body["database"], "legacy");
+    let acme = tenant(&s, &admin, "acme").await;
+    assert_eq!((acme["coreExists"].clone(), acme["dayDatabases"].clone()), (json!(true), json!(2)));
+    assert_eq!(s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body["diff"], 0);
+
+    let boot = s.get("/bootstrap?database=core", Some(&alice)).await.body;
+    assert_eq!((boot["database"].clone(), boot["db"].clone(), boot["updateSeq"].clone()), (json!("core"), json!("dev_acme_main_core"), json!(17)));
+    let docs = boot["docs"].as_array().unwrap();
+    assert_eq!(docs.len(), 17);
+    assert!(docs.iter().all(|d| d["_rev"].as_str().unwrap().starts_with("1-")), "fresh revisions");
+
+    // The same day again: nothing new.
+    let again = s.run_cron(&keys, "rolling-db-rotate").await;
+    assert_eq!(again["status"], "succeeded");
+    assert!(again["log"][1].as_str().unwrap().contains("warm is a no-op"), "{again}");
+    assert_eq!(s.get("/admin/rolling-db/cluster", Some(&admin)).await.body, cluster);
+    let topo2 = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!(topo2["invalidation"]["invalidatedAt"], invalidated_at, "no second invalidation");
+}
+
+#[tokio::test]
+async fn flag_changes_follow_the_rules_and_bad_input_changes_nothing() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let alice = s.token("alice").await;
+    let path = "/admin/rolling-db/flags/acme";
+    assert_error(&s.patch(path, Some(&admin), json!({"rollingDb": "yes"})).await, 400, "invalid_body");
+    assert_error(&s.patch(path, Some(&admin), json!({"rollingDb": 1})).await, 400, "invalid_body");
+    assert_error(&s.patch(path, Some(&admin), json!({"rollingDb": true, "extra": true})).await, 400, "invalid_body");
+    assert_error(&s.patch(path, Some(&admin), json!([true])).await, 400, "invalid_body");
+    assert_error(&s.patch(path, Some(&admin), json!({})).await, 400, "bad_request");
+    let raw = s.client.patch(format!("{}{path}", s.base)).bearer_auth(&admin).header("content-type", "application/json").body("{\"rollingDb\": tru").send().await.unwrap();
+    assert_eq!(raw.status(), 400);
+    assert_eq!(raw.json::<Value>().await.unwrap()["error"], "malformed_json");
+    let big = format!("{{\"rollingDb\": true, \"pad\": \"{}\"}}", "x".repeat(70_000));
+    let raw = s.client.patch(format!("{}{path}", s.base)).bearer_auth(&admin).header("content-type", "application/json").body(big).send().await.unwrap();
+    assert_eq!(raw.status(), 413);
+    assert_error(&s.patch("/admin/rolling-db/flags/nosuch", Some(&admin), json!({"rollingDb": true})).await, 404, "unknown_tenant");
+    assert_error(&s.patch(path, Some(&alice), json!({"rollingDb": true})).await, 403, "forbidden");
+    assert_error(&s.patch(path, None, json!({"rollingDb": true})).await, 401, "missing_token");
+    assert_error(&s.patch(path, Some(&admin), json!({"rollingDbDrop": true})).await, 409, "drop_requires_rolling_db");
+    assert_error(&s.patch(&format!("{path}?force=maybe"), Some(&admin), json!({"rollingDb": true})).await, 400, "bad_request");
+    assert_eq!(tenant(&s, &admin, "acme").await["rollingDb"], false, "nothing changed");
+
+    let both = s.patch(path, Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    assert_eq!((both.body["rollingDb"].clone(), both.body["rollingDbDrop"].clone()), (json!(true), json!(true)));
+    let off = s.patch(path, Some(&admin), json!({"rollingDb": false})).await;
+    assert_eq!((off.body["rollingDb"].clone(), off.body["rollingDbDrop"].clone()), (json!(false), json!(false)), "rollingDb off clears drop");
+
+    // A device on an SDK without the cutover switch blocks enabling, unless forced.
+    let bob = s.token("bob").await;
+    s.post("/auth/connect", Some(&bob), json!({"sdkVersion": "1.4.16"})).await;
+    s.post("/auth/connect", Some(&bob), json!({"sdkVersion": "1.4.17"})).await;
+    let refused = s.patch("/admin/rolling-db/flags/globex", Some(&admin), json!({"rollingDb": true})).await;
+    assert_error(&refused, 409, "sdk_too_old");
+    assert!(refused.body["message"].as_str().unwrap().contains("1.4.16"));
+    assert_eq!(tenant(&s, &admin, "globex").await["rollingDb"], false);
+    let versions: Vec<Value> = tenant(&s, &admin, "globex").await["devices"].as_array().unwrap().iter().map(|d| d["sdkVersion"].clone()).collect();
+    assert_eq!(versions, vec![json!("1.4.16"), json!("1.4.17")]);
+    let forced = s.patch("/admin/rolling-db/flags/globex?force=true", Some(&admin), json!({"rollingDb": true})).await;
+    assert_eq!(forced.body["rollingDb"], true);
+}
+
+#[tokio::test]
+async fn cron_and_invalidation_guards() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let alice = s.token("alice").await;
+    assert_error(&s.post("/admin/crons/rolling-db-rotate/run", Some(&alice), json!({})).await, 403, "forbidden");
+    assert_error(&s.post("/admin/crons/rolling-db-rotate/run", None, json!({})).await, 401, "missing_token");
+    assert_error(&s.post("/admin/crons/nosuch/run", Some(&admin), json!({})).await, 404, "unknown_cron");
+    assert_error(&s.get("/admin/crons/runs/nosuch", Some(&admin)).await, 404, "unknown_run");
+    assert_error(&s.post("/admin/invalidate-clients/nosuch", Some(&admin), json!({})).await, 404, "unknown_tenant");
+    assert_error(&s.post("/admin/invalidate-clients/acme", Some(&alice), json!({})).await, 403, "forbidden");
+    assert_error(&s.get("/admin/rolling-db/tenants/nosuch/topology", Some(&admin)).await, 404, "unknown_tenant");
+    let inv = s.post("/admin/invalidate-clients/acme", Some(&s.token("keys").await), json!({})).await;
+    assert_eq!(inv.status, StatusCode::OK);
+    assert_eq!(inv.body["companyId"], "acme");
+    assert!(inv.body["invalidatedAt"].as_i64().unwrap() >= s.now() - 5_000);
+}
+
+#[tokio::test]
+async fn a_run_in_progress_is_returned_never_doubled() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    enable(&s, &admin, "acme").await;
+    enable(&s, &admin, "globex").await;
+    s.post("/__mock/slow", None, json!({"stepDelayMs": 300})).await;
+    let first = s.post("/admin/crons/rolling-db-rotate/run", Some(&admin), json!({})).await;
+    let second = s.post("/admin/crons/rolling-db-rotate/run", Some(&admin), json!({})).await;
+    assert_eq!((first.body["alreadyRunning"].clone(), second.body["alreadyRunning"].clone()), (json!(false), json!(true)));
+    assert_eq!(first.body["runId"], second.body["runId"]);
+    let listing = s.get("/admin/crons", Some(&admin)).await.body;
+    assert_eq!(listing["crons"][0]["running"], true);
+    let done = s.wait_run(&admin, first.body["runId"].as_str().unwrap()).await;
+    assert_eq!(done["status"], "succeeded");
+    let listing = s.get("/admin/crons", Some(&admin)).await.body;
+    assert_eq!((listing["crons"][0]["running"].clone(), listing["crons"][0]["lastResult"].clone()), (json!(false), json!("succeeded")));
+}
+
+#[tokio::test]
+async fn a_tenant_over_max_dbs_open_fails_alone_and_leaves_nothing_half_done() {
+    // 3 legacy catalogues + acme's CORE and two day databases fill the cluster.
+    let s = spawn_with(Settings { test_controls: true, rolling_db_max_open: 6, ..Settings::default() }).await;
+    let admin = s.token("admin").await;
+    enable(&s, &admin, "acme").await;
+    enable(&s, &admin, "globex").await;
+    let run = s.run_cron(&admin, "rolling-db-rotate").await;
+    assert_eq!(run["status"], "failed", "{run}");
+    let log: Vec<&str> = run["log"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(log.iter().any(|l| l.starts_with("acme: CORE warmed")), "{log:?}");
+    assert!(log.iter().any(|l| l.starts_with("globex: failed, nothing changed: all_dbs_active")), "{log:?}");
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    assert_eq!(cluster["openDbs"], 6);
+    assert!(cluster["databases"].as_array().unwrap().iter().all(|d| d["companyId"] != "globex" || d["kind"] == "legacy"), "{cluster}");
+    assert_eq!(tenant(&s, &admin, "globex").await["dayDatabases"], 0);
+}
+
+async fn put_doc(s: &Server, token: &str, db: &str, id: &str, body: Value) -> Value {
+    let a = s.call(reqwest::Method::PUT, &format!("/docdb/{db}/{id}"), Some(token), Some(body)).await;
+    assert_eq!(a.status, StatusCode::OK, "{:?}", a.body);
+    a.body
+}
+
+#[tokio::test]
+async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    enable(&s, &admin, "acme").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let day0 = day_of(s.now());
+    let db0 = format!("daily_dev_acme_main_{day0}");
+    let alice = s.token("alice").await;
+    // A device writes today's orders into the day database; one stays open overnight.
+    put_doc(&s, &alice, &db0, "order-1", json!({"type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 450})).await;
+    let open = put_doc(&s, &alice, &db0, "order-2", json!({"type": "order", "class": "DYNAMIC", "status": "open", "totalCents": 260})).await;
+    let bob = s.token("bob").await;
+    assert_error(&s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/x"), Some(&bob), Some(json!({}))).await, 403, "forbidden");
+    assert_error(&s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/order-1"), Some(&alice), Some(json!({"status": "void"}))).await, 409, "conflict");
+
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(arch["log"].to_string().contains(&format!("still open [{db0}]")), "{arch}");
+    let candidates = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    assert_eq!(candidates["candidates"][0]["drained"], false);
+
+    // Yesterday's open order is still payable (the overlay), then the day drains.
+    let alice = s.token("alice").await;
+    put_doc(&s, &alice, &db0, "order-2", json!({"_rev": open["rev"], "type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 260})).await;
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert_eq!(arch["status"], "succeeded");
+    let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
+    assert_eq!(recon["diff"], 0);
+    assert_eq!(recon["days"][0]["name"], db0.as_str());
+    assert_eq!(recon["days"][0]["status"], "ARCHIVED");
+    let archived = s.get("/docdb/dev_acme_main_archive/_all_docs", Some(&alice)).await.body;
+    let rows = archived["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r["doc"]["source_db"] == db0.as_str() && r["doc"]["source_db"].as_str().unwrap().starts_with("daily_")));
+    assert_error(&s.call(reqwest::Method::PUT, "/docdb/dev_acme_main_archive/x", Some(&alice), Some(json!({}))).await, 403, "forbidden");
+
+    // The drop flag on, but the day is one day old: nothing is dropped.
+    let keys = s.token("keys").await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDbDrop": true})).await;
+    let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
+    assert!(eval["log"].to_string().contains("acme: nothing eligible"), "{eval}");
+    // Exactly 30 days old is not older than the TTL.
+    s.advance_days(29.0).await;
+    let admin = s.token("admin").await;
+    let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    assert_eq!((c["candidates"][0]["ageDays"].clone(), c["candidates"][0]["eligible"].clone()), (json!(30), json!(false)));
+    s.run_cron(&admin, "rolling-db-drop-eval").await;
+    assert!(database(&s.get("/admin/rolling-db/cluster", Some(&admin)).await.body, &db0).is_some());
+
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    let first = &c["candidates"][0];
+    assert_eq!((first["drained"].clone(), first["archived"].clone(), first["reconciled"].clone(), first["ageDays"].clone(), first["eligible"].clone()), (json!(true), json!(true), json!(true), json!(31), json!(true)));
+    // The later days are as old but were never drained and archived: the locks hold them.
+    assert!(c["candidates"].as_array().unwrap()[1..].iter().all(|d| d["eligible"] == false));
+    let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
+    assert!(eval["log"].to_string().contains(&format!("acme: dropped [{db0}]")), "{eval}");
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    assert!(database(&cluster, &db0).is_none(), "the cluster no longer lists it");
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!(topo["days"][0]["status"], "DROPPED");
+    let alice = s.token("alice").await;
+    assert_eq!(s.get("/docdb/dev_acme_main_archive/_all_docs", Some(&alice)).await.body["total_rows"], 2, "its data stays in the archive");
+
+    // rollingDbDrop off stops the drops.
+    let keys = s.token("keys").await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDbDrop": false})).await;
+    s.run_cron(&admin, "rolling-db-archive").await;
+    s.advance_days(40.0).await;
+    let admin = s.token("admin").await;
+    let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
+    assert!(eval["log"].to_string().contains("acme: skipped (rollingDbDrop is off)"), "{eval}");
+}
+
+#[tokio::test]
+async fn drop_needs_backups() {
+    let s = spawn_with(Settings { test_controls: true, backup_enabled: false, ..Settings::default() }).await;
+    let admin = s.token("admin").await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
+    assert!(eval["log"].to_string().contains("BACKUP_ENABLED is false"), "{eval}");
+}
+
+#[tokio::test]
+async fn rollback_returns_the_tenant_to_legacy_and_daily_invalidation() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    enable(&s, &admin, "acme").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let before = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!(before["database"], "core");
+
+    let off = s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": false})).await;
+    assert_eq!(off.body["rollingDb"], false);
+    let inv = s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await.body;
+    assert!(inv["invalidatedAt"].as_i64() > before["invalidation"]["invalidatedAt"].as_i64());
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!((topo["database"].clone(), topo["invalidation"]["routing"].clone()), (json!("legacy"), json!("legacy")));
+    let alice = s.token("alice").await;
+    assert_eq!(s.get("/bootstrap?database=legacy", Some(&alice)).await.body["db"], "dev_acme_main_catalog");
+    // The next day's cycle treats acme as legacy again: no rotation, the daily invalidation.
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    let run = s.run_cron(&admin, "rolling-db-rotate").await;
+    assert_eq!(run["log"][0], "rotate-cycle 0 tenant(s) rolling-enabled");
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!(topo["invalidation"]["reason"], "invalidate_daily");
+    assert_eq!(topo["days"].as_array().unwrap().len(), 2, "no new day databases");
+}
+
+#[tokio::test]
+async fn the_schedule_runs_the_rotate_at_five_on_the_server_clock() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    enable(&s, &admin, "acme").await;
+    // 04:59:58 today, then start the scheduler and cross 05:00.
+    let now = s.now();
+    let day_start = now - now.rem_euclid(86_400_000);
+    s.post("/__mock/clock", None, json!({"now": day_start + 5 * 3_600_000 - 2_000})).await;
+    let _scheduler = mock_server::crons::scheduler::start(s.state.clone());
+    s.post("/__mock/clock", None, json!({"now": day_start + 5 * 3_600_000 + 1_000})).await;
+    let admin = s.token("admin").await;
+    for _ in 0..100 {
+        let crons = s.get("/admin/crons", Some(&admin)).await.body;
+        if crons["crons"][0]["lastResult"] == "succeeded" {
+            assert!(crons["crons"][0]["nextRunAt"].as_i64().unwrap() > s.now() + 23 * 3_600_000);
+            assert_eq!(tenant(&s, &admin, "acme").await["coreExists"], true);
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the scheduled rotate did not run");
+}

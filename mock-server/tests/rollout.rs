@@ -379,3 +379,27 @@ async fn the_schedule_runs_the_rotate_at_five_on_the_server_clock() {
     }
     panic!("the scheduled rotate did not run");
 }
+
+#[tokio::test]
+async fn with_conflicts_enabled_a_stale_write_is_kept_and_recorded_for_review() {
+    for enabled in [false, true] {
+        let s = spawn_with(Settings { test_controls: true, conflicts_enabled: enabled, ..Settings::default() }).await;
+        let admin = s.token("admin").await;
+        enable(&s, &admin, "acme").await;
+        s.run_cron(&admin, "rolling-db-rotate").await;
+        let db = format!("daily_dev_acme_main_{}", day_of(s.now()));
+        let alice = s.token("alice").await;
+        let first = put_doc(&s, &alice, &db, "order-9", json!({"type": "order", "status": "open"})).await;
+        // Two tills pay the same order from the same revision.
+        put_doc(&s, &alice, &db, "order-9", json!({"_rev": first["rev"], "type": "order", "status": "paid", "till": 1})).await;
+        let second = s.call(reqwest::Method::PUT, &format!("/docdb/{db}/order-9"), Some(&alice), Some(json!({"_rev": first["rev"], "type": "order", "status": "paid", "till": 2}))).await;
+        let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+        if enabled {
+            assert_eq!((second.status, second.body["conflict"].clone()), (StatusCode::OK, json!(true)));
+            assert_eq!(topo["openConflicts"], 1);
+        } else {
+            assert_error(&second, 409, "conflict");
+            assert_eq!(topo["openConflicts"], 0);
+        }
+    }
+}

@@ -2,6 +2,7 @@
 //! rotate" table, over the relational store and the document cluster. Nothing here knows HTTP.
 
 pub mod archive;
+pub mod conflicts;
 pub mod drop_eval;
 pub mod flags;
 pub mod invalidation;

@@ -97,6 +97,7 @@ pub fn topology(conn: &Connection, settings: &RollingSettings, tenant: &Tenant) 
         "days": day_databases(conn, &tenant.id)?,
         "manifest": manifest,
         "invalidation": invalidation::last(conn, &tenant.id)?,
+        "openConflicts": super::conflicts::open_count(conn, &tenant.id)?,
     }))
 }
 

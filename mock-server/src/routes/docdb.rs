@@ -8,6 +8,7 @@ use axum::{Json, Router};
 use serde_json::{json, Map, Value};
 
 use crate::docdb::{self, Kind};
+use crate::rolling::conflicts;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser};
 use crate::state::AppState;
@@ -53,12 +54,13 @@ async fn put_doc(
         Some(Value::String(r)) => Some(r.clone()),
         Some(_) => return Err(AppError::bad_request("_rev must be a string")),
     };
-    let new_rev = state.store.tx(|tx| {
+    let now = state.clock.now_ms();
+    let written = state.store.tx(|tx| {
         let info = owned(tx, &db, &claims.company_id)?;
         if info.kind == Kind::Archive {
             return Err(AppError::Forbidden(format!("{db} is an archive: read-only")));
         }
-        Ok(docdb::put(tx, &db, &doc_id, body, rev.as_deref())?)
+        Ok(conflicts::write(tx, &claims.company_id, &db, &doc_id, body, rev.as_deref(), state.settings.conflicts_enabled, now)?)
     })?;
-    Ok(Json(json!({ "ok": true, "id": doc_id, "rev": new_rev })))
+    Ok(Json(json!({ "ok": true, "id": doc_id, "rev": written.rev, "conflict": written.conflict_with.is_some() })))
 }

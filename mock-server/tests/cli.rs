@@ -1,0 +1,69 @@
+//! `mock-server migrate …` and the server's refusal, as an operator runs them.
+
+use std::process::{Command, Output};
+
+fn mock_server(data_dir: &std::path::Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mock-server")).args(args).env("DATA_DIR", data_dir).env("RUST_LOG", "off").output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("mock-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn migrate_reports_counts_and_a_rerun_is_a_no_op() {
+    let dir = temp("fresh");
+    let first = mock_server(&dir, &["migrate"]);
+    assert!(first.status.success(), "{}", text(&first));
+    assert!(text(&first).contains("migrations: 16 applied, 0 skipped"), "{}", text(&first));
+    let again = mock_server(&dir, &["migrate"]);
+    assert!(text(&again).contains("migrations: 0 applied, 16 skipped"), "{}", text(&again));
+    let status = mock_server(&dir, &["migrate", "--status"]);
+    assert!(text(&status).lines().all(|l| l.starts_with("applied ")), "{}", text(&status));
+    assert!(text(&status).contains("applied 0015_simplify_rolling_db_flags"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unbaselined_store_is_refused_by_migrate_and_by_the_server_until_baselined() {
+    let dir = temp("prod");
+    // A production-like store: the pre-feature tables, an empty tracking table.
+    let conn = rusqlite::Connection::open(dir.join("mock-server.sqlite")).unwrap();
+    for m in mock_server::store::migrate::journal().into_iter().filter(|m| m.number() <= 11) {
+        for s in m.statements() {
+            mock_server::store::migrate::execute(&conn, s).unwrap();
+        }
+    }
+    conn.execute_batch("INSERT INTO companies (id, name, created_at) VALUES ('acme', 'Acme Corp', 0)").unwrap();
+    drop(conn);
+
+    let refused = mock_server(&dir, &["migrate"]);
+    assert!(!refused.status.success());
+    assert!(text(&refused).contains("--baseline-through"), "{}", text(&refused));
+    let server = mock_server(&dir, &["--listen", "127.0.0.1:0"]);
+    assert!(!server.status.success(), "the server must not start on it");
+    assert!(text(&server).contains("--baseline-through"), "{}", text(&server));
+    let status = mock_server(&dir, &["migrate", "--status"]);
+    assert!(text(&status).lines().all(|l| l.starts_with("pending ")), "{}", text(&status));
+
+    let baseline = mock_server(&dir, &["migrate", "--baseline-through", "0011"]);
+    assert!(text(&baseline).contains("baseline: 12 recorded as applied"), "{}", text(&baseline));
+    let applied = mock_server(&dir, &["migrate"]);
+    assert!(text(&applied).contains("migrations: 4 applied, 12 skipped"), "{}", text(&applied));
+    for tag in ["0012_add_day_databases", "0013_add_company_feature_flags", "0014_add_conflict_reviews", "0015_simplify_rolling_db_flags"] {
+        assert!(text(&applied).contains(&format!("applied {tag}")), "{}", text(&applied));
+    }
+    let conn = rusqlite::Connection::open(dir.join("mock-server.sqlite")).unwrap();
+    let name: String = conn.query_row("SELECT name FROM companies WHERE id = 'acme'", [], |r| r.get(0)).unwrap();
+    assert_eq!(name, "Acme Corp", "existing data untouched");
+    assert!(mock_server::routes::health::two_flag_schema(&conn).unwrap());
+    assert!(!mock_server(&dir, &["migrate", "--baseline-through", "banana"]).status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -39,7 +39,8 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::admin::router())
         .merge(routes::crons::router())
         .merge(routes::bootstrap::router())
-        .merge(routes::docdb::router());
+        .merge(routes::docdb::router())
+        .merge(routes::realtime::router());
     if state.settings.test_controls {
         router = router.merge(routes::mock::router());
     }

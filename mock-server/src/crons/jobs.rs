@@ -113,20 +113,28 @@ fn rotate(ctx: &JobContext) -> bool {
     };
     let total = rolling.len() as u64 + 1;
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
-    let ok = ctx.per_tenant(&rolling, 0, total, |tx, t, now| rotate::rotate_tenant(tx, &settings, t, now), describe_rotation);
+    let ok = ctx.per_tenant(&rolling, 0, total, |tx, t, now| rotate::rotate_tenant(tx, &settings, t, now), |id, r| {
+        if r.invalidated {
+            ctx.state.realtime.close_tenant(id);
+        }
+        describe_rotation(id, r)
+    });
     // Tenants without rollingDb keep the legacy behaviour: one invalidation a day.
     let now = ctx.now();
     let daily = ctx.state.store.tx(|tx| {
-        let mut n = 0;
+        let mut invalidated = Vec::new();
         for t in tenants::all(tx).map_err(AppError::from)? {
             if !flags::get(tx, &t.id).map_err(AppError::from)?.rolling_db && invalidation::invalidate_daily_if_due(tx, &t.id, now).map_err(AppError::from)? {
-                n += 1;
+                invalidated.push(t.id);
             }
         }
-        Ok(n)
+        Ok(invalidated)
     });
+    for id in daily.iter().flatten() {
+        ctx.state.realtime.close_tenant(id);
+    }
     let line = match &daily {
-        Ok(n) => format!("invalidate_daily: {n} legacy tenant(s) invalidated"),
+        Ok(ids) => format!("invalidate_daily: {} legacy tenant(s) invalidated", ids.len()),
         Err(e) => format!("invalidate_daily failed: {}", e.body().message),
     };
     ctx.progress(total, total, Some(&line));

@@ -5,6 +5,7 @@ pub mod archive;
 pub mod conflicts;
 pub mod drop_eval;
 pub mod flags;
+pub mod handshake;
 pub mod invalidation;
 pub mod naming;
 pub mod rotate;

@@ -8,3 +8,4 @@ pub mod devices;
 pub mod docdb;
 pub mod health;
 pub mod mock;
+pub mod realtime;

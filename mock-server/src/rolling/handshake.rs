@@ -1,0 +1,77 @@
+//! The realtime handshake's decisions (CONTRACT §7): record the device and its SDK version,
+//! whether it must drop its local database first (`invalidate-local`), and where it routes
+//! (`core` only for a rolling tenant whose CORE exists and an SDK with the cutover switch).
+
+use rusqlite::Connection;
+use serde_json::{json, Value};
+
+use super::flags::{self, parse_version, CUTOVER_SDK};
+use super::invalidation;
+use super::naming::day_of;
+use super::{tenants, RollingResult, RollingSettings};
+use crate::docdb;
+use crate::store::devices::{self, Device};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hello {
+    pub user_id: String,
+    pub company_id: String,
+    pub device_id: Option<String>,
+    pub sdk_version: Option<String>,
+    pub last_invalidation: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    /// The `invalidate-local` payload, when the device has not obeyed the latest invalidation.
+    pub invalidate: Option<Value>,
+    /// The `ready` payload.
+    pub ready: Value,
+}
+
+pub fn has_cutover_switch(sdk_version: Option<&str>) -> bool {
+    sdk_version.and_then(parse_version).is_some_and(|v| v >= CUTOVER_SDK)
+}
+
+pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_ms: i64) -> RollingResult<Answer> {
+    let tenant = tenants::get(conn, &hello.company_id)?;
+    if let Some(id) = &hello.device_id {
+        // A device of another user keeps its own record.
+        let mine = devices::by_id(conn, id)?.is_none_or(|d| d.user_id == hello.user_id);
+        if mine {
+            let info = devices::by_id(conn, id)?.map(|d| d.info).unwrap_or_else(|| json!({}));
+            let device = Device {
+                id: id.clone(),
+                user_id: hello.user_id.clone(),
+                company_id: tenant.id.clone(),
+                sdk_version: hello.sdk_version.clone(),
+                is_online: true,
+                last_seen_at: Some(now_ms),
+                info,
+            };
+            devices::upsert(conn, &device, now_ms)?;
+        }
+    }
+    let names = tenant.names(&settings.db_prefix);
+    let last = invalidation::last(conn, &tenant.id)?;
+    let invalidate = last.as_ref().filter(|i| hello.last_invalidation.is_none_or(|seen| i.invalidated_at > seen)).map(|i| {
+        json!({ "companyId": tenant.id, "invalidatedAt": i.invalidated_at, "reason": i.reason })
+    });
+    let rolling = flags::get(conn, &tenant.id)?.rolling_db;
+    let core = rolling && has_cutover_switch(hello.sdk_version.as_deref()) && docdb::exists(conn, &names.core())?;
+    let (database, static_db, dynamic_db) = if core {
+        let today = names.day(&day_of(now_ms));
+        let dynamic = if docdb::exists(conn, &today)? { today } else { names.core() };
+        ("core", names.core(), dynamic)
+    } else {
+        ("legacy", names.legacy(), names.legacy())
+    };
+    let ready = json!({
+        "companyId": tenant.id,
+        "database": database,
+        "staticDb": static_db,
+        "dynamicDb": dynamic_db,
+        "invalidatedAt": last.map(|i| i.invalidated_at),
+    });
+    Ok(Answer { invalidate, ready })
+}

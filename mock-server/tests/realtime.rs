@@ -1,0 +1,126 @@
+//! The realtime handshake over a real WebSocket.
+
+mod common;
+
+use common::{spawn, Server};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+
+type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn open(s: &Server) -> Socket {
+    let url = format!("{}/realtime", s.base.replace("http://", "ws://"));
+    tokio_tungstenite::connect_async(url).await.expect("websocket opens").0
+}
+
+async fn hello(s: &Server, token: &str, device: Option<&str>, sdk: &str, last: Option<i64>) -> (Socket, Vec<Value>) {
+    let mut ws = open(s).await;
+    let init = json!({"type": "sdk:init", "payload": {"token": token, "deviceId": device, "sdkVersion": sdk, "lastInvalidation": last}});
+    ws.send(Message::Text(init.to_string().into())).await.unwrap();
+    let mut frames = Vec::new();
+    while let Some(Ok(Message::Text(t))) = ws.next().await {
+        let v: Value = serde_json::from_str(&t).unwrap();
+        let done = v["type"] == "ready";
+        frames.push(v);
+        if done {
+            break;
+        }
+    }
+    (ws, frames)
+}
+
+async fn close_code(ws: &mut Socket) -> Option<CloseCode> {
+    loop {
+        match tokio::time::timeout(std::time::Duration::from_secs(5), ws.next()).await.expect("closed in time") {
+            Some(Ok(Message::Close(frame))) => return frame.map(|f| f.code),
+            Some(Ok(_)) => continue,
+            _ => return None,
+        }
+    }
+}
+
+#[tokio::test]
+async fn legacy_tenant_handshake_invalidation_and_cutover() {
+    let s = spawn().await;
+    let alice = s.token("alice").await;
+    let (_ws, frames) = hello(&s, &alice, Some("dev-a"), "1.4.17", None).await;
+    assert_eq!(frames.len(), 1, "nothing to invalidate yet: {frames:?}");
+    let ready = &frames[0]["payload"];
+    assert_eq!((ready["companyId"].clone(), ready["database"].clone(), ready["staticDb"].clone()), (json!("acme"), json!("legacy"), json!("dev_acme_main_catalog")));
+    // The handshake recorded the device and its SDK for the fleet view.
+    let admin = s.token("admin").await;
+    let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+    assert_eq!(fleet["tenants"][0]["devices"][0], json!({"deviceId": "dev-a", "sdkVersion": "1.4.17", "lastSeenAt": fleet["tenants"][0]["devices"][0]["lastSeenAt"]}));
+
+    // Cutover: the connected device is closed with 4000 and meets the invalidation on reconnect.
+    let (mut connected, _) = hello(&s, &alice, Some("dev-a"), "1.4.17", None).await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    assert_eq!(close_code(&mut connected).await, Some(CloseCode::from(4000)));
+    let (_ws, frames) = hello(&s, &alice, Some("dev-a"), "1.4.17", Some(0)).await;
+    assert_eq!(frames[0]["type"], "invalidate-local");
+    assert_eq!(frames[0]["payload"]["reason"], "rolling-db-cutover");
+    let at = frames[0]["payload"]["invalidatedAt"].as_i64().unwrap();
+    let ready = &frames[1]["payload"];
+    assert_eq!((ready["database"].clone(), ready["staticDb"].clone()), (json!("core"), json!("dev_acme_main_core")));
+    assert!(ready["dynamicDb"].as_str().unwrap().starts_with("daily_dev_acme_main_"));
+    assert_eq!(ready["invalidatedAt"], at);
+    // Obeyed: not invalidated again.
+    let (_ws, frames) = hello(&s, &alice, Some("dev-a"), "1.4.17", Some(at)).await;
+    assert_eq!(frames.len(), 1);
+    // An old SDK stays on legacy.
+    let (_ws, frames) = hello(&s, &alice, Some("dev-old"), "1.4.16", Some(at)).await;
+    assert_eq!(frames[0]["payload"]["database"], "legacy");
+    let (_ws, frames) = hello(&s, &alice, None, "unknown", Some(at)).await;
+    assert_eq!(frames[0]["payload"]["database"], "legacy");
+}
+
+#[tokio::test]
+async fn bad_tokens_and_bad_frames_are_refused() {
+    let s = spawn().await;
+    for (token, code) in [("not.a.jwt", "invalid_token")] {
+        let (mut ws, frames) = {
+            let mut ws = open(&s).await;
+            ws.send(Message::Text(json!({"type": "sdk:init", "payload": {"token": token}}).to_string().into())).await.unwrap();
+            let mut frames = Vec::new();
+            if let Some(Ok(Message::Text(t))) = ws.next().await {
+                frames.push(serde_json::from_str::<Value>(&t).unwrap());
+            }
+            (ws, frames)
+        };
+        assert_eq!(frames[0]["type"], "error");
+        assert_eq!(frames[0]["payload"]["code"], code);
+        assert_eq!(close_code(&mut ws).await, Some(CloseCode::from(4401)));
+    }
+    let mut ws = open(&s).await;
+    ws.send(Message::Text("{\"type\": \"hello\"}".into())).await.unwrap();
+    let first = ws.next().await.unwrap().unwrap();
+    assert_eq!(serde_json::from_str::<Value>(first.to_text().unwrap()).unwrap()["payload"]["code"], "bad_request");
+    assert_eq!(close_code(&mut ws).await, Some(CloseCode::from(4400)));
+    let alice = s.token("alice").await;
+    let mut ws = open(&s).await;
+    ws.send(Message::Text(json!({"type": "sdk:init", "payload": {"token": alice, "lastInvalidation": "yesterday"}}).to_string().into())).await.unwrap();
+    let first = ws.next().await.unwrap().unwrap();
+    assert!(first.to_text().unwrap().contains("lastInvalidation"));
+}
+
+#[tokio::test]
+async fn operator_invalidation_and_rollback_route_back_to_legacy() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let alice = s.token("alice").await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let (mut ws, frames) = hello(&s, &alice, Some("d1"), "1.4.17", None).await;
+    let seen = frames[0]["payload"]["invalidatedAt"].as_i64().unwrap();
+    // Another tenant's invalidation does not touch acme's sockets.
+    s.post("/admin/invalidate-clients/globex", Some(&admin), json!({})).await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": false})).await;
+    s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await;
+    assert_eq!(close_code(&mut ws).await, Some(CloseCode::from(4000)));
+    let (_ws, frames) = hello(&s, &alice, Some("d1"), "1.4.17", Some(seen)).await;
+    assert_eq!((frames[0]["type"].clone(), frames[0]["payload"]["reason"].clone()), (json!("invalidate-local"), json!("operator")));
+    assert_eq!(frames[1]["payload"]["database"], "legacy");
+}

@@ -6,6 +6,7 @@ pub mod json;
 pub mod keys;
 pub mod permissions;
 pub mod ports;
+pub mod realtime;
 pub mod results;
 pub mod session;
 pub mod token;
@@ -15,3 +16,5 @@ pub mod url;
 pub(crate) mod fakes;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod session_tests;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod realtime_tests;

@@ -156,6 +156,11 @@ impl Session {
         &*self.0.ports.reporter
     }
 
+    /// The reporter, for companions of the session (the realtime session).
+    pub fn reporter_handle(&self) -> Rc<dyn Reporter> {
+        self.0.ports.reporter.clone()
+    }
+
     fn now(&self) -> i64 {
         self.0.ports.clock.now_ms()
     }

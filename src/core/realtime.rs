@@ -1,0 +1,441 @@
+//! The device side of the catalogue cutover (CONTRACT §7): the realtime session that performs the
+//! `sdk:init` → (`invalidate-local`) → `ready` handshake, destroys the local databases when told,
+//! bootstraps the catalogue from where the tenant routes, and reconnects with jittered
+//! exponential backoff until it is closed or the user signs out.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::{Rc, Weak};
+use std::task::{Context, Poll, Waker};
+
+use serde_json::{json, Value};
+
+use super::hooks::HookList;
+use super::ports::{LocalBoxFuture, Method};
+use super::session::Session;
+use crate::protocol::SDK_VERSION;
+
+/// Close codes of the protocol.
+pub const CLOSE_INVALIDATED: u16 = 4000;
+pub const CLOSE_BAD_REQUEST: u16 = 4400;
+pub const CLOSE_UNAUTHORIZED: u16 = 4401;
+
+/// Backoff bounds, milliseconds.
+pub const BACKOFF_BASE_MS: u32 = 500;
+pub const BACKOFF_MAX_MS: u32 = 30_000;
+
+pub enum Incoming {
+    Text(String),
+    /// The socket closed, with its close code (1006 when it dropped without one).
+    Closed(u16),
+}
+
+pub trait Socket {
+    fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), String>>;
+    /// The next message; only the session's supervisor calls it, one call at a time.
+    fn recv(&self) -> LocalBoxFuture<'static, Incoming>;
+    fn close(&self);
+}
+
+/// What the realtime session needs from its platform.
+#[derive(Clone)]
+pub struct SyncPorts {
+    pub connect: Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, String>>>,
+    /// Whether a local catalogue database of that name exists.
+    pub catalog_exists: Rc<dyn Fn(&str) -> LocalBoxFuture<'static, bool>>,
+    /// Writes the bootstrapped documents into a local database of that name.
+    pub catalog_write: Rc<dyn Fn(&str, Vec<Value>) -> LocalBoxFuture<'static, Result<(), String>>>,
+    pub sleep: Rc<dyn Fn(u32) -> LocalBoxFuture<'static, ()>>,
+    /// A number in [0, 1), for the jitter.
+    pub random: Rc<dyn Fn() -> f64>,
+    pub spawn: Rc<dyn Fn(LocalBoxFuture<'static, ()>)>,
+}
+
+/// "Equal jitter": half the exponential delay, plus a random part of the other half.
+pub fn backoff_ms(attempt: u32, random: f64) -> u32 {
+    let exp = BACKOFF_BASE_MS.saturating_mul(1u32 << attempt.min(16)).min(BACKOFF_MAX_MS);
+    exp / 2 + ((exp / 2) as f64 * random.clamp(0.0, 1.0)) as u32
+}
+
+/// A close the device must not retry after: the server refused it.
+pub fn is_refusal(code: u16) -> bool {
+    code == CLOSE_UNAUTHORIZED || code == CLOSE_BAD_REQUEST
+}
+
+pub fn init_frame(token: &str, device_id: Option<String>, last_invalidation: Option<i64>) -> String {
+    json!({ "type": "sdk:init", "payload": { "token": token, "deviceId": device_id, "sdkVersion": SDK_VERSION, "lastInvalidation": last_invalidation } })
+        .to_string()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncState {
+    Idle,
+    Connecting,
+    Ready,
+    Closed,
+}
+
+impl SyncState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncState::Idle => "idle",
+            SyncState::Connecting => "connecting",
+            SyncState::Ready => "ready",
+            SyncState::Closed => "closed",
+        }
+    }
+}
+
+/// Why `connect()` failed for good.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SyncFailure {
+    NotSignedIn,
+    /// The server refused the session (`error` frame): `{code, message}`.
+    Refused { code: String, message: String },
+    /// `close()` or a sign-out ended the session before it was ready.
+    Closed,
+}
+
+impl SyncFailure {
+    pub fn message(&self) -> String {
+        match self {
+            SyncFailure::NotSignedIn => "no session: log in before connecting".into(),
+            SyncFailure::Refused { code, message } => ["the realtime server refused the session (", code, "): ", message].concat(),
+            SyncFailure::Closed => "the realtime session was closed before it was ready".into(),
+        }
+    }
+}
+
+/// A one-shot outcome any number of futures can wait for.
+#[derive(Default)]
+struct Signal {
+    value: RefCell<Option<Result<(), SyncFailure>>>,
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl Signal {
+    fn set(&self, value: Result<(), SyncFailure>) {
+        if self.value.borrow().is_none() {
+            *self.value.borrow_mut() = Some(value);
+            for w in self.wakers.borrow_mut().drain(..) {
+                w.wake();
+            }
+        }
+    }
+}
+
+struct Wait(Rc<Signal>);
+
+impl Future for Wait {
+    type Output = Result<(), SyncFailure>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.0.value.borrow().clone() {
+            Some(v) => Poll::Ready(v),
+            None => {
+                self.0.wakers.borrow_mut().push(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// The events of `on(event, fn)`.
+pub struct SyncEvents {
+    pub ready: HookList,
+    pub invalidate_local: HookList,
+    pub bootstrapped: HookList,
+    pub error: HookList,
+    pub state: HookList,
+}
+
+impl SyncEvents {
+    pub fn by_name(&self, name: &str) -> Option<&HookList> {
+        match name {
+            "ready" => Some(&self.ready),
+            "invalidate-local" => Some(&self.invalidate_local),
+            "bootstrapped" => Some(&self.bootstrapped),
+            "error" => Some(&self.error),
+            "state" => Some(&self.state),
+            _ => None,
+        }
+    }
+}
+
+enum Attempt {
+    Ready(Rc<dyn Socket>),
+    Refused(SyncFailure),
+    Transient(String),
+}
+
+struct Inner {
+    session: Session,
+    url: String,
+    ports: SyncPorts,
+    state: Cell<SyncState>,
+    routing: RefCell<Option<Value>>,
+    events: SyncEvents,
+    stopped: Cell<bool>,
+    /// Bumped by each connect after a close, so an old supervisor retires.
+    generation: Cell<u64>,
+    socket: RefCell<Option<Rc<dyn Socket>>>,
+    first_ready: RefCell<Rc<Signal>>,
+}
+
+#[derive(Clone)]
+pub struct SyncSession(Rc<Inner>);
+
+impl SyncSession {
+    pub fn new(session: Session, url: String, ports: SyncPorts) -> SyncSession {
+        let sync = SyncSession(Rc::new(Inner {
+            session: session.clone(),
+            url,
+            ports,
+            state: Cell::new(SyncState::Idle),
+            routing: RefCell::new(None),
+            events: SyncEvents {
+                ready: HookList::new("ready"),
+                invalidate_local: HookList::new("invalidate-local"),
+                bootstrapped: HookList::new("bootstrapped"),
+                error: HookList::new("error"),
+                state: HookList::new("state"),
+            },
+            stopped: Cell::new(true),
+            generation: Cell::new(0),
+            socket: RefCell::new(None),
+            first_ready: RefCell::new(Rc::default()),
+        }));
+        // Sign-out ends the realtime session; a weak link, so the session does not keep it alive.
+        let weak: Weak<Inner> = Rc::downgrade(&sync.0);
+        session.on_ended().register(Rc::new(move |_| {
+            if let Some(inner) = weak.upgrade() {
+                SyncSession(inner).close();
+            }
+            Box::pin(async { Ok(()) })
+        }));
+        sync
+    }
+
+    pub fn events(&self) -> &SyncEvents {
+        &self.0.events
+    }
+
+    pub fn state(&self) -> SyncState {
+        self.0.state.get()
+    }
+
+    pub fn routing(&self) -> Option<Value> {
+        self.0.routing.borrow().clone()
+    }
+
+    fn reporter(&self) -> Rc<dyn super::ports::Reporter> {
+        self.0.session.reporter_handle()
+    }
+
+    async fn set_state(&self, state: SyncState) {
+        if self.0.state.get() != state {
+            self.0.state.set(state);
+            self.0.events.state.run(&Value::String(state.as_str().into()), &*self.reporter()).await;
+        }
+    }
+
+    async fn emit_error(&self, code: &str, message: &str) {
+        self.0.events.error.run(&json!({ "code": code, "message": message }), &*self.reporter()).await;
+    }
+
+    /// Resolves at the first `ready`; starts the session when it is not running.
+    pub async fn connect(&self) -> Result<(), SyncFailure> {
+        if self.0.stopped.get() {
+            self.0.stopped.set(false);
+            self.0.generation.set(self.0.generation.get() + 1);
+            *self.0.first_ready.borrow_mut() = Rc::default();
+            let me = self.clone();
+            let generation = self.0.generation.get();
+            (self.0.ports.spawn)(Box::pin(async move { me.supervise(generation).await }));
+        }
+        let signal = self.0.first_ready.borrow().clone();
+        Wait(signal).await
+    }
+
+    /// Stops the session: closes the socket, no reconnect.
+    pub fn close(&self) {
+        self.0.stopped.set(true);
+        if let Some(socket) = self.0.socket.borrow_mut().take() {
+            socket.close();
+        }
+        self.0.first_ready.borrow().set(Err(SyncFailure::Closed));
+        if self.0.state.get() != SyncState::Closed && self.0.state.get() != SyncState::Idle {
+            let me = self.clone();
+            (self.0.ports.spawn)(Box::pin(async move { me.set_state(SyncState::Closed).await }));
+        }
+    }
+
+    fn retired(&self, generation: u64) -> bool {
+        self.0.stopped.get() || self.0.generation.get() != generation
+    }
+
+    async fn supervise(self, generation: u64) {
+        let mut attempt: u32 = 0;
+        let mut last_close: Option<u16> = None;
+        loop {
+            if self.retired(generation) {
+                return;
+            }
+            if attempt > 0 || last_close.is_some() {
+                // An invalidation asks every device back at once: spread them, but start soon.
+                let delay = if attempt == 0 && last_close == Some(CLOSE_INVALIDATED) {
+                    50 + ((self.0.ports.random)() * 250.0) as u32
+                } else {
+                    backoff_ms(attempt, (self.0.ports.random)())
+                };
+                (self.0.ports.sleep)(delay).await;
+                if self.retired(generation) {
+                    return;
+                }
+            }
+            match self.attempt().await {
+                Attempt::Ready(socket) => {
+                    attempt = 0;
+                    self.0.first_ready.borrow().set(Ok(()));
+                    let code = self.pump(socket).await;
+                    last_close = Some(code);
+                    if self.retired(generation) {
+                        return;
+                    }
+                    self.set_state(SyncState::Connecting).await;
+                    if is_refusal(code) {
+                        self.stop_refused(SyncFailure::Refused { code: "closed".into(), message: ["closed by the server with ", &code.to_string()].concat() }).await;
+                        return;
+                    }
+                }
+                Attempt::Refused(failure) => {
+                    self.stop_refused(failure).await;
+                    return;
+                }
+                Attempt::Transient(why) => {
+                    self.emit_error("connection_failed", &why).await;
+                    attempt = attempt.saturating_add(1);
+                }
+            }
+        }
+    }
+
+    async fn stop_refused(&self, failure: SyncFailure) {
+        self.0.stopped.set(true);
+        self.0.first_ready.borrow().set(Err(failure));
+        self.set_state(SyncState::Closed).await;
+    }
+
+    /// One connection up to its `ready`.
+    async fn attempt(&self) -> Attempt {
+        self.set_state(SyncState::Connecting).await;
+        let session = &self.0.session;
+        if !session.check_if_logged_in() {
+            return Attempt::Refused(SyncFailure::NotSignedIn);
+        }
+        let Some(token) = session.get_token().await else {
+            return if session.check_if_logged_in() { Attempt::Transient("the token could not be refreshed".into()) } else { Attempt::Refused(SyncFailure::NotSignedIn) };
+        };
+        if session.device_id().is_none() {
+            // Best effort: the handshake works without a device id, it just records nothing.
+            session.register_device().await;
+        }
+        let socket = match (self.0.ports.connect)(&self.0.url).await {
+            Ok(s) => s,
+            Err(e) => return Attempt::Transient(e),
+        };
+        *self.0.socket.borrow_mut() = Some(socket.clone());
+        if let Err(e) = socket.send(init_frame(&token, session.device_id(), session.last_invalidation())).await {
+            return Attempt::Transient(e);
+        }
+        loop {
+            match socket.recv().await {
+                Incoming::Text(text) => {
+                    let frame = super::json::parse(&text).unwrap_or(Value::Null);
+                    let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
+                    match frame.get("type").and_then(Value::as_str) {
+                        Some("invalidate-local") => self.invalidate_local(&payload).await,
+                        Some("ready") => {
+                            if let Err(e) = self.ready(&payload).await {
+                                socket.close();
+                                return Attempt::Transient(e);
+                            }
+                            return Attempt::Ready(socket);
+                        }
+                        Some("error") => {
+                            let field = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+                            let (code, message) = (field("code"), field("message"));
+                            self.emit_error(&code, &message).await;
+                            socket.close();
+                            return Attempt::Refused(SyncFailure::Refused { code, message });
+                        }
+                        _ => {}
+                    }
+                }
+                Incoming::Closed(code) if is_refusal(code) => {
+                    return Attempt::Refused(SyncFailure::Refused { code: "closed".into(), message: ["closed by the server with ", &code.to_string()].concat() })
+                }
+                Incoming::Closed(code) => return Attempt::Transient(["closed during the handshake (", &code.to_string(), ")"].concat()),
+            }
+        }
+    }
+
+    /// Reads the established socket until it closes; returns the close code.
+    async fn pump(&self, socket: Rc<dyn Socket>) -> u16 {
+        loop {
+            match socket.recv().await {
+                Incoming::Text(text) => {
+                    let frame = super::json::parse(&text).unwrap_or(Value::Null);
+                    if frame.get("type").and_then(Value::as_str) == Some("invalidate-local") {
+                        let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
+                        self.invalidate_local(&payload).await;
+                    }
+                }
+                Incoming::Closed(code) => {
+                    self.0.socket.borrow_mut().take();
+                    return code;
+                }
+            }
+        }
+    }
+
+    /// Destroys the tracked local databases and remembers the invalidation obeyed.
+    async fn invalidate_local(&self, payload: &Value) {
+        self.0.events.invalidate_local.run(payload, &*self.reporter()).await;
+        self.0.session.destroy_all_local_databases().await;
+        if let Some(at) = payload.get("invalidatedAt").and_then(Value::as_i64) {
+            if let Err(e) = self.0.session.set_last_invalidation(at) {
+                self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e].concat());
+            }
+        }
+    }
+
+    /// Records the routing, bootstraps the catalogue when the device has none, then is ready.
+    async fn ready(&self, payload: &Value) -> Result<(), String> {
+        *self.0.routing.borrow_mut() = Some(payload.clone());
+        let static_db = payload.get("staticDb").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let tracked = self.0.session.tracked_local_databases().contains(&static_db);
+        if static_db.is_empty() || !tracked || !(self.0.ports.catalog_exists)(&static_db).await {
+            self.bootstrap(payload).await?;
+        }
+        self.set_state(SyncState::Ready).await;
+        self.0.events.ready.run(payload, &*self.reporter()).await;
+        Ok(())
+    }
+
+    async fn bootstrap(&self, ready: &Value) -> Result<(), String> {
+        let database = ready.get("database").and_then(Value::as_str).unwrap_or("legacy");
+        let result = self.0.session.call(Method::Get, &["/bootstrap?database=", database].concat(), None).await;
+        let data = match (result.success, result.data) {
+            (true, Some(data)) => data,
+            _ => return Err(["bootstrap failed: ", &result.error.unwrap_or_default()].concat()),
+        };
+        let db = data.get("db").and_then(Value::as_str).ok_or("the bootstrap answer names no database")?.to_owned();
+        let docs = data.get("docs").and_then(Value::as_array).cloned().unwrap_or_default();
+        let count = docs.len();
+        (self.0.ports.catalog_write)(&db, docs).await?;
+        self.0.session.track_local_database(&db).map_err(|e| e.to_string())?;
+        self.0.events.bootstrapped.run(&json!({ "database": database, "db": db, "docCount": count }), &*self.reporter()).await;
+        Ok(())
+    }
+}

@@ -8,6 +8,9 @@ pub enum Code {
     Forbidden,
     InvalidArgument,
     StorageUnavailable,
+    NotSignedIn,
+    RealtimeRefused,
+    Closed,
 }
 
 impl Code {
@@ -16,6 +19,9 @@ impl Code {
             Code::Forbidden => "FORBIDDEN",
             Code::InvalidArgument => "INVALID_ARGUMENT",
             Code::StorageUnavailable => "STORAGE_UNAVAILABLE",
+            Code::NotSignedIn => "NOT_SIGNED_IN",
+            Code::RealtimeRefused => "REALTIME_REFUSED",
+            Code::Closed => "CLOSED",
         }
     }
 }

@@ -104,7 +104,54 @@ export interface DestroyResult {
 export type TokenKind = "Auth" | "Refresh";
 export type HeaderKind = "Remote" | "Local";
 
-export type SessionBrokerErrorCode = "FORBIDDEN" | "INVALID_ARGUMENT" | "STORAGE_UNAVAILABLE";
+export type SessionBrokerErrorCode =
+  | "FORBIDDEN" | "INVALID_ARGUMENT" | "STORAGE_UNAVAILABLE" | "NOT_SIGNED_IN" | "REALTIME_REFUSED" | "CLOSED";
+
+export interface SyncSessionOptions {
+  /** Default: the AuthManager's baseUrl with ws(s):// and /realtime. */
+  url?: string;
+}
+
+export type SyncState = "idle" | "connecting" | "ready" | "closed";
+
+/** The server's `ready`: where this device's catalogue (static) and day data (dynamic) live. */
+export interface ReadyPayload {
+  companyId: string;
+  database: "core" | "legacy";
+  staticDb: string;
+  dynamicDb: string;
+  invalidatedAt: number | null;
+}
+
+export interface InvalidateLocalPayload {
+  companyId: string;
+  invalidatedAt: number;
+  reason: string;
+}
+
+export interface BootstrappedEvent {
+  database: "core" | "legacy";
+  db: string;
+  docCount: number;
+}
+
+export interface RealtimeError {
+  code: string;
+  message: string;
+}
+
+export interface SyncEventMap {
+  ready: ReadyPayload;
+  "invalidate-local": InvalidateLocalPayload;
+  bootstrapped: BootstrappedEvent;
+  error: RealtimeError;
+  state: SyncState;
+}
+
+export interface SyncSession {
+  /** Subscribes to an event; returns the unsubscribe function. */
+  on<K extends keyof SyncEventMap>(event: K, handler: (payload: SyncEventMap[K]) => void | Promise<void>): Unsubscribe;
+}
 
 /** Every error the SDK throws or rejects with. */
 export interface SessionBrokerError extends Error {

@@ -54,3 +54,62 @@ impl LocalDatabases for IndexedDbDatabases {
         })
     }
 }
+
+/// Whether an IndexedDB database of that name exists (without creating it).
+pub async fn exists(name: String) -> bool {
+    let Ok(factory) = factory() else { return false };
+    // indexedDB.databases() is not in web-sys's stable API; call it directly.
+    let Ok(databases) = js_sys::Reflect::get(&factory, &"databases".into()) else { return false };
+    let Some(databases) = databases.dyn_ref::<js_sys::Function>() else { return false };
+    let Ok(list) = databases.call0(&factory) else { return false };
+    let Ok(list) = JsFuture::from(Promise::resolve(&list)).await else { return false };
+    js_sys::Array::from(&list).iter().any(|d| js_sys::Reflect::get(&d, &"name".into()).ok().and_then(|n| n.as_string()).as_deref() == Some(name.as_str()))
+}
+
+/// The object store of a local catalogue: one record per document, keyed by `_id`.
+pub const CATALOG_STORE: &str = "docs";
+
+/// Writes `docs` into the local catalogue database `name` (created when missing).
+pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result<(), String> {
+    let request = factory()?.open_with_u32(&name, 1).map_err(|e| describe(&e))?;
+    let upgrade = Closure::once_into_js(move |e: web_sys::Event| {
+        let Some(target) = e.target() else { return };
+        let Ok(result) = target.unchecked_into::<web_sys::IdbOpenDbRequest>().result() else { return };
+        let db: web_sys::IdbDatabase = result.unchecked_into();
+        if !db.object_store_names().contains(CATALOG_STORE) {
+            let params = web_sys::IdbObjectStoreParameters::new();
+            params.set_key_path(&"_id".into());
+            let _ = db.create_object_store_with_optional_parameters(CATALOG_STORE, &params);
+        }
+    });
+    request.set_onupgradeneeded(Some(upgrade.unchecked_ref()));
+    request_done(&request, true).await.map_err(|e| describe(&e))?;
+    let db: web_sys::IdbDatabase = request.result().map_err(|e| describe(&e))?.unchecked_into();
+    let written = async {
+        let tx = db.transaction_with_str_and_mode(CATALOG_STORE, web_sys::IdbTransactionMode::Readwrite).map_err(|e| describe(&e))?;
+        let store = tx.object_store(CATALOG_STORE).map_err(|e| describe(&e))?;
+        for doc in docs {
+            let record = js_sys::JSON::parse(&doc.to_string()).map_err(|e| describe(&e))?;
+            store.put(&record).map_err(|e| describe(&e))?;
+        }
+        let done = Promise::new(&mut |resolve, reject| {
+            tx.set_oncomplete(Some(&resolve));
+            tx.set_onerror(Some(&reject));
+            tx.set_onabort(Some(&reject));
+        });
+        JsFuture::from(done).await.map(|_| ()).map_err(|e| describe(&e))
+    }
+    .await;
+    db.close();
+    written
+}
+
+/// Resolves after `ms` milliseconds.
+pub async fn sleep(ms: u32) {
+    let promise = Promise::new(&mut |resolve, _| {
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32);
+        }
+    });
+    let _ = JsFuture::from(promise).await;
+}

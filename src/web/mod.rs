@@ -1,6 +1,7 @@
 //! Browser adapters: each implements one port of `core::ports` and decides nothing.
 
 pub mod idb;
+pub mod socket;
 pub mod storage;
 pub mod transport;
 
@@ -19,5 +20,21 @@ pub struct ConsoleReporter;
 impl Reporter for ConsoleReporter {
     fn error(&self, message: &str) {
         web_sys::console::error_1(&message.into());
+    }
+}
+
+use std::rc::Rc;
+
+use crate::core::realtime::SyncPorts;
+
+/// The browser's ports for the realtime session.
+pub fn sync_ports() -> SyncPorts {
+    SyncPorts {
+        connect: Rc::new(socket::connect),
+        catalog_exists: Rc::new(|name: &str| Box::pin(idb::exists(name.to_owned()))),
+        catalog_write: Rc::new(|name: &str, docs| Box::pin(idb::write_catalog(name.to_owned(), docs))),
+        sleep: Rc::new(|ms| Box::pin(idb::sleep(ms))),
+        random: Rc::new(js_sys::Math::random),
+        spawn: Rc::new(wasm_bindgen_futures::spawn_local),
     }
 }

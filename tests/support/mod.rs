@@ -133,3 +133,80 @@ pub async fn idb_exists(name: &str) -> bool {
     let list = JsFuture::from(databases.call0(&factory).unwrap().unchecked_into::<Promise>()).await.unwrap();
     json(&list).as_array().unwrap().iter().any(|d| d["name"] == name)
 }
+
+/// Resolves after `ms` milliseconds.
+pub async fn sleep(ms: i32) {
+    let p = Promise::new(&mut |resolve, _| {
+        web_sys::window().unwrap().set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms).unwrap();
+    });
+    JsFuture::from(p).await.unwrap();
+}
+
+/// Polls `check` every 100 ms for up to 15 s.
+pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..150 {
+        if check() {
+            return;
+        }
+        sleep(100).await;
+    }
+    panic!("timed out waiting for: {what}");
+}
+
+pub async fn token_for(user: &str) -> String {
+    let (status, body) = call("POST", "/auth", None, Some(serde_json::json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}}))).await;
+    assert_eq!(status, 200, "{body}");
+    body["token"].as_str().unwrap().to_owned()
+}
+
+/// Any call against the test server, as an operator's tool would make it.
+pub async fn call(method: &str, path: &str, token: Option<&str>, body: Option<Value>) -> (u16, Value) {
+    let url = format!("{}{path}", base_url());
+    let mut builder = gloo_net::http::RequestBuilder::new(&url).method(method.parse().unwrap());
+    if let Some(t) = token {
+        builder = builder.header("Authorization", &format!("Bearer {t}"));
+    }
+    let request = match body {
+        Some(b) => builder.header("Content-Type", "application/json").body(b.to_string()).unwrap(),
+        None => builder.build().unwrap(),
+    };
+    let res = request.send().await.unwrap();
+    (res.status(), serde_json::from_str(&res.text().await.unwrap()).unwrap_or(Value::Null))
+}
+
+/// Runs a cron as an operator and waits for it to finish.
+pub async fn run_cron(admin: &str, cron: &str) -> Value {
+    let (status, started) = call("POST", &format!("/admin/crons/{cron}/run"), Some(admin), Some(serde_json::json!({}))).await;
+    assert_eq!(status, 202, "{started}");
+    let id = started["runId"].as_str().unwrap().to_owned();
+    for _ in 0..150 {
+        let (_, run) = call("GET", &format!("/admin/crons/runs/{id}"), Some(admin), None).await;
+        if run["status"] != "running" {
+            return run;
+        }
+        sleep(100).await;
+    }
+    panic!("run {id} did not finish");
+}
+
+/// How many records the local catalogue database `name` holds.
+pub async fn idb_count(name: &str) -> u32 {
+    let factory = web_sys::window().unwrap().indexed_db().unwrap().unwrap();
+    let request = factory.open(name).unwrap();
+    let done = Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    JsFuture::from(done).await.unwrap();
+    let db: web_sys::IdbDatabase = request.result().unwrap().unchecked_into();
+    let tx = db.transaction_with_str("docs").unwrap();
+    let count = tx.object_store("docs").unwrap().count().unwrap();
+    let done = Promise::new(&mut |resolve, reject| {
+        count.set_onsuccess(Some(&resolve));
+        count.set_onerror(Some(&reject));
+    });
+    JsFuture::from(done).await.unwrap();
+    let n = count.result().unwrap().as_f64().unwrap() as u32;
+    db.close();
+    n
+}

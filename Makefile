@@ -6,7 +6,7 @@ WASM_PACK_VERSION := 0.15.1
 GECKODRIVER_VERSION := 0.37.1
 # The wasm-bindgen CLI must be exactly the crate's version (Cargo.lock), or wasm-pack tries to download one.
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
-APT_PACKAGES := chromium chromium-driver firefox-esr
+APT_PACKAGES := chromium chromium-driver firefox-esr pkg-config libssl-dev
 # Current binaryen from the npm registry (runs on the machine's Node at build time only).
 BINARYEN_VERSION := 132.0.0
 WASM_OPT := target/binaryen/node_modules/.bin/wasm-opt
@@ -58,9 +58,10 @@ test-native:
 test-browser:
 	bash tests/run-browser.sh
 
-## The built release package (what npm users get) loaded in headless Chromium.
+## The built release package (what npm users get) and the demo page, driven in headless
+## Chromium through chromedriver (mock-server/tests/e2e); screenshots land in target/e2e/.
 test-package: build
-	bash tests/package-smoke.sh
+	cargo test -p mock-server --test e2e -- --ignored --test-threads=1
 
 ## Builds the release package, starts the mock server with the demo seed, serves www/.
 demo: build

@@ -1,0 +1,97 @@
+//! Headless Chromium through chromedriver (fantoccini), against the app served in-process with
+//! the repository's www/ and the built pkg/.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use mock_server::settings::Settings;
+use mock_server::state::{AppState, StaticDirs};
+use serde_json::json;
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The app on a free port, serving `www` at / and the built package at /pkg/.
+pub async fn serve(www: PathBuf) -> (String, AppState) {
+    let pkg = repo_root().join("pkg");
+    assert!(pkg.join("session_broker_bg.wasm").exists(), "pkg/ is not built: run `make build` (make test-package does)");
+    let settings = Settings { test_controls: true, ..Settings::default() };
+    let state = AppState::new(settings, StaticDirs { www: Some(www), pkg: Some(pkg) }).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = mock_server::app(state.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (base, state)
+}
+
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+    profile: PathBuf,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl Browser {
+    pub async fn start() -> Browser {
+        let port = free_port();
+        let driver = Command::new("chromedriver").arg(format!("--port={port}")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("chromedriver (make setup installs it)");
+        let profile = std::env::temp_dir().join(format!("e2e-chromium-{}-{port}", std::process::id()));
+        let caps = json!({
+            "goog:chromeOptions": {
+                "binary": "/usr/bin/chromium",
+                "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                         "--window-size=1400,1800", format!("--user-data-dir={}", profile.display())]
+            }
+        });
+        let caps = caps.as_object().unwrap().clone();
+        let url = format!("http://127.0.0.1:{port}");
+        for _ in 0..100 {
+            if let Ok(client) = ClientBuilder::native().capabilities(caps.clone()).connect(&url).await {
+                return Browser { client, driver, profile };
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("chromedriver did not accept a session");
+    }
+
+    pub async fn text(&self, css: &str) -> String {
+        self.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).text().await.unwrap()
+    }
+
+    /// Waits (up to 30 s) until the element's text satisfies `check`; returns it.
+    pub async fn wait_text(&self, css: &str, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let mut last = String::new();
+        for _ in 0..300 {
+            if let Ok(el) = self.client.find(Locator::Css(css)).await {
+                last = el.text().await.unwrap_or_default();
+                if check(&last) {
+                    return last;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("waiting for {what} in {css}; last text: {last:?}");
+    }
+
+    pub async fn screenshot(&self, name: &str) {
+        let dir = repo_root().join("target/e2e");
+        std::fs::create_dir_all(&dir).unwrap();
+        let png = self.client.screenshot().await.unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    pub async fn stop(mut self) {
+        let _ = self.client.clone().close().await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}

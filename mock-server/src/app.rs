@@ -40,7 +40,8 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::crons::router())
         .merge(routes::bootstrap::router())
         .merge(routes::docdb::router())
-        .merge(routes::realtime::router());
+        .merge(routes::realtime::router())
+        .merge(routes::management::router());
     if state.settings.test_controls {
         router = router.merge(routes::mock::router());
     }

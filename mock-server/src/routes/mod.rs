@@ -7,5 +7,6 @@ pub mod crons;
 pub mod devices;
 pub mod docdb;
 pub mod health;
+pub mod management;
 pub mod mock;
 pub mod realtime;

@@ -1,5 +1,6 @@
 //! The relational store: SQLite (rusqlite, bundled) behind one mutex, and its record modules.
 
+pub mod companies;
 pub mod devices;
 pub mod migrate;
 pub mod refresh_tokens;

@@ -45,6 +45,14 @@ pub fn seed_if_empty(conn: &Connection, settings: &Settings, now_ms: i64) -> rus
         }
     }
     for (id, _) in COMPANIES {
+        for (n, amount) in [(1, 450), (2, 1290), (3, 260)] {
+            conn.execute(
+                "INSERT INTO sales (id, company_id, amount_cents, created_at) VALUES (?1, ?2, ?3, ?4)",
+                params![format!("{id}-sale-{n}"), id, amount, now_ms],
+            )?;
+        }
+    }
+    for (id, _) in COMPANIES {
         let names = TenantNames::new(&settings.db_prefix, id, "main");
         docdb::seed::seed_legacy(conn, &names, id, settings.rolling_db_max_open, now_ms)
             .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.to_string().into()))?;

@@ -56,6 +56,33 @@ pub fn insert(conn: &Connection, user: &User, now_ms: i64) -> rusqlite::Result<(
     Ok(())
 }
 
+pub fn all(conn: &Connection) -> rusqlite::Result<Vec<User>> {
+    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY username"))?;
+    let rows = stmt.query_map([], |row| from_row(conn, row))?;
+    rows.collect()
+}
+
+/// Members of the company (by membership, not only by active company).
+pub fn members(conn: &Connection, company_id: &str) -> rusqlite::Result<Vec<User>> {
+    Ok(all(conn)?.into_iter().filter(|u| u.companies.iter().any(|c| c == company_id)).collect())
+}
+
+pub fn set_roles(conn: &Connection, user_id: &str, roles: &[String]) -> rusqlite::Result<()> {
+    conn.execute("UPDATE users SET roles = ?2 WHERE id = ?1", params![user_id, serde_json::to_string(roles).unwrap_or_else(|_| "[]".into())]).map(|_| ())
+}
+
+pub fn set_password_hash(conn: &Connection, user_id: &str, hash: &str) -> rusqlite::Result<()> {
+    conn.execute("UPDATE users SET password_hash = ?2 WHERE id = ?1", params![user_id, hash]).map(|_| ())
+}
+
+/// Removes the user with their memberships, devices and refresh tokens.
+pub fn delete(conn: &Connection, user_id: &str) -> rusqlite::Result<usize> {
+    for table in ["refresh_tokens", "devices", "user_companies"] {
+        conn.execute(&format!("DELETE FROM {table} WHERE user_id = ?1"), [user_id])?;
+    }
+    conn.execute("DELETE FROM users WHERE id = ?1", [user_id])
+}
+
 pub fn set_active_company(conn: &Connection, user_id: &str, company_id: &str) -> rusqlite::Result<()> {
     conn.execute("UPDATE users SET active_company_id = ?2 WHERE id = ?1", params![user_id, company_id]).map(|_| ())
 }

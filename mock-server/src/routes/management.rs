@@ -1,0 +1,225 @@
+//! Management routes (CONTRACT §5), role- and tenant-checked: devices, companies, users and a
+//! sale's payment reference. `sys_admin` sees every tenant; a `manager` manages its company; any
+//! user sees and manages what is its own.
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::routing::{get, patch};
+use axum::{Json, Router};
+use serde_json::{json, Map, Value};
+
+use crate::auth::secrets::{password_hash, random_id};
+use crate::error::{AppError, AppResult};
+use crate::extract::{ApiJson, AuthUser};
+use crate::state::AppState;
+use crate::store::devices::{self, Device};
+use crate::store::{companies, users};
+
+fn is_admin(user: &AuthUser) -> bool {
+    user.0.roles.iter().any(|r| r == "sys_admin")
+}
+
+fn is_manager(user: &AuthUser) -> bool {
+    is_admin(user) || user.0.roles.iter().any(|r| r == "manager")
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/devices", get(list_devices).post(add_device))
+        .route("/devices/{id}", axum::routing::delete(delete_device))
+        .route("/companies", get(list_companies))
+        .route("/companies/{id}", get(get_company).patch(update_company).delete(delete_company))
+        .route("/companies/{company_id}/sales/{sale_id}/payment-reference", patch(update_payment_reference))
+        .route("/users", get(list_users))
+        .route("/users/me", get(me))
+        .route("/users/{id}", patch(update_user).delete(delete_user))
+}
+
+/// Only these fields, or a 400 naming the stray one.
+fn only(body: &Map<String, Value>, allowed: &[&str]) -> AppResult<()> {
+    match body.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(AppError::BadRequest("invalid_body", format!("unknown field {k:?} (allowed: {})", allowed.join(", ")))),
+        None => Ok(()),
+    }
+}
+
+async fn list_devices(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+    let conn = state.store.lock();
+    let list = if is_manager(&user) { devices::for_company(&conn, &user.0.company_id)? } else { devices::for_user(&conn, &user.0.user_id)? };
+    Ok(Json(json!({ "devices": list })))
+}
+
+async fn add_device(State(state): State<AppState>, user: AuthUser, ApiJson(info): ApiJson<Map<String, Value>>) -> AppResult<(StatusCode, Json<Value>)> {
+    let sdk_version = match info.get("sdkVersion") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(v)) => Some(v.clone()),
+        Some(_) => return Err(AppError::bad_request("sdkVersion must be a string")),
+    };
+    let now = state.clock.now_ms();
+    let device = Device {
+        id: random_id("dev"),
+        user_id: user.0.user_id.clone(),
+        company_id: user.0.company_id.clone(),
+        sdk_version,
+        is_online: true,
+        last_seen_at: Some(now),
+        info: Value::Object(info),
+    };
+    state.store.tx(|tx| Ok(devices::upsert(tx, &device, now)?))?;
+    Ok((StatusCode::CREATED, Json(json!({ "device": device }))))
+}
+
+async fn delete_device(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+    state.store.tx(|tx| {
+        let device = devices::by_id(tx, &id)?.filter(|d| d.company_id == user.0.company_id || is_admin(&user));
+        let device = device.ok_or_else(|| AppError::NotFound("unknown_device", format!("no device {id:?}")))?;
+        if device.user_id != user.0.user_id && !is_manager(&user) {
+            return Err(AppError::Forbidden("only its user or a manager may remove a device".into()));
+        }
+        devices::delete(tx, &id)?;
+        Ok(())
+    })?;
+    Ok(Json(json!({ "ok": true })))
+}
+
+/// The company, when the caller may see it.
+fn visible_company(conn: &rusqlite::Connection, user: &AuthUser, id: &str) -> AppResult<companies::Company> {
+    let company = companies::get(conn, id)?.ok_or_else(|| AppError::NotFound("unknown_company", format!("no company {id:?}")))?;
+    let member = users::by_id(conn, &user.0.user_id)?.is_some_and(|u| u.companies.iter().any(|c| c == id));
+    if !member && !is_admin(user) {
+        return Err(AppError::Forbidden(format!("not a member of {id}")));
+    }
+    Ok(company)
+}
+
+async fn list_companies(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+    let conn = state.store.lock();
+    let all = companies::all(&conn)?;
+    let list: Vec<companies::Company> = if is_admin(&user) {
+        all
+    } else {
+        let mine = users::by_id(&conn, &user.0.user_id)?.map(|u| u.companies).unwrap_or_default();
+        all.into_iter().filter(|c| mine.contains(&c.id)).collect()
+    };
+    Ok(Json(json!({ "companies": list })))
+}
+
+async fn get_company(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+    let conn = state.store.lock();
+    Ok(Json(json!({ "company": visible_company(&conn, &user, &id)? })))
+}
+
+async fn update_company(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>, ApiJson(body): ApiJson<Map<String, Value>>) -> AppResult<Json<Value>> {
+    only(&body, &["name"])?;
+    let name = match body.get("name") {
+        Some(Value::String(n)) if !n.trim().is_empty() && n.len() <= 100 => n.trim().to_owned(),
+        _ => return Err(AppError::bad_request("name: a non-empty string of at most 100 characters")),
+    };
+    let company = state.store.tx(|tx| {
+        visible_company(tx, &user, &id)?;
+        if !is_manager(&user) {
+            return Err(AppError::Forbidden("renaming a company needs manager or sys_admin".into()));
+        }
+        companies::rename(tx, &id, &name)?;
+        Ok(companies::get(tx, &id)?)
+    })?;
+    Ok(Json(json!({ "company": company })))
+}
+
+async fn delete_company(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+    user.require_any(&["sys_admin"])?;
+    state.store.tx(|tx| {
+        companies::get(tx, &id)?.ok_or_else(|| AppError::NotFound("unknown_company", format!("no company {id:?}")))?;
+        if companies::references(tx, &id)? > 0 {
+            return Err(AppError::Conflict("company_not_empty", format!("{id} still has users, devices or databases; remove them first")));
+        }
+        companies::delete(tx, &id)?;
+        Ok(())
+    })?;
+    Ok(Json(json!({ "ok": true })))
+}
+
+async fn update_payment_reference(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path((company_id, sale_id)): Path<(String, String)>,
+    ApiJson(body): ApiJson<Map<String, Value>>,
+) -> AppResult<Json<Value>> {
+    only(&body, &["reference"])?;
+    let reference = match body.get("reference") {
+        Some(Value::String(r)) if !r.trim().is_empty() && r.len() <= 64 => r.trim().to_owned(),
+        _ => return Err(AppError::bad_request("reference: a non-empty string of at most 64 characters")),
+    };
+    let sale = state.store.tx(|tx| {
+        visible_company(tx, &user, &company_id)?;
+        if companies::set_payment_reference(tx, &company_id, &sale_id, &reference)? == 0 {
+            return Err(AppError::NotFound("unknown_sale", format!("no sale {sale_id:?} in {company_id}")));
+        }
+        Ok(companies::sale(tx, &company_id, &sale_id)?)
+    })?;
+    Ok(Json(json!({ "sale": sale })))
+}
+
+async fn list_users(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+    let conn = state.store.lock();
+    let list = if is_admin(&user) {
+        users::all(&conn)?
+    } else if is_manager(&user) {
+        users::members(&conn, &user.0.company_id)?
+    } else {
+        return Err(AppError::Forbidden("listing users needs manager or sys_admin".into()));
+    };
+    Ok(Json(json!({ "users": list })))
+}
+
+async fn me(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+    let me = users::by_id(&state.store.lock(), &user.0.user_id)?.ok_or_else(|| AppError::NotFound("unknown_user", "the user no longer exists".into()))?;
+    Ok(Json(json!({ "user": me })))
+}
+
+async fn update_user(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>, ApiJson(body): ApiJson<Map<String, Value>>) -> AppResult<Json<Value>> {
+    only(&body, &["password", "roles"])?;
+    let password = match body.get("password") {
+        None => None,
+        Some(Value::String(p)) if p.chars().count() >= 8 => Some(p.clone()),
+        Some(_) => return Err(AppError::bad_request("password: at least 8 characters")),
+    };
+    let roles = match body.get("roles") {
+        None => None,
+        Some(Value::Array(items)) if items.iter().all(|r| r.as_str().is_some_and(|s| !s.is_empty())) => {
+            Some(items.iter().filter_map(|r| r.as_str().map(str::to_owned)).collect::<Vec<_>>())
+        }
+        Some(_) => return Err(AppError::bad_request("roles: an array of role names")),
+    };
+    let updated = state.store.tx(|tx| {
+        let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound("unknown_user", format!("no user {id:?}")))?;
+        if target.id != user.0.user_id && !is_admin(&user) {
+            return Err(AppError::Forbidden("only the user or sys_admin may change a user".into()));
+        }
+        if roles.is_some() && !is_admin(&user) {
+            return Err(AppError::Forbidden("only sys_admin may change roles".into()));
+        }
+        if let Some(p) = &password {
+            users::set_password_hash(tx, &id, &password_hash(&target.username, p))?;
+        }
+        if let Some(r) = &roles {
+            users::set_roles(tx, &id, r)?;
+        }
+        Ok(users::by_id(tx, &id)?)
+    })?;
+    Ok(Json(json!({ "user": updated })))
+}
+
+async fn delete_user(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+    user.require_any(&["sys_admin"])?;
+    if id == user.0.user_id {
+        return Err(AppError::Conflict("cannot_delete_self", "sys_admin cannot delete its own user".into()));
+    }
+    state.store.tx(|tx| {
+        if users::delete(tx, &id)? == 0 {
+            return Err(AppError::NotFound("unknown_user", format!("no user {id:?}")));
+        }
+        Ok(())
+    })?;
+    Ok(Json(json!({ "ok": true })))
+}

@@ -1,0 +1,91 @@
+//! Management routes (CONTRACT §5): devices, companies, users, payment references, each with
+//! its role and tenant checks and the contract's error body on bad input.
+
+mod common;
+
+use common::{assert_error, spawn};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+#[tokio::test]
+async fn devices_are_listed_added_and_removed_within_the_tenant() {
+    let s = spawn().await;
+    let alice = s.token("alice").await;
+    let added = s.post("/devices", Some(&alice), json!({"name": "till 1", "sdkVersion": "1.4.17"})).await;
+    assert_eq!(added.status, StatusCode::CREATED);
+    let id = added.body["device"]["deviceId"].as_str().unwrap().to_owned();
+    assert_eq!(s.get("/devices", Some(&alice)).await.body["devices"].as_array().unwrap().len(), 1);
+    let bob = s.token("bob").await;
+    assert!(s.get("/devices", Some(&bob)).await.body["devices"].as_array().unwrap().is_empty(), "another tenant sees none");
+    assert_error(&s.call(Method::DELETE, &format!("/devices/{id}"), Some(&bob), None).await, 404, "unknown_device");
+    let keys = s.token("keys").await;
+    assert_error(&s.call(Method::DELETE, &format!("/devices/{id}"), Some(&keys), None).await, 403, "forbidden");
+    assert_error(&s.post("/devices", Some(&alice), json!({"sdkVersion": 1})).await, 400, "bad_request");
+    assert_eq!(s.call(Method::DELETE, &format!("/devices/{id}"), Some(&alice), None).await.body, json!({"ok": true}));
+    assert!(s.get("/devices", Some(&alice)).await.body["devices"].as_array().unwrap().is_empty());
+    assert_error(&s.get("/devices", None).await, 401, "missing_token");
+}
+
+#[tokio::test]
+async fn companies_are_visible_to_members_and_managed_by_managers() {
+    let s = spawn().await;
+    let carol = s.token("carol").await;
+    let ids: Vec<String> = s.get("/companies", Some(&carol)).await.body["companies"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(ids, ["acme", "globex"]);
+    let admin = s.token("admin").await;
+    assert_eq!(s.get("/companies", Some(&admin)).await.body["companies"].as_array().unwrap().len(), 3);
+    assert_eq!(s.get("/companies/globex", Some(&carol)).await.body["company"], json!({"id": "globex", "name": "Globex Corporation", "storeCode": "main"}));
+    assert_error(&s.get("/companies/initech", Some(&carol)).await, 403, "forbidden");
+    assert_error(&s.get("/companies/nosuch", Some(&admin)).await, 404, "unknown_company");
+    assert_error(&s.patch("/companies/acme", Some(&carol), json!({"name": "Acme"})).await, 403, "forbidden");
+    let bob = s.token("bob").await;
+    let renamed = s.patch("/companies/globex", Some(&bob), json!({"name": "Globex Ltd"})).await;
+    assert_eq!(renamed.body["company"]["name"], "Globex Ltd");
+    assert_error(&s.patch("/companies/globex", Some(&bob), json!({"name": ""})).await, 400, "bad_request");
+    assert_error(&s.patch("/companies/globex", Some(&bob), json!({"name": "x", "id": "y"})).await, 400, "invalid_body");
+    assert_error(&s.call(Method::DELETE, "/companies/acme", Some(&bob), None).await, 403, "forbidden");
+    assert_error(&s.call(Method::DELETE, "/companies/acme", Some(&admin), None).await, 409, "company_not_empty");
+    assert_eq!(s.get("/companies/acme", Some(&admin)).await.status, StatusCode::OK, "nothing lost");
+}
+
+#[tokio::test]
+async fn payment_references_are_set_on_the_tenants_sales() {
+    let s = spawn().await;
+    let alice = s.token("alice").await;
+    let a = s.patch("/companies/acme/sales/acme-sale-2/payment-reference", Some(&alice), json!({"reference": "PAY-42"})).await;
+    assert_eq!(a.body["sale"], json!({"id": "acme-sale-2", "companyId": "acme", "amountCents": 1290, "paymentReference": "PAY-42"}));
+    assert_error(&s.patch("/companies/globex/sales/globex-sale-2/payment-reference", Some(&alice), json!({"reference": "X"})).await, 403, "forbidden");
+    assert_error(&s.patch("/companies/acme/sales/acme-sale-9/payment-reference", Some(&alice), json!({"reference": "X"})).await, 404, "unknown_sale");
+    assert_error(&s.patch("/companies/acme/sales/acme-sale-1/payment-reference", Some(&alice), json!({"reference": 5})).await, 400, "bad_request");
+}
+
+#[tokio::test]
+async fn users_are_listed_changed_and_removed_by_the_right_roles() {
+    let s = spawn().await;
+    let alice = s.token("alice").await;
+    assert_eq!(s.get("/users/me", Some(&alice)).await.body["user"]["username"], "alice");
+    assert_error(&s.get("/users", Some(&alice)).await, 403, "forbidden");
+    let bob = s.token("bob").await;
+    let globex: Vec<String> = s.get("/users", Some(&bob)).await.body["users"].as_array().unwrap().iter().map(|u| u["username"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(globex, ["bob", "carol"]);
+    let admin = s.token("admin").await;
+    assert_eq!(s.get("/users", Some(&admin)).await.body["users"].as_array().unwrap().len(), 5);
+    assert!(s.get("/users", Some(&admin)).await.body["users"][0].get("password_hash").is_none());
+
+    let changed = s.patch("/users/user-alice", Some(&alice), json!({"password": "a-new-password"})).await;
+    assert_eq!(changed.status, StatusCode::OK);
+    assert_eq!(s.post("/auth", None, json!({"username": "alice", "password": "a-new-password", "deviceInfo": {}})).await.status, StatusCode::OK);
+    assert_error(&s.patch("/users/user-alice", Some(&alice), json!({"roles": ["sys_admin"]})).await, 403, "forbidden");
+    assert_error(&s.patch("/users/user-bob", Some(&alice), json!({"password": "whatever-1"})).await, 403, "forbidden");
+    assert_error(&s.patch("/users/user-alice", Some(&alice), json!({"password": "short"})).await, 400, "bad_request");
+    assert_error(&s.patch("/users/user-alice", Some(&admin), json!({"roles": "manager"})).await, 400, "bad_request");
+    let promoted = s.patch("/users/user-alice", Some(&admin), json!({"roles": ["manager"]})).await;
+    assert_eq!(promoted.body["user"]["roles"], json!(["manager"]));
+    assert_error(&s.patch("/users/nosuch", Some(&admin), json!({"roles": []})).await, 404, "unknown_user");
+
+    assert_error(&s.call(Method::DELETE, "/users/user-alice", Some(&bob), None).await, 403, "forbidden");
+    assert_error(&s.call(Method::DELETE, "/users/user-admin", Some(&admin), None).await, 409, "cannot_delete_self");
+    assert_eq!(s.call(Method::DELETE, "/users/user-alice", Some(&admin), None).await.body, json!({"ok": true}));
+    assert_error(&s.post("/auth", None, json!({"username": "alice", "password": "a-new-password", "deviceInfo": {}})).await, 401, "invalid_credentials");
+    assert_error(&s.call(Method::DELETE, "/users/user-alice", Some(&admin), None).await, 404, "unknown_user");
+}

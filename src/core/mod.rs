@@ -1,6 +1,7 @@
 //! The platform-free core: every decision of the session broker, written against the traits of
 //! [`ports`] so it runs and is tested natively. No `web_sys`, no `wasm_bindgen` here.
 
+pub mod calls;
 pub mod hooks;
 pub mod json;
 pub mod keys;

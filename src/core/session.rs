@@ -336,6 +336,33 @@ impl Session {
         }
     }
 
+    /// Sends a management or operations call; a fetched current company is cached.
+    pub async fn send_route(&self, route: super::calls::Route) -> CallResult {
+        let body = route.body.map(|b| b.to_string());
+        if route.needs_session {
+            self.call(route.method, &route.path, body).await
+        } else {
+            self.call_optional_auth(route.method, &route.path, body).await
+        }
+    }
+
+    pub async fn manage(&self, call: super::calls::Management) -> CallResult {
+        let route = match call.route() {
+            Ok(r) => r,
+            Err(e) => return CallResult::failure(e, None),
+        };
+        let result = self.send_route(route).await;
+        if let (super::calls::Management::GetCompany(id), true) = (&call, result.success) {
+            let current = self.stored_token().and_then(|(_, c)| c.company_id());
+            if current.as_deref() == Some(id.as_str()) {
+                if let Some(Value::Object(details)) = result.data.as_ref().and_then(|d| d.get("company")) {
+                    self.cache_company_details(details);
+                }
+            }
+        }
+        result
+    }
+
     pub async fn register_user(&self, credentials: &Value) -> CallResult {
         self.call_optional_auth(Method::Post, "/auth/register", Some(credentials.to_string())).await
     }

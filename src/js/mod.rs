@@ -1,11 +1,14 @@
 //! The `#[wasm_bindgen]` facade: converts between JS and the core, decides nothing.
 
+pub mod admin;
 pub mod auth_manager;
 pub mod convert;
 pub mod errors;
 pub mod hooks;
+mod management;
 pub mod sync_session;
 mod types;
 
+pub use admin::RollingDbAdmin;
 pub use auth_manager::AuthManager;
 pub use sync_session::SyncSession;

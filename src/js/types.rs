@@ -104,6 +104,209 @@ export interface DestroyResult {
 export type TokenKind = "Auth" | "Refresh";
 export type HeaderKind = "Remote" | "Local";
 
+export interface Device {
+  deviceId: string;
+  userId: string;
+  companyId: string;
+  sdkVersion: string | null;
+  isOnline: boolean;
+  lastSeenAt: number | null;
+  info: Record<string, unknown>;
+}
+
+export interface CompanyRecord {
+  id: string;
+  name: string;
+  storeCode: string;
+}
+
+export interface CompanyChanges {
+  name: string;
+}
+
+export interface UserChanges {
+  password?: string;
+  /** sys_admin only. */
+  roles?: string[];
+}
+
+export interface PaymentReference {
+  reference: string;
+}
+
+export interface Sale {
+  id: string;
+  companyId: string;
+  amountCents: number;
+  paymentReference: string | null;
+}
+
+export interface HealthStatus {
+  status: "ok";
+  /** True only on the two-flag company_feature_flags schema. */
+  db: boolean;
+}
+
+export type DatabaseKind = "core" | "legacy" | "day" | "archive";
+export type DayStatus = "PREWARMED" | "ACTIVE" | "DRAINED" | "ARCHIVED" | "DROPPED";
+
+export interface ClusterDatabase {
+  name: string;
+  kind: DatabaseKind;
+  companyId: string;
+  docCount: number;
+  updateSeq: number;
+  /** A day database's DayStatus; "open" for the others. */
+  status: string;
+}
+
+export interface ClusterView {
+  maxDbsOpen: number;
+  openDbs: number;
+  databases: ClusterDatabase[];
+}
+
+export interface TenantDevice {
+  deviceId: string;
+  sdkVersion: string | null;
+  lastSeenAt: number | null;
+}
+
+export interface TenantSummary {
+  companyId: string;
+  name: string;
+  rollingDb: boolean;
+  rollingDbDrop: boolean;
+  updatedAt: number | null;
+  updatedBy: string | null;
+  coreExists: boolean;
+  /** How many day databases the cluster holds for the tenant. */
+  dayDatabases: number;
+  devices: TenantDevice[];
+}
+
+export interface TenantsView {
+  tenants: TenantSummary[];
+}
+
+export interface ReconciliationDay {
+  name: string;
+  date: string;
+  status: DayStatus;
+  docCount: number;
+  archived: boolean;
+  /** null until the day is archived. */
+  diff: number | null;
+}
+
+export interface Reconciliation {
+  companyId: string;
+  diff: number;
+  days: ReconciliationDay[];
+}
+
+export interface CleanupCandidate {
+  name: string;
+  date: string;
+  drained: boolean;
+  archived: boolean;
+  reconciled: boolean;
+  ageDays: number;
+  eligible: boolean;
+}
+
+export interface CleanupCandidates {
+  companyId: string;
+  candidates: CleanupCandidate[];
+}
+
+export interface DatabaseSummary {
+  name: string;
+  exists: boolean;
+  docCount?: number;
+  updateSeq?: number;
+  indexes?: string[];
+}
+
+export interface DayManifest {
+  today: string;
+  tomorrow: string;
+  days: string[];
+  updatedAt: number;
+}
+
+export interface TenantInvalidation {
+  invalidatedAt: number;
+  reason: string;
+  routing: "core" | "legacy";
+}
+
+export interface Topology {
+  companyId: string;
+  database: "core" | "legacy";
+  core: DatabaseSummary;
+  legacy: DatabaseSummary;
+  archive: DatabaseSummary;
+  days: { name: string; date: string; status: DayStatus }[];
+  manifest: DayManifest | null;
+  invalidation: TenantInvalidation | null;
+  openConflicts: number;
+}
+
+export interface FlagChanges {
+  rollingDb?: boolean;
+  rollingDbDrop?: boolean;
+}
+
+export interface SetFlagsOptions {
+  /** Enable rollingDb even while devices report an SDK older than 1.4.17. */
+  force?: boolean;
+}
+
+export interface FlagRecord {
+  companyId: string;
+  rollingDb: boolean;
+  rollingDbDrop: boolean;
+  updatedAt: number | null;
+  updatedBy: string | null;
+}
+
+export interface CronInfo {
+  name: string;
+  schedule: string;
+  scheduled: boolean;
+  running: boolean;
+  runId: string | null;
+  lastRunAt: number | null;
+  lastResult: "succeeded" | "failed" | null;
+  nextRunAt: number | null;
+}
+
+export interface CronsView {
+  crons: CronInfo[];
+}
+
+export interface CronRunStarted {
+  runId: string;
+  status: "running";
+  alreadyRunning: boolean;
+}
+
+export interface CronRun {
+  runId: string;
+  cron: string;
+  status: "running" | "succeeded" | "failed";
+  startedAt: number;
+  finishedAt: number | null;
+  progress: { done: number; total: number };
+  log: string[];
+}
+
+export interface InvalidationResult {
+  companyId: string;
+  invalidatedAt: number;
+}
+
 export type SessionBrokerErrorCode =
   | "FORBIDDEN" | "INVALID_ARGUMENT" | "STORAGE_UNAVAILABLE" | "NOT_SIGNED_IN" | "REALTIME_REFUSED" | "CLOSED";
 

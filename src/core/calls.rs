@@ -1,0 +1,142 @@
+//! Which route each management and operations call of the JS API uses (CONTRACT §5, §6).
+//! Ids become path segments only when they are plain (`A-Z a-z 0-9 . _ ~ -`), so no id can
+//! reach another route.
+
+use serde_json::Value;
+
+use super::ports::Method;
+
+/// An id usable as one path segment.
+pub fn segment(what: &str, id: &str) -> Result<String, String> {
+    let plain = !id.is_empty() && id.len() <= 200 && id.chars().all(|c| c.is_ascii_alphanumeric() || "._~-".contains(c));
+    if plain {
+        Ok(id.to_owned())
+    } else {
+        Err([what, " must be a plain id (letters, digits, . _ ~ -), got \"", id, "\""].concat())
+    }
+}
+
+/// A request the session sends: method, path, JSON body, and whether it needs a session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    pub method: Method,
+    pub path: String,
+    pub body: Option<Value>,
+    pub needs_session: bool,
+}
+
+fn route(method: Method, path: String, body: Option<Value>) -> Route {
+    Route { method, path, body, needs_session: true }
+}
+
+/// `AuthManager`'s management calls.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Management {
+    AddDevice(Value),
+    DeleteDevice(String),
+    GetDevices,
+    GetCompanies,
+    GetCompany(String),
+    UpdateCompany(String, Value),
+    DeleteCompany(String),
+    UpdateUser(String, Value),
+    DeleteUser(String),
+    ListUsers,
+    GetMyUser,
+    UpdatePaymentReference { company_id: String, sale_id: String, data: Value },
+}
+
+impl Management {
+    pub fn route(&self) -> Result<Route, String> {
+        use Method::*;
+        Ok(match self {
+            Management::AddDevice(info) => route(Post, "/devices".into(), Some(info.clone())),
+            Management::DeleteDevice(id) => route(Delete, ["/devices/", &segment("deviceId", id)?].concat(), None),
+            Management::GetDevices => route(Get, "/devices".into(), None),
+            Management::GetCompanies => route(Get, "/companies".into(), None),
+            Management::GetCompany(id) => route(Get, ["/companies/", &segment("companyId", id)?].concat(), None),
+            Management::UpdateCompany(id, changes) => route(Patch, ["/companies/", &segment("companyId", id)?].concat(), Some(changes.clone())),
+            Management::DeleteCompany(id) => route(Delete, ["/companies/", &segment("companyId", id)?].concat(), None),
+            Management::UpdateUser(id, changes) => route(Patch, ["/users/", &segment("userId", id)?].concat(), Some(changes.clone())),
+            Management::DeleteUser(id) => route(Delete, ["/users/", &segment("userId", id)?].concat(), None),
+            Management::ListUsers => route(Get, "/users".into(), None),
+            Management::GetMyUser => route(Get, "/users/me".into(), None),
+            Management::UpdatePaymentReference { company_id, sale_id, data } => route(
+                Patch,
+                ["/companies/", &segment("companyId", company_id)?, "/sales/", &segment("saleId", sale_id)?, "/payment-reference"].concat(),
+                Some(data.clone()),
+            ),
+        })
+    }
+}
+
+pub const CRON_ROTATE: &str = "rolling-db-rotate";
+pub const CRON_DROP_EVAL: &str = "rolling-db-drop-eval";
+pub const CRON_ARCHIVE: &str = "rolling-db-archive";
+
+/// `RollingDbAdmin`'s operations calls.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Admin {
+    Health,
+    Cluster,
+    Tenants,
+    Reconciliation(String),
+    CleanupCandidates(String),
+    Topology(String),
+    SetFlags { company_id: String, flags: Value, force: bool },
+    Crons,
+    RunCron(&'static str),
+    CronRun(String),
+    InvalidateClients(String),
+}
+
+impl Admin {
+    pub fn route(&self) -> Result<Route, String> {
+        use Method::*;
+        let tenant = |id: &str, read: &str| -> Result<String, String> { Ok(["/admin/rolling-db/tenants/", &segment("companyId", id)?, "/", read].concat()) };
+        Ok(match self {
+            Admin::Health => Route { method: Get, path: "/health".into(), body: None, needs_session: false },
+            Admin::Cluster => route(Get, "/admin/rolling-db/cluster".into(), None),
+            Admin::Tenants => route(Get, "/admin/rolling-db/tenants".into(), None),
+            Admin::Reconciliation(id) => route(Get, tenant(id, "reconciliation")?, None),
+            Admin::CleanupCandidates(id) => route(Get, tenant(id, "cleanup-candidates")?, None),
+            Admin::Topology(id) => route(Get, tenant(id, "topology")?, None),
+            Admin::SetFlags { company_id, flags, force } => route(
+                Patch,
+                ["/admin/rolling-db/flags/", &segment("companyId", company_id)?, if *force { "?force=true" } else { "" }].concat(),
+                Some(flags.clone()),
+            ),
+            Admin::Crons => route(Get, "/admin/crons".into(), None),
+            Admin::RunCron(name) => route(Post, ["/admin/crons/", name, "/run"].concat(), None),
+            Admin::CronRun(id) => route(Get, ["/admin/crons/runs/", &segment("runId", id)?].concat(), None),
+            Admin::InvalidateClients(id) => route(Post, ["/admin/invalidate-clients/", &segment("companyId", id)?].concat(), None),
+        })
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn routes_are_the_contracts() {
+        let r = Management::UpdatePaymentReference { company_id: "acme".into(), sale_id: "acme-sale-1".into(), data: json!({"reference": "X"}) }.route().unwrap();
+        assert_eq!((r.method, r.path.as_str()), (Method::Patch, "/companies/acme/sales/acme-sale-1/payment-reference"));
+        assert_eq!(Management::GetMyUser.route().unwrap().path, "/users/me");
+        assert_eq!(Management::DeleteDevice("dev-1".into()).route().unwrap().method, Method::Delete);
+        let f = Admin::SetFlags { company_id: "acme".into(), flags: json!({"rollingDb": true}), force: true }.route().unwrap();
+        assert_eq!((f.method, f.path.as_str()), (Method::Patch, "/admin/rolling-db/flags/acme?force=true"));
+        assert_eq!(Admin::RunCron(CRON_ROTATE).route().unwrap().path, "/admin/crons/rolling-db-rotate/run");
+        assert_eq!(Admin::Topology("acme".into()).route().unwrap().path, "/admin/rolling-db/tenants/acme/topology");
+        assert!(!Admin::Health.route().unwrap().needs_session);
+    }
+
+    #[test]
+    fn ids_that_are_not_plain_are_refused() {
+        for bad in ["", "../admin", "a/b", "a?b=1", "é", "a b"] {
+            assert!(Management::GetCompany(bad.into()).route().is_err(), "{bad}");
+            assert!(Admin::Topology(bad.into()).route().is_err(), "{bad}");
+        }
+    }
+}

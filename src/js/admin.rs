@@ -1,0 +1,118 @@
+//! `RollingDbAdmin`: the operations routes (CONTRACT §6) with the session's token. Each resolves
+//! to `{success, data?, error?, status?}`; the server decides who may do what.
+
+use js_sys::Promise;
+use serde_json::Value;
+use wasm_bindgen::prelude::*;
+
+use super::convert::{object_arg, promise, string_arg};
+use super::errors::invalid;
+use super::AuthManager;
+use crate::core::calls::{Admin, CRON_ARCHIVE, CRON_DROP_EVAL, CRON_ROTATE};
+use crate::core::session::Session;
+
+/// The operator's console API: fleet, cluster, flags, crons, invalidation.
+#[wasm_bindgen]
+pub struct RollingDbAdmin {
+    session: Session,
+}
+
+impl RollingDbAdmin {
+    fn send(&self, call: Admin) -> Result<Promise, JsValue> {
+        let route = call.route().map_err(invalid)?;
+        let session = self.session.clone();
+        Ok(promise(async move { session.send_route(route).await.to_value() }))
+    }
+}
+
+fn id(value: &JsValue, what: &str) -> Result<String, JsValue> {
+    string_arg(value, what)
+}
+
+#[wasm_bindgen]
+impl RollingDbAdmin {
+    #[wasm_bindgen(constructor)]
+    pub fn new(auth: &AuthManager) -> RollingDbAdmin {
+        RollingDbAdmin { session: auth.session().clone() }
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<HealthStatus>>")]
+    pub fn health(&self) -> Result<Promise, JsValue> {
+        self.send(Admin::Health)
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<ClusterView>>")]
+    pub fn cluster(&self) -> Result<Promise, JsValue> {
+        self.send(Admin::Cluster)
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<TenantsView>>")]
+    pub fn tenants(&self) -> Result<Promise, JsValue> {
+        self.send(Admin::Tenants)
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<Reconciliation>>")]
+    pub fn reconciliation(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+        self.send(Admin::Reconciliation(id(&company_id, "companyId")?))
+    }
+
+    #[wasm_bindgen(js_name = cleanupCandidates, unchecked_return_type = "Promise<CallResult<CleanupCandidates>>")]
+    pub fn cleanup_candidates(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+        self.send(Admin::CleanupCandidates(id(&company_id, "companyId")?))
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<Topology>>")]
+    pub fn topology(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+        self.send(Admin::Topology(id(&company_id, "companyId")?))
+    }
+
+    /// `setFlags("acme", { rollingDb: true }, { force: true })`.
+    #[wasm_bindgen(js_name = setFlags, unchecked_return_type = "Promise<CallResult<FlagRecord>>")]
+    pub fn set_flags(
+        &self,
+        #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "FlagChanges")] flags: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "SetFlagsOptions | undefined")] options: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let force = if options.is_undefined() || options.is_null() {
+            false
+        } else {
+            match object_arg(&options, "options")?.get("force") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return Err(invalid("options.force must be a boolean")),
+            }
+        };
+        self.send(Admin::SetFlags { company_id: id(&company_id, "companyId")?, flags: Value::Object(object_arg(&flags, "flags")?), force })
+    }
+
+    #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<CronsView>>")]
+    pub fn crons(&self) -> Result<Promise, JsValue> {
+        self.send(Admin::Crons)
+    }
+
+    #[wasm_bindgen(js_name = runRotate, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
+    pub fn run_rotate(&self) -> Result<Promise, JsValue> {
+        self.send(Admin::RunCron(CRON_ROTATE))
+    }
+
+    #[wasm_bindgen(js_name = runDropEval, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
+    pub fn run_drop_eval(&self) -> Result<Promise, JsValue> {
+        self.send(Admin::RunCron(CRON_DROP_EVAL))
+    }
+
+    #[wasm_bindgen(js_name = runArchive, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
+    pub fn run_archive(&self) -> Result<Promise, JsValue> {
+        self.send(Admin::RunCron(CRON_ARCHIVE))
+    }
+
+    #[wasm_bindgen(js_name = cronRun, unchecked_return_type = "Promise<CallResult<CronRun>>")]
+    pub fn cron_run(&self, #[wasm_bindgen(js_name = runId, unchecked_param_type = "string")] run_id: JsValue) -> Result<Promise, JsValue> {
+        self.send(Admin::CronRun(id(&run_id, "runId")?))
+    }
+
+    #[wasm_bindgen(js_name = invalidateClients, unchecked_return_type = "Promise<CallResult<InvalidationResult>>")]
+    pub fn invalidate_clients(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+        self.send(Admin::InvalidateClients(id(&company_id, "companyId")?))
+    }
+}

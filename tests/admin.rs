@@ -1,0 +1,108 @@
+//! RollingDbAdmin and the management calls from the browser, against the mock server.
+#![cfg(target_arch = "wasm32")]
+
+mod support;
+
+use serde_json::json;
+use session_broker::js::RollingDbAdmin;
+use support::*;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn code(err: &JsValue) -> JsValue {
+    js_sys::Reflect::get(err, &"code".into()).unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn an_operator_walks_the_canary_through_rolling_db_admin() {
+    fresh().await;
+    let auth = manager();
+    login(&auth, "admin").await;
+    let admin = RollingDbAdmin::new(&auth);
+    assert_eq!(value(admin.health().unwrap()).await["data"], json!({"status": "ok", "db": true}));
+    let tenants = value(admin.tenants().unwrap()).await;
+    assert_eq!(tenants["success"], true);
+    assert_eq!(tenants["data"]["tenants"].as_array().unwrap().len(), 3);
+    let flags = value(admin.set_flags("acme".into(), js(json!({"rollingDb": true})), JsValue::UNDEFINED).unwrap()).await;
+    assert_eq!((flags["data"]["rollingDb"].clone(), flags["data"]["updatedBy"].clone()), (json!(true), json!("user-admin")));
+    let started = value(admin.run_rotate().unwrap()).await;
+    assert_eq!((started["status"].clone(), started["data"]["status"].clone()), (json!(202), json!("running")));
+    let run_id = started["data"]["runId"].as_str().unwrap().to_owned();
+    let mut run = serde_json::Value::Null;
+    for _ in 0..100 {
+        run = value(admin.cron_run(run_id.clone().into()).unwrap()).await;
+        if run["data"]["status"] != "running" {
+            break;
+        }
+        sleep(100).await;
+    }
+    assert_eq!(run["data"]["status"], "succeeded", "{run}");
+    assert_eq!(run["data"]["progress"]["done"], run["data"]["progress"]["total"]);
+    let topo = value(admin.topology("acme".into()).unwrap()).await;
+    assert_eq!((topo["data"]["database"].clone(), topo["data"]["core"]["docCount"].clone()), (json!("core"), json!(17)));
+    let cluster = value(admin.cluster().unwrap()).await;
+    assert_eq!(cluster["data"]["openDbs"], 6);
+    assert_eq!(value(admin.reconciliation("acme".into()).unwrap()).await["data"]["diff"], 0);
+    assert_eq!(value(admin.cleanup_candidates("acme".into()).unwrap()).await["data"]["candidates"].as_array().unwrap().len(), 2);
+    assert_eq!(value(admin.crons().unwrap()).await["data"]["crons"][0]["lastResult"], "succeeded");
+    assert!(value(admin.invalidate_clients("acme".into()).unwrap()).await["data"]["invalidatedAt"].is_number());
+    assert_eq!(value(admin.run_drop_eval().unwrap()).await["status"], 202);
+    assert_eq!(value(admin.run_archive().unwrap()).await["status"], 202);
+    // The server's refusals come back as values with its words.
+    let refused = value(admin.set_flags("acme".into(), js(json!({"rollingDb": "yes"})), JsValue::UNDEFINED).unwrap()).await;
+    assert_eq!((refused["success"].clone(), refused["status"].clone()), (json!(false), json!(400)));
+    assert!(refused["error"].as_str().unwrap().contains("rollingDb"));
+    let unknown = value(admin.topology("nosuch".into()).unwrap()).await;
+    assert_eq!(unknown["status"], 404);
+    // Bad arguments never leave the SDK.
+    assert_eq!(code(&admin.topology("../crons".into()).unwrap_err()), "INVALID_ARGUMENT");
+    assert_eq!(code(&admin.set_flags("acme".into(), js(json!(true)), JsValue::UNDEFINED).unwrap_err()), "INVALID_ARGUMENT");
+    assert_eq!(code(&admin.set_flags("acme".into(), js(json!({})), js(json!({"force": "yes"}))).unwrap_err()), "INVALID_ARGUMENT");
+}
+
+#[wasm_bindgen_test]
+async fn a_cashier_is_refused_the_console() {
+    fresh().await;
+    let auth = manager();
+    login(&auth, "alice").await;
+    let admin = RollingDbAdmin::new(&auth);
+    let tenants = value(admin.tenants().unwrap()).await;
+    assert_eq!((tenants["success"].clone(), tenants["status"].clone()), (json!(false), json!(403)));
+    let run = value(admin.run_rotate().unwrap()).await;
+    assert_eq!(run["status"], 403);
+    // Signed out: no request at all.
+    resolve(auth.logout()).await.unwrap();
+    let r = value(admin.cluster().unwrap()).await;
+    assert_eq!(r["success"], false);
+    assert!(r.get("status").is_none(), "{r}");
+}
+
+#[wasm_bindgen_test]
+async fn management_calls_reach_their_routes() {
+    fresh().await;
+    let auth = manager();
+    login(&auth, "carol").await;
+    assert_eq!(value(auth.get_my_user().unwrap()).await["data"]["user"]["username"], "carol");
+    let companies = value(auth.get_companies().unwrap()).await;
+    assert_eq!(companies["data"]["companies"].as_array().unwrap().len(), 2);
+    // Fetching the current company caches its details.
+    value(auth.get_company("acme".into()).unwrap()).await;
+    assert_eq!(json(&auth.get_current_company()), json!({"id": "acme", "name": "Acme Corp", "storeCode": "main"}));
+    let sale = value(auth.update_payment_reference("acme".into(), "acme-sale-1".into(), js(json!({"reference": "PAY-1"}))).unwrap()).await;
+    assert_eq!(sale["data"]["sale"]["paymentReference"], "PAY-1");
+    let added = value(auth.add_device(js(json!({"name": "till 9"}))).unwrap()).await;
+    let id = added["data"]["device"]["deviceId"].as_str().unwrap().to_owned();
+    assert_eq!(value(auth.get_devices().unwrap()).await["data"]["devices"].as_array().unwrap().len(), 1);
+    assert_eq!(value(auth.delete_device(id.into()).unwrap()).await["data"], json!({"ok": true}));
+    let denied = value(auth.list_users().unwrap()).await;
+    assert_eq!(denied["status"], 403);
+    let changed = value(auth.update_user("user-carol".into(), js(json!({"password": "carol-new-pass"}))).unwrap()).await;
+    assert_eq!(changed["success"], true);
+    assert_eq!(value(auth.delete_user("user-bob".into()).unwrap()).await["status"], 403);
+    assert_eq!(value(auth.delete_company("acme".into()).unwrap()).await["status"], 403);
+    assert_eq!(value(auth.update_company("globex".into(), js(json!({"name": "G"}))).unwrap()).await["status"], 403);
+    assert_eq!(code(&auth.get_company("a/b".into()).unwrap_err()), "INVALID_ARGUMENT");
+    assert_eq!(code(&auth.update_user("user-carol".into(), js(json!([1]))).unwrap_err()), "INVALID_ARGUMENT");
+}

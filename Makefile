@@ -67,7 +67,7 @@ test-package: build
 demo: build
 	cargo build --release -p mock-server
 	@echo "session-broker demo: open http://$(DEMO_LISTEN)/ (Ctrl-C stops it)"
-	DATA_DIR=$(DEMO_DATA) ./target/release/mock-server --listen $(DEMO_LISTEN) --www www --pkg pkg
+	DATA_DIR=$(DEMO_DATA) MOCK_TEST_CONTROLS=1 ./target/release/mock-server --listen $(DEMO_LISTEN) --www www --pkg pkg
 
 ## Release sizes of the SDK: the wasm module and the JS glue, raw and gzip -9.
 size: build

@@ -98,7 +98,9 @@ fn world() -> World {
         requests: RefCell::default(),
         log: log.clone(),
         responder: RefCell::new(Box::new(|req: &HttpRequest| {
-            let body = if req.url.ends_with("/auth/connect") {
+            let body = if req.url.ends_with("/auth") {
+                json!({"token": jwt(), "expiresIn": 900, "refreshToken": "r", "refreshExpiresIn": 9000})
+            } else if req.url.ends_with("/auth/connect") {
                 json!({"deviceId": "dev-1"})
             } else if let Some(db) = req.url.split("database=").nth(1) {
                 let name = if db == "core" { "dev_acme_main_core" } else { "dev_acme_main_catalog" };
@@ -276,6 +278,20 @@ fn sign_out_closes_the_session() {
     assert!(s.closed.get());
     assert_eq!(w.sync.state(), SyncState::Closed);
     assert_eq!(w.connects.get(), 1, "no reconnect after sign-out");
+}
+
+#[test]
+fn a_new_login_ends_the_previous_users_realtime_session() {
+    let mut w = world();
+    let s = socket(&w);
+    s.text(ready("legacy", "dev_acme_main_catalog", None));
+    let sync = w.sync.clone();
+    w.pool.run_until(async move { sync.connect().await }).unwrap();
+    let session = w.session.clone();
+    assert!(w.pool.run_until(async move { session.login("bob", "pw").await }).is_success());
+    w.pool.run_until_stalled();
+    assert!(s.closed.get());
+    assert_eq!(w.sync.state(), SyncState::Closed);
 }
 
 #[test]

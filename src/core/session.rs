@@ -139,7 +139,8 @@ impl Session {
         &self.0.hooks
     }
 
-    /// Runs after every sign-out with `{reason}`.
+    /// Runs with `{reason}` whenever the session ends for its user or tenant: sign-out, a new
+    /// login, a company change.
     pub fn on_ended(&self) -> &HookList {
         &self.0.ended
     }
@@ -418,7 +419,10 @@ impl Session {
     /// Deliberately aggressive: the previous user's handlers and local data go before the new
     /// user's tokens are written, so nothing of a previous tenant reaches the new one.
     async fn cleanup_before_login(&self, reason: SignOutReason) {
-        self.0.hooks.sign_out.run(&sign_out_event(reason), self.reporter()).await;
+        let event = sign_out_event(reason);
+        self.0.hooks.sign_out.run(&event, self.reporter()).await;
+        // The previous user's (or tenant's) realtime session ends here too.
+        self.0.ended.run(&event, self.reporter()).await;
         self.destroy_all_local_databases().await;
         self.storage().remove(keys::LAST_INVALIDATION);
     }

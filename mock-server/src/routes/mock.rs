@@ -14,7 +14,7 @@ use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/__mock/clock", post(clock))
+        .route("/__mock/clock", post(clock).get(now))
         .route("/__mock/reset", post(reset))
         .route("/__mock/stats", get(stats))
         .route("/__mock/slow", post(slow))
@@ -48,6 +48,10 @@ async fn clock(State(state): State<AppState>, ApiJson(req): ApiJson<ClockRequest
         _ => return Err(AppError::bad_request("send exactly one of {now: <ms>} or {advanceDays: <number>}")),
     }
     Ok(Json(json!({"now": state.clock.now_ms()})))
+}
+
+async fn now(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({"now": state.clock.now_ms()}))
 }
 
 async fn reset(State(state): State<AppState>) -> AppResult<Json<Value>> {

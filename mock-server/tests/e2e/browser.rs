@@ -88,6 +88,14 @@ impl Browser {
         std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
     }
 
+    /// One element only (a pane), for the README.
+    pub async fn element_screenshot(&self, css: &str, name: &str) {
+        let dir = repo_root().join("target/e2e");
+        std::fs::create_dir_all(&dir).unwrap();
+        let png = self.client.find(Locator::Css(css)).await.unwrap().screenshot().await.unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
     pub async fn stop(mut self) {
         let _ = self.client.clone().close().await;
         let _ = self.driver.kill();

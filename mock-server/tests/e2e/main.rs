@@ -2,6 +2,7 @@
 //! built and Chromium installed, so they run through `make test-package` (part of `make test`).
 
 mod browser;
+mod demo;
 
 use browser::{repo_root, serve, Browser};
 

@@ -1,0 +1,100 @@
+//! The demo page, walked as a person would: a cashier's device and an operator's console on two
+//! origins of the same server (two devices: separate localStorage and IndexedDB), the canary
+//! activation, the cutover on the device, and the rollback. Screenshots go to target/e2e/.
+
+use fantoccini::Locator;
+
+use crate::browser::{repo_root, serve, Browser};
+
+async fn log_in(b: &Browser, user: &str) {
+    b.client.find(Locator::Css("#user")).await.unwrap().select_by_value(user).await.unwrap();
+    b.client.find(Locator::Css("#login")).await.unwrap().click().await.unwrap();
+    b.wait_text("#login-result", "the login to succeed", |t| t.starts_with("Logged in as")).await;
+}
+
+async fn click(b: &Browser, css: &str) {
+    b.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).click().await.unwrap();
+}
+
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn canary_activation_and_rollback_from_the_page() {
+    let (base, _state) = serve(repo_root().join("www")).await;
+    let device_origin = base.replace("127.0.0.1", "localhost");
+    let b = Browser::start().await;
+
+    // The cashier's device.
+    b.client.goto(&format!("{device_origin}/")).await.unwrap();
+    b.wait_text("#logged-in", "the page to load", |t| t == "no").await;
+    log_in(&b, "alice").await;
+    let storage = b.wait_text("#storage", "the session keys", |t| t.contains("serviceProxyToken-Auth")).await;
+    for key in ["serviceProxyToken-Refresh", "serviceProxyToken-expiresAt-Auth", "X-Docdb-Headers-Remote", "X-Docdb-Headers-Local"] {
+        assert!(storage.contains(key), "{key} missing: {storage}");
+    }
+    b.wait_text("#rt-routing", "the device to be ready on legacy", |t| t == "legacy database").await;
+    b.wait_text("#hook-log", "the legacy bootstrap", |t| t.contains("bootstrapped 17 documents from legacy")).await;
+    assert!(b.text("#console-locked").await.contains("Log in as admin"));
+    let console_shown = b.client.find(Locator::Css("#console-body")).await.unwrap().is_displayed().await.unwrap();
+    assert!(!console_shown, "a cashier does not see the operations console");
+    b.screenshot("01-session-cashier").await;
+    let device_tab = b.client.window().await.unwrap();
+
+    // The operator, on the other origin.
+    let console_tab = b.client.new_window(true).await.unwrap().handle;
+    b.client.switch_to_window(console_tab.clone()).await.unwrap();
+    b.client.goto(&format!("{base}/")).await.unwrap();
+    log_in(&b, "admin").await;
+    b.wait_text("#fleet", "the fleet", |t| t.contains("Acme Corp (acme)")).await;
+    b.wait_text("#t-routing", "acme on legacy", |t| t == "the legacy database").await;
+    b.screenshot("02-console-all-flags-off").await;
+
+    click(&b, "#flag-acme-rollingDb").await;
+    b.wait_text("#fleet", "rollingDbDrop to become available", |_| true).await;
+    for _ in 0..50 {
+        if b.client.find(Locator::Css("#flag-acme-rollingDb")).await.unwrap().prop("checked").await.unwrap().as_deref() == Some("true") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    click(&b, "#run-rolling-db-rotate").await;
+    let status = b.wait_text("#run-status", "the rotate to finish", |t| t.contains("succeeded") || t.contains("failed")).await;
+    assert!(status.contains("succeeded"), "{status}");
+    let log = b.text("#run-log").await;
+    assert!(log.contains("rotate-cycle 1 tenant(s) rolling-enabled"), "{log}");
+    let width = b.client.find(Locator::Css("#run-bar")).await.unwrap().attr("style").await.unwrap().unwrap_or_default();
+    assert!(width.contains("100%"), "the progress bar reached the end: {width}");
+    b.wait_text("#t-routing", "acme routed to CORE", |t| t.starts_with("CORE")).await;
+    let seq = b.text("#t-seq").await;
+    assert!(seq.contains("CORE: 17 docs, update_seq 17"), "{seq}");
+    let days = b.text("#t-days").await;
+    assert_eq!(days.split_whitespace().count(), 2, "today and tomorrow: {days}");
+    let active = b.client.find_all(Locator::Css("#t-days .day.ACTIVE")).await.unwrap().len();
+    let prewarmed = b.client.find_all(Locator::Css("#t-days .day.PREWARMED")).await.unwrap().len();
+    assert_eq!((active, prewarmed), (1, 1));
+    assert!(b.text("#cluster").await.contains("dev_acme_main_core"));
+    b.screenshot("03-console-canary-rotated").await;
+    b.element_screenshot("#console", "pane-console").await;
+
+    // The device met the invalidation at its reconnect and re-bootstrapped from CORE.
+    b.client.switch_to_window(device_tab.clone()).await.unwrap();
+    b.wait_text("#rt-routing", "the device cut over to CORE", |t| t == "CORE (rolling)").await;
+    let events = b.wait_text("#hook-log", "the CORE bootstrap", |t| t.contains("bootstrapped 17 documents from core")).await;
+    assert!(events.contains("invalidate-local (rolling-db-cutover)"), "{events}");
+    assert!(b.text("#databases").await.contains("dev_acme_main_core"));
+    b.screenshot("04-device-cut-over").await;
+    b.element_screenshot("#session", "pane-session").await;
+
+    // Rollback, as one guided action.
+    b.client.switch_to_window(console_tab).await.unwrap();
+    click(&b, "#rollback").await;
+    click(&b, "#rollback-confirm").await;
+    b.wait_text("#rollback-confirm", "the rollback to finish", |t| t.contains("rolled back")).await;
+    b.wait_text("#t-routing", "acme back on legacy", |t| t == "the legacy database").await;
+    b.screenshot("05-console-rolled-back").await;
+
+    b.client.switch_to_window(device_tab).await.unwrap();
+    b.wait_text("#rt-routing", "the device back on legacy", |t| t == "legacy database").await;
+    b.wait_text("#hook-log", "the second invalidation", |t| t.contains("invalidate-local (operator)")).await;
+    b.screenshot("06-device-rolled-back").await;
+    b.stop().await;
+}

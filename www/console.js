@@ -1,0 +1,232 @@
+// The Operations console: the rolling-database rollout of the runbook, driven through
+// RollingDbAdmin. Reads need sys_admin; flags, crons and invalidation accept key_manager too.
+import { $, el, explain, row, setText, time } from "./dom.js";
+
+const CRON_LABELS = {
+  "rolling-db-rotate": "Rotate: warm CORE, prewarm day databases, cut over",
+  "rolling-db-archive": "Archive: drain, copy to *_archive, reconcile",
+  "rolling-db-drop-eval": "Drop evaluation: drop what passed the three locks and the TTL",
+};
+const RUNNERS = { "rolling-db-rotate": "runRotate", "rolling-db-archive": "runArchive", "rolling-db-drop-eval": "runDropEval" };
+
+/** Whether a device's SDK predates the catalogue cutover switch (1.4.17). */
+function beforeCutover(version) {
+  const parts = String(version ?? "").split(/[.-]/).slice(0, 3).map(Number);
+  if (parts.length < 1 || parts.some(Number.isNaN)) return false;
+  const [a = 0, b = 0, c = 0] = parts;
+  return a < 1 || (a === 1 && (b < 4 || (b === 4 && c < 17)));
+}
+
+export function createConsole(auth, admin) {
+  let tenant = "acme";
+  let running = false;
+  let hasClock = false;
+
+  function fail(message) {
+    $("console-error").textContent = message ?? "";
+  }
+
+  const canOperate = () => auth.getCurrentRoles().some((r) => r === "sys_admin" || r === "key_manager");
+
+  async function setFlag(id, change, force = false) {
+    const r = await admin.setFlags(id, change, { force });
+    const warning = $("sdk-warning");
+    warning.hidden = true;
+    if (!r.success && r.status === 409 && /older than 1\.4\.17/.test(r.error ?? "")) {
+      warning.replaceChildren(el("p", `⚠ ${id}: ${r.error}`), forceButton(id, change));
+      warning.hidden = false;
+    } else if (!r.success) {
+      fail(`Flags of ${id} unchanged: ${explain(r)}`);
+    }
+    refresh();
+  }
+
+  function forceButton(id, change) {
+    const b = el("button", "Enable anyway (older devices stay on legacy)", "danger");
+    b.type = "button";
+    b.addEventListener("click", () => setFlag(id, change, true));
+    return b;
+  }
+
+  function toggle(id, flag, value, disabled) {
+    const box = el("input");
+    box.type = "checkbox";
+    box.checked = value;
+    box.disabled = disabled;
+    box.id = `flag-${id}-${flag}`;
+    box.setAttribute("aria-label", `${flag} for ${id}`);
+    box.addEventListener("change", () => setFlag(id, { [flag]: box.checked }));
+    return box;
+  }
+
+  function renderFleet(view) {
+    const body = $("fleet").tBodies[0];
+    body.replaceChildren();
+    for (const t of view.tenants) {
+      const sdks = t.devices.length
+        ? t.devices.map((d) => `${d.sdkVersion ?? "?"}${beforeCutover(d.sdkVersion) ? " ⚠ too old" : ""}`).join(", ")
+        : "no devices yet";
+      body.append(row(`${t.name} (${t.companyId})`, toggle(t.companyId, "rollingDb", t.rollingDb, false),
+        toggle(t.companyId, "rollingDbDrop", t.rollingDbDrop, !t.rollingDb), t.coreExists ? "exists" : "—", t.dayDatabases, sdks));
+    }
+    const select = $("tenant");
+    if (!select.options.length) {
+      for (const t of view.tenants) select.append(new Option(`${t.name} (${t.companyId})`, t.companyId));
+      select.value = tenant;
+    }
+  }
+
+  function renderCrons(view) {
+    const body = $("crons").tBodies[0];
+    body.replaceChildren();
+    for (const c of view.crons) {
+      const b = el("button", c.running ? "running…" : "Run now", "secondary");
+      b.type = "button";
+      b.id = `run-${c.name}`;
+      b.disabled = running || c.running;
+      b.addEventListener("click", () => runCron(c.name));
+      const label = el("span", c.name, "cron-name");
+      label.title = CRON_LABELS[c.name] ?? "";
+      body.append(row(label, `${c.schedule} UTC${c.scheduled ? "" : " (off)"}`, c.lastResult ? `${c.lastResult}, ${time(c.lastRunAt)}` : "never", time(c.nextRunAt), b));
+    }
+  }
+
+  async function runCron(name) {
+    running = true;
+    const started = await admin[RUNNERS[name]]();
+    if (!started.success) {
+      running = false;
+      fail(`${name} did not start: ${explain(started)}`);
+      return refresh();
+    }
+    $("run").hidden = false;
+    const id = started.data.runId;
+    let run;
+    do {
+      const r = await admin.cronRun(id);
+      if (!r.success) { fail(`Progress unavailable: ${explain(r)}`); break; }
+      run = r.data;
+      const { done, total } = run.progress;
+      const pct = total ? Math.round((100 * done) / total) : 0;
+      $("run-bar").style.width = `${run.status === "running" ? pct : 100}%`;
+      $("run-bar").className = run.status;
+      setText("run-status", `${name}: ${run.status}, ${done} of ${total} step(s)`);
+      $("run-log").replaceChildren(...run.log.map((line) => el("li", line)));
+      if (run.status === "running") await new Promise((r) => setTimeout(r, 250));
+    } while (run.status === "running");
+    running = false;
+    refresh();
+  }
+
+  function seqBar(label, db) {
+    const box = el("div", null, "seq-row");
+    if (!db.exists) {
+      box.append(el("span", `${label}: does not exist`, "seq-label"));
+      return box;
+    }
+    box.append(el("span", `${label}: ${db.docCount} docs, update_seq ${db.updateSeq}`, "seq-label"));
+    const track = el("div", null, "seq-track");
+    const max = Math.max(db.updateSeq, db.docCount, 1);
+    const docs = el("div", null, "seq-docs");
+    docs.style.width = `${(100 * db.docCount) / max}%`;
+    track.append(docs);
+    box.append(track);
+    return box;
+  }
+
+  function renderTenant(topo, recon, candidates) {
+    setText("t-routing", topo.database === "core" ? "CORE (rolling database)" : "the legacy database");
+    setText("t-invalidation", topo.invalidation ? `${time(topo.invalidation.invalidatedAt)} (${topo.invalidation.reason}, to ${topo.invalidation.routing})` : "never");
+    setText("t-diff", recon ? `${recon.diff}${recon.diff === 0 ? " ✓ reconciled" : " ✗ archive incomplete"}` : "needs sys_admin");
+    setText("t-conflicts", topo.openConflicts);
+    $("t-seq").replaceChildren(seqBar("CORE", topo.core), seqBar("legacy", topo.legacy));
+    const days = $("t-days");
+    days.replaceChildren();
+    for (const d of topo.days) {
+      const box = el("span", `${d.date.slice(4, 6)}-${d.date.slice(6)}`, `day ${d.status}`);
+      box.title = `${d.name}: ${d.status}`;
+      days.append(box);
+    }
+    if (!topo.days.length) days.append(el("span", "none: the rotate has not run for this tenant", "hint"));
+    const body = $("t-candidates").tBodies[0];
+    body.replaceChildren();
+    const mark = (b) => (b ? "✓" : "✗");
+    for (const c of candidates?.candidates ?? []) {
+      body.append(row(c.name, mark(c.drained), mark(c.archived), mark(c.reconciled), c.ageDays < 0 ? "tomorrow" : `${c.ageDays} d`, c.eligible ? "eligible" : "kept"));
+    }
+  }
+
+  function renderCluster(view) {
+    setText("cluster-summary", `${view.openDbs} of ${view.maxDbsOpen} databases open (ROLLING_DB_MAX_OPEN)`);
+    const body = $("cluster").tBodies[0];
+    body.replaceChildren();
+    for (const d of view.databases) body.append(row(d.name, d.kind, d.docCount, d.updateSeq, d.status));
+  }
+
+  async function refreshClock() {
+    if (!hasClock) return;
+    const r = await fetch("/__mock/clock").then((x) => x.json()).catch(() => null);
+    if (r) setText("clock-now", `Server time: ${new Date(r.now).toUTCString()}`);
+  }
+
+  async function refresh() {
+    const open = auth.checkIfLoggedIn() && canOperate();
+    $("console-locked").hidden = open;
+    $("console-body").hidden = !open;
+    if (!open) return;
+    fail("");
+    const [fleet, crons, cluster, topo, recon, cand] = await Promise.all([
+      admin.tenants(), admin.crons(), admin.cluster(), admin.topology(tenant), admin.reconciliation(tenant), admin.cleanupCandidates(tenant),
+    ]);
+    if (fleet.success) renderFleet(fleet.data);
+    else fail(`The fleet view needs sys_admin: ${explain(fleet)}. Flags, crons and invalidation still work for key_manager.`);
+    if (crons.success) renderCrons(crons.data);
+    if (cluster.success) renderCluster(cluster.data);
+    if (topo.success) renderTenant(topo.data, recon.success ? recon.data : null, cand.success ? cand.data : null);
+    refreshClock();
+  }
+
+  $("tenant").addEventListener("change", (e) => { tenant = e.target.value; refresh(); });
+  $("invalidate").addEventListener("click", async () => {
+    const r = await admin.invalidateClients(tenant);
+    if (!r.success) fail(`Not invalidated: ${explain(r)}`);
+    refresh();
+  });
+
+  $("rollback").addEventListener("click", () => {
+    const steps = $("rollback-steps");
+    steps.hidden = false;
+    const confirm = el("button", `Confirm: roll ${tenant} back to the legacy database`, "danger");
+    confirm.type = "button";
+    confirm.id = "rollback-confirm";
+    steps.replaceChildren(el("li", "Turn rollingDb off (rollingDbDrop goes off with it): dropping stops."),
+      el("li", "Invalidate the tenant's clients: each device destroys its local database at its next handshake."),
+      el("li", "Devices re-bootstrap from the legacy database; invalidate_daily returns. CORE edits made meanwhile are not copied back."),
+      confirm);
+    confirm.addEventListener("click", async () => {
+      confirm.disabled = true;
+      const items = steps.querySelectorAll("li");
+      const flags = await admin.setFlags(tenant, { rollingDb: false });
+      if (!flags.success) return fail(`Rollback stopped at step 1: ${explain(flags)}`);
+      items[0].classList.add("done");
+      const inv = await admin.invalidateClients(tenant);
+      if (!inv.success) return fail(`Rollback stopped at step 2: ${explain(inv)}`);
+      items[1].classList.add("done");
+      const topo = await admin.topology(tenant);
+      if (topo.success && topo.data.database === "legacy") items[2].classList.add("done");
+      confirm.textContent = `${tenant} rolled back: devices route to the legacy database`;
+      refresh();
+    });
+  });
+
+  for (const b of document.querySelectorAll("#clock-card button")) {
+    b.addEventListener("click", async () => {
+      await fetch("/__mock/clock", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ advanceDays: Number(b.dataset.days) }) });
+      await auth.getToken();
+      refresh();
+    });
+  }
+  fetch("/__mock/clock").then((r) => { hasClock = r.ok; $("clock-card").hidden = !r.ok; refreshClock(); }).catch(() => {});
+
+  return { refresh };
+}

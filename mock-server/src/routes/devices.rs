@@ -17,13 +17,18 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/auth/connect", post(connect)).route("/auth/status", put(status))
 }
 
+/// The SDK version a device reports in its info, when it reports one.
+pub fn sdk_version(info: &Map<String, Value>) -> AppResult<Option<String>> {
+    match info.get("sdkVersion") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(v)) => Ok(Some(v.clone())),
+        Some(_) => Err(AppError::bad_request("deviceInfo.sdkVersion must be a string")),
+    }
+}
+
 /// Registers the device (or refreshes it when the id it sends is already this user's).
 async fn connect(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJson(info): ApiJson<Map<String, Value>>) -> AppResult<Json<ConnectResponse>> {
-    let sdk_version = match info.get("sdkVersion") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(v)) => Some(v.clone()),
-        Some(_) => return Err(AppError::bad_request("deviceInfo.sdkVersion must be a string")),
-    };
+    let sdk_version = sdk_version(&info)?;
     let now = state.clock.now_ms();
     let device_id = state.store.tx(|tx| {
         let claimed = info.get("id").and_then(Value::as_str).map(str::to_owned);

@@ -50,11 +50,7 @@ async fn list_devices(State(state): State<AppState>, user: AuthUser) -> AppResul
 }
 
 async fn add_device(State(state): State<AppState>, user: AuthUser, ApiJson(info): ApiJson<Map<String, Value>>) -> AppResult<(StatusCode, Json<Value>)> {
-    let sdk_version = match info.get("sdkVersion") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(v)) => Some(v.clone()),
-        Some(_) => return Err(AppError::bad_request("sdkVersion must be a string")),
-    };
+    let sdk_version = super::devices::sdk_version(&info)?;
     let now = state.clock.now_ms();
     let device = Device {
         id: random_id("dev"),

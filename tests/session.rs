@@ -65,8 +65,8 @@ async fn failed_login_touches_nothing() {
     m.track_local_database("alice-orders".into()).unwrap();
     create_idb("alice-orders").await;
     let log = Rc::new(RefCell::new(Vec::new()));
-    m.register_on_sign_out(recorder(&log, "signOut"));
-    m.register_on_login(recorder(&log, "login"));
+    m.register_on_sign_out(recorder(&log, "signOut")).unwrap();
+    m.register_on_login(recorder(&log, "login")).unwrap();
     let before = storage_snapshot();
     let r = value(m.login(js(json!({"username": "alice", "password": "wrong"})))).await;
     assert_eq!(r["success"], false);
@@ -91,8 +91,8 @@ async fn login_cleanup_destroys_the_previous_tenants_databases_before_handlers_s
     create_idb("_pouch_globex-catalog").await;
     m.track_local_database("globex-catalog".into()).unwrap();
     let log = Rc::new(RefCell::new(Vec::new()));
-    m.register_on_sign_out(recorder(&log, "signOut"));
-    m.register_on_login(recorder(&log, "login"));
+    m.register_on_sign_out(recorder(&log, "signOut")).unwrap();
+    m.register_on_login(recorder(&log, "login")).unwrap();
     login(&m, "alice").await;
     assert!(!idb_exists("globex-catalog").await);
     assert!(!idb_exists("_pouch_globex-catalog").await);
@@ -109,11 +109,11 @@ async fn refresh_rewrites_the_token_pair() {
     login(&m, "alice").await;
     let (auth, refresh) = (item("serviceProxyToken-Auth"), item("serviceProxyToken-Refresh"));
     let log = Rc::new(RefCell::new(Vec::new()));
-    m.register_on_token_refresh(recorder(&log, "refresh"));
+    m.register_on_token_refresh(recorder(&log, "refresh")).unwrap();
     assert_eq!(value(m.refresh_authentication()).await, json!(true));
     assert_ne!(item("serviceProxyToken-Refresh"), refresh);
     assert_ne!(item("serviceProxyToken-Auth"), auth, "a new JWT (its iat moved or its jti differs)");
-    assert_eq!(m.get_refresh_token(), item("serviceProxyToken-Refresh"));
+    assert_eq!(m.get_refresh_token().as_string(), item("serviceProxyToken-Refresh"));
     let log = log.borrow();
     assert_eq!(log.len(), 1);
     assert!(log[0].contains(r#""companyChanged":false"#) && log[0].contains(r#""roles":["cashier"]"#), "{log:?}");
@@ -149,8 +149,8 @@ async fn company_change_on_refresh_destroys_local_data_and_same_company_keeps_it
     assert_eq!(m.get_tracked_local_databases(), vec!["acme-orders".to_string()]);
     // The backend switches carol to globex; the next refresh carries it.
     let log = Rc::new(RefCell::new(Vec::new()));
-    m.register_on_sign_out(recorder(&log, "signOut"));
-    m.register_on_token_refresh(recorder(&log, "refresh"));
+    m.register_on_sign_out(recorder(&log, "signOut")).unwrap();
+    m.register_on_token_refresh(recorder(&log, "refresh")).unwrap();
     let token = value(m.get_token()).await;
     let (status, _) = post_with_token("/auth/company", token.as_str().unwrap(), json!({"companyId": "globex"})).await;
     assert_eq!(status, 200);
@@ -182,7 +182,7 @@ async fn sign_out_calls_the_server_then_handlers_then_clears_keys() {
             Ok(JsValue::UNDEFINED)
         })
     });
-    m.register_on_sign_out(handler.into_js_value().unchecked_into());
+    m.register_on_sign_out(handler.into_js_value().unchecked_into()).unwrap();
     resolve(m.logout()).await.unwrap();
     assert_eq!(*seen.borrow(), Some((before + 1, true)));
     for key in SESSION_KEYS {
@@ -202,10 +202,10 @@ async fn a_throwing_or_rejecting_hook_does_not_stop_the_next() {
     fresh().await;
     let m = manager();
     let log = Rc::new(RefCell::new(Vec::new()));
-    m.register_on_login(js_fn("user", "throw new Error('first handler broke')"));
-    m.register_on_login(js_fn("user", "return Promise.reject(new Error('second handler rejected'))"));
-    m.register_on_login(recorder(&log, "third"));
-    let unsubscribe = m.register_on_login(recorder(&log, "removed"));
+    m.register_on_login(js_fn("user", "throw new Error('first handler broke')")).unwrap();
+    m.register_on_login(js_fn("user", "return Promise.reject(new Error('second handler rejected'))")).unwrap();
+    m.register_on_login(recorder(&log, "third")).unwrap();
+    let unsubscribe = m.register_on_login(recorder(&log, "removed")).unwrap();
     unsubscribe.call0(&JsValue::UNDEFINED).unwrap();
     login(&m, "alice").await;
     assert_eq!(log.borrow().len(), 1);
@@ -216,8 +216,8 @@ async fn a_throwing_or_rejecting_hook_does_not_stop_the_next() {
 async fn async_handlers_are_awaited_in_order() {
     fresh().await;
     let m = manager();
-    m.register_on_login(js_fn("u", "return new Promise(r => setTimeout(() => { globalThis.__order = (globalThis.__order || '') + 'a'; r(); }, 30))"));
-    m.register_on_login(js_fn("u", "globalThis.__order = (globalThis.__order || '') + 'b';"));
+    m.register_on_login(js_fn("u", "return new Promise(r => setTimeout(() => { globalThis.__order = (globalThis.__order || '') + 'a'; r(); }, 30))")).unwrap();
+    m.register_on_login(js_fn("u", "globalThis.__order = (globalThis.__order || '') + 'b';")).unwrap();
     js_sys::Reflect::set(&js_sys::global(), &"__order".into(), &"".into()).unwrap();
     login(&m, "alice").await;
     assert_eq!(js_sys::Reflect::get(&js_sys::global(), &"__order".into()).unwrap().as_string().unwrap(), "ab");
@@ -229,7 +229,7 @@ async fn a_401_on_refresh_logs_out() {
     let m = manager();
     login(&m, "alice").await;
     let log = Rc::new(RefCell::new(Vec::new()));
-    m.register_on_sign_out(recorder(&log, "signOut"));
+    m.register_on_sign_out(recorder(&log, "signOut")).unwrap();
     m.save_token("Refresh".into(), "not-a-token-the-server-issued".into(), 3600.into()).unwrap();
     expire(&m);
     assert_eq!(value(m.get_token()).await, serde_json::Value::Null);
@@ -319,4 +319,22 @@ fn bad_options_and_arguments_throw_session_broker_errors() {
     assert!(m.save_token("Bearer".into(), "x".into(), 1.into()).is_err());
     assert!(m.get_docdb_headers("Elsewhere".into()).is_err());
     assert!(m.track_local_database(5.into()).is_err());
+}
+
+#[wasm_bindgen_test]
+async fn absent_values_are_null_and_handlers_must_be_functions() {
+    fresh().await;
+    let m = manager();
+    assert!(m.get_refresh_token().is_null(), "null, not undefined");
+    assert!(m.get_current_user().is_null());
+    assert!(m.get_current_company().is_null());
+    assert!(m.register_on_login(JsValue::from_str("not a function")).is_err());
+    assert!(m.register_on_sign_out(JsValue::NULL).is_err());
+    login(&m, "alice").await;
+    assert_eq!(m.get_refresh_token().as_string(), item("serviceProxyToken-Refresh"));
+    // A negative lifetime stores an already expired token.
+    let token = item("serviceProxyToken-Auth").unwrap();
+    m.save_token("Auth".into(), token.into(), (-30).into()).unwrap();
+    assert!(m.is_token_expired());
+    assert!(!m.is_about_to_expire());
 }

@@ -84,7 +84,7 @@ impl std::fmt::Display for InputError {
         match self {
             InputError::UnknownTokenKind(k) => f.write_str(&["token kind must be \"Auth\" or \"Refresh\", got \"", k, "\""].concat()),
             InputError::NotAJwt(e) => f.write_str(&["an Auth token must be a JWT: ", e].concat()),
-            InputError::BadDuration => f.write_str("expiresInSeconds must be a finite number ≥ 0"),
+            InputError::BadDuration => f.write_str("expiresInSeconds must be a finite number"),
             InputError::EmptyName => f.write_str("a local database name must not be empty"),
             InputError::Storage(e) => f.write_str(&["localStorage refused the write: ", e].concat()),
         }
@@ -462,7 +462,8 @@ impl Session {
 
     pub fn save_token(&self, kind: &str, token: &str, expires_in_seconds: f64) -> Result<(), InputError> {
         let kind = TokenKind::parse(kind).ok_or_else(|| InputError::UnknownTokenKind(kind.to_owned()))?;
-        if !expires_in_seconds.is_finite() || expires_in_seconds < 0.0 {
+        // A negative lifetime is allowed: it stores a token that has already expired.
+        if !expires_in_seconds.is_finite() {
             return Err(InputError::BadDuration);
         }
         if kind == TokenKind::Auth {

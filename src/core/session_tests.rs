@@ -532,10 +532,12 @@ fn save_token_validates_and_writes_expiry() {
     let h = harness(|_| panic!());
     assert!(h.session.save_token("Bearer", "x", 1.0).is_err());
     assert!(h.session.save_token("Auth", "not-a-jwt", 1.0).is_err());
-    assert!(h.session.save_token("Auth", &jwt("acme", &[]), -1.0).is_err());
+    assert!(h.session.save_token("Auth", &jwt("acme", &[]), f64::NAN).is_err());
     assert!(h.session.save_token("Refresh", "", 1.0).is_err());
     assert!(h.storage.map.borrow().is_empty(), "nothing written on bad input");
     h.session.save_token("Refresh", "opaque", 10.0).unwrap();
+    h.session.save_token("Auth", &jwt("acme", &[]), -5.0).unwrap();
+    assert!(h.session.is_token_expired(), "a negative lifetime stores an expired token");
     assert_eq!(h.storage.get(keys::EXPIRES_AT_REFRESH), Some((NOW + 10_000).to_string()));
     assert_eq!(h.session.refresh_token().as_deref(), Some("opaque"));
 }

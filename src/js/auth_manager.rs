@@ -6,7 +6,7 @@ use js_sys::{Function, Promise};
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{from_js, object_arg, promise, string_arg, to_js};
+use super::convert::{from_js, function_arg, object_arg, promise, string_arg, to_js};
 use super::errors::{error, invalid, Code};
 use super::hooks::subscribe;
 use crate::core::hooks::SignOutReason;
@@ -150,9 +150,10 @@ impl AuthManager {
         promise(async move { session.get_token().await.map_or(Value::Null, Value::String) })
     }
 
-    #[wasm_bindgen(js_name = getRefreshToken)]
-    pub fn get_refresh_token(&self) -> Option<String> {
-        self.session.refresh_token()
+    /// The refresh token, or `null` (not `undefined`) without one.
+    #[wasm_bindgen(js_name = getRefreshToken, unchecked_return_type = "string | null")]
+    pub fn get_refresh_token(&self) -> JsValue {
+        self.session.refresh_token().map_or(JsValue::NULL, |t| JsValue::from_str(&t))
     }
 
     #[wasm_bindgen(js_name = saveToken)]
@@ -248,21 +249,21 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = registerOnLogin, unchecked_return_type = "Unsubscribe")]
-    pub fn register_on_login(&self, #[wasm_bindgen(unchecked_param_type = "(user: JwtClaims) => void | Promise<void>")] handler: Function) -> Function {
-        subscribe(self.session.clone(), |s| &s.hooks().login, handler)
+    pub fn register_on_login(&self, #[wasm_bindgen(unchecked_param_type = "(user: JwtClaims) => void | Promise<void>")] handler: JsValue) -> Result<Function, JsValue> {
+        Ok(subscribe(self.session.clone(), |s| &s.hooks().login, function_arg(handler)?))
     }
 
     #[wasm_bindgen(js_name = registerOnTokenRefresh, unchecked_return_type = "Unsubscribe")]
     pub fn register_on_token_refresh(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => void | Promise<void>")] handler: Function,
-    ) -> Function {
-        subscribe(self.session.clone(), |s| &s.hooks().token_refresh, handler)
+        #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => void | Promise<void>")] handler: JsValue,
+    ) -> Result<Function, JsValue> {
+        Ok(subscribe(self.session.clone(), |s| &s.hooks().token_refresh, function_arg(handler)?))
     }
 
     #[wasm_bindgen(js_name = registerOnSignOut, unchecked_return_type = "Unsubscribe")]
-    pub fn register_on_sign_out(&self, #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => void | Promise<void>")] handler: Function) -> Function {
-        subscribe(self.session.clone(), |s| &s.hooks().sign_out, handler)
+    pub fn register_on_sign_out(&self, #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => void | Promise<void>")] handler: JsValue) -> Result<Function, JsValue> {
+        Ok(subscribe(self.session.clone(), |s| &s.hooks().sign_out, function_arg(handler)?))
     }
 
     #[wasm_bindgen(js_name = trackLocalDatabase)]

@@ -32,6 +32,12 @@ pub fn string_arg(value: &JsValue, what: &str) -> Result<String, JsValue> {
     value.as_string().ok_or_else(|| invalid([what, " must be a string"].concat()))
 }
 
+/// A function argument (a handler); anything else is an `INVALID_ARGUMENT`.
+pub fn function_arg(value: JsValue) -> Result<js_sys::Function, JsValue> {
+    use wasm_bindgen::JsCast;
+    value.dyn_into::<js_sys::Function>().map_err(|_| invalid("the handler must be a function"))
+}
+
 /// A promise resolving to the JSON `future` produces.
 pub fn promise(future: impl std::future::Future<Output = Value> + 'static) -> js_sys::Promise {
     spawn(Box::pin(future))

@@ -72,8 +72,9 @@ impl SyncSession {
 
     /// Typed in the `.d.ts` through `SyncEventMap`.
     #[wasm_bindgen(skip_typescript)]
-    pub fn on(&self, event: JsValue, handler: Function) -> Result<Function, JsValue> {
+    pub fn on(&self, event: JsValue, handler: JsValue) -> Result<Function, JsValue> {
         let name = string_arg(&event, "event")?;
+        let handler = super::convert::function_arg(handler)?;
         let pick: fn(&CoreSync) -> &HookList = match name.as_str() {
             "ready" => |s| &s.events().ready,
             "invalidate-local" => |s| &s.events().invalidate_local,

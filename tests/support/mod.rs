@@ -94,15 +94,13 @@ pub async fn login(m: &AuthManager, user: &str) -> Value {
 }
 
 /// A JS function recording each call's first argument (as JSON) into `log` under `tag`.
-pub fn recorder(log: &std::rc::Rc<std::cell::RefCell<Vec<String>>>, tag: &'static str) -> Function {
+pub fn recorder(log: &std::rc::Rc<std::cell::RefCell<Vec<String>>>, tag: &'static str) -> JsValue {
     let log = log.clone();
-    Closure::<dyn FnMut(JsValue)>::new(move |arg: JsValue| log.borrow_mut().push(format!("{tag} {}", json(&arg))))
-        .into_js_value()
-        .unchecked_into()
+    Closure::<dyn FnMut(JsValue)>::new(move |arg: JsValue| log.borrow_mut().push(format!("{tag} {}", json(&arg)))).into_js_value()
 }
 
-pub fn js_fn(args: &str, body: &str) -> Function {
-    Function::new_with_args(args, body)
+pub fn js_fn(args: &str, body: &str) -> JsValue {
+    Function::new_with_args(args, body).into()
 }
 
 /// Creates an IndexedDB database with one object store, then closes it.

@@ -53,8 +53,10 @@ pub struct FakeTransport {
 }
 
 impl FakeTransport {
+    /// The path of each request, without scheme and host.
     pub fn paths(&self) -> Vec<String> {
-        self.requests.borrow().iter().map(|r| r.url.rsplit_once("//").map_or(r.url.clone(), |(_, p)| p.splitn(2, '/').nth(1).map(|s| format!("/{s}")).unwrap_or_default())).collect()
+        let path = |url: &str| url.split_once("//").and_then(|(_, rest)| rest.split_once('/')).map(|(_, p)| format!("/{p}")).unwrap_or_default();
+        self.requests.borrow().iter().map(|r| path(&r.url)).collect()
     }
 }
 

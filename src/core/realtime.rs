@@ -38,18 +38,24 @@ pub trait Socket {
     fn close(&self);
 }
 
+pub type Connect = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, String>>>;
+pub type CatalogExists = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, bool>>;
+pub type CatalogWrite = Rc<dyn Fn(&str, Vec<Value>) -> LocalBoxFuture<'static, Result<(), String>>>;
+pub type Sleep = Rc<dyn Fn(u32) -> LocalBoxFuture<'static, ()>>;
+pub type Spawn = Rc<dyn Fn(LocalBoxFuture<'static, ()>)>;
+
 /// What the realtime session needs from its platform.
 #[derive(Clone)]
 pub struct SyncPorts {
-    pub connect: Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, String>>>,
+    pub connect: Connect,
     /// Whether a local catalogue database of that name exists.
-    pub catalog_exists: Rc<dyn Fn(&str) -> LocalBoxFuture<'static, bool>>,
+    pub catalog_exists: CatalogExists,
     /// Writes the bootstrapped documents into a local database of that name.
-    pub catalog_write: Rc<dyn Fn(&str, Vec<Value>) -> LocalBoxFuture<'static, Result<(), String>>>,
-    pub sleep: Rc<dyn Fn(u32) -> LocalBoxFuture<'static, ()>>,
+    pub catalog_write: CatalogWrite,
+    pub sleep: Sleep,
     /// A number in [0, 1), for the jitter.
     pub random: Rc<dyn Fn() -> f64>,
-    pub spawn: Rc<dyn Fn(LocalBoxFuture<'static, ()>)>,
+    pub spawn: Spawn,
 }
 
 /// "Equal jitter": half the exponential delay, plus a random part of the other half.

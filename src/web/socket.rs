@@ -1,6 +1,5 @@
 //! WebSocket through gloo-net, split so the reader and the writer never wait on each other.
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use futures_util::lock::Mutex;
@@ -17,14 +16,14 @@ const ABNORMAL: u16 = 1006;
 
 pub struct BrowserSocket {
     sink: Rc<Mutex<SplitSink<WebSocket, Message>>>,
-    stream: Rc<RefCell<SplitStream<WebSocket>>>,
+    stream: Rc<Mutex<SplitStream<WebSocket>>>,
 }
 
 pub fn connect(url: &str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, String>> {
     let opened = WebSocket::open(url).map_err(|e| e.to_string());
     Box::pin(async move {
         let (sink, stream) = opened?.split();
-        Ok(Rc::new(BrowserSocket { sink: Rc::new(Mutex::new(sink)), stream: Rc::new(RefCell::new(stream)) }) as Rc<dyn Socket>)
+        Ok(Rc::new(BrowserSocket { sink: Rc::new(Mutex::new(sink)), stream: Rc::new(Mutex::new(stream)) }) as Rc<dyn Socket>)
     })
 }
 
@@ -37,8 +36,7 @@ impl Socket for BrowserSocket {
     fn recv(&self) -> LocalBoxFuture<'static, Incoming> {
         let stream = self.stream.clone();
         Box::pin(async move {
-            // Only the session's supervisor reads, one call at a time, so this borrow is alone.
-            let mut stream = stream.borrow_mut();
+            let mut stream = stream.lock().await;
             loop {
                 return match stream.next().await {
                     Some(Ok(Message::Text(text))) => Incoming::Text(text),

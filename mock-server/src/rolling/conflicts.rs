@@ -15,9 +15,18 @@ pub struct Written {
     pub conflict_with: Option<String>,
 }
 
+/// Which document of which tenant.
+#[derive(Debug, Clone, Copy)]
+pub struct DocRef<'a> {
+    pub company_id: &'a str,
+    pub db: &'a str,
+    pub id: &'a str,
+}
+
 /// Writes `body`; on a revision conflict, with `conflicts_enabled`, keeps the write and records
 /// the review, otherwise returns the conflict.
-pub fn write(conn: &Connection, company_id: &str, db: &str, id: &str, body: Map<String, Value>, rev: Option<&str>, conflicts_enabled: bool, now_ms: i64) -> RollingResult<Written> {
+pub fn write(conn: &Connection, doc: DocRef, body: Map<String, Value>, rev: Option<&str>, conflicts_enabled: bool, now_ms: i64) -> RollingResult<Written> {
+    let DocRef { company_id, db, id } = doc;
     match docdb::put(conn, db, id, body.clone(), rev) {
         Ok(rev) => Ok(Written { rev, conflict_with: None }),
         Err(DocDbError::Conflict(_)) if conflicts_enabled => {

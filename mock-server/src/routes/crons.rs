@@ -29,7 +29,7 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
     for cron in &CRONS {
         let last = runs::last_finished(&conn, cron.name)?;
         let running = runs::holding(&conn, cron.name, now)?;
-        let scheduled = !(cron.job == crons::Job::Archive && !state.settings.auto_archive_enabled);
+        let scheduled = cron.job != crons::Job::Archive || state.settings.auto_archive_enabled;
         out.push(json!({
             "name": cron.name,
             "schedule": cron.schedule(),

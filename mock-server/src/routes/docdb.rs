@@ -60,7 +60,8 @@ async fn put_doc(
         if info.kind == Kind::Archive {
             return Err(AppError::Forbidden(format!("{db} is an archive: read-only")));
         }
-        Ok(conflicts::write(tx, &claims.company_id, &db, &doc_id, body, rev.as_deref(), state.settings.conflicts_enabled, now)?)
+        let doc = conflicts::DocRef { company_id: &claims.company_id, db: &db, id: &doc_id };
+        Ok(conflicts::write(tx, doc, body, rev.as_deref(), state.settings.conflicts_enabled, now)?)
     })?;
     Ok(Json(json!({ "ok": true, "id": doc_id, "rev": written.rev, "conflict": written.conflict_with.is_some() })))
 }

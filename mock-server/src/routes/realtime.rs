@@ -39,8 +39,11 @@ async fn refuse(mut socket: WebSocket, close: u16, code: &str, message: &str) {
     let _ = socket.send(Message::Close(Some(CloseFrame { code: close, reason: code.to_owned().into() }))).await;
 }
 
+/// token, deviceId, sdkVersion, lastInvalidation.
+type Init = (String, Option<String>, Option<String>, Option<i64>);
+
 /// The `sdk:init` payload, checked field by field.
-fn read_init(text: &str) -> Result<(String, Option<String>, Option<String>, Option<i64>), String> {
+fn read_init(text: &str) -> Result<Init, String> {
     let v: Value = serde_json::from_str(text).map_err(|_| "the first frame is not JSON".to_owned())?;
     if v["type"] != "sdk:init" {
         return Err("the first frame must be {type: \"sdk:init\", payload}".into());

@@ -53,12 +53,15 @@ impl Browser {
         });
         let caps = caps.as_object().unwrap().clone();
         let url = format!("http://127.0.0.1:{port}");
+        let mut driver = driver;
         for _ in 0..100 {
             if let Ok(client) = ClientBuilder::native().capabilities(caps.clone()).connect(&url).await {
                 return Browser { client, driver, profile };
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        let _ = driver.kill();
+        let _ = driver.wait();
         panic!("chromedriver did not accept a session");
     }
 

@@ -1,0 +1,85 @@
+//! The mock server's main operations through HTTP on loopback, sequential, in-process: login,
+//! refresh, a full rotate of the seeded tenants, a CORE bootstrap. Prints the median of several
+//! rounds; asserts nothing (shared machines are noisy).
+
+use std::time::{Duration, Instant};
+
+use mock_server::settings::Settings;
+use mock_server::state::{AppState, StaticDirs};
+use serde_json::{json, Value};
+
+async fn post(client: &reqwest::Client, url: String, token: Option<&str>, body: Value) -> Value {
+    let mut req = client.post(url).json(&body);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    req.send().await.unwrap().json().await.unwrap()
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    let state = AppState::new(Settings { test_controls: true, ..Settings::default() }, StaticDirs::default()).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = mock_server::app(state.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let client = reqwest::Client::new();
+    let login = |user: &'static str| {
+        let (client, base) = (client.clone(), base.clone());
+        async move { post(&client, format!("{base}/auth"), None, json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}})).await }
+    };
+    println!("mock-server (in-process, loopback, sequential)");
+
+    let mut samples = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        login("alice").await;
+        samples.push(t.elapsed());
+    }
+    println!("{:<44} {:>10.2?}", "POST /auth", median(samples));
+
+    let mut refresh = login("alice").await["refreshToken"].as_str().unwrap().to_owned();
+    let mut samples = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        let next = post(&client, format!("{base}/auth/refresh"), None, json!({"refreshToken": refresh})).await;
+        samples.push(t.elapsed());
+        refresh = next["refreshToken"].as_str().unwrap().to_owned();
+    }
+    println!("{:<44} {:>10.2?}", "POST /auth/refresh (rotating)", median(samples));
+
+    let mut samples = Vec::new();
+    for _ in 0..7 {
+        post(&client, format!("{base}/__mock/reset"), None, json!({})).await;
+        let admin = login("admin").await["token"].as_str().unwrap().to_owned();
+        for id in ["acme", "globex", "initech"] {
+            client.patch(format!("{base}/admin/rolling-db/flags/{id}")).bearer_auth(&admin).json(&json!({"rollingDb": true})).send().await.unwrap();
+        }
+        let t = Instant::now();
+        let run = post(&client, format!("{base}/admin/crons/rolling-db-rotate/run"), Some(&admin), json!({})).await;
+        let id = run["runId"].as_str().unwrap().to_owned();
+        loop {
+            let r: Value = client.get(format!("{base}/admin/crons/runs/{id}")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+            if r["status"] != "running" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        samples.push(t.elapsed());
+    }
+    println!("{:<44} {:>10.2?}", "rotate, 3 tenants (warm CORE + 2 days each)", median(samples));
+
+    let alice = login("alice").await["token"].as_str().unwrap().to_owned();
+    let mut samples = Vec::new();
+    for _ in 0..100 {
+        let t = Instant::now();
+        client.get(format!("{base}/bootstrap?database=core")).bearer_auth(&alice).send().await.unwrap().bytes().await.unwrap();
+        samples.push(t.elapsed());
+    }
+    println!("{:<44} {:>10.2?}", "GET /bootstrap?database=core (17 docs)", median(samples));
+}

@@ -69,6 +69,13 @@ pub fn is_refusal(code: u16) -> bool {
     code == CLOSE_UNAUTHORIZED || code == CLOSE_BAD_REQUEST
 }
 
+/// A frame's `type` and `payload` (`null` when absent or unreadable).
+fn read_frame(text: &str) -> (Option<String>, Value) {
+    let frame = super::json::parse(text).unwrap_or(Value::Null);
+    let kind = frame.get("type").and_then(Value::as_str).map(str::to_owned);
+    (kind, frame.get("payload").cloned().unwrap_or(Value::Null))
+}
+
 pub fn init_frame(token: &str, device_id: Option<String>, last_invalidation: Option<i64>) -> String {
     json!({ "type": "sdk:init", "payload": { "token": token, "deviceId": device_id, "sdkVersion": SDK_VERSION, "lastInvalidation": last_invalidation } })
         .to_string()
@@ -357,9 +364,8 @@ impl SyncSession {
         loop {
             match socket.recv().await {
                 Incoming::Text(text) => {
-                    let frame = super::json::parse(&text).unwrap_or(Value::Null);
-                    let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
-                    match frame.get("type").and_then(Value::as_str) {
+                    let (kind, payload) = read_frame(&text);
+                    match kind.as_deref() {
                         Some("invalidate-local") => self.invalidate_local(&payload).await,
                         Some("ready") => {
                             if let Err(e) = self.ready(&payload).await {
@@ -391,9 +397,8 @@ impl SyncSession {
         loop {
             match socket.recv().await {
                 Incoming::Text(text) => {
-                    let frame = super::json::parse(&text).unwrap_or(Value::Null);
-                    if frame.get("type").and_then(Value::as_str) == Some("invalidate-local") {
-                        let payload = frame.get("payload").cloned().unwrap_or(Value::Null);
+                    let (kind, payload) = read_frame(&text);
+                    if kind.as_deref() == Some("invalidate-local") {
                         self.invalidate_local(&payload).await;
                     }
                 }

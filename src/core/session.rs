@@ -180,10 +180,12 @@ impl Session {
     }
 
     pub fn is_token_expired(&self) -> bool {
-        match self.stored_token() {
-            Some((_, claims)) => token::is_expired(self.expires_at_auth(&claims), self.now()),
-            None => true,
-        }
+        self.stored_token().is_none_or(|(_, claims)| self.expired(&claims))
+    }
+
+    /// Expired, margin included, for a token already read.
+    fn expired(&self, claims: &Claims) -> bool {
+        token::is_expired(self.expires_at_auth(claims), self.now())
     }
 
     pub fn is_about_to_expire(&self) -> bool {
@@ -377,21 +379,17 @@ impl Session {
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
         let body = json!({ "username": username, "password": password, "deviceInfo": self.device_info() }).to_string();
         let response = self.send(Method::Post, "/auth", Some(body), None).await;
-        let result = self.complete_login(response).await;
-        if result.is_success() {
-            self.0.memory.borrow_mut().last_credentials = Some(username.to_owned());
-        }
-        result
+        self.complete_login(response, Some(username)).await
     }
 
     pub async fn login_with_google(&self, credential: &str) -> LoginResult {
         let body = json!({ "credential": credential }).to_string();
         let response = self.send(Method::Post, "/auth/google", Some(body), None).await;
-        self.complete_login(response).await
+        self.complete_login(response, None).await
     }
 
     /// Validates the answer before anything local is touched; then cleanup, persist, handlers.
-    async fn complete_login(&self, response: Result<HttpResponse, TransportError>) -> LoginResult {
+    async fn complete_login(&self, response: Result<HttpResponse, TransportError>, username: Option<&str>) -> LoginResult {
         let response = match response {
             Ok(r) => r,
             Err(e) => return LoginResult::failure(e.to_string(), 0),
@@ -409,7 +407,7 @@ impl Session {
         {
             let mut memory = self.0.memory.borrow_mut();
             memory.current_company = claims.company_id().map(|id| company_record(&id));
-            memory.last_credentials = None;
+            memory.last_credentials = username.map(str::to_owned);
         }
         let user = claims.to_value();
         self.0.hooks.login.run(&user, self.reporter()).await;
@@ -484,8 +482,8 @@ impl Session {
 
     /// The current JWT; refreshed first when expired (margin included).
     pub async fn get_token(&self) -> Option<String> {
-        let (token, _) = self.stored_token()?;
-        if !self.is_token_expired() {
+        let (token, claims) = self.stored_token()?;
+        if !self.expired(&claims) {
             return Some(token);
         }
         match self.refresh().await {

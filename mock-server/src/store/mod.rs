@@ -20,7 +20,6 @@ pub const DB_FILE: &str = "mock-server.sqlite";
 
 pub struct Store {
     conn: Mutex<Connection>,
-    path: Option<PathBuf>,
 }
 
 /// Opens (creating) the SQLite file, in WAL mode so a `kill -9` never leaves a torn write.
@@ -51,7 +50,7 @@ impl Store {
         conn.execute_batch(docdb::SCHEMA).map_err(|e| format!("document cluster tables: {e}"))?;
         conn.execute_batch(crate::crons::runs::SCHEMA).map_err(|e| format!("cron tables: {e}"))?;
         seed::seed_if_empty(&conn, settings, now_ms).map_err(|e| format!("seed: {e}"))?;
-        Ok(Store { conn: Mutex::new(conn), path })
+        Ok(Store { conn: Mutex::new(conn) })
     }
 
     pub fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -81,9 +80,5 @@ impl Store {
         seed::seed_if_empty(&tx, settings, now_ms)?;
         tx.commit()?;
         Ok(())
-    }
-
-    pub fn path(&self) -> Option<&PathBuf> {
-        self.path.as_ref()
     }
 }

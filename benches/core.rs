@@ -33,6 +33,9 @@ impl Clock for Now {
     fn now_ms(&self) -> i64 {
         1_700_000_000_000
     }
+    fn sleep(&self, _: u32) -> LocalBoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
 }
 struct NoNet;
 impl Transport for NoNet {
@@ -49,6 +52,17 @@ impl LocalDatabases for NoDbs {
 struct Quiet;
 impl Reporter for Quiet {
     fn error(&self, _: &str) {}
+}
+/// One tab: the lock is always free.
+struct Free;
+impl LockGuard for Free {}
+impl RefreshLock for Free {
+    fn acquire(&self, _: u32) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>> {
+        Box::pin(async { Ok(Box::new(Free) as Box<dyn LockGuard>) })
+    }
+    fn steal(&self) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>> {
+        self.acquire(0)
+    }
 }
 
 fn measure(name: &str, iterations: u32, mut f: impl FnMut()) {
@@ -71,7 +85,7 @@ fn main() {
     let storage = Rc::new(Store(RefCell::default()));
     let session = Session::new(
         SessionConfig::new("http://bench.invalid").unwrap(),
-        Ports { storage: storage.clone(), transport: Rc::new(NoNet), clock: Rc::new(Now), local_databases: Rc::new(NoDbs), reporter: Rc::new(Quiet) },
+        Ports { storage: storage.clone(), transport: Rc::new(NoNet), clock: Rc::new(Now), local_databases: Rc::new(NoDbs), reporter: Rc::new(Quiet), lock: Rc::new(Free) },
     );
     session.save_token("Auth", &jwt, 3600.0).unwrap();
     let map = PermissionMap::default();

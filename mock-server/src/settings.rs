@@ -12,6 +12,9 @@ pub struct Settings {
     pub jwt_secret: String,
     pub access_token_ttl_secs: u64,
     pub refresh_token_ttl_secs: u64,
+    /// How long a spent refresh token may be presented once more (a second tab racing the
+    /// first) before its reuse revokes the family; 0 = strict rotation.
+    pub refresh_reuse_grace_secs: u64,
     /// Where the SQLite file lives; `None` keeps the store in memory.
     pub data_dir: Option<PathBuf>,
     pub test_controls: bool,
@@ -28,6 +31,7 @@ impl Default for Settings {
             jwt_secret: "session-broker-dev-secret".into(),
             access_token_ttl_secs: 900,
             refresh_token_ttl_secs: 30 * 24 * 3600,
+            refresh_reuse_grace_secs: 10,
             data_dir: None,
             test_controls: false,
         }
@@ -78,6 +82,9 @@ impl Settings {
         if let Some(v) = get("ACCESS_TOKEN_TTL_SECS") {
             s.access_token_ttl_secs = v.trim().parse().map_err(|e| bad("ACCESS_TOKEN_TTL_SECS", format!("{e}")))?;
         }
+        if let Some(v) = get("REFRESH_REUSE_GRACE_SECS") {
+            s.refresh_reuse_grace_secs = v.trim().parse().map_err(|e| bad("REFRESH_REUSE_GRACE_SECS", format!("{e}")))?;
+        }
         if let Some(v) = get("DATA_DIR") {
             if !v.is_empty() {
                 s.data_dir = Some(PathBuf::from(v));
@@ -103,10 +110,12 @@ mod tests {
             "DB_PREFIX" => Some("staging".into()),
             "MOCK_TEST_CONTROLS" => Some("1".into()),
             "ROLLING_DB_MAX_OPEN" => Some("12".into()),
+            "REFRESH_REUSE_GRACE_SECS" => Some("0".into()),
             _ => None,
         })
         .unwrap();
         assert_eq!((s.db_prefix.as_str(), s.rolling_db_max_open, s.test_controls), ("staging", 12, true));
+        assert_eq!(s.refresh_reuse_grace_secs, 0);
     }
 
     #[test]

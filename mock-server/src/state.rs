@@ -1,6 +1,6 @@
 //! What every handler shares.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -45,6 +45,21 @@ impl Schedule {
     }
 }
 
+/// Spent refresh tokens that were already replayed once inside the grace window: each may have
+/// at most one successor from a replay. Kept in memory: an entry matters only for the grace
+/// window (seconds), and a restart inside it merely refuses nothing more than before.
+#[derive(Debug, Default)]
+pub struct GraceReplays(Mutex<HashMap<String, i64>>);
+
+impl GraceReplays {
+    /// True the first time `hash` is replayed; entries older than `window_ms` are forgotten.
+    pub fn first(&self, hash: &str, now_ms: i64, window_ms: i64) -> bool {
+        let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        seen.retain(|_, at| now_ms.saturating_sub(*at) <= window_ms);
+        seen.insert(hash.to_owned(), now_ms).is_none()
+    }
+}
+
 /// Knobs only `MOCK_TEST_CONTROLS` exposes.
 #[derive(Debug, Default)]
 pub struct TestControls {
@@ -74,6 +89,7 @@ pub struct AppState {
     pub schedule: Arc<Schedule>,
     pub test: Arc<TestControls>,
     pub realtime: Arc<crate::realtime::Hub>,
+    pub grace_replays: Arc<GraceReplays>,
 }
 
 impl AppState {
@@ -92,6 +108,7 @@ impl AppState {
             schedule: Arc::default(),
             test: Arc::default(),
             realtime: Arc::default(),
+            grace_replays: Arc::default(),
         })
     }
 }

@@ -2,7 +2,8 @@
 
 mod common;
 
-use common::{assert_error, spawn};
+use common::{assert_error, spawn, spawn_with};
+use mock_server::settings::Settings;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 use session_broker::core::token::Claims;
@@ -78,14 +79,32 @@ async fn refresh_rotates_and_detects_reuse_after_the_grace_window() {
     let r1 = second.body["refreshToken"].as_str().unwrap().to_owned();
     assert_ne!(r0, r1, "each refresh returns a new refresh token");
     assert!(second.body["token"].is_string() && second.body["expiresIn"] == 900);
-    // A second tab presenting r0 within the grace window is served, not punished.
+    // A second tab presenting r0 within the grace window is served, not punished...
     assert_eq!(s.post("/auth/refresh", None, json!({"refreshToken": r0})).await.status, StatusCode::OK);
+    // ...once: a further replay inside the window is refused, and the family lives on.
+    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": r0})).await, 401, "refresh_token_replayed");
+    let r1 = {
+        let third = s.post("/auth/refresh", None, json!({"refreshToken": r1})).await;
+        assert_eq!(third.status, StatusCode::OK, "the family survived the refused replay");
+        third.body["refreshToken"].as_str().unwrap().to_owned()
+    };
     // After the window, reuse revokes the whole family: r1 dies too.
     s.post("/__mock/clock", None, json!({"now": s.state.clock.now_ms() + 11_000})).await;
     assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": r0})).await, 401, "refresh_token_reused");
     assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": r1})).await, 401, "refresh_token_revoked");
     assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": "unknown"})).await, 401, "invalid_refresh_token");
     assert_error(&s.post("/auth/refresh", None, json!({})).await, 400, "invalid_body");
+}
+
+#[tokio::test]
+async fn strict_rotation_refuses_any_reuse_and_revokes_the_family() {
+    let s = spawn_with(Settings { test_controls: true, refresh_reuse_grace_secs: 0, ..Settings::default() }).await;
+    let r0 = s.login("alice").await["refreshToken"].as_str().unwrap().to_owned();
+    let next = s.post("/auth/refresh", None, json!({"refreshToken": r0})).await;
+    assert_eq!(next.status, StatusCode::OK);
+    let r1 = next.body["refreshToken"].as_str().unwrap().to_owned();
+    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": r0})).await, 401, "refresh_token_reused");
+    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": r1})).await, 401, "refresh_token_revoked");
 }
 
 #[tokio::test]

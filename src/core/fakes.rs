@@ -37,9 +37,64 @@ impl Storage for MemoryStorage {
 
 pub struct FakeClock(pub Cell<i64>);
 
+impl FakeClock {
+    pub fn at(now_ms: i64) -> FakeClock {
+        FakeClock(Cell::new(now_ms))
+    }
+}
+
+/// Polls a sleep takes per millisecond asked, at least one: far more than any fake request
+/// (three polls), so "a handler past its time limit" is deterministic.
+const POLLS_PER_SLEEP: u32 = 1000;
+
 impl Clock for FakeClock {
     fn now_ms(&self) -> i64 {
         self.0.get()
+    }
+    fn sleep(&self, ms: u32) -> LocalBoxFuture<'static, ()> {
+        Box::pin(Yield(if ms == 0 { 1 } else { POLLS_PER_SLEEP }))
+    }
+}
+
+/// A refresh lock shared by the sessions of one test (its "tabs"); counts what it granted.
+#[derive(Default, Clone)]
+pub struct FakeLock {
+    pub held: Rc<Cell<bool>>,
+    pub granted: Rc<Cell<u32>>,
+    /// Polls before a waiter gives up (`TimedOut`).
+    pub patience: u32,
+}
+
+struct FakeGuard(Rc<Cell<bool>>);
+
+impl LockGuard for FakeGuard {}
+
+impl Drop for FakeGuard {
+    fn drop(&mut self) {
+        self.0.set(false);
+    }
+}
+
+impl RefreshLock for FakeLock {
+    fn acquire(&self, _wait_ms: u32) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>> {
+        let me = self.clone();
+        Box::pin(async move {
+            let patience = if me.patience == 0 { u32::MAX } else { me.patience };
+            for _ in 0..patience {
+                if !me.held.replace(true) {
+                    me.granted.set(me.granted.get() + 1);
+                    return Ok(Box::new(FakeGuard(me.held.clone())) as Box<dyn LockGuard>);
+                }
+                Yield(1).await;
+            }
+            Err(LockError::TimedOut)
+        })
+    }
+    fn steal(&self) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>> {
+        self.held.set(true);
+        self.granted.set(self.granted.get() + 1);
+        let held = self.held.clone();
+        Box::pin(async move { Ok(Box::new(FakeGuard(held)) as Box<dyn LockGuard>) })
     }
 }
 
@@ -50,6 +105,14 @@ pub struct FakeTransport {
     pub requests: RefCell<Vec<HttpRequest>>,
     pub responder: RefCell<Responder>,
     pub log: EventLog,
+    /// Polls before an answer arrives (the network's latency, in polls).
+    pub latency: u32,
+}
+
+impl FakeTransport {
+    pub fn new(log: EventLog, responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, TransportError> + 'static) -> FakeTransport {
+        FakeTransport { requests: RefCell::default(), responder: RefCell::new(Box::new(responder)), log, latency: 3 }
+    }
 }
 
 impl FakeTransport {
@@ -65,8 +128,9 @@ impl Transport for FakeTransport {
         let answer = (self.responder.borrow_mut())(&request);
         self.log.borrow_mut().push(format!("http {} {}", request.method.as_str(), request.url));
         self.requests.borrow_mut().push(request);
+        let latency = self.latency;
         Box::pin(async move {
-            Yield(3).await;
+            Yield(latency).await;
             answer
         })
     }

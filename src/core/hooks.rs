@@ -6,7 +6,20 @@ use std::rc::Rc;
 
 use serde_json::{json, Value};
 
-use super::ports::{LocalBoxFuture, Reporter};
+use futures_util::future::{select, Either};
+
+use super::ports::{Clock, LocalBoxFuture, Reporter};
+
+/// `hookTimeoutMs` default: a handler past it is reported and the sequence goes on.
+pub const DEFAULT_HOOK_TIMEOUT_MS: u32 = 10_000;
+
+/// What running handlers needs: where failures go, and the clock that bounds each handler.
+#[derive(Clone)]
+pub struct HookContext {
+    pub reporter: Rc<dyn Reporter>,
+    pub clock: Rc<dyn Clock>,
+    pub timeout_ms: u32,
+}
 
 /// A handler: called with the payload; a returned error is reported, never propagated.
 pub type Handler = Rc<dyn Fn(&Value) -> LocalBoxFuture<'static, Result<(), String>>>;
@@ -37,13 +50,18 @@ impl HookList {
         handlers.len() != before
     }
 
-    /// Runs every handler in registration order, one after another, awaiting each.
-    pub async fn run(&self, payload: &Value, reporter: &dyn Reporter) {
+    /// Runs every handler in registration order, one after another, awaiting each for at most
+    /// `ctx.timeout_ms`: a handler that never settles must not stop a sign-out.
+    pub async fn run(&self, payload: &Value, ctx: &HookContext) {
         // A snapshot: a handler may (un)register handlers while the list runs.
         let snapshot: Vec<Handler> = self.handlers.borrow().iter().map(|(_, h)| h.clone()).collect();
         for handler in snapshot {
-            if let Err(e) = handler(payload).await {
-                reporter.error(&["session-broker: a ", self.name, " handler failed: ", &e].concat());
+            match select(handler(payload), ctx.clock.sleep(ctx.timeout_ms)).await {
+                Either::Left((Ok(()), _)) => {}
+                Either::Left((Err(e), _)) => ctx.reporter.error(&["session-broker: a ", self.name, " handler failed: ", &e].concat()),
+                Either::Right(_) => ctx.reporter.error(
+                    &["session-broker: a ", self.name, " handler did not settle within ", &ctx.timeout_ms.to_string(), " ms (hookTimeoutMs); going on without it"].concat(),
+                ),
             }
         }
     }
@@ -74,6 +92,11 @@ pub fn sign_out_event(reason: SignOutReason) -> Value {
     json!({ "reason": reason.as_str() })
 }
 
+/// `onSignOut` payload when another tab ended the session: `{reason, otherTab: true}`.
+pub fn other_tab_sign_out_event(reason: SignOutReason) -> Value {
+    json!({ "reason": reason.as_str(), "otherTab": true })
+}
+
 /// `onTokenRefresh` payload: `{user, roles, companyChanged}`.
 pub fn token_refresh_event(user: Value, roles: Vec<String>, company_changed: bool) -> Value {
     json!({ "user": user, "roles": roles, "companyChanged": company_changed })
@@ -95,8 +118,12 @@ impl Default for Hooks {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
-    use crate::core::fakes::RecordingReporter;
+    use crate::core::fakes::{FakeClock, RecordingReporter};
     use futures::executor::block_on;
+
+    fn ctx(reporter: &Rc<RecordingReporter>) -> HookContext {
+        HookContext { reporter: reporter.clone(), clock: Rc::new(FakeClock::at(0)), timeout_ms: 50 }
+    }
 
     fn recorder(log: &Rc<RefCell<Vec<String>>>, tag: &'static str, fail: bool) -> Handler {
         let log = log.clone();
@@ -113,8 +140,8 @@ mod tests {
         list.register(recorder(&log, "a", false));
         list.register(recorder(&log, "b", true));
         list.register(recorder(&log, "c", false));
-        let reporter = RecordingReporter::default();
-        block_on(list.run(&json!(7), &reporter));
+        let reporter = Rc::new(RecordingReporter::default());
+        block_on(list.run(&json!(7), &ctx(&reporter)));
         assert_eq!(*log.borrow(), vec!["a:7", "b:7", "c:7"]);
         assert_eq!(reporter.messages().len(), 1);
         assert!(reporter.messages()[0].contains("onLogin") && reporter.messages()[0].contains("b broke"));
@@ -128,8 +155,20 @@ mod tests {
         list.register(recorder(&log, "b", false));
         assert!(list.unregister(a));
         assert!(!list.unregister(a), "second unsubscribe is a no-op");
-        block_on(list.run(&json!(1), &RecordingReporter::default()));
+        block_on(list.run(&json!(1), &ctx(&Rc::default())));
         assert_eq!(*log.borrow(), vec!["b:1"]);
+    }
+
+    #[test]
+    fn a_handler_that_never_settles_is_cut_off_and_the_next_one_runs() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let list = HookList::new("onSignOut");
+        list.register(Rc::new(|_: &Value| Box::pin(futures::future::pending())));
+        list.register(recorder(&log, "after", false));
+        let reporter = Rc::new(RecordingReporter::default());
+        block_on(list.run(&json!(1), &ctx(&reporter)));
+        assert_eq!(*log.borrow(), vec!["after:1"]);
+        assert!(reporter.messages()[0].contains("did not settle within 50 ms"), "{:?}", reporter.messages());
     }
 
     #[test]

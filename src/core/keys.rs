@@ -17,6 +17,8 @@ pub const HEADERS_LOCAL: &str = "X-Docdb-Headers-Local";
 pub const DEVICE_ID: &str = "serviceProxyToken-deviceId";
 pub const LOCAL_DATABASES: &str = "serviceProxyToken-localDatabases";
 pub const LAST_INVALIDATION: &str = "serviceProxyToken-lastInvalidation";
+/// The refresh lease, only where the browser has no Web Locks, and only while a tab refreshes.
+pub const REFRESH_LOCK: &str = "serviceProxyToken-refreshLock";
 
 /// What sign-out removes. `deviceId`, `localDatabases` and `lastInvalidation` outlive the session.
 pub const SESSION_KEYS: [&str; 6] = [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, HEADERS_REMOTE, HEADERS_LOCAL];
@@ -154,7 +156,7 @@ mod tests {
 
     #[test]
     fn every_key_shares_the_prefix_except_the_header_sets() {
-        for k in [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, DEVICE_ID, LOCAL_DATABASES, LAST_INVALIDATION] {
+        for k in [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, DEVICE_ID, LOCAL_DATABASES, LAST_INVALIDATION, REFRESH_LOCK] {
             assert!(k.starts_with(TOKEN_PREFIX));
         }
     }

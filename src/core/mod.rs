@@ -5,11 +5,13 @@ pub mod calls;
 pub mod hooks;
 pub mod json;
 pub mod keys;
+pub mod lease;
 pub mod permissions;
 pub mod ports;
 pub mod realtime;
 pub mod results;
 pub mod session;
+pub mod time;
 pub mod token;
 pub mod url;
 
@@ -19,3 +21,7 @@ pub(crate) mod fakes;
 mod session_tests;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod realtime_tests;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tabs_tests;
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod proptests;

@@ -15,9 +15,31 @@ pub trait Storage {
     fn remove(&self, key: &str);
 }
 
-/// Milliseconds since the Unix epoch.
+/// Milliseconds since the Unix epoch, and waiting.
 pub trait Clock {
     fn now_ms(&self) -> i64;
+    /// Resolves after `ms` milliseconds (bounds hook handlers and lock waits).
+    fn sleep(&self, ms: u32) -> LocalBoxFuture<'static, ()>;
+}
+
+/// Held while this tab refreshes; dropping it releases the lock.
+pub trait LockGuard {}
+
+/// Why the refresh lock was not granted in time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockError {
+    /// Nobody released it within the wait: the holder is presumed gone (a frozen or closed tab).
+    TimedOut,
+    /// The platform's lock failed; the caller may go ahead without it.
+    Unavailable(String),
+}
+
+/// One refresh at a time across the tabs of an origin (Web Locks in the browser).
+pub trait RefreshLock {
+    /// Waits up to `wait_ms` for the lock.
+    fn acquire(&self, wait_ms: u32) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>>;
+    /// Takes the lock from a holder that never released it (the orphaned-lock path).
+    fn steal(&self) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>>;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

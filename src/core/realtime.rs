@@ -248,12 +248,12 @@ impl SyncSession {
     async fn set_state(&self, state: SyncState) {
         if self.0.state.get() != state {
             self.0.state.set(state);
-            self.0.events.state.run(&Value::String(state.as_str().into()), &*self.reporter()).await;
+            self.0.events.state.run(&Value::String(state.as_str().into()), self.0.session.hook_context()).await;
         }
     }
 
     async fn emit_error(&self, code: &str, message: &str) {
-        self.0.events.error.run(&json!({ "code": code, "message": message }), &*self.reporter()).await;
+        self.0.events.error.run(&json!({ "code": code, "message": message }), self.0.session.hook_context()).await;
     }
 
     /// Resolves at the first `ready`; starts the session when it is not running.
@@ -412,7 +412,7 @@ impl SyncSession {
 
     /// Destroys the tracked local databases and remembers the invalidation obeyed.
     async fn invalidate_local(&self, payload: &Value) {
-        self.0.events.invalidate_local.run(payload, &*self.reporter()).await;
+        self.0.events.invalidate_local.run(payload, self.0.session.hook_context()).await;
         self.0.session.destroy_all_local_databases().await;
         if let Some(at) = payload.get("invalidatedAt").and_then(Value::as_i64) {
             if let Err(e) = self.0.session.set_last_invalidation(at) {
@@ -430,7 +430,7 @@ impl SyncSession {
             self.bootstrap(payload).await?;
         }
         self.set_state(SyncState::Ready).await;
-        self.0.events.ready.run(payload, &*self.reporter()).await;
+        self.0.events.ready.run(payload, self.0.session.hook_context()).await;
         Ok(())
     }
 
@@ -442,11 +442,17 @@ impl SyncSession {
             _ => return Err(["bootstrap failed: ", &result.error.unwrap_or_default()].concat()),
         };
         let db = data.get("db").and_then(Value::as_str).ok_or("the bootstrap answer names no database")?.to_owned();
+        // Only the tenant's own static database named by `ready` may be written and tracked:
+        // a server must not make the SDK track (and later delete) an app's own database.
+        let static_db = ready.get("staticDb").and_then(Value::as_str).unwrap_or_default();
+        if db != static_db {
+            return Err(["the bootstrap answer names database \"", &db, "\", not the static database \"", static_db, "\" that ready announced; refused"].concat());
+        }
         let docs = data.get("docs").and_then(Value::as_array).cloned().unwrap_or_default();
         let count = docs.len();
         (self.0.ports.catalog_write)(&db, docs).await?;
         self.0.session.track_local_database(&db).map_err(|e| e.to_string())?;
-        self.0.events.bootstrapped.run(&json!({ "database": database, "db": db, "docCount": count }), &*self.reporter()).await;
+        self.0.events.bootstrapped.run(&json!({ "database": database, "db": db, "docCount": count }), self.0.session.hook_context()).await;
         Ok(())
     }
 }

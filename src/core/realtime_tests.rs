@@ -94,10 +94,7 @@ fn world() -> World {
     let pool = LocalPool::new();
     let storage = Rc::new(MemoryStorage::default());
     let log: EventLog = Rc::default();
-    let transport = Rc::new(FakeTransport {
-        requests: RefCell::default(),
-        log: log.clone(),
-        responder: RefCell::new(Box::new(|req: &HttpRequest| {
+    let transport = Rc::new(FakeTransport::new(log.clone(), |req: &HttpRequest| {
             let body = if req.url.ends_with("/auth") {
                 json!({"token": jwt(), "expiresIn": 900, "refreshToken": "r", "refreshExpiresIn": 9000})
             } else if req.url.ends_with("/auth/connect") {
@@ -109,8 +106,7 @@ fn world() -> World {
                 json!({"ok": true})
             };
             Ok(HttpResponse { status: 200, body: body.to_string() })
-        })),
-    });
+        }));
     let dbs = Rc::new(FakeLocalDatabases::default());
     let session = Session::new(
         SessionConfig::new("http://server.test").unwrap(),
@@ -120,6 +116,7 @@ fn world() -> World {
             clock: Rc::new(FakeClock(Cell::new(1_000))),
             local_databases: dbs.clone(),
             reporter: Rc::new(RecordingReporter::default()),
+            lock: Rc::new(FakeLock::default()),
         },
     );
     session.save_token("Auth", &jwt(), 3600.0).unwrap();
@@ -311,4 +308,60 @@ fn backoff_grows_and_is_jittered_within_bounds() {
     assert_eq!(backoff_ms(3, 0.0), 2_000);
     assert_eq!(backoff_ms(20, 1.0), BACKOFF_MAX_MS);
     assert!(is_refusal(4401) && is_refusal(4400) && !is_refusal(4000) && !is_refusal(1006));
+}
+
+#[test]
+fn a_bootstrap_answer_naming_another_database_is_refused_and_nothing_is_tracked() {
+    let mut w = world();
+    let s = socket(&w);
+    // The server's ready names the app's own database as the static one; the bootstrap answer
+    // names the tenant catalogue: they disagree, so nothing is written or tracked.
+    s.text(ready("legacy", "my-app-own-db", None));
+    let sync = w.sync.clone();
+    w.pool.spawner().spawn_local(async move {
+        let _ = sync.connect().await;
+    }).unwrap();
+    w.pool.run_until_stalled();
+    assert!(w.written.borrow().is_empty(), "{:?}", w.written.borrow());
+    assert!(w.session.tracked_local_databases().is_empty());
+    assert!(w.events.borrow().iter().any(|e| e.starts_with("error ") && e.contains("refused")), "{:?}", w.events.borrow());
+}
+
+mod hostile_frames {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn frame() -> impl Strategy<Value = String> {
+        let kind = prop_oneof![Just("ready".to_string()), Just("invalidate-local".to_string()), Just("error".to_string()), Just("sdk:init".to_string()), ".{0,12}"];
+        let scalar = prop_oneof![Just(Value::Null), any::<bool>().prop_map(Value::from), any::<i64>().prop_map(Value::from), any::<f64>().prop_map(|f| json!(f)), ".{0,24}".prop_map(Value::from)];
+        let payload = proptest::collection::btree_map(prop_oneof![Just("staticDb".to_string()), Just("invalidatedAt".to_string()), Just("database".to_string()), Just("code".to_string()), ".{0,8}"], scalar, 0..5);
+        prop_oneof![
+            (kind, payload).prop_map(|(k, p)| json!({"type": k, "payload": p}).to_string()),
+            ".{0,64}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        /// Whatever the server sends, the realtime session neither panics nor tracks a database
+        /// the bootstrap did not write.
+        #[test]
+        fn no_frame_panics(frames in proptest::collection::vec(frame(), 0..6)) {
+            let mut w = world();
+            let s = socket(&w);
+            for f in frames {
+                s.push(Incoming::Text(f));
+            }
+            s.push(Incoming::Closed(1006));
+            let sync = w.sync.clone();
+            w.pool.spawner().spawn_local(async move {
+                let _ = sync.connect().await;
+            }).unwrap();
+            w.pool.run_until_stalled();
+            let written: Vec<String> = w.written.borrow().iter().map(|(n, _)| n.clone()).collect();
+            for tracked in w.session.tracked_local_databases() {
+                prop_assert!(written.contains(&tracked), "{tracked} tracked but never written");
+            }
+        }
+    }
 }

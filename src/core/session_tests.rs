@@ -49,7 +49,7 @@ fn status(code: u16, error: &str) -> Result<HttpResponse, TransportError> {
 fn harness(responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, TransportError> + 'static) -> H {
     let log: EventLog = Rc::default();
     let storage = Rc::new(MemoryStorage { log: Some(log.clone()), ..Default::default() });
-    let transport = Rc::new(FakeTransport { requests: RefCell::default(), responder: RefCell::new(Box::new(responder)), log: log.clone() });
+    let transport = Rc::new(FakeTransport::new(log.clone(), responder));
     let clock = Rc::new(FakeClock(Cell::new(NOW)));
     let dbs = Rc::new(FakeLocalDatabases { log: Some(log.clone()), ..Default::default() });
     let reporter = Rc::new(RecordingReporter::default());
@@ -59,6 +59,7 @@ fn harness(responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, Transport
         clock: clock.clone(),
         local_databases: dbs.clone(),
         reporter: reporter.clone(),
+        lock: Rc::new(FakeLock::default()),
     };
     let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports);
     H { session, storage, transport, clock, dbs, reporter, log }
@@ -482,6 +483,7 @@ fn has_permission_refreshes_first() {
             clock: h.clock.clone(),
             local_databases: h.dbs.clone(),
             reporter: h.reporter.clone(),
+            lock: Rc::new(FakeLock::default()),
         },
     );
     assert!(!session.allows("orders:void"));

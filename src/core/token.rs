@@ -70,6 +70,11 @@ impl Claims {
         self.text("companyId")
     }
 
+    /// The session (refresh family) id, where the issuer sets one: a refresh keeps it.
+    pub fn sid(&self) -> Option<String> {
+        self.text("sid")
+    }
+
     pub fn user_id(&self) -> Option<String> {
         self.text("userId").or_else(|| self.text("sub"))
     }
@@ -91,7 +96,7 @@ impl Claims {
 /// True when there is no expiry known, or `now ≥ expiresAt − margin`.
 pub fn is_expired(expires_at_ms: Option<i64>, now_ms: i64) -> bool {
     match expires_at_ms {
-        Some(at) => now_ms >= at - EXPIRY_MARGIN_MS,
+        Some(at) => now_ms >= at.saturating_sub(EXPIRY_MARGIN_MS),
         None => true,
     }
 }
@@ -99,7 +104,7 @@ pub fn is_expired(expires_at_ms: Option<i64>, now_ms: i64) -> bool {
 /// True inside the margin: `expiresAt − margin ≤ now < expiresAt`.
 pub fn is_about_to_expire(expires_at_ms: Option<i64>, now_ms: i64) -> bool {
     match expires_at_ms {
-        Some(at) => at - EXPIRY_MARGIN_MS <= now_ms && now_ms < at,
+        Some(at) => at.saturating_sub(EXPIRY_MARGIN_MS) <= now_ms && now_ms < at,
         None => false,
     }
 }

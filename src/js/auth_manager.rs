@@ -1,5 +1,6 @@
 //! `AuthManager`: the JS face of `core::session::Session`.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
@@ -13,17 +14,31 @@ use crate::core::hooks::SignOutReason;
 use crate::core::json;
 use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::permissions::PermissionMap;
-use crate::core::session::{Ports, Session, SessionConfig};
+use crate::core::hooks::DEFAULT_HOOK_TIMEOUT_MS;
+use crate::core::lease::StorageLease;
+use crate::core::ports::{Clock, Storage};
+use crate::core::session::{Ports, Session, SessionConfig, DEFAULT_TIMEOUT_MS};
+use crate::web::lock::BrowserLock;
+use crate::web::tabs::Coordinator;
 use crate::web::{idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter};
 
-const DEFAULT_TIMEOUT_MS: u32 = 15_000;
+const OPTION_NAMES: [&str; 7] = ["baseUrl", "refreshPath", "deviceInfo", "permissions", "timeoutMs", "hookTimeoutMs", "autoRefresh"];
 
-const OPTION_NAMES: [&str; 5] = ["baseUrl", "refreshPath", "deviceInfo", "permissions", "timeoutMs"];
+/// A positive number of milliseconds, or the default when absent.
+fn millis(options: &Map<String, Value>, name: &str, default: u32) -> Result<u32, String> {
+    match options.get(name) {
+        None | Some(Value::Null) => Ok(default),
+        Some(t) => match t.as_f64() {
+            Some(t) if t >= 1.0 && t <= u32::MAX as f64 => Ok(t as u32),
+            _ => Err([name, " must be a positive number of milliseconds"].concat()),
+        },
+    }
+}
 
 /// The session configuration the options object describes; every mistake named.
-fn parse_options(options: &Map<String, Value>) -> Result<(SessionConfig, u32), String> {
+fn parse_options(options: &Map<String, Value>) -> Result<SessionConfig, String> {
     if let Some(unknown) = options.keys().find(|k| !OPTION_NAMES.contains(&k.as_str())) {
-        return Err(["unknown option \"", unknown, "\" (known: baseUrl, refreshPath, deviceInfo, permissions, timeoutMs)"].concat());
+        return Err(["unknown option \"", unknown, "\" (known: ", &OPTION_NAMES.join(", "), ")"].concat());
     }
     let base_url = json::str_field(&Value::Object(options.clone()), "baseUrl").ok_or("baseUrl must be a string")?.to_owned();
     let mut config = SessionConfig::new(&base_url)?;
@@ -49,20 +64,22 @@ fn parse_options(options: &Map<String, Value>) -> Result<(SessionConfig, u32), S
         }
         Some(_) => return Err("permissions must be an object of action → role names".into()),
     }
-    let timeout_ms = match options.get("timeoutMs") {
-        None | Some(Value::Null) => DEFAULT_TIMEOUT_MS,
-        Some(t) => match t.as_f64() {
-            Some(t) if t >= 1.0 && t <= u32::MAX as f64 => t as u32,
-            _ => return Err("timeoutMs must be a positive number of milliseconds".into()),
-        },
+    config.timeout_ms = millis(options, "timeoutMs", DEFAULT_TIMEOUT_MS)?;
+    config.hook_timeout_ms = millis(options, "hookTimeoutMs", DEFAULT_HOOK_TIMEOUT_MS)?;
+    config.auto_refresh = match options.get("autoRefresh") {
+        None | Some(Value::Null) => true,
+        Some(Value::Bool(on)) => *on,
+        Some(_) => return Err("autoRefresh must be a boolean".into()),
     };
-    Ok((config, timeout_ms))
+    Ok(config)
 }
 
 /// The session broker: login, tokens in `localStorage`, refresh, device, roles, hooks.
 #[wasm_bindgen]
 pub struct AuthManager {
     session: Session,
+    /// This tab's listeners and timer; `None` once disposed.
+    coordinator: RefCell<Option<Coordinator>>,
 }
 
 impl AuthManager {
@@ -80,16 +97,30 @@ impl AuthManager {
         if !options.is_object() {
             return Err(invalid("AuthManager needs an options object with a baseUrl"));
         }
-        let (config, timeout_ms) = parse_options(&object_arg(&options, "AuthManager options")?).map_err(invalid)?;
-        let storage = BrowserStorage::open().map_err(|e| error(Code::StorageUnavailable, &e))?;
+        let config = parse_options(&object_arg(&options, "AuthManager options")?).map_err(invalid)?;
+        let storage: Rc<dyn Storage> = Rc::new(BrowserStorage::open().map_err(|e| error(Code::StorageUnavailable, &e))?);
+        let clock: Rc<dyn Clock> = Rc::new(BrowserClock);
+        let owner = (js_sys::Math::random() * 1e15).to_string();
+        let fallback = Rc::new(StorageLease { storage: storage.clone(), clock: clock.clone(), owner });
+        let (timeout_ms, auto_refresh) = (config.timeout_ms, config.auto_refresh);
         let ports = Ports {
-            storage: Rc::new(storage),
+            storage,
             transport: Rc::new(FetchTransport { timeout_ms }),
-            clock: Rc::new(BrowserClock),
+            clock,
             local_databases: Rc::new(IndexedDbDatabases),
             reporter: Rc::new(ConsoleReporter),
+            lock: Rc::new(BrowserLock { fallback }),
         };
-        Ok(AuthManager { session: Session::new(config, ports) })
+        let session = Session::new(config, ports);
+        let coordinator = Coordinator::start(&session, auto_refresh);
+        Ok(AuthManager { session, coordinator: RefCell::new(Some(coordinator)) })
+    }
+
+    /// Removes this manager's listeners (other tabs, visibility, online) and its auto-refresh
+    /// timer. The stored session is untouched and the methods still work; only the following
+    /// of other tabs and the proactive refresh stop. Idempotent.
+    pub fn dispose(&self) {
+        self.coordinator.borrow_mut().take();
     }
 
     /// `"serviceProxyToken"`: the prefix of every storage key.

@@ -16,6 +16,10 @@ export interface AuthManagerOptions {
   permissions?: Record<string, string[]>;
   /** Per-request timeout. Default 15000. */
   timeoutMs?: number;
+  /** Per hook handler: one still running after this is reported and the sequence goes on. Default 10000. */
+  hookTimeoutMs?: number;
+  /** Refresh shortly before expiry (one tab for all), re-checked on visibilitychange and online. Default true. */
+  autoRefresh?: boolean;
 }
 
 export interface Credentials {
@@ -86,6 +90,8 @@ export type SignOutReason = "logout" | "login" | "company-change" | "refresh-rej
 
 export interface SignOutEvent {
   reason: SignOutReason;
+  /** Present and true when another tab of this origin ended the session (its sign-out, a login or a company change there). */
+  otherTab?: true;
 }
 
 export interface TokenRefreshEvent {

@@ -103,13 +103,3 @@ pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result
     db.close();
     written
 }
-
-/// Resolves after `ms` milliseconds.
-pub async fn sleep(ms: u32) {
-    let promise = Promise::new(&mut |resolve, _| {
-        if let Some(window) = web_sys::window() {
-            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms as i32);
-        }
-    });
-    let _ = JsFuture::from(promise).await;
-}

@@ -1,8 +1,10 @@
 //! Browser adapters: each implements one port of `core::ports` and decides nothing.
 
 pub mod idb;
+pub mod lock;
 pub mod socket;
 pub mod storage;
+pub mod tabs;
 pub mod transport;
 
 use crate::core::ports::{Clock, Reporter};
@@ -12,6 +14,11 @@ pub struct BrowserClock;
 impl Clock for BrowserClock {
     fn now_ms(&self) -> i64 {
         js_sys::Date::now() as i64
+    }
+
+    fn sleep(&self, ms: u32) -> crate::core::ports::LocalBoxFuture<'static, ()> {
+        // Dropping a TimeoutFuture clears its timer (a hook that settled in time leaves none).
+        Box::pin(gloo_timers::future::TimeoutFuture::new(ms))
     }
 }
 
@@ -33,7 +40,7 @@ pub fn sync_ports() -> SyncPorts {
         connect: Rc::new(socket::connect),
         catalog_exists: Rc::new(|name: &str| Box::pin(idb::exists(name.to_owned()))),
         catalog_write: Rc::new(|name: &str, docs| Box::pin(idb::write_catalog(name.to_owned(), docs))),
-        sleep: Rc::new(|ms| Box::pin(idb::sleep(ms))),
+        sleep: Rc::new(|ms| BrowserClock.sleep(ms)),
         random: Rc::new(js_sys::Math::random),
         spawn: Rc::new(wasm_bindgen_futures::spawn_local),
     }

@@ -17,7 +17,6 @@ use crate::store::users::User;
 use crate::store::{devices, refresh_tokens, users};
 
 /// A refresh token presented again within this window is a tab race, not theft.
-pub const REUSE_GRACE_MS: i64 = 10_000;
 
 pub const GOOGLE_PREFIX: &str = "mock-google:";
 
@@ -77,6 +76,8 @@ async fn login_with_google(State(state): State<AppState>, ApiJson(req): ApiJson<
 enum RefreshOutcome {
     Issued(AuthResponse),
     Reused,
+    /// A second replay inside the grace window: refused, the family kept.
+    Replayed,
 }
 
 async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshRequest>) -> AppResult<Json<AuthResponse>> {
@@ -93,10 +94,15 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
             return Err(AppError::Unauthorized("refresh_token_expired", "the refresh token has expired; log in again".into()));
         }
         if let Some(used_at) = rt.used_at {
-            if now - used_at > REUSE_GRACE_MS {
+            let grace_ms = i64::try_from(state.settings.refresh_reuse_grace_secs).unwrap_or(i64::MAX).saturating_mul(1000);
+            if grace_ms == 0 || now.saturating_sub(used_at) > grace_ms {
                 refresh_tokens::revoke_family(tx, &rt.family_id, now)?;
                 tracing::warn!(family = %rt.family_id, "refresh token reused after the grace window: family revoked");
                 return Ok(RefreshOutcome::Reused);
+            }
+            // Inside the window a racing tab gets one successor, a replaying thief no more.
+            if !state.grace_replays.first(&hash, now, grace_ms) {
+                return Ok(RefreshOutcome::Replayed);
             }
         }
         refresh_tokens::mark_used(tx, &hash, now)?;
@@ -108,6 +114,10 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
         RefreshOutcome::Reused => Err(AppError::Unauthorized(
             "refresh_token_reused",
             "this refresh token was already used; the whole session is revoked".into(),
+        )),
+        RefreshOutcome::Replayed => Err(AppError::Unauthorized(
+            "refresh_token_replayed",
+            "this refresh token was already used and replayed once; use the newest refresh token".into(),
         )),
     }
 }

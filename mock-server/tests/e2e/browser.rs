@@ -17,9 +17,12 @@ pub fn repo_root() -> PathBuf {
 
 /// The app on a free port, serving `www` at / and the built package at /pkg/.
 pub async fn serve(www: PathBuf) -> (String, AppState) {
+    serve_with(www, Settings { test_controls: true, ..Settings::default() }).await
+}
+
+pub async fn serve_with(www: PathBuf, settings: Settings) -> (String, AppState) {
     let pkg = repo_root().join("pkg");
     assert!(pkg.join("session_broker_bg.wasm").exists(), "pkg/ is not built: run `make build` (make test-package does)");
-    let settings = Settings { test_controls: true, ..Settings::default() };
     let state = AppState::new(settings, StaticDirs { www: Some(www), pkg: Some(pkg) }).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -69,10 +72,10 @@ impl Browser {
         self.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).text().await.unwrap()
     }
 
-    /// Waits (up to 30 s) until the element's text satisfies `check`; returns it.
+    /// Waits (up to 60 s) until the element's text satisfies `check`; returns it.
     pub async fn wait_text(&self, css: &str, what: &str, check: impl Fn(&str) -> bool) -> String {
         let mut last = String::new();
-        for _ in 0..300 {
+        for _ in 0..600 {
             if let Ok(el) = self.client.find(Locator::Css(css)).await {
                 last = el.text().await.unwrap_or_default();
                 if check(&last) {

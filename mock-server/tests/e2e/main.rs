@@ -4,18 +4,34 @@
 mod browser;
 mod demo;
 
-use browser::{repo_root, serve, Browser};
+use browser::{repo_root, serve, serve_with, Browser};
+use mock_server::settings::Settings;
+
+/// Opens a check page (one "ok …"/"FAIL …" line a check, then "done") and asserts on it.
+async fn run_check_page(base: &str, page: &str, at_least: usize) {
+    let browser = Browser::start().await;
+    browser.client.goto(&format!("{base}/{page}")).await.unwrap();
+    let out = browser.wait_text("#out", "the check page to finish", |t| t.lines().any(|l| l == "done")).await;
+    browser.stop().await;
+    println!("{out}");
+    let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert!(out.lines().filter(|l| l.starts_with("ok ")).count() >= at_least, "{out}");
+}
 
 #[tokio::test]
 #[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
 async fn the_release_package_works_as_published() {
     let (base, _state) = serve(repo_root().join("tests/package-smoke")).await;
-    let browser = Browser::start().await;
-    browser.client.goto(&format!("{base}/")).await.unwrap();
-    let out = browser.wait_text("#out", "the smoke page to finish", |t| t.lines().any(|l| l == "done")).await;
-    browser.stop().await;
-    println!("{out}");
-    let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAIL")).collect();
-    assert!(failed.is_empty(), "{failed:#?}");
-    assert!(out.lines().filter(|l| l.starts_with("ok ")).count() >= 10, "{out}");
+    run_check_page(&base, "", 10).await;
+}
+
+/// Four same-origin tabs against strict rotation (REFRESH_REUSE_GRACE_SECS=0): one refresh for
+/// all, nobody logged out, tabs following each other, re-entrant and never-settling hooks.
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn many_tabs_share_one_refresh_and_hear_each_other() {
+    let settings = Settings { test_controls: true, refresh_reuse_grace_secs: 0, ..Settings::default() };
+    let (base, _state) = serve_with(repo_root().join("tests/many-tabs"), settings).await;
+    run_check_page(&base, "index.html", 20).await;
 }

@@ -1,0 +1,58 @@
+//! The device: its description (`deviceInfo`, always carrying this SDK's identity), its
+//! registration (`/auth/connect`) and its online status.
+
+use serde_json::{json, Map, Value};
+
+use super::Session;
+use crate::core::json;
+use crate::core::keys;
+use crate::core::ports::Method;
+use crate::core::results::{CallResult, DeviceResult};
+use crate::protocol::SDK_VERSION;
+
+impl Session {
+
+    /// `sdkVersion` and `platform` always describe this SDK, whatever the caller merged in.
+    pub(super) fn force_device_identity(&self) {
+        let mut memory = self.0.memory.borrow_mut();
+        memory.device_info.insert("sdkVersion".into(), Value::String(SDK_VERSION.into()));
+        memory.device_info.insert("platform".into(), Value::String("web".into()));
+    }
+
+    pub fn device_info(&self) -> Map<String, Value> {
+        self.0.memory.borrow().device_info.clone()
+    }
+
+    pub fn update_device_info(&self, partial: Map<String, Value>) {
+        self.0.memory.borrow_mut().device_info.extend(partial);
+        self.force_device_identity();
+    }
+
+    pub fn device_id(&self) -> Option<String> {
+        keys::read_opaque(self.storage(), keys::DEVICE_ID)
+            .or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
+    }
+
+    pub async fn register_device(&self) -> DeviceResult {
+        let body = Value::Object(self.device_info()).to_string();
+        let response = match self.authorized(Method::Post, "/auth/connect", Some(body)).await {
+            Ok(r) => r,
+            Err(failure) => return DeviceResult::Failure(failure),
+        };
+        if !(200..300).contains(&response.status) {
+            return DeviceResult::Failure(CallResult::from_response(&response));
+        }
+        let Some(device_id) = json::parse(&response.body).and_then(|v| json::str_field(&v, "deviceId").map(str::to_owned)) else {
+            return DeviceResult::Failure(CallResult::failure("the server's answer carried no deviceId", Some(response.status)));
+        };
+        if let Err(e) = self.storage().set(keys::DEVICE_ID, &device_id) {
+            self.reporter().error(&["session-broker: could not store the device id: ", &e].concat());
+        }
+        self.0.memory.borrow_mut().device_info.insert("id".into(), Value::String(device_id.clone()));
+        DeviceResult::Success { device_id }
+    }
+
+    pub async fn update_device_status(&self, is_online: bool) -> CallResult {
+        self.call(Method::Put, "/auth/status", Some(json!({ "isOnline": is_online }).to_string())).await
+    }
+}

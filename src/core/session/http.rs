@@ -1,0 +1,81 @@
+//! HTTP calls made with the session: anonymous, authorised (a fresh token first), and the
+//! management and operations routes.
+
+use serde_json::Value;
+
+use super::Session;
+use crate::core::calls::{Management, Route};
+use crate::core::ports::{HttpRequest, HttpResponse, Method, TransportError};
+use crate::core::results::CallResult;
+use crate::core::url;
+
+impl Session {
+
+    pub(super) async fn send(&self, method: Method, path: &str, body: Option<String>, bearer: Option<String>) -> Result<HttpResponse, TransportError> {
+        let request = HttpRequest { method, url: url::join(&self.0.config.base_url, path), bearer, body };
+        self.0.ports.transport.send(request).await
+    }
+
+    /// A call that needs the session: no token → a failure and no request.
+    pub(super) async fn authorized(&self, method: Method, path: &str, body: Option<String>) -> Result<HttpResponse, CallResult> {
+        if self.stored_token().is_none() {
+            return Err(CallResult::failure("not signed in: this call needs a session token", None));
+        }
+        let Some(token) = self.get_token().await else {
+            return Err(CallResult::failure("the session token expired and could not be refreshed", Some(401)));
+        };
+        self.send(method, path, body, Some(token)).await.map_err(|e| CallResult::from_transport_error(&e))
+    }
+
+    /// An authenticated JSON call resolving to `{success, data?, error?, status?}`.
+    pub async fn call(&self, method: Method, path: &str, body: Option<String>) -> CallResult {
+        match self.authorized(method, path, body).await {
+            Ok(response) => CallResult::from_response(&response),
+            Err(failure) => failure,
+        }
+    }
+
+    /// A call open to anonymous users; the token goes along when there is a session.
+    async fn call_optional_auth(&self, method: Method, path: &str, body: Option<String>) -> CallResult {
+        let bearer = if self.stored_token().is_some() { self.get_token().await } else { None };
+        match self.send(method, path, body, bearer).await {
+            Ok(response) => CallResult::from_response(&response),
+            Err(e) => CallResult::from_transport_error(&e),
+        }
+    }
+
+    /// Sends a management or operations call; a fetched current company is cached.
+    pub async fn send_route(&self, route: Route) -> CallResult {
+        let body = route.body.map(|b| b.to_string());
+        if route.needs_session {
+            self.call(route.method, &route.path, body).await
+        } else {
+            self.call_optional_auth(route.method, &route.path, body).await
+        }
+    }
+
+    pub async fn manage(&self, call: Management) -> CallResult {
+        let route = match call.route() {
+            Ok(r) => r,
+            Err(e) => return CallResult::failure(e, None),
+        };
+        let result = self.send_route(route).await;
+        if let (Management::GetCompany(id), true) = (&call, result.success) {
+            let current = self.stored_token().and_then(|(_, c)| c.company_id());
+            if current.as_deref() == Some(id.as_str()) {
+                if let Some(Value::Object(details)) = result.data.as_ref().and_then(|d| d.get("company")) {
+                    self.cache_company_details(details);
+                }
+            }
+        }
+        result
+    }
+
+    pub async fn register_user(&self, credentials: &Value) -> CallResult {
+        self.call_optional_auth(Method::Post, "/auth/register", Some(credentials.to_string())).await
+    }
+
+    pub async fn create_user(&self, credentials: &Value) -> CallResult {
+        self.call_optional_auth(Method::Post, "/register-user", Some(credentials.to_string())).await
+    }
+}

@@ -1,0 +1,66 @@
+//! The device's local databases: tracked by name in storage, destroyed at a login, a company
+//! change or an invalidation so one tenant's offline data never reaches another.
+
+use serde_json::{json, Value};
+
+use super::{InputError, Session};
+use crate::core::keys;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DestroyReport {
+    pub destroyed: Vec<String>,
+    pub failed: Vec<String>,
+}
+
+impl DestroyReport {
+    pub fn to_value(&self) -> Value {
+        json!({ "destroyed": self.destroyed, "failed": self.failed })
+    }
+}
+
+impl Session {
+    pub fn tracked_local_databases(&self) -> Vec<String> {
+        keys::read_string_list(self.storage(), keys::LOCAL_DATABASES)
+    }
+
+    pub fn track_local_database(&self, name: &str) -> Result<(), InputError> {
+        if name.trim().is_empty() {
+            return Err(InputError::EmptyName);
+        }
+        let mut names = self.tracked_local_databases();
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+            keys::write_string_list(self.storage(), keys::LOCAL_DATABASES, &names).map_err(InputError::Storage)?;
+        }
+        Ok(())
+    }
+
+    /// Destroys every tracked database; the ones that failed stay tracked for the next cleanup.
+    pub async fn destroy_all_local_databases(&self) -> DestroyReport {
+        let mut report = DestroyReport { destroyed: Vec::new(), failed: Vec::new() };
+        for name in self.tracked_local_databases() {
+            match self.0.ports.local_databases.destroy(&name).await {
+                Ok(()) => report.destroyed.push(name),
+                Err(e) => {
+                    self.reporter().error(&["session-broker: could not destroy local database \"", &name, "\": ", &e].concat());
+                    report.failed.push(name);
+                }
+            }
+        }
+        // Re-read: a database may have been tracked while the deletions ran.
+        let remaining: Vec<String> = self.tracked_local_databases().into_iter().filter(|n| !report.destroyed.contains(n)).collect();
+        if let Err(e) = keys::write_string_list(self.storage(), keys::LOCAL_DATABASES, &remaining) {
+            self.reporter().error(&["session-broker: could not update the local database list: ", &e].concat());
+        }
+        report
+    }
+
+    pub fn last_invalidation(&self) -> Option<i64> {
+        keys::read_ms(self.storage(), keys::LAST_INVALIDATION)
+    }
+
+    pub fn set_last_invalidation(&self, invalidated_at: i64) -> Result<(), String> {
+        self.storage().set(keys::LAST_INVALIDATION, &invalidated_at.to_string())
+    }
+}
+

@@ -1,0 +1,128 @@
+//! Login (password and Google), the cleanup that ends the previous user's or tenant's session
+//! before a new one is written, and the writes of a session to storage.
+
+use serde_json::{json, Value};
+
+use super::{company_record, parse_auth_response, InputError, Phase, Session};
+use crate::core::hooks::{sign_out_event, SignOutReason};
+use crate::core::keys::{self, HeaderKind, TokenKind};
+use crate::core::ports::{HttpResponse, Method, TransportError};
+use crate::core::results::{failure_message, LoginResult};
+use crate::core::time::{expires_at, seconds_to_ms};
+use crate::core::token::Claims;
+use crate::protocol::AuthResponse;
+
+impl Session {
+    pub async fn login(&self, username: &str, password: &str) -> LoginResult {
+        let body = json!({ "username": username, "password": password, "deviceInfo": self.device_info() }).to_string();
+        let response = self.send(Method::Post, "/auth", Some(body), None).await;
+        self.complete_login(response, Some(username)).await
+    }
+
+    pub async fn login_with_google(&self, credential: &str) -> LoginResult {
+        let body = json!({ "credential": credential }).to_string();
+        let response = self.send(Method::Post, "/auth/google", Some(body), None).await;
+        self.complete_login(response, None).await
+    }
+
+    /// Validates the answer before anything local is touched; then cleanup, persist, handlers.
+    async fn complete_login(&self, response: Result<HttpResponse, TransportError>, username: Option<&str>) -> LoginResult {
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => return LoginResult::failure(e.to_string(), 0),
+        };
+        if response.status != 200 {
+            return LoginResult::failure(failure_message(&response), response.status);
+        }
+        let Some((auth, claims)) = parse_auth_response(&response.body) else {
+            return LoginResult::failure("the server's login answer carried no valid token", response.status);
+        };
+        self.end_previous_session(SignOutReason::Login).await;
+        if let Err(e) = self.persist(&auth, true) {
+            return LoginResult::failure(["the session could not be stored: ", &e].concat(), response.status);
+        }
+        {
+            let mut memory = self.0.memory.borrow_mut();
+            memory.current_company = claims.company_id().map(|id| company_record(&id));
+            memory.last_credentials = username.map(str::to_owned);
+        }
+        let user = claims.to_value();
+        self.0.hooks.login.run(&user, self.hooks_ctx()).await;
+        LoginResult::Success { user }
+    }
+
+    /// The cleanup a login and a company change share. Deliberately aggressive: the previous
+    /// user's (or tenant's) handlers and local data go before the new tokens are in use, so
+    /// nothing of a previous tenant reaches the new one.
+    pub(super) async fn end_previous_session(&self, reason: SignOutReason) {
+        let event = sign_out_event(reason);
+        self.run_sign_out_handlers(Phase::SigningOut(reason), &event).await;
+        self.destroy_all_local_databases().await;
+        self.storage().remove(keys::LAST_INVALIDATION);
+    }
+
+    /// Sign-out handlers, then the session-end observers (the realtime session), as a state that
+    /// re-entrant calls can see (see the module's re-entrancy rule).
+    pub(super) async fn run_sign_out_handlers(&self, phase: Phase, event: &Value) {
+        let before = self.0.phase.replace(phase);
+        self.0.hooks.sign_out.run(event, self.hooks_ctx()).await;
+        self.0.ended.run(event, self.hooks_ctx()).await;
+        self.0.phase.set(before);
+    }
+
+    /// Writes tokens and expiries; header sets are replaced at login and updated when present.
+    pub(super) fn persist(&self, auth: &AuthResponse, replace_headers: bool) -> Result<(), String> {
+        let result = self.write_session(auth, replace_headers);
+        if result.is_err() {
+            // Never leave half a session behind.
+            for key in keys::SESSION_KEYS {
+                self.storage().remove(key);
+            }
+            self.adopt(None);
+        } else {
+            self.adopt(Some(auth.token.clone()));
+        }
+        self.notify_changed();
+        result
+    }
+
+    fn write_session(&self, auth: &AuthResponse, replace_headers: bool) -> Result<(), String> {
+        let storage = self.storage();
+        let now = self.now();
+        storage.set(keys::AUTH, &auth.token)?;
+        storage.set(keys::EXPIRES_AT_AUTH, &expires_at(now, seconds_to_ms(auth.expires_in)).to_string())?;
+        storage.set(keys::REFRESH, &auth.refresh_token)?;
+        storage.set(keys::EXPIRES_AT_REFRESH, &expires_at(now, seconds_to_ms(auth.refresh_expires_in)).to_string())?;
+        let headers = auth.docdb_headers.clone().unwrap_or_default();
+        for (kind, set) in [(HeaderKind::Remote, headers.remote), (HeaderKind::Local, headers.local)] {
+            match set {
+                Some(set) => storage.set(kind.key(), &Value::Object(set).to_string())?,
+                None if replace_headers => storage.remove(kind.key()),
+                None => {}
+            }
+        }
+        Ok(())
+    }
+
+    pub fn save_token(&self, kind: &str, token: &str, expires_in_seconds: f64) -> Result<(), InputError> {
+        let kind = TokenKind::parse(kind).ok_or_else(|| InputError::UnknownTokenKind(kind.to_owned()))?;
+        // A negative lifetime is allowed: it stores a token that has already expired.
+        if !expires_in_seconds.is_finite() {
+            return Err(InputError::BadDuration);
+        }
+        if kind == TokenKind::Auth {
+            Claims::decode(token).map_err(|e| InputError::NotAJwt(e.to_string()))?;
+        } else if token.trim().is_empty() {
+            return Err(InputError::NotAJwt("a refresh token must not be empty".into()));
+        }
+        // `as` saturates a float, so 1e300 seconds becomes the far future, not an overflow.
+        let at = expires_at(self.now(), (expires_in_seconds * 1000.0) as i64);
+        self.storage().set(kind.key(), token).map_err(InputError::Storage)?;
+        self.storage().set(kind.expires_at_key(), &at.to_string()).map_err(InputError::Storage)?;
+        if kind == TokenKind::Auth {
+            self.adopt(Some(token.to_owned()));
+            self.notify_changed();
+        }
+        Ok(())
+    }
+}

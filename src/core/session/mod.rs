@@ -1,0 +1,356 @@
+//! The session state machine: login, refresh (single flight, one tab at a time), sign-out,
+//! following other tabs, device registration and the local-data cleanup that keeps one tenant's
+//! offline data from reaching another. Every order is the contract's (CONTRACT §3 "Sequences").
+//!
+//! **Re-entrancy rule.** No path awaits itself: hooks may call any method.
+//! - The refresh flight's slot is cleared *before* its hooks run, so a hook's `getToken()` never
+//!   joins the flight that is running it; during the token-refresh hooks it answers the new token.
+//! - A sign-out in progress is a state ([`Phase::SigningOut`]), not a lock: `getToken()` answers
+//!   at once (the still-valid token during `logout()` or a login's cleanup, so a final
+//!   replication can run; otherwise `null`), never refreshes, and a second sign-out returns at once.
+//! - Every handler is bounded by `hookTimeoutMs`, so a handler that never settles cannot hold a
+//!   sign-out (or anything else) forever.
+
+mod auto_refresh;
+mod device;
+mod http;
+mod follow;
+mod local_databases;
+mod login;
+mod refresh;
+mod sign_out;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use serde_json::{Map, Value};
+
+pub use self::refresh::RefreshOutcome;
+pub use local_databases::DestroyReport;
+
+use super::hooks::{HookContext, HookList, Hooks, SignOutReason, DEFAULT_HOOK_TIMEOUT_MS};
+use super::keys::{self, HeaderKind};
+use super::permissions::PermissionMap;
+use super::ports::{Clock, LocalDatabases, RefreshLock, Reporter, Storage, Transport};
+use super::token::{self, Claims};
+use super::url;
+use super::json;
+use crate::protocol::AuthResponse;
+
+pub const DEFAULT_REFRESH_PATH: &str = "/auth/refresh";
+/// `timeoutMs` default: one HTTP request.
+pub const DEFAULT_TIMEOUT_MS: u32 = 15_000;
+
+pub struct SessionConfig {
+    pub base_url: String,
+    pub refresh_path: String,
+    pub device_info: Map<String, Value>,
+    pub permissions: PermissionMap,
+    /// Per request; a tab waits this long (plus a margin) for another tab's refresh.
+    pub timeout_ms: u32,
+    /// Per hook handler (`hookTimeoutMs`).
+    pub hook_timeout_ms: u32,
+    /// Refresh shortly before expiry without being asked (`autoRefresh`).
+    pub auto_refresh: bool,
+}
+
+impl SessionConfig {
+    /// Validates `base_url`; the other settings take the contract's defaults.
+    pub fn new(base_url: &str) -> Result<Self, String> {
+        Ok(SessionConfig {
+            base_url: url::normalize_base_url(base_url)?,
+            refresh_path: DEFAULT_REFRESH_PATH.to_owned(),
+            device_info: Map::new(),
+            permissions: PermissionMap::default(),
+            timeout_ms: DEFAULT_TIMEOUT_MS,
+            hook_timeout_ms: DEFAULT_HOOK_TIMEOUT_MS,
+            auto_refresh: false,
+        })
+    }
+}
+
+#[derive(Clone)]
+pub struct Ports {
+    pub storage: Rc<dyn Storage>,
+    pub transport: Rc<dyn Transport>,
+    pub clock: Rc<dyn Clock>,
+    pub local_databases: Rc<dyn LocalDatabases>,
+    pub reporter: Rc<dyn Reporter>,
+    /// One refresh at a time across the tabs of an origin.
+    pub lock: Rc<dyn RefreshLock>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum InputError {
+    UnknownTokenKind(String),
+    NotAJwt(String),
+    BadDuration,
+    EmptyName,
+    Storage(String),
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputError::UnknownTokenKind(k) => f.write_str(&["token kind must be \"Auth\" or \"Refresh\", got \"", k, "\""].concat()),
+            InputError::NotAJwt(e) => f.write_str(&["an Auth token must be a JWT: ", e].concat()),
+            InputError::BadDuration => f.write_str("expiresInSeconds must be a finite number"),
+            InputError::EmptyName => f.write_str("a local database name must not be empty"),
+            InputError::Storage(e) => f.write_str(&["localStorage refused the write: ", e].concat()),
+        }
+    }
+}
+
+/// In-memory state of the service (spec: token, lastCredentials, currentCompany, deviceInfo).
+#[derive(Default)]
+struct Memory {
+    /// The session this tab's app was last told about (at start, or by a login, refresh or
+    /// sign-out handler). Storage is the truth; this is what changes are measured against when
+    /// another tab writes.
+    token: Option<String>,
+    /// Only the user name: a password is never kept after the request that carried it.
+    last_credentials: Option<String>,
+    current_company: Option<Map<String, Value>>,
+    device_info: Map<String, Value>,
+}
+
+/// What the session is doing that other calls must not wait on (see the re-entrancy rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Idle,
+    /// Sign-out handlers are running (a sign-out, a login's cleanup, a company change).
+    SigningOut(SignOutReason),
+    /// Sign-out handlers run because another tab ended the session: storage already holds the
+    /// next one (or none), so no token is handed out.
+    EndedElsewhere,
+}
+
+struct Inner {
+    config: SessionConfig,
+    ports: Ports,
+    memory: RefCell<Memory>,
+    hooks: Hooks,
+    hook_context: HookContext,
+    /// Fired after every sign-out, so a realtime session can stop.
+    ended: HookList,
+    flight: RefCell<Option<refresh::Flight>>,
+    phase: Cell<Phase>,
+    /// The new token while the token-refresh handlers run: their `getToken()` answers it.
+    refreshed: RefCell<Option<String>>,
+    follow: follow::FollowState,
+    auto: auto_refresh::AutoState,
+    /// Called after this session wrote or followed a change (the auto-refresh timer re-arms).
+    changed: RefCell<Option<Rc<dyn Fn()>>>,
+}
+
+/// The session broker. Cheap to clone: clones share one state.
+#[derive(Clone)]
+pub struct Session(Rc<Inner>);
+
+/// A handle that does not keep the session alive (for timers and listeners it owns).
+#[derive(Clone)]
+pub struct WeakSession(std::rc::Weak<Inner>);
+
+impl WeakSession {
+    pub fn upgrade(&self) -> Option<Session> {
+        self.0.upgrade().map(Session)
+    }
+}
+
+impl Session {
+    pub fn new(config: SessionConfig, ports: Ports) -> Session {
+        let mut device_info = config.device_info.clone();
+        if let Some(id) = keys::read_opaque(&*ports.storage, keys::DEVICE_ID) {
+            device_info.insert("id".into(), Value::String(id));
+        }
+        let token = keys::read_jwt(&*ports.storage, keys::AUTH).map(|(t, _)| t);
+        let hook_context = HookContext { reporter: ports.reporter.clone(), clock: ports.clock.clone(), timeout_ms: config.hook_timeout_ms };
+        let session = Session(Rc::new(Inner {
+            config,
+            ports,
+            memory: RefCell::new(Memory { device_info, token, ..Memory::default() }),
+            hooks: Hooks::default(),
+            hook_context,
+            ended: HookList::new("session end"),
+            flight: RefCell::new(None),
+            phase: Cell::new(Phase::Idle),
+            refreshed: RefCell::new(None),
+            follow: follow::FollowState::default(),
+            auto: auto_refresh::AutoState::default(),
+            changed: RefCell::new(None),
+        }));
+        session.force_device_identity();
+        session
+    }
+
+    pub fn downgrade(&self) -> WeakSession {
+        WeakSession(Rc::downgrade(&self.0))
+    }
+
+    /// What hook lists of this session and its companions run with.
+    pub fn hook_context(&self) -> &HookContext {
+        &self.0.hook_context
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.0.phase.get()
+    }
+
+    /// Registers the one observer of this session's own changes (the browser's auto-refresh timer).
+    pub fn set_on_change(&self, f: Option<Rc<dyn Fn()>>) {
+        *self.0.changed.borrow_mut() = f;
+    }
+
+    fn notify_changed(&self) {
+        let f = self.0.changed.borrow().clone();
+        if let Some(f) = f {
+            f();
+        }
+    }
+
+    /// Records the session this tab now stands on (see `Memory::token`).
+    fn adopt(&self, token: Option<String>) {
+        self.0.memory.borrow_mut().token = token;
+    }
+
+    fn adopted(&self) -> Option<String> {
+        self.0.memory.borrow().token.clone()
+    }
+
+    pub fn hooks(&self) -> &Hooks {
+        &self.0.hooks
+    }
+
+    /// Runs with `{reason}` whenever the session ends for its user or tenant: sign-out, a new
+    /// login, a company change.
+    pub fn on_ended(&self) -> &HookList {
+        &self.0.ended
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.0.config.base_url
+    }
+
+    fn storage(&self) -> &dyn Storage {
+        &*self.0.ports.storage
+    }
+
+    fn reporter(&self) -> &dyn Reporter {
+        &*self.0.ports.reporter
+    }
+
+    /// The reporter, for companions of the session (the realtime session).
+    pub fn reporter_handle(&self) -> Rc<dyn Reporter> {
+        self.0.ports.reporter.clone()
+    }
+
+    fn hooks_ctx(&self) -> &HookContext {
+        &self.0.hook_context
+    }
+
+    fn now(&self) -> i64 {
+        self.0.ports.clock.now_ms()
+    }
+
+
+    /// The stored access JWT and its claims; `localStorage` is the truth, shared across tabs.
+    fn stored_token(&self) -> Option<(String, Claims)> {
+        keys::read_jwt(self.storage(), keys::AUTH)
+    }
+
+    fn expires_at_auth(&self, claims: &Claims) -> Option<i64> {
+        keys::read_ms(self.storage(), keys::EXPIRES_AT_AUTH).or_else(|| claims.expires_at_ms())
+    }
+
+    pub fn is_token_expired(&self) -> bool {
+        self.stored_token().is_none_or(|(_, claims)| self.expired(&claims))
+    }
+
+    /// Expired, margin included, for a token already read.
+    fn expired(&self, claims: &Claims) -> bool {
+        token::is_expired(self.expires_at_auth(claims), self.now())
+    }
+
+    pub fn is_about_to_expire(&self) -> bool {
+        match self.stored_token() {
+            Some((_, claims)) => token::is_about_to_expire(self.expires_at_auth(&claims), self.now()),
+            None => false,
+        }
+    }
+
+    pub fn check_if_logged_in(&self) -> bool {
+        self.stored_token().is_some()
+    }
+
+    pub fn current_user(&self) -> Option<Value> {
+        self.stored_token().map(|(_, c)| c.to_value())
+    }
+
+    pub fn current_roles(&self) -> Vec<String> {
+        self.stored_token().map(|(_, c)| c.roles()).unwrap_or_default()
+    }
+
+    /// `{id}` from the JWT, plus details once fetched; the cache follows the token's company.
+    pub fn current_company(&self) -> Option<Value> {
+        let company_id = self.stored_token()?.1.company_id()?;
+        let mut memory = self.0.memory.borrow_mut();
+        let cached_matches = memory
+            .current_company
+            .as_ref()
+            .is_some_and(|c| c.get("id").and_then(Value::as_str) == Some(company_id.as_str()));
+        if !cached_matches {
+            memory.current_company = Some(company_record(&company_id));
+        }
+        memory.current_company.clone().map(Value::Object)
+    }
+
+    /// Merges fetched details into the cached company (only when it is still the current one).
+    pub fn cache_company_details(&self, details: &Map<String, Value>) {
+        if let Some(Value::Object(mut company)) = self.current_company() {
+            let id = company.get("id").cloned();
+            company.extend(details.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if let Some(id) = id {
+                company.insert("id".into(), id);
+            }
+            self.0.memory.borrow_mut().current_company = Some(company);
+        }
+    }
+
+    pub fn last_username(&self) -> Option<String> {
+        self.0.memory.borrow().last_credentials.clone()
+    }
+
+    pub fn refresh_token(&self) -> Option<String> {
+        keys::read_opaque(self.storage(), keys::REFRESH)
+    }
+
+    pub fn docdb_headers(&self, kind: HeaderKind) -> Option<Map<String, Value>> {
+        keys::read_headers(self.storage(), kind)
+    }
+
+    /// Synchronous check against the stored token's roles (`requirePermission`).
+    pub fn allows(&self, action: &str) -> bool {
+        self.0.config.permissions.allows(action, &self.current_roles())
+    }
+
+    /// Asynchronous check: a fresh token first, then its roles (`hasPermission`).
+    pub async fn has_permission(&self, action: &str) -> bool {
+        match self.get_token().await.and_then(|t| Claims::decode(&t).ok()) {
+            Some(claims) => self.0.config.permissions.allows(action, &claims.roles()),
+            None => false,
+        }
+    }
+}
+
+fn company_record(id: &str) -> Map<String, Value> {
+    let mut company = Map::new();
+    company.insert("id".into(), Value::String(id.to_owned()));
+    company
+}
+
+/// The login/refresh answer, accepted only when its token decodes as a JWT.
+fn parse_auth_response(body: &str) -> Option<(AuthResponse, Claims)> {
+    let auth = AuthResponse::from_json(&json::parse(body)?)?;
+    let claims = Claims::decode(&auth.token).ok()?;
+    (!auth.refresh_token.trim().is_empty()).then_some((auth, claims))
+}

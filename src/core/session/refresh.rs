@@ -1,0 +1,206 @@
+//! `getToken()` and the refresh: one flight per tab (concurrent callers share it), one refresh at
+//! a time across the tabs of an origin (the refresh lock), and a commit guard.
+//!
+//! A tab that waited for the lock re-reads storage: when the refresh token changed meanwhile,
+//! another tab refreshed (or signed out, or logged in) and this tab follows it instead of
+//! spending the old refresh token, which a strict server would answer by revoking the family.
+//! The commit guard is the stored refresh token itself: every sign-out, login, company change
+//! and refresh replaces or removes it, so it serves as the session's epoch. An answer is written
+//! only while the token it spent is still the stored one and no sign-out is running; otherwise
+//! it is discarded, never written over the newer state.
+
+use futures_util::future::{ready, FutureExt, Shared};
+use serde_json::json;
+
+use super::{parse_auth_response, Phase, Session};
+use crate::core::hooks::{token_refresh_event, SignOutReason};
+use crate::core::ports::{LocalBoxFuture, LockError, LockGuard, Method};
+use crate::core::results::failure_message;
+use crate::core::token::Claims;
+
+pub(super) type Flight = Shared<LocalBoxFuture<'static, RefreshOutcome>>;
+
+/// A tab waits this much longer than one request for another tab's refresh, then takes the lock
+/// over: a holder that long is frozen or gone (the orphaned-lock case).
+const LOCK_WAIT_MARGIN_MS: u32 = 5_000;
+
+/// What one refresh attempt came to; shared by every caller of the same flight.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RefreshOutcome {
+    Refreshed(String),
+    /// The server refused the refresh token (400/401/403) or none is stored: the session is over.
+    Rejected(String),
+    /// Network, timeout, 5xx or an unreadable answer: the session is kept for the next try.
+    Transient(String),
+}
+
+/// What the part under the lock decided; hooks run after the lock and the flight are released.
+enum Decided {
+    Refreshed { token: String, claims: Claims, company_changed: bool },
+    Rejected(String),
+    Transient(String),
+    /// Nothing to refresh with and no session: nothing to do.
+    NoSession,
+    /// Storage changed under the refresh (another tab, or a sign-out here): nothing was written.
+    Superseded,
+}
+
+impl Session {
+    /// The current JWT; refreshed first when expired (margin included). Answers at once while a
+    /// sign-out runs (see the re-entrancy rule).
+    pub async fn get_token(&self) -> Option<String> {
+        if self.0.phase.get() != Phase::Idle {
+            return self.token_now();
+        }
+        let (token, claims) = self.stored_token()?;
+        if !self.expired(&claims) {
+            return Some(token);
+        }
+        // Inside the token-refresh handlers: the token they were handed, never a second refresh.
+        if self.0.refreshed.borrow().as_deref() == Some(token.as_str()) {
+            return Some(token);
+        }
+        match self.refresh().await {
+            RefreshOutcome::Refreshed(token) => Some(token),
+            RefreshOutcome::Rejected(_) | RefreshOutcome::Transient(_) => None,
+        }
+    }
+
+    /// The token usable right now without a refresh: during `logout()` or a login's cleanup the
+    /// still-valid token of the ending session; during any other sign-out, none.
+    fn token_now(&self) -> Option<String> {
+        match self.0.phase.get() {
+            Phase::Idle | Phase::SigningOut(SignOutReason::Logout | SignOutReason::Login) => {
+                self.stored_token().filter(|(_, claims)| !self.expired(claims)).map(|(token, _)| token)
+            }
+            Phase::SigningOut(_) | Phase::EndedElsewhere => None,
+        }
+    }
+
+    pub async fn refresh_authentication(&self) -> bool {
+        matches!(self.refresh().await, RefreshOutcome::Refreshed(_))
+    }
+
+    /// Joins the refresh in flight, or starts one: concurrent callers send one request.
+    pub fn refresh(&self) -> Flight {
+        if self.0.phase.get() != Phase::Idle {
+            let refused: LocalBoxFuture<'static, RefreshOutcome> = Box::pin(ready(RefreshOutcome::Rejected("a sign-out is in progress".into())));
+            return refused.shared();
+        }
+        let mut slot = self.0.flight.borrow_mut();
+        if let Some(flight) = slot.as_ref() {
+            return flight.clone();
+        }
+        let session = self.clone();
+        let attempt: LocalBoxFuture<'static, RefreshOutcome> = Box::pin(async move { session.run_flight().await });
+        let flight = attempt.shared();
+        *slot = Some(flight.clone());
+        flight
+    }
+
+    async fn run_flight(&self) -> RefreshOutcome {
+        let decided = self.refresh_under_lock().await;
+        // Cleared before any hook runs: a hook's getToken() never joins the flight running it.
+        self.0.flight.borrow_mut().take();
+        match decided {
+            Decided::Refreshed { token, claims, company_changed } => {
+                if company_changed {
+                    self.0.memory.borrow_mut().current_company = None;
+                    self.end_previous_session(SignOutReason::CompanyChange).await;
+                }
+                let event = token_refresh_event(claims.to_value(), claims.roles(), company_changed);
+                *self.0.refreshed.borrow_mut() = Some(token.clone());
+                self.0.hooks.token_refresh.run(&event, self.hooks_ctx()).await;
+                self.0.refreshed.borrow_mut().take();
+                RefreshOutcome::Refreshed(token)
+            }
+            Decided::Rejected(reason) => {
+                self.sign_out(SignOutReason::RefreshRejected).await;
+                RefreshOutcome::Rejected(reason)
+            }
+            Decided::Transient(reason) => {
+                self.reporter().error(&["session-broker: refresh failed, session kept for a later try: ", &reason].concat());
+                RefreshOutcome::Transient(reason)
+            }
+            Decided::NoSession => RefreshOutcome::Rejected("not signed in".into()),
+            Decided::Superseded => {
+                self.follow().await;
+                match (self.token_now(), self.stored_token()) {
+                    (Some(token), _) => RefreshOutcome::Refreshed(token),
+                    (None, Some(_)) => RefreshOutcome::Transient("the session changed while refreshing; try again".into()),
+                    (None, None) => RefreshOutcome::Rejected("the session ended while refreshing".into()),
+                }
+            }
+        }
+    }
+
+    async fn refresh_under_lock(&self) -> Decided {
+        let seen = self.refresh_token();
+        let _guard = self.acquire_refresh_lock().await;
+        // Let storage changes from other tabs that arrived while this one waited land first.
+        self.0.ports.clock.sleep(0).await;
+        let Some(refresh_token) = self.refresh_token() else {
+            return match (&seen, self.stored_token()) {
+                (None, Some(_)) => Decided::Rejected("no refresh token is stored".into()),
+                (None, None) => Decided::NoSession,
+                (Some(_), _) => Decided::Superseded,
+            };
+        };
+        if seen.as_deref() != Some(refresh_token.as_str()) {
+            return Decided::Superseded;
+        }
+        let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
+        let body = json!({ "refreshToken": refresh_token }).to_string();
+        let path = self.0.config.refresh_path.clone();
+        let response = match self.send(Method::Post, &path, Some(body), None).await {
+            Ok(r) => r,
+            Err(e) => return Decided::Transient(e.to_string()),
+        };
+        // The commit guard (see the module's doc).
+        if self.0.phase.get() != Phase::Idle || self.refresh_token().as_deref() != Some(refresh_token.as_str()) {
+            return Decided::Superseded;
+        }
+        if matches!(response.status, 400 | 401 | 403) {
+            let reason = failure_message(&response);
+            self.reporter().error(&["session-broker: refresh rejected (HTTP ", &response.status.to_string(), "): ", &reason, "; signing out"].concat());
+            return Decided::Rejected(reason);
+        }
+        if response.status != 200 {
+            return Decided::Transient(failure_message(&response));
+        }
+        let Some((auth, claims)) = parse_auth_response(&response.body) else {
+            return Decided::Transient("the refresh answer carried no valid token".into());
+        };
+        if let Err(e) = self.persist(&auth, false) {
+            return Decided::Transient(["the refreshed session could not be stored: ", &e].concat());
+        }
+        let company_changed = previous_company.is_some() && claims.company_id() != previous_company;
+        Decided::Refreshed { token: auth.token, claims, company_changed }
+    }
+
+    /// The cross-tab refresh lock, waited for at most one request's time plus a margin, then
+    /// taken over. Where the platform's lock fails, the refresh goes ahead without it (reported):
+    /// a lock must never be the reason a session cannot refresh.
+    async fn acquire_refresh_lock(&self) -> Option<Box<dyn LockGuard>> {
+        let lock = &self.0.ports.lock;
+        let wait = self.0.config.timeout_ms.saturating_add(LOCK_WAIT_MARGIN_MS);
+        let result = match lock.acquire(wait).await {
+            Err(LockError::TimedOut) => {
+                self.reporter().error(&["session-broker: another tab held the refresh lock for ", &wait.to_string(), " ms; taking it over"].concat());
+                lock.steal().await
+            }
+            other => other,
+        };
+        match result {
+            Ok(guard) => Some(guard),
+            Err(LockError::Unavailable(why)) => {
+                self.reporter().error(&["session-broker: refreshing without the cross-tab lock: ", &why].concat());
+                None
+            }
+            Err(LockError::TimedOut) => {
+                self.reporter().error("session-broker: refreshing without the cross-tab lock: it could not be taken over");
+                None
+            }
+        }
+    }
+}

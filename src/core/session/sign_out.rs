@@ -1,0 +1,46 @@
+//! Sign-out: the server first (only with a token), then the handlers, then memory, then keys.
+//! Never fails, never waits on itself, never waits forever on a handler.
+
+use serde_json::json;
+
+use super::{Phase, Session};
+use crate::core::hooks::{sign_out_event, SignOutReason};
+use crate::core::keys;
+use crate::core::ports::Method;
+use crate::core::results::failure_message;
+
+impl Session {
+    /// A sign-out already in progress is not run twice, nor waited for (a handler may be the
+    /// caller): the second call returns at once.
+    pub async fn sign_out(&self, reason: SignOutReason) {
+        if self.0.phase.get() != Phase::Idle {
+            return;
+        }
+        self.0.phase.set(Phase::SigningOut(reason));
+        if let Some((token, _)) = self.stored_token() {
+            let body = json!({ "deviceId": self.device_id() }).to_string();
+            match self.send(Method::Post, "/auth/logout", Some(body), Some(token)).await {
+                Ok(r) if (200..300).contains(&r.status) => {}
+                Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
+                Err(e) => self.reporter().error(&["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat()),
+            }
+        }
+        let event = sign_out_event(reason);
+        self.0.hooks.sign_out.run(&event, self.hooks_ctx()).await;
+        self.forget_session();
+        for key in keys::SESSION_KEYS {
+            self.storage().remove(key);
+        }
+        self.notify_changed();
+        self.0.ended.run(&event, self.hooks_ctx()).await;
+        self.0.phase.set(Phase::Idle);
+    }
+
+    /// Clears the in-memory session (token, lastCredentials, currentCompany).
+    pub(super) fn forget_session(&self) {
+        let mut memory = self.0.memory.borrow_mut();
+        memory.token = None;
+        memory.last_credentials = None;
+        memory.current_company = None;
+    }
+}

@@ -1,0 +1,452 @@
+//! What a single tab on a happy path never shows: several tabs sharing one storage and one
+//! refresh lock against a server with strict rotation (a spent refresh token is refused and its
+//! family revoked), hooks that call back into the session, handlers that never settle, and
+//! answers that land after the session they belonged to has ended.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use serde_json::{json, Value};
+
+use super::fakes::*;
+use super::hooks::SignOutReason;
+use super::keys;
+use super::ports::*;
+use super::session::{Ports, RefreshOutcome, Session, SessionConfig};
+use super::token::encode_for_test;
+
+const NOW: i64 = 1_700_000_000_000;
+
+/// Runs `f` to completion, or fails the test as a hang. Every fake wakes itself, so a future
+/// that is still pending after this many polls is waiting on something that never comes.
+fn finish<T>(f: impl Future<Output = T>) -> T {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..5_000_000 {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+    panic!("hang: the future never completed");
+}
+
+/// Polls every future in turn, as an event loop interleaves the tabs, until all are done (or
+/// fails the test as a hang).
+fn finish_all<T>(futures: Vec<std::pin::Pin<Box<dyn Future<Output = T> + '_>>>) -> Vec<T> {
+    let mut futures: Vec<_> = futures.into_iter().map(Some).collect();
+    let mut out: Vec<Option<T>> = futures.iter().map(|_| None).collect();
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..1_000_000 {
+        for (slot, result) in futures.iter_mut().zip(out.iter_mut()) {
+            if let Some(f) = slot {
+                if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+                    *result = Some(v);
+                    *slot = None;
+                }
+            }
+        }
+        if futures.iter().all(Option::is_none) {
+            return out.into_iter().flatten().collect();
+        }
+    }
+    panic!("hang: some future never completed");
+}
+
+/// The strict server: every refresh token may be spent once; a second spend revokes the family.
+#[derive(Default)]
+struct Strict {
+    live: BTreeSet<String>,
+    issued: u32,
+    refreshes: u32,
+    revoked: bool,
+    company: String,
+    refused_refresh: bool,
+}
+
+fn jwt(company: &str, sid: &str, n: u32) -> String {
+    encode_for_test(&json!({"sub": "u1", "userId": "u1", "companyId": company, "roles": ["cashier"], "sid": sid, "jti": n, "exp": NOW / 1000 + 900}))
+}
+
+impl Strict {
+    fn issue(&mut self, sid: &str) -> Result<HttpResponse, TransportError> {
+        self.issued += 1;
+        let refresh = format!("r{}", self.issued);
+        self.live.insert(refresh.clone());
+        let company = if self.company.is_empty() { "acme".to_string() } else { self.company.clone() };
+        let body = json!({"token": jwt(&company, sid, self.issued), "expiresIn": 900, "refreshToken": refresh, "refreshExpiresIn": 86400});
+        Ok(HttpResponse { status: 200, body: body.to_string() })
+    }
+
+    fn answer(&mut self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
+        let path = req.url.trim_start_matches("http://server.test");
+        let body: Value = req.body.as_deref().and_then(|b| serde_json::from_str(b).ok()).unwrap_or(Value::Null);
+        match path {
+            "/auth" => {
+                let sid = format!("s{}", self.issued + 1);
+                self.issue(&sid)
+            }
+            "/auth/refresh" => {
+                self.refreshes += 1;
+                let spent = body["refreshToken"].as_str().unwrap_or_default().to_owned();
+                if self.refused_refresh || !self.live.remove(&spent) {
+                    self.revoked = true;
+                    self.live.clear();
+                    return Ok(HttpResponse { status: 401, body: json!({"error": "refresh_token_reused", "message": "reused"}).to_string() });
+                }
+                self.issue("s1")
+            }
+            _ => Ok(HttpResponse { status: 200, body: json!({"ok": true}).to_string() }),
+        }
+    }
+}
+
+struct Tab {
+    session: Session,
+    reporter: Rc<RecordingReporter>,
+    transport: Rc<FakeTransport>,
+    log: EventLog,
+}
+
+struct World {
+    storage: Rc<MemoryStorage>,
+    clock: Rc<FakeClock>,
+    lock: FakeLock,
+    server: Rc<RefCell<Strict>>,
+}
+
+impl World {
+    fn new() -> World {
+        World { storage: Rc::default(), clock: Rc::new(FakeClock::at(NOW)), lock: FakeLock::default(), server: Rc::default() }
+    }
+
+    fn tab(&self) -> Tab {
+        self.tab_with(|_| {})
+    }
+
+    fn tab_with(&self, configure: impl FnOnce(&mut SessionConfig)) -> Tab {
+        let log: EventLog = Rc::default();
+        let server = self.server.clone();
+        let transport = Rc::new(FakeTransport { latency: 400, ..FakeTransport::new(log.clone(), move |r| server.borrow_mut().answer(r)) });
+        let reporter = Rc::new(RecordingReporter::default());
+        let mut config = SessionConfig::new("http://server.test").unwrap();
+        config.hook_timeout_ms = 50;
+        configure(&mut config);
+        let ports = Ports {
+            storage: self.storage.clone(),
+            transport: transport.clone(),
+            clock: self.clock.clone(),
+            local_databases: Rc::new(FakeLocalDatabases::default()),
+            reporter: reporter.clone(),
+            lock: Rc::new(self.lock.clone()),
+        };
+        Tab { session: Session::new(config, ports), reporter, transport, log }
+    }
+
+    /// A logged-in session whose access token has expired (margin included).
+    fn expired_session(&self, tab: &Tab) {
+        assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
+        self.clock.0.set(NOW + 900_000 - 30_000);
+    }
+}
+
+impl Tab {
+    /// Records each hook's payload as `name payload` in the tab's log.
+    fn record_hooks(&self) {
+        for (name, list) in [("onLogin", &self.session.hooks().login), ("onTokenRefresh", &self.session.hooks().token_refresh), ("onSignOut", &self.session.hooks().sign_out)] {
+            let log = self.log.clone();
+            list.register(Rc::new(move |p: &Value| {
+                let line = match name {
+                    "onLogin" => format!("onLogin {}", p["companyId"]),
+                    "onTokenRefresh" => format!("onTokenRefresh changed={}", p["companyChanged"]),
+                    _ => format!("onSignOut {} otherTab={}", p["reason"], p["otherTab"]),
+                };
+                log.borrow_mut().push(line);
+                Box::pin(async { Ok(()) })
+            }));
+        }
+    }
+
+    fn hooks_seen(&self) -> Vec<String> {
+        self.log.borrow().iter().filter(|l| l.starts_with("on")).cloned().collect()
+    }
+
+    fn refresh_requests(&self) -> usize {
+        self.transport.paths().iter().filter(|p| *p == "/auth/refresh").count()
+    }
+}
+
+/// A handler that awaits `call(session)` and records what it got.
+fn calling_back<T: std::fmt::Debug + 'static, F: Future<Output = T> + 'static>(session: &Session, seen: &Rc<RefCell<Vec<String>>>, call: fn(Session) -> F) -> super::hooks::Handler {
+    let (session, seen) = (session.clone(), seen.clone());
+    Rc::new(move |_: &Value| {
+        let (session, seen) = (session.clone(), seen.clone());
+        Box::pin(async move {
+            let got = call(session).await;
+            seen.borrow_mut().push(format!("{got:?}"));
+            Ok(())
+        })
+    })
+}
+
+// ----- re-entrancy --------------------------------------------------------------------------
+
+#[test]
+fn a_sign_out_handler_calling_get_token_during_a_rejected_refresh_completes_and_nothing_hangs_after() {
+    let w = World::new();
+    let tab = w.tab();
+    w.expired_session(&tab);
+    w.server.borrow_mut().refused_refresh = true;
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.get_token().await }));
+    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.has_permission("crons:read").await }));
+    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.update_device_status(false).await.success }));
+    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.refresh_authentication().await }));
+
+    assert_eq!(finish(tab.session.get_token()), None);
+    assert_eq!(*seen.borrow(), vec!["None", "false", "false", "false"], "answered at once, no refresh");
+    assert_eq!(tab.refresh_requests(), 1);
+    assert!(w.storage.get(keys::AUTH).is_none() && w.storage.get(keys::REFRESH).is_none());
+    // The flight slot is clear: later calls answer.
+    assert_eq!(finish(tab.session.get_token()), None);
+    assert!(!finish(tab.session.refresh_authentication()));
+}
+
+#[test]
+fn during_logout_a_handler_gets_the_still_valid_token_for_a_final_replication() {
+    let w = World::new();
+    let tab = w.tab();
+    assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
+    let token = w.storage.get(keys::AUTH).unwrap();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.get_token().await }));
+    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.update_device_status(false).await.success }));
+    finish(tab.session.sign_out(SignOutReason::Logout));
+    assert_eq!(*seen.borrow(), vec![format!("{:?}", Some(token)), "true".to_string()]);
+    assert!(w.storage.get(keys::AUTH).is_none());
+}
+
+#[test]
+fn a_token_refresh_handler_gets_the_new_token_without_a_second_refresh() {
+    let w = World::new();
+    let tab = w.tab();
+    w.expired_session(&tab);
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    tab.session.hooks().token_refresh.register(calling_back(&tab.session, &seen, |s| async move { s.get_token().await }));
+    let token = finish(tab.session.get_token()).expect("refreshed");
+    assert_eq!(*seen.borrow(), vec![format!("{:?}", Some(&token))]);
+    assert_eq!(tab.refresh_requests(), 1);
+}
+
+#[test]
+fn a_second_logout_from_inside_a_sign_out_handler_returns_at_once() {
+    let w = World::new();
+    let tab = w.tab();
+    assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
+    tab.record_hooks();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.sign_out(SignOutReason::Logout).await }));
+    finish(tab.session.sign_out(SignOutReason::Logout));
+    assert_eq!(tab.hooks_seen(), vec!["onSignOut \"logout\" otherTab=null"], "the handlers ran once");
+    assert_eq!(tab.transport.paths().iter().filter(|p| *p == "/auth/logout").count(), 1);
+}
+
+#[test]
+fn a_handler_that_never_settles_cannot_block_sign_out() {
+    let w = World::new();
+    let tab = w.tab();
+    assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
+    tab.session.hooks().sign_out.register(Rc::new(|_: &Value| Box::pin(futures::future::pending())));
+    tab.record_hooks();
+    finish(tab.session.sign_out(SignOutReason::Logout));
+    assert!(w.storage.get(keys::AUTH).is_none(), "sign-out finished");
+    assert_eq!(tab.hooks_seen(), vec!["onSignOut \"logout\" otherTab=null"], "the next handler still ran");
+    assert!(tab.reporter.messages().iter().any(|m| m.contains("did not settle within 50 ms")), "{:?}", tab.reporter.messages());
+}
+
+// ----- one refresh across tabs --------------------------------------------------------------
+
+#[test]
+fn four_tabs_of_fifty_callers_on_an_expired_token_send_one_refresh_and_nobody_is_logged_out() {
+    let w = World::new();
+    let tabs: Vec<Tab> = (0..4).map(|_| w.tab()).collect();
+    w.expired_session(&tabs[0]);
+    let calls = tabs.iter().flat_map(|t| (0..50).map(move |_| Box::pin(t.session.get_token()) as std::pin::Pin<Box<dyn Future<Output = Option<String>>>>));
+    let tokens = finish_all(calls.collect());
+    assert_eq!(w.server.borrow().refreshes, 1, "one refresh for every tab");
+    assert!(!w.server.borrow().revoked);
+    let first = tokens[0].clone().expect("a token");
+    assert!(tokens.iter().all(|t| t.as_deref() == Some(first.as_str())), "all 200 callers got the new token");
+    assert_eq!(w.storage.get(keys::AUTH).as_deref(), Some(first.as_str()));
+    assert_eq!(w.lock.granted.get(), 4, "each tab took the lock once; three found the work done");
+}
+
+#[test]
+fn a_lock_held_forever_by_a_frozen_tab_is_taken_over() {
+    let w = World { lock: FakeLock { patience: 20, ..FakeLock::default() }, ..World::new() };
+    let tab = w.tab();
+    w.expired_session(&tab);
+    w.lock.held.set(true); // an orphaned lock: nobody will release it
+    assert!(finish(tab.session.get_token()).is_some());
+    assert!(tab.reporter.messages().iter().any(|m| m.contains("taking it over")), "{:?}", tab.reporter.messages());
+}
+
+// ----- the commit guard ---------------------------------------------------------------------
+
+#[test]
+fn a_refresh_that_lands_after_logout_is_discarded() {
+    let w = World::new();
+    let tab = w.tab();
+    w.expired_session(&tab);
+    let (token, ()) = finish(futures::future::join(tab.session.get_token(), tab.session.sign_out(SignOutReason::Logout)));
+    assert_eq!(token, None);
+    assert_eq!(tab.refresh_requests(), 1, "the refresh was sent");
+    assert!(w.storage.get(keys::AUTH).is_none() && w.storage.get(keys::REFRESH).is_none(), "and its answer never written");
+}
+
+#[test]
+fn a_refresh_that_lands_after_a_login_in_another_tab_is_discarded() {
+    let w = World::new();
+    let (a, b) = (w.tab(), w.tab());
+    w.expired_session(&a);
+    let (refreshed, login) = finish(futures::future::join(a.session.get_token(), b.session.login("bob", "bob-pass")));
+    assert!(login.is_success());
+    let stored = w.storage.get(keys::AUTH).unwrap();
+    let sid = super::token::Claims::decode(&stored).unwrap().sid();
+    assert_eq!(sid.as_deref(), Some("s2"), "the login's session, not the refreshed s1");
+    assert_eq!(refreshed.as_deref(), Some(stored.as_str()), "the refreshing tab follows the new session");
+}
+
+// ----- tabs hear each other -----------------------------------------------------------------
+
+#[test]
+fn a_sign_out_in_one_tab_runs_the_other_tabs_sign_out_handlers() {
+    let w = World::new();
+    let (a, b) = (w.tab(), w.tab());
+    assert!(finish(a.session.login("alice", "alice-pass")).is_success());
+    finish(b.session.follow());
+    b.record_hooks();
+    finish(a.session.sign_out(SignOutReason::Logout));
+    finish(b.session.follow());
+    assert_eq!(b.hooks_seen(), vec!["onSignOut \"logout\" otherTab=true"]);
+    finish(b.session.follow());
+    assert_eq!(b.hooks_seen().len(), 1, "followed once");
+    assert_eq!(finish(b.session.get_token()), None);
+}
+
+#[test]
+fn a_login_elsewhere_runs_sign_out_then_login_handlers_and_a_refresh_elsewhere_is_adopted_quietly() {
+    let w = World::new();
+    let (a, b) = (w.tab(), w.tab());
+    assert!(finish(a.session.login("alice", "alice-pass")).is_success());
+    let b = {
+        // B opened after the login: it starts on that session, with no handlers run.
+        drop(b);
+        w.tab()
+    };
+    b.record_hooks();
+    w.clock.0.set(NOW + 900_000 - 30_000);
+    assert!(finish(a.session.get_token()).is_some());
+    finish(b.session.follow());
+    assert_eq!(b.hooks_seen(), vec!["onTokenRefresh changed=false"]);
+    w.server.borrow_mut().company = "globex".into();
+    assert!(finish(a.session.login("bob", "bob-pass")).is_success());
+    finish(b.session.follow());
+    assert_eq!(b.hooks_seen()[1..], ["onSignOut \"login\" otherTab=true".to_string(), "onLogin \"globex\"".to_string()]);
+    assert_eq!(b.session.current_company().unwrap()["id"], "globex");
+}
+
+#[test]
+fn a_company_change_elsewhere_is_told_as_such() {
+    let w = World::new();
+    let a = w.tab();
+    w.expired_session(&a);
+    let b = w.tab();
+    b.record_hooks();
+    w.server.borrow_mut().company = "globex".into();
+    assert!(finish(a.session.get_token()).is_some());
+    finish(b.session.follow());
+    assert_eq!(b.hooks_seen(), vec!["onSignOut \"company-change\" otherTab=true", "onLogin \"globex\""]);
+}
+
+// ----- proactive refresh --------------------------------------------------------------------
+
+#[test]
+fn auto_refresh_waits_for_the_margin_then_refreshes_once_and_rests_offline() {
+    let w = World::new();
+    let tab = w.tab_with(|c| c.auto_refresh = true);
+    assert_eq!(tab.session.auto_refresh_delay(), None, "no session, nothing to watch");
+    assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
+    assert_eq!(tab.session.auto_refresh_delay(), Some(600_000), "capped: re-checked at least every 10 minutes");
+    w.clock.0.set(NOW + 900_000 - 90_000);
+    assert_eq!(tab.session.auto_refresh_delay(), Some(30_000));
+    w.clock.0.set(NOW + 900_000 - 59_000);
+    assert_eq!(finish(tab.session.auto_refresh_step(false)), None, "offline: wait for the online event");
+    assert_eq!(tab.refresh_requests(), 0);
+    let next = finish(tab.session.auto_refresh_step(true));
+    assert_eq!(tab.refresh_requests(), 1);
+    assert!(next.is_some_and(|d| d > 0), "{next:?}");
+    assert!(!tab.session.is_token_expired());
+}
+
+#[test]
+fn auto_refresh_backs_off_after_a_transient_failure() {
+    let w = World::new();
+    let tab = w.tab_with(|c| c.auto_refresh = true);
+    w.expired_session(&tab);
+    *tab.transport.responder.borrow_mut() = Box::new(|_| Err(TransportError::Timeout));
+    assert_eq!(finish(tab.session.auto_refresh_step(true)), Some(60_000));
+    assert_eq!(finish(tab.session.auto_refresh_step(true)), Some(60_000), "not due again yet: no request");
+    assert_eq!(tab.refresh_requests(), 1);
+    assert!(tab.session.check_if_logged_in(), "a transient failure keeps the session");
+}
+
+#[test]
+fn a_disabled_auto_refresh_watches_nothing() {
+    let w = World::new();
+    let tab = w.tab();
+    w.expired_session(&tab);
+    assert_eq!(finish(tab.session.auto_refresh_step(true)), None);
+    assert_eq!(tab.refresh_requests(), 0);
+}
+
+// ----- hostile values -----------------------------------------------------------------------
+
+#[test]
+fn absurd_lifetimes_and_stored_instants_neither_panic_nor_lose_the_session() {
+    let w = World::new();
+    let tab = w.tab();
+    let token = jwt("acme", "s1", 1);
+    for seconds in [1e300, -1e300, f64::MAX, f64::MIN, 9.3e18, -9.3e18] {
+        tab.session.save_token("Auth", &token, seconds).unwrap();
+        let _ = (tab.session.is_token_expired(), tab.session.is_about_to_expire(), tab.session.auto_refresh_delay());
+    }
+    tab.session.save_token("Auth", &token, 1e300).unwrap();
+    assert!(!tab.session.is_token_expired());
+    for stored in [i64::MIN.to_string(), i64::MAX.to_string(), "-0".into(), "99999999999999999999999".into()] {
+        w.storage.set(keys::EXPIRES_AT_AUTH, &stored).unwrap();
+        let _ = (tab.session.is_token_expired(), tab.session.is_about_to_expire(), tab.session.auto_refresh_delay());
+    }
+    w.server.borrow_mut().live.insert("r-huge".into());
+    w.storage.set(keys::REFRESH, "r-huge").unwrap();
+    w.storage.set(keys::EXPIRES_AT_AUTH, &i64::MIN.to_string()).unwrap();
+    *tab.transport.responder.borrow_mut() = Box::new(|_| {
+        let body = json!({"token": jwt("acme", "s1", 9), "expiresIn": u64::MAX, "refreshToken": "r", "refreshExpiresIn": (1u64 << 63) - 1});
+        Ok(HttpResponse { status: 200, body: body.to_string() })
+    });
+    assert!(matches!(finish(tab.session.refresh()), RefreshOutcome::Refreshed(_)));
+    assert_eq!(w.storage.get(keys::EXPIRES_AT_AUTH), Some(i64::MAX.to_string()));
+    assert!(!tab.session.is_token_expired());
+}
+
+#[test]
+fn handlers_are_bounded_by_the_configured_time() {
+    let w = World::new();
+    let tab = w.tab_with(|c| c.hook_timeout_ms = 7);
+    tab.session.hooks().login.register(Rc::new(|_: &Value| Box::pin(futures::future::pending())));
+    assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
+    assert!(tab.reporter.messages().iter().any(|m| m.contains("onLogin handler did not settle within 7 ms")), "{:?}", tab.reporter.messages());
+}

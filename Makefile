@@ -43,6 +43,10 @@ build: setup
 	  [ "$$cargo_version" = "$$template_version" ] || { echo "pkg-template/package.json is $$template_version, Cargo.toml is $$cargo_version"; exit 1; }
 	cp pkg-template/package.json pkg-template/README.md pkg/
 	rm -f pkg/.gitignore
+	@# Every file the glue imports must be in the tarball npm users get.
+	@packed=$$(cd pkg && npm pack --dry-run --json 2>/dev/null); \
+	  for f in $$(cd pkg && find . -type f ! -name package.json | sed 's|^\./||'); do \
+	    echo "$$packed" | grep -q "\"path\": \"$$f\"" || { echo "pkg/$$f is not in the npm package: add it to pkg-template/package.json files"; exit 1; }; done
 
 ## Every suite; the last line totals them ("N passed, N failed") across runners.
 test: setup

@@ -100,7 +100,8 @@ impl AuthManager {
         let config = parse_options(&object_arg(&options, "AuthManager options")?).map_err(invalid)?;
         let storage: Rc<dyn Storage> = Rc::new(BrowserStorage::open().map_err(|e| error(Code::StorageUnavailable, &e))?);
         let clock: Rc<dyn Clock> = Rc::new(BrowserClock);
-        let owner = (js_sys::Math::random() * 1e15).to_string();
+        // An integer: formatting a float would pull float printing into the module.
+        let owner = ((js_sys::Math::random() * 1e15) as u64).to_string();
         let fallback = Rc::new(StorageLease { storage: storage.clone(), clock: clock.clone(), owner });
         let (timeout_ms, auto_refresh) = (config.timeout_ms, config.auto_refresh);
         let ports = Ports {

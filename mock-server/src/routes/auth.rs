@@ -16,8 +16,6 @@ use crate::state::AppState;
 use crate::store::users::User;
 use crate::store::{devices, refresh_tokens, users};
 
-/// A refresh token presented again within this window is a tab race, not theft.
-
 pub const GOOGLE_PREFIX: &str = "mock-google:";
 
 pub fn router() -> Router<AppState> {

@@ -83,7 +83,7 @@ impl Session {
                 self.adopt(Some(token.clone()));
                 self.notify_changed();
                 let event = token_refresh_event(claims.to_value(), claims.roles(), false);
-                self.0.hooks.token_refresh.run(&event, self.hooks_ctx()).await;
+                self.0.hooks.token_refresh.run(&event, self.hook_context()).await;
             }
             Some(Change::NewSession(reason)) => {
                 self.forget_session();
@@ -98,7 +98,7 @@ impl Session {
         self.adopt(Some(token));
         self.0.memory.borrow_mut().current_company = claims.company_id().map(|id| company_record(&id));
         self.notify_changed();
-        self.0.hooks.login.run(&claims.to_value(), self.hooks_ctx()).await;
+        self.0.hooks.login.run(&claims.to_value(), self.hook_context()).await;
     }
 }
 

@@ -47,7 +47,7 @@ impl Session {
             memory.last_credentials = username.map(str::to_owned);
         }
         let user = claims.to_value();
-        self.0.hooks.login.run(&user, self.hooks_ctx()).await;
+        self.0.hooks.login.run(&user, self.hook_context()).await;
         LoginResult::Success { user }
     }
 
@@ -65,8 +65,8 @@ impl Session {
     /// re-entrant calls can see (see the module's re-entrancy rule).
     pub(super) async fn run_sign_out_handlers(&self, phase: Phase, event: &Value) {
         let before = self.0.phase.replace(phase);
-        self.0.hooks.sign_out.run(event, self.hooks_ctx()).await;
-        self.0.ended.run(event, self.hooks_ctx()).await;
+        self.0.hooks.sign_out.run(event, self.hook_context()).await;
+        self.0.ended.run(event, self.hook_context()).await;
         self.0.phase.set(before);
     }
 

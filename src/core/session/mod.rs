@@ -192,10 +192,6 @@ impl Session {
         &self.0.hook_context
     }
 
-    pub fn phase(&self) -> Phase {
-        self.0.phase.get()
-    }
-
     /// Registers the one observer of this session's own changes (the browser's auto-refresh timer).
     pub fn set_on_change(&self, f: Option<Rc<dyn Fn()>>) {
         *self.0.changed.borrow_mut() = f;
@@ -242,10 +238,6 @@ impl Session {
     /// The reporter, for companions of the session (the realtime session).
     pub fn reporter_handle(&self) -> Rc<dyn Reporter> {
         self.0.ports.reporter.clone()
-    }
-
-    fn hooks_ctx(&self) -> &HookContext {
-        &self.0.hook_context
     }
 
     fn now(&self) -> i64 {

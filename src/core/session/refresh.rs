@@ -110,7 +110,7 @@ impl Session {
                 }
                 let event = token_refresh_event(claims.to_value(), claims.roles(), company_changed);
                 *self.0.refreshed.borrow_mut() = Some(token.clone());
-                self.0.hooks.token_refresh.run(&event, self.hooks_ctx()).await;
+                self.0.hooks.token_refresh.run(&event, self.hook_context()).await;
                 self.0.refreshed.borrow_mut().take();
                 RefreshOutcome::Refreshed(token)
             }

@@ -26,13 +26,13 @@ impl Session {
             }
         }
         let event = sign_out_event(reason);
-        self.0.hooks.sign_out.run(&event, self.hooks_ctx()).await;
+        self.0.hooks.sign_out.run(&event, self.hook_context()).await;
         self.forget_session();
         for key in keys::SESSION_KEYS {
             self.storage().remove(key);
         }
         self.notify_changed();
-        self.0.ended.run(&event, self.hooks_ctx()).await;
+        self.0.ended.run(&event, self.hook_context()).await;
         self.0.phase.set(Phase::Idle);
     }
 

@@ -74,7 +74,24 @@ impl FromRequestParts<AppState> for SignedUser {
     }
 }
 
+/// The peer's address, when the server was started with connection info (the binary is; an
+/// in-process test server may not be). Never a header: `X-Forwarded-For` is the client's word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientIp(pub Option<std::net::IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientIp {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientIp(parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip())))
+    }
+}
+
 impl AuthUser {
+    pub fn has(&self, role: &str) -> bool {
+        self.0.roles.iter().any(|r| r == role)
+    }
+
     /// 403 unless the caller holds one of `roles`.
     pub fn require_any(&self, roles: &[&str]) -> Result<(), AppError> {
         if self.0.roles.iter().any(|r| roles.contains(&r.as_str())) {
@@ -85,17 +102,28 @@ impl AuthUser {
     }
 }
 
-/// The caller when an `Authorization` header is sent (and then it must be valid), else `None`.
-pub struct MaybeAuthUser(pub Option<JwtClaims>);
+/// The caller of a document-database route: a Bearer token, or the document-database header set
+/// issued with the session (`X-Docdb-*`). The headers are checked against their own key and
+/// their session, so they stop working when the session ends (logout, password change).
+pub struct DocdbUser {
+    pub company_id: String,
+}
 
-impl FromRequestParts<AppState> for MaybeAuthUser {
+impl FromRequestParts<AppState> for DocdbUser {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        if parts.headers.contains_key(axum::http::header::AUTHORIZATION) {
-            AuthUser::from_request_parts(parts, state).await.map(|AuthUser(c)| MaybeAuthUser(Some(c)))
-        } else {
-            Ok(MaybeAuthUser(None))
+        if parts.headers.contains_key(axum::http::header::AUTHORIZATION) || !parts.headers.contains_key("x-docdb-token") {
+            let AuthUser(claims) = AuthUser::from_request_parts(parts, state).await?;
+            return Ok(DocdbUser { company_id: claims.company_id });
         }
+        let get = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let caller = crate::auth::secrets::verify_docdb_headers(&state.tokens.docdb_key, get)
+            .ok_or_else(|| AppError::Unauthorized("invalid_token", "the X-Docdb-* headers are not ours".into()))?;
+        let live = crate::store::refresh_tokens::family_live(&state.store.lock(), &caller.session_id, state.clock.now_ms())?;
+        if !live {
+            return Err(AppError::Unauthorized("session_ended", "the session these headers belong to has ended; log in again".into()));
+        }
+        Ok(DocdbUser { company_id: caller.company_id })
     }
 }

@@ -69,13 +69,20 @@ fn serve(args: &[String], settings: Settings) -> Result<(), String> {
         .init();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("tokio: {e}"))?;
     runtime.block_on(async move {
-        let state = AppState::new(settings, dirs)?;
         let listener = tokio::net::TcpListener::bind(&listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        // A generated secret is fine for one machine; a server others can reach must be told its
+        // secret, so that tokens survive a new DATA_DIR and nobody relies on a file by accident.
+        if !addr.ip().is_loopback() && settings.jwt_secret.is_none() {
+            return Err(format!("refusing to listen on {addr} (reachable from other machines) without JWT_SECRET: set JWT_SECRET (at least 16 characters), or listen on 127.0.0.1"));
+        }
+        let state = AppState::new(settings, dirs)?;
         // The first stdout line is the contract: scripts read the address from it.
         println!("listening on http://{addr}");
         mock_server::crons::scheduler::start(state.clone());
-        axum::serve(listener, mock_server::app(state)).with_graceful_shutdown(shutdown()).await.map_err(|e| format!("server: {e}"))
+        // Connection info gives handlers the peer address (rate limit, audit log).
+        let app = mock_server::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
+        axum::serve(listener, app).with_graceful_shutdown(shutdown()).await.map_err(|e| format!("server: {e}"))
     })
 }
 

@@ -9,7 +9,9 @@ pub struct Settings {
     pub conflicts_enabled: bool,
     pub auto_archive_enabled: bool,
     pub backup_enabled: bool,
-    pub jwt_secret: String,
+    /// `JWT_SECRET`; unset, a random secret is generated and kept in `DATA_DIR` (see
+    /// `auth::secrets::signing_secret`).
+    pub jwt_secret: Option<String>,
     pub access_token_ttl_secs: u64,
     pub refresh_token_ttl_secs: u64,
     /// How long a spent refresh token may be presented once more (a second tab racing the
@@ -28,7 +30,7 @@ impl Default for Settings {
             conflicts_enabled: false,
             auto_archive_enabled: true,
             backup_enabled: true,
-            jwt_secret: "session-broker-dev-secret".into(),
+            jwt_secret: None,
             access_token_ttl_secs: 900,
             refresh_token_ttl_secs: 30 * 24 * 3600,
             refresh_reuse_grace_secs: 10,
@@ -77,7 +79,7 @@ impl Settings {
             if v.len() < 16 {
                 return Err(bad("JWT_SECRET", "must be at least 16 characters".into()));
             }
-            s.jwt_secret = v;
+            s.jwt_secret = Some(v);
         }
         if let Some(v) = get("ACCESS_TOKEN_TTL_SECS") {
             s.access_token_ttl_secs = v.trim().parse().map_err(|e| bad("ACCESS_TOKEN_TTL_SECS", format!("{e}")))?;

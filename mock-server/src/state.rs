@@ -98,7 +98,7 @@ impl AppState {
         let clock = Arc::new(Clock::default());
         let store = Store::open(&settings, clock.now_ms())?;
         Ok(AppState {
-            tokens: Arc::new(TokenKeys::new(&settings.jwt_secret, settings.access_token_ttl_secs)),
+            tokens: Arc::new(TokenKeys::new(&crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?, settings.access_token_ttl_secs)),
             settings: Arc::new(settings),
             store: Arc::new(store),
             clock,

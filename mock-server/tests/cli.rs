@@ -67,3 +67,40 @@ fn an_unbaselined_store_is_refused_by_migrate_and_by_the_server_until_baselined(
     assert!(!mock_server(&dir, &["migrate", "--baseline-through", "banana"]).status.success());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn without_jwt_secret_the_server_keeps_to_loopback_and_generates_a_private_secret() {
+    let dir = temp("secret");
+    let refused = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["--listen", "0.0.0.0:0"])
+        .env("DATA_DIR", &dir)
+        .env_remove("JWT_SECRET")
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(text(&refused).contains("without JWT_SECRET"), "{}", text(&refused));
+    assert!(!dir.join("jwt-secret").exists(), "nothing started, nothing written");
+
+    let mut server = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("DATA_DIR", &dir)
+        .env_remove("JWT_SECRET")
+        .env("RUST_LOG", "off")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(server.stdout.take().unwrap()), &mut first).unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(first.starts_with("listening on http://127.0.0.1:"), "{first}");
+    let secret = std::fs::read_to_string(dir.join("jwt-secret")).unwrap();
+    assert!(secret.len() >= 32 && secret != "session-broker-dev-secret");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(dir.join("jwt-secret")).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -9,6 +9,8 @@ use crate::error::AppError;
 pub struct TokenKeys {
     encoding: EncodingKey,
     decoding: DecodingKey,
+    /// Signs the document-database headers (derived from the secret for that use only).
+    pub docdb_key: Vec<u8>,
     pub access_ttl_secs: u64,
 }
 
@@ -17,6 +19,7 @@ impl TokenKeys {
         TokenKeys {
             encoding: EncodingKey::from_secret(secret.as_bytes()),
             decoding: DecodingKey::from_secret(secret.as_bytes()),
+            docdb_key: crate::auth::secrets::docdb_key(secret),
             access_ttl_secs,
         }
     }

@@ -1,4 +1,5 @@
 //! Tokens and credentials: JWT issue/verify, password hashes, refresh tokens, docdb headers.
 
 pub mod jwt;
+pub mod passwords;
 pub mod secrets;

@@ -9,9 +9,12 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use session_broker::protocol::{AuthResponse, GoogleLoginRequest, LoginRequest, LogoutRequest, OkBody, RefreshRequest};
 
-use crate::auth::secrets::{docdb_headers, password_hash, random_id, random_token, token_hash};
+use crate::auth::passwords::{self, Checked};
+use crate::auth::secrets::{docdb_headers, random_id, random_token, token_hash};
+use crate::store::audit::{self, Actor};
+use crate::store::seed;
 use crate::error::{AppError, AppResult};
-use crate::extract::{ApiJson, AuthUser, MaybeAuthUser, SignedUser};
+use crate::extract::{ApiJson, AuthUser, ClientIp, SignedUser};
 use crate::state::AppState;
 use crate::store::users::User;
 use crate::store::{devices, refresh_tokens, users};
@@ -23,8 +26,8 @@ pub fn router() -> Router<AppState> {
         .route("/auth", post(login))
         .route("/auth/google", post(login_with_google))
         .route("/auth/refresh", post(refresh))
-        .route("/auth/register", post(register))
-        .route("/register-user", post(register))
+        .route("/auth/register", post(sign_up))
+        .route("/register-user", post(create_user))
         .route("/auth/logout", post(logout))
         .route("/auth/company", post(switch_company))
 }
@@ -45,7 +48,7 @@ fn issue(state: &AppState, tx: &rusqlite::Connection, user: &User, family: &str)
         expires_in: state.tokens.access_ttl_secs,
         refresh_token: refresh,
         refresh_expires_in: ttl,
-        docdb_headers: Some(docdb_headers(&state.settings.jwt_secret, &user.id, &user.company_id, &user.roles)),
+        docdb_headers: Some(docdb_headers(&state.tokens.docdb_key, &user.id, &user.company_id, &user.roles, family)),
     })
 }
 
@@ -59,7 +62,12 @@ async fn login(State(state): State<AppState>, ApiJson(req): ApiJson<LoginRequest
         return Err(AppError::bad_request("username and password are required"));
     }
     let user = users::by_username(&state.store.lock(), &req.username)?;
-    let user = user.filter(|u| u.password_hash == password_hash(&req.username, &req.password));
+    // Checked even for an unknown user (against a decoy): same work, same answer.
+    let checked = passwords::check(user.as_ref().map(|u| u.password_hash.as_str()), &req.username, &req.password);
+    let user = user.filter(|_| checked.ok());
+    if let (Some(u), Checked::ValidLegacy) = (&user, checked) {
+        users::set_password_hash(&state.store.lock(), &u.id, &passwords::hash(&req.password))?;
+    }
     start_session(&state, user)
 }
 
@@ -126,6 +134,8 @@ struct NewUserRequest {
     password: String,
     #[serde(rename = "companyId")]
     company_id: Option<String>,
+    #[serde(rename = "companyName")]
+    company_name: Option<String>,
     roles: Option<Vec<String>>,
 }
 
@@ -133,52 +143,101 @@ fn valid_username(u: &str) -> bool {
     (3..=64).contains(&u.len()) && u.chars().all(|c| c.is_ascii_alphanumeric() || "._@-".contains(c))
 }
 
-/// `/auth/register` and `/register-user`: anyone may create a cashier in a named company; a
-/// signed-in user defaults to their own company; only `sys_admin` may choose roles or another
-/// company than its own.
-async fn register(State(state): State<AppState>, MaybeAuthUser(caller): MaybeAuthUser, ApiJson(req): ApiJson<NewUserRequest>) -> AppResult<(StatusCode, Json<Value>)> {
+/// A company id that names databases safely: lowercase letters, digits and `-`.
+fn valid_company_id(id: &str) -> bool {
+    (3..=40).contains(&id.len()) && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') && !id.starts_with('-')
+}
+
+fn check_credentials(req: &NewUserRequest) -> AppResult<()> {
     if !valid_username(&req.username) {
         return Err(AppError::bad_request("username: 3 to 64 letters, digits or . _ @ -"));
     }
     if req.password.chars().count() < 8 {
         return Err(AppError::bad_request("password: at least 8 characters"));
     }
-    let is_admin = caller.as_ref().is_some_and(|c| c.roles.iter().any(|r| r == "sys_admin"));
-    let company_id = match (req.company_id, &caller) {
-        (Some(c), _) => c,
-        (None, Some(caller)) => caller.company_id.clone(),
-        (None, None) => return Err(AppError::bad_request("companyId is required")),
-    };
-    if let Some(caller) = &caller {
-        if !is_admin && caller.company_id != company_id {
-            return Err(AppError::Forbidden("only sys_admin may create users in another company".into()));
-        }
-    }
-    let roles = match req.roles {
-        Some(roles) if !is_admin => return Err(AppError::Forbidden(format!("only sys_admin may assign roles ({})", roles.join(", ")))),
-        Some(roles) => roles,
-        None => vec!["cashier".to_owned()],
-    };
-    let user = User {
+    Ok(())
+}
+
+fn new_user(req: &NewUserRequest, company_id: &str, roles: Vec<String>) -> User {
+    User {
         id: random_id("user"),
         username: req.username.clone(),
-        company_id: company_id.clone(),
-        companies: vec![company_id.clone()],
+        company_id: company_id.to_owned(),
+        companies: vec![company_id.to_owned()],
         roles,
-        password_hash: password_hash(&req.username, &req.password),
-    };
+        password_hash: passwords::hash(&req.password),
+    }
+}
+
+fn insert_user(tx: &rusqlite::Connection, user: &User, now: i64) -> AppResult<()> {
+    if users::by_username(tx, &user.username)?.is_some() {
+        return Err(AppError::Conflict("username_taken", format!("the user name {:?} is taken", user.username)));
+    }
+    users::insert(tx, user, now)?;
+    Ok(())
+}
+
+/// `/register-user`: creating a user in an existing company is a manager's or sys_admin's act.
+/// A manager creates users (cashiers) in its own active company; only sys_admin picks roles or
+/// another company.
+async fn create_user(State(state): State<AppState>, caller: AuthUser, ip: ClientIp, ApiJson(req): ApiJson<NewUserRequest>) -> AppResult<(StatusCode, Json<Value>)> {
+    check_credentials(&req)?;
+    let is_admin = caller.has("sys_admin");
+    let company_id = req.company_id.clone().unwrap_or_else(|| caller.0.company_id.clone());
+    if !is_admin {
+        caller.require_any(&["manager"])?;
+        if company_id != caller.0.company_id {
+            return Err(AppError::Forbidden("a manager creates users in its own company only".into()));
+        }
+        if let Some(roles) = &req.roles {
+            return Err(AppError::Forbidden(format!("only sys_admin may assign roles ({})", roles.join(", "))));
+        }
+    }
+    let user = new_user(&req, &company_id, req.roles.clone().unwrap_or_else(|| vec!["cashier".to_owned()]));
     let now = state.clock.now_ms();
     state.store.tx(|tx| {
         if !users::company_exists(tx, &company_id)? {
             return Err(AppError::NotFound("unknown_company", format!("no company {company_id:?}")));
         }
-        if users::by_username(tx, &user.username)?.is_some() {
-            return Err(AppError::Conflict("username_taken", format!("the user name {:?} is taken", user.username)));
-        }
-        users::insert(tx, &user, now)?;
+        insert_user(tx, &user, now)?;
+        audit::record(tx, &Actor::user(&caller.0, ip), "user.create", json!({"companyId": company_id, "userId": user.id, "username": user.username, "roles": user.roles}), now)?;
         Ok(())
     })?;
     Ok((StatusCode::CREATED, Json(json!({"user": user}))))
+}
+
+/// `/auth/register`: public sign-up. It never joins an existing company: it creates the user's
+/// own new tenant (seeded as the demo's are, with a legacy catalogue) with the user as its
+/// manager. `companyId` (default: derived from the user name) must be free.
+async fn sign_up(State(state): State<AppState>, ip: ClientIp, ApiJson(req): ApiJson<NewUserRequest>) -> AppResult<(StatusCode, Json<Value>)> {
+    check_credentials(&req)?;
+    if req.roles.is_some() {
+        return Err(AppError::Forbidden("roles cannot be chosen at sign-up: the new company's first user is its manager".into()));
+    }
+    let company_id = match &req.company_id {
+        Some(id) => id.clone(),
+        None => req.username.to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect(),
+    };
+    if !valid_company_id(&company_id) {
+        return Err(AppError::bad_request("companyId: 3 to 40 lowercase letters, digits or -"));
+    }
+    let name = req.company_name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| company_id.clone());
+    let user = new_user(&req, &company_id, vec!["manager".to_owned()]);
+    let now = state.clock.now_ms();
+    state.store.tx(|tx| {
+        if users::company_exists(tx, &company_id)? {
+            return Err(AppError::Conflict(
+                "company_exists",
+                format!("the company {company_id:?} exists: sign-up creates a new company; ask a manager of {company_id:?} to create your user"),
+            ));
+        }
+        seed::create_tenant(tx, &state.settings, &company_id, &name, now)?;
+        insert_user(tx, &user, now)?;
+        let actor = Actor { id: user.id.clone(), ip: ip.0 };
+        audit::record(tx, &actor, "company.sign_up", json!({"companyId": company_id, "userId": user.id, "username": user.username}), now)?;
+        Ok(())
+    })?;
+    Ok((StatusCode::CREATED, Json(json!({"user": user, "company": {"id": company_id, "name": name}}))))
 }
 
 /// Accepts an expired token: ending a session must not need a fresh one.

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::docdb::{self, Kind};
 use crate::rolling::conflicts;
 use crate::error::{AppError, AppResult};
-use crate::extract::{ApiJson, AuthUser};
+use crate::extract::{ApiJson, DocdbUser};
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -26,14 +26,14 @@ fn owned(conn: &rusqlite::Connection, db: &str, company_id: &str) -> AppResult<d
     Ok(info)
 }
 
-async fn all_docs(State(state): State<AppState>, AuthUser(claims): AuthUser, Path(db): Path<String>) -> AppResult<Json<Value>> {
+async fn all_docs(State(state): State<AppState>, claims: DocdbUser, Path(db): Path<String>) -> AppResult<Json<Value>> {
     let conn = state.store.lock();
     owned(&conn, &db, &claims.company_id)?;
     let rows: Vec<Value> = docdb::all_docs(&conn, &db)?.into_iter().map(|d| json!({ "id": d.id, "rev": d.rev, "doc": d.to_json() })).collect();
     Ok(Json(json!({ "total_rows": rows.len(), "rows": rows })))
 }
 
-async fn get_doc(State(state): State<AppState>, AuthUser(claims): AuthUser, Path((db, doc_id)): Path<(String, String)>) -> AppResult<Json<Value>> {
+async fn get_doc(State(state): State<AppState>, claims: DocdbUser, Path((db, doc_id)): Path<(String, String)>) -> AppResult<Json<Value>> {
     let conn = state.store.lock();
     owned(&conn, &db, &claims.company_id)?;
     let doc = docdb::get(&conn, &db, &doc_id)?.ok_or_else(|| AppError::NotFound("not_found", format!("no document {doc_id} in {db}")))?;
@@ -42,7 +42,7 @@ async fn get_doc(State(state): State<AppState>, AuthUser(claims): AuthUser, Path
 
 async fn put_doc(
     State(state): State<AppState>,
-    AuthUser(claims): AuthUser,
+    claims: DocdbUser,
     Path((db, doc_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<Map<String, Value>>,
 ) -> AppResult<Json<Value>> {

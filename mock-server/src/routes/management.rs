@@ -8,12 +8,14 @@ use axum::routing::{get, patch};
 use axum::{Json, Router};
 use serde_json::{json, Map, Value};
 
-use crate::auth::secrets::{password_hash, random_id};
+use crate::auth::passwords;
+use crate::auth::secrets::random_id;
 use crate::error::{AppError, AppResult};
-use crate::extract::{ApiJson, AuthUser};
+use crate::extract::{ApiJson, AuthUser, ClientIp};
 use crate::state::AppState;
+use crate::store::audit::{self, Actor};
 use crate::store::devices::{self, Device};
-use crate::store::{companies, users};
+use crate::store::{companies, refresh_tokens, users};
 
 fn is_admin(user: &AuthUser) -> bool {
     user.0.roles.iter().any(|r| r == "sys_admin")
@@ -173,12 +175,20 @@ async fn me(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Val
     Ok(Json(json!({ "user": me })))
 }
 
-async fn update_user(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>, ApiJson(body): ApiJson<Map<String, Value>>) -> AppResult<Json<Value>> {
-    only(&body, &["password", "roles"])?;
+/// A password change needs the current password (a stolen access token is not enough), except
+/// sys_admin resetting another user's; a password or role change ends every session of the user
+/// (its refresh families are revoked: roles live in tokens, which must be re-issued).
+async fn update_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>, ApiJson(body): ApiJson<Map<String, Value>>) -> AppResult<Json<Value>> {
+    only(&body, &["password", "currentPassword", "roles"])?;
     let password = match body.get("password") {
         None => None,
         Some(Value::String(p)) if p.chars().count() >= 8 => Some(p.clone()),
         Some(_) => return Err(AppError::bad_request("password: at least 8 characters")),
+    };
+    let current = match body.get("currentPassword") {
+        None => None,
+        Some(Value::String(p)) => Some(p.clone()),
+        Some(_) => return Err(AppError::bad_request("currentPassword must be a string")),
     };
     let roles = match body.get("roles") {
         None => None,
@@ -187,6 +197,7 @@ async fn update_user(State(state): State<AppState>, user: AuthUser, Path(id): Pa
         }
         Some(_) => return Err(AppError::bad_request("roles: an array of role names")),
     };
+    let now = state.clock.now_ms();
     let updated = state.store.tx(|tx| {
         let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound("unknown_user", format!("no user {id:?}")))?;
         if target.id != user.0.user_id && !is_admin(&user) {
@@ -196,25 +207,38 @@ async fn update_user(State(state): State<AppState>, user: AuthUser, Path(id): Pa
             return Err(AppError::Forbidden("only sys_admin may change roles".into()));
         }
         if let Some(p) = &password {
-            users::set_password_hash(tx, &id, &password_hash(&target.username, p))?;
+            let resetting_another = is_admin(&user) && target.id != user.0.user_id;
+            if !resetting_another {
+                let current = current.as_deref().ok_or_else(|| AppError::BadRequest("current_password_required", "changing a password needs currentPassword".into()))?;
+                if !passwords::check(Some(&target.password_hash), &target.username, current).ok() {
+                    return Err(AppError::Unauthorized("invalid_credentials", "the current password is wrong".into()));
+                }
+            }
+            users::set_password_hash(tx, &id, &passwords::hash(p))?;
         }
         if let Some(r) = &roles {
             users::set_roles(tx, &id, r)?;
+        }
+        if password.is_some() || roles.is_some() {
+            let ended = refresh_tokens::revoke_user(tx, &id, now)?;
+            let detail = json!({"companyId": target.company_id, "userId": id, "passwordChanged": password.is_some(), "roles": roles, "previousRoles": target.roles, "sessionsRevoked": ended});
+            audit::record(tx, &Actor::user(&user.0, ip), if roles.is_some() { "user.roles" } else { "user.password" }, detail, now)?;
         }
         Ok(users::by_id(tx, &id)?)
     })?;
     Ok(Json(json!({ "user": updated })))
 }
 
-async fn delete_user(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn delete_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_any(&["sys_admin"])?;
     if id == user.0.user_id {
         return Err(AppError::Conflict("cannot_delete_self", "sys_admin cannot delete its own user".into()));
     }
+    let now = state.clock.now_ms();
     state.store.tx(|tx| {
-        if users::delete(tx, &id)? == 0 {
-            return Err(AppError::NotFound("unknown_user", format!("no user {id:?}")));
-        }
+        let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound("unknown_user", format!("no user {id:?}")))?;
+        users::delete(tx, &id)?;
+        audit::record(tx, &Actor::user(&user.0, ip), "user.delete", json!({"companyId": target.company_id, "userId": id, "username": target.username}), now)?;
         Ok(())
     })?;
     Ok(Json(json!({ "ok": true })))

@@ -1,5 +1,6 @@
 //! The relational store: SQLite (rusqlite, bundled) behind one mutex, and its record modules.
 
+pub mod audit;
 pub mod companies;
 pub mod devices;
 pub mod migrate;

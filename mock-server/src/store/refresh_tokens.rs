@@ -35,3 +35,18 @@ pub fn mark_used(conn: &Connection, hash: &str, now_ms: i64) -> rusqlite::Result
 pub fn revoke_family(conn: &Connection, family_id: &str, now_ms: i64) -> rusqlite::Result<usize> {
     conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE family_id = ?1 AND revoked_at IS NULL", params![family_id, now_ms])
 }
+
+/// Ends every session of a user (a password or role change); answers how many tokens it revoked.
+pub fn revoke_user(conn: &Connection, user_id: &str, now_ms: i64) -> rusqlite::Result<usize> {
+    conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL", params![user_id, now_ms])
+}
+
+/// A session is live while its family holds an unrevoked, unexpired token.
+pub fn family_live(conn: &Connection, family_id: &str, now_ms: i64) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT COUNT(*) FROM refresh_tokens WHERE family_id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
+        params![family_id, now_ms],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}

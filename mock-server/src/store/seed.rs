@@ -2,7 +2,7 @@
 
 use rusqlite::{params, Connection};
 
-use crate::auth::secrets::password_hash;
+use crate::auth::passwords;
 use crate::docdb;
 use crate::rolling::naming::TenantNames;
 use crate::settings::Settings;
@@ -38,26 +38,33 @@ pub fn seed_if_empty(conn: &Connection, settings: &Settings, now_ms: i64) -> rus
         let roles = serde_json::json!([role]).to_string();
         conn.execute(
             "INSERT INTO users (id, username, password_hash, roles, company_id, active_company_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
-            params![id, username, password_hash(username, password), roles, companies[0], now_ms],
+            params![id, username, passwords::hash(password), roles, companies[0], now_ms],
         )?;
         for company in companies {
             conn.execute("INSERT INTO user_companies (user_id, company_id) VALUES (?1, ?2)", params![id, company])?;
         }
     }
     for (id, _) in COMPANIES {
-        for (n, amount) in [(1, 450), (2, 1290), (3, 260)] {
-            conn.execute(
-                "INSERT INTO sales (id, company_id, amount_cents, created_at) VALUES (?1, ?2, ?3, ?4)",
-                params![format!("{id}-sale-{n}"), id, amount, now_ms],
-            )?;
-        }
-    }
-    for (id, _) in COMPANIES {
-        let names = TenantNames::new(&settings.db_prefix, id, "main");
-        docdb::seed::seed_legacy(conn, &names, id, settings.rolling_db_max_open, now_ms)
-            .map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.to_string().into()))?;
+        seed_tenant(conn, settings, id, now_ms)?;
     }
     Ok(())
+}
+
+/// A new tenant as the demo's are: the company row, three open sales and its legacy catalogue.
+pub fn create_tenant(conn: &Connection, settings: &Settings, id: &str, name: &str, now_ms: i64) -> rusqlite::Result<()> {
+    conn.execute("INSERT INTO companies (id, name, created_at, store_code) VALUES (?1, ?2, ?3, 'main')", params![id, name, now_ms])?;
+    seed_tenant(conn, settings, id, now_ms)
+}
+
+fn seed_tenant(conn: &Connection, settings: &Settings, id: &str, now_ms: i64) -> rusqlite::Result<()> {
+    for (n, amount) in [(1, 450), (2, 1290), (3, 260)] {
+        conn.execute(
+            "INSERT INTO sales (id, company_id, amount_cents, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![format!("{id}-sale-{n}"), id, amount, now_ms],
+        )?;
+    }
+    let names = TenantNames::new(&settings.db_prefix, id, "main");
+    docdb::seed::seed_legacy(conn, &names, id, settings.rolling_db_max_open, now_ms).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.to_string().into()))
 }
 
 pub fn clear(conn: &Connection) -> rusqlite::Result<()> {

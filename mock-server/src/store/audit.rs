@@ -1,0 +1,51 @@
+//! The audit log: who did what, when, from which address. Written in the same transaction as the
+//! change it records, so an entry exists exactly when the change does.
+
+use std::net::IpAddr;
+
+use rusqlite::{params, Connection};
+use serde_json::{json, Map, Value};
+use session_broker::protocol::JwtClaims;
+
+/// Who acted: a user id (or `cron:<name>` for a scheduled run) and the peer address, if known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Actor {
+    pub id: String,
+    pub ip: Option<IpAddr>,
+}
+
+impl Actor {
+    pub fn user(claims: &JwtClaims, ip: crate::extract::ClientIp) -> Actor {
+        Actor { id: claims.user_id.clone(), ip: ip.0 }
+    }
+
+    pub fn system(name: &str) -> Actor {
+        Actor { id: ["system:", name].concat(), ip: None }
+    }
+}
+
+/// Records `action` with `detail` (an object; `companyId` in it scopes the entry to a tenant).
+pub fn record(conn: &Connection, actor: &Actor, action: &str, detail: Value, now_ms: i64) -> rusqlite::Result<()> {
+    let mut detail = match detail {
+        Value::Object(map) => map,
+        other => Map::from_iter([("value".to_owned(), other)]),
+    };
+    detail.insert("ip".into(), actor.ip.map_or(Value::Null, |ip| Value::String(ip.to_string())));
+    conn.execute("INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)", params![now_ms, actor.id, action, Value::Object(detail).to_string()])?;
+    Ok(())
+}
+
+/// Newest first: at most `limit` entries older than entry `before`, of one tenant or all.
+pub fn list(conn: &Connection, company_id: Option<&str>, before: Option<i64>, limit: u32) -> rusqlite::Result<Vec<Value>> {
+    let mut stmt = conn.prepare(
+        "SELECT id, at, actor, action, detail FROM audit_log
+         WHERE (?1 IS NULL OR json_extract(detail, '$.companyId') = ?1) AND (?2 IS NULL OR id < ?2)
+         ORDER BY id DESC LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![company_id, before, limit], |r| {
+        let detail: String = r.get(4)?;
+        let detail: Value = serde_json::from_str(&detail).unwrap_or_else(|_| json!({"unreadable": detail}));
+        Ok(json!({"id": r.get::<_, i64>(0)?, "at": r.get::<_, i64>(1)?, "actor": r.get::<_, String>(2)?, "action": r.get::<_, String>(3)?, "ip": detail.get("ip").cloned(), "detail": detail}))
+    })?;
+    rows.collect()
+}

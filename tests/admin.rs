@@ -98,7 +98,7 @@ async fn management_calls_reach_their_routes() {
     assert_eq!(value(auth.delete_device(id.into()).unwrap()).await["data"], json!({"ok": true}));
     let denied = value(auth.list_users().unwrap()).await;
     assert_eq!(denied["status"], 403);
-    let changed = value(auth.update_user("user-carol".into(), js(json!({"password": "carol-new-pass"}))).unwrap()).await;
+    let changed = value(auth.update_user("user-carol".into(), js(json!({"password": "carol-new-pass", "currentPassword": "carol-pass"}))).unwrap()).await;
     assert_eq!(changed["success"], true);
     assert_eq!(value(auth.delete_user("user-bob".into()).unwrap()).await["status"], 403);
     assert_eq!(value(auth.delete_company("acme".into()).unwrap()).await["status"], 403);

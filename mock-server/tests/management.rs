@@ -72,7 +72,7 @@ async fn users_are_listed_changed_and_removed_by_the_right_roles() {
     assert_eq!(s.get("/users", Some(&admin)).await.body["users"].as_array().unwrap().len(), 5);
     assert!(s.get("/users", Some(&admin)).await.body["users"][0].get("password_hash").is_none());
 
-    let changed = s.patch("/users/user-alice", Some(&alice), json!({"password": "a-new-password"})).await;
+    let changed = s.patch("/users/user-alice", Some(&alice), json!({"password": "a-new-password", "currentPassword": "alice-pass"})).await;
     assert_eq!(changed.status, StatusCode::OK);
     assert_eq!(s.post("/auth", None, json!({"username": "alice", "password": "a-new-password", "deviceInfo": {}})).await.status, StatusCode::OK);
     assert_error(&s.patch("/users/user-alice", Some(&alice), json!({"roles": ["sys_admin"]})).await, 403, "forbidden");

@@ -132,7 +132,9 @@ export interface CompanyChanges {
 
 export interface UserChanges {
   password?: string;
-  /** sys_admin only. */
+  /** Required with `password`, except when sys_admin resets another user's. */
+  currentPassword?: string;
+  /** sys_admin only. A password or role change ends every session of that user. */
   roles?: string[];
 }
 

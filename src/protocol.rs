@@ -80,6 +80,26 @@ impl AuthResponse {
     }
 }
 
+/// The realtime handshake's first frame: `{type: "sdk:init", payload}` (CONTRACT §7).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", content = "payload")]
+pub enum ClientHello {
+    #[serde(rename = "sdk:init")]
+    SdkInit(SdkInit),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SdkInit {
+    pub token: String,
+    #[serde(default)]
+    pub device_id: Option<String>,
+    #[serde(default)]
+    pub sdk_version: Option<String>,
+    #[serde(default)]
+    pub last_invalidation: Option<i64>,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ConnectResponse {
     #[serde(rename = "deviceId")]

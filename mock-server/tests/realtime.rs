@@ -45,21 +45,26 @@ async fn close_code(ws: &mut Socket) -> Option<CloseCode> {
 async fn legacy_tenant_handshake_invalidation_and_cutover() {
     let s = spawn().await;
     let alice = s.token("alice").await;
-    let (_ws, frames) = hello(&s, &alice, Some("dev-a"), "1.4.17", None).await;
+    // Registered by /auth/connect (on an older SDK); the handshake updates what it reports.
+    let registered = s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.16"})).await.body;
+    let dev_a = registered["deviceId"].as_str().unwrap().to_owned();
+    let (_ws, frames) = hello(&s, &alice, Some(&dev_a), "1.4.17", None).await;
     assert_eq!(frames.len(), 1, "nothing to invalidate yet: {frames:?}");
     let ready = &frames[0]["payload"];
     assert_eq!((ready["companyId"].clone(), ready["database"].clone(), ready["staticDb"].clone()), (json!("acme"), json!("legacy"), json!("dev_acme_main_catalog")));
-    // The handshake recorded the device and its SDK for the fleet view.
+    // The handshake updated the registered device's SDK for the fleet view, and created none.
+    let (_ws, _) = hello(&s, &alice, Some("invented-old-device"), "1.0.0", None).await;
     let admin = s.token("admin").await;
     let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
-    assert_eq!(fleet["tenants"][0]["devices"][0], json!({"deviceId": "dev-a", "sdkVersion": "1.4.17", "lastSeenAt": fleet["tenants"][0]["devices"][0]["lastSeenAt"]}));
+    assert_eq!(fleet["tenants"][0]["devices"], json!([{"deviceId": dev_a, "sdkVersion": "1.4.17", "lastSeenAt": fleet["tenants"][0]["devices"][0]["lastSeenAt"]}]));
+    let dev_a = dev_a.as_str();
 
     // Cutover: the connected device is closed with 4000 and meets the invalidation on reconnect.
-    let (mut connected, _) = hello(&s, &alice, Some("dev-a"), "1.4.17", None).await;
+    let (mut connected, _) = hello(&s, &alice, Some(dev_a), "1.4.17", None).await;
     s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
     s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(close_code(&mut connected).await, Some(CloseCode::from(4000)));
-    let (_ws, frames) = hello(&s, &alice, Some("dev-a"), "1.4.17", Some(0)).await;
+    let (_ws, frames) = hello(&s, &alice, Some(dev_a), "1.4.17", Some(0)).await;
     assert_eq!(frames[0]["type"], "invalidate-local");
     assert_eq!(frames[0]["payload"]["reason"], "rolling-db-cutover");
     let at = frames[0]["payload"]["invalidatedAt"].as_i64().unwrap();
@@ -68,7 +73,7 @@ async fn legacy_tenant_handshake_invalidation_and_cutover() {
     assert!(ready["dynamicDb"].as_str().unwrap().starts_with("daily_dev_acme_main_"));
     assert_eq!(ready["invalidatedAt"], at);
     // Obeyed: not invalidated again.
-    let (_ws, frames) = hello(&s, &alice, Some("dev-a"), "1.4.17", Some(at)).await;
+    let (_ws, frames) = hello(&s, &alice, Some(dev_a), "1.4.17", Some(at)).await;
     assert_eq!(frames.len(), 1);
     // An old SDK stays on legacy.
     let (_ws, frames) = hello(&s, &alice, Some("dev-old"), "1.4.16", Some(at)).await;
@@ -103,7 +108,31 @@ async fn bad_tokens_and_bad_frames_are_refused() {
     let mut ws = open(&s).await;
     ws.send(Message::Text(json!({"type": "sdk:init", "payload": {"token": alice, "lastInvalidation": "yesterday"}}).to_string().into())).await.unwrap();
     let first = ws.next().await.unwrap().unwrap();
-    assert!(first.to_text().unwrap().contains("lastInvalidation"));
+    assert!(first.to_text().unwrap().contains("lastInvalidation"), "{first:?}");
+}
+
+#[tokio::test]
+async fn an_oversize_first_message_is_refused_before_it_is_read_whole() {
+    let s = spawn().await;
+    let mut ws = open(&s).await;
+    // 1 MiB, far over what sdk:init needs: the server drops the socket without answering ready.
+    let huge = json!({"type": "sdk:init", "payload": {"token": "x".repeat(1 << 20)}}).to_string();
+    let _ = ws.send(Message::Text(huge.into())).await;
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+        loop {
+            match ws.next().await {
+                Some(Ok(Message::Text(t))) => assert!(!t.contains("ready"), "{t}"),
+                Some(Ok(Message::Close(frame))) => return frame.map(|f| u16::from(f.code)),
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return None,
+            }
+        }
+    })
+    .await
+    .expect("the socket ends");
+    assert!(ended.is_none_or(|code| code == 1009), "closed as too big, or dropped: {ended:?}");
+    // The server is still there for everyone else.
+    assert_eq!(s.get("/health", None).await.status, reqwest::StatusCode::OK);
 }
 
 #[tokio::test]

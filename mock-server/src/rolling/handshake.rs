@@ -1,4 +1,4 @@
-//! The realtime handshake's decisions (CONTRACT §7): record the device and its SDK version,
+//! The realtime handshake's decisions (CONTRACT §7): update the registered device's SDK version,
 //! whether it must drop its local database first (`invalidate-local`), and where it routes
 //! (`core` only for a rolling tenant whose CORE exists and an SDK with the cutover switch).
 
@@ -10,7 +10,7 @@ use super::invalidation;
 use super::naming::day_of;
 use super::{tenants, RollingResult, RollingSettings};
 use crate::docdb;
-use crate::store::devices::{self, Device};
+use crate::store::devices;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hello {
@@ -35,20 +35,15 @@ pub fn has_cutover_switch(sdk_version: Option<&str>) -> bool {
 
 pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_ms: i64) -> RollingResult<Answer> {
     let tenant = tenants::get(conn, &hello.company_id)?;
+    // Devices are registered by /auth/connect only; the handshake refreshes what the user's own
+    // device reports (its SDK version, last sight) and never creates one, so nobody can block a
+    // tenant's rollout with an invented old device.
     if let Some(id) = &hello.device_id {
-        // A device of another user keeps its own record.
-        let mine = devices::by_id(conn, id)?.is_none_or(|d| d.user_id == hello.user_id);
-        if mine {
-            let info = devices::by_id(conn, id)?.map(|d| d.info).unwrap_or_else(|| json!({}));
-            let device = Device {
-                id: id.clone(),
-                user_id: hello.user_id.clone(),
-                company_id: tenant.id.clone(),
-                sdk_version: hello.sdk_version.clone(),
-                is_online: true,
-                last_seen_at: Some(now_ms),
-                info,
-            };
+        if let Some(mut device) = devices::by_id(conn, id)?.filter(|d| d.user_id == hello.user_id) {
+            device.sdk_version = hello.sdk_version.clone();
+            device.company_id = tenant.id.clone();
+            device.is_online = true;
+            device.last_seen_at = Some(now_ms);
             devices::upsert(conn, &device, now_ms)?;
         }
     }

@@ -10,6 +10,7 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Value};
+use session_broker::protocol::{ClientHello, SdkInit};
 
 use crate::error::AppError;
 use crate::realtime::CLOSE_INVALIDATED;
@@ -26,8 +27,13 @@ pub fn router() -> Router<AppState> {
     Router::new().route("/realtime", get(upgrade))
 }
 
+/// The protocol's frames are small (`sdk:init` carries a JWT and three short fields; the server
+/// expects nothing else but pings), so a socket may not send more than this in one message or
+/// frame: nothing large is buffered or parsed before the token is checked.
+pub const MAX_CLIENT_MESSAGE: usize = 8 * 1024;
+
 async fn upgrade(ws: WebSocketUpgrade, State(state): State<AppState>) -> Response {
-    ws.on_upgrade(move |socket| session(socket, state))
+    ws.max_message_size(MAX_CLIENT_MESSAGE).max_frame_size(MAX_CLIENT_MESSAGE).on_upgrade(move |socket| session(socket, state))
 }
 
 fn frame(kind: &str, payload: Value) -> Message {
@@ -39,29 +45,13 @@ async fn refuse(mut socket: WebSocket, close: u16, code: &str, message: &str) {
     let _ = socket.send(Message::Close(Some(CloseFrame { code: close, reason: code.to_owned().into() }))).await;
 }
 
-/// token, deviceId, sdkVersion, lastInvalidation.
-type Init = (String, Option<String>, Option<String>, Option<i64>);
-
-/// The `sdk:init` payload, checked field by field.
-fn read_init(text: &str) -> Result<Init, String> {
-    let v: Value = serde_json::from_str(text).map_err(|_| "the first frame is not JSON".to_owned())?;
-    if v["type"] != "sdk:init" {
-        return Err("the first frame must be {type: \"sdk:init\", payload}".into());
+/// The `sdk:init` frame, typed: anything else is refused with the shape it must have.
+fn read_init(text: &str) -> Result<SdkInit, String> {
+    match serde_json::from_str::<ClientHello>(text) {
+        Ok(ClientHello::SdkInit(init)) if !init.token.is_empty() => Ok(init),
+        Ok(_) => Err("payload.token must be the session JWT".into()),
+        Err(e) => Err(["the first frame must be {type: \"sdk:init\", payload: {token, deviceId?, sdkVersion?, lastInvalidation?}}: ", &e.to_string()].concat()),
     }
-    let p = &v["payload"];
-    let token = p["token"].as_str().filter(|t| !t.is_empty()).ok_or("payload.token must be the session JWT")?.to_owned();
-    let opt_str = |k: &str| -> Result<Option<String>, String> {
-        match &p[k] {
-            Value::Null => Ok(None),
-            Value::String(s) => Ok(Some(s.clone())),
-            _ => Err(format!("payload.{k} must be a string or null")),
-        }
-    };
-    let last = match &p["lastInvalidation"] {
-        Value::Null => None,
-        n => Some(n.as_i64().ok_or("payload.lastInvalidation must be a number of milliseconds or null")?),
-    };
-    Ok((token, opt_str("deviceId")?, opt_str("sdkVersion")?, last))
 }
 
 async fn session(mut socket: WebSocket, state: AppState) {
@@ -70,7 +60,7 @@ async fn session(mut socket: WebSocket, state: AppState) {
         Ok(Some(Ok(_))) => return refuse(socket, CLOSE_BAD_REQUEST, "bad_request", "the first frame must be sdk:init as JSON text").await,
         _ => return,
     };
-    let (token, device_id, sdk_version, last_invalidation) = match read_init(&first) {
+    let SdkInit { token, device_id, sdk_version, last_invalidation } = match read_init(&first) {
         Ok(init) => init,
         Err(why) => return refuse(socket, CLOSE_BAD_REQUEST, "bad_request", &why).await,
     };

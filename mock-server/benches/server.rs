@@ -23,7 +23,8 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 
 #[tokio::main]
 async fn main() {
-    let state = AppState::new(Settings { test_controls: true, ..Settings::default() }, StaticDirs::default()).unwrap();
+    // The bench measures throughput from one address: no sign-in rate limit.
+    let state = AppState::new(Settings { test_controls: true, auth_rate_per_min: 0, ..Settings::default() }, StaticDirs::default()).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = mock_server::app(state.clone());

@@ -34,7 +34,7 @@ async fn count_requests(State(state): State<AppState>, request: Request, next: N
 pub fn app(state: AppState) -> Router {
     let mut router = Router::new()
         .merge(routes::health::router())
-        .merge(routes::auth::router())
+        .merge(crate::rate_limit::limit(routes::auth::router(), &state.settings))
         .merge(routes::devices::router())
         .merge(routes::admin::router())
         .merge(routes::crons::router())

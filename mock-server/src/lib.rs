@@ -8,6 +8,7 @@ pub mod crons;
 pub mod docdb;
 pub mod error;
 pub mod extract;
+pub mod rate_limit;
 pub mod realtime;
 pub mod rolling;
 pub mod routes;

@@ -17,6 +17,10 @@ pub struct Settings {
     /// How long a spent refresh token may be presented once more (a second tab racing the
     /// first) before its reuse revokes the family; 0 = strict rotation.
     pub refresh_reuse_grace_secs: u64,
+    /// Sign-in requests (`/auth*`, `/register-user`) per minute and address; 0 = no limit.
+    pub auth_rate_per_min: u32,
+    /// How many of them may come at once.
+    pub auth_rate_burst: u32,
     /// Where the SQLite file lives; `None` keeps the store in memory.
     pub data_dir: Option<PathBuf>,
     pub test_controls: bool,
@@ -34,6 +38,8 @@ impl Default for Settings {
             access_token_ttl_secs: 900,
             refresh_token_ttl_secs: 30 * 24 * 3600,
             refresh_reuse_grace_secs: 10,
+            auth_rate_per_min: 600,
+            auth_rate_burst: 60,
             data_dir: None,
             test_controls: false,
         }
@@ -86,6 +92,12 @@ impl Settings {
         }
         if let Some(v) = get("REFRESH_REUSE_GRACE_SECS") {
             s.refresh_reuse_grace_secs = v.trim().parse().map_err(|e| bad("REFRESH_REUSE_GRACE_SECS", format!("{e}")))?;
+        }
+        if let Some(v) = get("AUTH_RATE_PER_MIN") {
+            s.auth_rate_per_min = v.trim().parse().map_err(|e| bad("AUTH_RATE_PER_MIN", format!("{e}")))?;
+        }
+        if let Some(v) = get("AUTH_RATE_BURST") {
+            s.auth_rate_burst = v.trim().parse().map_err(|e| bad("AUTH_RATE_BURST", format!("{e}")))?;
         }
         if let Some(v) = get("DATA_DIR") {
             if !v.is_empty() {

@@ -141,3 +141,17 @@ async fn docdb_headers_work_only_while_their_session_lives() {
     assert_eq!(after.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(after.json::<Value>().await.unwrap()["error"], "session_ended");
 }
+
+#[tokio::test]
+async fn sign_in_routes_are_rate_limited_per_address_with_the_error_body() {
+    let settings = mock_server::settings::Settings { test_controls: true, auth_rate_per_min: 60, auth_rate_burst: 3, ..Default::default() };
+    let s = common::spawn_with(settings).await;
+    for _ in 0..3 {
+        assert_error(&s.post("/auth", None, json!({"username": "alice", "password": "wrong-pass"})).await, 401, "invalid_credentials");
+    }
+    let limited = s.post("/auth", None, json!({"username": "alice", "password": "alice-pass"})).await;
+    assert_error(&limited, 429, "rate_limited");
+    assert!(limited.headers.get("retry-after").is_some());
+    // Only the sign-in routes: the rest of the server answers as before.
+    assert_eq!(s.get("/health", None).await.status, StatusCode::OK);
+}

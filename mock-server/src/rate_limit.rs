@@ -1,0 +1,71 @@
+//! A per-address rate limit on the sign-in routes (`/auth*`, `/register-user`), where guessing
+//! passwords and minting sessions happen: tower_governor's token bucket, keyed by the peer
+//! address the connection came from (never a forwarding header, which the client writes). A
+//! refused request gets 429 with the contract's error body and `Retry-After`.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{header, Request, Response, StatusCode};
+use axum::Router;
+use tower_governor::governor::GovernorConfigBuilder;
+use tower_governor::key_extractor::KeyExtractor;
+use tower_governor::{GovernorError, GovernorLayer};
+
+use crate::settings::Settings;
+use crate::state::AppState;
+
+/// The peer address; an in-process server started without connection info counts as one peer.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerAddress;
+
+impl KeyExtractor for PeerAddress {
+    type Key = IpAddr;
+
+    fn extract<T>(&self, req: &Request<T>) -> Result<IpAddr, GovernorError> {
+        Ok(req.extensions().get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::V4(Ipv4Addr::LOCALHOST), |c| c.0.ip()))
+    }
+}
+
+fn refused(e: GovernorError) -> Response<Body> {
+    let (status, wait, message) = match e {
+        GovernorError::TooManyRequests { wait_time, .. } => (StatusCode::TOO_MANY_REQUESTS, wait_time.max(1), "too many sign-in requests from this address; wait and try again"),
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, 1, "the rate limiter failed"),
+    };
+    let code = if status == StatusCode::TOO_MANY_REQUESTS { "rate_limited" } else { "internal" };
+    let body = serde_json::json!({"error": code, "message": message}).to_string();
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::RETRY_AFTER, wait.to_string())
+        .body(Body::from(body))
+        .unwrap_or_default()
+}
+
+/// `router` behind the limit of `settings` (`AUTH_RATE_PER_MIN`, `AUTH_RATE_BURST`); unchanged
+/// when the limit is off (0).
+pub fn limit(router: Router<AppState>, settings: &Settings) -> Router<AppState> {
+    if settings.auth_rate_per_min == 0 {
+        return router;
+    }
+    let period = Duration::from_millis(60_000 / u64::from(settings.auth_rate_per_min).max(1));
+    let Some(config) = GovernorConfigBuilder::default().key_extractor(PeerAddress).period(period).burst_size(settings.auth_rate_burst.max(1)).finish() else {
+        return router;
+    };
+    let config = Arc::new(config);
+    // Forget addresses whose bucket is full again, so the table stays as small as the traffic.
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let limiter = Arc::downgrade(&config);
+        runtime.spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                let Some(config) = limiter.upgrade() else { return };
+                config.limiter().retain_recent();
+            }
+        });
+    }
+    router.layer(GovernorLayer::new(config).error_handler(refused))
+}

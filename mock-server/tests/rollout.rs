@@ -54,7 +54,7 @@ async fn all_flags_off_is_parity() {
     }
     let crons = s.get("/admin/crons", Some(&admin)).await.body;
     let names: Vec<&str> = crons["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["rolling-db-rotate", "rolling-db-drop-eval", "rolling-db-archive"]);
+    assert_eq!(names, ["rolling-db-rotate", "rolling-db-drop-eval", "rolling-db-archive", "session-prune"]);
     assert_eq!(crons["crons"][0]["schedule"], "05:00");
     assert_eq!(crons["crons"][1]["schedule"], "04:00");
     assert!(crons["crons"][0]["nextRunAt"].as_i64().unwrap() > s.now());

@@ -155,3 +155,87 @@ async fn sign_in_routes_are_rate_limited_per_address_with_the_error_body() {
     // Only the sign-in routes: the rest of the server answers as before.
     assert_eq!(s.get("/health", None).await.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn every_flag_cron_invalidation_and_user_change_is_audited_newest_first_and_paged() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let keys = s.token("keys").await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDb": true})).await;
+    s.patch("/admin/rolling-db/flags/globex?force=true", Some(&admin), json!({"rollingDb": true})).await;
+    s.run_cron(&keys, "rolling-db-rotate").await;
+    s.post("/admin/invalidate-clients/initech", Some(&admin), json!({})).await;
+    s.post("/register-user", Some(&admin), json!({"username": "ivan", "password": "ivan-pass-1", "companyId": "acme"})).await;
+    s.patch("/users/user-alice", Some(&admin), json!({"roles": ["manager"]})).await;
+
+    assert_error(&s.get("/admin/audit", Some(&keys)).await, 403, "forbidden");
+    assert_error(&s.get("/admin/audit", None).await, 401, "missing_token");
+    let all = s.get("/admin/audit", Some(&admin)).await.body;
+    let actions: Vec<&str> = all["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    // The rotate cut both rolling tenants over: one invalidation each, by the cron.
+    assert_eq!(actions, ["user.roles", "user.create", "clients.invalidate", "clients.invalidate", "clients.invalidate", "cron.run", "flags.force", "flags.change"], "newest first: {all}");
+    let first = &all["entries"][7];
+    assert_eq!((first["actor"].clone(), first["detail"]["companyId"].clone(), first["detail"]["after"]["rollingDb"].clone()), (json!("user-keys"), json!("acme"), json!(true)));
+    assert!(first["at"].as_i64().is_some() && first.get("ip").is_some());
+    assert_eq!(all["entries"][3]["actor"], "system:rolling-db-rotate", "the cutover invalidation names the cron");
+
+    let acme = s.get("/admin/audit?companyId=acme", Some(&admin)).await.body;
+    assert!(acme["entries"].as_array().unwrap().iter().all(|e| e["detail"]["companyId"] == "acme"), "{acme}");
+    let page = s.get("/admin/audit?limit=2", Some(&admin)).await.body;
+    assert_eq!(page["entries"].as_array().unwrap().len(), 2);
+    let next = page["nextBefore"].as_i64().unwrap();
+    let page2 = s.get(&format!("/admin/audit?limit=2&before={next}"), Some(&admin)).await.body;
+    assert_eq!(page2["entries"][0]["action"], "clients.invalidate");
+    assert_error(&s.get("/admin/audit?limit=x", Some(&admin)).await, 400, "bad_request");
+}
+
+#[tokio::test]
+async fn session_prune_removes_expired_sessions_old_runs_and_long_unseen_devices() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let names: Vec<String> = s.get("/admin/crons", Some(&admin)).await.body["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_owned()).collect();
+    assert!(names.contains(&"session-prune".to_string()), "{names:?}");
+    let alice = s.token("alice").await;
+    s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await;
+    let count = |sql: &str| -> i64 { s.state.store.lock().query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert!(count("SELECT COUNT(*) FROM refresh_tokens") >= 2);
+    assert_eq!(count("SELECT COUNT(*) FROM devices"), 1);
+    // Half a year and more later: every refresh token has expired, the device was never seen again.
+    s.advance_days(200.0).await;
+    let admin = s.token("admin").await;
+    let run = s.run_cron(&admin, "session-prune").await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert!(run["log"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains("device(s) unseen")), "{run}");
+    assert_eq!(count("SELECT COUNT(*) FROM devices"), 0);
+    assert_eq!(count("SELECT COUNT(*) FROM refresh_tokens WHERE expires_at <= (SELECT MAX(created_at) FROM refresh_tokens)"), 0, "only the fresh admin session is left");
+    assert_eq!(s.post("/auth/refresh", None, json!({"refreshToken": "gone"})).await.status, StatusCode::UNAUTHORIZED);
+}
+
+/// One request through the app as if it came from `peer` (the binary records connection info).
+async fn from_peer(app: axum::Router, peer: &str, method: &str, path: &str, body: Value) -> (StatusCode, Value) {
+    use tower::ServiceExt;
+    let mut request = axum::http::Request::builder().method(method).uri(path).header("content-type", "application/json").body(axum::body::Body::from(body.to_string())).unwrap();
+    request.extensions_mut().insert(axum::extract::ConnectInfo(peer.parse::<std::net::SocketAddr>().unwrap()));
+    let response = app.oneshot(request).await.unwrap();
+    let status = StatusCode::from_u16(response.status().as_u16()).unwrap();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn test_controls_answer_only_this_machine_and_the_rate_limit_counts_per_address() {
+    let settings = mock_server::settings::Settings { test_controls: true, auth_rate_burst: 2, auth_rate_per_min: 1, ..Default::default() };
+    let state = mock_server::state::AppState::new(settings, Default::default()).unwrap();
+    let app = mock_server::app(state);
+    let (status, body) = from_peer(app.clone(), "192.0.2.10:5000", "POST", "/__mock/reset", json!({})).await;
+    assert_eq!((status, body["error"].clone()), (StatusCode::FORBIDDEN, json!("forbidden")));
+    assert_eq!(from_peer(app.clone(), "127.0.0.1:5000", "POST", "/__mock/reset", json!({})).await.0, StatusCode::OK);
+
+    let login = json!({"username": "alice", "password": "wrong-pass"});
+    for _ in 0..2 {
+        assert_eq!(from_peer(app.clone(), "192.0.2.10:5000", "POST", "/auth", login.clone()).await.0, StatusCode::UNAUTHORIZED);
+    }
+    let (status, body) = from_peer(app.clone(), "192.0.2.10:5001", "POST", "/auth", login.clone()).await;
+    assert_eq!((status, body["error"].clone()), (StatusCode::TOO_MANY_REQUESTS, json!("rate_limited")), "the address, not the port, is counted");
+    assert_eq!(from_peer(app.clone(), "192.0.2.11:5000", "POST", "/auth", login).await.0, StatusCode::UNAUTHORIZED, "another address has its own budget");
+}

@@ -85,7 +85,7 @@ pub enum Admin {
     Topology(String),
     SetFlags { company_id: String, flags: Value, force: bool },
     Crons,
-    RunCron(&'static str),
+    RunCron(String),
     CronRun(String),
     InvalidateClients(String),
 }
@@ -107,7 +107,7 @@ impl Admin {
                 Some(flags.clone()),
             ),
             Admin::Crons => route(Get, "/admin/crons".into(), None),
-            Admin::RunCron(name) => route(Post, ["/admin/crons/", name, "/run"].concat(), None),
+            Admin::RunCron(name) => route(Post, ["/admin/crons/", &segment("cron", name)?, "/run"].concat(), None),
             Admin::CronRun(id) => route(Get, ["/admin/crons/runs/", &segment("runId", id)?].concat(), None),
             Admin::InvalidateClients(id) => route(Post, ["/admin/invalidate-clients/", &segment("companyId", id)?].concat(), None),
         })
@@ -127,7 +127,7 @@ mod tests {
         assert_eq!(Management::DeleteDevice("dev-1".into()).route().unwrap().method, Method::Delete);
         let f = Admin::SetFlags { company_id: "acme".into(), flags: json!({"rollingDb": true}), force: true }.route().unwrap();
         assert_eq!((f.method, f.path.as_str()), (Method::Patch, "/admin/rolling-db/flags/acme?force=true"));
-        assert_eq!(Admin::RunCron(CRON_ROTATE).route().unwrap().path, "/admin/crons/rolling-db-rotate/run");
+        assert_eq!(Admin::RunCron(CRON_ROTATE.into()).route().unwrap().path, "/admin/crons/rolling-db-rotate/run");
         assert_eq!(Admin::Topology("acme".into()).route().unwrap().path, "/admin/rolling-db/tenants/acme/topology");
         assert!(!Admin::Health.route().unwrap().needs_session);
     }

@@ -93,17 +93,23 @@ impl RollingDbAdmin {
 
     #[wasm_bindgen(js_name = runRotate, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
     pub fn run_rotate(&self) -> Result<Promise, JsValue> {
-        self.send(Admin::RunCron(CRON_ROTATE))
+        self.send(Admin::RunCron(CRON_ROTATE.into()))
     }
 
     #[wasm_bindgen(js_name = runDropEval, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
     pub fn run_drop_eval(&self) -> Result<Promise, JsValue> {
-        self.send(Admin::RunCron(CRON_DROP_EVAL))
+        self.send(Admin::RunCron(CRON_DROP_EVAL.into()))
     }
 
     #[wasm_bindgen(js_name = runArchive, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
     pub fn run_archive(&self) -> Result<Promise, JsValue> {
-        self.send(Admin::RunCron(CRON_ARCHIVE))
+        self.send(Admin::RunCron(CRON_ARCHIVE.into()))
+    }
+
+    /// Starts any cron `crons()` lists, by name (the console runs them all this way).
+    #[wasm_bindgen(js_name = runCron, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
+    pub fn run_cron(&self, #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> Result<Promise, JsValue> {
+        self.send(Admin::RunCron(id(&name, "name")?))
     }
 
     #[wasm_bindgen(js_name = cronRun, unchecked_return_type = "Promise<CallResult<CronRun>>")]

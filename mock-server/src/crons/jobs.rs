@@ -8,6 +8,8 @@ use crate::rolling::rotate::TenantRotation;
 use crate::rolling::warm::WarmOutcome;
 use crate::rolling::{archive, drop_eval, flags, invalidation, rotate, tenants, RollingError, RollingSettings};
 use crate::state::AppState;
+use crate::store::audit::{self, Actor};
+use crate::store::{devices, refresh_tokens};
 
 use super::{runs, Job};
 
@@ -113,7 +115,14 @@ fn rotate(ctx: &JobContext) -> bool {
     };
     let total = rolling.len() as u64 + 1;
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
-    let ok = ctx.per_tenant(&rolling, 0, total, |tx, t, now| rotate::rotate_tenant(tx, &settings, t, now), |id, r| {
+    let rotate_one = |tx: &rusqlite::Connection, t: &tenants::Tenant, now: i64| {
+        let r = rotate::rotate_tenant(tx, &settings, t, now)?;
+        if r.invalidated {
+            audit::record(tx, &Actor::system(super::ROTATE), "clients.invalidate", serde_json::json!({"companyId": t.id, "reason": "rolling-db-cutover"}), now)?;
+        }
+        Ok(r)
+    };
+    let ok = ctx.per_tenant(&rolling, 0, total, rotate_one, |id, r| {
         if r.invalidated {
             ctx.state.realtime.close_tenant(id);
         }
@@ -169,10 +178,38 @@ fn drop_eval(ctx: &JobContext) -> bool {
     })
 }
 
+/// What the store would otherwise keep forever: spent and revoked refresh tokens, the history of
+/// finished cron runs beyond the last few, devices unseen for months.
+fn prune(ctx: &JobContext) -> bool {
+    let now = ctx.now();
+    ctx.progress(0, 3, Some("session-prune: expired sessions, old cron runs, long-unseen devices"));
+    let result = ctx.state.store.tx(|tx| {
+        let tokens = refresh_tokens::prune(tx, now)?;
+        let runs = runs::prune(tx, RUN_HISTORY)?;
+        let devices = devices::prune_unseen(tx, now.saturating_sub(DEVICE_UNSEEN_DAYS * DAY_MS))?;
+        Ok((tokens, runs, devices))
+    });
+    let line = match &result {
+        Ok((tokens, runs, devices)) => format!(
+            "removed {tokens} expired or revoked refresh token(s), {runs} finished run(s) beyond the last {RUN_HISTORY} of each cron, {devices} device(s) unseen for {DEVICE_UNSEEN_DAYS} days"
+        ),
+        Err(e) => format!("session-prune failed, nothing removed: {}", e.body().message),
+    };
+    ctx.progress(3, 3, Some(&line));
+    result.is_ok()
+}
+
+/// Finished runs kept per cron.
+pub const RUN_HISTORY: u32 = 50;
+/// A device not seen for this long is forgotten (it registers again when it comes back).
+pub const DEVICE_UNSEEN_DAYS: i64 = 180;
+const DAY_MS: i64 = 86_400_000;
+
 pub fn run(job: Job, ctx: &JobContext) -> bool {
     match job {
         Job::Rotate => rotate(ctx),
         Job::DropEval => drop_eval(ctx),
         Job::Archive => archive(ctx),
+        Job::Prune => prune(ctx),
     }
 }

@@ -1,5 +1,6 @@
-//! The operations crons: `rolling-db-rotate` (05:00), `rolling-db-drop-eval` (04:00) and
-//! `rolling-db-archive` (03:00, before the drop evaluation reads its result), run on schedule
+//! The operations crons: `rolling-db-rotate` (05:00), `rolling-db-drop-eval` (04:00),
+//! `rolling-db-archive` (03:00, before the drop evaluation reads its result) and the mock
+//! server's own housekeeping, `session-prune` (02:00), run on schedule
 //! against the server clock or on demand. A run holds its cron's lock in the store, so two
 //! server processes on one data file never run it twice.
 
@@ -15,6 +16,7 @@ pub enum Job {
     Rotate,
     DropEval,
     Archive,
+    Prune,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,11 +46,13 @@ impl CronDef {
 pub const ROTATE: &str = "rolling-db-rotate";
 pub const DROP_EVAL: &str = "rolling-db-drop-eval";
 pub const ARCHIVE: &str = "rolling-db-archive";
+pub const PRUNE: &str = "session-prune";
 
-pub const CRONS: [CronDef; 3] = [
+pub const CRONS: [CronDef; 4] = [
     CronDef { name: ROTATE, hour: 5, minute: 0, job: Job::Rotate },
     CronDef { name: DROP_EVAL, hour: 4, minute: 0, job: Job::DropEval },
     CronDef { name: ARCHIVE, hour: 3, minute: 0, job: Job::Archive },
+    CronDef { name: PRUNE, hour: 2, minute: 0, job: Job::Prune },
 ];
 
 pub fn find(name: &str) -> Option<&'static CronDef> {

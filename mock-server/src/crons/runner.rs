@@ -5,15 +5,23 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::auth::secrets::random_id;
 use crate::error::{AppError, AppResult};
 use crate::state::AppState;
+use crate::store::audit::{self, Actor};
 
 use super::jobs::{self, JobContext};
 use super::{runs, CronDef};
 
-/// Returns the run id and whether that run was already going.
-pub fn trigger(state: &AppState, cron: &'static CronDef) -> AppResult<(String, bool)> {
+/// Returns the run id and whether that run was already going. A new run is audited with who
+/// started it (a user, or the scheduler).
+pub fn trigger(state: &AppState, cron: &'static CronDef, actor: &Actor) -> AppResult<(String, bool)> {
     let now = state.clock.now_ms();
     let new_id = random_id("run");
-    let (run_id, already) = state.store.tx(|tx| runs::start_or_join(tx, cron.name, &new_id, &state.instance_id, now).map_err(AppError::from))?;
+    let (run_id, already) = state.store.tx(|tx| {
+        let (run_id, already) = runs::start_or_join(tx, cron.name, &new_id, &state.instance_id, now)?;
+        if !already {
+            audit::record(tx, actor, "cron.run", serde_json::json!({"cron": cron.name, "runId": run_id}), now)?;
+        }
+        Ok::<_, AppError>((run_id, already))
+    })?;
     if !already {
         let state = state.clone();
         let id = run_id.clone();

@@ -128,6 +128,18 @@ pub fn finish(conn: &Connection, run_id: &str, succeeded: bool, now_ms: i64) -> 
     Ok(())
 }
 
+/// Keeps the newest `keep` finished runs of each cron; a running one is never touched.
+pub fn prune(conn: &Connection, keep: u32) -> rusqlite::Result<usize> {
+    conn.execute(
+        "DELETE FROM cron_runs WHERE status != 'running' AND run_id NOT IN (
+           SELECT run_id FROM (
+             SELECT run_id, ROW_NUMBER() OVER (PARTITION BY cron ORDER BY started_at DESC, run_id DESC) AS n
+             FROM cron_runs WHERE status != 'running'
+           ) WHERE n <= ?1)",
+        params![keep],
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,3 +168,4 @@ mod tests {
         assert_eq!(last_finished(&c, "rotate").unwrap().unwrap().run_id, "r3");
     }
 }
+

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::{runner, Job, CRONS};
 use crate::state::AppState;
+use crate::store::audit::Actor;
 
 pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
     let now = state.clock.now_ms();
@@ -24,7 +25,7 @@ pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
                         tracing::info!("{}: skipped, AUTO_ARCHIVE_ENABLED is false", cron.name);
                         continue;
                     }
-                    match runner::trigger(&state, cron) {
+                    match runner::trigger(&state, cron, &Actor::system("scheduler")) {
                         Ok((run, _)) => tracing::info!("{} started on schedule as {run}", cron.name),
                         Err(e) => tracing::error!("{} could not start: {e:?}", cron.name),
                     }

@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::error::{AppError, AppResult};
-use crate::extract::{ApiJson, AuthUser};
+use crate::extract::{ApiJson, AuthUser, ClientIp};
+use crate::store::audit::{self, Actor};
 use crate::rolling::flags::{self, FlagPatch, Flags};
 use crate::rolling::invalidation;
 use crate::rolling::{tenants, views, RollingSettings};
@@ -26,6 +27,31 @@ pub fn router() -> Router<AppState> {
         .route("/admin/rolling-db/tenants/{id}/topology", get(topology))
         .route("/admin/rolling-db/flags/{id}", patch(set_flags))
         .route("/admin/invalidate-clients/{id}", post(invalidate_clients))
+        .route("/admin/audit", get(audit_log))
+}
+
+/// Query strings are read as text, so a malformed number gets the contract's error body.
+#[derive(Deserialize)]
+struct AuditQuery {
+    #[serde(rename = "companyId")]
+    company_id: Option<String>,
+    before: Option<String>,
+    limit: Option<String>,
+}
+
+fn number<T: std::str::FromStr>(value: Option<&str>, name: &str) -> AppResult<Option<T>> {
+    value.map(|v| v.parse().map_err(|_| AppError::bad_request(format!("{name} must be a whole number, got {v:?}")))).transpose()
+}
+
+/// `GET /admin/audit?companyId=&before=&limit=`: newest first, a page at a time (`before` is the
+/// last `id` of the previous page; `nextBefore` is `null` on the last page).
+async fn audit_log(State(state): State<AppState>, user: AuthUser, Query(q): Query<AuditQuery>) -> AppResult<Json<Value>> {
+    user.require_any(&READ_ROLES)?;
+    let limit = number::<u32>(q.limit.as_deref(), "limit")?.unwrap_or(50).clamp(1, 500);
+    let before = number::<i64>(q.before.as_deref(), "before")?;
+    let entries = audit::list(&state.store.lock(), q.company_id.as_deref(), before, limit)?;
+    let next = if entries.len() == limit as usize { entries.last().and_then(|e| e["id"].as_i64()) } else { None };
+    Ok(Json(json!({ "entries": entries, "nextBefore": next })))
 }
 
 fn settings(state: &AppState) -> RollingSettings {
@@ -95,6 +121,7 @@ fn parse_patch(body: &Value) -> AppResult<FlagPatch> {
 async fn set_flags(
     State(state): State<AppState>,
     user: AuthUser,
+    ip: ClientIp,
     Path(id): Path<String>,
     Query(query): Query<ForceQuery>,
     ApiJson(body): ApiJson<Value>,
@@ -103,17 +130,27 @@ async fn set_flags(
     let force = parse_force(&query)?;
     let patch = parse_patch(&body)?;
     let now = state.clock.now_ms();
-    let flags = state.store.tx(|tx| flags::apply(tx, &id, patch, &user.0.user_id, force, now).map_err(AppError::from))?;
+    let flags = state.store.tx(|tx| {
+        let before = flags::get(tx, &id)?;
+        let after = flags::apply(tx, &id, patch, &user.0.user_id, force, now)?;
+        let detail = json!({"companyId": id, "request": body, "before": before, "after": after, "forced": force});
+        audit::record(tx, &Actor::user(&user.0, ip), if force { "flags.force" } else { "flags.change" }, detail, now)?;
+        Ok::<_, AppError>(after)
+    })?;
     tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.rolling_db, rolling_db_drop = flags.rolling_db_drop, "flags changed");
     Ok(Json(flags))
 }
 
 /// Every device of the tenant re-bootstraps at its next handshake, from where the tenant's
 /// catalogue lives now (CORE, or the legacy database after a rollback).
-async fn invalidate_clients(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn invalidate_clients(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_any(&WRITE_ROLES)?;
     let now = state.clock.now_ms();
-    let (at, routing) = state.store.tx(|tx| invalidation::invalidate_tenant(tx, &state.settings.db_prefix, &id, now).map_err(AppError::from))?;
+    let (at, routing) = state.store.tx(|tx| {
+        let (at, routing) = invalidation::invalidate_tenant(tx, &state.settings.db_prefix, &id, now)?;
+        audit::record(tx, &Actor::user(&user.0, ip), "clients.invalidate", json!({"companyId": id, "invalidatedAt": at, "routing": routing.as_str()}), now)?;
+        Ok::<_, AppError>((at, routing))
+    })?;
     state.realtime.close_tenant(&id);
     tracing::info!(tenant = %id, routing = routing.as_str(), by = %user.0.user_id, "clients invalidated");
     Ok(Json(json!({ "companyId": id, "invalidatedAt": at })))

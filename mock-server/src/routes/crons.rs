@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 use super::admin::{READ_ROLES, WRITE_ROLES};
 use crate::crons::{self, runner, runs, CRONS};
 use crate::error::{AppError, AppResult};
-use crate::extract::AuthUser;
+use crate::extract::{AuthUser, ClientIp};
+use crate::store::audit::Actor;
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -45,10 +46,10 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
 }
 
 /// 202 with the run (an already running one is returned, never doubled) and its `Location`.
-async fn run(State(state): State<AppState>, user: AuthUser, Path(name): Path<String>) -> AppResult<impl IntoResponse> {
+async fn run(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(name): Path<String>) -> AppResult<impl IntoResponse> {
     user.require_any(&WRITE_ROLES)?;
     let cron = crons::find(&name).ok_or_else(|| AppError::NotFound("unknown_cron", format!("no cron {name:?}")))?;
-    let (run_id, already) = runner::trigger(&state, cron)?;
+    let (run_id, already) = runner::trigger(&state, cron, &Actor::user(&user.0, ip))?;
     tracing::info!(cron = cron.name, run = %run_id, already_running = already, by = %user.0.user_id, "cron run requested");
     let location = format!("/admin/crons/runs/{run_id}");
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(json!({ "runId": run_id, "status": "running", "alreadyRunning": already }))))

@@ -1,7 +1,10 @@
 //! Test controls, mounted only with `MOCK_TEST_CONTROLS`: move the clock, restore the seed,
-//! count requests.
+//! count requests. They answer only callers on this machine (loopback): `make demo` turns them
+//! on, and a demo reachable from a network must not let anyone wipe or time-travel its data.
 
-use axum::extract::State;
+use axum::extract::{Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
@@ -9,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::clock::DAY_MS;
 use crate::error::{AppError, AppResult};
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ClientIp};
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -18,6 +21,14 @@ pub fn router() -> Router<AppState> {
         .route("/__mock/reset", post(reset))
         .route("/__mock/stats", get(stats))
         .route("/__mock/slow", post(slow))
+        .route_layer(middleware::from_fn(loopback_only))
+}
+
+async fn loopback_only(ip: ClientIp, request: Request, next: Next) -> Response {
+    match ip.0 {
+        Some(addr) if !addr.is_loopback() => AppError::Forbidden("the test controls answer only callers on the server's own machine".into()).into_response(),
+        _ => next.run(request).await,
+    }
 }
 
 #[derive(Deserialize)]

@@ -79,3 +79,8 @@ pub fn latest_for(conn: &Connection, user_id: &str, company_id: &str) -> rusqlit
 pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<usize> {
     conn.execute("DELETE FROM devices WHERE id = ?1", [id])
 }
+
+/// Forgets devices last seen (or, never seen, created) before `before_ms`; answers how many.
+pub fn prune_unseen(conn: &Connection, before_ms: i64) -> rusqlite::Result<usize> {
+    conn.execute("DELETE FROM devices WHERE COALESCE(last_seen_at, created_at) < ?1", params![before_ms])
+}

@@ -36,6 +36,15 @@ pub fn revoke_family(conn: &Connection, family_id: &str, now_ms: i64) -> rusqlit
     conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE family_id = ?1 AND revoked_at IS NULL", params![family_id, now_ms])
 }
 
+/// Forgets tokens past their expiry, and tokens revoked over a day ago (kept that long so a
+/// replay still reads as revoked); answers how many.
+pub fn prune(conn: &Connection, now_ms: i64) -> rusqlite::Result<usize> {
+    conn.execute(
+        "DELETE FROM refresh_tokens WHERE expires_at <= ?1 OR (revoked_at IS NOT NULL AND revoked_at <= ?1 - 86400000)",
+        params![now_ms],
+    )
+}
+
 /// Ends every session of a user (a password or role change); answers how many tokens it revoked.
 pub fn revoke_user(conn: &Connection, user_id: &str, now_ms: i64) -> rusqlite::Result<usize> {
     conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL", params![user_id, now_ms])

@@ -112,8 +112,11 @@ async fn a_device_on_an_old_sdk_is_routed_to_legacy() {
     let admin = token_for("admin").await;
     call("PATCH", "/admin/rolling-db/flags/acme", Some(&admin), Some(json!({"rollingDb": true}))).await;
     run_cron(&admin, "rolling-db-rotate").await;
-    // A raw socket speaking the protocol as SDK 1.4.16 would.
+    // A raw socket speaking the protocol as SDK 1.4.16 would, on a device it registered first
+    // (the handshake updates registered devices only).
     let alice = token_for("alice").await;
+    let (_, registered) = call("POST", "/auth/connect", Some(&alice), Some(json!({"sdkVersion": "1.4.16"}))).await;
+    let device_id = registered["deviceId"].as_str().unwrap().to_owned();
     let url = format!("{}/realtime", base_url().replace("http://", "ws://"));
     let ws = web_sys::WebSocket::new(&url).unwrap();
     let frames = Rc::new(RefCell::new(Vec::<Value>::new()));
@@ -122,7 +125,7 @@ async fn a_device_on_an_old_sdk_is_routed_to_legacy() {
         sink.borrow_mut().push(serde_json::from_str(&e.data().as_string().unwrap()).unwrap());
     });
     ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-    let init = json!({"type": "sdk:init", "payload": {"token": alice, "deviceId": "old-till", "sdkVersion": "1.4.16", "lastInvalidation": null}}).to_string();
+    let init = json!({"type": "sdk:init", "payload": {"token": alice, "deviceId": device_id, "sdkVersion": "1.4.16", "lastInvalidation": null}}).to_string();
     let open_ws = ws.clone();
     let on_open = Closure::<dyn FnMut()>::new(move || {
         open_ws.send_with_str(&init).unwrap();
@@ -136,7 +139,7 @@ async fn a_device_on_an_old_sdk_is_routed_to_legacy() {
     // And the fleet view shows the old SDK, so an operator sees why.
     let (_, fleet) = call("GET", "/admin/rolling-db/tenants", Some(&admin), None).await;
     let acme = fleet["tenants"].as_array().unwrap().iter().find(|t| t["companyId"] == "acme").unwrap().clone();
-    assert!(acme["devices"].as_array().unwrap().iter().any(|d| d["deviceId"] == "old-till" && d["sdkVersion"] == "1.4.16"));
+    assert!(acme["devices"].as_array().unwrap().iter().any(|d| d["deviceId"] == device_id.as_str() && d["sdkVersion"] == "1.4.16"));
 }
 
 #[wasm_bindgen_test]

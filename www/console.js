@@ -6,8 +6,8 @@ const CRON_LABELS = {
   "rolling-db-rotate": "Rotate: warm CORE, prewarm day databases, cut over",
   "rolling-db-archive": "Archive: drain, copy to *_archive, reconcile",
   "rolling-db-drop-eval": "Drop evaluation: drop what passed the three locks and the TTL",
+  "session-prune": "Housekeeping: expired sessions, old runs, long-unseen devices",
 };
-const RUNNERS = { "rolling-db-rotate": "runRotate", "rolling-db-archive": "runArchive", "rolling-db-drop-eval": "runDropEval" };
 
 /** Whether a device's SDK predates the catalogue cutover switch (1.4.17). */
 function beforeCutover(version) {
@@ -93,7 +93,7 @@ export function createConsole(auth, admin) {
 
   async function runCron(name) {
     running = true;
-    const started = await admin[RUNNERS[name]]();
+    const started = await admin.runCron(name);
     if (!started.success) {
       running = false;
       fail(`${name} did not start: ${explain(started)}`);
@@ -156,6 +156,17 @@ export function createConsole(auth, admin) {
     }
   }
 
+  function renderAudit(page) {
+    const body = $("audit").tBodies[0];
+    body.replaceChildren();
+    for (const e of page.entries) {
+      const d = e.detail ?? {};
+      const what = d.cron ?? (d.after ? `rollingDb ${d.after.rollingDb}, rollingDbDrop ${d.after.rollingDbDrop}` : d.username ?? d.reason ?? d.routing ?? "");
+      body.append(row(time(e.at), e.actor, e.action, what, e.ip ?? "—"));
+    }
+    if (!page.entries.length) body.append(row("nothing recorded for this tenant yet", "", "", "", ""));
+  }
+
   function renderCluster(view) {
     setText("cluster-summary", `${view.openDbs} of ${view.maxDbsOpen} databases open (ROLLING_DB_MAX_OPEN)`);
     const body = $("cluster").tBodies[0];
@@ -175,9 +186,12 @@ export function createConsole(auth, admin) {
     $("console-body").hidden = !open;
     if (!open) return;
     fail("");
-    const [fleet, crons, cluster, topo, recon, cand] = await Promise.all([
+    const [fleet, crons, cluster, topo, recon, cand, audit] = await Promise.all([
       admin.tenants(), admin.crons(), admin.cluster(), admin.topology(tenant), admin.reconciliation(tenant), admin.cleanupCandidates(tenant),
+      admin.auditLog({ companyId: tenant, limit: 8 }),
     ]);
+    $("audit-card").hidden = !audit.success;
+    if (audit.success) renderAudit(audit.data);
     if (fleet.success) renderFleet(fleet.data);
     else fail(`The fleet view needs sys_admin: ${explain(fleet)}. Flags, crons and invalidation still work for key_manager.`);
     if (crons.success) renderCrons(crons.data);

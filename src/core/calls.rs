@@ -88,6 +88,8 @@ pub enum Admin {
     RunCron(String),
     CronRun(String),
     InvalidateClients(String),
+    /// `GET /admin/audit`, optionally for one tenant, a page of `limit` before entry `before`.
+    Audit { company_id: Option<String>, before: Option<u64>, limit: Option<u32> },
 }
 
 impl Admin {
@@ -110,6 +112,20 @@ impl Admin {
             Admin::RunCron(name) => route(Post, ["/admin/crons/", &segment("cron", name)?, "/run"].concat(), None),
             Admin::CronRun(id) => route(Get, ["/admin/crons/runs/", &segment("runId", id)?].concat(), None),
             Admin::InvalidateClients(id) => route(Post, ["/admin/invalidate-clients/", &segment("companyId", id)?].concat(), None),
+            Admin::Audit { company_id, before, limit } => {
+                let mut query = Vec::new();
+                if let Some(id) = company_id {
+                    query.push(["companyId=", &segment("companyId", id)?].concat());
+                }
+                if let Some(before) = before {
+                    query.push(["before=", &before.to_string()].concat());
+                }
+                if let Some(limit) = limit {
+                    query.push(["limit=", &limit.to_string()].concat());
+                }
+                let path = if query.is_empty() { "/admin/audit".to_owned() } else { ["/admin/audit?", &query.join("&")].concat() };
+                route(Get, path, None)
+            }
         })
     }
 }
@@ -127,6 +143,11 @@ mod tests {
         assert_eq!(Management::DeleteDevice("dev-1".into()).route().unwrap().method, Method::Delete);
         let f = Admin::SetFlags { company_id: "acme".into(), flags: json!({"rollingDb": true}), force: true }.route().unwrap();
         assert_eq!((f.method, f.path.as_str()), (Method::Patch, "/admin/rolling-db/flags/acme?force=true"));
+        let audit = Admin::Audit { company_id: Some("acme".into()), before: Some(9), limit: Some(5) };
+        assert_eq!(audit.route().unwrap().path, "/admin/audit?companyId=acme&before=9&limit=5");
+        assert_eq!(Admin::Audit { company_id: None, before: None, limit: None }.route().unwrap().path, "/admin/audit");
+        assert!(Admin::Audit { company_id: Some("a&b=c".into()), before: None, limit: None }.route().is_err());
+        assert!(Admin::RunCron("../x".into()).route().is_err());
         assert_eq!(Admin::RunCron(CRON_ROTATE.into()).route().unwrap().path, "/admin/crons/rolling-db-rotate/run");
         assert_eq!(Admin::Topology("acme".into()).route().unwrap().path, "/admin/rolling-db/tenants/acme/topology");
         assert!(!Admin::Health.route().unwrap().needs_session);

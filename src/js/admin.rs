@@ -117,6 +117,26 @@ impl RollingDbAdmin {
         self.send(Admin::CronRun(id(&run_id, "runId")?))
     }
 
+    /// The audit log (sys_admin): newest first; `{companyId?, before?, limit?}` picks a tenant
+    /// and a page (`before` is the previous page's `nextBefore`).
+    #[wasm_bindgen(js_name = auditLog, unchecked_return_type = "Promise<CallResult<AuditPage>>")]
+    pub fn audit_log(&self, #[wasm_bindgen(unchecked_param_type = "AuditQuery | undefined")] query: JsValue) -> Result<Promise, JsValue> {
+        let query = if query.is_undefined() || query.is_null() { serde_json::Map::new() } else { object_arg(&query, "query")? };
+        let company_id = match query.get("companyId") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => Some(id.clone()),
+            Some(_) => return Err(invalid("companyId must be a string")),
+        };
+        let whole = |name: &str| -> Result<Option<u64>, JsValue> {
+            match query.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(v) => v.as_u64().map(Some).ok_or_else(|| invalid([name, " must be a whole number"].concat())),
+            }
+        };
+        let limit = whole("limit")?.map(|l| l.min(500) as u32);
+        self.send(Admin::Audit { company_id, before: whole("before")?, limit })
+    }
+
     #[wasm_bindgen(js_name = invalidateClients, unchecked_return_type = "Promise<CallResult<InvalidationResult>>")]
     pub fn invalidate_clients(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
         self.send(Admin::InvalidateClients(id(&company_id, "companyId")?))

@@ -294,6 +294,31 @@ export interface CronsView {
   crons: CronInfo[];
 }
 
+export interface AuditQuery {
+  companyId?: string;
+  /** The previous page's `nextBefore`. */
+  before?: number;
+  /** 1–500, default 50. */
+  limit?: number;
+}
+
+export interface AuditEntry {
+  id: number;
+  /** ms since the epoch. */
+  at: number;
+  /** A user id, or `system:<cron>` for scheduled work. */
+  actor: string;
+  /** `flags.change`, `flags.force`, `cron.run`, `clients.invalidate`, `user.create`, `user.roles`, `user.password`, `user.delete`, `company.sign_up`. */
+  action: string;
+  ip: string | null;
+  detail: Record<string, unknown>;
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  nextBefore: number | null;
+}
+
 export interface CronRunStarted {
   runId: string;
   status: "running";

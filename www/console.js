@@ -2,19 +2,18 @@
 // RollingDbAdmin. Reads need sys_admin; flags, crons and invalidation accept key_manager too.
 import { $, el, explain, row, setText, time } from "./dom.js";
 
-const CRON_LABELS = {
-  "rolling-db-rotate": "Rotate: warm CORE, prewarm day databases, cut over",
-  "rolling-db-archive": "Archive: drain, copy to *_archive, reconcile",
-  "rolling-db-drop-eval": "Drop evaluation: drop what passed the three locks and the TTL",
-  "session-prune": "Housekeeping: expired sessions, old runs, long-unseen devices",
-};
+/** `[major, minor, patch]` of a version, or null when unreadable. */
+function versionParts(version) {
+  const parts = String(version ?? "").replace(/^v/, "").split(/[-+]/)[0].split(".").slice(0, 3).map(Number);
+  return parts.some(Number.isNaN) ? null : [parts[0] ?? 0, parts[1] ?? 0, parts[2] ?? 0];
+}
 
-/** Whether a device's SDK predates the catalogue cutover switch (1.4.17). */
-function beforeCutover(version) {
-  const parts = String(version ?? "").split(/[.-]/).slice(0, 3).map(Number);
-  if (parts.length < 1 || parts.some(Number.isNaN)) return false;
-  const [a = 0, b = 0, c = 0] = parts;
-  return a < 1 || (a === 1 && (b < 4 || (b === 4 && c < 17)));
+/** Whether a device's SDK predates the cutover version the server announces. */
+function beforeCutover(version, cutover) {
+  const [v, c] = [versionParts(version), versionParts(cutover)];
+  if (!v || !c) return false;
+  for (let i = 0; i < 3; i++) if (v[i] !== c[i]) return v[i] < c[i];
+  return false;
 }
 
 export function createConsole(auth, admin) {
@@ -64,7 +63,7 @@ export function createConsole(auth, admin) {
     body.replaceChildren();
     for (const t of view.tenants) {
       const sdks = t.devices.length
-        ? t.devices.map((d) => `${d.sdkVersion ?? "?"}${beforeCutover(d.sdkVersion) ? " ⚠ too old" : ""}`).join(", ")
+        ? t.devices.map((d) => `${d.sdkVersion ?? "?"}${beforeCutover(d.sdkVersion, view.cutoverSdkVersion) ? " ⚠ too old" : ""}`).join(", ")
         : "no devices yet";
       body.append(row(`${t.name} (${t.companyId})`, toggle(t.companyId, "rollingDb", t.rollingDb, false),
         toggle(t.companyId, "rollingDbDrop", t.rollingDbDrop, !t.rollingDb), t.coreExists ? "exists" : "—", t.dayDatabases, sdks));
@@ -86,7 +85,7 @@ export function createConsole(auth, admin) {
       b.disabled = running || c.running;
       b.addEventListener("click", () => runCron(c.name));
       const label = el("span", c.name, "cron-name");
-      label.title = CRON_LABELS[c.name] ?? "";
+      label.title = c.description ?? "";
       body.append(row(label, `${c.schedule} UTC${c.scheduled ? "" : " (off)"}`, c.lastResult ? `${c.lastResult}, ${time(c.lastRunAt)}` : "never", time(c.nextRunAt), b));
     }
   }

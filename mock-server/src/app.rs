@@ -9,6 +9,7 @@ use tower_http::cors::CorsLayer;
 use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 
+use session_broker::protocol::errors as code;
 use crate::error::AppError;
 use crate::routes;
 use crate::state::AppState;
@@ -17,7 +18,7 @@ use crate::state::AppState;
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
 
 async fn not_found() -> AppError {
-    AppError::NotFound("not_found", "no such route".into())
+    AppError::NotFound(code::NOT_FOUND, "no such route".into())
 }
 
 async fn method_not_allowed() -> AppError {

@@ -4,6 +4,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use session_broker::protocol::errors as code;
 use session_broker::protocol::ErrorBody;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +33,7 @@ pub type AppResult<T> = Result<T, AppError>;
 
 impl AppError {
     pub fn bad_request(message: impl Into<String>) -> Self {
-        AppError::BadRequest("bad_request", message.into())
+        AppError::BadRequest(code::BAD_REQUEST, message.into())
     }
 
     pub fn status(&self) -> StatusCode {
@@ -52,11 +53,11 @@ impl AppError {
     pub fn body(&self) -> ErrorBody {
         let (code, message): (&str, String) = match self {
             AppError::BadRequest(c, m) | AppError::Unauthorized(c, m) | AppError::NotFound(c, m) | AppError::Conflict(c, m) => (c, m.clone()),
-            AppError::Forbidden(m) => ("forbidden", m.clone()),
-            AppError::MethodNotAllowed => ("method_not_allowed", "this route does not accept that method".into()),
-            AppError::PayloadTooLarge => ("payload_too_large", "the request body is larger than the server accepts".into()),
-            AppError::UnsupportedMediaType => ("unsupported_media_type", "send the body as JSON with Content-Type: application/json".into()),
-            AppError::Internal(_) => ("internal", "the server failed; see its log".into()),
+            AppError::Forbidden(m) => (code::FORBIDDEN, m.clone()),
+            AppError::MethodNotAllowed => (code::METHOD_NOT_ALLOWED, "this route does not accept that method".into()),
+            AppError::PayloadTooLarge => (code::PAYLOAD_TOO_LARGE, "the request body is larger than the server accepts".into()),
+            AppError::UnsupportedMediaType => (code::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json".into()),
+            AppError::Internal(_) => (code::INTERNAL, "the server failed; see its log".into()),
         };
         ErrorBody { error: code.to_owned(), message }
     }
@@ -83,16 +84,16 @@ impl From<crate::rolling::RollingError> for AppError {
         use crate::rolling::RollingError as R;
         let message = e.to_string();
         match e {
-            R::UnknownTenant(_) => AppError::NotFound("unknown_tenant", message),
-            R::DropRequiresRollingDb => AppError::Conflict("drop_requires_rolling_db", message),
-            R::SdkTooOld(_) => AppError::Conflict("sdk_too_old", message),
+            R::UnknownTenant(_) => AppError::NotFound(code::UNKNOWN_TENANT, message),
+            R::DropRequiresRollingDb => AppError::Conflict(code::DROP_REQUIRES_ROLLING_DB, message),
+            R::SdkTooOld(_) => AppError::Conflict(code::SDK_TOO_OLD, message),
             R::NothingToChange => AppError::bad_request(message),
-            R::NoCatalogue(_) => AppError::Conflict("no_catalogue", message),
-            R::DocDb(DocDbError::AllDbsActive { .. }) => AppError::Conflict("all_dbs_active", message),
-            R::DocDb(DocDbError::Conflict(_)) => AppError::Conflict("conflict", message),
-            R::DocDb(DocDbError::Exists(_)) => AppError::Conflict("file_exists", message),
-            R::DocDb(DocDbError::Missing(_)) => AppError::NotFound("not_found", message),
-            R::DocDb(DocDbError::IllegalName(_)) => AppError::BadRequest("illegal_database_name", message),
+            R::NoCatalogue(_) => AppError::Conflict(code::NO_CATALOGUE, message),
+            R::DocDb(DocDbError::AllDbsActive { .. }) => AppError::Conflict(code::ALL_DBS_ACTIVE, message),
+            R::DocDb(DocDbError::Conflict(_)) => AppError::Conflict(code::CONFLICT, message),
+            R::DocDb(DocDbError::Exists(_)) => AppError::Conflict(code::FILE_EXISTS, message),
+            R::DocDb(DocDbError::Missing(_)) => AppError::NotFound(code::NOT_FOUND, message),
+            R::DocDb(DocDbError::IllegalName(_)) => AppError::BadRequest(code::ILLEGAL_DATABASE_NAME, message),
             R::DocDb(DocDbError::Store(e)) | R::Store(e) => AppError::Internal(e),
         }
     }

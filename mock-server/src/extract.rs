@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 use session_broker::protocol::JwtClaims;
 
+use session_broker::protocol::errors as code;
 use crate::error::AppError;
 use crate::state::AppState;
 
@@ -29,8 +30,8 @@ fn json_rejection(rejection: JsonRejection) -> AppError {
         StatusCode::PAYLOAD_TOO_LARGE => AppError::PayloadTooLarge,
         StatusCode::UNSUPPORTED_MEDIA_TYPE => AppError::UnsupportedMediaType,
         _ => match rejection {
-            JsonRejection::JsonSyntaxError(e) => AppError::BadRequest("malformed_json", format!("the body is not valid JSON: {}", e.body_text())),
-            other => AppError::BadRequest("invalid_body", other.body_text()),
+            JsonRejection::JsonSyntaxError(e) => AppError::BadRequest(code::MALFORMED_JSON, format!("the body is not valid JSON: {}", e.body_text())),
+            other => AppError::BadRequest(code::INVALID_BODY, other.body_text()),
         },
     }
 }
@@ -46,14 +47,14 @@ fn bearer(parts: &Parts) -> Result<&str, AppError> {
     let header = parts
         .headers
         .get(axum::http::header::AUTHORIZATION)
-        .ok_or_else(|| AppError::Unauthorized("missing_token", "this route needs Authorization: Bearer <token>".into()))?;
+        .ok_or_else(|| AppError::Unauthorized(code::MISSING_TOKEN, "this route needs Authorization: Bearer <token>".into()))?;
     header
         .to_str()
         .ok()
         .and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")))
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| AppError::Unauthorized("invalid_token", "the Authorization header is not 'Bearer <token>'".into()))
+        .ok_or_else(|| AppError::Unauthorized(code::INVALID_TOKEN, "the Authorization header is not 'Bearer <token>'".into()))
 }
 
 impl FromRequestParts<AppState> for AuthUser {
@@ -119,10 +120,10 @@ impl FromRequestParts<AppState> for DocdbUser {
         }
         let get = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let caller = crate::auth::secrets::verify_docdb_headers(&state.tokens.docdb_key, get)
-            .ok_or_else(|| AppError::Unauthorized("invalid_token", "the X-Docdb-* headers are not ours".into()))?;
+            .ok_or_else(|| AppError::Unauthorized(code::INVALID_TOKEN, "the X-Docdb-* headers are not ours".into()))?;
         let live = crate::store::refresh_tokens::family_live(&state.store.lock(), &caller.session_id, state.clock.now_ms())?;
         if !live {
-            return Err(AppError::Unauthorized("session_ended", "the session these headers belong to has ended; log in again".into()));
+            return Err(AppError::Unauthorized(code::SESSION_ENDED, "the session these headers belong to has ended; log in again".into()));
         }
         Ok(DocdbUser { company_id: caller.company_id })
     }

@@ -15,6 +15,8 @@ use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::key_extractor::KeyExtractor;
 use tower_governor::{GovernorError, GovernorLayer};
 
+use session_broker::protocol::errors;
+
 use crate::settings::Settings;
 use crate::state::AppState;
 
@@ -35,7 +37,7 @@ fn refused(e: GovernorError) -> Response<Body> {
         GovernorError::TooManyRequests { wait_time, .. } => (StatusCode::TOO_MANY_REQUESTS, wait_time.max(1), "too many sign-in requests from this address; wait and try again"),
         _ => (StatusCode::INTERNAL_SERVER_ERROR, 1, "the rate limiter failed"),
     };
-    let code = if status == StatusCode::TOO_MANY_REQUESTS { "rate_limited" } else { "internal" };
+    let code = if status == StatusCode::TOO_MANY_REQUESTS { errors::RATE_LIMITED } else { errors::INTERNAL };
     let body = serde_json::json!({"error": code, "message": message}).to_string();
     Response::builder()
         .status(status)

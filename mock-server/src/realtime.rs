@@ -1,13 +1,10 @@
 //! The realtime hub: which sockets are open for which tenant, so an invalidation can close them
-//! (code 4000) and every device meets the invalidation at its reconnect handshake.
+//! (`CLOSE_INVALIDATED`) and every device meets the invalidation at its reconnect handshake.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use tokio::sync::watch;
-
-/// Close code sent to a tenant's sockets when it is invalidated.
-pub const CLOSE_INVALIDATED: u16 = 4000;
 
 #[derive(Debug, Default)]
 pub struct Hub {

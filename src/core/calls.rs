@@ -70,9 +70,7 @@ impl Management {
     }
 }
 
-pub const CRON_ROTATE: &str = "rolling-db-rotate";
-pub const CRON_DROP_EVAL: &str = "rolling-db-drop-eval";
-pub const CRON_ARCHIVE: &str = "rolling-db-archive";
+pub use crate::protocol::ops::{CRON_ARCHIVE, CRON_DROP_EVAL, CRON_ROTATE};
 
 /// `RollingDbAdmin`'s operations calls.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,12 +14,9 @@ use serde_json::{json, Value};
 use super::hooks::HookList;
 use super::ports::{LocalBoxFuture, Method};
 use super::session::Session;
+pub use crate::protocol::realtime::{is_refusal, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED};
+use crate::protocol::realtime::{ClientFrame, InvalidateLocal, Ready, SdkInit, ServerFrame};
 use crate::protocol::SDK_VERSION;
-
-/// Close codes of the protocol.
-pub const CLOSE_INVALIDATED: u16 = 4000;
-pub const CLOSE_BAD_REQUEST: u16 = 4400;
-pub const CLOSE_UNAUTHORIZED: u16 = 4401;
 
 /// Backoff bounds, milliseconds.
 pub const BACKOFF_BASE_MS: u32 = 500;
@@ -64,21 +61,20 @@ pub fn backoff_ms(attempt: u32, random: f64) -> u32 {
     exp / 2 + ((exp / 2) as f64 * random.clamp(0.0, 1.0)) as u32
 }
 
-/// A close the device must not retry after: the server refused it.
-pub fn is_refusal(code: u16) -> bool {
-    code == CLOSE_UNAUTHORIZED || code == CLOSE_BAD_REQUEST
+
+/// A server frame of the protocol, or `None` for anything else.
+fn read_frame(text: &str) -> Option<ServerFrame> {
+    serde_json::from_str(text).ok()
 }
 
-/// A frame's `type` and `payload` (`null` when absent or unreadable).
-fn read_frame(text: &str) -> (Option<String>, Value) {
-    let frame = super::json::parse(text).unwrap_or(Value::Null);
-    let kind = frame.get("type").and_then(Value::as_str).map(str::to_owned);
-    (kind, frame.get("payload").cloned().unwrap_or(Value::Null))
+/// A protocol payload as the JSON the JS events and `getRouting()` hand out.
+fn to_value<T: serde::Serialize>(payload: &T) -> Value {
+    serde_json::to_value(payload).unwrap_or(Value::Null)
 }
 
 pub fn init_frame(token: &str, device_id: Option<String>, last_invalidation: Option<i64>) -> String {
-    json!({ "type": "sdk:init", "payload": { "token": token, "deviceId": device_id, "sdkVersion": SDK_VERSION, "lastInvalidation": last_invalidation } })
-        .to_string()
+    let init = SdkInit { token: token.to_owned(), device_id, sdk_version: Some(SDK_VERSION.to_owned()), last_invalidation };
+    serde_json::to_string(&ClientFrame::SdkInit(init)).unwrap_or_default()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -363,27 +359,23 @@ impl SyncSession {
         }
         loop {
             match socket.recv().await {
-                Incoming::Text(text) => {
-                    let (kind, payload) = read_frame(&text);
-                    match kind.as_deref() {
-                        Some("invalidate-local") => self.invalidate_local(&payload).await,
-                        Some("ready") => {
-                            if let Err(e) = self.ready(&payload).await {
-                                socket.close();
-                                return Attempt::Transient(e);
-                            }
-                            return Attempt::Ready(socket);
-                        }
-                        Some("error") => {
-                            let field = |k: &str| payload.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-                            let (code, message) = (field("code"), field("message"));
-                            self.emit_error(&code, &message).await;
+                // A frame that is not one of the protocol's is ignored.
+                Incoming::Text(text) => match read_frame(&text) {
+                    Some(ServerFrame::InvalidateLocal(payload)) => self.invalidate_local(&payload).await,
+                    Some(ServerFrame::Ready(payload)) => {
+                        if let Err(e) = self.ready(&payload).await {
                             socket.close();
-                            return Attempt::Refused(SyncFailure::Refused { code, message });
+                            return Attempt::Transient(e);
                         }
-                        _ => {}
+                        return Attempt::Ready(socket);
                     }
-                }
+                    Some(ServerFrame::Error(e)) => {
+                        self.emit_error(&e.code, &e.message).await;
+                        socket.close();
+                        return Attempt::Refused(SyncFailure::Refused { code: e.code, message: e.message });
+                    }
+                    Some(ServerFrame::Pong(_)) | None => {}
+                },
                 Incoming::Closed(code) if is_refusal(code) => {
                     return Attempt::Refused(SyncFailure::Refused { code: "closed".into(), message: ["closed by the server with ", &code.to_string()].concat() })
                 }
@@ -397,8 +389,7 @@ impl SyncSession {
         loop {
             match socket.recv().await {
                 Incoming::Text(text) => {
-                    let (kind, payload) = read_frame(&text);
-                    if kind.as_deref() == Some("invalidate-local") {
+                    if let Some(ServerFrame::InvalidateLocal(payload)) = read_frame(&text) {
                         self.invalidate_local(&payload).await;
                     }
                 }
@@ -411,31 +402,30 @@ impl SyncSession {
     }
 
     /// Destroys the tracked local databases and remembers the invalidation obeyed.
-    async fn invalidate_local(&self, payload: &Value) {
-        self.0.events.invalidate_local.run(payload, self.0.session.hook_context()).await;
+    async fn invalidate_local(&self, payload: &InvalidateLocal) {
+        self.0.events.invalidate_local.run(&to_value(payload), self.0.session.hook_context()).await;
         self.0.session.destroy_all_local_databases().await;
-        if let Some(at) = payload.get("invalidatedAt").and_then(Value::as_i64) {
-            if let Err(e) = self.0.session.set_last_invalidation(at) {
-                self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e].concat());
-            }
+        if let Err(e) = self.0.session.set_last_invalidation(payload.invalidated_at) {
+            self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e].concat());
         }
     }
 
     /// Records the routing, bootstraps the catalogue when the device has none, then is ready.
-    async fn ready(&self, payload: &Value) -> Result<(), String> {
-        *self.0.routing.borrow_mut() = Some(payload.clone());
-        let static_db = payload.get("staticDb").and_then(Value::as_str).unwrap_or_default().to_owned();
-        let tracked = self.0.session.tracked_local_databases().contains(&static_db);
-        if static_db.is_empty() || !tracked || !(self.0.ports.catalog_exists)(&static_db).await {
+    async fn ready(&self, payload: &Ready) -> Result<(), String> {
+        let value = to_value(payload);
+        *self.0.routing.borrow_mut() = Some(value.clone());
+        let static_db = &payload.static_db;
+        let tracked = self.0.session.tracked_local_databases().contains(static_db);
+        if static_db.is_empty() || !tracked || !(self.0.ports.catalog_exists)(static_db).await {
             self.bootstrap(payload).await?;
         }
         self.set_state(SyncState::Ready).await;
-        self.0.events.ready.run(payload, self.0.session.hook_context()).await;
+        self.0.events.ready.run(&value, self.0.session.hook_context()).await;
         Ok(())
     }
 
-    async fn bootstrap(&self, ready: &Value) -> Result<(), String> {
-        let database = ready.get("database").and_then(Value::as_str).unwrap_or("legacy");
+    async fn bootstrap(&self, ready: &Ready) -> Result<(), String> {
+        let database = ready.database.as_str();
         let result = self.0.session.call(Method::Get, &["/bootstrap?database=", database].concat(), None).await;
         let data = match (result.success, result.data) {
             (true, Some(data)) => data,
@@ -444,7 +434,7 @@ impl SyncSession {
         let db = data.get("db").and_then(Value::as_str).ok_or("the bootstrap answer names no database")?.to_owned();
         // Only the tenant's own static database named by `ready` may be written and tracked:
         // a server must not make the SDK track (and later delete) an app's own database.
-        let static_db = ready.get("staticDb").and_then(Value::as_str).unwrap_or_default();
+        let static_db = ready.static_db.as_str();
         if db != static_db {
             return Err(["the bootstrap answer names database \"", &db, "\", not the static database \"", static_db, "\" that ready announced; refused"].concat());
         }

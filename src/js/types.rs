@@ -195,6 +195,8 @@ export interface TenantSummary {
 
 export interface TenantsView {
   tenants: TenantSummary[];
+  /** The first SDK version with the catalogue cutover switch. */
+  cutoverSdkVersion: string;
 }
 
 export interface ReconciliationDay {
@@ -267,7 +269,7 @@ export interface FlagChanges {
 }
 
 export interface SetFlagsOptions {
-  /** Enable rollingDb even while devices report an SDK older than 1.4.17. */
+  /** Enable rollingDb even while devices report an SDK older than the cutover version. */
   force?: boolean;
 }
 
@@ -281,6 +283,8 @@ export interface FlagRecord {
 
 export interface CronInfo {
   name: string;
+  /** What it does, in a line. */
+  description: string;
   schedule: string;
   scheduled: boolean;
   running: boolean;

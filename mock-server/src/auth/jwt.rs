@@ -4,6 +4,7 @@
 use jsonwebtoken::{decode, encode, errors::ErrorKind, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use session_broker::protocol::JwtClaims;
 
+use session_broker::protocol::errors as code;
 use crate::error::AppError;
 
 pub struct TokenKeys {
@@ -50,11 +51,11 @@ impl TokenKeys {
                     ErrorKind::Json(_) | ErrorKind::MissingRequiredClaim(_) => "the token lacks the claims this server issues",
                     _ => "the token is not a valid JWT",
                 };
-                AppError::Unauthorized("invalid_token", why.into())
+                AppError::Unauthorized(code::INVALID_TOKEN, why.into())
             })?
             .claims;
         if check_expiry && claims.exp <= now_secs {
-            return Err(AppError::Unauthorized("token_expired", "the access token has expired; refresh it".into()));
+            return Err(AppError::Unauthorized(code::TOKEN_EXPIRED, "the access token has expired; refresh it".into()));
         }
         Ok(claims)
     }

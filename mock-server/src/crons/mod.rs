@@ -10,6 +10,7 @@ pub mod runs;
 pub mod scheduler;
 
 use chrono::{DateTime, Days, NaiveTime};
+use session_broker::protocol::ops::{self, CronSpec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Job {
@@ -24,6 +25,7 @@ pub struct CronDef {
     pub name: &'static str,
     pub hour: u32,
     pub minute: u32,
+    pub description: &'static str,
     pub job: Job,
 }
 
@@ -43,17 +45,14 @@ impl CronDef {
     }
 }
 
-pub const ROTATE: &str = "rolling-db-rotate";
-pub const DROP_EVAL: &str = "rolling-db-drop-eval";
-pub const ARCHIVE: &str = "rolling-db-archive";
-pub const PRUNE: &str = "session-prune";
+pub use session_broker::protocol::ops::{CRON_ARCHIVE as ARCHIVE, CRON_DROP_EVAL as DROP_EVAL, CRON_PRUNE as PRUNE, CRON_ROTATE as ROTATE};
 
-pub const CRONS: [CronDef; 4] = [
-    CronDef { name: ROTATE, hour: 5, minute: 0, job: Job::Rotate },
-    CronDef { name: DROP_EVAL, hour: 4, minute: 0, job: Job::DropEval },
-    CronDef { name: ARCHIVE, hour: 3, minute: 0, job: Job::Archive },
-    CronDef { name: PRUNE, hour: 2, minute: 0, job: Job::Prune },
-];
+const fn def(spec: CronSpec, job: Job) -> CronDef {
+    CronDef { name: spec.name, hour: spec.hour, minute: spec.minute, description: spec.description, job }
+}
+
+/// The protocol's crons (names and schedules live there) with the job each runs.
+pub const CRONS: [CronDef; 4] = [def(ops::CRONS[0], Job::Rotate), def(ops::CRONS[1], Job::DropEval), def(ops::CRONS[2], Job::Archive), def(ops::CRONS[3], Job::Prune)];
 
 pub fn find(name: &str) -> Option<&'static CronDef> {
     CRONS.iter().find(|c| c.name == name)
@@ -71,5 +70,7 @@ mod tests {
         assert_eq!(rotate.next_after(four_am + 3_600_000), four_am + 3_600_000 + 86_400_000, "exactly at 05:00: the next day");
         assert_eq!(rotate.schedule(), "05:00");
         assert!(find("nope").is_none());
+        let jobs: Vec<(&str, Job)> = CRONS.iter().map(|c| (c.name, c.job)).collect();
+        assert_eq!(jobs, [(ROTATE, Job::Rotate), (DROP_EVAL, Job::DropEval), (ARCHIVE, Job::Archive), (PRUNE, Job::Prune)], "each name runs its job");
     }
 }

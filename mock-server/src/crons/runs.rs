@@ -36,14 +36,12 @@ pub struct Progress {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Run {
-    #[serde(rename = "runId")]
     pub run_id: String,
     pub cron: String,
     pub status: String,
-    #[serde(rename = "startedAt")]
     pub started_at: i64,
-    #[serde(rename = "finishedAt")]
     pub finished_at: Option<i64>,
     pub progress: Progress,
     pub log: Vec<String>,

@@ -107,14 +107,12 @@ pub fn is_legal_name(name: &str) -> bool {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DbInfo {
     pub name: String,
     pub kind: Kind,
-    #[serde(rename = "companyId")]
     pub company_id: String,
-    #[serde(rename = "docCount")]
     pub doc_count: u64,
-    #[serde(rename = "updateSeq")]
     pub update_seq: u64,
 }
 

@@ -14,13 +14,12 @@ use super::{RollingResult, RollingSettings};
 use crate::docdb::{self, Doc, Kind};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ArchiveReport {
-    #[serde(rename = "companyId")]
     pub company_id: String,
     pub drained: Vec<String>,
     pub archived: Vec<String>,
     /// Days that still hold open orders.
-    #[serde(rename = "stillOpen")]
     pub still_open: Vec<String>,
     /// Days copied but not matching their archive.
     pub unreconciled: Vec<String>,

@@ -16,13 +16,13 @@ use crate::docdb;
 pub const TTL_DAYS: i64 = 30;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Candidate {
     pub name: String,
     pub date: String,
     pub drained: bool,
     pub archived: bool,
     pub reconciled: bool,
-    #[serde(rename = "ageDays")]
     pub age_days: i64,
     pub eligible: bool,
 }
@@ -47,8 +47,8 @@ pub fn candidates(conn: &Connection, settings: &RollingSettings, tenant: &Tenant
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct DropReport {
-    #[serde(rename = "companyId")]
     pub company_id: String,
     pub dropped: Vec<String>,
     /// Why nothing was evaluated, when nothing was.

@@ -10,19 +10,15 @@ use super::{tenants, RollingError, RollingResult};
 use crate::store::devices;
 
 /// The first SDK with the catalogue cutover switch.
-pub const CUTOVER_SDK: (u64, u64, u64) = (1, 4, 17);
+pub use session_broker::protocol::{has_cutover_switch, parse_version, CUTOVER_SDK_VERSION};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Flags {
-    #[serde(rename = "companyId")]
     pub company_id: String,
-    #[serde(rename = "rollingDb")]
     pub rolling_db: bool,
-    #[serde(rename = "rollingDbDrop")]
     pub rolling_db_drop: bool,
-    #[serde(rename = "updatedAt")]
     pub updated_at: Option<i64>,
-    #[serde(rename = "updatedBy")]
     pub updated_by: Option<String>,
 }
 
@@ -52,20 +48,13 @@ pub fn rolling_tenants(conn: &Connection) -> RollingResult<Vec<String>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// `major.minor.patch` (a pre-release or build suffix is ignored); `None` when unreadable.
-pub fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
-    let core = v.trim().trim_start_matches('v').split(['-', '+']).next()?;
-    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
-    Some((parts.next()??, parts.next().unwrap_or(Some(0))?, parts.next().unwrap_or(Some(0))?))
-}
-
 /// Devices reporting a readable SDK version older than the cutover switch.
 pub fn devices_too_old(conn: &Connection, company_id: &str) -> RollingResult<Vec<(String, String)>> {
     Ok(devices::for_company(conn, company_id)?
         .into_iter()
         .filter_map(|d| {
             let v = d.sdk_version?;
-            (parse_version(&v)? < CUTOVER_SDK).then_some((d.id, v))
+            (parse_version(&v).is_some() && !has_cutover_switch(Some(&v))).then_some((d.id, v))
         })
         .collect())
 }
@@ -106,7 +95,7 @@ mod tests {
         assert_eq!(parse_version("v1.5.0-beta.1"), Some((1, 5, 0)));
         assert_eq!(parse_version("2"), Some((2, 0, 0)));
         assert_eq!(parse_version("web"), None);
-        assert!(parse_version("1.4.16").unwrap() < CUTOVER_SDK);
-        assert!(parse_version("1.10.0").unwrap() > CUTOVER_SDK);
+        assert!(!has_cutover_switch(Some("1.4.16")));
+        assert!(has_cutover_switch(Some("1.10.0")) && has_cutover_switch(Some(CUTOVER_SDK_VERSION)));
     }
 }

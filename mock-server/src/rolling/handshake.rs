@@ -3,9 +3,10 @@
 //! (`core` only for a rolling tenant whose CORE exists and an SDK with the cutover switch).
 
 use rusqlite::Connection;
-use serde_json::{json, Value};
+use session_broker::protocol::realtime::{InvalidateLocal, Ready, Routing};
+use session_broker::protocol::has_cutover_switch;
 
-use super::flags::{self, parse_version, CUTOVER_SDK};
+use super::flags;
 use super::invalidation;
 use super::naming::day_of;
 use super::{tenants, RollingResult, RollingSettings};
@@ -24,13 +25,9 @@ pub struct Hello {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     /// The `invalidate-local` payload, when the device has not obeyed the latest invalidation.
-    pub invalidate: Option<Value>,
+    pub invalidate: Option<InvalidateLocal>,
     /// The `ready` payload.
-    pub ready: Value,
-}
-
-pub fn has_cutover_switch(sdk_version: Option<&str>) -> bool {
-    sdk_version.and_then(parse_version).is_some_and(|v| v >= CUTOVER_SDK)
+    pub ready: Ready,
 }
 
 pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_ms: i64) -> RollingResult<Answer> {
@@ -49,24 +46,19 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
     }
     let names = tenant.names(&settings.db_prefix);
     let last = invalidation::last(conn, &tenant.id)?;
-    let invalidate = last.as_ref().filter(|i| hello.last_invalidation.is_none_or(|seen| i.invalidated_at > seen)).map(|i| {
-        json!({ "companyId": tenant.id, "invalidatedAt": i.invalidated_at, "reason": i.reason })
-    });
+    let invalidate = last
+        .as_ref()
+        .filter(|i| hello.last_invalidation.is_none_or(|seen| i.invalidated_at > seen))
+        .map(|i| InvalidateLocal { company_id: tenant.id.clone(), invalidated_at: i.invalidated_at, reason: i.reason.clone() });
     let rolling = flags::get(conn, &tenant.id)?.rolling_db;
     let core = rolling && has_cutover_switch(hello.sdk_version.as_deref()) && docdb::exists(conn, &names.core())?;
     let (database, static_db, dynamic_db) = if core {
         let today = names.day(&day_of(now_ms));
         let dynamic = if docdb::exists(conn, &today)? { today } else { names.core() };
-        ("core", names.core(), dynamic)
+        (Routing::Core, names.core(), dynamic)
     } else {
-        ("legacy", names.legacy(), names.legacy())
+        (Routing::Legacy, names.legacy(), names.legacy())
     };
-    let ready = json!({
-        "companyId": tenant.id,
-        "database": database,
-        "staticDb": static_db,
-        "dynamicDb": dynamic_db,
-        "invalidatedAt": last.map(|i| i.invalidated_at),
-    });
+    let ready = Ready { company_id: tenant.id, database, static_db, dynamic_db, invalidated_at: last.map(|i| i.invalidated_at) };
     Ok(Answer { invalidate, ready })
 }

@@ -8,33 +8,17 @@ use super::naming::{day_of, TenantNames};
 use super::{flags, RollingResult};
 use crate::docdb;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Routing {
-    Core,
-    Legacy,
-}
-
-impl Routing {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Routing::Core => "core",
-            Routing::Legacy => "legacy",
-        }
-    }
-}
+pub use session_broker::protocol::ops::{REASON_CUTOVER, REASON_DAILY, REASON_OPERATOR};
+pub use session_broker::protocol::realtime::Routing;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Invalidation {
-    #[serde(rename = "invalidatedAt")]
     pub invalidated_at: i64,
     pub reason: String,
     pub routing: String,
 }
 
-pub const REASON_CUTOVER: &str = "rolling-db-cutover";
-pub const REASON_DAILY: &str = "invalidate_daily";
-pub const REASON_OPERATOR: &str = "operator";
 
 pub fn last(conn: &Connection, company_id: &str) -> RollingResult<Option<Invalidation>> {
     Ok(conn

@@ -37,7 +37,7 @@ impl std::fmt::Display for RollingError {
             RollingError::DropRequiresRollingDb => f.write_str("rollingDbDrop requires rollingDb"),
             RollingError::SdkTooOld(devices) => {
                 let list: Vec<String> = devices.iter().map(|(d, v)| format!("{d} on {v}")).collect();
-                write!(f, "devices still run an SDK older than 1.4.17 ({}); they would re-bootstrap to the legacy database and miss CORE; retry with ?force=true to enable anyway", list.join(", "))
+                write!(f, "devices still run an SDK older than {} ({}); they would re-bootstrap to the legacy database and miss CORE; retry with ?force=true to enable anyway", session_broker::protocol::CUTOVER_SDK_VERSION, list.join(", "))
             }
             RollingError::NothingToChange => f.write_str("send rollingDb and/or rollingDbDrop"),
             RollingError::NoCatalogue(co) => write!(f, "tenant {co} has neither a CORE nor a legacy catalogue database"),

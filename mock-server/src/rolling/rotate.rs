@@ -39,11 +39,10 @@ impl DayStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TenantRotation {
-    #[serde(rename = "companyId")]
     pub company_id: String,
     pub warm: WarmOutcome,
-    #[serde(rename = "createdDays")]
     pub created_days: Vec<String>,
     pub invalidated: bool,
 }

@@ -49,7 +49,8 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
             "devices": devices,
         }));
     }
-    Ok(json!({ "tenants": out }))
+    // The console compares device versions with this instead of a constant of its own.
+    Ok(json!({ "tenants": out, "cutoverSdkVersion": session_broker::protocol::CUTOVER_SDK_VERSION }))
 }
 
 /// Past day databases against the archive; `diff` totals the archived ones (a day not archived

@@ -7,6 +7,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser, ClientIp};
 use crate::store::audit::{self, Actor};
@@ -32,8 +33,8 @@ pub fn router() -> Router<AppState> {
 
 /// Query strings are read as text, so a malformed number gets the contract's error body.
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct AuditQuery {
-    #[serde(rename = "companyId")]
     company_id: Option<String>,
     before: Option<String>,
     limit: Option<String>,
@@ -104,14 +105,14 @@ fn parse_force(q: &ForceQuery) -> AppResult<bool> {
 
 /// Exactly the two boolean fields, each optional, nothing else.
 fn parse_patch(body: &Value) -> AppResult<FlagPatch> {
-    let object = body.as_object().ok_or_else(|| AppError::BadRequest("invalid_body", "send a JSON object such as {\"rollingDb\": true}".into()))?;
+    let object = body.as_object().ok_or_else(|| AppError::BadRequest(code::INVALID_BODY, "send a JSON object such as {\"rollingDb\": true}".into()))?;
     let mut patch = FlagPatch::default();
     for (key, value) in object {
-        let flag = value.as_bool().ok_or_else(|| AppError::BadRequest("invalid_body", format!("{key} must be true or false, got {value}")))?;
+        let flag = value.as_bool().ok_or_else(|| AppError::BadRequest(code::INVALID_BODY, format!("{key} must be true or false, got {value}")))?;
         match key.as_str() {
             "rollingDb" => patch.rolling_db = Some(flag),
             "rollingDbDrop" => patch.rolling_db_drop = Some(flag),
-            other => return Err(AppError::BadRequest("invalid_body", format!("unknown field {other:?}: only rollingDb and rollingDbDrop"))),
+            other => return Err(AppError::BadRequest(code::INVALID_BODY, format!("unknown field {other:?}: only rollingDb and rollingDbDrop"))),
         }
     }
     Ok(patch)

@@ -13,6 +13,7 @@ use crate::auth::passwords::{self, Checked};
 use crate::auth::secrets::{docdb_headers, random_id, random_token, token_hash};
 use crate::store::audit::{self, Actor};
 use crate::store::seed;
+use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser, ClientIp, SignedUser};
 use crate::state::AppState;
@@ -33,7 +34,7 @@ pub fn router() -> Router<AppState> {
 }
 
 fn bad_credentials() -> AppError {
-    AppError::Unauthorized("invalid_credentials", "wrong user name or password".into())
+    AppError::Unauthorized(code::INVALID_CREDENTIALS, "wrong user name or password".into())
 }
 
 /// A new refresh token in `family` and an access token for the user's active company.
@@ -73,7 +74,7 @@ async fn login(State(state): State<AppState>, ApiJson(req): ApiJson<LoginRequest
 
 async fn login_with_google(State(state): State<AppState>, ApiJson(req): ApiJson<GoogleLoginRequest>) -> AppResult<Json<AuthResponse>> {
     let username = req.credential.strip_prefix(GOOGLE_PREFIX).filter(|u| !u.is_empty()).ok_or_else(|| {
-        AppError::Unauthorized("invalid_credential", format!("the identity provider did not vouch for this credential (expected {GOOGLE_PREFIX}<username>)"))
+        AppError::Unauthorized(code::INVALID_CREDENTIAL, format!("the identity provider did not vouch for this credential (expected {GOOGLE_PREFIX}<username>)"))
     })?;
     let user = users::by_username(&state.store.lock(), username)?;
     start_session(&state, user)
@@ -92,12 +93,12 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
     // The family's revocation must commit even though the answer is an error: decide inside,
     // answer outside.
     let outcome = state.store.tx(|tx| {
-        let rt = refresh_tokens::find(tx, &hash)?.ok_or_else(|| AppError::Unauthorized("invalid_refresh_token", "unknown refresh token".into()))?;
+        let rt = refresh_tokens::find(tx, &hash)?.ok_or_else(|| AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "unknown refresh token".into()))?;
         if rt.revoked_at.is_some() {
-            return Err(AppError::Unauthorized("refresh_token_revoked", "this session has ended; log in again".into()));
+            return Err(AppError::Unauthorized(code::REFRESH_TOKEN_REVOKED, "this session has ended; log in again".into()));
         }
         if rt.expires_at <= now {
-            return Err(AppError::Unauthorized("refresh_token_expired", "the refresh token has expired; log in again".into()));
+            return Err(AppError::Unauthorized(code::REFRESH_TOKEN_EXPIRED, "the refresh token has expired; log in again".into()));
         }
         if let Some(used_at) = rt.used_at {
             let grace_ms = i64::try_from(state.settings.refresh_reuse_grace_secs).unwrap_or(i64::MAX).saturating_mul(1000);
@@ -112,29 +113,28 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
             }
         }
         refresh_tokens::mark_used(tx, &hash, now)?;
-        let user = users::by_id(tx, &rt.user_id)?.ok_or_else(|| AppError::Unauthorized("invalid_refresh_token", "the user no longer exists".into()))?;
+        let user = users::by_id(tx, &rt.user_id)?.ok_or_else(|| AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "the user no longer exists".into()))?;
         issue(&state, tx, &user, &rt.family_id).map(RefreshOutcome::Issued)
     })?;
     match outcome {
         RefreshOutcome::Issued(auth) => Ok(Json(auth)),
         RefreshOutcome::Reused => Err(AppError::Unauthorized(
-            "refresh_token_reused",
+            code::REFRESH_TOKEN_REUSED,
             "this refresh token was already used; the whole session is revoked".into(),
         )),
         RefreshOutcome::Replayed => Err(AppError::Unauthorized(
-            "refresh_token_replayed",
+            code::REFRESH_TOKEN_REPLAYED,
             "this refresh token was already used and replayed once; use the newest refresh token".into(),
         )),
     }
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct NewUserRequest {
     username: String,
     password: String,
-    #[serde(rename = "companyId")]
     company_id: Option<String>,
-    #[serde(rename = "companyName")]
     company_name: Option<String>,
     roles: Option<Vec<String>>,
 }
@@ -171,7 +171,7 @@ fn new_user(req: &NewUserRequest, company_id: &str, roles: Vec<String>) -> User 
 
 fn insert_user(tx: &rusqlite::Connection, user: &User, now: i64) -> AppResult<()> {
     if users::by_username(tx, &user.username)?.is_some() {
-        return Err(AppError::Conflict("username_taken", format!("the user name {:?} is taken", user.username)));
+        return Err(AppError::Conflict(code::USERNAME_TAKEN, format!("the user name {:?} is taken", user.username)));
     }
     users::insert(tx, user, now)?;
     Ok(())
@@ -197,7 +197,7 @@ async fn create_user(State(state): State<AppState>, caller: AuthUser, ip: Client
     let now = state.clock.now_ms();
     state.store.tx(|tx| {
         if !users::company_exists(tx, &company_id)? {
-            return Err(AppError::NotFound("unknown_company", format!("no company {company_id:?}")));
+            return Err(AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {company_id:?}")));
         }
         insert_user(tx, &user, now)?;
         audit::record(tx, &Actor::user(&caller.0, ip), "user.create", json!({"companyId": company_id, "userId": user.id, "username": user.username, "roles": user.roles}), now)?;
@@ -227,7 +227,7 @@ async fn sign_up(State(state): State<AppState>, ip: ClientIp, ApiJson(req): ApiJ
     state.store.tx(|tx| {
         if users::company_exists(tx, &company_id)? {
             return Err(AppError::Conflict(
-                "company_exists",
+                code::COMPANY_EXISTS,
                 format!("the company {company_id:?} exists: sign-up creates a new company; ask a manager of {company_id:?} to create your user"),
             ));
         }
@@ -258,15 +258,15 @@ async fn logout(State(state): State<AppState>, SignedUser(claims): SignedUser, A
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct SwitchCompany {
-    #[serde(rename = "companyId")]
     company_id: String,
 }
 
 /// Mock-only: a multi-company user picks the company the next refresh carries.
 async fn switch_company(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJson(req): ApiJson<SwitchCompany>) -> AppResult<Json<Value>> {
     state.store.tx(|tx| {
-        let user = users::by_id(tx, &claims.user_id)?.ok_or_else(|| AppError::NotFound("unknown_user", "the user no longer exists".into()))?;
+        let user = users::by_id(tx, &claims.user_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
         if !user.companies.contains(&req.company_id) {
             return Err(AppError::Forbidden(format!("the user does not belong to company {:?}", req.company_id)));
         }

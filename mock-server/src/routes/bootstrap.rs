@@ -6,6 +6,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::Value;
 
+use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::AuthUser;
 use crate::rolling::invalidation::Routing;
@@ -31,7 +32,7 @@ async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Qu
     let conn = state.store.lock();
     let tenant = tenants::get(&conn, &claims.company_id)?;
     views::bootstrap(&conn, &RollingSettings::from(&*state.settings), &tenant, database).map(Json).map_err(|e| match e {
-        BootstrapError::CoreMissing(db) => AppError::NotFound("core_missing", format!("{db} does not exist yet: the tenant is not cut over (run the rotate)")),
+        BootstrapError::CoreMissing(db) => AppError::NotFound(code::CORE_MISSING, format!("{db} does not exist yet: the tenant is not cut over (run the rotate)")),
         BootstrapError::Rolling(e) => e.into(),
     })
 }

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::admin::{READ_ROLES, WRITE_ROLES};
 use crate::crons::{self, runner, runs, CRONS};
+use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{AuthUser, ClientIp};
 use crate::store::audit::Actor;
@@ -33,6 +34,7 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
         let scheduled = cron.job != crons::Job::Archive || state.settings.auto_archive_enabled;
         out.push(json!({
             "name": cron.name,
+            "description": cron.description,
             "schedule": cron.schedule(),
             "scheduled": scheduled,
             "running": running.is_some(),
@@ -48,7 +50,7 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
 /// 202 with the run (an already running one is returned, never doubled) and its `Location`.
 async fn run(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(name): Path<String>) -> AppResult<impl IntoResponse> {
     user.require_any(&WRITE_ROLES)?;
-    let cron = crons::find(&name).ok_or_else(|| AppError::NotFound("unknown_cron", format!("no cron {name:?}")))?;
+    let cron = crons::find(&name).ok_or_else(|| AppError::NotFound(code::UNKNOWN_CRON, format!("no cron {name:?}")))?;
     let (run_id, already) = runner::trigger(&state, cron, &Actor::user(&user.0, ip))?;
     tracing::info!(cron = cron.name, run = %run_id, already_running = already, by = %user.0.user_id, "cron run requested");
     let location = format!("/admin/crons/runs/{run_id}");
@@ -57,6 +59,6 @@ async fn run(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(n
 
 async fn run_status(State(state): State<AppState>, user: AuthUser, Path(run_id): Path<String>) -> AppResult<Json<runs::Run>> {
     user.require_any(&WRITE_ROLES)?;
-    let run = runs::get(&state.store.lock(), &run_id)?.ok_or_else(|| AppError::NotFound("unknown_run", format!("no run {run_id:?}")))?;
+    let run = runs::get(&state.store.lock(), &run_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
     Ok(Json(run))
 }

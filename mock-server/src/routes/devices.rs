@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use session_broker::protocol::ConnectResponse;
 
 use crate::auth::secrets::random_id;
+use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser};
 use crate::state::AppState;
@@ -53,10 +54,9 @@ async fn connect(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJ
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct StatusBody {
-    #[serde(rename = "isOnline")]
     is_online: bool,
-    #[serde(rename = "deviceId")]
     device_id: Option<String>,
 }
 
@@ -68,7 +68,7 @@ async fn status(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJs
         let id = match body.device_id {
             Some(id) => match devices::by_id(tx, &id)? {
                 Some(d) if d.user_id == claims.user_id => Some(id),
-                _ => return Err(AppError::NotFound("unknown_device", format!("no device {id:?} of this user"))),
+                _ => return Err(AppError::NotFound(code::UNKNOWN_DEVICE, format!("no device {id:?} of this user"))),
             },
             None => devices::latest_for(tx, &claims.user_id, &claims.company_id)?,
         };

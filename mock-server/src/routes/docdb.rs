@@ -9,6 +9,7 @@ use serde_json::{json, Map, Value};
 
 use crate::docdb::{self, Kind};
 use crate::rolling::conflicts;
+use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, DocdbUser};
 use crate::state::AppState;
@@ -19,7 +20,7 @@ pub fn router() -> Router<AppState> {
 
 /// The database, when it belongs to the caller's tenant.
 fn owned(conn: &rusqlite::Connection, db: &str, company_id: &str) -> AppResult<docdb::DbInfo> {
-    let info = docdb::info(conn, db)?.ok_or_else(|| AppError::NotFound("not_found", format!("no database {db}")))?;
+    let info = docdb::info(conn, db)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no database {db}")))?;
     if info.company_id != company_id {
         return Err(AppError::Forbidden(format!("{db} belongs to another tenant")));
     }
@@ -36,7 +37,7 @@ async fn all_docs(State(state): State<AppState>, claims: DocdbUser, Path(db): Pa
 async fn get_doc(State(state): State<AppState>, claims: DocdbUser, Path((db, doc_id)): Path<(String, String)>) -> AppResult<Json<Value>> {
     let conn = state.store.lock();
     owned(&conn, &db, &claims.company_id)?;
-    let doc = docdb::get(&conn, &db, &doc_id)?.ok_or_else(|| AppError::NotFound("not_found", format!("no document {doc_id} in {db}")))?;
+    let doc = docdb::get(&conn, &db, &doc_id)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no document {doc_id} in {db}")))?;
     Ok(Json(doc.to_json()))
 }
 
@@ -47,7 +48,7 @@ async fn put_doc(
     ApiJson(body): ApiJson<Map<String, Value>>,
 ) -> AppResult<Json<Value>> {
     if doc_id.starts_with('_') {
-        return Err(AppError::BadRequest("bad_request", "document ids starting with _ are reserved".into()));
+        return Err(AppError::BadRequest(code::BAD_REQUEST, "document ids starting with _ are reserved".into()));
     }
     let rev = match body.get("_rev") {
         None | Some(Value::Null) => None,

@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 
 use crate::auth::passwords;
 use crate::auth::secrets::random_id;
+use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser, ClientIp};
 use crate::state::AppState;
@@ -40,7 +41,7 @@ pub fn router() -> Router<AppState> {
 /// Only these fields, or a 400 naming the stray one.
 fn only(body: &Map<String, Value>, allowed: &[&str]) -> AppResult<()> {
     match body.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(AppError::BadRequest("invalid_body", format!("unknown field {k:?} (allowed: {})", allowed.join(", ")))),
+        Some(k) => Err(AppError::BadRequest(code::INVALID_BODY, format!("unknown field {k:?} (allowed: {})", allowed.join(", ")))),
         None => Ok(()),
     }
 }
@@ -70,7 +71,7 @@ async fn add_device(State(state): State<AppState>, user: AuthUser, ApiJson(info)
 async fn delete_device(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     state.store.tx(|tx| {
         let device = devices::by_id(tx, &id)?.filter(|d| d.company_id == user.0.company_id || is_admin(&user));
-        let device = device.ok_or_else(|| AppError::NotFound("unknown_device", format!("no device {id:?}")))?;
+        let device = device.ok_or_else(|| AppError::NotFound(code::UNKNOWN_DEVICE, format!("no device {id:?}")))?;
         if device.user_id != user.0.user_id && !is_manager(&user) {
             return Err(AppError::Forbidden("only its user or a manager may remove a device".into()));
         }
@@ -82,7 +83,7 @@ async fn delete_device(State(state): State<AppState>, user: AuthUser, Path(id): 
 
 /// The company, when the caller may see it.
 fn visible_company(conn: &rusqlite::Connection, user: &AuthUser, id: &str) -> AppResult<companies::Company> {
-    let company = companies::get(conn, id)?.ok_or_else(|| AppError::NotFound("unknown_company", format!("no company {id:?}")))?;
+    let company = companies::get(conn, id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))?;
     let member = users::by_id(conn, &user.0.user_id)?.is_some_and(|u| u.companies.iter().any(|c| c == id));
     if !member && !is_admin(user) {
         return Err(AppError::Forbidden(format!("not a member of {id}")));
@@ -127,9 +128,9 @@ async fn update_company(State(state): State<AppState>, user: AuthUser, Path(id):
 async fn delete_company(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_any(&["sys_admin"])?;
     state.store.tx(|tx| {
-        companies::get(tx, &id)?.ok_or_else(|| AppError::NotFound("unknown_company", format!("no company {id:?}")))?;
+        companies::get(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))?;
         if companies::references(tx, &id)? > 0 {
-            return Err(AppError::Conflict("company_not_empty", format!("{id} still has users, devices or databases; remove them first")));
+            return Err(AppError::Conflict(code::COMPANY_NOT_EMPTY, format!("{id} still has users, devices or databases; remove them first")));
         }
         companies::delete(tx, &id)?;
         Ok(())
@@ -151,7 +152,7 @@ async fn update_payment_reference(
     let sale = state.store.tx(|tx| {
         visible_company(tx, &user, &company_id)?;
         if companies::set_payment_reference(tx, &company_id, &sale_id, &reference)? == 0 {
-            return Err(AppError::NotFound("unknown_sale", format!("no sale {sale_id:?} in {company_id}")));
+            return Err(AppError::NotFound(code::UNKNOWN_SALE, format!("no sale {sale_id:?} in {company_id}")));
         }
         Ok(companies::sale(tx, &company_id, &sale_id)?)
     })?;
@@ -171,7 +172,7 @@ async fn list_users(State(state): State<AppState>, user: AuthUser) -> AppResult<
 }
 
 async fn me(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
-    let me = users::by_id(&state.store.lock(), &user.0.user_id)?.ok_or_else(|| AppError::NotFound("unknown_user", "the user no longer exists".into()))?;
+    let me = users::by_id(&state.store.lock(), &user.0.user_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
     Ok(Json(json!({ "user": me })))
 }
 
@@ -199,7 +200,7 @@ async fn update_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
     };
     let now = state.clock.now_ms();
     let updated = state.store.tx(|tx| {
-        let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound("unknown_user", format!("no user {id:?}")))?;
+        let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
         if target.id != user.0.user_id && !is_admin(&user) {
             return Err(AppError::Forbidden("only the user or sys_admin may change a user".into()));
         }
@@ -209,9 +210,9 @@ async fn update_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
         if let Some(p) = &password {
             let resetting_another = is_admin(&user) && target.id != user.0.user_id;
             if !resetting_another {
-                let current = current.as_deref().ok_or_else(|| AppError::BadRequest("current_password_required", "changing a password needs currentPassword".into()))?;
+                let current = current.as_deref().ok_or_else(|| AppError::BadRequest(code::CURRENT_PASSWORD_REQUIRED, "changing a password needs currentPassword".into()))?;
                 if !passwords::check(Some(&target.password_hash), &target.username, current).ok() {
-                    return Err(AppError::Unauthorized("invalid_credentials", "the current password is wrong".into()));
+                    return Err(AppError::Unauthorized(code::INVALID_CREDENTIALS, "the current password is wrong".into()));
                 }
             }
             users::set_password_hash(tx, &id, &passwords::hash(p))?;
@@ -232,11 +233,11 @@ async fn update_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
 async fn delete_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_any(&["sys_admin"])?;
     if id == user.0.user_id {
-        return Err(AppError::Conflict("cannot_delete_self", "sys_admin cannot delete its own user".into()));
+        return Err(AppError::Conflict(code::CANNOT_DELETE_SELF, "sys_admin cannot delete its own user".into()));
     }
     let now = state.clock.now_ms();
     state.store.tx(|tx| {
-        let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound("unknown_user", format!("no user {id:?}")))?;
+        let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
         users::delete(tx, &id)?;
         audit::record(tx, &Actor::user(&user.0, ip), "user.delete", json!({"companyId": target.company_id, "userId": id, "username": target.username}), now)?;
         Ok(())

@@ -33,8 +33,8 @@ async fn loopback_only(ip: ClientIp, request: Request, next: Next) -> Response {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct SlowRequest {
-    #[serde(rename = "stepDelayMs")]
     step_delay_ms: u64,
 }
 
@@ -46,9 +46,9 @@ async fn slow(State(state): State<AppState>, ApiJson(req): ApiJson<SlowRequest>)
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct ClockRequest {
     now: Option<i64>,
-    #[serde(rename = "advanceDays")]
     advance_days: Option<f64>,
 }
 

@@ -9,17 +9,15 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use serde_json::{json, Value};
-use session_broker::protocol::{ClientHello, SdkInit};
+use session_broker::protocol::realtime::{ClientFrame, Empty, FrameError, SdkInit, ServerFrame, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED};
+
+use session_broker::protocol::errors as code;
 
 use crate::error::AppError;
-use crate::realtime::CLOSE_INVALIDATED;
 use crate::rolling::handshake::{self, Hello};
 use crate::rolling::RollingSettings;
 use crate::state::AppState;
 
-pub const CLOSE_BAD_REQUEST: u16 = 4400;
-pub const CLOSE_UNAUTHORIZED: u16 = 4401;
 /// How long a socket may stay silent before it says `sdk:init`.
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -36,20 +34,22 @@ async fn upgrade(ws: WebSocketUpgrade, State(state): State<AppState>) -> Respons
     ws.max_message_size(MAX_CLIENT_MESSAGE).max_frame_size(MAX_CLIENT_MESSAGE).on_upgrade(move |socket| session(socket, state))
 }
 
-fn frame(kind: &str, payload: Value) -> Message {
-    Message::Text(json!({ "type": kind, "payload": payload }).to_string().into())
+fn frame(frame: ServerFrame) -> Message {
+    // Serialising the protocol's own types cannot fail.
+    Message::Text(serde_json::to_string(&frame).unwrap_or_default().into())
 }
 
 async fn refuse(mut socket: WebSocket, close: u16, code: &str, message: &str) {
-    let _ = socket.send(frame("error", json!({ "code": code, "message": message }))).await;
+    let _ = socket.send(frame(ServerFrame::Error(FrameError { code: code.into(), message: message.into() }))).await;
     let _ = socket.send(Message::Close(Some(CloseFrame { code: close, reason: code.to_owned().into() }))).await;
 }
 
 /// The `sdk:init` frame, typed: anything else is refused with the shape it must have.
 fn read_init(text: &str) -> Result<SdkInit, String> {
-    match serde_json::from_str::<ClientHello>(text) {
-        Ok(ClientHello::SdkInit(init)) if !init.token.is_empty() => Ok(init),
-        Ok(_) => Err("payload.token must be the session JWT".into()),
+    match serde_json::from_str::<ClientFrame>(text) {
+        Ok(ClientFrame::SdkInit(init)) if !init.token.is_empty() => Ok(init),
+        Ok(ClientFrame::SdkInit(_)) => Err("payload.token must be the session JWT".into()),
+        Ok(ClientFrame::Ping) => Err("the first frame must be sdk:init, not ping".into()),
         Err(e) => Err(["the first frame must be {type: \"sdk:init\", payload: {token, deviceId?, sdkVersion?, lastInvalidation?}}: ", &e.to_string()].concat()),
     }
 }
@@ -57,12 +57,12 @@ fn read_init(text: &str) -> Result<SdkInit, String> {
 async fn session(mut socket: WebSocket, state: AppState) {
     let first = match tokio::time::timeout(INIT_TIMEOUT, socket.recv()).await {
         Ok(Some(Ok(Message::Text(text)))) => text,
-        Ok(Some(Ok(_))) => return refuse(socket, CLOSE_BAD_REQUEST, "bad_request", "the first frame must be sdk:init as JSON text").await,
+        Ok(Some(Ok(_))) => return refuse(socket, CLOSE_BAD_REQUEST, code::BAD_REQUEST, "the first frame must be sdk:init as JSON text").await,
         _ => return,
     };
     let SdkInit { token, device_id, sdk_version, last_invalidation } = match read_init(&first) {
         Ok(init) => init,
-        Err(why) => return refuse(socket, CLOSE_BAD_REQUEST, "bad_request", &why).await,
+        Err(why) => return refuse(socket, CLOSE_BAD_REQUEST, code::BAD_REQUEST, &why).await,
     };
     let claims = match state.tokens.verify(&token, state.clock.now_secs(), true) {
         Ok(c) => c,
@@ -85,11 +85,11 @@ async fn session(mut socket: WebSocket, state: AppState) {
         }
     };
     if let Some(payload) = answer.invalidate {
-        if socket.send(frame("invalidate-local", payload)).await.is_err() {
+        if socket.send(frame(ServerFrame::InvalidateLocal(payload))).await.is_err() {
             return;
         }
     }
-    if socket.send(frame("ready", answer.ready)).await.is_err() {
+    if socket.send(frame(ServerFrame::Ready(answer.ready))).await.is_err() {
         return;
     }
     loop {
@@ -101,8 +101,8 @@ async fn session(mut socket: WebSocket, state: AppState) {
                 return;
             }
             incoming = socket.recv() => match incoming {
-                Some(Ok(Message::Text(text))) if serde_json::from_str::<Value>(&text).is_ok_and(|v| v["type"] == "ping") => {
-                    if socket.send(frame("pong", json!({}))).await.is_err() {
+                Some(Ok(Message::Text(text))) if matches!(serde_json::from_str::<ClientFrame>(&text), Ok(ClientFrame::Ping)) => {
+                    if socket.send(frame(ServerFrame::Pong(Empty {}))).await.is_err() {
                         return;
                     }
                 }

@@ -4,10 +4,10 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Company {
     pub id: String,
     pub name: String,
-    #[serde(rename = "storeCode")]
     pub store_code: String,
 }
 
@@ -47,13 +47,11 @@ pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<usize> {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Sale {
     pub id: String,
-    #[serde(rename = "companyId")]
     pub company_id: String,
-    #[serde(rename = "amountCents")]
     pub amount_cents: i64,
-    #[serde(rename = "paymentReference")]
     pub payment_reference: Option<String>,
 }
 

@@ -4,18 +4,14 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Device {
     #[serde(rename = "deviceId")]
     pub id: String,
-    #[serde(rename = "userId")]
     pub user_id: String,
-    #[serde(rename = "companyId")]
     pub company_id: String,
-    #[serde(rename = "sdkVersion")]
     pub sdk_version: Option<String>,
-    #[serde(rename = "isOnline")]
     pub is_online: bool,
-    #[serde(rename = "lastSeenAt")]
     pub last_seen_at: Option<i64>,
     pub info: serde_json::Value,
 }

@@ -4,10 +4,10 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct User {
     pub id: String,
     pub username: String,
-    #[serde(rename = "companyId")]
     pub company_id: String,
     pub companies: Vec<String>,
     pub roles: Vec<String>,

@@ -1,22 +1,18 @@
-//! Wire types shared by the SDK and the mock server (CONTRACT §4, §6, §7).
-//! Field names are the contract's camelCase; both sides serialise through these structs, so the
-//! SDK and the server cannot drift apart.
+//! The session and device bodies (CONTRACT §4) and the JWT claims.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-
-/// Version the SDK reports in `deviceInfo.sdkVersion`: the release with the catalogue cutover switch.
-pub const SDK_VERSION: &str = "1.4.17";
 
 /// Header name → string value, as stored under `X-Docdb-Headers-*`. A JSON map (rather than a
 /// map of strings) so the SDK's wasm module carries one map type only.
 pub type HeaderSet = Map<String, Value>;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct LoginRequest {
     pub username: String,
     pub password: String,
-    #[serde(rename = "deviceInfo", default)]
+    #[serde(default)]
     pub device_info: Map<String, Value>,
 }
 
@@ -26,30 +22,29 @@ pub struct GoogleLoginRequest {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct RefreshRequest {
-    #[serde(rename = "refreshToken")]
     pub refresh_token: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
 pub struct DocdbHeaders {
-    #[serde(rename = "Remote", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<HeaderSet>,
-    #[serde(rename = "Local", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local: Option<HeaderSet>,
 }
 
 /// Body of a successful `/auth`, `/auth/google` and `/auth/refresh` (durations in seconds).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct AuthResponse {
     pub token: String,
-    #[serde(rename = "expiresIn")]
     pub expires_in: u64,
-    #[serde(rename = "refreshToken")]
     pub refresh_token: String,
-    #[serde(rename = "refreshExpiresIn")]
     pub refresh_expires_in: u64,
-    #[serde(rename = "docdbHeaders", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docdb_headers: Option<DocdbHeaders>,
 }
 
@@ -80,41 +75,21 @@ impl AuthResponse {
     }
 }
 
-/// The realtime handshake's first frame: `{type: "sdk:init", payload}` (CONTRACT §7).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(tag = "type", content = "payload")]
-pub enum ClientHello {
-    #[serde(rename = "sdk:init")]
-    SdkInit(SdkInit),
-}
-
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
-pub struct SdkInit {
-    pub token: String,
-    #[serde(default)]
-    pub device_id: Option<String>,
-    #[serde(default)]
-    pub sdk_version: Option<String>,
-    #[serde(default)]
-    pub last_invalidation: Option<i64>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ConnectResponse {
-    #[serde(rename = "deviceId")]
     pub device_id: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct StatusRequest {
-    #[serde(rename = "isOnline")]
     pub is_online: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct LogoutRequest {
-    #[serde(rename = "deviceId")]
     pub device_id: Option<String>,
 }
 
@@ -132,11 +107,10 @@ pub struct ErrorBody {
 
 /// JWT claims the server issues (HS256). Unknown claims are ignored by the server and kept by the SDK.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct JwtClaims {
     pub sub: String,
-    #[serde(rename = "userId")]
     pub user_id: String,
-    #[serde(rename = "companyId")]
     pub company_id: String,
     pub roles: Vec<String>,
     pub iat: i64,

@@ -1,0 +1,34 @@
+//! Every name that crosses the wire or the process boundary, in one place, shared by the SDK and
+//! the mock server: the request and response bodies (CONTRACT §4–§6), the realtime frames and
+//! close codes (§7), the cron names and schedules, the error codes, and the SDK versions.
+//! Both sides serialise through these types, so they cannot drift apart.
+
+mod auth;
+pub mod errors;
+pub mod ops;
+pub mod realtime;
+
+pub use auth::*;
+
+/// The version the SDK reports in `deviceInfo.sdkVersion` and `sdk:init`: this crate's.
+pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The first SDK with the catalogue cutover switch (the seed's "SDK 1.4.17"): a tenant may turn
+/// `rollingDb` on only when its devices report this or later, and only such devices route to CORE.
+pub const CUTOVER_SDK_VERSION: &str = "1.4.17";
+
+/// `major.minor.patch` of a version string (`v` prefix and `-`/`+` suffixes ignored; missing
+/// parts are 0; anything unreadable is `None`).
+pub fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
+    let core = v.trim().trim_start_matches('v').split(['-', '+']).next()?;
+    let mut parts = core.split('.').map(|p| p.parse::<u64>().ok());
+    Some((parts.next()??, parts.next().unwrap_or(Some(0))?, parts.next().unwrap_or(Some(0))?))
+}
+
+/// Whether `version` has the cutover switch; an unreadable or absent version has not.
+pub fn has_cutover_switch(version: Option<&str>) -> bool {
+    match (version.and_then(parse_version), parse_version(CUTOVER_SDK_VERSION)) {
+        (Some(v), Some(cutover)) => v >= cutover,
+        _ => false,
+    }
+}

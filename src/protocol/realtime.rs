@@ -1,0 +1,127 @@
+//! The realtime protocol (CONTRACT §7): `GET /realtime`, JSON text frames `{type, payload}`.
+
+use serde::{Deserialize, Serialize};
+
+/// The server invalidated the tenant: reconnect (with backoff) and meet the invalidation.
+pub const CLOSE_INVALIDATED: u16 = 4000;
+/// The first frame was not a well-formed `sdk:init`.
+pub const CLOSE_BAD_REQUEST: u16 = 4400;
+/// The token was refused.
+pub const CLOSE_UNAUTHORIZED: u16 = 4401;
+
+/// A close the device must not retry after: the server refused it.
+pub fn is_refusal(code: u16) -> bool {
+    code == CLOSE_UNAUTHORIZED || code == CLOSE_BAD_REQUEST
+}
+
+/// What a device sends.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", content = "payload")]
+pub enum ClientFrame {
+    #[serde(rename = "sdk:init")]
+    SdkInit(SdkInit),
+    #[serde(rename = "ping")]
+    Ping,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SdkInit {
+    pub token: String,
+    #[serde(default)]
+    pub device_id: Option<String>,
+    #[serde(default)]
+    pub sdk_version: Option<String>,
+    #[serde(default)]
+    pub last_invalidation: Option<i64>,
+}
+
+/// What the server sends.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", content = "payload")]
+pub enum ServerFrame {
+    #[serde(rename = "invalidate-local")]
+    InvalidateLocal(InvalidateLocal),
+    #[serde(rename = "ready")]
+    Ready(Ready),
+    #[serde(rename = "error")]
+    Error(FrameError),
+    #[serde(rename = "pong")]
+    Pong(Empty),
+}
+
+/// Destroy the local databases, then remember `invalidatedAt` as obeyed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct InvalidateLocal {
+    pub company_id: String,
+    pub invalidated_at: i64,
+    pub reason: String,
+}
+
+/// Where the device routes: `core` only for a rolling tenant and an SDK with the cutover switch.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Ready {
+    pub company_id: String,
+    pub database: Routing,
+    pub static_db: String,
+    pub dynamic_db: String,
+    pub invalidated_at: Option<i64>,
+}
+
+/// Which catalogue a device reads: the rolling database's CORE, or the legacy one.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Routing {
+    Core,
+    Legacy,
+}
+
+impl Routing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Routing::Core => "core",
+            Routing::Legacy => "legacy",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FrameError {
+    pub code: String,
+    pub message: String,
+}
+
+/// An empty payload (`{}`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Empty {}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug>(value: T, wire: serde_json::Value) {
+        assert_eq!(serde_json::to_value(&value).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<T>(wire).unwrap(), value);
+    }
+
+    #[test]
+    fn every_frame_round_trips_in_the_contracts_shape() {
+        let init = SdkInit { token: "t".into(), device_id: Some("d".into()), sdk_version: Some("1.4.17".into()), last_invalidation: None };
+        round_trip(ClientFrame::SdkInit(init), json!({"type": "sdk:init", "payload": {"token": "t", "deviceId": "d", "sdkVersion": "1.4.17", "lastInvalidation": null}}));
+        round_trip(ClientFrame::Ping, json!({"type": "ping"}));
+        round_trip(
+            ServerFrame::InvalidateLocal(InvalidateLocal { company_id: "acme".into(), invalidated_at: 5, reason: "operator".into() }),
+            json!({"type": "invalidate-local", "payload": {"companyId": "acme", "invalidatedAt": 5, "reason": "operator"}}),
+        );
+        let ready = Ready { company_id: "acme".into(), database: Routing::Core, static_db: "s".into(), dynamic_db: "d".into(), invalidated_at: Some(1) };
+        round_trip(ServerFrame::Ready(ready), json!({"type": "ready", "payload": {"companyId": "acme", "database": "core", "staticDb": "s", "dynamicDb": "d", "invalidatedAt": 1}}));
+        round_trip(ServerFrame::Error(FrameError { code: "invalid_token".into(), message: "m".into() }), json!({"type": "error", "payload": {"code": "invalid_token", "message": "m"}}));
+        round_trip(ServerFrame::Pong(Empty {}), json!({"type": "pong", "payload": {}}));
+        // The minimal init of the contract: only the token.
+        assert!(matches!(serde_json::from_value::<ClientFrame>(json!({"type": "sdk:init", "payload": {"token": "t"}})), Ok(ClientFrame::SdkInit(_))));
+        assert!(serde_json::from_value::<ClientFrame>(json!({"type": "hello"})).is_err());
+    }
+}

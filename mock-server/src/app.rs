@@ -56,6 +56,7 @@ pub fn app(state: AppState) -> Router {
     router
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), count_requests))
+        .layer(middleware::from_fn(crate::error::log_internal_errors))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(TraceLayer::new_for_http())
         // Browser tests and the demo reach the server from other origins; preflight included.

@@ -1,11 +1,56 @@
 //! The one error type of the server; every failure renders the contract's body
-//! `{ "error": "<snake_case_code>", "message": "<human text>" }`.
+//! `{ "error": "<snake_case_code>", "message": "<human text>" }`. An internal error keeps its
+//! cause: the response carries it (as an extension) to the logging middleware, which writes it
+//! with its source chain; the client gets the contract's body and no internals.
+
+use std::sync::Arc;
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use session_broker::protocol::errors as code;
 use session_broker::protocol::ErrorBody;
+
+/// What went wrong inside, with its source chain.
+#[derive(Debug, Clone)]
+pub struct Cause(pub Arc<dyn std::error::Error + Send + Sync>);
+
+impl Cause {
+    pub fn new(e: impl std::error::Error + Send + Sync + 'static) -> Cause {
+        Cause(Arc::new(e))
+    }
+
+    /// A cause that is a sentence, not an error value (a broken invariant).
+    pub fn msg(message: impl Into<String>) -> Cause {
+        #[derive(Debug)]
+        struct Message(String);
+        impl std::fmt::Display for Message {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+        impl std::error::Error for Message {}
+        Cause::new(Message(message.into()))
+    }
+
+    /// `error: source: source's source…`, for the log.
+    pub fn chain(&self) -> String {
+        let mut out = self.0.to_string();
+        let mut next = self.0.source();
+        while let Some(e) = next {
+            out.push_str(": ");
+            out.push_str(&e.to_string());
+            next = e.source();
+        }
+        out
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Self) -> bool {
+        self.chain() == other.chain()
+    }
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AppError {
@@ -25,8 +70,8 @@ pub enum AppError {
     PayloadTooLarge,
     /// 415
     UnsupportedMediaType,
-    /// 500: a bug or a broken store; details go to the log, not to the client.
-    Internal(String),
+    /// 500: a bug or a broken store; the cause goes to the log, not to the client.
+    Internal(Cause),
 }
 
 pub type AppResult<T> = Result<T, AppError>;
@@ -34,6 +79,14 @@ pub type AppResult<T> = Result<T, AppError>;
 impl AppError {
     pub fn bad_request(message: impl Into<String>) -> Self {
         AppError::BadRequest(code::BAD_REQUEST, message.into())
+    }
+
+    /// The whole story, for a log or a cron run's log (the client gets `body()`).
+    pub fn describe(&self) -> String {
+        match self {
+            AppError::Internal(cause) => cause.chain(),
+            other => other.body().message,
+        }
     }
 
     pub fn status(&self) -> StatusCode {
@@ -65,16 +118,41 @@ impl AppError {
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        if let AppError::Internal(detail) = &self {
-            tracing::error!("internal error: {detail}");
+        let mut response = (self.status(), Json(self.body())).into_response();
+        if let AppError::Internal(cause) = self {
+            // Logged by `log_internal_errors`, where every request's outcome is seen.
+            response.extensions_mut().insert(cause);
         }
-        (self.status(), Json(self.body())).into_response()
+        response
+    }
+}
+
+/// Middleware: writes each internal error's cause, with its source chain, to the log.
+pub async fn log_internal_errors(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let (method, path) = (request.method().clone(), request.uri().path().to_owned());
+    let response = next.run(request).await;
+    if let Some(cause) = response.extensions().get::<Cause>() {
+        tracing::error!(%method, %path, "internal error: {}", cause.chain());
+    }
+    response
+}
+
+impl crate::store::Store {
+    /// [`Store::transaction`](crate::store::Store::transaction) in the routes' error type.
+    pub fn tx<T>(&self, f: impl FnOnce(&rusqlite::Transaction) -> AppResult<T>) -> AppResult<T> {
+        self.transaction(f)
     }
 }
 
 impl From<rusqlite::Error> for AppError {
     fn from(e: rusqlite::Error) -> Self {
-        AppError::Internal(format!("store: {e}"))
+        AppError::Internal(Cause::new(crate::store::StoreError(e)))
+    }
+}
+
+impl From<crate::store::StoreError> for AppError {
+    fn from(e: crate::store::StoreError) -> Self {
+        AppError::Internal(Cause::new(e))
     }
 }
 
@@ -94,7 +172,7 @@ impl From<crate::rolling::RollingError> for AppError {
             R::DocDb(DocDbError::Exists(_)) => AppError::Conflict(code::FILE_EXISTS, message),
             R::DocDb(DocDbError::Missing(_)) => AppError::NotFound(code::NOT_FOUND, message),
             R::DocDb(DocDbError::IllegalName(_)) => AppError::BadRequest(code::ILLEGAL_DATABASE_NAME, message),
-            R::DocDb(DocDbError::Store(e)) | R::Store(e) => AppError::Internal(e),
+            R::DocDb(DocDbError::Store(_) | DocDbError::Corrupt(_)) | R::Store(_) => AppError::Internal(Cause::msg(message)),
         }
     }
 }
@@ -107,6 +185,22 @@ impl From<crate::docdb::DocDbError> for AppError {
 
 impl From<serde_json::Error> for AppError {
     fn from(e: serde_json::Error) -> Self {
-        AppError::Internal(format!("json: {e}"))
+        AppError::Internal(Cause::new(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_internal_error_keeps_its_source_for_the_log_and_tells_the_client_nothing() {
+        let store = crate::store::StoreError(rusqlite::Error::QueryReturnedNoRows);
+        let e = AppError::from(store);
+        assert_eq!(e.describe(), "store: Query returned no rows: Query returned no rows");
+        assert_eq!(e.body().error, "internal");
+        assert!(!e.body().message.contains("Query"));
+        let response = e.into_response();
+        assert!(response.extensions().get::<Cause>().is_some(), "carried to the logging middleware");
     }
 }

@@ -239,3 +239,17 @@ async fn test_controls_answer_only_this_machine_and_the_rate_limit_counts_per_ad
     assert_eq!((status, body["error"].clone()), (StatusCode::TOO_MANY_REQUESTS, json!("rate_limited")), "the address, not the port, is counted");
     assert_eq!(from_peer(app.clone(), "192.0.2.11:5000", "POST", "/auth", login).await.0, StatusCode::UNAUTHORIZED, "another address has its own budget");
 }
+
+#[tokio::test]
+async fn a_corrupt_stored_row_is_an_error_reported_never_an_empty_answer() {
+    let s = spawn().await;
+    let alice = s.token("alice").await;
+    let db = "dev_acme_main_catalog";
+    assert_eq!(s.get(&format!("/docdb/{db}/_all_docs"), Some(&alice)).await.status, StatusCode::OK);
+    s.state.store.lock().execute("UPDATE docdb_documents SET body = '{not json' WHERE db = ?1", [db]).unwrap();
+    let broken = s.get(&format!("/docdb/{db}/_all_docs"), Some(&alice)).await;
+    assert_error(&broken, 500, "internal");
+    assert!(!broken.body["message"].as_str().unwrap().contains("not json"), "no internals to the client");
+    s.state.store.lock().execute("UPDATE docdb_databases SET kind = 'mystery' WHERE name = ?1", [db]).unwrap();
+    assert_error(&s.get(&format!("/docdb/{db}/_all_docs"), Some(&alice)).await, 500, "internal");
+}

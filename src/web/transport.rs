@@ -1,5 +1,5 @@
-//! HTTP over `fetch` through gloo-net. The timeout is the browser's own `AbortSignal.timeout()`,
-//! which rejects the fetch with a `TimeoutError`.
+//! HTTP over `fetch` through gloo-net. The timeout is the browser's own `AbortSignal.timeout()`;
+//! a failed fetch is a timeout exactly when that signal has aborted.
 
 use gloo_net::http::{Method as HttpMethod, RequestBuilder};
 
@@ -19,18 +19,18 @@ fn method(m: Method) -> HttpMethod {
     }
 }
 
-fn failure(e: gloo_net::Error) -> TransportError {
-    let text = e.to_string();
-    if text.contains("TimeoutError") {
+/// A timeout when our own timeout signal fired (its reason is the `TimeoutError` it aborted
+/// with), whatever words the browser chose for the rejection.
+fn failure(e: gloo_net::Error, signal: &web_sys::AbortSignal) -> TransportError {
+    if signal.aborted() {
         TransportError::Timeout
     } else {
-        TransportError::Network(text)
+        TransportError::Network(e.to_string())
     }
 }
 
-async fn send(request: HttpRequest, timeout_ms: u32) -> Result<HttpResponse, gloo_net::Error> {
-    let signal = web_sys::AbortSignal::timeout_with_u32(timeout_ms);
-    let mut builder = RequestBuilder::new(&request.url).method(method(request.method)).abort_signal(Some(&signal));
+async fn send(request: HttpRequest, signal: &web_sys::AbortSignal) -> Result<HttpResponse, gloo_net::Error> {
+    let mut builder = RequestBuilder::new(&request.url).method(method(request.method)).abort_signal(Some(signal));
     if let Some(token) = &request.bearer {
         builder = builder.header("Authorization", &["Bearer ", token].concat());
     }
@@ -47,6 +47,9 @@ async fn send(request: HttpRequest, timeout_ms: u32) -> Result<HttpResponse, glo
 impl Transport for FetchTransport {
     fn send(&self, request: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
         let timeout_ms = self.timeout_ms;
-        Box::pin(async move { send(request, timeout_ms).await.map_err(failure) })
+        Box::pin(async move {
+            let signal = web_sys::AbortSignal::timeout_with_u32(timeout_ms);
+            send(request, &signal).await.map_err(|e| failure(e, &signal))
+        })
     }
 }

@@ -36,7 +36,7 @@ impl TokenKeys {
             sid: Some(session_id.to_owned()),
             jti: Some(crate::auth::secrets::random_id("jwt")),
         };
-        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(|e| AppError::Internal(format!("jwt encode: {e}")))
+        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(|e| AppError::Internal(crate::error::Cause::new(e)))
     }
 
     /// Checks signature and shape; with `check_expiry`, also `exp` against `now_secs`.

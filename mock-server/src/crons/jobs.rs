@@ -41,6 +41,19 @@ impl JobContext<'_> {
         }
     }
 
+    /// The tenants a run works on, or its failure logged (with the cause) when they cannot be read.
+    fn listed(&self, cron: &str, listed: Result<Vec<String>, RollingError>) -> Option<Vec<String>> {
+        match listed {
+            Ok(ids) => Some(ids),
+            Err(e) => {
+                let line = format!("{cron}: failed before any tenant, nothing changed: could not list the tenants: {e}");
+                tracing::error!(run = self.run_id, "{line}");
+                self.progress(0, 0, Some(&line));
+                None
+            }
+        }
+    }
+
     fn settings(&self) -> RollingSettings {
         RollingSettings::from(&*self.state.settings)
     }
@@ -84,9 +97,10 @@ impl From<rusqlite::Error> for Outcome {
     }
 }
 
-fn all_tenant_ids(ctx: &JobContext) -> Vec<String> {
-    let conn = ctx.state.store.lock();
-    tenants::all(&conn).map(|ts| ts.into_iter().map(|t| t.id).collect()).unwrap_or_default()
+/// Every tenant id; a store failure is the run's failure, written to its log (never "0 tenants").
+fn all_tenant_ids(ctx: &JobContext, cron: &str) -> Option<Vec<String>> {
+    let listed = tenants::all(&ctx.state.store.lock()).map(|ts| ts.into_iter().map(|t| t.id).collect());
+    ctx.listed(cron, listed)
 }
 
 fn describe_rotation(id: &str, r: &TenantRotation) -> String {
@@ -109,10 +123,8 @@ fn describe_rotation(id: &str, r: &TenantRotation) -> String {
 
 fn rotate(ctx: &JobContext) -> bool {
     let settings = ctx.settings();
-    let rolling = {
-        let conn = ctx.state.store.lock();
-        flags::rolling_tenants(&conn).unwrap_or_default()
-    };
+    let listed = flags::rolling_tenants(&ctx.state.store.lock());
+    let Some(rolling) = ctx.listed(super::ROTATE, listed) else { return false };
     let total = rolling.len() as u64 + 1;
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
     let rotate_one = |tx: &rusqlite::Connection, t: &tenants::Tenant, now: i64| {
@@ -144,7 +156,7 @@ fn rotate(ctx: &JobContext) -> bool {
     }
     let line = match &daily {
         Ok(ids) => format!("invalidate_daily: {} legacy tenant(s) invalidated", ids.len()),
-        Err(e) => format!("invalidate_daily failed: {}", e.body().message),
+        Err(e) => format!("invalidate_daily failed: {}", e.describe()),
     };
     ctx.progress(total, total, Some(&line));
     ok && daily.is_ok()
@@ -152,7 +164,7 @@ fn rotate(ctx: &JobContext) -> bool {
 
 fn archive(ctx: &JobContext) -> bool {
     let settings = ctx.settings();
-    let ids = all_tenant_ids(ctx);
+    let Some(ids) = all_tenant_ids(ctx, super::ARCHIVE) else { return false };
     let total = ids.len() as u64;
     ctx.progress(0, total, Some(&format!("archive: {total} tenant(s)")));
     ctx.per_tenant(&ids, 0, total, |tx, t, now| archive::archive_tenant(tx, &settings, t, now), |id, r| {
@@ -168,7 +180,7 @@ fn archive(ctx: &JobContext) -> bool {
 
 fn drop_eval(ctx: &JobContext) -> bool {
     let settings = ctx.settings();
-    let ids = all_tenant_ids(ctx);
+    let Some(ids) = all_tenant_ids(ctx, super::DROP_EVAL) else { return false };
     let total = ids.len() as u64;
     ctx.progress(0, total, Some(&format!("drop-eval: {total} tenant(s), TTL {} days", drop_eval::TTL_DAYS)));
     ctx.per_tenant(&ids, 0, total, |tx, t, now| drop_eval::evaluate_tenant(tx, &settings, t, now), |id, r| match &r.skipped {
@@ -193,7 +205,7 @@ fn prune(ctx: &JobContext) -> bool {
         Ok((tokens, runs, devices)) => format!(
             "removed {tokens} expired or revoked refresh token(s), {runs} finished run(s) beyond the last {RUN_HISTORY} of each cron, {devices} device(s) unseen for {DEVICE_UNSEEN_DAYS} days"
         ),
-        Err(e) => format!("session-prune failed, nothing removed: {}", e.body().message),
+        Err(e) => format!("session-prune failed, nothing removed: {}", e.describe()),
     };
     ctx.progress(3, 3, Some(&line));
     result.is_ok()

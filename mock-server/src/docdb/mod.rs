@@ -57,12 +57,14 @@ impl Kind {
         }
     }
 
-    fn parse(s: &str) -> Kind {
+    /// An unknown kind is a corrupt row, reported, never guessed.
+    fn parse(s: &str) -> DocDbResult<Kind> {
         match s {
-            "core" => Kind::Core,
-            "day" => Kind::Day,
-            "archive" => Kind::Archive,
-            _ => Kind::Legacy,
+            "core" => Ok(Kind::Core),
+            "legacy" => Ok(Kind::Legacy),
+            "day" => Ok(Kind::Day),
+            "archive" => Ok(Kind::Archive),
+            other => Err(DocDbError::Corrupt(format!("unknown database kind {other:?}"))),
         }
     }
 }
@@ -75,6 +77,8 @@ pub enum DocDbError {
     Conflict(String),
     /// Creating would exceed the cluster's `max_dbs_open`.
     AllDbsActive { open: usize, max: usize },
+    /// A stored row that does not read back (not JSON, an unknown kind): reported, not guessed.
+    Corrupt(String),
     Store(String),
 }
 
@@ -86,6 +90,7 @@ impl std::fmt::Display for DocDbError {
             DocDbError::Missing(n) => write!(f, "not_found: no database {n}"),
             DocDbError::Conflict(id) => write!(f, "conflict: document {id} has a newer revision"),
             DocDbError::AllDbsActive { open, max } => write!(f, "all_dbs_active: {open} databases open, max_dbs_open is {max}"),
+            DocDbError::Corrupt(what) => write!(f, "corrupt document-database row: {what}"),
             DocDbError::Store(e) => write!(f, "store: {e}"),
         }
     }
@@ -191,7 +196,7 @@ pub fn drop_database(conn: &Connection, name: &str) -> DocDbResult<()> {
 
 pub fn add_index(conn: &Connection, db: &str, index: &str) -> DocDbResult<()> {
     let current: Option<String> = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
-    let mut indexes: Vec<String> = serde_json::from_str(&current.ok_or_else(|| DocDbError::Missing(db.to_owned()))?).unwrap_or_default();
+    let mut indexes = parse_indexes(db, &current.ok_or_else(|| DocDbError::Missing(db.to_owned()))?)?;
     if !indexes.iter().any(|i| i == index) {
         indexes.push(index.to_owned());
         conn.execute("UPDATE docdb_databases SET indexes = ?2 WHERE name = ?1", params![db, serde_json::to_string(&indexes).unwrap_or_default()])?;
@@ -201,7 +206,15 @@ pub fn add_index(conn: &Connection, db: &str, index: &str) -> DocDbResult<()> {
 
 pub fn indexes(conn: &Connection, db: &str) -> DocDbResult<Vec<String>> {
     let raw: String = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?.ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
-    Ok(serde_json::from_str(&raw).unwrap_or_default())
+    parse_indexes(db, &raw)
+}
+
+fn parse_indexes(db: &str, raw: &str) -> DocDbResult<Vec<String>> {
+    serde_json::from_str(raw).map_err(|e| DocDbError::Corrupt(format!("indexes of {db}: {e}")))
+}
+
+fn parse_body(db: &str, id: &str, body: &str) -> DocDbResult<Map<String, Value>> {
+    serde_json::from_str(body).map_err(|e| DocDbError::Corrupt(format!("document {id} of {db}: {e}")))
 }
 
 fn bump_seq(conn: &Connection, db: &str) -> DocDbResult<u64> {
@@ -236,7 +249,8 @@ pub fn get(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Doc>> {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
         })
         .optional()?
-        .map(|(id, rev, body)| Doc { id, rev, body: serde_json::from_str(&body).unwrap_or_default() }))
+        .map(|(id, rev, body)| Ok::<_, DocDbError>(Doc { body: parse_body(db, &id, &body)?, id, rev }))
+        .transpose()?)
 }
 
 /// Every document, by id.
@@ -249,7 +263,7 @@ pub fn all_docs(conn: &Connection, db: &str) -> DocDbResult<Vec<Doc>> {
     let mut docs = Vec::new();
     for row in rows {
         let (id, rev, body) = row?;
-        docs.push(Doc { id, rev, body: serde_json::from_str(&body).unwrap_or_default() });
+        docs.push(Doc { body: parse_body(db, &id, &body)?, id, rev });
     }
     Ok(docs)
 }
@@ -269,12 +283,13 @@ pub fn get_local(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Va
     Ok(conn
         .query_row("SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
         .optional()?
-        .and_then(|b| serde_json::from_str(&b).ok()))
+        .map(|b| serde_json::from_str(&b).map_err(|e| DocDbError::Corrupt(format!("local document {id} of {db}: {e}"))))
+        .transpose()?)
 }
 
 fn info_from_row(conn: &Connection, name: String, company_id: String, kind: String, update_seq: i64) -> DocDbResult<DbInfo> {
     let doc_count: i64 = conn.query_row("SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [&name], |r| r.get(0))?;
-    Ok(DbInfo { name, kind: Kind::parse(&kind), company_id, doc_count: doc_count as u64, update_seq: update_seq as u64 })
+    Ok(DbInfo { name, kind: Kind::parse(&kind)?, company_id, doc_count: doc_count as u64, update_seq: update_seq as u64 })
 }
 
 pub fn info(conn: &Connection, name: &str) -> DocDbResult<Option<DbInfo>> {

@@ -27,7 +27,7 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Device> {
         sdk_version: r.get(3)?,
         is_online: r.get::<_, i64>(4)? != 0,
         last_seen_at: r.get(5)?,
-        info: serde_json::from_str(&info).unwrap_or_default(),
+        info: serde_json::from_str(&info).map_err(|e| rusqlite::Error::FromSqlConversionFailure(6, rusqlite::types::Type::Text, Box::new(e)))?,
     })
 }
 

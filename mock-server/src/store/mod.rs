@@ -14,8 +14,30 @@ use std::sync::{Mutex, MutexGuard};
 use rusqlite::Connection;
 
 use crate::docdb;
-use crate::error::AppError;
 use crate::settings::Settings;
+
+/// A failure of the store itself (SQLite), with its cause. The store knows nothing of HTTP: the
+/// routes turn this into their error type.
+#[derive(Debug)]
+pub struct StoreError(pub rusqlite::Error);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "store: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError(e)
+    }
+}
 
 pub const DB_FILE: &str = "mock-server.sqlite";
 
@@ -59,12 +81,8 @@ impl Store {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `f` in one transaction: all of it lands, or none of it.
-    pub fn tx<T>(&self, f: impl FnOnce(&rusqlite::Transaction) -> Result<T, AppError>) -> Result<T, AppError> {
-        self.transaction(f)
-    }
-
-    /// [`Store::tx`] for any error type a store error converts into.
+    /// Runs `f` in one transaction: all of it lands, or none of it. `E` is the caller's error
+    /// type (a store error converts into it); the routes' shorthand is `Store::tx` (error.rs).
     pub fn transaction<T, E: From<rusqlite::Error>>(&self, f: impl FnOnce(&rusqlite::Transaction) -> Result<T, E>) -> Result<T, E> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
@@ -74,7 +92,7 @@ impl Store {
     }
 
     /// Back to the demo seed: every table emptied, migrations kept, seed loaded again.
-    pub fn reset(&self, settings: &Settings, now_ms: i64) -> Result<(), AppError> {
+    pub fn reset(&self, settings: &Settings, now_ms: i64) -> Result<(), StoreError> {
         let mut conn = self.lock();
         let tx = conn.transaction()?;
         seed::clear(&tx)?;

@@ -25,7 +25,8 @@ fn from_row(conn: &Connection, row: &Row) -> rusqlite::Result<User> {
     Ok(User {
         username: row.get(1)?,
         password_hash: row.get(2)?,
-        roles: serde_json::from_str(&roles).unwrap_or_default(),
+        // Corrupt roles are an error, not "no roles": a row that does not read back is reported.
+        roles: serde_json::from_str(&roles).map_err(|e| rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e)))?,
         company_id: row.get(4)?,
         companies,
         id,

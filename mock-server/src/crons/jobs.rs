@@ -121,16 +121,25 @@ fn describe_rotation(id: &str, r: &TenantRotation) -> String {
     format!("{id}: {}", parts.join("; "))
 }
 
+/// The rotate cron: the rolling tenants' rotation, then the legacy tenants' daily invalidation.
 fn rotate(ctx: &JobContext) -> bool {
+    let Some((rotated, total)) = rotate_rolling_tenants(ctx) else { return false };
+    let invalidated = invalidate_legacy_daily(ctx, total);
+    rotated && invalidated
+}
+
+/// The seed's `rotate-cycle`: each rolling-enabled tenant rotated in its own transaction.
+/// Answers whether every tenant succeeded, and the step count the daily invalidation ends.
+fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     let settings = ctx.settings();
     let listed = flags::rolling_tenants(&ctx.state.store.lock());
-    let Some(rolling) = ctx.listed(super::ROTATE, listed) else { return false };
+    let rolling = ctx.listed(super::ROTATE, listed)?;
     let total = rolling.len() as u64 + 1;
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
     let rotate_one = |tx: &rusqlite::Connection, t: &tenants::Tenant, now: i64| {
         let r = rotate::rotate_tenant(tx, &settings, t, now)?;
         if r.invalidated {
-            audit::record(tx, &Actor::system(super::ROTATE), "clients.invalidate", serde_json::json!({"companyId": t.id, "reason": "rolling-db-cutover"}), now)?;
+            audit::record(tx, &Actor::system(super::ROTATE), "clients.invalidate", serde_json::json!({"companyId": t.id, "reason": invalidation::REASON_CUTOVER}), now)?;
         }
         Ok(r)
     };
@@ -140,7 +149,12 @@ fn rotate(ctx: &JobContext) -> bool {
         }
         describe_rotation(id, r)
     });
-    // Tenants without rollingDb keep the legacy behaviour: one invalidation a day.
+    Some((ok, total))
+}
+
+/// Tenants without `rollingDb` keep the legacy behaviour: one invalidation a day
+/// (`invalidate_daily`), the last step of the rotate cron.
+fn invalidate_legacy_daily(ctx: &JobContext, total: u64) -> bool {
     let now = ctx.now();
     let daily = ctx.state.store.tx(|tx| {
         let mut invalidated = Vec::new();
@@ -159,7 +173,7 @@ fn rotate(ctx: &JobContext) -> bool {
         Err(e) => format!("invalidate_daily failed: {}", e.describe()),
     };
     ctx.progress(total, total, Some(&line));
-    ok && daily.is_ok()
+    daily.is_ok()
 }
 
 fn archive(ctx: &JobContext) -> bool {

@@ -4,6 +4,7 @@
 //! against the server clock or on demand. A run holds its cron's lock in the store, so two
 //! server processes on one data file never run it twice.
 
+pub mod cluster_lock;
 pub mod jobs;
 pub mod runner;
 pub mod runs;

@@ -1,8 +1,9 @@
-//! Run records (`cron_runs`) and the per-cron lock (`cron_locks`), held with a lease that a
-//! running job renews: a process killed mid-run leaves a lock that expires, and the next trigger
-//! marks that run interrupted and starts afresh.
+//! Run records (`cron_runs`): status, progress and log of each run. Which run may go is the
+//! cluster lock's decision (`cluster_lock.rs`).
 
 use rusqlite::{params, Connection, OptionalExtension};
+
+use super::cluster_lock::{self, Acquired};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -24,10 +25,6 @@ CREATE TABLE IF NOT EXISTS cron_locks (
   expires_at INTEGER NOT NULL
 );";
 
-pub const TABLE_PREFIX: &str = "cron_";
-
-/// How long a lock stays held without a renewal.
-pub const LEASE_MS: i64 = 30_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Progress {
@@ -77,10 +74,6 @@ pub fn last_finished(conn: &Connection, cron: &str) -> rusqlite::Result<Option<R
     }
 }
 
-/// The run holding the cron's lock now, if the lock is live.
-pub fn holding(conn: &Connection, cron: &str, now_ms: i64) -> rusqlite::Result<Option<String>> {
-    conn.query_row("SELECT run_id FROM cron_locks WHERE cron = ?1 AND expires_at > ?2", params![cron, now_ms], |r| r.get(0)).optional()
-}
 
 fn append_log(conn: &Connection, run_id: &str, line: &str) -> rusqlite::Result<()> {
     let log: String = conn.query_row("SELECT log FROM cron_runs WHERE run_id = ?1", [run_id], |r| r.get(0))?;
@@ -93,20 +86,19 @@ fn append_log(conn: &Connection, run_id: &str, line: &str) -> rusqlite::Result<(
 /// Joins the live run of `cron`, or starts a new one (marking an expired holder interrupted).
 /// Returns the run id and whether it was already running.
 pub fn start_or_join(conn: &Connection, cron: &str, new_run_id: &str, holder: &str, now_ms: i64) -> rusqlite::Result<(String, bool)> {
-    if let Some(run_id) = holding(conn, cron, now_ms)? {
-        return Ok((run_id, true));
-    }
-    let stale: Option<String> = conn.query_row("SELECT run_id FROM cron_locks WHERE cron = ?1", [cron], |r| r.get(0)).optional()?;
-    if let Some(stale) = stale {
-        if get(conn, &stale)?.is_some_and(|r| r.status == "running") {
-            append_log(conn, &stale, "interrupted: the process running it stopped (its lock lease expired)")?;
-            conn.execute("UPDATE cron_runs SET status = 'failed', finished_at = ?2 WHERE run_id = ?1", params![stale, now_ms])?;
+    match cluster_lock::acquire(conn, cron, new_run_id, holder, now_ms)? {
+        Acquired::Held(run_id) => Ok((run_id, true)),
+        Acquired::Taken { expired_run } => {
+            if let Some(stale) = expired_run {
+                if get(conn, &stale)?.is_some_and(|r| r.status == "running") {
+                    append_log(conn, &stale, "interrupted: the process running it stopped (its lock lease expired)")?;
+                    conn.execute("UPDATE cron_runs SET status = 'failed', finished_at = ?2 WHERE run_id = ?1", params![stale, now_ms])?;
+                }
+            }
+            conn.execute("INSERT INTO cron_runs (run_id, cron, status, started_at) VALUES (?1, ?2, 'running', ?3)", params![new_run_id, cron, now_ms])?;
+            Ok((new_run_id.to_owned(), false))
         }
-        conn.execute("DELETE FROM cron_locks WHERE cron = ?1", [cron])?;
     }
-    conn.execute("INSERT INTO cron_runs (run_id, cron, status, started_at) VALUES (?1, ?2, 'running', ?3)", params![new_run_id, cron, now_ms])?;
-    conn.execute("INSERT INTO cron_locks (cron, run_id, holder, expires_at) VALUES (?1, ?2, ?3, ?4)", params![cron, new_run_id, holder, now_ms + LEASE_MS])?;
-    Ok((new_run_id.to_owned(), false))
 }
 
 /// Records progress and a log line, and renews the lease.
@@ -115,15 +107,13 @@ pub fn progress(conn: &Connection, run_id: &str, done: u64, total: u64, line: Op
     if let Some(line) = line {
         append_log(conn, run_id, line)?;
     }
-    conn.execute("UPDATE cron_locks SET expires_at = ?2 WHERE run_id = ?1", params![run_id, now_ms + LEASE_MS])?;
-    Ok(())
+    cluster_lock::renew(conn, run_id, now_ms)
 }
 
 pub fn finish(conn: &Connection, run_id: &str, succeeded: bool, now_ms: i64) -> rusqlite::Result<()> {
     let status = if succeeded { "succeeded" } else { "failed" };
     conn.execute("UPDATE cron_runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1", params![run_id, status, now_ms])?;
-    conn.execute("DELETE FROM cron_locks WHERE run_id = ?1", [run_id])?;
-    Ok(())
+    cluster_lock::release(conn, run_id)
 }
 
 /// Keeps the newest `keep` finished runs of each cron; a running one is never touched.
@@ -156,13 +146,13 @@ mod tests {
         progress(&c, "r1", 1, 3, Some("acme done"), 20_000).unwrap();
         assert_eq!(start_or_join(&c, "rotate", "r2", "p2", 40_000).unwrap(), ("r1".into(), true), "the lease was renewed");
         // The holder dies; its lease runs out.
-        let (id, joined) = start_or_join(&c, "rotate", "r3", "p2", 20_000 + LEASE_MS + 1).unwrap();
+        let (id, joined) = start_or_join(&c, "rotate", "r3", "p2", 20_000 + cluster_lock::LEASE_MS + 1).unwrap();
         assert_eq!((id.as_str(), joined), ("r3", false));
         let old = get(&c, "r1").unwrap().unwrap();
         assert_eq!(old.status, "failed");
         assert!(old.log.last().unwrap().contains("interrupted"));
         finish(&c, "r3", true, 99_000).unwrap();
-        assert_eq!(holding(&c, "rotate", 99_000).unwrap(), None);
+        assert_eq!(cluster_lock::holding(&c, "rotate", 99_000).unwrap(), None);
         assert_eq!(last_finished(&c, "rotate").unwrap().unwrap().run_id, "r3");
     }
 }

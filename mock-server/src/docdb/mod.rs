@@ -35,8 +35,7 @@ CREATE TABLE IF NOT EXISTS docdb_local_documents (
   PRIMARY KEY (db, id)
 );";
 
-/// Prefix of the tables above; the migration runner's "tables without history" check skips them.
-pub const TABLE_PREFIX: &str = "docdb_";
+// Its tables' prefix is one of `store::migrate::UNTRACKED_TABLE_PREFIXES`.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -244,13 +243,13 @@ pub fn put(conn: &Connection, db: &str, id: &str, body: Map<String, Value>, expe
 }
 
 pub fn get(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Doc>> {
-    Ok(conn
+    conn
         .query_row("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
         })
         .optional()?
         .map(|(id, rev, body)| Ok::<_, DocDbError>(Doc { body: parse_body(db, &id, &body)?, id, rev }))
-        .transpose()?)
+        .transpose()
 }
 
 /// Every document, by id.
@@ -280,11 +279,11 @@ pub fn put_local(conn: &Connection, db: &str, id: &str, body: &Value) -> DocDbRe
 }
 
 pub fn get_local(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Value>> {
-    Ok(conn
+    conn
         .query_row("SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
         .optional()?
         .map(|b| serde_json::from_str(&b).map_err(|e| DocDbError::Corrupt(format!("local document {id} of {db}: {e}"))))
-        .transpose()?)
+        .transpose()
 }
 
 fn info_from_row(conn: &Connection, name: String, company_id: String, kind: String, update_seq: i64) -> DocDbResult<DbInfo> {

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::naming::{day_of, TenantNames};
-use super::rotate::{set_day_status, stamp, DayStatus, Stamp};
+use super::days::{set_day_status, stamp, DayStatus, Stamp};
 use super::tenants::Tenant;
 use super::{RollingResult, RollingSettings};
 use crate::docdb::{self, Doc, Kind};

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::archive::reconcile_diff;
 use super::naming::age_days;
-use super::rotate::{set_day_status, stamp, DayStatus, Stamp};
+use super::days::{set_day_status, stamp, DayStatus, Stamp};
 use super::tenants::Tenant;
 use super::{flags, RollingResult, RollingSettings};
 use crate::docdb;

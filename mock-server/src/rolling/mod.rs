@@ -3,6 +3,7 @@
 
 pub mod archive;
 pub mod conflicts;
+pub mod days;
 pub mod drop_eval;
 pub mod flags;
 pub mod handshake;

@@ -1,14 +1,15 @@
 //! What operators and devices read: the cluster, the fleet, and per tenant its reconciliation,
 //! cleanup candidates, topology and bootstrap. Shapes are CONTRACT §6's.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 
 use super::archive::reconcile_diff;
 use super::drop_eval::candidates;
 use super::invalidation::{self, current_routing, Routing};
 use super::naming::day_of;
-use super::rotate::{day_databases, MANIFEST_ID};
+use super::days::{day_databases, day_status, DayStatus};
+use super::rotate::MANIFEST_ID;
 use super::tenants::{self, Tenant};
 use super::warm::is_static;
 use super::{flags, RollingResult, RollingSettings};
@@ -18,11 +19,7 @@ use crate::store::devices;
 pub fn cluster(conn: &Connection, settings: &RollingSettings) -> RollingResult<Value> {
     let mut databases = Vec::new();
     for db in docdb::list(conn)? {
-        let status: String = if db.kind == Kind::Day {
-            conn.query_row("SELECT status FROM day_databases WHERE name = ?1", [&db.name], |r| r.get(0)).optional()?.unwrap_or_else(|| "ACTIVE".into())
-        } else {
-            "open".into()
-        };
+        let status = if db.kind == Kind::Day { day_status(conn, &db.name)?.unwrap_or(DayStatus::Active).as_str() } else { "open" };
         databases.push(json!({
             "name": db.name, "kind": db.kind, "companyId": db.company_id,
             "docCount": db.doc_count, "updateSeq": db.update_seq, "status": status,
@@ -35,7 +32,7 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
     let mut out = Vec::new();
     for t in tenants::all(conn)? {
         let f = flags::get(conn, &t.id)?;
-        let days = day_databases(conn, &t.id)?.into_iter().filter(|d| d.status != "DROPPED").count();
+        let days = day_databases(conn, &t.id)?.into_iter().filter(|d| d.status != DayStatus::Dropped).count();
         let devices: Vec<Value> = devices::for_company(conn, &t.id)?
             .into_iter()
             .map(|d| json!({ "deviceId": d.id, "sdkVersion": d.sdk_version, "lastSeenAt": d.last_seen_at }))

@@ -30,7 +30,7 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
     let mut out = Vec::new();
     for cron in &CRONS {
         let last = runs::last_finished(&conn, cron.name)?;
-        let running = runs::holding(&conn, cron.name, now)?;
+        let running = crate::crons::cluster_lock::holding(&conn, cron.name, now)?;
         let scheduled = cron.job != crons::Job::Archive || state.settings.auto_archive_enabled;
         out.push(json!({
             "name": cron.name,

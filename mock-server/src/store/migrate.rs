@@ -99,15 +99,16 @@ fn applied_whens(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
     rows.collect()
 }
 
-/// Relational tables other than the tracking table (the document cluster's and the crons'
-/// tables are not the migrations' business).
+/// Prefixes of the tables the migrations do not own: the document cluster's (`docdb::SCHEMA`) and
+/// the crons' (`crons::runs::SCHEMA`), created beside them in the same file.
+pub const UNTRACKED_TABLE_PREFIXES: [&str; 2] = ["docdb_", "cron_"];
+
+/// Relational tables other than the tracking table and the untracked ones.
 pub fn existing_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '__drizzle_migrations'
-         AND substr(name, 1, 6) != 'docdb_' AND substr(name, 1, 5) != 'cron_' ORDER BY name",
-    )?;
+    let mut stmt = conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != '__drizzle_migrations' ORDER BY name")?;
     let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
-    rows.collect()
+    let all: Vec<String> = rows.collect::<rusqlite::Result<_>>()?;
+    Ok(all.into_iter().filter(|t| !UNTRACKED_TABLE_PREFIXES.iter().any(|p| t.starts_with(p))).collect())
 }
 
 fn record(conn: &Connection, m: &Migration) -> rusqlite::Result<()> {

@@ -1,0 +1,86 @@
+//! The day databases of the rolling machine (`daily_{env}_{co}_{rest}_{yyyymmdd}`): their states
+//! `PREWARMED → ACTIVE → DRAINED → ARCHIVED → DROPPED` (the seed's day database lifecycle) and
+//! the stamps of the three locks of the drop (drained, archived, reconciled), shared by the
+//! rotate, the archive and the drop evaluation.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::RollingResult;
+
+/// A day database's state (the seed's lifecycle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum DayStatus {
+    Prewarmed,
+    Active,
+    Drained,
+    Archived,
+    Dropped,
+}
+
+impl DayStatus {
+    fn parse(s: &str) -> Option<DayStatus> {
+        [DayStatus::Prewarmed, DayStatus::Active, DayStatus::Drained, DayStatus::Archived, DayStatus::Dropped].into_iter().find(|d| d.as_str() == s)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DayStatus::Prewarmed => "PREWARMED",
+            DayStatus::Active => "ACTIVE",
+            DayStatus::Drained => "DRAINED",
+            DayStatus::Archived => "ARCHIVED",
+            DayStatus::Dropped => "DROPPED",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DayDatabase {
+    pub name: String,
+    pub date: String,
+    pub status: DayStatus,
+}
+
+/// The tenant's day databases, oldest first (dropped ones included).
+pub fn day_databases(conn: &Connection, company_id: &str) -> RollingResult<Vec<DayDatabase>> {
+    let mut stmt = conn.prepare("SELECT name, day, status FROM day_databases WHERE company_id = ?1 ORDER BY day")?;
+    let rows = stmt.query_map([company_id], |r| Ok(DayDatabase { name: r.get(0)?, date: r.get(1)?, status: read_status(r, 2)? }))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A stored status; one this server never writes is a corrupt row, reported.
+fn read_status(row: &rusqlite::Row, column: usize) -> rusqlite::Result<DayStatus> {
+    let raw: String = row.get(column)?;
+    DayStatus::parse(&raw).ok_or_else(|| rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, format!("unknown day status {raw:?}").into()))
+}
+
+pub fn day_status(conn: &Connection, name: &str) -> RollingResult<Option<DayStatus>> {
+    Ok(conn.query_row("SELECT status FROM day_databases WHERE name = ?1", [name], |r| read_status(r, 0)).optional()?)
+}
+
+pub fn set_day_status(conn: &Connection, name: &str, status: DayStatus, now_ms: i64) -> RollingResult<()> {
+    conn.execute("UPDATE day_databases SET status = ?2, updated_at = ?3 WHERE name = ?1", params![name, status.as_str(), now_ms])?;
+    Ok(())
+}
+
+/// The three locks of the drop, and the drop itself, each with the time it happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stamp {
+    Drained,
+    Archived,
+    Reconciled,
+    Dropped,
+}
+
+pub fn stamp(conn: &Connection, name: &str, what: Stamp, now_ms: i64) -> RollingResult<()> {
+    let column = match what {
+        Stamp::Drained => "drained_at",
+        Stamp::Archived => "archived_at",
+        Stamp::Reconciled => "reconciled_at",
+        Stamp::Dropped => "dropped_at",
+    };
+    conn.execute(&format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"), params![name, now_ms])?;
+    Ok(())
+}
+

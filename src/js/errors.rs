@@ -1,6 +1,6 @@
 //! `SessionBrokerError`: a real JS `Error` with `name === "SessionBrokerError"` and a `code`.
 
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 /// The codes a `SessionBrokerError` carries (typed as `SessionBrokerErrorCode` in the `.d.ts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,13 +38,4 @@ pub fn invalid(message: impl AsRef<str>) -> JsValue {
     error(Code::InvalidArgument, message.as_ref())
 }
 
-/// Words for a thrown JS value: an `Error`'s message, a string, or its JSON.
-pub fn describe(value: &JsValue) -> String {
-    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
-        return format!("{}: {}", String::from(e.name()), String::from(e.message()));
-    }
-    if let Some(s) = value.as_string() {
-        return s;
-    }
-    js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()).unwrap_or_else(|| "a non-Error value was thrown".into())
-}
+pub use crate::web::describe;

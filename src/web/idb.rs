@@ -1,12 +1,13 @@
 //! The device's local databases in IndexedDB: destroying one deletes the IndexedDB database of
 //! that name and PouchDB's `_pouch_<name>`.
 
-use js_sys::Promise;
+use gloo_events::EventListener;
+use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+use super::describe;
 use crate::core::ports::{LocalBoxFuture, LocalDatabases};
-use crate::js::errors::describe;
 
 pub struct IndexedDbDatabases;
 
@@ -15,29 +16,35 @@ pub fn factory() -> Result<web_sys::IdbFactory, String> {
     window.indexed_db().map_err(|e| describe(&e))?.ok_or_else(|| "IndexedDB is not available".into())
 }
 
+/// A promise and the two functions that settle it.
+fn settled_by() -> (Promise, Function, Function) {
+    let mut parts = None;
+    let promise = Promise::new(&mut |resolve, reject| parts = Some((resolve, reject)));
+    // The executor runs before `new` returns; the fallbacks are never used.
+    let (resolve, reject) = parts.unwrap_or_else(|| (Function::new_no_args(""), Function::new_no_args("")));
+    (promise, resolve, reject)
+}
+
 /// Resolves when the request succeeds; rejects on its error event, and on `blocked` when
-/// `fail_when_blocked` (a deletion another tab's open connection holds up).
-pub fn request_done(request: &web_sys::IdbRequest, fail_when_blocked: bool) -> JsFuture {
-    let promise = Promise::new(&mut |resolve, reject| {
-        let ok = Closure::once_into_js(move |_e: web_sys::Event| {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        });
-        let req = request.clone();
-        let fail = reject.clone();
-        let err = Closure::once_into_js(move |_e: web_sys::Event| {
-            let error = req.error().ok().flatten().map(JsValue::from).unwrap_or_else(|| "IndexedDB request failed".into());
-            let _ = fail.call1(&JsValue::UNDEFINED, &error);
-        });
-        request.set_onsuccess(Some(ok.unchecked_ref()));
-        request.set_onerror(Some(err.unchecked_ref()));
-        if fail_when_blocked {
-            let blocked = Closure::once_into_js(move |_e: web_sys::Event| {
-                let _ = reject.call1(&JsValue::UNDEFINED, &"blocked by a connection another tab keeps open".into());
-            });
-            request.unchecked_ref::<web_sys::IdbOpenDbRequest>().set_onblocked(Some(blocked.unchecked_ref()));
-        }
+/// `fail_when_blocked` (a deletion another tab's open connection holds up). The listeners are
+/// removed once it settles, whichever event came (gloo's `EventListener` is RAII).
+pub async fn request_done(request: &web_sys::IdbRequest, fail_when_blocked: bool) -> Result<JsValue, JsValue> {
+    let (promise, resolve, reject) = settled_by();
+    let target: &web_sys::EventTarget = request.as_ref();
+    let _success = EventListener::once(target, "success", move |_| {
+        let _ = resolve.call0(&JsValue::UNDEFINED);
     });
-    JsFuture::from(promise)
+    let (req, fail) = (request.clone(), reject.clone());
+    let _error = EventListener::once(target, "error", move |_| {
+        let error = req.error().ok().flatten().map(JsValue::from).unwrap_or_else(|| "IndexedDB request failed".into());
+        let _ = fail.call1(&JsValue::UNDEFINED, &error);
+    });
+    let _blocked = fail_when_blocked.then(|| {
+        EventListener::once(target, "blocked", move |_| {
+            let _ = reject.call1(&JsValue::UNDEFINED, &"blocked by a connection another tab keeps open".into());
+        })
+    });
+    JsFuture::from(promise).await
 }
 
 async fn delete(name: String) -> Result<(), String> {
@@ -72,7 +79,7 @@ pub const CATALOG_STORE: &str = "docs";
 /// Writes `docs` into the local catalogue database `name` (created when missing).
 pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result<(), String> {
     let request = factory()?.open_with_u32(&name, 1).map_err(|e| describe(&e))?;
-    let upgrade = Closure::once_into_js(move |e: web_sys::Event| {
+    let _upgrade = EventListener::once(request.as_ref(), "upgradeneeded", move |e| {
         let Some(target) = e.target() else { return };
         let Ok(result) = target.unchecked_into::<web_sys::IdbOpenDbRequest>().result() else { return };
         let db: web_sys::IdbDatabase = result.unchecked_into();
@@ -82,7 +89,6 @@ pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result
             let _ = db.create_object_store_with_optional_parameters(CATALOG_STORE, &params);
         }
     });
-    request.set_onupgradeneeded(Some(upgrade.unchecked_ref()));
     request_done(&request, true).await.map_err(|e| describe(&e))?;
     let db: web_sys::IdbDatabase = request.result().map_err(|e| describe(&e))?.unchecked_into();
     let written = async {
@@ -92,10 +98,17 @@ pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result
             let record = js_sys::JSON::parse(&doc.to_string()).map_err(|e| describe(&e))?;
             store.put(&record).map_err(|e| describe(&e))?;
         }
-        let done = Promise::new(&mut |resolve, reject| {
-            tx.set_oncomplete(Some(&resolve));
-            tx.set_onerror(Some(&reject));
-            tx.set_onabort(Some(&reject));
+        let (done, resolve, reject) = settled_by();
+        let target: &web_sys::EventTarget = tx.as_ref();
+        let _complete = EventListener::once(target, "complete", move |_| {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        });
+        let failed = reject.clone();
+        let _error = EventListener::once(target, "error", move |e| {
+            let _ = failed.call1(&JsValue::UNDEFINED, e);
+        });
+        let _abort = EventListener::once(target, "abort", move |e| {
+            let _ = reject.call1(&JsValue::UNDEFINED, e);
         });
         JsFuture::from(done).await.map(|_| ()).map_err(|e| describe(&e))
     }

@@ -9,6 +9,18 @@ pub mod transport;
 
 use crate::core::ports::{Clock, Reporter};
 
+/// Words for a thrown JS value: an `Error`'s name and message, a string, or its JSON.
+pub fn describe(value: &wasm_bindgen::JsValue) -> String {
+    use wasm_bindgen::JsCast;
+    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
+        return [String::from(e.name()), String::from(e.message())].join(": ");
+    }
+    if let Some(s) = value.as_string() {
+        return s;
+    }
+    js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()).unwrap_or_else(|| "a non-Error value was thrown".into())
+}
+
 pub struct BrowserClock;
 
 impl Clock for BrowserClock {

@@ -25,7 +25,7 @@ impl Storage for BrowserStorage {
     }
 
     fn set(&self, key: &str, value: &str) -> Result<(), String> {
-        self.0.set_item(key, value).map_err(|e| crate::js::errors::describe(&e))
+        self.0.set_item(key, value).map_err(|e| super::describe(&e))
     }
 
     fn remove(&self, key: &str) {

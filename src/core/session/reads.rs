@@ -1,0 +1,99 @@
+//! What the session answers without a network call: the stored token and its claims, the
+//! expiry rules, the current user, company and roles, the permission checks. `localStorage` is
+//! the truth (shared across tabs); these read it each time.
+
+use serde_json::{Map, Value};
+
+use super::{company_record, Session};
+use crate::core::keys::{self, HeaderKind};
+use crate::core::token::{self, Claims};
+
+impl Session {
+    /// The stored access JWT and its claims; `localStorage` is the truth, shared across tabs.
+    pub(super) fn stored_token(&self) -> Option<(String, Claims)> {
+        keys::read_jwt(self.storage(), keys::AUTH)
+    }
+
+    pub(super) fn expires_at_auth(&self, claims: &Claims) -> Option<i64> {
+        keys::read_ms(self.storage(), keys::EXPIRES_AT_AUTH).or_else(|| claims.expires_at_ms())
+    }
+
+    pub fn is_token_expired(&self) -> bool {
+        self.stored_token().is_none_or(|(_, claims)| self.expired(&claims))
+    }
+
+    /// Expired, margin included, for a token already read.
+    pub(super) fn expired(&self, claims: &Claims) -> bool {
+        token::is_expired(self.expires_at_auth(claims), self.now())
+    }
+
+    pub fn is_about_to_expire(&self) -> bool {
+        match self.stored_token() {
+            Some((_, claims)) => token::is_about_to_expire(self.expires_at_auth(&claims), self.now()),
+            None => false,
+        }
+    }
+
+    pub fn check_if_logged_in(&self) -> bool {
+        self.stored_token().is_some()
+    }
+
+    pub fn current_user(&self) -> Option<Value> {
+        self.stored_token().map(|(_, c)| c.to_value())
+    }
+
+    pub fn current_roles(&self) -> Vec<String> {
+        self.stored_token().map(|(_, c)| c.roles()).unwrap_or_default()
+    }
+
+    /// `{id}` from the JWT, plus details once fetched; the cache follows the token's company.
+    pub fn current_company(&self) -> Option<Value> {
+        let company_id = self.stored_token()?.1.company_id()?;
+        let mut memory = self.0.memory.borrow_mut();
+        let cached_matches = memory
+            .current_company
+            .as_ref()
+            .is_some_and(|c| c.get("id").and_then(Value::as_str) == Some(company_id.as_str()));
+        if !cached_matches {
+            memory.current_company = Some(company_record(&company_id));
+        }
+        memory.current_company.clone().map(Value::Object)
+    }
+
+    /// Merges fetched details into the cached company (only when it is still the current one).
+    pub fn cache_company_details(&self, details: &Map<String, Value>) {
+        if let Some(Value::Object(mut company)) = self.current_company() {
+            let id = company.get("id").cloned();
+            company.extend(details.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if let Some(id) = id {
+                company.insert("id".into(), id);
+            }
+            self.0.memory.borrow_mut().current_company = Some(company);
+        }
+    }
+
+    pub fn last_username(&self) -> Option<String> {
+        self.0.memory.borrow().last_credentials.clone()
+    }
+
+    pub fn refresh_token(&self) -> Option<String> {
+        keys::read_opaque(self.storage(), keys::REFRESH)
+    }
+
+    pub fn docdb_headers(&self, kind: HeaderKind) -> Option<Map<String, Value>> {
+        keys::read_headers(self.storage(), kind)
+    }
+
+    /// Synchronous check against the stored token's roles (`requirePermission`).
+    pub fn allows(&self, action: &str) -> bool {
+        self.0.config.permissions.allows(action, &self.current_roles())
+    }
+
+    /// Asynchronous check: a fresh token first, then its roles (`hasPermission`).
+    pub async fn has_permission(&self, action: &str) -> bool {
+        match self.get_token().await.and_then(|t| Claims::decode(&t).ok()) {
+            Some(claims) => self.0.config.permissions.allows(action, &claims.roles()),
+            None => false,
+        }
+    }
+}

@@ -32,36 +32,43 @@ fn id(value: &JsValue, what: &str) -> Result<String, JsValue> {
 #[wasm_bindgen]
 impl RollingDbAdmin {
     #[wasm_bindgen(constructor)]
+    /// An operator's console API on the session of `auth` (its token authorises each call).
     pub fn new(auth: &AuthManager) -> RollingDbAdmin {
         RollingDbAdmin { session: auth.session().clone() }
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<HealthStatus>>")]
+    /// `GET /health`: `{status, db}`; `db` is true on the two-flag schema.
     pub fn health(&self) -> Result<Promise, JsValue> {
         self.send(Admin::Health)
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<ClusterView>>")]
+    /// The document cluster: open databases against `maxDbsOpen`, each with its kind and status (sys_admin).
     pub fn cluster(&self) -> Result<Promise, JsValue> {
         self.send(Admin::Cluster)
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<TenantsView>>")]
+    /// The fleet: every tenant's flags, CORE, day databases and device SDK versions (sys_admin).
     pub fn tenants(&self) -> Result<Promise, JsValue> {
         self.send(Admin::Tenants)
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<Reconciliation>>")]
+    /// A tenant's archive reconciliation: the diff per past day database (sys_admin).
     pub fn reconciliation(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
         self.send(Admin::Reconciliation(id(&company_id, "companyId")?))
     }
 
     #[wasm_bindgen(js_name = cleanupCandidates, unchecked_return_type = "Promise<CallResult<CleanupCandidates>>")]
+    /// A tenant's day databases with the three locks of the drop and their age (sys_admin).
     pub fn cleanup_candidates(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
         self.send(Admin::CleanupCandidates(id(&company_id, "companyId")?))
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<Topology>>")]
+    /// Where a tenant's devices route (CORE or legacy), its day databases, manifest and last invalidation.
     pub fn topology(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
         self.send(Admin::Topology(id(&company_id, "companyId")?))
     }
@@ -87,21 +94,25 @@ impl RollingDbAdmin {
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<CronsView>>")]
+    /// Every cron with its schedule (UTC), last result and next run.
     pub fn crons(&self) -> Result<Promise, JsValue> {
         self.send(Admin::Crons)
     }
 
     #[wasm_bindgen(js_name = runRotate, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
+    /// Starts the rotate now (or joins the run in progress): warm CORE, prewarm day databases, cut over.
     pub fn run_rotate(&self) -> Result<Promise, JsValue> {
         self.send(Admin::RunCron(CRON_ROTATE.into()))
     }
 
     #[wasm_bindgen(js_name = runDropEval, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
+    /// Starts the drop evaluation now (or joins the run in progress).
     pub fn run_drop_eval(&self) -> Result<Promise, JsValue> {
         self.send(Admin::RunCron(CRON_DROP_EVAL.into()))
     }
 
     #[wasm_bindgen(js_name = runArchive, unchecked_return_type = "Promise<CallResult<CronRunStarted>>")]
+    /// Starts the archive now (or joins the run in progress).
     pub fn run_archive(&self) -> Result<Promise, JsValue> {
         self.send(Admin::RunCron(CRON_ARCHIVE.into()))
     }
@@ -113,6 +124,7 @@ impl RollingDbAdmin {
     }
 
     #[wasm_bindgen(js_name = cronRun, unchecked_return_type = "Promise<CallResult<CronRun>>")]
+    /// A run's status, progress and log, for `runId` from a run's start.
     pub fn cron_run(&self, #[wasm_bindgen(js_name = runId, unchecked_param_type = "string")] run_id: JsValue) -> Result<Promise, JsValue> {
         self.send(Admin::CronRun(id(&run_id, "runId")?))
     }
@@ -138,6 +150,7 @@ impl RollingDbAdmin {
     }
 
     #[wasm_bindgen(js_name = invalidateClients, unchecked_return_type = "Promise<CallResult<InvalidationResult>>")]
+    /// Invalidates a tenant: every device destroys its local database and re-bootstraps at its next handshake.
     pub fn invalidate_clients(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
         self.send(Admin::InvalidateClients(id(&company_id, "companyId")?))
     }

@@ -131,6 +131,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
+    /// Logs in with a user name and password. Resolves `{success: true, user}` or `{success: false, error, status}` (status 0: unreachable); never rejects.
     pub fn login(&self, #[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue) -> Promise {
         // Missing fields go to the server as empty strings: it answers 400 with its own words.
         let c = from_js(&credentials, "credentials").unwrap_or(Value::Null);
@@ -141,6 +142,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = loginWithGoogle, unchecked_return_type = "Promise<LoginResult>")]
+    /// Logs in with an identity provider's credential (the mock server accepts `mock-google:<username>`).
     pub fn login_with_google(&self, #[wasm_bindgen(unchecked_param_type = "string")] credential: JsValue) -> Promise {
         let credential = credential.as_string().unwrap_or_default();
         let session = self.session.clone();
@@ -148,6 +150,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
+    /// Public sign-up: creates the user's own new company (`POST /auth/register`).
     pub fn register_user(&self, #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue) -> Result<Promise, JsValue> {
         let credentials = Value::Object(object_arg(&credentials, "credentials")?);
         let session = self.session.clone();
@@ -155,6 +158,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = createUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
+    /// Creates a user in an existing company: a manager's or sys_admin's act (`POST /register-user`).
     pub fn create_user(&self, #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue) -> Result<Promise, JsValue> {
         let credentials = Value::Object(object_arg(&credentials, "credentials")?);
         let session = self.session.clone();
@@ -172,11 +176,13 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<void>")]
+    /// The same as `logout()`.
     pub fn sign_out(&self) -> Promise {
         self.logout()
     }
 
     #[wasm_bindgen(js_name = getToken, unchecked_return_type = "Promise<string | null>")]
+    /// The access token, refreshed first when it expires within a minute (one refresh for every tab); `null` without a session. Answers at once inside a sign-out handler.
     pub fn get_token(&self) -> Promise {
         let session = self.session.clone();
         promise(async move { session.get_token().await.map_or(Value::Null, Value::String) })
@@ -189,6 +195,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = saveToken)]
+    /// Stores a token and its expiry (`now + expiresInSeconds`); an `Auth` token must be a JWT.
     pub fn save_token(
         &self,
         #[wasm_bindgen(unchecked_param_type = "TokenKind")] kind: JsValue,
@@ -202,42 +209,50 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = refreshAuthentication, unchecked_return_type = "Promise<boolean>")]
+    /// Refreshes now; `true` when a fresh token is stored. A rejected refresh signs out.
     pub fn refresh_authentication(&self) -> Promise {
         let session = self.session.clone();
         promise(async move { Value::Bool(session.refresh_authentication().await) })
     }
 
     #[wasm_bindgen(js_name = isTokenExpired)]
+    /// True without a token, or inside the one-minute margin before its expiry.
     pub fn is_token_expired(&self) -> bool {
         self.session.is_token_expired()
     }
 
     #[wasm_bindgen(js_name = isAboutToExpire)]
+    /// True inside the one-minute margin, before the expiry itself.
     pub fn is_about_to_expire(&self) -> bool {
         self.session.is_about_to_expire()
     }
 
     #[wasm_bindgen(js_name = checkIfLoggedIn)]
+    /// Whether `localStorage` holds an access token.
     pub fn check_if_logged_in(&self) -> bool {
         self.session.check_if_logged_in()
     }
 
     #[wasm_bindgen(js_name = getCurrentUser, unchecked_return_type = "JwtClaims | null")]
+    /// The access token's claims, or `null`.
     pub fn get_current_user(&self) -> JsValue {
         to_js(&self.session.current_user().unwrap_or(Value::Null))
     }
 
     #[wasm_bindgen(js_name = getCurrentCompany, unchecked_return_type = "Company | null")]
+    /// `{id}` of the token's company (plus details once fetched), or `null`.
     pub fn get_current_company(&self) -> JsValue {
         to_js(&self.session.current_company().unwrap_or(Value::Null))
     }
 
     #[wasm_bindgen(js_name = getCurrentRoles)]
+    /// The token's roles; `[]` without a token.
     pub fn get_current_roles(&self) -> Vec<String> {
         self.session.current_roles()
     }
 
     #[wasm_bindgen(js_name = hasPermission, unchecked_return_type = "Promise<boolean>")]
+    /// Whether the current roles allow `action`, after refreshing the token if needed.
     pub fn has_permission(&self, #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue) -> Result<Promise, JsValue> {
         let action = string_arg(&action, "action")?;
         let session = self.session.clone();
@@ -256,12 +271,14 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = registerDevice, unchecked_return_type = "Promise<RegisterDeviceResult>")]
+    /// Registers this device (`POST /auth/connect`) and stores its id.
     pub fn register_device(&self) -> Promise {
         let session = self.session.clone();
         promise(async move { session.register_device().await.to_value() })
     }
 
     #[wasm_bindgen(js_name = updateDeviceStatus, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
+    /// Reports this device online or offline.
     pub fn update_device_status(&self, #[wasm_bindgen(unchecked_param_type = "DeviceStatus")] status: JsValue) -> Result<Promise, JsValue> {
         let is_online = object_arg(&status, "status")?.get("isOnline").and_then(Value::as_bool);
         let is_online = is_online.ok_or_else(|| invalid("updateDeviceStatus expects { isOnline: boolean }"))?;
@@ -270,22 +287,26 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = updateDeviceInfo)]
+    /// Merges fields into the device description (its `sdkVersion` and `platform` always stay this SDK's).
     pub fn update_device_info(&self, #[wasm_bindgen(unchecked_param_type = "Partial<DeviceInfo>")] partial: JsValue) -> Result<(), JsValue> {
         self.session.update_device_info(object_arg(&partial, "updateDeviceInfo's argument")?);
         Ok(())
     }
 
     #[wasm_bindgen(js_name = getDeviceInfo, unchecked_return_type = "DeviceInfo")]
+    /// The device description sent at login and registration.
     pub fn get_device_info(&self) -> JsValue {
         to_js(&Value::Object(self.session.device_info()))
     }
 
     #[wasm_bindgen(js_name = registerOnLogin, unchecked_return_type = "Unsubscribe")]
+    /// Runs `handler(user)` after every login (also one in another tab); returns an unsubscribe function.
     pub fn register_on_login(&self, #[wasm_bindgen(unchecked_param_type = "(user: JwtClaims) => void | Promise<void>")] handler: JsValue) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().login, function_arg(handler)?))
     }
 
     #[wasm_bindgen(js_name = registerOnTokenRefresh, unchecked_return_type = "Unsubscribe")]
+    /// Runs `handler({user, roles, companyChanged})` after every refresh (also one in another tab); returns an unsubscribe function.
     pub fn register_on_token_refresh(
         &self,
         #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => void | Promise<void>")] handler: JsValue,
@@ -294,28 +315,33 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = registerOnSignOut, unchecked_return_type = "Unsubscribe")]
+    /// Runs `handler({reason, otherTab?})` before the tokens are cleared (a handler may still use the token); returns an unsubscribe function.
     pub fn register_on_sign_out(&self, #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => void | Promise<void>")] handler: JsValue) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().sign_out, function_arg(handler)?))
     }
 
     #[wasm_bindgen(js_name = trackLocalDatabase)]
+    /// Tracks a local database (IndexedDB or PouchDB) for destruction at the next login, company change or invalidation.
     pub fn track_local_database(&self, #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> Result<(), JsValue> {
         let name = string_arg(&name, "name")?;
         self.session.track_local_database(&name).map_err(|e| invalid(e.to_string()))
     }
 
     #[wasm_bindgen(js_name = getTrackedLocalDatabases)]
+    /// The tracked local database names.
     pub fn get_tracked_local_databases(&self) -> Vec<String> {
         self.session.tracked_local_databases()
     }
 
     #[wasm_bindgen(js_name = destroyAllLocalDatabases, unchecked_return_type = "Promise<DestroyResult>")]
+    /// Destroys every tracked local database now; resolves `{destroyed, failed}`.
     pub fn destroy_all_local_databases(&self) -> Promise {
         let session = self.session.clone();
         promise(async move { session.destroy_all_local_databases().await.to_value() })
     }
 
     #[wasm_bindgen(js_name = getDocdbHeaders, unchecked_return_type = "Record<string, string> | null")]
+    /// The document-database header set (`"Remote"` or `"Local"`) issued with the session, or `null`.
     pub fn get_docdb_headers(&self, #[wasm_bindgen(unchecked_param_type = "HeaderKind")] kind: JsValue) -> Result<JsValue, JsValue> {
         let kind = string_arg(&kind, "kind")?;
         let kind = HeaderKind::parse(&kind).ok_or_else(|| invalid(["kind must be \"Remote\" or \"Local\", got \"", &kind, "\""].concat()))?;

@@ -8,6 +8,7 @@ use wasm_bindgen::JsValue;
 use super::errors::invalid;
 use crate::core::ports::LocalBoxFuture;
 
+/// A JSON value as a plain JS value.
 pub fn to_js(value: &Value) -> JsValue {
     // Parsing JSON that serde_json just wrote cannot fail.
     js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)

@@ -5,11 +5,17 @@ use wasm_bindgen::JsValue;
 /// The codes a `SessionBrokerError` carries (typed as `SessionBrokerErrorCode` in the `.d.ts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
+    /// The current roles do not allow the action.
     Forbidden,
+    /// An argument is missing or of the wrong shape.
     InvalidArgument,
+    /// The page has no `localStorage`.
     StorageUnavailable,
+    /// The call needs a session.
     NotSignedIn,
+    /// The realtime server refused the session.
     RealtimeRefused,
+    /// The realtime session was closed.
     Closed,
 }
 
@@ -26,6 +32,7 @@ impl Code {
     }
 }
 
+/// A `SessionBrokerError`: a JS `Error` with that name and a `code`.
 pub fn error(code: Code, message: &str) -> JsValue {
     let err = js_sys::Error::new(message);
     err.set_name("SessionBrokerError");
@@ -34,6 +41,7 @@ pub fn error(code: Code, message: &str) -> JsValue {
     err.into()
 }
 
+/// A `SessionBrokerError` with code `INVALID_ARGUMENT`.
 pub fn invalid(message: impl AsRef<str>) -> JsValue {
     error(Code::InvalidArgument, message.as_ref())
 }

@@ -25,21 +25,25 @@ fn object(value: &JsValue, what: &str) -> Result<Value, JsValue> {
 #[wasm_bindgen]
 impl AuthManager {
     #[wasm_bindgen(js_name = addDevice, unchecked_return_type = "Promise<CallResult<{ device: Device }>>")]
+    /// `POST /devices`: registers a device description.
     pub fn add_device(&self, #[wasm_bindgen(js_name = deviceInfo, unchecked_param_type = "Record<string, unknown>")] device_info: JsValue) -> Result<Promise, JsValue> {
         self.manage(Management::AddDevice(object(&device_info, "deviceInfo")?))
     }
 
     #[wasm_bindgen(js_name = deleteDevice, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
+    /// `DELETE /devices/:id`.
     pub fn delete_device(&self, #[wasm_bindgen(js_name = deviceId, unchecked_param_type = "string")] device_id: JsValue) -> Result<Promise, JsValue> {
         self.manage(Management::DeleteDevice(string_arg(&device_id, "deviceId")?))
     }
 
     #[wasm_bindgen(js_name = getDevices, unchecked_return_type = "Promise<CallResult<{ devices: Device[] }>>")]
+    /// `GET /devices`: the devices this user may see.
     pub fn get_devices(&self) -> Result<Promise, JsValue> {
         self.manage(Management::GetDevices)
     }
 
     #[wasm_bindgen(js_name = getCompanies, unchecked_return_type = "Promise<CallResult<{ companies: CompanyRecord[] }>>")]
+    /// `GET /companies`: the companies this user may see.
     pub fn get_companies(&self) -> Result<Promise, JsValue> {
         self.manage(Management::GetCompanies)
     }
@@ -51,6 +55,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = updateCompany, unchecked_return_type = "Promise<CallResult<{ company: CompanyRecord }>>")]
+    /// `PATCH /companies/:id` (`{name}`).
     pub fn update_company(
         &self,
         #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
@@ -60,11 +65,13 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = deleteCompany, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
+    /// `DELETE /companies/:id` (sys_admin).
     pub fn delete_company(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
         self.manage(Management::DeleteCompany(string_arg(&company_id, "companyId")?))
     }
 
     #[wasm_bindgen(js_name = updateUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
+    /// `PATCH /users/:id`: a password (with `currentPassword`) or roles (sys_admin).
     pub fn update_user(
         &self,
         #[wasm_bindgen(js_name = userId, unchecked_param_type = "string")] user_id: JsValue,
@@ -74,21 +81,25 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = deleteUser, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
+    /// `DELETE /users/:id` (sys_admin).
     pub fn delete_user(&self, #[wasm_bindgen(js_name = userId, unchecked_param_type = "string")] user_id: JsValue) -> Result<Promise, JsValue> {
         self.manage(Management::DeleteUser(string_arg(&user_id, "userId")?))
     }
 
     #[wasm_bindgen(js_name = listUsers, unchecked_return_type = "Promise<CallResult<{ users: User[] }>>")]
+    /// `GET /users`: the users this user may see.
     pub fn list_users(&self) -> Result<Promise, JsValue> {
         self.manage(Management::ListUsers)
     }
 
     #[wasm_bindgen(js_name = getMyUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
+    /// `GET /users/me`.
     pub fn get_my_user(&self) -> Result<Promise, JsValue> {
         self.manage(Management::GetMyUser)
     }
 
     #[wasm_bindgen(js_name = updatePaymentReference, unchecked_return_type = "Promise<CallResult<{ sale: Sale }>>")]
+    /// `PATCH /companies/:companyId/sales/:saleId/payment-reference` (`{reference}`).
     pub fn update_payment_reference(
         &self,
         #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,

@@ -66,6 +66,7 @@ impl SyncSession {
     }
 
     #[wasm_bindgen(js_name = getState, unchecked_return_type = "SyncState")]
+    /// `"idle"`, `"connecting"`, `"ready"` or `"closed"`.
     pub fn get_state(&self) -> String {
         self.inner.state().as_str().to_owned()
     }

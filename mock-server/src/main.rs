@@ -45,6 +45,23 @@ fn value<'a>(args: &'a [String], i: usize, flag: &str) -> Result<&'a String, Str
     args.get(i + 1).ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
 }
 
+/// A listening socket with a backlog sized for a fleet: after an invalidation every device of a
+/// tenant reconnects at once, and tokio's default backlog (128) overflows into TCP retries.
+const ACCEPT_BACKLOG: u32 = 4096;
+
+async fn bind(listen: &str) -> std::io::Result<tokio::net::TcpListener> {
+    let mut last = std::io::Error::new(std::io::ErrorKind::AddrNotAvailable, "no address to listen on");
+    for addr in tokio::net::lookup_host(listen).await? {
+        let socket = if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+        socket.set_reuseaddr(true)?;
+        match socket.bind(addr) {
+            Ok(()) => return socket.listen(ACCEPT_BACKLOG),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
 fn serve(args: &[String], settings: Settings) -> Result<(), String> {
     let mut listen = "127.0.0.1:8080".to_owned();
     let mut dirs = StaticDirs::default();
@@ -69,7 +86,7 @@ fn serve(args: &[String], settings: Settings) -> Result<(), String> {
         .init();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("tokio: {e}"))?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(&listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
+        let listener = bind(&listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         // A generated secret is fine for one machine; a server others can reach must be told its
         // secret, so that tokens survive a new DATA_DIR and nobody relies on a file by accident.

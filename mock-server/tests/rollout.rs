@@ -403,3 +403,22 @@ async fn with_conflicts_enabled_a_stale_write_is_kept_and_recorded_for_review() 
         }
     }
 }
+
+#[tokio::test]
+async fn a_runs_log_is_kept_line_by_line_and_read_in_pages_with_a_summary() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    for id in ["acme", "globex", "initech"] {
+        s.patch(&format!("/admin/rolling-db/flags/{id}"), Some(&admin), json!({"rollingDb": true})).await;
+    }
+    let run = s.run_cron(&admin, "rolling-db-rotate").await;
+    let log: Vec<String> = run["log"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_owned()).collect();
+    assert_eq!(run["logTotal"], log.len());
+    assert!(log.iter().any(|l| l == "summary: 3 tenant(s) done, 0 failed"), "{log:?}");
+    let rows: i64 = s.state.store.lock().query_row("SELECT COUNT(*) FROM cron_run_log WHERE run_id = ?1", [run["runId"].as_str().unwrap()], |r| r.get(0)).unwrap();
+    assert_eq!(rows as usize, log.len(), "one row a line: appending never rewrites the log");
+    let page = s.get(&format!("/admin/crons/runs/{}?logFrom=1&logLimit=2", run["runId"].as_str().unwrap()), Some(&admin)).await.body;
+    assert_eq!(page["log"], json!([log[1], log[2]]));
+    assert_eq!(page["logTotal"], log.len());
+    assert_error(&s.get(&format!("/admin/crons/runs/{}?logFrom=x", run["runId"].as_str().unwrap()), Some(&admin)).await, 400, "bad_request");
+}

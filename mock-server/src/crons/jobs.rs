@@ -58,9 +58,10 @@ impl JobContext<'_> {
         RollingSettings::from(&*self.state.settings)
     }
 
-    /// Runs `step` for each tenant id in its own transaction, logging one line each.
+    /// Runs `step` for each tenant id in its own transaction, logging one line each and a
+    /// summary line at the end (how many were done and how many failed).
     fn per_tenant<T>(&self, ids: &[String], first: u64, total: u64, step: impl Fn(&rusqlite::Connection, &tenants::Tenant, i64) -> Result<T, RollingError>, describe: impl Fn(&str, &T) -> String) -> bool {
-        let mut ok = true;
+        let (mut done, mut failed) = (0u64, 0u64);
         for (i, id) in ids.iter().enumerate() {
             self.pause();
             let now = self.now();
@@ -69,19 +70,23 @@ impl JobContext<'_> {
                 step(tx, &tenant, now).map_err(Outcome::Failed)
             });
             let line = match outcome {
-                Ok(value) => describe(id, &value),
+                Ok(value) => {
+                    done += 1;
+                    describe(id, &value)
+                }
                 Err(Outcome::Failed(e)) => {
-                    ok = false;
+                    failed += 1;
                     format!("{id}: failed, nothing changed: {e}")
                 }
                 Err(Outcome::Store(e)) => {
-                    ok = false;
+                    failed += 1;
                     format!("{id}: failed, nothing changed: store: {e}")
                 }
             };
             self.progress(first + i as u64 + 1, total, Some(&line));
         }
-        ok
+        self.progress(first + ids.len() as u64, total, Some(&format!("summary: {done} tenant(s) done, {failed} failed")));
+        failed == 0
     }
 }
 

@@ -23,11 +23,17 @@ pub enum Job {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CronDef {
-    pub name: &'static str,
-    pub hour: u32,
-    pub minute: u32,
-    pub description: &'static str,
+    /// Name and schedule, as the protocol defines them.
+    pub spec: CronSpec,
     pub job: Job,
+}
+
+impl std::ops::Deref for CronDef {
+    type Target = CronSpec;
+
+    fn deref(&self) -> &CronSpec {
+        &self.spec
+    }
 }
 
 impl CronDef {
@@ -49,7 +55,7 @@ impl CronDef {
 pub use session_broker::protocol::ops::{CRON_ARCHIVE as ARCHIVE, CRON_DROP_EVAL as DROP_EVAL, CRON_PRUNE as PRUNE, CRON_ROTATE as ROTATE};
 
 const fn def(spec: CronSpec, job: Job) -> CronDef {
-    CronDef { name: spec.name, hour: spec.hour, minute: spec.minute, description: spec.description, job }
+    CronDef { spec, job }
 }
 
 /// The protocol's crons (names and schedules live there) with the job each runs.

@@ -5,7 +5,6 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use super::cluster_lock::{self, Acquired};
 use serde::Serialize;
-use serde_json::Value;
 
 pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS cron_runs (
@@ -17,6 +16,12 @@ CREATE TABLE IF NOT EXISTS cron_runs (
   done INTEGER NOT NULL DEFAULT 0,
   total INTEGER NOT NULL DEFAULT 0,
   log TEXT NOT NULL DEFAULT '[]'
+);
+CREATE TABLE IF NOT EXISTS cron_run_log (
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  line TEXT NOT NULL,
+  PRIMARY KEY (run_id, seq)
 );
 CREATE TABLE IF NOT EXISTS cron_locks (
   cron TEXT PRIMARY KEY NOT NULL,
@@ -46,10 +51,9 @@ pub struct Run {
 
 pub fn get(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<Run>> {
     conn.query_row(
-        "SELECT run_id, cron, status, started_at, finished_at, done, total, log FROM cron_runs WHERE run_id = ?1",
+        "SELECT run_id, cron, status, started_at, finished_at, done, total FROM cron_runs WHERE run_id = ?1",
         [run_id],
         |r| {
-            let log: String = r.get(7)?;
             Ok(Run {
                 run_id: r.get(0)?,
                 cron: r.get(1)?,
@@ -57,11 +61,16 @@ pub fn get(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<Run>> {
                 started_at: r.get(3)?,
                 finished_at: r.get(4)?,
                 progress: Progress { done: r.get::<_, i64>(5)? as u64, total: r.get::<_, i64>(6)? as u64 },
-                log: serde_json::from_str(&log).unwrap_or_default(),
+                log: Vec::new(),
             })
         },
     )
-    .optional()
+    .optional()?
+    .map(|mut run| {
+        run.log = log_lines(conn, run_id, 0, u64::MAX)?;
+        Ok(run)
+    })
+    .transpose()
 }
 
 pub fn last_finished(conn: &Connection, cron: &str) -> rusqlite::Result<Option<Run>> {
@@ -75,12 +84,26 @@ pub fn last_finished(conn: &Connection, cron: &str) -> rusqlite::Result<Option<R
 }
 
 
+/// Appends one line: a row of its own, so a run's log grows in constant time per line (the
+/// whole log is never read back and rewritten).
 fn append_log(conn: &Connection, run_id: &str, line: &str) -> rusqlite::Result<()> {
-    let log: String = conn.query_row("SELECT log FROM cron_runs WHERE run_id = ?1", [run_id], |r| r.get(0))?;
-    let mut lines: Vec<Value> = serde_json::from_str(&log).unwrap_or_default();
-    lines.push(Value::String(line.to_owned()));
-    conn.execute("UPDATE cron_runs SET log = ?2 WHERE run_id = ?1", params![run_id, Value::Array(lines).to_string()])?;
-    Ok(())
+    conn.execute(
+        "INSERT INTO cron_run_log (run_id, seq, line) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM cron_run_log WHERE run_id = ?1), ?2)",
+        params![run_id, line],
+    )
+    .map(|_| ())
+}
+
+/// The run's log lines from `from` (0-based), at most `limit`; older stores kept the lines as a
+/// JSON array in `cron_runs.log`, which comes first.
+pub fn log_lines(conn: &Connection, run_id: &str, from: u64, limit: u64) -> rusqlite::Result<Vec<String>> {
+    let legacy: String = conn.query_row("SELECT log FROM cron_runs WHERE run_id = ?1", [run_id], |r| r.get(0)).optional()?.unwrap_or_default();
+    let mut lines: Vec<String> = serde_json::from_str(&legacy).unwrap_or_default();
+    let mut stmt = conn.prepare("SELECT line FROM cron_run_log WHERE run_id = ?1 ORDER BY seq")?;
+    for line in stmt.query_map([run_id], |r| r.get::<_, String>(0))? {
+        lines.push(line?);
+    }
+    Ok(lines.into_iter().skip(usize::try_from(from).unwrap_or(usize::MAX)).take(usize::try_from(limit).unwrap_or(usize::MAX)).collect())
 }
 
 /// Joins the live run of `cron`, or starts a new one (marking an expired holder interrupted).
@@ -118,14 +141,16 @@ pub fn finish(conn: &Connection, run_id: &str, succeeded: bool, now_ms: i64) -> 
 
 /// Keeps the newest `keep` finished runs of each cron; a running one is never touched.
 pub fn prune(conn: &Connection, keep: u32) -> rusqlite::Result<usize> {
-    conn.execute(
+    let removed = conn.execute(
         "DELETE FROM cron_runs WHERE status != 'running' AND run_id NOT IN (
            SELECT run_id FROM (
              SELECT run_id, ROW_NUMBER() OVER (PARTITION BY cron ORDER BY started_at DESC, run_id DESC) AS n
              FROM cron_runs WHERE status != 'running'
            ) WHERE n <= ?1)",
         params![keep],
-    )
+    )?;
+    conn.execute("DELETE FROM cron_run_log WHERE run_id NOT IN (SELECT run_id FROM cron_runs)", [])?;
+    Ok(removed)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The crons: listing (`sys_admin`), runs on demand and their progress (`sys_admin` or
 //! `key_manager`, who trigger them and must be able to watch them).
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
@@ -57,8 +57,28 @@ async fn run(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(n
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(json!({ "runId": run_id, "status": "running", "alreadyRunning": already }))))
 }
 
-async fn run_status(State(state): State<AppState>, user: AuthUser, Path(run_id): Path<String>) -> AppResult<Json<runs::Run>> {
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LogPage {
+    log_from: Option<String>,
+    log_limit: Option<String>,
+}
+
+/// A run; `?logFrom=&logLimit=` returns a page of its log (a 10,000-tenant rotate logs a line a
+/// tenant), with `logTotal` the number of lines.
+async fn run_status(State(state): State<AppState>, user: AuthUser, Path(run_id): Path<String>, Query(page): Query<LogPage>) -> AppResult<Json<Value>> {
     user.require_any(&WRITE_ROLES)?;
-    let run = runs::get(&state.store.lock(), &run_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
-    Ok(Json(run))
+    let whole = |v: Option<&str>, name: &str| -> AppResult<Option<u64>> {
+        v.map(|v| v.parse().map_err(|_| AppError::bad_request(format!("{name} must be a whole number, got {v:?}")))).transpose()
+    };
+    let (from, limit) = (whole(page.log_from.as_deref(), "logFrom")?, whole(page.log_limit.as_deref(), "logLimit")?);
+    let conn = state.store.lock();
+    let run = runs::get(&conn, &run_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
+    let total = run.log.len();
+    let mut body = serde_json::to_value(&run)?;
+    if from.is_some() || limit.is_some() {
+        body["log"] = json!(runs::log_lines(&conn, &run_id, from.unwrap_or(0), limit.unwrap_or(u64::MAX))?);
+    }
+    body["logTotal"] = json!(total);
+    Ok(Json(body))
 }

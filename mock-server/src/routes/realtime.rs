@@ -30,8 +30,17 @@ pub fn router() -> Router<AppState> {
 /// frame: nothing large is buffered or parsed before the token is checked.
 pub const MAX_CLIENT_MESSAGE: usize = 8 * 1024;
 
+/// Read and write buffers per socket: tungstenite's defaults (128 KiB read, zero-filled) are
+/// made for large messages; these frames are a few hundred bytes, and a fleet keeps thousands
+/// of sockets open.
+const SOCKET_BUFFER: usize = 4 * 1024;
+
 async fn upgrade(ws: WebSocketUpgrade, State(state): State<AppState>) -> Response {
-    ws.max_message_size(MAX_CLIENT_MESSAGE).max_frame_size(MAX_CLIENT_MESSAGE).on_upgrade(move |socket| session(socket, state))
+    ws.max_message_size(MAX_CLIENT_MESSAGE)
+        .max_frame_size(MAX_CLIENT_MESSAGE)
+        .read_buffer_size(SOCKET_BUFFER)
+        .write_buffer_size(SOCKET_BUFFER)
+        .on_upgrade(move |socket| session(socket, state))
 }
 
 fn frame(frame: ServerFrame) -> Message {

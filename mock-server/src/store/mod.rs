@@ -9,8 +9,8 @@ pub mod seed;
 pub mod users;
 
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
 
+use parking_lot::{Mutex, MutexGuard};
 use rusqlite::Connection;
 
 use crate::docdb;
@@ -40,6 +40,14 @@ impl From<rusqlite::Error> for StoreError {
 }
 
 pub const DB_FILE: &str = "mock-server.sqlite";
+
+/// Runs blocking store work; on a multi-threaded tokio runtime it tells tokio first.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
 
 pub struct Store {
     conn: Mutex<Connection>,
@@ -81,28 +89,36 @@ impl Store {
         Ok(Store { conn: Mutex::new(conn) })
     }
 
+    /// The connection. Waiting for it blocks, so on the server's async workers the wait is
+    /// announced to tokio (`block_in_place`): other requests move to another worker instead of
+    /// stalling behind a cron's transaction.
     pub fn lock(&self) -> MutexGuard<'_, Connection> {
-        // A poisoned lock means a panic mid-request; the connection itself is still sound.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+        blocking(|| self.conn.lock())
     }
 
     /// Runs `f` in one transaction: all of it lands, or none of it. `E` is the caller's error
     /// type (a store error converts into it); the routes' shorthand is `Store::tx` (error.rs).
     pub fn transaction<T, E: From<rusqlite::Error>>(&self, f: impl FnOnce(&rusqlite::Transaction) -> Result<T, E>) -> Result<T, E> {
-        let mut conn = self.lock();
-        let tx = conn.transaction()?;
-        let out = f(&tx)?;
-        tx.commit()?;
-        Ok(out)
+        blocking(|| {
+            let mut conn = self.conn.lock();
+            let out = (|| {
+                let tx = conn.transaction()?;
+                let out = f(&tx)?;
+                tx.commit()?;
+                Ok(out)
+            })();
+            // A fair hand-over: a waiting request gets the connection before this thread (a
+            // cron going tenant by tenant) can take it again.
+            MutexGuard::unlock_fair(conn);
+            out
+        })
     }
 
     /// Back to the demo seed: every table emptied, migrations kept, seed loaded again.
     pub fn reset(&self, settings: &Settings, now_ms: i64) -> Result<(), StoreError> {
-        let mut conn = self.lock();
-        let tx = conn.transaction()?;
-        seed::clear(&tx)?;
-        seed::seed_if_empty(&tx, settings, now_ms)?;
-        tx.commit()?;
-        Ok(())
+        self.transaction(|tx| {
+            seed::clear(tx)?;
+            seed::seed_if_empty(tx, settings, now_ms).map_err(StoreError)
+        })
     }
 }

@@ -24,4 +24,4 @@ mod realtime_tests;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tabs_tests;
 #[cfg(all(test, not(target_arch = "wasm32")))]
-mod proptests;
+mod hostile_input_tests;

@@ -142,4 +142,39 @@ mod tests {
         assert_eq!(AuthResponse::from_json(&json!({"token": "t", "expiresIn": "900", "refreshToken": "r", "refreshExpiresIn": 1})), None);
         assert_eq!(AuthResponse::from_json(&json!({"token": "t", "expiresIn": 1, "refreshToken": "r", "refreshExpiresIn": 1, "docdbHeaders": {"Remote": {"a": 1}}})), None);
     }
+
+    fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug>(value: T, wire: Value) {
+        assert_eq!(serde_json::to_value(&value).unwrap(), wire, "serialises in the contract's shape");
+        assert_eq!(serde_json::from_value::<T>(wire).unwrap(), value, "and reads back");
+    }
+
+    #[test]
+    fn every_body_round_trips_in_the_contracts_shape() {
+        let info = json!({"sdkVersion": "1.4.17"}).as_object().unwrap().clone();
+        round_trip(LoginRequest { username: "u".into(), password: "p".into(), device_info: info }, json!({"username": "u", "password": "p", "deviceInfo": {"sdkVersion": "1.4.17"}}));
+        round_trip(GoogleLoginRequest { credential: "c".into() }, json!({"credential": "c"}));
+        round_trip(RefreshRequest { refresh_token: "r".into() }, json!({"refreshToken": "r"}));
+        let headers = DocdbHeaders { remote: Some(json!({"X-A": "1"}).as_object().unwrap().clone()), local: None };
+        round_trip(headers.clone(), json!({"Remote": {"X-A": "1"}}));
+        round_trip(
+            AuthResponse { token: "t".into(), expires_in: 900, refresh_token: "r".into(), refresh_expires_in: 60, docdb_headers: Some(headers) },
+            json!({"token": "t", "expiresIn": 900, "refreshToken": "r", "refreshExpiresIn": 60, "docdbHeaders": {"Remote": {"X-A": "1"}}}),
+        );
+        round_trip(ConnectResponse { device_id: "d".into() }, json!({"deviceId": "d"}));
+        round_trip(StatusRequest { is_online: true }, json!({"isOnline": true}));
+        round_trip(LogoutRequest { device_id: None }, json!({"deviceId": null}));
+        round_trip(OkBody { ok: true }, json!({"ok": true}));
+        round_trip(ErrorBody { error: "invalid_token".into(), message: "m".into() }, json!({"error": "invalid_token", "message": "m"}));
+        let claims = JwtClaims { sub: "u".into(), user_id: "u".into(), company_id: "acme".into(), roles: vec!["cashier".into()], iat: 1, exp: 2, sid: Some("s".into()), jti: None };
+        round_trip(claims, json!({"sub": "u", "userId": "u", "companyId": "acme", "roles": ["cashier"], "iat": 1, "exp": 2, "sid": "s"}));
+    }
+
+    #[test]
+    fn every_error_code_is_snake_case_and_listed_once() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in crate::protocol::errors::ALL {
+            assert!(code.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{code}");
+            assert!(seen.insert(code), "{code} listed twice");
+        }
+    }
 }

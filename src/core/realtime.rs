@@ -62,9 +62,10 @@ pub fn backoff_ms(attempt: u32, random: f64) -> u32 {
 }
 
 
-/// A server frame of the protocol, or `None` for anything else.
+/// A server frame of the protocol, or `None` for anything else. Parsed with the module's one
+/// JSON parser (into a `Value`), then typed by the protocol's reader.
 fn read_frame(text: &str) -> Option<ServerFrame> {
-    serde_json::from_str(text).ok()
+    ServerFrame::from_json(super::json::parse(text)?)
 }
 
 /// A protocol payload as the JSON the JS events and `getRouting()` hand out.

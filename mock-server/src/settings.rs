@@ -21,6 +21,10 @@ pub struct Settings {
     pub auth_rate_per_min: u32,
     /// How many of them may come at once.
     pub auth_rate_burst: u32,
+    /// An invalidated tenant's sockets close in waves of about this many (`INVALIDATION_WAVE_SIZE`).
+    pub invalidation_wave_size: u64,
+    /// Milliseconds between two waves (`INVALIDATION_WAVE_SPACING_MS`).
+    pub invalidation_wave_spacing_ms: u64,
     /// Where the SQLite file lives; `None` keeps the store in memory.
     pub data_dir: Option<PathBuf>,
     pub test_controls: bool,
@@ -40,6 +44,8 @@ impl Default for Settings {
             refresh_reuse_grace_secs: 10,
             auth_rate_per_min: 600,
             auth_rate_burst: 60,
+            invalidation_wave_size: 500,
+            invalidation_wave_spacing_ms: 150,
             data_dir: None,
             test_controls: false,
         }
@@ -55,6 +61,11 @@ fn flag(value: &str) -> Result<bool, String> {
 }
 
 impl Settings {
+    /// How an invalidated tenant's sockets are closed.
+    pub fn invalidation_waves(&self) -> crate::realtime::Waves {
+        crate::realtime::Waves { size: self.invalidation_wave_size, spacing: std::time::Duration::from_millis(self.invalidation_wave_spacing_ms) }
+    }
+
     /// Reads every setting; a malformed value is an error naming the variable.
     pub fn from_env() -> Result<Settings, String> {
         Self::from_lookup(|k| std::env::var(k).ok())
@@ -98,6 +109,12 @@ impl Settings {
         }
         if let Some(v) = get("AUTH_RATE_BURST") {
             s.auth_rate_burst = v.trim().parse().map_err(|e| bad("AUTH_RATE_BURST", format!("{e}")))?;
+        }
+        if let Some(v) = get("INVALIDATION_WAVE_SIZE") {
+            s.invalidation_wave_size = v.trim().parse().map_err(|e| bad("INVALIDATION_WAVE_SIZE", format!("{e}")))?;
+        }
+        if let Some(v) = get("INVALIDATION_WAVE_SPACING_MS") {
+            s.invalidation_wave_spacing_ms = v.trim().parse().map_err(|e| bad("INVALIDATION_WAVE_SPACING_MS", format!("{e}")))?;
         }
         if let Some(v) = get("DATA_DIR") {
             if !v.is_empty() {

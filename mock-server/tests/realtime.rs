@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{spawn, Server};
+use common::{spawn, spawn_with, Server};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
@@ -152,4 +152,26 @@ async fn operator_invalidation_and_rollback_route_back_to_legacy() {
     let (_ws, frames) = hello(&s, &alice, Some("d1"), "1.4.17", Some(seen)).await;
     assert_eq!((frames[0]["type"].clone(), frames[0]["payload"]["reason"].clone()), (json!("invalidate-local"), json!("operator")));
     assert_eq!(frames[1]["payload"]["database"], "legacy");
+}
+
+#[tokio::test]
+async fn an_invalidation_closes_a_tenants_sockets_in_waves() {
+    let settings = mock_server::settings::Settings { test_controls: true, invalidation_wave_size: 1, invalidation_wave_spacing_ms: 300, ..Default::default() };
+    let s = spawn_with(settings).await;
+    let alice = s.token("alice").await;
+    let admin = s.token("admin").await;
+    let mut sockets = Vec::new();
+    for _ in 0..3 {
+        sockets.push(hello(&s, &alice, None, "1.4.17", None).await.0);
+    }
+    let started = std::time::Instant::now();
+    s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await;
+    let mut closed_after = Vec::new();
+    for ws in &mut sockets {
+        assert_eq!(close_code(ws).await, Some(CloseCode::from(4000)));
+        closed_after.push(started.elapsed());
+    }
+    closed_after.sort();
+    // Three waves of one, 300 ms apart: the last closes at least ~600 ms after the first wave.
+    assert!(closed_after[2] >= std::time::Duration::from_millis(550), "{closed_after:?}");
 }

@@ -81,8 +81,8 @@ async fn session(mut socket: WebSocket, state: AppState) {
         }
     };
     // Subscribe before answering, so an invalidation during the handshake is not missed.
-    let mut invalidations = state.realtime.subscribe(&claims.company_id);
-    invalidations.borrow_and_update();
+    let mut subscription = state.realtime.subscribe(&claims.company_id);
+    subscription.invalidations.borrow_and_update();
     let hello = Hello { user_id: claims.user_id.clone(), company_id: claims.company_id.clone(), device_id, sdk_version, last_invalidation };
     let settings = RollingSettings::from(&*state.settings);
     let now = state.clock.now_ms();
@@ -103,8 +103,10 @@ async fn session(mut socket: WebSocket, state: AppState) {
     }
     loop {
         tokio::select! {
-            changed = invalidations.changed() => {
+            changed = subscription.invalidations.changed() => {
                 if changed.is_ok() {
+                    let invalidated = *subscription.invalidations.borrow_and_update();
+                    tokio::time::sleep(subscription.wave_delay(invalidated, state.settings.invalidation_waves())).await;
                     let _ = socket.send(Message::Close(Some(CloseFrame { code: CLOSE_INVALIDATED, reason: "invalidated".into() }))).await;
                 }
                 return;

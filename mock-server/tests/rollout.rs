@@ -219,8 +219,9 @@ async fn a_run_in_progress_is_returned_never_doubled() {
 }
 
 #[tokio::test]
-async fn a_tenant_over_max_dbs_open_fails_alone_and_leaves_nothing_half_done() {
-    // 3 legacy catalogues + acme's CORE and two day databases fill the cluster.
+async fn a_rotate_without_headroom_is_refused_before_any_tenant_and_changes_nothing() {
+    // 3 legacy catalogues are open; acme and globex would need a CORE and two day databases
+    // each (6 more): over ROLLING_DB_MAX_OPEN=6.
     let s = spawn_with(Settings { test_controls: true, rolling_db_max_open: 6, ..Settings::default() }).await;
     let admin = s.token("admin").await;
     enable(&s, &admin, "acme").await;
@@ -228,12 +229,17 @@ async fn a_tenant_over_max_dbs_open_fails_alone_and_leaves_nothing_half_done() {
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(run["status"], "failed", "{run}");
     let log: Vec<&str> = run["log"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
-    assert!(log.iter().any(|l| l.starts_with("acme: CORE warmed")), "{log:?}");
-    assert!(log.iter().any(|l| l.starts_with("globex: failed, nothing changed: all_dbs_active")), "{log:?}");
+    assert!(log.iter().any(|l| l.contains("no headroom: the rotate needs 6 new database(s), 3 of ROLLING_DB_MAX_OPEN=6 are open")), "{log:?}");
+    assert!(!log.iter().any(|l| l.starts_with("acme:") || l.starts_with("globex:")), "no tenant was touched: {log:?}");
     let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
-    assert_eq!(cluster["openDbs"], 6);
-    assert!(cluster["databases"].as_array().unwrap().iter().all(|d| d["companyId"] != "globex" || d["kind"] == "legacy"), "{cluster}");
-    assert_eq!(tenant(&s, &admin, "globex").await["dayDatabases"], 0);
+    assert_eq!(cluster["openDbs"], 3);
+    assert_eq!(tenant(&s, &admin, "acme").await["dayDatabases"], 0);
+
+    // With room for one tenant only, the rotate of that one tenant goes ahead.
+    s.patch("/admin/rolling-db/flags/globex", Some(&admin), json!({"rollingDb": false})).await;
+    let run = s.run_cron(&admin, "rolling-db-rotate").await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert_eq!(s.get("/admin/rolling-db/cluster", Some(&admin)).await.body["openDbs"], 6);
 }
 
 async fn put_doc(s: &Server, token: &str, db: &str, id: &str, body: Value) -> Value {

@@ -141,6 +141,26 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     let rolling = ctx.listed(super::ROTATE, listed)?;
     let total = rolling.len() as u64 + 1;
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
+    let room = {
+        let conn = ctx.state.store.lock();
+        rolling.iter().map(|id| tenants::get(&conn, id)).collect::<Result<Vec<_>, _>>().and_then(|ts| rotate::headroom(&conn, &settings, &ts, ctx.now()))
+    };
+    match room {
+        Ok(room) if !room.enough() => {
+            let line = format!(
+                "refused before any tenant, nothing changed: no headroom: the rotate needs {} new database(s), {} of ROLLING_DB_MAX_OPEN={} are open; raise it first (the runbook: a hard prerequisite)",
+                room.needed, room.open, room.max
+            );
+            tracing::error!(run = ctx.run_id, "{line}");
+            ctx.progress(0, total, Some(&line));
+            return Some((false, total));
+        }
+        Ok(_) => {}
+        Err(e) => {
+            ctx.progress(0, total, Some(&format!("refused before any tenant, nothing changed: the headroom could not be read: {e}")));
+            return Some((false, total));
+        }
+    }
     let rotate_one = |tx: &rusqlite::Connection, t: &tenants::Tenant, now: i64| {
         let r = rotate::rotate_tenant(tx, &settings, t, now)?;
         if r.invalidated {

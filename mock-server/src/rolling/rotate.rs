@@ -66,3 +66,34 @@ pub fn rotate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Ten
     }
     Ok(TenantRotation { company_id: tenant.id.clone(), warm, created_days, invalidated })
 }
+
+/// The databases a rotate of `tenants` would create (a missing CORE, today's and tomorrow's
+/// day databases), and the cluster's room for them: the runbook's "the cluster fails without
+/// headroom", checked before the rotate starts rather than discovered tenant by tenant.
+pub fn headroom(conn: &Connection, settings: &RollingSettings, tenants: &[Tenant], now_ms: i64) -> RollingResult<Headroom> {
+    let today = day_of(now_ms);
+    let tomorrow = next_day(&today);
+    let mut needed = 0;
+    for tenant in tenants {
+        let names = tenant.names(&settings.db_prefix);
+        for name in [names.core(), names.day(&today), names.day(&tomorrow)] {
+            if !docdb::exists(conn, &name)? {
+                needed += 1;
+            }
+        }
+    }
+    Ok(Headroom { needed, open: docdb::open_count(conn)?, max: settings.max_open })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Headroom {
+    pub needed: usize,
+    pub open: usize,
+    pub max: usize,
+}
+
+impl Headroom {
+    pub fn enough(&self) -> bool {
+        self.open.saturating_add(self.needed) <= self.max
+    }
+}

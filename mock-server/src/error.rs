@@ -70,6 +70,8 @@ pub enum AppError {
     PayloadTooLarge,
     /// 415
     UnsupportedMediaType,
+    /// 429: too many sign-in requests from one address; try again after this many seconds.
+    RateLimited { retry_after_secs: u64 },
     /// 500: a bug or a broken store; the cause goes to the log, not to the client.
     Internal(Cause),
 }
@@ -99,6 +101,7 @@ impl AppError {
             AppError::Conflict(..) => StatusCode::CONFLICT,
             AppError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -110,6 +113,7 @@ impl AppError {
             AppError::MethodNotAllowed => (code::METHOD_NOT_ALLOWED, "this route does not accept that method".into()),
             AppError::PayloadTooLarge => (code::PAYLOAD_TOO_LARGE, "the request body is larger than the server accepts".into()),
             AppError::UnsupportedMediaType => (code::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json".into()),
+            AppError::RateLimited { .. } => (code::RATE_LIMITED, "too many sign-in requests from this address; wait and try again".into()),
             AppError::Internal(_) => (code::INTERNAL, "the server failed; see its log".into()),
         };
         ErrorBody { error: code.to_owned(), message }
@@ -119,9 +123,15 @@ impl AppError {
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let mut response = (self.status(), Json(self.body())).into_response();
-        if let AppError::Internal(cause) = self {
+        match self {
             // Logged by `log_internal_errors`, where every request's outcome is seen.
-            response.extensions_mut().insert(cause);
+            AppError::Internal(cause) => {
+                response.extensions_mut().insert(cause);
+            }
+            AppError::RateLimited { retry_after_secs } => {
+                response.headers_mut().insert(axum::http::header::RETRY_AFTER, retry_after_secs.into());
+            }
+            _ => {}
         }
         response
     }

@@ -128,3 +128,9 @@ impl FromRequestParts<AppState> for DocdbUser {
         Ok(DocdbUser { company_id: caller.company_id })
     }
 }
+
+/// A number from the query string (read as text, so a malformed one gets the contract's error
+/// body rather than axum's rejection).
+pub fn query_number<T: std::str::FromStr>(value: Option<&str>, name: &str) -> Result<Option<T>, AppError> {
+    value.map(|v| v.parse().map_err(|_| AppError::bad_request(format!("{name} must be a whole number, got {v:?}")))).transpose()
+}

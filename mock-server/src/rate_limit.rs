@@ -9,14 +9,14 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::http::{header, Request, Response, StatusCode};
+use axum::http::{Request, Response};
+use axum::response::IntoResponse;
 use axum::Router;
 use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::key_extractor::KeyExtractor;
 use tower_governor::{GovernorError, GovernorLayer};
 
-use session_broker::protocol::errors;
-
+use crate::error::{AppError, Cause};
 use crate::settings::Settings;
 use crate::state::AppState;
 
@@ -32,19 +32,13 @@ impl KeyExtractor for PeerAddress {
     }
 }
 
+/// The limiter's refusal, rendered by the server's one error type.
 fn refused(e: GovernorError) -> Response<Body> {
-    let (status, wait, message) = match e {
-        GovernorError::TooManyRequests { wait_time, .. } => (StatusCode::TOO_MANY_REQUESTS, wait_time.max(1), "too many sign-in requests from this address; wait and try again"),
-        _ => (StatusCode::INTERNAL_SERVER_ERROR, 1, "the rate limiter failed"),
-    };
-    let code = if status == StatusCode::TOO_MANY_REQUESTS { errors::RATE_LIMITED } else { errors::INTERNAL };
-    let body = serde_json::json!({"error": code, "message": message}).to_string();
-    Response::builder()
-        .status(status)
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::RETRY_AFTER, wait.to_string())
-        .body(Body::from(body))
-        .unwrap_or_default()
+    match e {
+        GovernorError::TooManyRequests { wait_time, .. } => AppError::RateLimited { retry_after_secs: wait_time.max(1) },
+        other => AppError::Internal(Cause::msg(["the rate limiter failed: ", &other.to_string()].concat())),
+    }
+    .into_response()
 }
 
 /// `router` behind the limit of `settings` (`AUTH_RATE_PER_MIN`, `AUTH_RATE_BURST`); unchanged

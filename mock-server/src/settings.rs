@@ -60,6 +60,17 @@ fn flag(value: &str) -> Result<bool, String> {
     }
 }
 
+/// Reads the number setting `key` into `slot` when it is set; a malformed value names it.
+fn number<T: std::str::FromStr>(get: &impl Fn(&str) -> Option<String>, key: &str, slot: &mut T) -> Result<(), String>
+where
+    T::Err: std::fmt::Display,
+{
+    if let Some(v) = get(key) {
+        *slot = v.trim().parse().map_err(|e| format!("{key}: {e}"))?;
+    }
+    Ok(())
+}
+
 impl Settings {
     /// How an invalidated tenant's sockets are closed.
     pub fn invalidation_waves(&self) -> crate::realtime::Waves {
@@ -80,9 +91,7 @@ impl Settings {
             }
             s.db_prefix = v;
         }
-        if let Some(v) = get("ROLLING_DB_MAX_OPEN") {
-            s.rolling_db_max_open = v.trim().parse().map_err(|e| bad("ROLLING_DB_MAX_OPEN", format!("{e}")))?;
-        }
+        number(&get, "ROLLING_DB_MAX_OPEN", &mut s.rolling_db_max_open)?;
         if let Some(v) = get("CONFLICTS_ENABLED") {
             s.conflicts_enabled = flag(&v).map_err(|e| bad("CONFLICTS_ENABLED", e))?;
         }
@@ -98,24 +107,12 @@ impl Settings {
             }
             s.jwt_secret = Some(v);
         }
-        if let Some(v) = get("ACCESS_TOKEN_TTL_SECS") {
-            s.access_token_ttl_secs = v.trim().parse().map_err(|e| bad("ACCESS_TOKEN_TTL_SECS", format!("{e}")))?;
-        }
-        if let Some(v) = get("REFRESH_REUSE_GRACE_SECS") {
-            s.refresh_reuse_grace_secs = v.trim().parse().map_err(|e| bad("REFRESH_REUSE_GRACE_SECS", format!("{e}")))?;
-        }
-        if let Some(v) = get("AUTH_RATE_PER_MIN") {
-            s.auth_rate_per_min = v.trim().parse().map_err(|e| bad("AUTH_RATE_PER_MIN", format!("{e}")))?;
-        }
-        if let Some(v) = get("AUTH_RATE_BURST") {
-            s.auth_rate_burst = v.trim().parse().map_err(|e| bad("AUTH_RATE_BURST", format!("{e}")))?;
-        }
-        if let Some(v) = get("INVALIDATION_WAVE_SIZE") {
-            s.invalidation_wave_size = v.trim().parse().map_err(|e| bad("INVALIDATION_WAVE_SIZE", format!("{e}")))?;
-        }
-        if let Some(v) = get("INVALIDATION_WAVE_SPACING_MS") {
-            s.invalidation_wave_spacing_ms = v.trim().parse().map_err(|e| bad("INVALIDATION_WAVE_SPACING_MS", format!("{e}")))?;
-        }
+        number(&get, "ACCESS_TOKEN_TTL_SECS", &mut s.access_token_ttl_secs)?;
+        number(&get, "REFRESH_REUSE_GRACE_SECS", &mut s.refresh_reuse_grace_secs)?;
+        number(&get, "AUTH_RATE_PER_MIN", &mut s.auth_rate_per_min)?;
+        number(&get, "AUTH_RATE_BURST", &mut s.auth_rate_burst)?;
+        number(&get, "INVALIDATION_WAVE_SIZE", &mut s.invalidation_wave_size)?;
+        number(&get, "INVALIDATION_WAVE_SPACING_MS", &mut s.invalidation_wave_spacing_ms)?;
         if let Some(v) = get("DATA_DIR") {
             if !v.is_empty() {
                 s.data_dir = Some(PathBuf::from(v));

@@ -4,7 +4,7 @@
 //! removed on drop (`AuthManager.dispose()`).
 
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use gloo_events::EventListener;
 use gloo_timers::callback::Timeout;
@@ -24,14 +24,19 @@ fn online() -> bool {
     web_sys::window().is_none_or(|w| w.navigator().on_line())
 }
 
+/// The timer slot; only the `Coordinator` holds it strongly, so once it is dropped no step
+/// still in flight can arm a timer again.
+type Slot = Weak<RefCell<Option<Timeout>>>;
+
 /// Runs one auto-refresh step, then arms the timer for the next.
-fn step(session: WeakSession, timer: Rc<RefCell<Option<Timeout>>>) {
+fn step(session: WeakSession, slot: Slot) {
     spawn_local(async move {
         let Some(live) = session.upgrade() else { return };
         let next = live.auto_refresh_step(online()).await;
         drop(live);
+        let Some(timer) = slot.upgrade() else { return };
         let armed = next.map(|ms| {
-            let (session, slot) = (session.clone(), timer.clone());
+            let (session, slot) = (session.clone(), slot.clone());
             Timeout::new(ms, move || step(session, slot))
         });
         // Replacing the slot cancels the previous timer.
@@ -60,13 +65,13 @@ impl Coordinator {
                     .into_iter()
                     .chain(window.document().map(|d| (d.unchecked_into(), "visibilitychange")))
                 {
-                    let (session, timer) = (weak.clone(), timer.clone());
-                    listeners.push(EventListener::new(&target, name, move |_| step(session.clone(), timer.clone())));
+                    let (session, slot) = (weak.clone(), Rc::downgrade(&timer));
+                    listeners.push(EventListener::new(&target, name, move |_| step(session.clone(), slot.clone())));
                 }
-                let (watched, slot) = (weak.clone(), timer.clone());
+                let (watched, slot) = (weak.clone(), Rc::downgrade(&timer));
                 let rearm: Rc<dyn Fn()> = Rc::new(move || step(watched.clone(), slot.clone()));
                 session.set_on_change(Some(rearm));
-                step(weak.clone(), timer.clone());
+                step(weak.clone(), Rc::downgrade(&timer));
             }
         }
         Coordinator { session: weak, _listeners: listeners, timer }

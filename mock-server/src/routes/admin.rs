@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
-use crate::extract::{ApiJson, AuthUser, ClientIp};
+use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
 use crate::store::audit::{self, Actor};
 use crate::rolling::flags::{self, FlagPatch, Flags};
 use crate::rolling::invalidation;
@@ -40,16 +40,12 @@ struct AuditQuery {
     limit: Option<String>,
 }
 
-fn number<T: std::str::FromStr>(value: Option<&str>, name: &str) -> AppResult<Option<T>> {
-    value.map(|v| v.parse().map_err(|_| AppError::bad_request(format!("{name} must be a whole number, got {v:?}")))).transpose()
-}
-
 /// `GET /admin/audit?companyId=&before=&limit=`: newest first, a page at a time (`before` is the
 /// last `id` of the previous page; `nextBefore` is `null` on the last page).
 async fn audit_log(State(state): State<AppState>, user: AuthUser, Query(q): Query<AuditQuery>) -> AppResult<Json<Value>> {
     user.require_any(&READ_ROLES)?;
-    let limit = number::<u32>(q.limit.as_deref(), "limit")?.unwrap_or(50).clamp(1, 500);
-    let before = number::<i64>(q.before.as_deref(), "before")?;
+    let limit = query_number::<u32>(q.limit.as_deref(), "limit")?.unwrap_or(50).clamp(1, 500);
+    let before = query_number::<i64>(q.before.as_deref(), "before")?;
     let entries = audit::list(&state.store.lock(), q.company_id.as_deref(), before, limit)?;
     let next = if entries.len() == limit as usize { entries.last().and_then(|e| e["id"].as_i64()) } else { None };
     Ok(Json(json!({ "entries": entries, "nextBefore": next })))

@@ -12,7 +12,7 @@ use super::admin::{READ_ROLES, WRITE_ROLES};
 use crate::crons::{self, runner, runs, CRONS};
 use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
-use crate::extract::{AuthUser, ClientIp};
+use crate::extract::{query_number, AuthUser, ClientIp};
 use crate::store::audit::Actor;
 use crate::state::AppState;
 
@@ -68,10 +68,7 @@ struct LogPage {
 /// tenant), with `logTotal` the number of lines.
 async fn run_status(State(state): State<AppState>, user: AuthUser, Path(run_id): Path<String>, Query(page): Query<LogPage>) -> AppResult<Json<Value>> {
     user.require_any(&WRITE_ROLES)?;
-    let whole = |v: Option<&str>, name: &str| -> AppResult<Option<u64>> {
-        v.map(|v| v.parse().map_err(|_| AppError::bad_request(format!("{name} must be a whole number, got {v:?}")))).transpose()
-    };
-    let (from, limit) = (whole(page.log_from.as_deref(), "logFrom")?, whole(page.log_limit.as_deref(), "logLimit")?);
+    let (from, limit) = (query_number::<u64>(page.log_from.as_deref(), "logFrom")?, query_number::<u64>(page.log_limit.as_deref(), "logLimit")?);
     let conn = state.store.lock();
     let run = runs::get(&conn, &run_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
     let total = run.log.len();

@@ -43,8 +43,9 @@ impl Session {
 
     /// Refreshes when due (and `online`); answers when to look again (see `auto_refresh_delay`).
     pub async fn auto_refresh_step(&self, online: bool) -> Option<u32> {
-        if self.auto_refresh_delay()? > 0 {
-            return self.auto_refresh_delay();
+        let delay = self.auto_refresh_delay()?;
+        if delay > 0 {
+            return Some(delay);
         }
         if !online {
             return None;

@@ -56,7 +56,11 @@ test: setup
 	  awk '/test result: /{ for (i = 1; i <= NF; i++) { if ($$(i+1) ~ /^passed/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	       END { printf "%d passed, %d failed\n", p, f }' $$log; rm -f $$log; exit $$rc
 
+## Lints are errors here: every public item of the SDK documented (`missing_docs`, the
+## `.d.ts` JSDoc), clippy clean on both targets.
 test-native:
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
 	cargo test --workspace
 
 test-browser:

@@ -4,6 +4,8 @@
 //! `#[wasm_bindgen]` facade that only converts. `protocol` holds the wire types the mock server
 //! shares.
 
+#![warn(missing_docs)]
+
 pub mod core;
 pub mod protocol;
 

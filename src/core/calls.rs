@@ -19,9 +19,13 @@ pub fn segment(what: &str, id: &str) -> Result<String, String> {
 /// A request the session sends: method, path, JSON body, and whether it needs a session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Route {
+    /// The HTTP method.
     pub method: Method,
+    /// The path under the base URL (ids already checked by [`segment`]).
     pub path: String,
+    /// The JSON body, if any.
     pub body: Option<Value>,
+    /// Sent with the session's token (and refreshed first when needed).
     pub needs_session: bool,
 }
 
@@ -32,21 +36,41 @@ fn route(method: Method, path: String, body: Option<Value>) -> Route {
 /// `AuthManager`'s management calls.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Management {
+    /// `POST /devices`.
     AddDevice(Value),
+    /// `DELETE /devices/:id`.
     DeleteDevice(String),
+    /// `GET /devices`.
     GetDevices,
+    /// `GET /companies`.
     GetCompanies,
+    /// `GET /companies/:id` (caches the current company's details).
     GetCompany(String),
+    /// `PATCH /companies/:id`.
     UpdateCompany(String, Value),
+    /// `DELETE /companies/:id`.
     DeleteCompany(String),
+    /// `PATCH /users/:id`.
     UpdateUser(String, Value),
+    /// `DELETE /users/:id`.
     DeleteUser(String),
+    /// `GET /users`.
     ListUsers,
+    /// `GET /users/me`.
     GetMyUser,
-    UpdatePaymentReference { company_id: String, sale_id: String, data: Value },
+    /// `PATCH /companies/:id/sales/:saleId/payment-reference`.
+    UpdatePaymentReference {
+        /// The sale's company.
+        company_id: String,
+        /// The sale.
+        sale_id: String,
+        /// The payment reference fields.
+        data: Value,
+    },
 }
 
 impl Management {
+    /// The route, or why an id cannot be one.
     pub fn route(&self) -> Result<Route, String> {
         use Method::*;
         Ok(match self {
@@ -75,22 +99,48 @@ pub use crate::protocol::ops::{CRON_ARCHIVE, CRON_DROP_EVAL, CRON_ROTATE};
 /// `RollingDbAdmin`'s operations calls.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Admin {
+    /// `GET /health` (no session needed).
     Health,
+    /// `GET /admin/rolling-db/cluster`.
     Cluster,
+    /// `GET /admin/rolling-db/tenants`.
     Tenants,
+    /// `GET /admin/rolling-db/tenants/:id/reconciliation`.
     Reconciliation(String),
+    /// `GET /admin/rolling-db/tenants/:id/cleanup-candidates`.
     CleanupCandidates(String),
+    /// `GET /admin/rolling-db/tenants/:id/topology`.
     Topology(String),
-    SetFlags { company_id: String, flags: Value, force: bool },
+    /// `PATCH /admin/rolling-db/flags/:id`.
+    SetFlags {
+        /// The tenant.
+        company_id: String,
+        /// `{rollingDb?, rollingDbDrop?}`.
+        flags: Value,
+        /// `?force=true`: override the preflight (sys_admin only).
+        force: bool,
+    },
+    /// `GET /admin/crons`.
     Crons,
+    /// `POST /admin/crons/:name/run`.
     RunCron(String),
+    /// `GET /admin/crons/runs/:id`.
     CronRun(String),
+    /// `POST /admin/invalidate-clients/:id`.
     InvalidateClients(String),
     /// `GET /admin/audit`, optionally for one tenant, a page of `limit` before entry `before`.
-    Audit { company_id: Option<String>, before: Option<u64>, limit: Option<u32> },
+    Audit {
+        /// Only this tenant's entries.
+        company_id: Option<String>,
+        /// Entries older than this id.
+        before: Option<u64>,
+        /// At most this many.
+        limit: Option<u32>,
+    },
 }
 
 impl Admin {
+    /// The route, or why an id cannot be one.
     pub fn route(&self) -> Result<Route, String> {
         use Method::*;
         let tenant = |id: &str, read: &str| -> Result<String, String> { Ok(["/admin/rolling-db/tenants/", &segment("companyId", id)?, "/", read].concat()) };

@@ -16,14 +16,18 @@ pub const DEFAULT_HOOK_TIMEOUT_MS: u32 = 10_000;
 /// What running handlers needs: where failures go, and the clock that bounds each handler.
 #[derive(Clone)]
 pub struct HookContext {
+    /// Where a failing or hanging handler is reported.
     pub reporter: Rc<dyn Reporter>,
+    /// The clock that bounds each handler.
     pub clock: Rc<dyn Clock>,
+    /// `hookTimeoutMs`: how long one handler may run.
     pub timeout_ms: u32,
 }
 
 /// A handler: called with the payload; a returned error is reported, never propagated.
 pub type Handler = Rc<dyn Fn(&Value) -> LocalBoxFuture<'static, Result<(), String>>>;
 
+/// The handlers of one event, run in registration order.
 pub struct HookList {
     name: &'static str,
     next_id: Cell<u64>,
@@ -31,6 +35,7 @@ pub struct HookList {
 }
 
 impl HookList {
+    /// An empty list; `name` appears in the reports of failing handlers.
     pub fn new(name: &'static str) -> Self {
         HookList { name, next_id: Cell::new(1), handlers: RefCell::new(Vec::new()) }
     }
@@ -43,6 +48,7 @@ impl HookList {
         id
     }
 
+    /// Removes a handler; `false` when the id was not registered (or already removed).
     pub fn unregister(&self, id: u64) -> bool {
         let mut handlers = self.handlers.borrow_mut();
         let before = handlers.len();
@@ -70,13 +76,18 @@ impl HookList {
 /// Why the sign-out handlers run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SignOutReason {
+    /// `logout()` ran.
     Logout,
+    /// A login replaced the session.
     Login,
+    /// A refresh brought a token of another company.
     CompanyChange,
+    /// The server refused the refresh token.
     RefreshRejected,
 }
 
 impl SignOutReason {
+    /// The wire name of the reason (`"logout"`, `"company-change"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             SignOutReason::Logout => "logout",
@@ -104,8 +115,11 @@ pub fn token_refresh_event(user: Value, roles: Vec<String>, company_changed: boo
 
 /// The three hook lists of a session.
 pub struct Hooks {
+    /// `onLogin` handlers.
     pub login: HookList,
+    /// `onTokenRefresh` handlers.
     pub token_refresh: HookList,
+    /// `onSignOut` handlers.
     pub sign_out: HookList,
 }
 

@@ -4,14 +4,17 @@
 
 use serde_json::{Map, Value};
 
+/// Parses JSON text; `None` when it is not JSON.
 pub fn parse(text: &str) -> Option<Value> {
     serde_json::from_str(text).ok()
 }
 
+/// A string field of an object.
 pub fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key)?.as_str()
 }
 
+/// A non-negative integer field of an object.
 pub fn u64_field(value: &Value, key: &str) -> Option<u64> {
     value.get(key)?.as_u64()
 }

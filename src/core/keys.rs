@@ -7,15 +7,25 @@ use super::json;
 use super::ports::Storage;
 use super::token::Claims;
 
+/// Every SDK key starts with this (the storage listener's filter).
 pub const TOKEN_PREFIX: &str = "serviceProxyToken";
+/// The access token.
 pub const AUTH: &str = "serviceProxyToken-Auth";
+/// The refresh token.
 pub const REFRESH: &str = "serviceProxyToken-Refresh";
+/// When the access token expires (ms since the epoch).
 pub const EXPIRES_AT_AUTH: &str = "serviceProxyToken-expiresAt-Auth";
+/// When the refresh token expires (ms since the epoch).
 pub const EXPIRES_AT_REFRESH: &str = "serviceProxyToken-expiresAt-Refresh";
+/// The docdb headers for the remote databases (JSON).
 pub const HEADERS_REMOTE: &str = "X-Docdb-Headers-Remote";
+/// The docdb headers for the local databases (JSON).
 pub const HEADERS_LOCAL: &str = "X-Docdb-Headers-Local";
+/// The device id from `/auth/connect`.
 pub const DEVICE_ID: &str = "serviceProxyToken-deviceId";
+/// The local databases to destroy at sign-out (JSON list).
 pub const LOCAL_DATABASES: &str = "serviceProxyToken-localDatabases";
+/// The last `invalidatedAt` (ms) this device obeyed.
 pub const LAST_INVALIDATION: &str = "serviceProxyToken-lastInvalidation";
 /// The refresh lease, only where the browser has no Web Locks, and only while a tab refreshes.
 pub const REFRESH_LOCK: &str = "serviceProxyToken-refreshLock";
@@ -26,11 +36,14 @@ pub const SESSION_KEYS: [&str; 6] = [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_
 /// Which header set: the remote document database or the device's local one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeaderKind {
+    /// `X-Docdb-Headers-Remote`.
     Remote,
+    /// `X-Docdb-Headers-Local`.
     Local,
 }
 
 impl HeaderKind {
+    /// The storage key.
     pub fn key(self) -> &'static str {
         match self {
             HeaderKind::Remote => HEADERS_REMOTE,
@@ -38,6 +51,7 @@ impl HeaderKind {
         }
     }
 
+    /// `"Remote"` or `"Local"`.
     pub fn parse(s: &str) -> Option<HeaderKind> {
         match s {
             "Remote" => Some(HeaderKind::Remote),
@@ -50,11 +64,14 @@ impl HeaderKind {
 /// Which token: `saveToken("Auth" | "Refresh", …)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenKind {
+    /// The access token.
     Auth,
+    /// The refresh token.
     Refresh,
 }
 
 impl TokenKind {
+    /// `"Auth"` or `"Refresh"`.
     pub fn parse(s: &str) -> Option<TokenKind> {
         match s {
             "Auth" => Some(TokenKind::Auth),
@@ -63,6 +80,7 @@ impl TokenKind {
         }
     }
 
+    /// The token's storage key.
     pub fn key(self) -> &'static str {
         match self {
             TokenKind::Auth => AUTH,
@@ -70,6 +88,7 @@ impl TokenKind {
         }
     }
 
+    /// The key of the token's expiry.
     pub fn expires_at_key(self) -> &'static str {
         match self {
             TokenKind::Auth => EXPIRES_AT_AUTH,
@@ -114,6 +133,7 @@ pub fn read_string_list(storage: &dyn Storage, key: &str) -> Vec<String> {
     read_valid(storage, key, |raw| json::string_list(&json::parse(raw)?)).unwrap_or_default()
 }
 
+/// Writes a JSON list of strings.
 pub fn write_string_list(storage: &dyn Storage, key: &str, items: &[String]) -> Result<(), String> {
     if items.is_empty() {
         storage.remove(key);

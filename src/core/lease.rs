@@ -15,8 +15,11 @@ const CONFIRM_MS: u32 = 25;
 /// Pause between two looks at a lease another tab holds.
 const RETRY_MS: u32 = 50;
 
+/// The `localStorage` lease: the refresh lock where Web Locks are missing.
 pub struct StorageLease {
+    /// Where the lease is written (the origin's `localStorage`).
     pub storage: Rc<dyn Storage>,
+    /// The clock that dates the lease and paces the retries.
     pub clock: Rc<dyn Clock>,
     /// Unique to this tab's session object.
     pub owner: String,

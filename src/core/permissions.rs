@@ -19,6 +19,7 @@ pub struct PermissionMap {
 }
 
 impl PermissionMap {
+    /// The defaults with `options.permissions` over them.
     pub fn with_overrides(overrides: Vec<(String, Vec<String>)>) -> Self {
         PermissionMap { overrides }
     }

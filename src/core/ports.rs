@@ -9,14 +9,17 @@ pub type LocalBoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
 /// Key/value string storage (the browser's `localStorage`).
 pub trait Storage {
+    /// The value, or `None` when absent.
     fn get(&self, key: &str) -> Option<String>;
     /// Fails when the platform refuses the write (quota, private mode).
     fn set(&self, key: &str, value: &str) -> Result<(), String>;
+    /// Removes the key (absent is fine).
     fn remove(&self, key: &str);
 }
 
 /// Milliseconds since the Unix epoch, and waiting.
 pub trait Clock {
+    /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> i64;
     /// Resolves after `ms` milliseconds (bounds hook handlers and lock waits).
     fn sleep(&self, ms: u32) -> LocalBoxFuture<'static, ()>;
@@ -42,16 +45,23 @@ pub trait RefreshLock {
     fn steal(&self) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>>;
 }
 
+/// The HTTP methods the SDK sends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
+    /// `GET`.
     Get,
+    /// `POST`.
     Post,
+    /// `PUT`.
     Put,
+    /// `PATCH`.
     Patch,
+    /// `DELETE`.
     Delete,
 }
 
 impl Method {
+    /// The method's name on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
             Method::Get => "GET",
@@ -63,9 +73,12 @@ impl Method {
     }
 }
 
+/// One HTTP request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpRequest {
+    /// The method.
     pub method: Method,
+    /// The absolute URL.
     pub url: String,
     /// Sent as `Authorization: Bearer <jwt>`.
     pub bearer: Option<String>,
@@ -73,16 +86,21 @@ pub struct HttpRequest {
     pub body: Option<String>,
 }
 
+/// An HTTP answer (any status).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpResponse {
+    /// The status code.
     pub status: u16,
+    /// The body as text.
     pub body: String,
 }
 
 /// Why no HTTP status came back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TransportError {
+    /// The request failed before any answer (offline, DNS, CORS), with the platform's words.
     Network(String),
+    /// No answer within the request timeout.
     Timeout,
 }
 
@@ -95,7 +113,9 @@ impl std::fmt::Display for TransportError {
     }
 }
 
+/// HTTP (`fetch` in the browser).
 pub trait Transport {
+    /// Sends the request; any status is an answer.
     fn send(&self, request: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>>;
 }
 
@@ -107,5 +127,6 @@ pub trait LocalDatabases {
 
 /// Where failures that must not interrupt a sequence are reported (`console.error` in the browser).
 pub trait Reporter {
+    /// Reports a failure.
     fn error(&self, message: &str);
 }

@@ -20,38 +20,52 @@ use crate::protocol::SDK_VERSION;
 
 /// Backoff bounds, milliseconds.
 pub const BACKOFF_BASE_MS: u32 = 500;
+/// Upper bound of one reconnect delay.
 pub const BACKOFF_MAX_MS: u32 = 30_000;
 
+/// What a socket's next read brings.
 pub enum Incoming {
+    /// A text frame.
     Text(String),
     /// The socket closed, with its close code (1006 when it dropped without one).
     Closed(u16),
 }
 
+/// One open WebSocket, as the supervisor drives it.
 pub trait Socket {
+    /// Sends a text frame.
     fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), String>>;
     /// The next message; only the session's supervisor calls it, one call at a time.
     fn recv(&self) -> LocalBoxFuture<'static, Incoming>;
+    /// Closes the socket (normal closure).
     fn close(&self);
 }
 
+/// Opens a socket to the URL.
 pub type Connect = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, String>>>;
+/// Whether a local catalogue database exists.
 pub type CatalogExists = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, bool>>;
+/// Writes documents into a local catalogue database.
 pub type CatalogWrite = Rc<dyn Fn(&str, Vec<Value>) -> LocalBoxFuture<'static, Result<(), String>>>;
+/// Resolves after the given milliseconds.
 pub type Sleep = Rc<dyn Fn(u32) -> LocalBoxFuture<'static, ()>>;
+/// Runs a future in the background (the supervisor).
 pub type Spawn = Rc<dyn Fn(LocalBoxFuture<'static, ()>)>;
 
 /// What the realtime session needs from its platform.
 #[derive(Clone)]
 pub struct SyncPorts {
+    /// Opens a socket.
     pub connect: Connect,
     /// Whether a local catalogue database of that name exists.
     pub catalog_exists: CatalogExists,
     /// Writes the bootstrapped documents into a local database of that name.
     pub catalog_write: CatalogWrite,
+    /// Waits between reconnects.
     pub sleep: Sleep,
     /// A number in [0, 1), for the jitter.
     pub random: Rc<dyn Fn() -> f64>,
+    /// Starts the supervisor.
     pub spawn: Spawn,
 }
 
@@ -73,20 +87,27 @@ fn to_value<T: serde::Serialize>(payload: &T) -> Value {
     serde_json::to_value(payload).unwrap_or(Value::Null)
 }
 
+/// The `sdk:init` frame's text.
 pub fn init_frame(token: &str, device_id: Option<String>, last_invalidation: Option<i64>) -> String {
     let init = SdkInit { token: token.to_owned(), device_id, sdk_version: Some(SDK_VERSION.to_owned()), last_invalidation };
     serde_json::to_string(&ClientFrame::SdkInit(init)).unwrap_or_default()
 }
 
+/// Where the realtime session is (the `state` event).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncState {
+    /// Not connected, never asked to.
     Idle,
+    /// Opening the socket or waiting for `ready`.
     Connecting,
+    /// Routed: `ready` arrived.
     Ready,
+    /// Closed by `close()` or a sign-out, or refused.
     Closed,
 }
 
 impl SyncState {
+    /// The wire name (`"idle"`, `"connecting"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             SyncState::Idle => "idle",
@@ -100,14 +121,21 @@ impl SyncState {
 /// Why `connect()` failed for good.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SyncFailure {
+    /// No access token is stored.
     NotSignedIn,
     /// The server refused the session (`error` frame): `{code, message}`.
-    Refused { code: String, message: String },
+    Refused {
+        /// The server's code.
+        code: String,
+        /// The server's words.
+        message: String,
+    },
     /// `close()` or a sign-out ended the session before it was ready.
     Closed,
 }
 
 impl SyncFailure {
+    /// The words `connect()` rejects with.
     pub fn message(&self) -> String {
         match self {
             SyncFailure::NotSignedIn => "no session: log in before connecting".into(),
@@ -152,14 +180,20 @@ impl Future for Wait {
 
 /// The events of `on(event, fn)`.
 pub struct SyncEvents {
+    /// `ready` handlers.
     pub ready: HookList,
+    /// `invalidate-local` handlers (run before the local databases are destroyed).
     pub invalidate_local: HookList,
+    /// `bootstrapped` handlers.
     pub bootstrapped: HookList,
+    /// `error` handlers.
     pub error: HookList,
+    /// `state` handlers.
     pub state: HookList,
 }
 
 impl SyncEvents {
+    /// The hook list of a JS event name.
     pub fn by_name(&self, name: &str) -> Option<&HookList> {
         match name {
             "ready" => Some(&self.ready),
@@ -192,10 +226,12 @@ struct Inner {
     first_ready: RefCell<Rc<Signal>>,
 }
 
+/// The realtime session: connects, follows invalidations, bootstraps the catalogue.
 #[derive(Clone)]
 pub struct SyncSession(Rc<Inner>);
 
 impl SyncSession {
+    /// A session on `url`, not yet connected.
     pub fn new(session: Session, url: String, ports: SyncPorts) -> SyncSession {
         let sync = SyncSession(Rc::new(Inner {
             session: session.clone(),
@@ -226,14 +262,17 @@ impl SyncSession {
         sync
     }
 
+    /// The event lists.
     pub fn events(&self) -> &SyncEvents {
         &self.0.events
     }
 
+    /// The current state.
     pub fn state(&self) -> SyncState {
         self.0.state.get()
     }
 
+    /// The last `ready` payload, or `None` before one.
     pub fn routing(&self) -> Option<Value> {
         self.0.routing.borrow().clone()
     }

@@ -9,23 +9,42 @@ use super::ports::{HttpResponse, TransportError};
 /// `{success: true, user}` or `{success: false, error, status}` (status 0 = no HTTP answer).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoginResult {
-    Success { user: Value },
-    Failure { error: String, status: u16 },
+    /// Logged in.
+    Success {
+        /// The new token's claims.
+        user: Value,
+    },
+    /// Not logged in; nothing stored changed.
+    Failure {
+        /// What went wrong, for people.
+        error: String,
+        /// The HTTP status, 0 when no answer came.
+        status: u16,
+    },
 }
 
 /// `{success, data?, error?, status?}` of register, create, status and management calls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallResult {
+    /// Whether the call succeeded (2xx).
     pub success: bool,
+    /// The answer's body, when there was one.
     pub data: Option<Value>,
+    /// What went wrong, for people.
     pub error: Option<String>,
+    /// The HTTP status (0 when no answer came).
     pub status: Option<u16>,
 }
 
 /// `{success: true, deviceId}` or a failure.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeviceResult {
-    Success { device_id: String },
+    /// Registered.
+    Success {
+        /// The id the server assigned (stored).
+        device_id: String,
+    },
+    /// Not registered.
     Failure(CallResult),
 }
 
@@ -37,10 +56,12 @@ pub fn failure_message(response: &HttpResponse) -> String {
 }
 
 impl CallResult {
+    /// A failure with these words.
     pub fn failure(error: impl Into<String>, status: Option<u16>) -> Self {
         CallResult { success: false, data: None, error: Some(error.into()), status }
     }
 
+    /// A failure with no HTTP answer (status 0).
     pub fn from_transport_error(e: &TransportError) -> Self {
         CallResult::failure(e.to_string(), Some(0))
     }
@@ -55,6 +76,7 @@ impl CallResult {
         }
     }
 
+    /// The JS shape.
     pub fn to_value(&self) -> Value {
         let mut out = Map::new();
         out.insert("success".into(), Value::Bool(self.success));
@@ -72,14 +94,17 @@ impl CallResult {
 }
 
 impl LoginResult {
+    /// A failure with these words.
     pub fn failure(error: impl Into<String>, status: u16) -> Self {
         LoginResult::Failure { error: error.into(), status }
     }
 
+    /// Whether the login succeeded.
     pub fn is_success(&self) -> bool {
         matches!(self, LoginResult::Success { .. })
     }
 
+    /// The JS shape.
     pub fn to_value(&self) -> Value {
         match self {
             LoginResult::Success { user } => json!({ "success": true, "user": user }),
@@ -89,6 +114,7 @@ impl LoginResult {
 }
 
 impl DeviceResult {
+    /// The JS shape.
     pub fn to_value(&self) -> Value {
         match self {
             DeviceResult::Success { device_id } => json!({ "success": true, "deviceId": device_id }),

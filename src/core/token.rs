@@ -12,10 +12,14 @@ pub const EXPIRY_MARGIN_MS: i64 = 60_000;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claims(Map<String, Value>);
 
+/// Why a string is not a readable JWT.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenError {
+    /// Not three dot-separated parts.
     NotAJwt,
+    /// The payload is not base64url-encoded JSON.
     BadEncoding,
+    /// The payload is not a JSON object.
     NotAnObject,
 }
 
@@ -30,6 +34,7 @@ impl std::fmt::Display for TokenError {
 }
 
 impl Claims {
+    /// Decodes a JWT's payload (no signature check: that is the server's job).
     pub fn decode(jwt: &str) -> Result<Claims, TokenError> {
         let mut parts = jwt.split('.');
         let (Some(header), Some(payload), Some(_sig), None) = (parts.next(), parts.next(), parts.next(), parts.next())
@@ -50,10 +55,12 @@ impl Claims {
         }
     }
 
+    /// The claims as a JSON object.
     pub fn as_map(&self) -> &Map<String, Value> {
         &self.0
     }
 
+    /// The claims as a JSON value (a copy).
     pub fn to_value(&self) -> Value {
         Value::Object(self.0.clone())
     }
@@ -66,6 +73,7 @@ impl Claims {
         }
     }
 
+    /// The `companyId` claim.
     pub fn company_id(&self) -> Option<String> {
         self.text("companyId")
     }
@@ -75,6 +83,7 @@ impl Claims {
         self.text("sid")
     }
 
+    /// The `userId` claim, or `sub`.
     pub fn user_id(&self) -> Option<String> {
         self.text("userId").or_else(|| self.text("sub"))
     }

@@ -7,31 +7,42 @@ use serde_json::{Map, Value};
 /// map of strings) so the SDK's wasm module carries one map type only.
 pub type HeaderSet = Map<String, Value>;
 
+/// Body of `POST /auth`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LoginRequest {
+    /// The account's username.
     pub username: String,
+    /// The account's password (checked with argon2 on the server).
     pub password: String,
+    /// What the SDK reports of itself (`sdkVersion`, user agent, …); kept on the device row.
     #[serde(default)]
     pub device_info: Map<String, Value>,
 }
 
+/// Body of `POST /auth/google`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GoogleLoginRequest {
+    /// The identity provider's credential.
     pub credential: String,
 }
 
+/// Body of `POST /auth/refresh`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct RefreshRequest {
+    /// The refresh token to spend (single use).
     pub refresh_token: String,
 }
 
+/// The docdb headers of a session (`X-Docdb-Headers-Remote` / `-Local` in storage).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "PascalCase")]
 pub struct DocdbHeaders {
+    /// Headers for the remote (server) databases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote: Option<HeaderSet>,
+    /// Headers for the local (browser) databases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub local: Option<HeaderSet>,
 }
@@ -40,10 +51,15 @@ pub struct DocdbHeaders {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthResponse {
+    /// The access token (a JWT).
     pub token: String,
+    /// Seconds until the access token expires.
     pub expires_in: u64,
+    /// The refresh token (opaque, single use).
     pub refresh_token: String,
+    /// Seconds until the refresh token expires.
     pub refresh_expires_in: u64,
+    /// The session's docdb headers, when the server issues them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docdb_headers: Option<DocdbHeaders>,
 }
@@ -75,33 +91,43 @@ impl AuthResponse {
     }
 }
 
+/// Body of a successful `POST /auth/connect`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectResponse {
+    /// The device id to keep and present from now on.
     pub device_id: String,
 }
 
+/// Body of `POST /auth/status`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusRequest {
+    /// Whether the device is online.
     pub is_online: bool,
 }
 
+/// Body of `POST /auth/logout`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct LogoutRequest {
+    /// The device to sign out with the session, when it registered one.
     pub device_id: Option<String>,
 }
 
+/// The `{ok: true}` body of routes that answer nothing else.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OkBody {
+    /// Always `true` on success.
     pub ok: bool,
 }
 
 /// The one error body every server route answers with.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ErrorBody {
+    /// The snake_case code (one of [`crate::protocol::errors::ALL`]).
     pub error: String,
+    /// What went wrong, in English, for people.
     pub message: String,
 }
 
@@ -109,11 +135,17 @@ pub struct ErrorBody {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct JwtClaims {
+    /// Subject: the user id.
     pub sub: String,
+    /// The user id (the seed's claim name).
     pub user_id: String,
+    /// The user's company (tenant).
     pub company_id: String,
+    /// The user's roles (`sys_admin`, `key_manager`, `manager`, `cashier`, …).
     pub roles: Vec<String>,
+    /// Issued at (seconds since the epoch).
     pub iat: i64,
+    /// Expires at (seconds since the epoch).
     pub exp: i64,
     /// Session (refresh family) id, so a logout can revoke exactly its own refresh tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]

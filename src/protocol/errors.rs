@@ -1,47 +1,96 @@
 //! The error codes of the contract's error body `{error, message}`: every code the server
 //! answers with, in one place. The SDK passes them through to the caller as `code`.
 
-pub const ALL_DBS_ACTIVE: &str = "all_dbs_active";
-pub const BAD_REQUEST: &str = "bad_request";
-pub const CANNOT_DELETE_SELF: &str = "cannot_delete_self";
-pub const COMPANY_EXISTS: &str = "company_exists";
-pub const COMPANY_NOT_EMPTY: &str = "company_not_empty";
-pub const CONFLICT: &str = "conflict";
-pub const CORE_MISSING: &str = "core_missing";
-pub const CURRENT_PASSWORD_REQUIRED: &str = "current_password_required";
-pub const DROP_REQUIRES_ROLLING_DB: &str = "drop_requires_rolling_db";
-pub const FILE_EXISTS: &str = "file_exists";
-pub const FORBIDDEN: &str = "forbidden";
-pub const ILLEGAL_DATABASE_NAME: &str = "illegal_database_name";
-pub const INTERNAL: &str = "internal";
-pub const INVALID_BODY: &str = "invalid_body";
-pub const INVALID_CREDENTIAL: &str = "invalid_credential";
-pub const INVALID_CREDENTIALS: &str = "invalid_credentials";
-pub const INVALID_REFRESH_TOKEN: &str = "invalid_refresh_token";
-pub const INVALID_TOKEN: &str = "invalid_token";
-pub const MALFORMED_JSON: &str = "malformed_json";
-pub const METHOD_NOT_ALLOWED: &str = "method_not_allowed";
-pub const MISSING_TOKEN: &str = "missing_token";
-pub const NO_CATALOGUE: &str = "no_catalogue";
-pub const NOT_FOUND: &str = "not_found";
-pub const PAYLOAD_TOO_LARGE: &str = "payload_too_large";
-pub const RATE_LIMITED: &str = "rate_limited";
-pub const REFRESH_TOKEN_EXPIRED: &str = "refresh_token_expired";
-pub const REFRESH_TOKEN_REPLAYED: &str = "refresh_token_replayed";
-pub const REFRESH_TOKEN_REUSED: &str = "refresh_token_reused";
-pub const REFRESH_TOKEN_REVOKED: &str = "refresh_token_revoked";
-pub const SDK_TOO_OLD: &str = "sdk_too_old";
-pub const SESSION_ENDED: &str = "session_ended";
-pub const TOKEN_EXPIRED: &str = "token_expired";
-pub const UNKNOWN_COMPANY: &str = "unknown_company";
-pub const UNKNOWN_CRON: &str = "unknown_cron";
-pub const UNKNOWN_DEVICE: &str = "unknown_device";
-pub const UNKNOWN_RUN: &str = "unknown_run";
-pub const UNKNOWN_SALE: &str = "unknown_sale";
-pub const UNKNOWN_TENANT: &str = "unknown_tenant";
-pub const UNKNOWN_USER: &str = "unknown_user";
-pub const UNSUPPORTED_MEDIA_TYPE: &str = "unsupported_media_type";
-pub const USERNAME_TAKEN: &str = "username_taken";
+/// Declares each code once: the constant, its doc comment, and its entry in [`ALL`].
+macro_rules! codes {
+    ($($(#[doc = $doc:literal])+ $name:ident = $text:literal;)+) => {
+        $($(#[doc = $doc])+ pub const $name: &str = $text;)+
+        /// Every code above (for documentation, the SDK's typed code union and the round-trip test).
+        pub const ALL: &[&str] = &[$($name),+];
+    };
+}
 
-/// Every code above (for documentation and the round-trip test).
-pub const ALL: &[&str] = &[ALL_DBS_ACTIVE, BAD_REQUEST, CANNOT_DELETE_SELF, COMPANY_EXISTS, COMPANY_NOT_EMPTY, CONFLICT, CORE_MISSING, CURRENT_PASSWORD_REQUIRED, DROP_REQUIRES_ROLLING_DB, FILE_EXISTS, FORBIDDEN, ILLEGAL_DATABASE_NAME, INTERNAL, INVALID_BODY, INVALID_CREDENTIAL, INVALID_CREDENTIALS, INVALID_REFRESH_TOKEN, INVALID_TOKEN, MALFORMED_JSON, METHOD_NOT_ALLOWED, MISSING_TOKEN, NO_CATALOGUE, NOT_FOUND, PAYLOAD_TOO_LARGE, RATE_LIMITED, REFRESH_TOKEN_EXPIRED, REFRESH_TOKEN_REPLAYED, REFRESH_TOKEN_REUSED, REFRESH_TOKEN_REVOKED, SDK_TOO_OLD, SESSION_ENDED, TOKEN_EXPIRED, UNKNOWN_COMPANY, UNKNOWN_CRON, UNKNOWN_DEVICE, UNKNOWN_RUN, UNKNOWN_SALE, UNKNOWN_TENANT, UNKNOWN_USER, UNSUPPORTED_MEDIA_TYPE, USERNAME_TAKEN];
+codes! {
+    /// 409: the cluster's `ROLLING_DB_MAX_OPEN` open handles are all in use.
+    ALL_DBS_ACTIVE = "all_dbs_active";
+    /// 400: a request the route cannot act on (a reserved id, a bad query, a bad first frame).
+    BAD_REQUEST = "bad_request";
+    /// 409: a user tried to delete their own account.
+    CANNOT_DELETE_SELF = "cannot_delete_self";
+    /// 409: a company with this id already exists.
+    COMPANY_EXISTS = "company_exists";
+    /// 409: a company still has users and cannot be deleted.
+    COMPANY_NOT_EMPTY = "company_not_empty";
+    /// 409: a document write lost against a newer revision.
+    CONFLICT = "conflict";
+    /// 404: the tenant's CORE database does not exist yet (not cut over: run the rotate).
+    CORE_MISSING = "core_missing";
+    /// 400: changing one's own password needs the current one.
+    CURRENT_PASSWORD_REQUIRED = "current_password_required";
+    /// 409: `rollingDbDrop` cannot be on while `rollingDb` is off.
+    DROP_REQUIRES_ROLLING_DB = "drop_requires_rolling_db";
+    /// 409: a database of this name already exists.
+    FILE_EXISTS = "file_exists";
+    /// 403: the caller's roles do not allow this route.
+    FORBIDDEN = "forbidden";
+    /// 400: a database name outside CouchDB's rules.
+    ILLEGAL_DATABASE_NAME = "illegal_database_name";
+    /// 500: the server failed; the cause is in its log.
+    INTERNAL = "internal";
+    /// 400 or 422: the JSON body is not the shape the route takes.
+    INVALID_BODY = "invalid_body";
+    /// 401: the identity provider did not vouch for the credential (social login).
+    INVALID_CREDENTIAL = "invalid_credential";
+    /// 401: wrong username or password.
+    INVALID_CREDENTIALS = "invalid_credentials";
+    /// 401: the refresh token is unknown or its user is gone.
+    INVALID_REFRESH_TOKEN = "invalid_refresh_token";
+    /// 401: the bearer token (or the docdb headers) is not one this server signed.
+    INVALID_TOKEN = "invalid_token";
+    /// 400: the body is not JSON.
+    MALFORMED_JSON = "malformed_json";
+    /// 405: the route exists but not with this method.
+    METHOD_NOT_ALLOWED = "method_not_allowed";
+    /// 401: the route needs `Authorization: Bearer <token>`.
+    MISSING_TOKEN = "missing_token";
+    /// 409: the tenant has no catalogue database to cut over from.
+    NO_CATALOGUE = "no_catalogue";
+    /// 404: no such route or document.
+    NOT_FOUND = "not_found";
+    /// 413: the body is larger than the server takes.
+    PAYLOAD_TOO_LARGE = "payload_too_large";
+    /// 429: too many auth requests from this address; `Retry-After` says when to try again.
+    RATE_LIMITED = "rate_limited";
+    /// 401: the refresh token is past its expiry: log in again.
+    REFRESH_TOKEN_EXPIRED = "refresh_token_expired";
+    /// 401: a used refresh token replayed inside the grace window a second time.
+    REFRESH_TOKEN_REPLAYED = "refresh_token_replayed";
+    /// 401: a used refresh token presented again: the whole session is revoked (theft rule).
+    REFRESH_TOKEN_REUSED = "refresh_token_reused";
+    /// 401: the session was ended (logout, password change, revocation).
+    REFRESH_TOKEN_REVOKED = "refresh_token_revoked";
+    /// 409: a device of the tenant runs an SDK older than the cutover version.
+    SDK_TOO_OLD = "sdk_too_old";
+    /// 401: the session the docdb headers belong to has ended.
+    SESSION_ENDED = "session_ended";
+    /// 401: the access token is past its expiry: refresh it.
+    TOKEN_EXPIRED = "token_expired";
+    /// 404: no company with this id.
+    UNKNOWN_COMPANY = "unknown_company";
+    /// 404: no cron job of this name.
+    UNKNOWN_CRON = "unknown_cron";
+    /// 404: no device with this id.
+    UNKNOWN_DEVICE = "unknown_device";
+    /// 404: no cron run with this id.
+    UNKNOWN_RUN = "unknown_run";
+    /// 404: no sale with this id.
+    UNKNOWN_SALE = "unknown_sale";
+    /// 404: no rolling tenant with this id.
+    UNKNOWN_TENANT = "unknown_tenant";
+    /// 404: no user with this id.
+    UNKNOWN_USER = "unknown_user";
+    /// 415: the body must be sent as `application/json`.
+    UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type";
+    /// 409: a user with this username already exists.
+    USERNAME_TAKEN = "username_taken";
+}

@@ -4,8 +4,11 @@
 /// One cron of the operations console.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CronSpec {
+    /// The cron's name (one of the `CRON_*` constants).
     pub name: &'static str,
+    /// Hour of the daily run (UTC).
     pub hour: u32,
+    /// Minute of the daily run.
     pub minute: u32,
     /// What it does, in a line (the console shows it).
     pub description: &'static str,

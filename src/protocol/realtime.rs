@@ -18,20 +18,27 @@ pub fn is_refusal(code: u16) -> bool {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", content = "payload")]
 pub enum ClientFrame {
+    /// `sdk:init`: the first frame, carrying the token.
     #[serde(rename = "sdk:init")]
     SdkInit(SdkInit),
+    /// `ping`: keeps the socket alive; answered with `pong`.
     #[serde(rename = "ping")]
     Ping,
 }
 
+/// Payload of `sdk:init`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SdkInit {
+    /// The access token.
     pub token: String,
+    /// The device id from `/auth/connect`, when registered.
     #[serde(default)]
     pub device_id: Option<String>,
+    /// The SDK's version (routing needs the cutover switch).
     #[serde(default)]
     pub sdk_version: Option<String>,
+    /// The last `invalidatedAt` this device obeyed.
     #[serde(default)]
     pub last_invalidation: Option<i64>,
 }
@@ -40,12 +47,16 @@ pub struct SdkInit {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", content = "payload")]
 pub enum ServerFrame {
+    /// `invalidate-local`: destroy the local databases.
     #[serde(rename = "invalidate-local")]
     InvalidateLocal(InvalidateLocal),
+    /// `ready`: where to route, after `sdk:init`.
     #[serde(rename = "ready")]
     Ready(Ready),
+    /// `error`: the server refused; a close follows.
     #[serde(rename = "error")]
     Error(FrameError),
+    /// `pong`: the answer to `ping`.
     #[serde(rename = "pong")]
     Pong(Empty),
 }
@@ -71,8 +82,11 @@ impl ServerFrame {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct InvalidateLocal {
+    /// The tenant invalidated.
     pub company_id: String,
+    /// The invalidation's time (ms since the epoch): the device remembers it as obeyed.
     pub invalidated_at: i64,
+    /// Why (one of the `REASON_*` constants of `ops`).
     pub reason: String,
 }
 
@@ -80,10 +94,15 @@ pub struct InvalidateLocal {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Ready {
+    /// The tenant.
     pub company_id: String,
+    /// Which catalogue to read.
     pub database: Routing,
+    /// The static (catalogue) database to bootstrap.
     pub static_db: String,
+    /// The dynamic (today's) database.
     pub dynamic_db: String,
+    /// The tenant's latest invalidation, if any.
     pub invalidated_at: Option<i64>,
 }
 
@@ -91,11 +110,14 @@ pub struct Ready {
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Routing {
+    /// The rolling database's CORE.
     Core,
+    /// The legacy catalogue.
     Legacy,
 }
 
 impl Routing {
+    /// The wire name (`"core"` / `"legacy"`).
     pub fn as_str(self) -> &'static str {
         match self {
             Routing::Core => "core",
@@ -104,9 +126,12 @@ impl Routing {
     }
 }
 
+/// Payload of an `error` frame.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FrameError {
+    /// The snake_case code (as in the error body).
     pub code: String,
+    /// What went wrong, for people.
     pub message: String,
 }
 

@@ -19,20 +19,24 @@ impl Session {
         memory.device_info.insert("platform".into(), Value::String("web".into()));
     }
 
+    /// The device info sent with every login and registration.
     pub fn device_info(&self) -> Map<String, Value> {
         self.0.memory.borrow().device_info.clone()
     }
 
+    /// Merges `partial` into the device info (the seed's `updateDeviceInfo`).
     pub fn update_device_info(&self, partial: Map<String, Value>) {
         self.0.memory.borrow_mut().device_info.extend(partial);
         self.force_device_identity();
     }
 
+    /// The device id `/auth/connect` returned, if registered.
     pub fn device_id(&self) -> Option<String> {
         keys::read_opaque(self.storage(), keys::DEVICE_ID)
             .or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
     }
 
+    /// `POST /auth/connect`: registers this device and stores its id.
     pub async fn register_device(&self) -> DeviceResult {
         let body = Value::Object(self.device_info()).to_string();
         let response = match self.authorized(Method::Post, "/auth/connect", Some(body)).await {
@@ -52,6 +56,7 @@ impl Session {
         DeviceResult::Success { device_id }
     }
 
+    /// `POST /auth/status`: reports the device online or offline.
     pub async fn update_device_status(&self, is_online: bool) -> CallResult {
         self.call(Method::Put, "/auth/status", Some(json!({ "isOnline": is_online }).to_string())).await
     }

@@ -54,6 +54,7 @@ impl Session {
         }
     }
 
+    /// Runs one management call (companies, users, sales) with the session's token.
     pub async fn manage(&self, call: Management) -> CallResult {
         let route = match call.route() {
             Ok(r) => r,
@@ -71,10 +72,12 @@ impl Session {
         result
     }
 
+    /// `POST /auth/register`: signs up (creates the user and their company).
     pub async fn register_user(&self, credentials: &Value) -> CallResult {
         self.call_optional_auth(Method::Post, "/auth/register", Some(credentials.to_string())).await
     }
 
+    /// `POST /register-user`: a manager creates a user in their company.
     pub async fn create_user(&self, credentials: &Value) -> CallResult {
         self.call_optional_auth(Method::Post, "/register-user", Some(credentials.to_string())).await
     }

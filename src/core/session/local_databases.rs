@@ -6,23 +6,29 @@ use serde_json::{json, Value};
 use super::{InputError, Session};
 use crate::core::keys;
 
+/// What `destroyLocalDatabases` did, database by database.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DestroyReport {
+    /// Databases destroyed.
     pub destroyed: Vec<String>,
+    /// Databases that could not be destroyed (kept in the tracked list for the next try).
     pub failed: Vec<String>,
 }
 
 impl DestroyReport {
+    /// The JS shape `{destroyed, failed}`.
     pub fn to_value(&self) -> Value {
         json!({ "destroyed": self.destroyed, "failed": self.failed })
     }
 }
 
 impl Session {
+    /// The local databases this session created (the tenant's offline data).
     pub fn tracked_local_databases(&self) -> Vec<String> {
         keys::read_string_list(self.storage(), keys::LOCAL_DATABASES)
     }
 
+    /// Records a local database so a sign-out or invalidation destroys it.
     pub fn track_local_database(&self, name: &str) -> Result<(), InputError> {
         if name.trim().is_empty() {
             return Err(InputError::EmptyName);
@@ -55,10 +61,12 @@ impl Session {
         report
     }
 
+    /// The last `invalidatedAt` (ms) this device obeyed.
     pub fn last_invalidation(&self) -> Option<i64> {
         keys::read_ms(self.storage(), keys::LAST_INVALIDATION)
     }
 
+    /// Remembers an invalidation as obeyed.
     pub fn set_last_invalidation(&self, invalidated_at: i64) -> Result<(), String> {
         self.storage().set(keys::LAST_INVALIDATION, &invalidated_at.to_string())
     }

@@ -13,12 +13,14 @@ use crate::core::token::Claims;
 use crate::protocol::AuthResponse;
 
 impl Session {
+    /// `POST /auth` with a username and password; on success the session is stored and the login handlers run.
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
         let body = json!({ "username": username, "password": password, "deviceInfo": self.device_info() }).to_string();
         let response = self.send(Method::Post, "/auth", Some(body), None).await;
         self.complete_login(response, Some(username)).await
     }
 
+    /// `POST /auth/google` with an identity provider's credential; otherwise as [`Session::login`].
     pub async fn login_with_google(&self, credential: &str) -> LoginResult {
         let body = json!({ "credential": credential }).to_string();
         let response = self.send(Method::Post, "/auth/google", Some(body), None).await;
@@ -104,6 +106,7 @@ impl Session {
         Ok(())
     }
 
+    /// Stores a token the app obtained itself (`kind` is `"access"` or `"refresh"`).
     pub fn save_token(&self, kind: &str, token: &str, expires_in_seconds: f64) -> Result<(), InputError> {
         let kind = TokenKind::parse(kind).ok_or_else(|| InputError::UnknownTokenKind(kind.to_owned()))?;
         // A negative lifetime is allowed: it stores a token that has already expired.

@@ -38,14 +38,20 @@ use super::url;
 use super::json;
 use crate::protocol::AuthResponse;
 
+/// Where the refresh token is spent unless `options.refreshPath` says otherwise.
 pub const DEFAULT_REFRESH_PATH: &str = "/auth/refresh";
 /// `timeoutMs` default: one HTTP request.
 pub const DEFAULT_TIMEOUT_MS: u32 = 15_000;
 
+/// What the app configures (the constructor's options).
 pub struct SessionConfig {
+    /// The server's origin (and path prefix), without a trailing slash.
     pub base_url: String,
+    /// The refresh route's path.
     pub refresh_path: String,
+    /// The initial device info.
     pub device_info: Map<String, Value>,
+    /// Roles per action.
     pub permissions: PermissionMap,
     /// Per request; a tab waits this long (plus a margin) for another tab's refresh.
     pub timeout_ms: u32,
@@ -70,23 +76,35 @@ impl SessionConfig {
     }
 }
 
+/// The ports the core drives: the browser's, or the native fakes.
 #[derive(Clone)]
 pub struct Ports {
+    /// The token store (`localStorage`).
     pub storage: Rc<dyn Storage>,
+    /// HTTP.
     pub transport: Rc<dyn Transport>,
+    /// Time and sleeping.
     pub clock: Rc<dyn Clock>,
+    /// The browser's local databases (IndexedDB).
     pub local_databases: Rc<dyn LocalDatabases>,
+    /// Where failures that reach no caller are reported (the console).
     pub reporter: Rc<dyn Reporter>,
     /// One refresh at a time across the tabs of an origin.
     pub lock: Rc<dyn RefreshLock>,
 }
 
+/// Input the session refuses, before anything is changed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputError {
+    /// `saveToken` with a kind other than `access` or `refresh`.
     UnknownTokenKind(String),
+    /// An access token that is not a JWT.
     NotAJwt(String),
+    /// A lifetime that is not a finite number.
     BadDuration,
+    /// An empty database name.
     EmptyName,
+    /// `localStorage` refused the write (quota, private mode).
     Storage(String),
 }
 
@@ -118,6 +136,7 @@ struct Memory {
 /// What the session is doing that other calls must not wait on (see the re-entrancy rule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
+    /// Nothing that other calls must wait on.
     Idle,
     /// Sign-out handlers are running (a sign-out, a login's cleanup, a company change).
     SigningOut(SignOutReason),
@@ -153,12 +172,14 @@ pub struct Session(Rc<Inner>);
 pub struct WeakSession(std::rc::Weak<Inner>);
 
 impl WeakSession {
+    /// The session, while something else still holds it.
     pub fn upgrade(&self) -> Option<Session> {
         self.0.upgrade().map(Session)
     }
 }
 
 impl Session {
+    /// A session over the given ports; reads the device id already stored.
     pub fn new(config: SessionConfig, ports: Ports) -> Session {
         let mut device_info = config.device_info.clone();
         if let Some(id) = keys::read_opaque(&*ports.storage, keys::DEVICE_ID) {
@@ -184,6 +205,7 @@ impl Session {
         session
     }
 
+    /// A handle that does not keep the session alive.
     pub fn downgrade(&self) -> WeakSession {
         WeakSession(Rc::downgrade(&self.0))
     }
@@ -214,6 +236,7 @@ impl Session {
         self.0.memory.borrow().token.clone()
     }
 
+    /// The session's hook lists.
     pub fn hooks(&self) -> &Hooks {
         &self.0.hooks
     }
@@ -224,6 +247,7 @@ impl Session {
         &self.0.ended
     }
 
+    /// The configured server origin.
     pub fn base_url(&self) -> &str {
         &self.0.config.base_url
     }

@@ -18,6 +18,7 @@ impl Session {
         keys::read_ms(self.storage(), keys::EXPIRES_AT_AUTH).or_else(|| claims.expires_at_ms())
     }
 
+    /// The stored access token is missing, unreadable or past `exp`.
     pub fn is_token_expired(&self) -> bool {
         self.stored_token().is_none_or(|(_, claims)| self.expired(&claims))
     }
@@ -27,6 +28,7 @@ impl Session {
         token::is_expired(self.expires_at_auth(claims), self.now())
     }
 
+    /// The access token expires within the refresh margin.
     pub fn is_about_to_expire(&self) -> bool {
         match self.stored_token() {
             Some((_, claims)) => token::is_about_to_expire(self.expires_at_auth(&claims), self.now()),
@@ -34,14 +36,17 @@ impl Session {
         }
     }
 
+    /// `localStorage` holds an access token that is a JWT (expired or not).
     pub fn check_if_logged_in(&self) -> bool {
         self.stored_token().is_some()
     }
 
+    /// The stored token's claims, or `None` when logged out.
     pub fn current_user(&self) -> Option<Value> {
         self.stored_token().map(|(_, c)| c.to_value())
     }
 
+    /// The stored token's roles (empty when logged out).
     pub fn current_roles(&self) -> Vec<String> {
         self.stored_token().map(|(_, c)| c.roles()).unwrap_or_default()
     }
@@ -72,14 +77,17 @@ impl Session {
         }
     }
 
+    /// The username of the last login, kept for the login form.
     pub fn last_username(&self) -> Option<String> {
         self.0.memory.borrow().last_credentials.clone()
     }
 
+    /// The stored refresh token.
     pub fn refresh_token(&self) -> Option<String> {
         keys::read_opaque(self.storage(), keys::REFRESH)
     }
 
+    /// The stored docdb headers of one kind.
     pub fn docdb_headers(&self, kind: HeaderKind) -> Option<Map<String, Value>> {
         keys::read_headers(self.storage(), kind)
     }

@@ -27,6 +27,7 @@ const LOCK_WAIT_MARGIN_MS: u32 = 5_000;
 /// What one refresh attempt came to; shared by every caller of the same flight.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RefreshOutcome {
+    /// The new access token.
     Refreshed(String),
     /// The server refused the refresh token (400/401/403) or none is stored: the session is over.
     Rejected(String),
@@ -77,6 +78,7 @@ impl Session {
         }
     }
 
+    /// Refreshes now, once across tabs; `true` when a new token is stored.
     pub async fn refresh_authentication(&self) -> bool {
         matches!(self.refresh().await, RefreshOutcome::Refreshed(_))
     }

@@ -12,7 +12,8 @@ pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
     for cron in &CRONS {
         state.schedule.set(cron.name, cron.next_after(now));
     }
-    tracing::info!("day-db-cron scheduled: rolling-db-rotate 05:00, rolling-db-drop-eval 04:00, rolling-db-archive 03:00 (UTC, server clock)");
+    let plan: Vec<String> = CRONS.iter().map(|c| format!("{} {}", c.name, c.schedule())).collect();
+    tracing::info!("day-db-cron scheduled: {} (UTC, server clock)", plan.join(", "));
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {

@@ -167,10 +167,10 @@ export function createConsole(auth, admin) {
   }
 
   function renderCluster(view) {
-    setText("cluster-summary", `${view.openDbs} of ${view.maxDbsOpen} databases open (ROLLING_DB_MAX_OPEN)`);
+    setText("cluster-summary", `${view.openDbs} of ${view.maxDbsOpen} handles open (ROLLING_DB_MAX_OPEN), ${view.inUseDbs} in use; ${view.existingDbs} databases exist`);
     const body = $("cluster").tBodies[0];
     body.replaceChildren();
-    for (const d of view.databases) body.append(row(d.name, d.kind, d.docCount, d.updateSeq, d.status));
+    for (const d of view.databases) body.append(row(d.name, d.kind, d.docCount, d.updateSeq, d.status, d.inUse ? "in use" : d.open ? "open" : "closed"));
   }
 
   async function refreshClock() {

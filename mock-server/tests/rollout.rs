@@ -220,26 +220,33 @@ async fn a_run_in_progress_is_returned_never_doubled() {
 
 #[tokio::test]
 async fn a_rotate_without_headroom_is_refused_before_any_tenant_and_changes_nothing() {
-    // 3 legacy catalogues are open; acme and globex would need a CORE and two day databases
-    // each (6 more): over ROLLING_DB_MAX_OPEN=6.
-    let s = spawn_with(Settings { test_controls: true, rolling_db_max_open: 6, ..Settings::default() }).await;
+    // acme and globex would each keep CORE and two day databases open and in use (6 handles):
+    // over ROLLING_DB_MAX_OPEN=5. The 3 open legacy catalogues do not count: they are idle.
+    let s = spawn_with(Settings { test_controls: true, rolling_db_max_open: 5, ..Settings::default() }).await;
     let admin = s.token("admin").await;
     enable(&s, &admin, "acme").await;
     enable(&s, &admin, "globex").await;
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(run["status"], "failed", "{run}");
     let log: Vec<&str> = run["log"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
-    assert!(log.iter().any(|l| l.contains("no headroom: the rotate needs 6 new database(s), 3 of ROLLING_DB_MAX_OPEN=6 are open")), "{log:?}");
+    assert!(
+        log.iter().any(|l| l.contains("no headroom: the rotate keeps 6 database(s) open and in use (CORE, today, tomorrow for each of 2 tenant(s)), 0 more are in use by other tenants, ROLLING_DB_MAX_OPEN=5")),
+        "{log:?}"
+    );
     assert!(!log.iter().any(|l| l.starts_with("acme:") || l.starts_with("globex:")), "no tenant was touched: {log:?}");
     let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
-    assert_eq!(cluster["openDbs"], 3);
+    assert_eq!((cluster["existingDbs"].clone(), cluster["inUseDbs"].clone()), (json!(3), json!(0)));
     assert_eq!(tenant(&s, &admin, "acme").await["dayDatabases"], 0);
 
-    // With room for one tenant only, the rotate of that one tenant goes ahead.
+    // With room for one tenant, its rotate goes ahead: 6 databases exist, 5 handles are open
+    // (the idle legacy catalogue used least recently was closed), 3 of them in use.
     s.patch("/admin/rolling-db/flags/globex", Some(&admin), json!({"rollingDb": false})).await;
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(run["status"], "succeeded", "{run}");
-    assert_eq!(s.get("/admin/rolling-db/cluster", Some(&admin)).await.body["openDbs"], 6);
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    assert_eq!((cluster["existingDbs"].clone(), cluster["openDbs"].clone(), cluster["inUseDbs"].clone()), (json!(6), json!(5), json!(3)), "{cluster}");
+    let in_use: Vec<&str> = cluster["databases"].as_array().unwrap().iter().filter(|d| d["inUse"] == true).map(|d| d["name"].as_str().unwrap()).collect();
+    assert!(in_use.iter().all(|n| n.contains("acme")) && in_use.iter().any(|n| n.ends_with("_core")), "{in_use:?}");
 }
 
 async fn put_doc(s: &Server, token: &str, db: &str, id: &str, body: Value) -> Value {

@@ -143,13 +143,13 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
     let room = {
         let conn = ctx.state.store.lock();
-        rolling.iter().map(|id| tenants::get(&conn, id)).collect::<Result<Vec<_>, _>>().and_then(|ts| rotate::headroom(&conn, &settings, &ts, ctx.now()))
+        rolling.iter().map(|id| tenants::get(&conn, id)).collect::<Result<Vec<_>, _>>().and_then(|ts| rotate::headroom(&conn, &ts))
     };
     match room {
         Ok(room) if !room.enough() => {
             let line = format!(
-                "refused before any tenant, nothing changed: no headroom: the rotate needs {} new database(s), {} of ROLLING_DB_MAX_OPEN={} are open; raise it first (the runbook: a hard prerequisite)",
-                room.needed, room.open, room.max
+                "refused before any tenant, nothing changed: no headroom: the rotate keeps {} database(s) open and in use (CORE, today, tomorrow for each of {} tenant(s)), {} more are in use by other tenants, ROLLING_DB_MAX_OPEN={}; raise it first (the runbook: a hard prerequisite)",
+                room.needed, rolling.len(), room.in_use_elsewhere, room.max
             );
             tracing::error!(run = ctx.run_id, "{line}");
             ctx.progress(0, total, Some(&line));

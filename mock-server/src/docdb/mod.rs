@@ -1,6 +1,10 @@
 //! The document-database cluster model (CouchDB-like): databases holding JSON documents, each
 //! with a `_rev` of the form `N-<md5 hex>`, an integer `update_seq` per database, `_local/`
-//! documents that count towards neither, and the cluster's limit of open databases.
+//! documents that count towards neither, and the cluster's `max_dbs_open` as CouchDB means it:
+//! a bound on open *handles*, not on databases. Every access opens a database's handle; at the
+//! bound the least recently used idle handle is closed (an LRU); `all_dbs_active` only when every
+//! open handle is in use. "In use" here is a pin: the rotate keeps each rolling tenant's CORE and
+//! today's and tomorrow's day databases open, because devices replicate them continuously.
 //! Its tables share the SQLite file with the relational store, so one transaction can cover a
 //! tenant's whole rotate, but they are not part of the drizzle migrations.
 
@@ -18,7 +22,17 @@ CREATE TABLE IF NOT EXISTS docdb_databases (
   kind TEXT NOT NULL,
   update_seq INTEGER NOT NULL DEFAULT 0,
   indexes TEXT NOT NULL DEFAULT '[]',
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  open INTEGER NOT NULL DEFAULT 0,
+  pinned INTEGER NOT NULL DEFAULT 0,
+  last_used INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS docdb_databases_lru ON docdb_databases (open, pinned, last_used);
+CREATE INDEX IF NOT EXISTS docdb_databases_company ON docdb_databases (company_id);
+CREATE TABLE IF NOT EXISTS docdb_cluster (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  max_open INTEGER NOT NULL,
+  clock INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS docdb_documents (
   db TEXT NOT NULL REFERENCES docdb_databases(name) ON DELETE CASCADE,
@@ -36,6 +50,36 @@ CREATE TABLE IF NOT EXISTS docdb_local_documents (
 );";
 
 // Its tables' prefix is one of `store::migrate::UNTRACKED_TABLE_PREFIXES`.
+
+/// Creates the tables, adds the handle columns to a data directory written before they existed,
+/// and sets the cluster's `max_dbs_open`.
+pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
+    let has_handles: i64 = conn.query_row("SELECT COUNT(*) FROM pragma_table_info('docdb_databases') WHERE name = 'open'", [], |r| r.get(0))?;
+    let has_table: i64 = conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'docdb_databases'", [], |r| r.get(0))?;
+    if has_table > 0 && has_handles == 0 {
+        conn.execute_batch(
+            "ALTER TABLE docdb_databases ADD COLUMN open INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE docdb_databases ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+             ALTER TABLE docdb_databases ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;",
+        )?;
+    }
+    conn.execute_batch(SCHEMA)?;
+    set_max_open(conn, max_open)
+}
+
+/// Sets the cluster's `max_dbs_open`; handles over a lowered bound close as they are needed.
+pub fn set_max_open(conn: &Connection, max_open: usize) -> DocDbResult<()> {
+    conn.execute(
+        "INSERT INTO docdb_cluster (id, max_open) VALUES (1, ?1) ON CONFLICT(id) DO UPDATE SET max_open = ?1",
+        [max_open as i64],
+    )?;
+    Ok(())
+}
+
+/// The cluster's `max_dbs_open`.
+pub fn max_open(conn: &Connection) -> DocDbResult<usize> {
+    Ok(conn.query_row("SELECT max_open FROM docdb_cluster WHERE id = 1", [], |r| r.get::<_, i64>(0)).optional()?.unwrap_or(0) as usize)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -74,7 +118,7 @@ pub enum DocDbError {
     Exists(String),
     Missing(String),
     Conflict(String),
-    /// Creating would exceed the cluster's `max_dbs_open`.
+    /// Opening one more handle would exceed `max_dbs_open` and every open handle is in use.
     AllDbsActive { open: usize, max: usize },
     /// A stored row that does not read back (not JSON, an unknown kind): reported, not guessed.
     Corrupt(String),
@@ -88,7 +132,7 @@ impl std::fmt::Display for DocDbError {
             DocDbError::Exists(n) => write!(f, "file_exists: database {n} already exists"),
             DocDbError::Missing(n) => write!(f, "not_found: no database {n}"),
             DocDbError::Conflict(id) => write!(f, "conflict: document {id} has a newer revision"),
-            DocDbError::AllDbsActive { open, max } => write!(f, "all_dbs_active: {open} databases open, max_dbs_open is {max}"),
+            DocDbError::AllDbsActive { open, max } => write!(f, "all_dbs_active: {open} databases open and all in use, max_dbs_open is {max}"),
             DocDbError::Corrupt(what) => write!(f, "corrupt document-database row: {what}"),
             DocDbError::Store(e) => write!(f, "store: {e}"),
         }
@@ -118,6 +162,10 @@ pub struct DbInfo {
     pub company_id: String,
     pub doc_count: u64,
     pub update_seq: u64,
+    /// Its handle is open (counts towards `max_dbs_open`).
+    pub open: bool,
+    /// Its handle is in use (pinned by the prewarm): the LRU does not close it.
+    pub in_use: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -156,29 +204,106 @@ fn strip_reserved(mut body: Map<String, Value>) -> Map<String, Value> {
     body
 }
 
+fn count(conn: &Connection, sql: &str) -> DocDbResult<usize> {
+    Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as usize)
+}
+
+/// Open handles (what `max_dbs_open` bounds).
 pub fn open_count(conn: &Connection) -> DocDbResult<usize> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM docdb_databases", [], |r| r.get::<_, i64>(0))? as usize)
+    count(conn, "SELECT COUNT(*) FROM docdb_databases WHERE open = 1")
+}
+
+/// Open handles in use (pinned): the ones the LRU may not close.
+pub fn in_use_count(conn: &Connection) -> DocDbResult<usize> {
+    count(conn, "SELECT COUNT(*) FROM docdb_databases WHERE open = 1 AND pinned = 1")
+}
+
+/// Databases on the cluster, open or not.
+pub fn existing_count(conn: &Connection) -> DocDbResult<usize> {
+    count(conn, "SELECT COUNT(*) FROM docdb_databases")
+}
+
+/// Makes room for one more handle: under the bound nothing to do, at it the least recently used
+/// idle handle is closed, and with every handle in use the answer is `all_dbs_active`.
+fn make_room(conn: &Connection) -> DocDbResult<()> {
+    let (open, max) = (open_count(conn)?, max_open(conn)?);
+    if open < max {
+        return Ok(());
+    }
+    let lru: Option<String> =
+        conn.query_row("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
+    match lru {
+        Some(name) if open == max => {
+            conn.execute("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
+            Ok(())
+        }
+        // Over a lowered bound: close idle handles until one fits.
+        Some(name) => {
+            conn.execute("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
+            make_room(conn)
+        }
+        None => Err(DocDbError::AllDbsActive { open, max }),
+    }
+}
+
+/// The cluster's use counter, for the LRU order (a counter, not a clock: accesses within one
+/// millisecond still order).
+fn tick(conn: &Connection) -> DocDbResult<i64> {
+    Ok(conn.query_row("UPDATE docdb_cluster SET clock = clock + 1 WHERE id = 1 RETURNING clock", [], |r| r.get(0)).optional()?.unwrap_or(0))
+}
+
+/// Opens the database's handle (or marks an open one used): every access goes through here.
+fn use_db(conn: &Connection, name: &str) -> DocDbResult<()> {
+    let open: Option<i64> = conn.query_row("SELECT open FROM docdb_databases WHERE name = ?1", [name], |r| r.get(0)).optional()?;
+    match open {
+        None => Err(DocDbError::Missing(name.to_owned())),
+        Some(1) => {
+            conn.execute("UPDATE docdb_databases SET last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
+            Ok(())
+        }
+        Some(_) => {
+            make_room(conn)?;
+            conn.execute("UPDATE docdb_databases SET open = 1, last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
+            Ok(())
+        }
+    }
+}
+
+/// Keeps exactly `names` of the tenant's databases in use (opening them), releasing its other
+/// pins: the rotate's prewarm (CORE, today, tomorrow).
+pub fn pin_only(conn: &Connection, company_id: &str, names: &[&str]) -> DocDbResult<()> {
+    conn.execute("UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
+    for name in names {
+        use_db(conn, name)?;
+        conn.execute("UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
+    }
+    Ok(())
+}
+
+/// Handles the tenant holds in use now.
+pub fn pinned(conn: &Connection, company_id: &str) -> DocDbResult<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT name FROM docdb_databases WHERE company_id = ?1 AND pinned = 1 ORDER BY name")?;
+    let names = stmt.query_map([company_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    Ok(names)
 }
 
 pub fn exists(conn: &Connection, name: &str) -> DocDbResult<bool> {
     Ok(conn.query_row("SELECT COUNT(*) FROM docdb_databases WHERE name = ?1", [name], |r| r.get::<_, i64>(0))? > 0)
 }
 
-/// Creates a database, refusing an illegal name, an existing one, or one over `max_open`.
-pub fn create(conn: &Connection, name: &str, company_id: &str, kind: Kind, max_open: usize, now_ms: i64) -> DocDbResult<()> {
+/// Creates a database (its handle open), refusing an illegal name, an existing one, or one no
+/// handle can be found for (`all_dbs_active`).
+pub fn create(conn: &Connection, name: &str, company_id: &str, kind: Kind, now_ms: i64) -> DocDbResult<()> {
     if !is_legal_name(name) {
         return Err(DocDbError::IllegalName(name.to_owned()));
     }
     if exists(conn, name)? {
         return Err(DocDbError::Exists(name.to_owned()));
     }
-    let open = open_count(conn)?;
-    if open >= max_open {
-        return Err(DocDbError::AllDbsActive { open, max: max_open });
-    }
+    make_room(conn)?;
     conn.execute(
-        "INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES (?1, ?2, ?3, ?4)",
-        params![name, company_id, kind.as_str(), now_ms],
+        "INSERT INTO docdb_databases (name, company_id, kind, created_at, open, last_used) VALUES (?1, ?2, ?3, ?4, 1, ?5)",
+        params![name, company_id, kind.as_str(), now_ms, tick(conn)?],
     )?;
     Ok(())
 }
@@ -224,11 +349,9 @@ fn bump_seq(conn: &Connection, db: &str) -> DocDbResult<u64> {
 /// Writes a document; `expected_rev` must name the current revision of an existing document
 /// (CouchDB's optimistic concurrency). Returns the new revision.
 pub fn put(conn: &Connection, db: &str, id: &str, body: Map<String, Value>, expected_rev: Option<&str>) -> DocDbResult<String> {
-    if !exists(conn, db)? {
-        return Err(DocDbError::Missing(db.to_owned()));
-    }
+    use_db(conn, db)?;
     let body = strip_reserved(body);
-    let current = get(conn, db, id)?;
+    let current = read_doc(conn, db, id)?;
     if current.as_ref().map(|d| d.rev.as_str()) != expected_rev {
         return Err(DocDbError::Conflict(id.to_owned()));
     }
@@ -242,7 +365,13 @@ pub fn put(conn: &Connection, db: &str, id: &str, body: Map<String, Value>, expe
     Ok(rev)
 }
 
+/// One document (`None` when the database has no such document).
 pub fn get(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Doc>> {
+    use_db(conn, db)?;
+    read_doc(conn, db, id)
+}
+
+fn read_doc(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Doc>> {
     conn
         .query_row("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
@@ -254,9 +383,7 @@ pub fn get(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Doc>> {
 
 /// Every document, by id.
 pub fn all_docs(conn: &Connection, db: &str) -> DocDbResult<Vec<Doc>> {
-    if !exists(conn, db)? {
-        return Err(DocDbError::Missing(db.to_owned()));
-    }
+    use_db(conn, db)?;
     let mut stmt = conn.prepare("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 ORDER BY id")?;
     let rows = stmt.query_map([db], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
     let mut docs = Vec::new();
@@ -268,9 +395,7 @@ pub fn all_docs(conn: &Connection, db: &str) -> DocDbResult<Vec<Doc>> {
 }
 
 pub fn put_local(conn: &Connection, db: &str, id: &str, body: &Value) -> DocDbResult<()> {
-    if !exists(conn, db)? {
-        return Err(DocDbError::Missing(db.to_owned()));
-    }
+    use_db(conn, db)?;
     conn.execute(
         "INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3",
         params![db, id, body.to_string()],
@@ -279,6 +404,7 @@ pub fn put_local(conn: &Connection, db: &str, id: &str, body: &Value) -> DocDbRe
 }
 
 pub fn get_local(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Value>> {
+    use_db(conn, db)?;
     conn
         .query_row("SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
         .optional()?
@@ -286,29 +412,30 @@ pub fn get_local(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Va
         .transpose()
 }
 
-fn info_from_row(conn: &Connection, name: String, company_id: String, kind: String, update_seq: i64) -> DocDbResult<DbInfo> {
+const INFO_COLUMNS: &str = "SELECT name, company_id, kind, update_seq, open, pinned FROM docdb_databases";
+
+type InfoRow = (String, String, String, i64, bool, bool);
+
+fn info_row(r: &rusqlite::Row) -> rusqlite::Result<InfoRow> {
+    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+}
+
+fn info_from_row(conn: &Connection, (name, company_id, kind, update_seq, open, pinned): InfoRow) -> DocDbResult<DbInfo> {
     let doc_count: i64 = conn.query_row("SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [&name], |r| r.get(0))?;
-    Ok(DbInfo { name, kind: Kind::parse(&kind)?, company_id, doc_count: doc_count as u64, update_seq: update_seq as u64 })
+    Ok(DbInfo { name, kind: Kind::parse(&kind)?, company_id, doc_count: doc_count as u64, update_seq: update_seq as u64, open, in_use: open && pinned })
 }
 
+/// A database's description (no handle is opened: this is the cluster's catalogue).
 pub fn info(conn: &Connection, name: &str) -> DocDbResult<Option<DbInfo>> {
-    let row = conn
-        .query_row("SELECT name, company_id, kind, update_seq FROM docdb_databases WHERE name = ?1", [name], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?))
-        })
-        .optional()?;
-    match row {
-        Some((name, company, kind, seq)) => Ok(Some(info_from_row(conn, name, company, kind, seq)?)),
-        None => Ok(None),
-    }
+    let row = conn.query_row(&format!("{INFO_COLUMNS} WHERE name = ?1"), [name], info_row).optional()?;
+    row.map(|row| info_from_row(conn, row)).transpose()
 }
 
-/// Every open database of the cluster, by name.
+/// Every database of the cluster, open or not, by name.
 pub fn list(conn: &Connection) -> DocDbResult<Vec<DbInfo>> {
-    let mut stmt = conn.prepare("SELECT name, company_id, kind, update_seq FROM docdb_databases ORDER BY name")?;
-    let rows: Vec<(String, String, String, i64)> =
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
-    rows.into_iter().map(|(n, c, k, s)| info_from_row(conn, n, c, k, s)).collect()
+    let mut stmt = conn.prepare(&format!("{INFO_COLUMNS} ORDER BY name"))?;
+    let rows: Vec<InfoRow> = stmt.query_map([], info_row)?.collect::<rusqlite::Result<_>>()?;
+    rows.into_iter().map(|row| info_from_row(conn, row)).collect()
 }
 
 #[cfg(test)]
@@ -316,10 +443,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn conn() -> Connection {
+    fn conn_with(max_open: usize) -> Connection {
         let c = Connection::open_in_memory().unwrap();
-        c.execute_batch(SCHEMA).unwrap();
+        install(&c, max_open).unwrap();
         c
+    }
+
+    fn conn() -> Connection {
+        conn_with(10)
     }
 
     fn body(v: Value) -> Map<String, Value> {
@@ -338,7 +469,7 @@ mod tests {
     #[test]
     fn revisions_sequences_and_conflicts() {
         let c = conn();
-        create(&c, "db", "acme", Kind::Legacy, 10, 0).unwrap();
+        create(&c, "db", "acme", Kind::Legacy, 0).unwrap();
         let r1 = put(&c, "db", "p1", body(json!({"name": "tea"})), None).unwrap();
         assert!(r1.starts_with("1-") && r1.len() == 34, "{r1}");
         assert_eq!(put(&c, "db", "p1", body(json!({"name": "tea"})), None), Err(DocDbError::Conflict("p1".into())));
@@ -352,17 +483,57 @@ mod tests {
     }
 
     #[test]
-    fn max_open_and_drop() {
+    fn max_dbs_open_bounds_open_handles_and_closes_the_least_recently_used() {
+        let c = conn_with(2);
+        create(&c, "a", "acme", Kind::Day, 0).unwrap();
+        create(&c, "b", "acme", Kind::Day, 0).unwrap();
+        put(&c, "a", "x", body(json!({})), None).unwrap(); // a is now the more recently used
+        create(&c, "c", "acme", Kind::Day, 0).unwrap();
+        let open: Vec<(String, bool)> = list(&c).unwrap().into_iter().map(|d| (d.name, d.open)).collect();
+        assert_eq!(open, [("a".into(), true), ("b".into(), false), ("c".into(), true)], "b was idle longest and closed");
+        assert_eq!((open_count(&c).unwrap(), existing_count(&c).unwrap()), (2, 3));
+        // Reading a closed database opens it again, closing the next idle one.
+        assert_eq!(all_docs(&c, "b").unwrap().len(), 0);
+        assert!(info(&c, "b").unwrap().unwrap().open);
+        assert_eq!(open_count(&c).unwrap(), 2);
+        // all_dbs_active only when every open handle is in use.
+        pin_only(&c, "acme", &["a", "b"]).unwrap();
+        assert_eq!(in_use_count(&c).unwrap(), 2);
+        assert_eq!(create(&c, "d", "acme", Kind::Day, 0), Err(DocDbError::AllDbsActive { open: 2, max: 2 }));
+        assert_eq!(get(&c, "c", "x"), Err(DocDbError::AllDbsActive { open: 2, max: 2 }), "c is closed and no handle is free");
+        pin_only(&c, "acme", &["a"]).unwrap();
+        create(&c, "d", "acme", Kind::Day, 0).unwrap();
+        assert_eq!(pinned(&c, "acme").unwrap(), ["a"]);
+        // A lowered bound closes idle handles as room is needed.
+        set_max_open(&c, 1).unwrap();
+        assert_eq!(get(&c, "c", "x"), Err(DocDbError::AllDbsActive { open: 1, max: 1 }), "a is the one handle and in use");
+        pin_only(&c, "acme", &[]).unwrap();
+        assert_eq!(get(&c, "c", "x"), Ok(None));
+        assert_eq!(open_count(&c).unwrap(), 1);
+    }
+
+    #[test]
+    fn create_refuses_and_drop_removes() {
         let c = conn();
-        create(&c, "a", "acme", Kind::Day, 2, 0).unwrap();
-        create(&c, "b", "acme", Kind::Day, 2, 0).unwrap();
-        assert_eq!(create(&c, "c", "acme", Kind::Day, 2, 0), Err(DocDbError::AllDbsActive { open: 2, max: 2 }));
-        assert_eq!(create(&c, "a", "acme", Kind::Day, 9, 0), Err(DocDbError::Exists("a".into())));
-        assert_eq!(create(&c, "Bad", "acme", Kind::Day, 9, 0), Err(DocDbError::IllegalName("Bad".into())));
+        assert_eq!(create(&c, "Bad", "acme", Kind::Day, 0), Err(DocDbError::IllegalName("Bad".into())));
+        create(&c, "a", "acme", Kind::Day, 0).unwrap();
+        assert_eq!(create(&c, "a", "acme", Kind::Day, 0), Err(DocDbError::Exists("a".into())));
         put(&c, "a", "x", body(json!({})), None).unwrap();
         drop_database(&c, "a").unwrap();
         assert!(!exists(&c, "a").unwrap());
-        assert_eq!(list(&c).unwrap().len(), 1);
+        assert!(list(&c).unwrap().is_empty());
         assert!(drop_database(&c, "a").is_err());
+        assert_eq!(get(&c, "a", "x"), Err(DocDbError::Missing("a".into())));
+    }
+
+    #[test]
+    fn a_data_directory_from_before_the_handle_columns_is_upgraded() {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch("CREATE TABLE docdb_databases (name TEXT PRIMARY KEY NOT NULL, company_id TEXT NOT NULL, kind TEXT NOT NULL, update_seq INTEGER NOT NULL DEFAULT 0, indexes TEXT NOT NULL DEFAULT '[]', created_at INTEGER NOT NULL);
+            INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES ('old', 'acme', 'legacy', 0);").unwrap();
+        install(&c, 5).unwrap();
+        let old = info(&c, "old").unwrap().unwrap();
+        assert!(!old.open && !old.in_use, "closed until used");
+        assert_eq!(max_open(&c).unwrap(), 5);
     }
 }

@@ -13,12 +13,12 @@ fn body(v: Value) -> Map<String, Value> {
 }
 
 /// Seeds `company`'s legacy catalogue unless it exists.
-pub fn seed_legacy(conn: &Connection, names: &TenantNames, company: &str, max_open: usize, now_ms: i64) -> DocDbResult<()> {
+pub fn seed_legacy(conn: &Connection, names: &TenantNames, company: &str, now_ms: i64) -> DocDbResult<()> {
     let db = names.legacy();
     if super::exists(conn, &db)? {
         return Ok(());
     }
-    create(conn, &db, company, Kind::Legacy, max_open, now_ms)?;
+    create(conn, &db, company, Kind::Legacy, now_ms)?;
     let categories = ["drinks", "bakery", "deli"];
     let products = [
         ("espresso", "drinks", 180), ("cappuccino", "drinks", 260), ("green-tea", "drinks", 220), ("orange-juice", "drinks", 300),

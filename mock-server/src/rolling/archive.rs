@@ -91,7 +91,7 @@ pub fn archive_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Te
         stamp(conn, &day_db, Stamp::Drained, now_ms)?;
         report.drained.push(day_db.clone());
         if !docdb::exists(conn, &archive_db)? {
-            docdb::create(conn, &archive_db, &tenant.id, Kind::Archive, settings.max_open, now_ms)?;
+            docdb::create(conn, &archive_db, &tenant.id, Kind::Archive, now_ms)?;
         }
         copy_into_archive(conn, &day_db, &archive_db)?;
         stamp(conn, &day_db, Stamp::Archived, now_ms)?;

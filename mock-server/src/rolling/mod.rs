@@ -66,12 +66,11 @@ pub type RollingResult<T> = Result<T, RollingError>;
 #[derive(Debug, Clone)]
 pub struct RollingSettings {
     pub db_prefix: String,
-    pub max_open: usize,
     pub backup_enabled: bool,
 }
 
 impl From<&crate::settings::Settings> for RollingSettings {
     fn from(s: &crate::settings::Settings) -> Self {
-        RollingSettings { db_prefix: s.db_prefix.clone(), max_open: s.rolling_db_max_open, backup_enabled: s.backup_enabled }
+        RollingSettings { db_prefix: s.db_prefix.clone(), backup_enabled: s.backup_enabled }
     }
 }

@@ -28,7 +28,7 @@ pub struct TenantRotation {
 
 pub fn rotate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<TenantRotation> {
     let names = tenant.names(&settings.db_prefix);
-    let warm = warm_core(conn, &names, &tenant.id, settings.max_open, now_ms)?;
+    let warm = warm_core(conn, &names, &tenant.id, now_ms)?;
     if warm == WarmOutcome::NoLegacy {
         return Err(RollingError::NoCatalogue(tenant.id.clone()));
     }
@@ -39,7 +39,7 @@ pub fn rotate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Ten
         let name = names.day(day);
         match day_status(conn, &name)? {
             None => {
-                docdb::create(conn, &name, &tenant.id, Kind::Day, settings.max_open, now_ms)?;
+                docdb::create(conn, &name, &tenant.id, Kind::Day, now_ms)?;
                 conn.execute(
                     "INSERT INTO day_databases (name, company_id, day, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                     params![name, tenant.id, day, status.as_str(), now_ms],
@@ -51,6 +51,8 @@ pub fn rotate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Ten
             Some(_) => {}
         }
     }
+    // The prewarm: these three stay open (devices replicate them); older days may close.
+    docdb::pin_only(conn, &tenant.id, &[&names.core(), &names.day(&today), &names.day(&tomorrow)])?;
     let live: Vec<String> =
         day_databases(conn, &tenant.id)?.into_iter().filter(|d| d.status != DayStatus::Dropped).map(|d| d.name).collect();
     let manifest = json!({ "today": names.day(&today), "tomorrow": names.day(&tomorrow), "days": live, "updatedAt": now_ms });
@@ -67,33 +69,37 @@ pub fn rotate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Ten
     Ok(TenantRotation { company_id: tenant.id.clone(), warm, created_days, invalidated })
 }
 
-/// The databases a rotate of `tenants` would create (a missing CORE, today's and tomorrow's
-/// day databases), and the cluster's room for them: the runbook's "the cluster fails without
-/// headroom", checked before the rotate starts rather than discovered tenant by tenant.
-pub fn headroom(conn: &Connection, settings: &RollingSettings, tenants: &[Tenant], now_ms: i64) -> RollingResult<Headroom> {
-    let today = day_of(now_ms);
-    let tomorrow = next_day(&today);
-    let mut needed = 0;
+/// The handles a rotate of `tenants` keeps in use (CORE, today's and tomorrow's day database of
+/// each), and the cluster's room for them beside the handles other tenants keep in use: the
+/// runbook's "the cluster fails without headroom", checked before the rotate starts rather than
+/// discovered tenant by tenant. Idle handles do not count: the LRU closes them as needed.
+pub fn headroom(conn: &Connection, tenants: &[Tenant]) -> RollingResult<Headroom> {
+    let mut theirs = 0;
     for tenant in tenants {
-        let names = tenant.names(&settings.db_prefix);
-        for name in [names.core(), names.day(&today), names.day(&tomorrow)] {
-            if !docdb::exists(conn, &name)? {
-                needed += 1;
-            }
-        }
+        theirs += docdb::pinned(conn, &tenant.id)?.len();
     }
-    Ok(Headroom { needed, open: docdb::open_count(conn)?, max: settings.max_open })
+    Ok(Headroom {
+        needed: tenants.len() * PREWARMED_HANDLES,
+        in_use_elsewhere: docdb::in_use_count(conn)?.saturating_sub(theirs),
+        max: docdb::max_open(conn)?,
+    })
 }
+
+/// Handles a rotated tenant keeps in use: CORE, today, tomorrow.
+pub const PREWARMED_HANDLES: usize = 3;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Headroom {
+    /// Handles the rotated tenants will hold in use.
     pub needed: usize,
-    pub open: usize,
+    /// Handles in use by every other tenant.
+    pub in_use_elsewhere: usize,
+    /// `ROLLING_DB_MAX_OPEN`.
     pub max: usize,
 }
 
 impl Headroom {
     pub fn enough(&self) -> bool {
-        self.open.saturating_add(self.needed) <= self.max
+        self.in_use_elsewhere.saturating_add(self.needed) <= self.max
     }
 }

@@ -16,16 +16,19 @@ use super::{flags, RollingResult, RollingSettings};
 use crate::docdb::{self, Kind};
 use crate::store::devices;
 
-pub fn cluster(conn: &Connection, settings: &RollingSettings) -> RollingResult<Value> {
+pub fn cluster(conn: &Connection) -> RollingResult<Value> {
     let mut databases = Vec::new();
     for db in docdb::list(conn)? {
         let status = if db.kind == Kind::Day { day_status(conn, &db.name)?.unwrap_or(DayStatus::Active).as_str() } else { "open" };
         databases.push(json!({
             "name": db.name, "kind": db.kind, "companyId": db.company_id,
-            "docCount": db.doc_count, "updateSeq": db.update_seq, "status": status,
+            "docCount": db.doc_count, "updateSeq": db.update_seq, "status": status, "open": db.open, "inUse": db.in_use,
         }));
     }
-    Ok(json!({ "maxDbsOpen": settings.max_open, "openDbs": databases.len(), "databases": databases }))
+    Ok(json!({
+        "maxDbsOpen": docdb::max_open(conn)?, "openDbs": docdb::open_count(conn)?,
+        "inUseDbs": docdb::in_use_count(conn)?, "existingDbs": databases.len(), "databases": databases,
+    }))
 }
 
 pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<Value> {

@@ -25,7 +25,7 @@ pub fn is_static(body: &serde_json::Map<String, serde_json::Value>) -> bool {
     body.get("class").and_then(|c| c.as_str()) == Some("STATIC")
 }
 
-pub fn warm_core(conn: &Connection, names: &TenantNames, company_id: &str, max_open: usize, now_ms: i64) -> RollingResult<WarmOutcome> {
+pub fn warm_core(conn: &Connection, names: &TenantNames, company_id: &str, now_ms: i64) -> RollingResult<WarmOutcome> {
     let core = names.core();
     if docdb::exists(conn, &core)? {
         return Ok(WarmOutcome::AlreadyExists);
@@ -34,7 +34,7 @@ pub fn warm_core(conn: &Connection, names: &TenantNames, company_id: &str, max_o
     if !docdb::exists(conn, &legacy)? {
         return Ok(WarmOutcome::NoLegacy);
     }
-    docdb::create(conn, &core, company_id, Kind::Core, max_open, now_ms)?;
+    docdb::create(conn, &core, company_id, Kind::Core, now_ms)?;
     for index in CORE_INDEXES {
         docdb::add_index(conn, &core, index)?;
     }

@@ -57,7 +57,7 @@ fn settings(state: &AppState) -> RollingSettings {
 
 async fn cluster(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
     user.require_any(&READ_ROLES)?;
-    Ok(Json(views::cluster(&state.store.lock(), &settings(&state))?))
+    Ok(Json(views::cluster(&state.store.lock())?))
 }
 
 async fn fleet(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {

@@ -83,7 +83,7 @@ impl Store {
         };
         let mut conn = open_connection(path.as_ref()).map_err(|e| format!("open store: {e}"))?;
         migrate::run(&mut conn, migrate::Mode::Apply).map_err(|e| e.to_string())?;
-        conn.execute_batch(docdb::SCHEMA).map_err(|e| format!("document cluster tables: {e}"))?;
+        docdb::install(&conn, settings.rolling_db_max_open).map_err(|e| format!("document cluster tables: {e}"))?;
         conn.execute_batch(crate::crons::runs::SCHEMA).map_err(|e| format!("cron tables: {e}"))?;
         seed::seed_if_empty(&conn, settings, now_ms).map_err(|e| format!("seed: {e}"))?;
         Ok(Store { conn: Mutex::new(conn) })

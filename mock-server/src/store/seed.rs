@@ -64,7 +64,7 @@ fn seed_tenant(conn: &Connection, settings: &Settings, id: &str, now_ms: i64) ->
         )?;
     }
     let names = TenantNames::new(&settings.db_prefix, id, "main");
-    docdb::seed::seed_legacy(conn, &names, id, settings.rolling_db_max_open, now_ms).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.to_string().into()))
+    docdb::seed::seed_legacy(conn, &names, id, now_ms).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.to_string().into()))
 }
 
 pub fn clear(conn: &Connection) -> rusqlite::Result<()> {

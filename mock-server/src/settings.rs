@@ -25,6 +25,9 @@ pub struct Settings {
     pub invalidation_wave_size: u64,
     /// Milliseconds between two waves (`INVALIDATION_WAVE_SPACING_MS`).
     pub invalidation_wave_spacing_ms: u64,
+    /// Tenants a cron works on in one transaction (`CRON_BATCH_SIZE`); between two batches the
+    /// store is handed to waiting requests.
+    pub cron_batch_size: usize,
     /// Where the SQLite file lives; `None` keeps the store in memory.
     pub data_dir: Option<PathBuf>,
     pub test_controls: bool,
@@ -46,6 +49,7 @@ impl Default for Settings {
             auth_rate_burst: 60,
             invalidation_wave_size: 500,
             invalidation_wave_spacing_ms: 150,
+            cron_batch_size: 20,
             data_dir: None,
             test_controls: false,
         }
@@ -113,6 +117,10 @@ impl Settings {
         number(&get, "AUTH_RATE_BURST", &mut s.auth_rate_burst)?;
         number(&get, "INVALIDATION_WAVE_SIZE", &mut s.invalidation_wave_size)?;
         number(&get, "INVALIDATION_WAVE_SPACING_MS", &mut s.invalidation_wave_spacing_ms)?;
+        number(&get, "CRON_BATCH_SIZE", &mut s.cron_batch_size)?;
+        if s.cron_batch_size == 0 {
+            return Err(bad("CRON_BATCH_SIZE", "must be at least 1".into()));
+        }
         if let Some(v) = get("DATA_DIR") {
             if !v.is_empty() {
                 s.data_dir = Some(PathBuf::from(v));

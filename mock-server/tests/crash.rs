@@ -25,6 +25,8 @@ fn start(data_dir: &std::path::Path) -> Proc {
         .args(["--listen", "127.0.0.1:0"])
         .env("DATA_DIR", data_dir)
         .env("MOCK_TEST_CONTROLS", "1")
+        // One tenant a transaction, so a kill can fall between two tenants.
+        .env("CRON_BATCH_SIZE", "1")
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

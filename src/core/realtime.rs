@@ -69,6 +69,17 @@ pub struct SyncPorts {
     pub spawn: Spawn,
 }
 
+/// The wait before reconnecting. An invalidation asks every device of a tenant back at once:
+/// they spread uniformly over 50–300 ms (the server's close waves spread them further), where a
+/// dropped connection backs off exponentially.
+pub fn reconnect_delay_ms(attempt: u32, last_close: Option<u16>, random: f64) -> u32 {
+    if attempt == 0 && last_close == Some(CLOSE_INVALIDATED) {
+        50 + (250.0 * random.clamp(0.0, 1.0)) as u32
+    } else {
+        backoff_ms(attempt, random)
+    }
+}
+
 /// "Equal jitter": half the exponential delay, plus a random part of the other half.
 pub fn backoff_ms(attempt: u32, random: f64) -> u32 {
     let exp = BACKOFF_BASE_MS.saturating_mul(1u32 << attempt.min(16)).min(BACKOFF_MAX_MS);
@@ -331,12 +342,7 @@ impl SyncSession {
                 return;
             }
             if attempt > 0 || last_close.is_some() {
-                // An invalidation asks every device back at once: spread them, but start soon.
-                let delay = if attempt == 0 && last_close == Some(CLOSE_INVALIDATED) {
-                    50 + ((self.0.ports.random)() * 250.0) as u32
-                } else {
-                    backoff_ms(attempt, (self.0.ports.random)())
-                };
+                let delay = reconnect_delay_ms(attempt, last_close, (self.0.ports.random)());
                 (self.0.ports.sleep)(delay).await;
                 if self.retired(generation) {
                     return;

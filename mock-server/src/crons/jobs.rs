@@ -24,12 +24,23 @@ impl JobContext<'_> {
     }
 
     fn progress(&self, done: u64, total: u64, line: Option<&str>) {
-        if let Some(line) = line {
-            tracing::info!(run = self.run_id, "{line}");
+        self.progress_lines(done, total, line.as_slice());
+    }
+
+    /// Records progress and log lines in one transaction (a batch's lines land together).
+    fn progress_lines<S: AsRef<str>>(&self, done: u64, total: u64, lines: &[S]) {
+        for line in lines {
+            tracing::info!(run = self.run_id, "{}", line.as_ref());
         }
         let now = self.now();
-        if let Err(e) = self.state.store.tx(|tx| runs::progress(tx, self.run_id, done, total, line, now).map_err(AppError::from)) {
-            tracing::error!("recording progress of {}: {e:?}", self.run_id);
+        let recorded = self.state.store.transaction(|tx| {
+            for line in lines {
+                runs::append_log(tx, self.run_id, line.as_ref())?;
+            }
+            runs::progress(tx, self.run_id, done, total, None, now)
+        });
+        if let Err(e) = recorded {
+            tracing::error!("recording progress of {}: {e}", self.run_id);
         }
     }
 
@@ -58,34 +69,56 @@ impl JobContext<'_> {
         RollingSettings::from(&*self.state.settings)
     }
 
-    /// Runs `step` for each tenant id in its own transaction, logging one line each and a
-    /// summary line at the end (how many were done and how many failed).
-    fn per_tenant<T>(&self, ids: &[String], first: u64, total: u64, step: impl Fn(&rusqlite::Connection, &tenants::Tenant, i64) -> Result<T, RollingError>, describe: impl Fn(&str, &T) -> String) -> bool {
-        let (mut done, mut failed) = (0u64, 0u64);
-        for (i, id) in ids.iter().enumerate() {
+    /// Runs `step` for each tenant id, logging one line each and a summary line at the end (how
+    /// many were done and how many failed). Tenants go in batches of `CRON_BATCH_SIZE`, one
+    /// transaction a batch and a savepoint a tenant, so a failing tenant changes nothing of its
+    /// own and the others land; between batches the store goes to waiting requests. `after`
+    /// runs once a tenant's work is committed (closing its sockets, say).
+    fn per_tenant<T>(
+        &self,
+        ids: &[String],
+        total: u64,
+        step: impl Fn(&rusqlite::Connection, &tenants::Tenant, i64) -> Result<T, RollingError>,
+        describe: impl Fn(&str, &T) -> String,
+        after: impl Fn(&str, &T),
+    ) -> bool {
+        let (mut done, mut failed, mut position) = (0u64, 0u64, 0u64);
+        for batch in ids.chunks(self.state.settings.cron_batch_size.max(1)) {
             self.pause();
             let now = self.now();
-            let outcome = self.state.store.transaction(|tx| {
-                let tenant = tenants::get(tx, id).map_err(Outcome::Failed)?;
-                step(tx, &tenant, now).map_err(Outcome::Failed)
+            let outcomes = self.state.store.transaction(|tx| {
+                let mut outcomes = Vec::with_capacity(batch.len());
+                for id in batch {
+                    tx.execute_batch("SAVEPOINT tenant")?;
+                    let outcome = tenants::get(tx, id).and_then(|tenant| step(tx, &tenant, now));
+                    tx.execute_batch(if outcome.is_ok() { "RELEASE tenant" } else { "ROLLBACK TO tenant; RELEASE tenant" })?;
+                    outcomes.push(outcome.map_err(Outcome::Failed));
+                }
+                Ok::<_, rusqlite::Error>(outcomes)
             });
-            let line = match outcome {
-                Ok(value) => {
-                    done += 1;
-                    describe(id, &value)
-                }
-                Err(Outcome::Failed(e)) => {
-                    failed += 1;
-                    format!("{id}: failed, nothing changed: {e}")
-                }
-                Err(Outcome::Store(e)) => {
-                    failed += 1;
-                    format!("{id}: failed, nothing changed: store: {e}")
-                }
-            };
-            self.progress(first + i as u64 + 1, total, Some(&line));
+            let outcomes = outcomes.unwrap_or_else(|e| batch.iter().map(|_| Err(Outcome::Store(e.to_string()))).collect());
+            let mut lines = Vec::with_capacity(batch.len());
+            for (id, outcome) in batch.iter().zip(outcomes) {
+                lines.push(match outcome {
+                    Ok(value) => {
+                        done += 1;
+                        after(id, &value);
+                        describe(id, &value)
+                    }
+                    Err(Outcome::Failed(e)) => {
+                        failed += 1;
+                        format!("{id}: failed, nothing changed: {e}")
+                    }
+                    Err(Outcome::Store(e)) => {
+                        failed += 1;
+                        format!("{id}: failed, nothing changed: store: {e}")
+                    }
+                });
+            }
+            position += batch.len() as u64;
+            self.progress_lines(position, total, &lines);
         }
-        self.progress(first + ids.len() as u64, total, Some(&format!("summary: {done} tenant(s) done, {failed} failed")));
+        self.progress(position, total, Some(&format!("summary: {done} tenant(s) done, {failed} failed")));
         failed == 0
     }
 }
@@ -168,12 +201,12 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
         }
         Ok(r)
     };
-    let ok = ctx.per_tenant(&rolling, 0, total, rotate_one, |id, r| {
+    let close_if_invalidated = |id: &str, r: &TenantRotation| {
         if r.invalidated {
             ctx.state.realtime.close_tenant(id);
         }
-        describe_rotation(id, r)
-    });
+    };
+    let ok = ctx.per_tenant(&rolling, total, rotate_one, describe_rotation, close_if_invalidated);
     Some((ok, total))
 }
 
@@ -206,7 +239,7 @@ fn archive(ctx: &JobContext) -> bool {
     let Some(ids) = all_tenant_ids(ctx, super::ARCHIVE) else { return false };
     let total = ids.len() as u64;
     ctx.progress(0, total, Some(&format!("archive: {total} tenant(s)")));
-    ctx.per_tenant(&ids, 0, total, |tx, t, now| archive::archive_tenant(tx, &settings, t, now), |id, r| {
+    ctx.per_tenant(&ids, total, |tx, t, now| archive::archive_tenant(tx, &settings, t, now), |id, r| {
         format!(
             "{id}: drained [{}], archived [{}], still open [{}]{}",
             r.drained.join(", "),
@@ -214,7 +247,7 @@ fn archive(ctx: &JobContext) -> bool {
             r.still_open.join(", "),
             if r.unreconciled.is_empty() { String::new() } else { format!(", NOT reconciled [{}]", r.unreconciled.join(", ")) }
         )
-    })
+    }, |_, _| {})
 }
 
 fn drop_eval(ctx: &JobContext) -> bool {
@@ -222,11 +255,11 @@ fn drop_eval(ctx: &JobContext) -> bool {
     let Some(ids) = all_tenant_ids(ctx, super::DROP_EVAL) else { return false };
     let total = ids.len() as u64;
     ctx.progress(0, total, Some(&format!("drop-eval: {total} tenant(s), TTL {} days", drop_eval::TTL_DAYS)));
-    ctx.per_tenant(&ids, 0, total, |tx, t, now| drop_eval::evaluate_tenant(tx, &settings, t, now), |id, r| match &r.skipped {
+    ctx.per_tenant(&ids, total, |tx, t, now| drop_eval::evaluate_tenant(tx, &settings, t, now), |id, r| match &r.skipped {
         Some(why) => format!("{id}: skipped ({why})"),
         None if r.dropped.is_empty() => format!("{id}: nothing eligible"),
         None => format!("{id}: dropped [{}] (their documents stay in the archive)", r.dropped.join(", ")),
-    })
+    }, |_, _| {})
 }
 
 /// What the store would otherwise keep forever: spent and revoked refresh tokens, the history of

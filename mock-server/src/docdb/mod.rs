@@ -10,6 +10,7 @@
 
 pub mod seed;
 
+use crate::store::{exec, query_row};
 use md5::{Digest, Md5};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -54,8 +55,8 @@ CREATE TABLE IF NOT EXISTS docdb_local_documents (
 /// Creates the tables, adds the handle columns to a data directory written before they existed,
 /// and sets the cluster's `max_dbs_open`.
 pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
-    let has_handles: i64 = conn.query_row("SELECT COUNT(*) FROM pragma_table_info('docdb_databases') WHERE name = 'open'", [], |r| r.get(0))?;
-    let has_table: i64 = conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'docdb_databases'", [], |r| r.get(0))?;
+    let has_handles: i64 = query_row(conn, "SELECT COUNT(*) FROM pragma_table_info('docdb_databases') WHERE name = 'open'", [], |r| r.get(0))?;
+    let has_table: i64 = query_row(conn, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'docdb_databases'", [], |r| r.get(0))?;
     if has_table > 0 && has_handles == 0 {
         conn.execute_batch(
             "ALTER TABLE docdb_databases ADD COLUMN open INTEGER NOT NULL DEFAULT 0;
@@ -69,7 +70,7 @@ pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
 
 /// Sets the cluster's `max_dbs_open`; handles over a lowered bound close as they are needed.
 pub fn set_max_open(conn: &Connection, max_open: usize) -> DocDbResult<()> {
-    conn.execute(
+    exec(conn, 
         "INSERT INTO docdb_cluster (id, max_open) VALUES (1, ?1) ON CONFLICT(id) DO UPDATE SET max_open = ?1",
         [max_open as i64],
     )?;
@@ -78,7 +79,7 @@ pub fn set_max_open(conn: &Connection, max_open: usize) -> DocDbResult<()> {
 
 /// The cluster's `max_dbs_open`.
 pub fn max_open(conn: &Connection) -> DocDbResult<usize> {
-    Ok(conn.query_row("SELECT max_open FROM docdb_cluster WHERE id = 1", [], |r| r.get::<_, i64>(0)).optional()?.unwrap_or(0) as usize)
+    Ok(query_row(conn, "SELECT max_open FROM docdb_cluster WHERE id = 1", [], |r| r.get::<_, i64>(0)).optional()?.unwrap_or(0) as usize)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -205,7 +206,7 @@ fn strip_reserved(mut body: Map<String, Value>) -> Map<String, Value> {
 }
 
 fn count(conn: &Connection, sql: &str) -> DocDbResult<usize> {
-    Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as usize)
+    Ok(query_row(conn, sql, [], |r| r.get::<_, i64>(0))? as usize)
 }
 
 /// Open handles (what `max_dbs_open` bounds).
@@ -231,15 +232,15 @@ fn make_room(conn: &Connection) -> DocDbResult<()> {
         return Ok(());
     }
     let lru: Option<String> =
-        conn.query_row("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
+        query_row(conn, "SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
     match lru {
         Some(name) if open == max => {
-            conn.execute("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
+            exec(conn, "UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
             Ok(())
         }
         // Over a lowered bound: close idle handles until one fits.
         Some(name) => {
-            conn.execute("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
+            exec(conn, "UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
             make_room(conn)
         }
         None => Err(DocDbError::AllDbsActive { open, max }),
@@ -249,21 +250,21 @@ fn make_room(conn: &Connection) -> DocDbResult<()> {
 /// The cluster's use counter, for the LRU order (a counter, not a clock: accesses within one
 /// millisecond still order).
 fn tick(conn: &Connection) -> DocDbResult<i64> {
-    Ok(conn.query_row("UPDATE docdb_cluster SET clock = clock + 1 WHERE id = 1 RETURNING clock", [], |r| r.get(0)).optional()?.unwrap_or(0))
+    Ok(query_row(conn, "UPDATE docdb_cluster SET clock = clock + 1 WHERE id = 1 RETURNING clock", [], |r| r.get(0)).optional()?.unwrap_or(0))
 }
 
 /// Opens the database's handle (or marks an open one used): every access goes through here.
 fn use_db(conn: &Connection, name: &str) -> DocDbResult<()> {
-    let open: Option<i64> = conn.query_row("SELECT open FROM docdb_databases WHERE name = ?1", [name], |r| r.get(0)).optional()?;
+    let open: Option<i64> = query_row(conn, "SELECT open FROM docdb_databases WHERE name = ?1", [name], |r| r.get(0)).optional()?;
     match open {
         None => Err(DocDbError::Missing(name.to_owned())),
         Some(1) => {
-            conn.execute("UPDATE docdb_databases SET last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
+            exec(conn, "UPDATE docdb_databases SET last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
             Ok(())
         }
         Some(_) => {
             make_room(conn)?;
-            conn.execute("UPDATE docdb_databases SET open = 1, last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
+            exec(conn, "UPDATE docdb_databases SET open = 1, last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
             Ok(())
         }
     }
@@ -272,10 +273,10 @@ fn use_db(conn: &Connection, name: &str) -> DocDbResult<()> {
 /// Keeps exactly `names` of the tenant's databases in use (opening them), releasing its other
 /// pins: the rotate's prewarm (CORE, today, tomorrow).
 pub fn pin_only(conn: &Connection, company_id: &str, names: &[&str]) -> DocDbResult<()> {
-    conn.execute("UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
+    exec(conn, "UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
     for name in names {
         use_db(conn, name)?;
-        conn.execute("UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
+        exec(conn, "UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
     }
     Ok(())
 }
@@ -288,7 +289,7 @@ pub fn pinned(conn: &Connection, company_id: &str) -> DocDbResult<Vec<String>> {
 }
 
 pub fn exists(conn: &Connection, name: &str) -> DocDbResult<bool> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM docdb_databases WHERE name = ?1", [name], |r| r.get::<_, i64>(0))? > 0)
+    Ok(query_row(conn, "SELECT COUNT(*) FROM docdb_databases WHERE name = ?1", [name], |r| r.get::<_, i64>(0))? > 0)
 }
 
 /// Creates a database (its handle open), refusing an illegal name, an existing one, or one no
@@ -301,7 +302,7 @@ pub fn create(conn: &Connection, name: &str, company_id: &str, kind: Kind, now_m
         return Err(DocDbError::Exists(name.to_owned()));
     }
     make_room(conn)?;
-    conn.execute(
+    exec(conn, 
         "INSERT INTO docdb_databases (name, company_id, kind, created_at, open, last_used) VALUES (?1, ?2, ?3, ?4, 1, ?5)",
         params![name, company_id, kind.as_str(), now_ms, tick(conn)?],
     )?;
@@ -310,26 +311,26 @@ pub fn create(conn: &Connection, name: &str, company_id: &str, kind: Kind, now_m
 
 /// Removes the database and its documents from the cluster.
 pub fn drop_database(conn: &Connection, name: &str) -> DocDbResult<()> {
-    conn.execute("DELETE FROM docdb_documents WHERE db = ?1", [name])?;
-    conn.execute("DELETE FROM docdb_local_documents WHERE db = ?1", [name])?;
-    if conn.execute("DELETE FROM docdb_databases WHERE name = ?1", [name])? == 0 {
+    exec(conn, "DELETE FROM docdb_documents WHERE db = ?1", [name])?;
+    exec(conn, "DELETE FROM docdb_local_documents WHERE db = ?1", [name])?;
+    if exec(conn, "DELETE FROM docdb_databases WHERE name = ?1", [name])? == 0 {
         return Err(DocDbError::Missing(name.to_owned()));
     }
     Ok(())
 }
 
 pub fn add_index(conn: &Connection, db: &str, index: &str) -> DocDbResult<()> {
-    let current: Option<String> = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
+    let current: Option<String> = query_row(conn, "SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
     let mut indexes = parse_indexes(db, &current.ok_or_else(|| DocDbError::Missing(db.to_owned()))?)?;
     if !indexes.iter().any(|i| i == index) {
         indexes.push(index.to_owned());
-        conn.execute("UPDATE docdb_databases SET indexes = ?2 WHERE name = ?1", params![db, serde_json::to_string(&indexes).unwrap_or_default()])?;
+        exec(conn, "UPDATE docdb_databases SET indexes = ?2 WHERE name = ?1", params![db, serde_json::to_string(&indexes).unwrap_or_default()])?;
     }
     Ok(())
 }
 
 pub fn indexes(conn: &Connection, db: &str) -> DocDbResult<Vec<String>> {
-    let raw: String = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?.ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
+    let raw: String = query_row(conn, "SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?.ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
     parse_indexes(db, &raw)
 }
 
@@ -342,8 +343,8 @@ fn parse_body(db: &str, id: &str, body: &str) -> DocDbResult<Map<String, Value>>
 }
 
 fn bump_seq(conn: &Connection, db: &str) -> DocDbResult<u64> {
-    conn.execute("UPDATE docdb_databases SET update_seq = update_seq + 1 WHERE name = ?1", [db])?;
-    Ok(conn.query_row("SELECT update_seq FROM docdb_databases WHERE name = ?1", [db], |r| r.get::<_, i64>(0))? as u64)
+    exec(conn, "UPDATE docdb_databases SET update_seq = update_seq + 1 WHERE name = ?1", [db])?;
+    Ok(query_row(conn, "SELECT update_seq FROM docdb_databases WHERE name = ?1", [db], |r| r.get::<_, i64>(0))? as u64)
 }
 
 /// Writes a document; `expected_rev` must name the current revision of an existing document
@@ -357,7 +358,7 @@ pub fn put(conn: &Connection, db: &str, id: &str, body: Map<String, Value>, expe
     }
     let rev = next_rev(expected_rev, &body);
     let seq = bump_seq(conn, db)?;
-    conn.execute(
+    exec(conn, 
         "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(db, id) DO UPDATE SET rev = ?3, seq = ?4, body = ?5",
         params![db, id, rev, seq as i64, Value::Object(body).to_string()],
@@ -396,7 +397,7 @@ pub fn all_docs(conn: &Connection, db: &str) -> DocDbResult<Vec<Doc>> {
 
 pub fn put_local(conn: &Connection, db: &str, id: &str, body: &Value) -> DocDbResult<()> {
     use_db(conn, db)?;
-    conn.execute(
+    exec(conn, 
         "INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3",
         params![db, id, body.to_string()],
     )?;
@@ -421,13 +422,13 @@ fn info_row(r: &rusqlite::Row) -> rusqlite::Result<InfoRow> {
 }
 
 fn info_from_row(conn: &Connection, (name, company_id, kind, update_seq, open, pinned): InfoRow) -> DocDbResult<DbInfo> {
-    let doc_count: i64 = conn.query_row("SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [&name], |r| r.get(0))?;
+    let doc_count: i64 = query_row(conn, "SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [&name], |r| r.get(0))?;
     Ok(DbInfo { name, kind: Kind::parse(&kind)?, company_id, doc_count: doc_count as u64, update_seq: update_seq as u64, open, in_use: open && pinned })
 }
 
 /// A database's description (no handle is opened: this is the cluster's catalogue).
 pub fn info(conn: &Connection, name: &str) -> DocDbResult<Option<DbInfo>> {
-    let row = conn.query_row(&format!("{INFO_COLUMNS} WHERE name = ?1"), [name], info_row).optional()?;
+    let row = query_row(conn, &format!("{INFO_COLUMNS} WHERE name = ?1"), [name], info_row).optional()?;
     row.map(|row| info_from_row(conn, row)).transpose()
 }
 

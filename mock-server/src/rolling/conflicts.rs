@@ -2,6 +2,7 @@
 //! last write wins, as a replication merge would) and the revision it replaced is recorded for an
 //! operator to review, instead of the write being refused. No write is lost either way.
 
+use crate::store::{exec, query_row};
 use rusqlite::{params, Connection};
 use serde_json::{Map, Value};
 
@@ -33,7 +34,7 @@ pub fn write(conn: &Connection, doc: DocRef, body: Map<String, Value>, rev: Opti
             let current = docdb::get(conn, db, id)?.map(|d| d.rev);
             let new_rev = docdb::put(conn, db, id, body, current.as_deref())?;
             let losing = current.clone().map(|r| vec![r]).unwrap_or_default();
-            conn.execute(
+            exec(conn, 
                 "INSERT INTO conflict_reviews (company_id, db_name, doc_id, winning_rev, losing_revs, status, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'open', ?6)",
                 params![company_id, db, id, new_rev, serde_json::to_string(&losing).unwrap_or_default(), now_ms],
             )?;
@@ -44,5 +45,5 @@ pub fn write(conn: &Connection, doc: DocRef, body: Map<String, Value>, rev: Opti
 }
 
 pub fn open_count(conn: &Connection, company_id: &str) -> RollingResult<u64> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM conflict_reviews WHERE company_id = ?1 AND status = 'open'", [company_id], |r| r.get::<_, i64>(0))? as u64)
+    Ok(query_row(conn, "SELECT COUNT(*) FROM conflict_reviews WHERE company_id = ?1 AND status = 'open'", [company_id], |r| r.get::<_, i64>(0))? as u64)
 }

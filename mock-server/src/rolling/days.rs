@@ -3,6 +3,7 @@
 //! the stamps of the three locks of the drop (drained, archived, reconciled), shared by the
 //! rotate, the archive and the drop evaluation.
 
+use crate::store::{exec, query_row};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
@@ -56,11 +57,11 @@ fn read_status(row: &rusqlite::Row, column: usize) -> rusqlite::Result<DayStatus
 }
 
 pub fn day_status(conn: &Connection, name: &str) -> RollingResult<Option<DayStatus>> {
-    Ok(conn.query_row("SELECT status FROM day_databases WHERE name = ?1", [name], |r| read_status(r, 0)).optional()?)
+    Ok(query_row(conn, "SELECT status FROM day_databases WHERE name = ?1", [name], |r| read_status(r, 0)).optional()?)
 }
 
 pub fn set_day_status(conn: &Connection, name: &str, status: DayStatus, now_ms: i64) -> RollingResult<()> {
-    conn.execute("UPDATE day_databases SET status = ?2, updated_at = ?3 WHERE name = ?1", params![name, status.as_str(), now_ms])?;
+    exec(conn, "UPDATE day_databases SET status = ?2, updated_at = ?3 WHERE name = ?1", params![name, status.as_str(), now_ms])?;
     Ok(())
 }
 
@@ -80,7 +81,7 @@ pub fn stamp(conn: &Connection, name: &str, what: Stamp, now_ms: i64) -> Rolling
         Stamp::Reconciled => "reconciled_at",
         Stamp::Dropped => "dropped_at",
     };
-    conn.execute(&format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"), params![name, now_ms])?;
+    exec(conn, &format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"), params![name, now_ms])?;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 //! while a device of the tenant reports an SDK older than the cutover switch, unless forced.
 //! A flag change does nothing else: the rotate cron acts on it.
 
+use crate::store::exec;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
@@ -77,7 +78,7 @@ pub fn apply(conn: &Connection, company_id: &str, patch: FlagPatch, actor: &str,
             return Err(RollingError::SdkTooOld(old));
         }
     }
-    conn.execute(
+    exec(conn, 
         "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(company_id) DO UPDATE SET rolling_db = ?2, rolling_db_drop = ?3, updated_at = ?4, updated_by = ?5",
         params![company_id, rolling_db as i64, rolling_db_drop as i64, now_ms, actor],

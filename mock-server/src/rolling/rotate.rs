@@ -3,6 +3,7 @@
 //! routes to CORE. Run inside one transaction, so a failure (or a kill) leaves nothing half-done;
 //! a second run the same day creates nothing.
 
+use crate::store::exec;
 use rusqlite::{params, Connection};
 use serde::Serialize;
 use serde_json::json;
@@ -40,7 +41,7 @@ pub fn rotate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Ten
         match day_status(conn, &name)? {
             None => {
                 docdb::create(conn, &name, &tenant.id, Kind::Day, now_ms)?;
-                conn.execute(
+                exec(conn, 
                     "INSERT INTO day_databases (name, company_id, day, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                     params![name, tenant.id, day, status.as_str(), now_ms],
                 )?;

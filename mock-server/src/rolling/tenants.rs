@@ -1,5 +1,6 @@
 //! Tenants (companies) as the machine sees them.
 
+use crate::store::query_row;
 use rusqlite::{Connection, OptionalExtension};
 
 use super::naming::TenantNames;
@@ -25,7 +26,7 @@ pub fn all(conn: &Connection) -> RollingResult<Vec<Tenant>> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> RollingResult<Tenant> {
-    conn.query_row("SELECT id, name, store_code FROM companies WHERE id = ?1", [id], |r| {
+    query_row(conn, "SELECT id, name, store_code FROM companies WHERE id = ?1", [id], |r| {
         Ok(Tenant { id: r.get(0)?, name: r.get(1)?, store_code: r.get(2)? })
     })
     .optional()?

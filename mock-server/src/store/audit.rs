@@ -1,6 +1,7 @@
 //! The audit log: who did what, when, from which address. Written in the same transaction as the
 //! change it records, so an entry exists exactly when the change does.
 
+use super::exec;
 use std::net::IpAddr;
 
 use rusqlite::{params, Connection};
@@ -31,7 +32,7 @@ pub fn record(conn: &Connection, actor: &Actor, action: &str, detail: Value, now
         other => Map::from_iter([("value".to_owned(), other)]),
     };
     detail.insert("ip".into(), actor.ip.map_or(Value::Null, |ip| Value::String(ip.to_string())));
-    conn.execute("INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)", params![now_ms, actor.id, action, Value::Object(detail).to_string()])?;
+    exec(conn, "INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)", params![now_ms, actor.id, action, Value::Object(detail).to_string()])?;
     Ok(())
 }
 

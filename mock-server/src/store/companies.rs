@@ -1,5 +1,6 @@
 //! Companies (tenants) and their sales.
 
+use super::{exec, query_row};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
@@ -24,16 +25,16 @@ pub fn all(conn: &Connection) -> rusqlite::Result<Vec<Company>> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<Company>> {
-    conn.query_row(&format!("{SELECT} WHERE id = ?1"), [id], from_row).optional()
+    query_row(conn, &format!("{SELECT} WHERE id = ?1"), [id], from_row).optional()
 }
 
 pub fn rename(conn: &Connection, id: &str, name: &str) -> rusqlite::Result<()> {
-    conn.execute("UPDATE companies SET name = ?2 WHERE id = ?1", params![id, name]).map(|_| ())
+    exec(conn, "UPDATE companies SET name = ?2 WHERE id = ?1", params![id, name]).map(|_| ())
 }
 
 /// What still refers to the company: members, devices, databases.
 pub fn references(conn: &Connection, id: &str) -> rusqlite::Result<i64> {
-    let count = |sql: &str| conn.query_row(sql, [id], |r| r.get::<_, i64>(0));
+    let count = |sql: &str| query_row(conn, sql, [id], |r| r.get::<_, i64>(0));
     Ok(count("SELECT COUNT(*) FROM user_companies WHERE company_id = ?1")?
         + count("SELECT COUNT(*) FROM devices WHERE company_id = ?1")?
         + count("SELECT COUNT(*) FROM docdb_databases WHERE company_id = ?1")?)
@@ -41,9 +42,9 @@ pub fn references(conn: &Connection, id: &str) -> rusqlite::Result<i64> {
 
 pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<usize> {
     for table in ["company_feature_flags", "client_invalidations", "day_databases", "conflict_reviews", "sales", "orders"] {
-        conn.execute(&format!("DELETE FROM {table} WHERE company_id = ?1"), [id])?;
+        exec(conn, &format!("DELETE FROM {table} WHERE company_id = ?1"), [id])?;
     }
-    conn.execute("DELETE FROM companies WHERE id = ?1", [id])
+    exec(conn, "DELETE FROM companies WHERE id = ?1", [id])
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -56,7 +57,7 @@ pub struct Sale {
 }
 
 pub fn sale(conn: &Connection, company_id: &str, sale_id: &str) -> rusqlite::Result<Option<Sale>> {
-    conn.query_row(
+    query_row(conn, 
         "SELECT id, company_id, amount_cents, payment_reference FROM sales WHERE company_id = ?1 AND id = ?2",
         params![company_id, sale_id],
         |r| Ok(Sale { id: r.get(0)?, company_id: r.get(1)?, amount_cents: r.get(2)?, payment_reference: r.get(3)? }),
@@ -65,5 +66,5 @@ pub fn sale(conn: &Connection, company_id: &str, sale_id: &str) -> rusqlite::Res
 }
 
 pub fn set_payment_reference(conn: &Connection, company_id: &str, sale_id: &str, reference: &str) -> rusqlite::Result<usize> {
-    conn.execute("UPDATE sales SET payment_reference = ?3 WHERE company_id = ?1 AND id = ?2", params![company_id, sale_id, reference])
+    exec(conn, "UPDATE sales SET payment_reference = ?3 WHERE company_id = ?1 AND id = ?2", params![company_id, sale_id, reference])
 }

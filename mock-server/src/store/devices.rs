@@ -1,5 +1,6 @@
 //! Devices: what `/auth/connect` registers, with the SDK version the tenants listing shows.
 
+use super::{exec, query_row};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
@@ -32,7 +33,7 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Device> {
 }
 
 pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Device>> {
-    conn.query_row(&format!("{SELECT} WHERE id = ?1"), [id], from_row).optional()
+    query_row(conn, &format!("{SELECT} WHERE id = ?1"), [id], from_row).optional()
 }
 
 pub fn for_company(conn: &Connection, company_id: &str) -> rusqlite::Result<Vec<Device>> {
@@ -49,7 +50,7 @@ pub fn for_user(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Device
 
 /// Creates the device, or refreshes it when `id` is already this user's.
 pub fn upsert(conn: &Connection, d: &Device, now_ms: i64) -> rusqlite::Result<()> {
-    conn.execute(
+    exec(conn, 
         "INSERT INTO devices (id, user_id, company_id, info, sdk_version, is_online, last_seen_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?6)
          ON CONFLICT(id) DO UPDATE SET user_id = ?2, company_id = ?3, info = ?4, sdk_version = ?5, is_online = 1, last_seen_at = ?6",
@@ -59,12 +60,12 @@ pub fn upsert(conn: &Connection, d: &Device, now_ms: i64) -> rusqlite::Result<()
 }
 
 pub fn set_online(conn: &Connection, id: &str, is_online: bool, now_ms: i64) -> rusqlite::Result<usize> {
-    conn.execute("UPDATE devices SET is_online = ?2, last_seen_at = ?3 WHERE id = ?1", params![id, is_online as i64, now_ms])
+    exec(conn, "UPDATE devices SET is_online = ?2, last_seen_at = ?3 WHERE id = ?1", params![id, is_online as i64, now_ms])
 }
 
 /// The device this user was last seen on in this company (for `PUT /auth/status`, which names none).
 pub fn latest_for(conn: &Connection, user_id: &str, company_id: &str) -> rusqlite::Result<Option<String>> {
-    conn.query_row(
+    query_row(conn, 
         "SELECT id FROM devices WHERE user_id = ?1 AND company_id = ?2 ORDER BY last_seen_at DESC, created_at DESC LIMIT 1",
         params![user_id, company_id],
         |r| r.get(0),
@@ -73,10 +74,10 @@ pub fn latest_for(conn: &Connection, user_id: &str, company_id: &str) -> rusqlit
 }
 
 pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<usize> {
-    conn.execute("DELETE FROM devices WHERE id = ?1", [id])
+    exec(conn, "DELETE FROM devices WHERE id = ?1", [id])
 }
 
 /// Forgets devices last seen (or, never seen, created) before `before_ms`; answers how many.
 pub fn prune_unseen(conn: &Connection, before_ms: i64) -> rusqlite::Result<usize> {
-    conn.execute("DELETE FROM devices WHERE COALESCE(last_seen_at, created_at) < ?1", params![before_ms])
+    exec(conn, "DELETE FROM devices WHERE COALESCE(last_seen_at, created_at) < ?1", params![before_ms])
 }

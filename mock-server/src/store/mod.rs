@@ -67,7 +67,19 @@ pub fn open_connection(path: Option<&PathBuf>) -> rusqlite::Result<Connection> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.set_prepared_statement_cache_capacity(256);
     Ok(conn)
+}
+
+/// `execute` through the connection's statement cache: a rotate runs the same few statements
+/// thousands of times, and parsing them each time was a fifth of its cost.
+pub fn exec(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute(params)
+}
+
+/// `query_row` through the statement cache.
+pub fn query_row<T>(conn: &Connection, sql: &str, params: impl rusqlite::Params, f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    conn.prepare_cached(sql)?.query_row(params, f)
 }
 
 impl Store {

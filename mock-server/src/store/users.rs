@@ -1,5 +1,6 @@
 //! Users, their companies and their active company.
 
+use super::{exec, query_row};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
 
@@ -47,12 +48,12 @@ pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
 }
 
 pub fn insert(conn: &Connection, user: &User, now_ms: i64) -> rusqlite::Result<()> {
-    conn.execute(
+    exec(conn, 
         "INSERT INTO users (id, username, password_hash, roles, company_id, active_company_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
         params![user.id, user.username, user.password_hash, serde_json::to_string(&user.roles).unwrap_or_else(|_| "[]".into()), user.company_id, now_ms],
     )?;
     for company in &user.companies {
-        conn.execute("INSERT INTO user_companies (user_id, company_id) VALUES (?1, ?2)", params![user.id, company])?;
+        exec(conn, "INSERT INTO user_companies (user_id, company_id) VALUES (?1, ?2)", params![user.id, company])?;
     }
     Ok(())
 }
@@ -69,25 +70,25 @@ pub fn members(conn: &Connection, company_id: &str) -> rusqlite::Result<Vec<User
 }
 
 pub fn set_roles(conn: &Connection, user_id: &str, roles: &[String]) -> rusqlite::Result<()> {
-    conn.execute("UPDATE users SET roles = ?2 WHERE id = ?1", params![user_id, serde_json::to_string(roles).unwrap_or_else(|_| "[]".into())]).map(|_| ())
+    exec(conn, "UPDATE users SET roles = ?2 WHERE id = ?1", params![user_id, serde_json::to_string(roles).unwrap_or_else(|_| "[]".into())]).map(|_| ())
 }
 
 pub fn set_password_hash(conn: &Connection, user_id: &str, hash: &str) -> rusqlite::Result<()> {
-    conn.execute("UPDATE users SET password_hash = ?2 WHERE id = ?1", params![user_id, hash]).map(|_| ())
+    exec(conn, "UPDATE users SET password_hash = ?2 WHERE id = ?1", params![user_id, hash]).map(|_| ())
 }
 
 /// Removes the user with their memberships, devices and refresh tokens.
 pub fn delete(conn: &Connection, user_id: &str) -> rusqlite::Result<usize> {
     for table in ["refresh_tokens", "devices", "user_companies"] {
-        conn.execute(&format!("DELETE FROM {table} WHERE user_id = ?1"), [user_id])?;
+        exec(conn, &format!("DELETE FROM {table} WHERE user_id = ?1"), [user_id])?;
     }
-    conn.execute("DELETE FROM users WHERE id = ?1", [user_id])
+    exec(conn, "DELETE FROM users WHERE id = ?1", [user_id])
 }
 
 pub fn set_active_company(conn: &Connection, user_id: &str, company_id: &str) -> rusqlite::Result<()> {
-    conn.execute("UPDATE users SET active_company_id = ?2 WHERE id = ?1", params![user_id, company_id]).map(|_| ())
+    exec(conn, "UPDATE users SET active_company_id = ?2 WHERE id = ?1", params![user_id, company_id]).map(|_| ())
 }
 
 pub fn company_exists(conn: &Connection, company_id: &str) -> rusqlite::Result<bool> {
-    conn.query_row("SELECT COUNT(*) FROM companies WHERE id = ?1", [company_id], |r| r.get::<_, i64>(0)).map(|n| n > 0)
+    query_row(conn, "SELECT COUNT(*) FROM companies WHERE id = ?1", [company_id], |r| r.get::<_, i64>(0)).map(|n| n > 0)
 }

@@ -1,0 +1,426 @@
+//! The fleet at scale (issue: "the rollout at fleet scale"): a load generator against the release
+//! binary run as its own process on loopback, as an operator runs it. Tenants are created through
+//! the server's own store code before it starts. Prints a table; asserts nothing (shared machines
+//! are noisy). Bounded: every wait has a deadline, every count is fixed.
+//!
+//! `cargo bench -p mock-server --bench fleet [-- quick]` (`quick` skips the 10,000-tenant rotate
+//! and the 5,000-device storm).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use mock_server::rolling::flags::{self, FlagPatch};
+use mock_server::settings::Settings;
+use mock_server::store::{seed, Store};
+use serde_json::{json, Value};
+use session_broker::core::realtime::reconnect_delay_ms;
+use session_broker::protocol::realtime::CLOSE_INVALIDATED;
+use tokio_tungstenite::tungstenite::Message;
+
+/// The release server on a free loopback port, with its own data directory.
+struct Server {
+    child: Child,
+    base: String,
+    dir: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Server {
+    /// A data directory holding the demo seed plus `tenants` rolling tenants, then the server.
+    async fn start(name: &str, tenants: usize, max_open: usize) -> (Server, Duration) {
+        let dir = std::env::temp_dir().join(format!("sb-fleet-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let t = Instant::now();
+        create_tenants(&dir, tenants, max_open);
+        let created = t.elapsed();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .env("DATA_DIR", &dir)
+            .env("ROLLING_DB_MAX_OPEN", max_open.to_string())
+            .env("AUTH_RATE_PER_MIN", "0")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the release mock-server binary");
+        let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir };
+        let client = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while client.get(format!("{}/health", server.base)).send().await.is_err() {
+            assert!(Instant::now() < deadline, "the server did not answer within 60 s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        (server, created)
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+    }
+}
+
+/// `n` tenants with a legacy catalogue and `rollingDb` on, plus acme (the demo's) rolling too.
+fn create_tenants(dir: &Path, n: usize, max_open: usize) {
+    let settings = Settings { data_dir: Some(dir.to_owned()), rolling_db_max_open: max_open, ..Settings::default() };
+    let store = Store::open(&settings, 0).unwrap();
+    let now = 1_700_000_000_000;
+    store
+        .transaction(|tx| {
+            for i in 0..n {
+                let id = format!("t{i:05}");
+                seed::create_tenant(tx, &settings, &id, &id, now)?;
+            }
+            Ok::<_, rusqlite::Error>(())
+        })
+        .unwrap();
+    let conn = store.lock();
+    let on = FlagPatch { rolling_db: Some(true), rolling_db_drop: None };
+    for i in 0..n {
+        flags::apply(&conn, &format!("t{i:05}"), on, "bench", false, now).unwrap();
+    }
+    flags::apply(&conn, "acme", on, "bench", false, now).unwrap();
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().pool_max_idle_per_host(256).build().unwrap()
+}
+
+async fn post(client: &reqwest::Client, url: String, token: Option<&str>, body: Value) -> Value {
+    let mut req = client.post(url).json(&body);
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    req.send().await.unwrap().json().await.unwrap()
+}
+
+async fn login(client: &reqwest::Client, base: &str, user: &str) -> Value {
+    post(client, format!("{base}/auth"), None, json!({"username": user, "password": format!("{user}-pass")})).await
+}
+
+/// p50, p99 and max of the samples, in milliseconds.
+fn percentiles(mut samples: Vec<Duration>) -> (f64, f64, f64) {
+    if samples.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1000.0;
+    (at(0.5), at(0.99), at(1.0))
+}
+
+/// Requests one after another until `stop`, timing each.
+fn probe(stop: Arc<AtomicBool>, every: Duration, call: impl Fn() -> futures_util::future::BoxFuture<'static, ()> + Send + 'static) -> tokio::task::JoinHandle<Vec<Duration>> {
+    tokio::spawn(async move {
+        let mut samples = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            let t = Instant::now();
+            call().await;
+            samples.push(t.elapsed());
+            tokio::time::sleep(every).await;
+        }
+        samples
+    })
+}
+
+fn row(what: &str, figure: String) {
+    println!("| {what:<58} | {figure:<62} |");
+}
+
+async fn rotate(tenants: usize) {
+    // Room for every tenant's prewarm (3 handles each) and the demo's catalogues.
+    let max_open = (tenants * 3 + 100).max(5000);
+    let (server, created) = Server::start(&format!("rotate{tenants}"), tenants, max_open).await;
+    let base = server.base.clone();
+    let client = client();
+    let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
+    let stop = Arc::new(AtomicBool::new(false));
+    let health = {
+        let (client, url) = (client.clone(), format!("{base}/health"));
+        probe(stop.clone(), Duration::from_millis(20), move || {
+            let (client, url) = (client.clone(), url.clone());
+            Box::pin(async move {
+                let _ = client.get(url).send().await.map(|r| r.bytes());
+            })
+        })
+    };
+    let logins = {
+        let (client, base) = (client.clone(), base.clone());
+        probe(stop.clone(), Duration::from_millis(20), move || {
+            let (client, base) = (client.clone(), base.clone());
+            Box::pin(async move {
+                login(&client, &base, "alice").await;
+            })
+        })
+    };
+    let t = Instant::now();
+    let run = post(&client, format!("{base}/admin/crons/rolling-db-rotate/run"), Some(&admin), json!({})).await;
+    let id = run["runId"].as_str().unwrap().to_owned();
+    let mut half: Option<Duration> = None;
+    let status = loop {
+        let r: Value = client.get(format!("{base}/admin/crons/runs/{id}?logLimit=1")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+        if half.is_none() && r["progress"]["done"].as_u64().unwrap_or(0) * 2 >= tenants as u64 {
+            half = Some(t.elapsed());
+        }
+        if r["status"] != "running" || t.elapsed() > Duration::from_secs(600) {
+            break r["status"].as_str().unwrap_or("?").to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let total = t.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    let (h50, h99, hmax) = percentiles(health.await.unwrap());
+    let (l50, l99, _) = percentiles(logins.await.unwrap());
+    let half = half.unwrap_or(total);
+    let per = |d: Duration, n: usize| d.as_secs_f64() * 1000.0 / n.max(1) as f64;
+    let (first, second) = (per(half, tenants / 2), per(total.saturating_sub(half), tenants - tenants / 2));
+    row(
+        &format!("rotate, {tenants} tenants ({status}; set-up {:.1} s)", created.as_secs_f64()),
+        format!("{:.2} s; {first:.2} / {second:.2} ms a tenant (1st / 2nd half)", total.as_secs_f64()),
+    );
+    row(&format!("  /health during it ({} probes)", "20 ms apart"), format!("p50 {h50:.1} ms, p99 {h99:.1} ms, max {hmax:.1} ms"));
+    row("  POST /auth during it", format!("p50 {l50:.1} ms, p99 {l99:.1} ms"));
+}
+
+/// `clients` callers in a loop for `secs`; answers the rate and the latencies.
+async fn throughput<F>(clients: usize, secs: u64, make: impl Fn(usize) -> F) -> (f64, f64, f64)
+where
+    F: FnMut() -> futures_util::future::BoxFuture<'static, bool> + Send + 'static,
+{
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let tasks: Vec<_> = (0..clients)
+        .map(|i| {
+            let mut call = make(i);
+            tokio::spawn(async move {
+                let mut samples = Vec::new();
+                while Instant::now() < deadline {
+                    let t = Instant::now();
+                    if call().await {
+                        samples.push(t.elapsed());
+                    }
+                }
+                samples
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    let rate = all.len() as f64 / secs as f64;
+    let (p50, p99, _) = percentiles(all);
+    (rate, p50, p99)
+}
+
+async fn auth_throughput(server: &Server) {
+    let base = server.base.clone();
+    let (rate, p50, p99) = throughput(50, 3, |_| {
+        let (client, base) = (client(), base.clone());
+        move || {
+            let (client, base) = (client.clone(), base.clone());
+            Box::pin(async move { login(&client, &base, "alice").await["token"].is_string() }) as futures_util::future::BoxFuture<'static, bool>
+        }
+    })
+    .await;
+    row("POST /auth, 50 concurrent clients, 3 s", format!("{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms"));
+    let mut tokens = Vec::new();
+    let seed_client = client();
+    for _ in 0..50 {
+        tokens.push(login(&seed_client, &base, "alice").await["refreshToken"].as_str().unwrap().to_owned());
+    }
+    let (rate, p50, p99) = throughput(50, 3, |i| {
+        let (client, base) = (client(), base.clone());
+        let token = Arc::new(parking_lot::Mutex::new(tokens[i].clone()));
+        move || {
+            let (client, base, token) = (client.clone(), base.clone(), token.clone());
+            Box::pin(async move {
+                let current = token.lock().clone();
+                let next = post(&client, format!("{base}/auth/refresh"), None, json!({"refreshToken": current})).await;
+                match next["refreshToken"].as_str() {
+                    Some(t) => {
+                        *token.lock() = t.to_owned();
+                        true
+                    }
+                    None => false,
+                }
+            }) as futures_util::future::BoxFuture<'static, bool>
+        }
+    })
+    .await;
+    row("POST /auth/refresh (each client its own chain), 50 concurrent", format!("{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms"));
+}
+
+async fn bootstrap_burst(server: &Server) {
+    let base = server.base.clone();
+    let client = client();
+    let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
+    let run = post(&client, format!("{base}/admin/crons/rolling-db-rotate/run"), Some(&admin), json!({})).await;
+    let id = run["runId"].as_str().unwrap().to_owned();
+    while client.get(format!("{base}/admin/crons/runs/{id}?logLimit=1")).bearer_auth(&admin).send().await.unwrap().json::<Value>().await.unwrap()["status"] == "running" {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let alice = login(&client, &base, "alice").await["token"].as_str().unwrap().to_owned();
+    let mut rates = Vec::new();
+    let mut samples = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let tasks: Vec<_> = (0..1000)
+            .map(|_| {
+                let (client, url, token) = (client.clone(), format!("{base}/bootstrap?database=core"), alice.clone());
+                tokio::spawn(async move {
+                    let t = Instant::now();
+                    let ok = client.get(url).bearer_auth(token).send().await.is_ok_and(|r| r.status().is_success());
+                    (ok, t.elapsed())
+                })
+            })
+            .collect();
+        let mut ok = 0;
+        for task in tasks {
+            let (good, d) = task.await.unwrap();
+            ok += good as usize;
+            samples.push(d);
+        }
+        rates.push(ok as f64 / t.elapsed().as_secs_f64());
+    }
+    let (p50, p99, _) = percentiles(samples);
+    rates.sort_by(f64::total_cmp);
+    row("GET /bootstrap?database=core, 1,000 concurrent (3 rounds)", format!("{:.0} req/s (median), p50 {p50:.1} ms, p99 {p99:.1} ms", rates[1]));
+}
+
+fn listen_overflows() -> u64 {
+    let netstat = std::fs::read_to_string("/proc/net/netstat").unwrap_or_default();
+    let lines: Vec<&str> = netstat.lines().filter(|l| l.starts_with("TcpExt:")).collect();
+    if lines.len() < 2 {
+        return 0;
+    }
+    let names = lines[0].split_whitespace();
+    let values = lines[1].split_whitespace();
+    names.zip(values).find(|(n, _)| *n == "ListenOverflows").and_then(|(_, v)| v.parse().ok()).unwrap_or(0)
+}
+
+/// One device: connect, `sdk:init`, wait for `ready`; answers the handshake time.
+async fn handshake(url: &str, token: &str) -> Option<(Duration, tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>)> {
+    let t = Instant::now();
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.ok()?;
+    let init = json!({"type": "sdk:init", "payload": {"token": token, "sdkVersion": session_broker::protocol::SDK_VERSION, "lastInvalidation": i64::MAX}});
+    ws.send(Message::text(init.to_string())).await.ok()?;
+    while let Some(Ok(m)) = ws.next().await {
+        if let Message::Text(text) = m {
+            if text.contains("\"ready\"") {
+                return Some((t.elapsed(), ws));
+            }
+        }
+    }
+    None
+}
+
+async fn storm(server: &Server, devices: usize) {
+    let base = server.base.clone();
+    let client = client();
+    let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
+    let alice = login(&client, &base, "alice").await["token"].as_str().unwrap().to_owned();
+    let url = format!("{}/realtime", base.replace("http://", "ws://"));
+    let rss_before = server.rss_kib();
+    // Connect the fleet (in batches, so the set-up itself is no storm).
+    let mut sockets = Vec::new();
+    for chunk in 0..devices.div_ceil(250) {
+        let batch: Vec<_> = (chunk * 250..((chunk + 1) * 250).min(devices))
+            .map(|_| {
+                let (url, token) = (url.clone(), alice.clone());
+                tokio::spawn(async move { handshake(&url, &token).await.map(|(_, ws)| ws) })
+            })
+            .collect();
+        for b in batch {
+            sockets.extend(b.await.unwrap());
+        }
+    }
+    let connected = sockets.len();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rss_open = server.rss_kib();
+    let overflows = listen_overflows();
+    // Each device waits for its close, then reconnects after the SDK's own delay.
+    let start = Instant::now();
+    let devices_tasks: Vec<_> = sockets
+        .into_iter()
+        .map(|mut ws| {
+            let (url, token) = (url.clone(), alice.clone());
+            tokio::spawn(async move {
+                let mut code = None;
+                while let Some(m) = ws.next().await {
+                    match m {
+                        Ok(Message::Close(frame)) => {
+                            code = frame.map(|f| u16::from(f.code));
+                            break;
+                        }
+                        Ok(_) => {}
+                        Err(_) => break,
+                    }
+                }
+                let delay = reconnect_delay_ms(0, code.or(Some(CLOSE_INVALIDATED)), rand::random::<f64>());
+                tokio::time::sleep(Duration::from_millis(delay as u64)).await;
+                for attempt in 1..6u32 {
+                    if let Some((took, ws)) = handshake(&url, &token).await {
+                        return Some((took, start.elapsed(), ws));
+                    }
+                    tokio::time::sleep(Duration::from_millis(reconnect_delay_ms(attempt, None, rand::random::<f64>()) as u64)).await;
+                }
+                None
+            })
+        })
+        .collect();
+    let invalidated = post(&client, format!("{base}/admin/invalidate-clients/acme"), Some(&admin), json!({})).await;
+    assert!(invalidated["invalidatedAt"].is_number(), "{invalidated}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    let mut handshakes = Vec::new();
+    let mut last_ready = Duration::ZERO;
+    let mut kept = Vec::new();
+    for task in devices_tasks {
+        if let Ok(Ok(Some((took, ready_at, ws)))) = tokio::time::timeout_at(deadline, task).await {
+            handshakes.push(took);
+            last_ready = last_ready.max(ready_at);
+            kept.push(ws);
+        }
+    }
+    let ready = handshakes.len();
+    let (p50, p99, _) = percentiles(handshakes);
+    let overflowed = listen_overflows().saturating_sub(overflows);
+    let per_socket = (rss_open.saturating_sub(rss_before) as f64 / connected.max(1) as f64).max(0.0);
+    row(
+        &format!("{devices} devices reconnecting after an invalidation"),
+        format!("{ready}/{connected} ready in {:.2} s; handshake p50 {p50:.0} ms, p99 {p99:.0} ms", last_ready.as_secs_f64()),
+    );
+    row(
+        "  listen-queue overflows; server memory",
+        format!("{overflowed}; RSS {} MiB open, {per_socket:.1} KiB a socket", rss_open / 1024),
+    );
+    drop(kept);
+}
+
+#[tokio::main]
+async fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    println!("fleet bench: the release mock-server as its own process on loopback ({} cores); figures vary ±20% or more", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    println!("| {:<58} | {:<62} |", "what", "measured");
+    println!("|{}|{}|", "-".repeat(60), "-".repeat(64));
+    let sizes: &[usize] = if quick { &[100, 1000] } else { &[100, 1000, 10_000] };
+    for &n in sizes {
+        rotate(n).await;
+    }
+    let (server, _) = Server::start("load", 0, 5000).await;
+    auth_throughput(&server).await;
+    bootstrap_burst(&server).await;
+    let storms: &[usize] = if quick { &[1000] } else { &[1000, 5000] };
+    for &n in storms {
+        storm(&server, n).await;
+    }
+}

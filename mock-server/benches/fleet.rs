@@ -3,8 +3,8 @@
 //! the server's own store code before it starts. Prints a table; asserts nothing (shared machines
 //! are noisy). Bounded: every wait has a deadline, every count is fixed.
 //!
-//! `cargo bench -p mock-server --bench fleet [-- quick]` (`quick` skips the 10,000-tenant rotate
-//! and the 5,000-device storm).
+//! `cargo bench -p mock-server --bench fleet [-- quick] [rotate|auth|bootstrap|storm…]`
+//! (`quick` skips the 10,000-tenant rotate and the 5,000-device storm; names pick sections).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -408,19 +408,33 @@ async fn storm(server: &Server, devices: usize) {
 
 #[tokio::main]
 async fn main() {
-    let quick = std::env::args().any(|a| a == "quick");
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let quick = args.iter().any(|a| a == "quick");
+    let only: Vec<&str> = args.iter().map(String::as_str).filter(|a| *a != "quick").collect();
+    let wanted = |section: &str| only.is_empty() || only.contains(&section);
     println!("fleet bench: the release mock-server as its own process on loopback ({} cores); figures vary ±20% or more", std::thread::available_parallelism().map_or(0, |n| n.get()));
     println!("| {:<58} | {:<62} |", "what", "measured");
     println!("|{}|{}|", "-".repeat(60), "-".repeat(64));
-    let sizes: &[usize] = if quick { &[100, 1000] } else { &[100, 1000, 10_000] };
-    for &n in sizes {
-        rotate(n).await;
+    if wanted("rotate") {
+        let sizes: &[usize] = if quick { &[100, 1000] } else { &[100, 1000, 10_000] };
+        for &n in sizes {
+            rotate(n).await;
+        }
     }
     let (server, _) = Server::start("load", 0, 5000).await;
-    auth_throughput(&server).await;
-    bootstrap_burst(&server).await;
-    let storms: &[usize] = if quick { &[1000] } else { &[1000, 5000] };
-    for &n in storms {
-        storm(&server, n).await;
+    if wanted("auth") {
+        auth_throughput(&server).await;
+    }
+    if wanted("bootstrap") {
+        bootstrap_burst(&server).await;
+    }
+    drop(server);
+    if wanted("storm") {
+        let storms: &[usize] = if quick { &[1000] } else { &[1000, 5000] };
+        for &n in storms {
+            // A fresh process each, so its memory is the sockets' and not earlier sections'.
+            let (server, _) = Server::start(&format!("storm{n}"), 0, 5000).await;
+            storm(&server, n).await;
+        }
     }
 }

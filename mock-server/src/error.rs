@@ -160,6 +160,13 @@ impl From<rusqlite::Error> for AppError {
     }
 }
 
+/// Blocking work that panicked or was cancelled (a password check, say).
+impl From<tokio::task::JoinError> for AppError {
+    fn from(e: tokio::task::JoinError) -> Self {
+        AppError::Internal(Cause::new(e))
+    }
+}
+
 impl From<crate::store::StoreError> for AppError {
     fn from(e: crate::store::StoreError) -> Self {
         AppError::Internal(Cause::new(e))

@@ -90,6 +90,8 @@ pub struct AppState {
     pub test: Arc<TestControls>,
     pub realtime: Arc<crate::realtime::Hub>,
     pub grace_replays: Arc<GraceReplays>,
+    /// Password hashing and checking, off the async workers.
+    pub hashing: Arc<crate::auth::passwords::Hashing>,
 }
 
 impl AppState {
@@ -109,6 +111,7 @@ impl AppState {
             test: Arc::default(),
             realtime: Arc::default(),
             grace_replays: Arc::default(),
+            hashing: Arc::default(),
         })
     }
 }

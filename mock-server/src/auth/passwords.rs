@@ -77,6 +77,29 @@ pub fn check(stored: Option<&str>, username: &str, password: &str) -> Checked {
     }
 }
 
+/// Password work off the async workers, at most one check per core at a time. A check is
+/// milliseconds of CPU by design; on a worker it stalls every request queued behind it (a burst
+/// of 50 logins held `/health` for hundreds of ms), and unbounded it would take a core per
+/// caller and the memory of each (4 MiB).
+pub struct Hashing {
+    permits: tokio::sync::Semaphore,
+}
+
+impl Default for Hashing {
+    fn default() -> Self {
+        Hashing { permits: tokio::sync::Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())) }
+    }
+}
+
+impl Hashing {
+    /// Runs `work` (a hash or a check) on the blocking pool once a core is free.
+    pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, tokio::task::JoinError> {
+        // The semaphore is never closed, so `acquire` cannot fail; without a permit the work runs anyway.
+        let _permit = self.permits.acquire().await.ok();
+        tokio::task::spawn_blocking(work).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -254,15 +254,17 @@ fn tick(conn: &Connection) -> DocDbResult<i64> {
 }
 
 /// Opens the database's handle (or marks an open one used): every access goes through here.
+/// A handle in use is never closed, so its recency is not recorded (reads stay reads).
 fn use_db(conn: &Connection, name: &str) -> DocDbResult<()> {
-    let open: Option<i64> = query_row(conn, "SELECT open FROM docdb_databases WHERE name = ?1", [name], |r| r.get(0)).optional()?;
-    match open {
+    let handle: Option<(bool, bool)> = query_row(conn, "SELECT open, pinned FROM docdb_databases WHERE name = ?1", [name], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+    match handle {
         None => Err(DocDbError::Missing(name.to_owned())),
-        Some(1) => {
+        Some((true, true)) => Ok(()),
+        Some((true, false)) => {
             exec(conn, "UPDATE docdb_databases SET last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
             Ok(())
         }
-        Some(_) => {
+        Some((false, _)) => {
             make_room(conn)?;
             exec(conn, "UPDATE docdb_databases SET open = 1, last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
             Ok(())
@@ -382,17 +384,34 @@ fn read_doc(conn: &Connection, db: &str, id: &str) -> DocDbResult<Option<Doc>> {
         .transpose()
 }
 
+/// A document as stored: its body still JSON text. Reading rows is all a caller holding the
+/// store lock needs to do; parsing them (`RawDoc::parse`) can wait until the lock is released.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawDoc {
+    pub db: String,
+    pub id: String,
+    pub rev: String,
+    pub body: String,
+}
+
+impl RawDoc {
+    /// The document, or `Corrupt` when its body is not a JSON object.
+    pub fn parse(self) -> DocDbResult<Doc> {
+        Ok(Doc { body: parse_body(&self.db, &self.id, &self.body)?, id: self.id, rev: self.rev })
+    }
+}
+
+/// Every document, by id, as stored.
+pub fn all_docs_raw(conn: &Connection, db: &str) -> DocDbResult<Vec<RawDoc>> {
+    use_db(conn, db)?;
+    let mut stmt = conn.prepare_cached("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 ORDER BY id")?;
+    let rows = stmt.query_map([db], |r| Ok(RawDoc { db: db.to_owned(), id: r.get(0)?, rev: r.get(1)?, body: r.get(2)? }))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// Every document, by id.
 pub fn all_docs(conn: &Connection, db: &str) -> DocDbResult<Vec<Doc>> {
-    use_db(conn, db)?;
-    let mut stmt = conn.prepare("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 ORDER BY id")?;
-    let rows = stmt.query_map([db], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
-    let mut docs = Vec::new();
-    for row in rows {
-        let (id, rev, body) = row?;
-        docs.push(Doc { body: parse_body(db, &id, &body)?, id, rev });
-    }
-    Ok(docs)
+    all_docs_raw(conn, db)?.into_iter().map(RawDoc::parse).collect()
 }
 
 pub fn put_local(conn: &Connection, db: &str, id: &str, body: &Value) -> DocDbResult<()> {

@@ -122,7 +122,15 @@ impl From<docdb::DocDbError> for BootstrapError {
 }
 
 /// A device's fresh copy of its catalogue: CORE's documents, or the legacy database's STATIC ones.
-pub fn bootstrap(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, database: Routing) -> Result<Value, BootstrapError> {
+/// What a bootstrap reads under the store lock: the rows, not yet parsed.
+pub struct BootstrapRows {
+    database: Routing,
+    db: String,
+    update_seq: u64,
+    rows: Vec<docdb::RawDoc>,
+}
+
+pub fn bootstrap(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, database: Routing) -> Result<BootstrapRows, BootstrapError> {
     let names = tenant.names(&settings.db_prefix);
     let db = match database {
         Routing::Core => names.core(),
@@ -134,6 +142,20 @@ pub fn bootstrap(conn: &Connection, settings: &RollingSettings, tenant: &Tenant,
             Routing::Legacy => BootstrapError::Rolling(super::RollingError::NoCatalogue(tenant.id.clone())),
         });
     };
-    let docs: Vec<Value> = docdb::all_docs(conn, &db)?.into_iter().filter(|d| is_static(&d.body)).map(|d| d.to_json()).collect();
-    Ok(json!({ "database": database, "db": db, "updateSeq": info.update_seq, "docs": docs }))
+    let rows = docdb::all_docs_raw(conn, &db)?;
+    Ok(BootstrapRows { database, db, update_seq: info.update_seq, rows })
+}
+
+impl BootstrapRows {
+    /// The answer: the STATIC documents with their revisions. Done after the lock is released.
+    pub fn into_json(self) -> Result<Value, BootstrapError> {
+        let mut docs = Vec::with_capacity(self.rows.len());
+        for row in self.rows {
+            let doc = row.parse().map_err(super::RollingError::from)?;
+            if is_static(&doc.body) {
+                docs.push(doc.to_json());
+            }
+        }
+        Ok(json!({ "database": self.database, "db": self.db, "updateSeq": self.update_seq, "docs": docs }))
+    }
 }

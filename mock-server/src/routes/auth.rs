@@ -64,10 +64,14 @@ async fn login(State(state): State<AppState>, ApiJson(req): ApiJson<LoginRequest
     }
     let user = users::by_username(&state.store.lock(), &req.username)?;
     // Checked even for an unknown user (against a decoy): same work, same answer.
-    let checked = passwords::check(user.as_ref().map(|u| u.password_hash.as_str()), &req.username, &req.password);
+    let stored = user.as_ref().map(|u| u.password_hash.clone());
+    let (username, password) = (req.username.clone(), req.password.clone());
+    let checked = state.hashing.run(move || passwords::check(stored.as_deref(), &username, &password)).await?;
     let user = user.filter(|_| checked.ok());
     if let (Some(u), Checked::ValidLegacy) = (&user, checked) {
-        users::set_password_hash(&state.store.lock(), &u.id, &passwords::hash(&req.password))?;
+        let password = req.password.clone();
+        let rehashed = state.hashing.run(move || passwords::hash(&password)).await?;
+        users::set_password_hash(&state.store.lock(), &u.id, &rehashed)?;
     }
     start_session(&state, user)
 }

@@ -29,9 +29,13 @@ async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Qu
         Some("legacy") => Routing::Legacy,
         _ => return Err(AppError::bad_request("database must be core or legacy")),
     };
-    let conn = state.store.lock();
-    let tenant = tenants::get(&conn, &claims.company_id)?;
-    views::bootstrap(&conn, &RollingSettings::from(&*state.settings), &tenant, database).map(Json).map_err(|e| match e {
+    let read = {
+        let conn = state.store.lock();
+        let tenant = tenants::get(&conn, &claims.company_id)?;
+        views::bootstrap(&conn, &RollingSettings::from(&*state.settings), &tenant, database)
+    };
+    // The lock is released: parsing and building the answer hold no one up.
+    read.and_then(views::BootstrapRows::into_json).map(Json).map_err(|e| match e {
         BootstrapError::CoreMissing(db) => AppError::NotFound(code::CORE_MISSING, format!("{db} does not exist yet: the tenant is not cut over (run the rotate)")),
         BootstrapError::Rolling(e) => e.into(),
     })

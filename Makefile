@@ -88,6 +88,7 @@ size: build
 bench: size
 	cargo bench -q -p session-broker --bench core
 	cargo bench -q -p mock-server --bench server
+	cargo bench -q -p mock-server --bench fleet
 
 clean:
 	cargo clean

@@ -311,6 +311,21 @@ fn backoff_grows_and_is_jittered_within_bounds() {
 }
 
 #[test]
+fn after_an_invalidation_a_fleet_spreads_evenly_and_soon() {
+    // 5,000 devices closed at once (one server wave in the worst case): their first reconnects
+    // spread over 50–300 ms, about 200 in any 10 ms, where a dropped connection waits longer.
+    let delays: Vec<u32> = (0..5_000).map(|i| reconnect_delay_ms(0, Some(CLOSE_INVALIDATED), i as f64 / 5_000.0)).collect();
+    assert_eq!((delays.iter().min(), delays.iter().max()), (Some(&50), Some(&299)));
+    let mut per_10ms = [0u32; 30];
+    for d in &delays {
+        per_10ms[(*d / 10) as usize] += 1;
+    }
+    assert!(per_10ms[5..30].iter().all(|n| (190..=210).contains(n)), "{per_10ms:?}");
+    assert_eq!(reconnect_delay_ms(0, Some(1006), 0.0), backoff_ms(0, 0.0), "a dropped connection backs off as usual");
+    assert_eq!(reconnect_delay_ms(2, Some(CLOSE_INVALIDATED), 0.5), backoff_ms(2, 0.5), "a failed reconnect backs off");
+}
+
+#[test]
 fn a_bootstrap_answer_naming_another_database_is_refused_and_nothing_is_tracked() {
     let mut w = world();
     let s = socket(&w);

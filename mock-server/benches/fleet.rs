@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use mock_server::rolling::flags::{self, FlagPatch};
+use mock_server::rolling::RollingSettings;
 use mock_server::settings::Settings;
 use mock_server::store::{seed, Store};
 use serde_json::{json, Value};
@@ -87,10 +88,11 @@ fn create_tenants(dir: &Path, n: usize, max_open: usize) {
         .unwrap();
     let conn = store.lock();
     let on = FlagPatch { rolling_db: Some(true), rolling_db_drop: None };
+    let rolling = RollingSettings::from(&settings);
     for i in 0..n {
-        flags::apply(&conn, &format!("t{i:05}"), on, "bench", false, now).unwrap();
+        flags::apply(&conn, &rolling, &format!("t{i:05}"), on, "bench", false, now).unwrap();
     }
-    flags::apply(&conn, "acme", on, "bench", false, now).unwrap();
+    flags::apply(&conn, &rolling, "acme", on, "bench", false, now).unwrap();
 }
 
 fn client() -> reqwest::Client {

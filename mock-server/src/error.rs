@@ -66,6 +66,8 @@ pub enum AppError {
     MethodNotAllowed,
     /// 409: the request conflicts with the current state.
     Conflict(&'static str, String),
+    /// 409: a flag refused by its preflight; the body lists every failing check.
+    Refused { code: &'static str, message: String, checks: serde_json::Value },
     /// 413
     PayloadTooLarge,
     /// 415
@@ -98,7 +100,7 @@ impl AppError {
             AppError::Forbidden(_) => StatusCode::FORBIDDEN,
             AppError::NotFound(..) => StatusCode::NOT_FOUND,
             AppError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            AppError::Conflict(..) => StatusCode::CONFLICT,
+            AppError::Conflict(..) | AppError::Refused { .. } => StatusCode::CONFLICT,
             AppError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -110,13 +112,18 @@ impl AppError {
         let (code, message): (&str, String) = match self {
             AppError::BadRequest(c, m) | AppError::Unauthorized(c, m) | AppError::NotFound(c, m) | AppError::Conflict(c, m) => (c, m.clone()),
             AppError::Forbidden(m) => (code::FORBIDDEN, m.clone()),
+            AppError::Refused { code, message, .. } => (code, message.clone()),
             AppError::MethodNotAllowed => (code::METHOD_NOT_ALLOWED, "this route does not accept that method".into()),
             AppError::PayloadTooLarge => (code::PAYLOAD_TOO_LARGE, "the request body is larger than the server accepts".into()),
             AppError::UnsupportedMediaType => (code::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json".into()),
             AppError::RateLimited { .. } => (code::RATE_LIMITED, "too many sign-in requests from this address; wait and try again".into()),
             AppError::Internal(_) => (code::INTERNAL, "the server failed; see its log".into()),
         };
-        ErrorBody { error: code.to_owned(), message }
+        let checks = match self {
+            AppError::Refused { checks, .. } => Some(checks.clone()),
+            _ => None,
+        };
+        ErrorBody { error: code.to_owned(), message, checks }
     }
 }
 
@@ -181,7 +188,11 @@ impl From<crate::rolling::RollingError> for AppError {
         match e {
             R::UnknownTenant(_) => AppError::NotFound(code::UNKNOWN_TENANT, message),
             R::DropRequiresRollingDb => AppError::Conflict(code::DROP_REQUIRES_ROLLING_DB, message),
-            R::SdkTooOld(_) => AppError::Conflict(code::SDK_TOO_OLD, message),
+            R::PreflightFailed(checks) => AppError::Refused {
+                code: checks.first().map_or(code::CONFLICT, |c| c.code),
+                message,
+                checks: serde_json::to_value(checks).unwrap_or_default(),
+            },
             R::NothingToChange => AppError::bad_request(message),
             R::NoCatalogue(_) => AppError::Conflict(code::NO_CATALOGUE, message),
             R::DocDb(DocDbError::AllDbsActive { .. }) => AppError::Conflict(code::ALL_DBS_ACTIVE, message),

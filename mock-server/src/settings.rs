@@ -28,6 +28,10 @@ pub struct Settings {
     /// Tenants a cron works on in one transaction (`CRON_BATCH_SIZE`); between two batches the
     /// store is handed to waiting requests.
     pub cron_batch_size: usize,
+    /// Days of green reconciliation the drop flag needs (`DROP_GREEN_DAYS`).
+    pub drop_green_days: u32,
+    /// "Devices seen lately", for the SDK adoption check (`SDK_ADOPTION_DAYS`).
+    pub sdk_adoption_days: u32,
     /// Where the SQLite file lives; `None` keeps the store in memory.
     pub data_dir: Option<PathBuf>,
     pub test_controls: bool,
@@ -50,6 +54,8 @@ impl Default for Settings {
             invalidation_wave_size: 500,
             invalidation_wave_spacing_ms: 150,
             cron_batch_size: 20,
+            drop_green_days: 14,
+            sdk_adoption_days: 7,
             data_dir: None,
             test_controls: false,
         }
@@ -118,6 +124,8 @@ impl Settings {
         number(&get, "INVALIDATION_WAVE_SIZE", &mut s.invalidation_wave_size)?;
         number(&get, "INVALIDATION_WAVE_SPACING_MS", &mut s.invalidation_wave_spacing_ms)?;
         number(&get, "CRON_BATCH_SIZE", &mut s.cron_batch_size)?;
+        number(&get, "DROP_GREEN_DAYS", &mut s.drop_green_days)?;
+        number(&get, "SDK_ADOPTION_DAYS", &mut s.sdk_adoption_days)?;
         if s.cron_batch_size == 0 {
             return Err(bad("CRON_BATCH_SIZE", "must be at least 1".into()));
         }

@@ -175,3 +175,30 @@ async fn an_invalidation_closes_a_tenants_sockets_in_waves() {
     // Three waves of one, 300 ms apart: the last closes at least ~600 ms after the first wave.
     assert!(closed_after[2] >= std::time::Duration::from_millis(550), "{closed_after:?}");
 }
+
+#[tokio::test]
+async fn a_device_back_with_less_than_it_obeyed_raises_the_rollback_alarm() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let alice = s.token("alice").await;
+    let device = s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await.body["deviceId"].as_str().unwrap().to_owned();
+    let at = s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await.body["invalidatedAt"].as_i64().unwrap();
+    // Asked by the invalidation: it destroys, bootstraps and remembers `at`. No alarm.
+    let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", None).await;
+    assert_eq!(frames[0]["type"], "invalidate-local");
+    let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", Some(at)).await;
+    assert_eq!(frames.len(), 1, "obeyed: ready only");
+    let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+    assert!(fleet["tenants"][0]["attention"].is_null(), "{}", fleet["tenants"][0]);
+    // Then it comes back with nothing: its local database was reset though nobody asked.
+    let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", None).await;
+    assert_eq!(frames[0]["type"], "invalidate-local", "it is still served");
+    let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+    let attention = &fleet["tenants"][0]["attention"];
+    assert_eq!((attention["alarms"][0]["kind"].clone(), attention["alarms"][0]["subject"].clone()), (json!("destructive-reset"), json!(device)), "{attention}");
+    assert!(attention["instruction"].as_str().unwrap().contains("Roll back now"));
+    // An unregistered device id proves nothing and raises nothing elsewhere.
+    let (_ws, _) = hello(&s, &alice, Some("invented"), "1.4.17", None).await;
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    assert_eq!(cluster["attention"].as_array().unwrap().len(), 1);
+}

@@ -162,7 +162,14 @@ async fn flag_changes_follow_the_rules_and_bad_input_changes_nothing() {
     assert_error(&s.patch(&format!("{path}?force=maybe"), Some(&admin), json!({"rollingDb": true})).await, 400, "bad_request");
     assert_eq!(tenant(&s, &admin, "acme").await["rollingDb"], false, "nothing changed");
 
-    let both = s.patch(path, Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    // The drop's prerequisites (CONFLICTS_ENABLED, green reconciliation) are not met: refused
+    // with every failing check listed, nothing changed; sys_admin may force it.
+    let refused = s.patch(path, Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    assert_error(&refused, 409, "conflicts_disabled");
+    let failing: Vec<&str> = refused.body["checks"].as_array().unwrap().iter().map(|c| c["check"].as_str().unwrap()).collect();
+    assert_eq!(failing, ["conflicts_enabled", "reconciliation_green"]);
+    assert_eq!(tenant(&s, &admin, "acme").await["rollingDb"], false, "nothing changed, not even rollingDb");
+    let both = s.patch(&format!("{path}?force=true"), Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
     assert_eq!((both.body["rollingDb"].clone(), both.body["rollingDbDrop"].clone()), (json!(true), json!(true)));
     let off = s.patch(path, Some(&admin), json!({"rollingDb": false})).await;
     assert_eq!((off.body["rollingDb"].clone(), off.body["rollingDbDrop"].clone()), (json!(false), json!(false)), "rollingDb off clears drop");
@@ -225,7 +232,12 @@ async fn a_rotate_without_headroom_is_refused_before_any_tenant_and_changes_noth
     let s = spawn_with(Settings { test_controls: true, rolling_db_max_open: 5, ..Settings::default() }).await;
     let admin = s.token("admin").await;
     enable(&s, &admin, "acme").await;
-    enable(&s, &admin, "globex").await;
+    // The flag's preflight sees it first; forced past it, the rotate checks again.
+    let refused = s.patch("/admin/rolling-db/flags/globex", Some(&admin), json!({"rollingDb": true})).await;
+    assert_error(&refused, 409, "no_headroom");
+    assert!(refused.body["checks"][0]["detail"].as_str().unwrap().contains("6 handles in use once on"), "{:?}", refused.body);
+    let forced = s.patch("/admin/rolling-db/flags/globex?force=true", Some(&admin), json!({"rollingDb": true})).await;
+    assert_eq!(forced.body["rollingDb"], true);
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(run["status"], "failed", "{run}");
     let log: Vec<&str> = run["log"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
@@ -316,9 +328,21 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     assert!(rows.iter().all(|r| r["doc"]["source_db"] == db0.as_str() && r["doc"]["source_db"].as_str().unwrap().starts_with("daily_")));
     assert_error(&s.call(reqwest::Method::PUT, "/docdb/dev_acme_main_archive/x", Some(&alice), Some(json!({}))).await, 403, "forbidden");
 
-    // The drop flag on, but the day is one day old: nothing is dropped.
+    // The drop flag: its prerequisites are not met (CONFLICTS_ENABLED is off, one green day of
+    // 14), so key_manager is refused and may not force; sys_admin forces it, audited with the
+    // checks it overrode.
     let keys = s.token("keys").await;
-    s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDbDrop": true})).await;
+    let refused = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDbDrop": true})).await;
+    assert_error(&refused, 409, "conflicts_disabled");
+    assert_error(&s.patch("/admin/rolling-db/flags/acme?force=true", Some(&keys), json!({"rollingDbDrop": true})).await, 403, "forbidden");
+    let forced = s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDbDrop": true})).await;
+    assert_eq!(forced.body["rollingDbDrop"], true, "{:?}", forced.body);
+    let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
+    let entry = &audit["entries"][0];
+    assert_eq!(entry["action"], "flags.force");
+    let overridden: Vec<&str> = entry["detail"]["overridden"].as_array().unwrap().iter().map(|c| c["check"].as_str().unwrap()).collect();
+    assert_eq!(overridden, ["conflicts_enabled", "reconciliation_green"]);
+    // On, but the day is one day old: nothing is dropped.
     let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
     assert!(eval["log"].to_string().contains("acme: nothing eligible"), "{eval}");
     // Exactly 30 days old is not older than the TTL.
@@ -357,9 +381,12 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
 
 #[tokio::test]
 async fn drop_needs_backups() {
-    let s = spawn_with(Settings { test_controls: true, backup_enabled: false, ..Settings::default() }).await;
+    let s = spawn_with(Settings { test_controls: true, backup_enabled: false, conflicts_enabled: true, drop_green_days: 0, ..Settings::default() }).await;
     let admin = s.token("admin").await;
-    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    let refused = s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    assert_error(&refused, 409, "backups_disabled");
+    // Forced past the flag's preflight, the drop evaluation still refuses to drop.
+    s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
     let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
     assert!(eval["log"].to_string().contains("BACKUP_ENABLED is false"), "{eval}");
 }

@@ -144,7 +144,8 @@ async fn docdb_headers_work_only_while_their_session_lives() {
 
 #[tokio::test]
 async fn sign_in_routes_are_rate_limited_per_address_with_the_error_body() {
-    let settings = mock_server::settings::Settings { test_controls: true, auth_rate_per_min: 60, auth_rate_burst: 3, ..Default::default() };
+    // One request a minute refills the burst: a loaded machine cannot refill it mid-test.
+    let settings = mock_server::settings::Settings { test_controls: true, auth_rate_per_min: 1, auth_rate_burst: 3, ..Default::default() };
     let s = common::spawn_with(settings).await;
     for _ in 0..3 {
         assert_error(&s.post("/auth", None, json!({"username": "alice", "password": "wrong-pass"})).await, 401, "invalid_credentials");

@@ -129,6 +129,10 @@ pub struct ErrorBody {
     pub error: String,
     /// What went wrong, in English, for people.
     pub message: String,
+    /// A refused flag's failing preflight checks (`{check, ok, detail, runbookStep, code}`), absent
+    /// elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Value>,
 }
 
 /// JWT claims the server issues (HS256). Unknown claims are ignored by the server and kept by the SDK.
@@ -196,7 +200,11 @@ mod tests {
         round_trip(StatusRequest { is_online: true }, json!({"isOnline": true}));
         round_trip(LogoutRequest { device_id: None }, json!({"deviceId": null}));
         round_trip(OkBody { ok: true }, json!({"ok": true}));
-        round_trip(ErrorBody { error: "invalid_token".into(), message: "m".into() }, json!({"error": "invalid_token", "message": "m"}));
+        round_trip(ErrorBody { error: "invalid_token".into(), message: "m".into(), checks: None }, json!({"error": "invalid_token", "message": "m"}));
+        round_trip(
+            ErrorBody { error: "no_headroom".into(), message: "m".into(), checks: Some(json!([{"check": "headroom", "ok": false}])) },
+            json!({"error": "no_headroom", "message": "m", "checks": [{"check": "headroom", "ok": false}]}),
+        );
         let claims = JwtClaims { sub: "u".into(), user_id: "u".into(), company_id: "acme".into(), roles: vec!["cashier".into()], iat: 1, exp: 2, sid: Some("s".into()), jti: None };
         round_trip(claims, json!({"sub": "u", "userId": "u", "companyId": "acme", "roles": ["cashier"], "iat": 1, "exp": 2, "sid": "s"}));
     }

@@ -71,6 +71,16 @@ codes! {
     REFRESH_TOKEN_REVOKED = "refresh_token_revoked";
     /// 409: a device of the tenant runs an SDK older than the cutover version.
     SDK_TOO_OLD = "sdk_too_old";
+    /// 409 (preflight): the store is not at the last migration with the two-flag table.
+    SCHEMA_BEHIND = "schema_behind";
+    /// 409 (preflight): the cluster has no room for the prewarm (`ROLLING_DB_MAX_OPEN`).
+    NO_HEADROOM = "no_headroom";
+    /// 409 (preflight): the drop needs `CONFLICTS_ENABLED=true`.
+    CONFLICTS_DISABLED = "conflicts_disabled";
+    /// 409 (preflight): the drop needs backups (`BACKUP_ENABLED` not false).
+    BACKUPS_DISABLED = "backups_disabled";
+    /// 409 (preflight): not every day of the last `DROP_GREEN_DAYS` is archived with diff 0.
+    RECONCILIATION_NOT_GREEN = "reconciliation_not_green";
     /// 401: the session the docdb headers belong to has ended.
     SESSION_ENDED = "session_ended";
     /// 401: the access token is past its expiry: refresh it.

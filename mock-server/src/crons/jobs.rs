@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::clock::DAY_MS;
 use crate::error::AppError;
 use crate::rolling::rotate::TenantRotation;
 use crate::rolling::warm::WarmOutcome;
@@ -241,11 +242,12 @@ fn archive(ctx: &JobContext) -> bool {
     ctx.progress(0, total, Some(&format!("archive: {total} tenant(s)")));
     ctx.per_tenant(&ids, total, |tx, t, now| archive::archive_tenant(tx, &settings, t, now), |id, r| {
         format!(
-            "{id}: drained [{}], archived [{}], still open [{}]{}",
+            "{id}: drained [{}], archived [{}], still open [{}]{}{}",
             r.drained.join(", "),
             r.archived.join(", "),
             r.still_open.join(", "),
-            if r.unreconciled.is_empty() { String::new() } else { format!(", NOT reconciled [{}]", r.unreconciled.join(", ")) }
+            if r.unreconciled.is_empty() { String::new() } else { format!(", NOT reconciled [{}]", r.unreconciled.join(", ")) },
+            if r.regressed.is_empty() { String::new() } else { format!(", REGRESSED since reconciled [{}]: roll back", r.regressed.join(", ")) }
         )
     }, |_, _| {})
 }
@@ -287,7 +289,6 @@ fn prune(ctx: &JobContext) -> bool {
 pub const RUN_HISTORY: u32 = 50;
 /// A device not seen for this long is forgotten (it registers again when it comes back).
 pub const DEVICE_UNSEEN_DAYS: i64 = 180;
-const DAY_MS: i64 = 86_400_000;
 
 pub fn run(job: Job, ctx: &JobContext) -> bool {
     match job {

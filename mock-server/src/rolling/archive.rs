@@ -7,6 +7,7 @@ use rusqlite::{params, Connection};
 use serde::Serialize;
 use serde_json::Value;
 
+use super::alarms;
 use super::naming::{day_of, TenantNames};
 use super::days::{set_day_status, stamp, DayStatus, Stamp};
 use super::tenants::Tenant;
@@ -23,6 +24,8 @@ pub struct ArchiveReport {
     pub still_open: Vec<String>,
     /// Days copied but not matching their archive.
     pub unreconciled: Vec<String>,
+    /// Days reconciled earlier that no longer match their archive (an alarm is raised).
+    pub regressed: Vec<String>,
 }
 
 pub fn is_open_order(doc: &Doc) -> bool {
@@ -101,6 +104,18 @@ pub fn archive_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Te
             report.archived.push(day_db);
         } else {
             report.unreconciled.push(day_db);
+        }
+    }
+    // Days reconciled before must stay so: a diff now means documents changed or were lost after
+    // the archive (the runbook's "loss of orders or payments": roll back).
+    let mut stmt = conn.prepare_cached("SELECT name FROM day_databases WHERE company_id = ?1 AND status = 'ARCHIVED' ORDER BY day")?;
+    let archived: Vec<String> = stmt.query_map([&tenant.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    for day_db in archived {
+        let diff = reconcile_diff(conn, &day_db, &archive_db)?;
+        if diff != 0 {
+            let detail = format!("{day_db} was archived with reconciliation diff 0 and now differs from its archive in {diff} document(s)");
+            alarms::raise(conn, &tenant.id, alarms::Kind::ReconciliationRegressed, &day_db, &detail, now_ms)?;
+            report.regressed.push(day_db);
         }
     }
     Ok(report)

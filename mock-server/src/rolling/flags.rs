@@ -7,7 +7,7 @@ use crate::store::exec;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::{tenants, RollingError, RollingResult};
+use super::{tenants, RollingError, RollingResult, RollingSettings};
 use crate::store::devices;
 
 /// The first SDK with the catalogue cutover switch.
@@ -60,8 +60,17 @@ pub fn devices_too_old(conn: &Connection, company_id: &str) -> RollingResult<Vec
         .collect())
 }
 
-/// Applies `patch` by the rules above; returns the new record.
-pub fn apply(conn: &Connection, company_id: &str, patch: FlagPatch, actor: &str, force: bool, now_ms: i64) -> RollingResult<Flags> {
+/// What a flag change came to: the new record, and the failing checks a forced change overrode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    pub flags: Flags,
+    pub overridden: Vec<super::preflight::Check>,
+}
+
+/// Applies `patch` by the rules above: `rollingDbDrop` never without `rollingDb`, and a flag
+/// turned on only when its preflight passes, unless `force` (the caller checks who may force).
+/// Turning `rollingDb` off is the rollback: it clears the tenant's rollback alarms.
+pub fn apply(conn: &Connection, settings: &RollingSettings, company_id: &str, patch: FlagPatch, actor: &str, force: bool, now_ms: i64) -> RollingResult<Applied> {
     if patch == FlagPatch::default() {
         return Err(RollingError::NothingToChange);
     }
@@ -72,18 +81,19 @@ pub fn apply(conn: &Connection, company_id: &str, patch: FlagPatch, actor: &str,
     }
     // Turning rollingDb off clears the drop flag with it.
     let rolling_db_drop = rolling_db && patch.rolling_db_drop.unwrap_or(current.rolling_db_drop);
-    if rolling_db && !current.rolling_db && !force {
-        let old = devices_too_old(conn, company_id)?;
-        if !old.is_empty() {
-            return Err(RollingError::SdkTooOld(old));
-        }
+    let failing = super::preflight::failing_for(conn, settings, &current, patch, now_ms)?;
+    if !failing.is_empty() && !force {
+        return Err(RollingError::PreflightFailed(failing));
     }
     exec(conn, 
         "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(company_id) DO UPDATE SET rolling_db = ?2, rolling_db_drop = ?3, updated_at = ?4, updated_by = ?5",
         params![company_id, rolling_db as i64, rolling_db_drop as i64, now_ms, actor],
     )?;
-    get(conn, company_id)
+    if current.rolling_db && !rolling_db {
+        super::alarms::clear(conn, company_id, now_ms)?;
+    }
+    Ok(Applied { flags: get(conn, company_id)?, overridden: failing })
 }
 
 #[cfg(test)]

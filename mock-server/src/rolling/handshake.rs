@@ -35,14 +35,16 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
     // Devices are registered by /auth/connect only; the handshake refreshes what the user's own
     // device reports (its SDK version, last sight) and never creates one, so nobody can block a
     // tenant's rollout with an invented old device.
-    if let Some(id) = &hello.device_id {
-        if let Some(mut device) = devices::by_id(conn, id)?.filter(|d| d.user_id == hello.user_id) {
-            device.sdk_version = hello.sdk_version.clone();
-            device.company_id = tenant.id.clone();
-            device.is_online = true;
-            device.last_seen_at = Some(now_ms);
-            devices::upsert(conn, &device, now_ms)?;
-        }
+    let registered = match &hello.device_id {
+        Some(id) => devices::by_id(conn, id)?.filter(|d| d.user_id == hello.user_id),
+        None => None,
+    };
+    if let Some(mut device) = registered.clone() {
+        device.sdk_version = hello.sdk_version.clone();
+        device.company_id = tenant.id.clone();
+        device.is_online = true;
+        device.last_seen_at = Some(now_ms);
+        devices::upsert(conn, &device, now_ms)?;
     }
     let names = tenant.names(&settings.db_prefix);
     let last = invalidation::last(conn, &tenant.id)?;
@@ -50,6 +52,10 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
         .as_ref()
         .filter(|i| hello.last_invalidation.is_none_or(|seen| i.invalidated_at > seen))
         .map(|i| InvalidateLocal { company_id: tenant.id.clone(), invalidated_at: i.invalidated_at, reason: i.reason.clone() });
+    // A registered device coming back with less than it obeyed is a destructive reset.
+    if let Some(device) = &registered {
+        super::alarms::device_handshake(conn, &tenant.id, &device.id, hello.last_invalidation, invalidate.as_ref().map(|i| i.invalidated_at), now_ms)?;
+    }
     let rolling = flags::get(conn, &tenant.id)?.rolling_db;
     let core = rolling && has_cutover_switch(hello.sdk_version.as_deref()) && docdb::exists(conn, &names.core())?;
     let (database, static_db, dynamic_db) = if core {

@@ -1,6 +1,7 @@
 //! The per-tenant rolling database machine: the rules of the seed's "Rolling database flags and
 //! rotate" table, over the relational store and the document cluster. Nothing here knows HTTP.
 
+pub mod alarms;
 pub mod archive;
 pub mod conflicts;
 pub mod days;
@@ -9,6 +10,7 @@ pub mod flags;
 pub mod handshake;
 pub mod invalidation;
 pub mod naming;
+pub mod preflight;
 pub mod rotate;
 pub mod tenants;
 pub mod views;
@@ -22,8 +24,8 @@ pub enum RollingError {
     UnknownTenant(String),
     /// `rollingDbDrop` needs `rollingDb`.
     DropRequiresRollingDb,
-    /// Devices of the tenant report an SDK without the catalogue cutover switch.
-    SdkTooOld(Vec<(String, String)>),
+    /// The preflight of a flag failed: the failing checks, the first one's code leads.
+    PreflightFailed(Vec<preflight::Check>),
     NothingToChange,
     /// Neither CORE nor the legacy catalogue exists: nothing to route the catalogue to.
     NoCatalogue(String),
@@ -36,9 +38,9 @@ impl std::fmt::Display for RollingError {
         match self {
             RollingError::UnknownTenant(id) => write!(f, "no tenant {id:?}"),
             RollingError::DropRequiresRollingDb => f.write_str("rollingDbDrop requires rollingDb"),
-            RollingError::SdkTooOld(devices) => {
-                let list: Vec<String> = devices.iter().map(|(d, v)| format!("{d} on {v}")).collect();
-                write!(f, "devices still run an SDK older than {} ({}); they would re-bootstrap to the legacy database and miss CORE; retry with ?force=true to enable anyway", session_broker::protocol::CUTOVER_SDK_VERSION, list.join(", "))
+            RollingError::PreflightFailed(checks) => {
+                let list: Vec<String> = checks.iter().map(|c| format!("{} ({})", c.check, c.detail)).collect();
+                write!(f, "the runbook's prerequisites are not met: {}; a sys_admin may retry with ?force=true (audited)", list.join("; "))
             }
             RollingError::NothingToChange => f.write_str("send rollingDb and/or rollingDbDrop"),
             RollingError::NoCatalogue(co) => write!(f, "tenant {co} has neither a CORE nor a legacy catalogue database"),
@@ -67,10 +69,21 @@ pub type RollingResult<T> = Result<T, RollingError>;
 pub struct RollingSettings {
     pub db_prefix: String,
     pub backup_enabled: bool,
+    pub conflicts_enabled: bool,
+    /// Days of green reconciliation the drop needs (`DROP_GREEN_DAYS`).
+    pub drop_green_days: u32,
+    /// The window of "devices seen lately" for SDK adoption (`SDK_ADOPTION_DAYS`).
+    pub adoption_days: u32,
 }
 
 impl From<&crate::settings::Settings> for RollingSettings {
     fn from(s: &crate::settings::Settings) -> Self {
-        RollingSettings { db_prefix: s.db_prefix.clone(), backup_enabled: s.backup_enabled }
+        RollingSettings {
+            db_prefix: s.db_prefix.clone(),
+            backup_enabled: s.backup_enabled,
+            conflicts_enabled: s.conflicts_enabled,
+            drop_green_days: s.drop_green_days,
+            adoption_days: s.sdk_adoption_days,
+        }
     }
 }

@@ -17,6 +17,10 @@ use crate::docdb::{self, Kind};
 use crate::store::devices;
 
 pub fn cluster(conn: &Connection) -> RollingResult<Value> {
+    let mut attention = Vec::new();
+    for company_id in super::alarms::tenants_needing_attention(conn)? {
+        attention.push(json!({ "companyId": company_id, "alarms": super::alarms::open(conn, &company_id)?, "instruction": super::alarms::INSTRUCTION }));
+    }
     let mut databases = Vec::new();
     for db in docdb::list(conn)? {
         let status = if db.kind == Kind::Day { day_status(conn, &db.name)?.unwrap_or(DayStatus::Active).as_str() } else { "open" };
@@ -28,6 +32,7 @@ pub fn cluster(conn: &Connection) -> RollingResult<Value> {
     Ok(json!({
         "maxDbsOpen": docdb::max_open(conn)?, "openDbs": docdb::open_count(conn)?,
         "inUseDbs": docdb::in_use_count(conn)?, "existingDbs": databases.len(), "databases": databases,
+        "attention": attention,
     }))
 }
 
@@ -47,6 +52,7 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
             "coreExists": docdb::exists(conn, &t.names(&settings.db_prefix).core())?,
             "dayDatabases": days,
             "devices": devices,
+            "attention": super::alarms::attention(conn, &t.id)?,
         }));
     }
     // The console compares device versions with this instead of a constant of its own.

@@ -13,7 +13,7 @@ use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
 use crate::store::audit::{self, Actor};
 use crate::rolling::flags::{self, FlagPatch, Flags};
 use crate::rolling::invalidation;
-use crate::rolling::{tenants, views, RollingSettings};
+use crate::rolling::{preflight, tenants, views, RollingSettings};
 use crate::state::AppState;
 
 pub const READ_ROLES: [&str; 1] = ["sys_admin"];
@@ -26,6 +26,7 @@ pub fn router() -> Router<AppState> {
         .route("/admin/rolling-db/tenants/{id}/reconciliation", get(reconciliation))
         .route("/admin/rolling-db/tenants/{id}/cleanup-candidates", get(cleanup_candidates))
         .route("/admin/rolling-db/tenants/{id}/topology", get(topology))
+        .route("/admin/rolling-db/tenants/{id}/preflight", get(preflight))
         .route("/admin/rolling-db/flags/{id}", patch(set_flags))
         .route("/admin/invalidate-clients/{id}", post(invalidate_clients))
         .route("/admin/audit", get(audit_log))
@@ -86,6 +87,13 @@ async fn topology(State(state): State<AppState>, user: AuthUser, Path(id): Path<
     Ok(Json(views::topology(&conn, &settings(&state), &tenant)?))
 }
 
+/// The runbook's prerequisites for each flag, for whoever may switch flags.
+async fn preflight(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+    user.require_any(&WRITE_ROLES)?;
+    let now = state.clock.now_ms();
+    Ok(Json(preflight::both(&state.store.lock(), &settings(&state), &id, now)?))
+}
+
 #[derive(Deserialize)]
 struct ForceQuery {
     force: Option<String>,
@@ -125,14 +133,18 @@ async fn set_flags(
 ) -> AppResult<Json<Flags>> {
     user.require_any(&WRITE_ROLES)?;
     let force = parse_force(&query)?;
+    if force && !user.has("sys_admin") {
+        return Err(AppError::Forbidden("?force=true overrides the runbook's prerequisites: sys_admin only".into()));
+    }
     let patch = parse_patch(&body)?;
     let now = state.clock.now_ms();
+    let rolling = settings(&state);
     let flags = state.store.tx(|tx| {
         let before = flags::get(tx, &id)?;
-        let after = flags::apply(tx, &id, patch, &user.0.user_id, force, now)?;
-        let detail = json!({"companyId": id, "request": body, "before": before, "after": after, "forced": force});
+        let applied = flags::apply(tx, &rolling, &id, patch, &user.0.user_id, force, now)?;
+        let detail = json!({"companyId": id, "request": body, "before": before, "after": applied.flags, "forced": force, "overridden": applied.overridden});
         audit::record(tx, &Actor::user(&user.0, ip), if force { "flags.force" } else { "flags.change" }, detail, now)?;
-        Ok::<_, AppError>(after)
+        Ok::<_, AppError>(applied.flags)
     })?;
     tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.rolling_db, rolling_db_drop = flags.rolling_db_drop, "flags changed");
     Ok(Json(flags))

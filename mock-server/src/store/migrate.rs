@@ -101,7 +101,7 @@ fn applied_whens(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
 
 /// Prefixes of the tables the migrations do not own: the document cluster's (`docdb::SCHEMA`) and
 /// the crons' (`crons::runs::SCHEMA`), created beside them in the same file.
-pub const UNTRACKED_TABLE_PREFIXES: [&str; 2] = ["docdb_", "cron_"];
+pub const UNTRACKED_TABLE_PREFIXES: [&str; 3] = ["docdb_", "cron_", "guard_"];
 
 /// Relational tables other than the tracking table and the untracked ones.
 pub fn existing_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
@@ -222,6 +222,26 @@ pub fn execute(conn: &Connection, statement: &str) -> rusqlite::Result<()> {
 }
 
 /// Each journal entry with whether the tracking table holds it.
+/// The flag columns after migration 0015; anything else (missing table, the four pre-0015
+/// columns) is not the schema the rollout needs.
+pub fn two_flag_schema(conn: &Connection) -> rusqlite::Result<bool> {
+    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('company_feature_flags')")?;
+    let columns: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let flags: Vec<&String> = columns.iter().filter(|c| c.starts_with("rolling_db")).collect();
+    Ok(flags.len() == 2 && columns.iter().any(|c| c == "rolling_db") && columns.iter().any(|c| c == "rolling_db_drop"))
+}
+
+/// The journal's last migration (the schema the rollout needs: `0015_…`).
+pub fn last_migration() -> &'static str {
+    EMBEDDED.last().map_or("", |&(tag, _, _)| tag)
+}
+
+/// The newest journal entry the tracking table records as applied.
+pub fn last_applied(conn: &Connection) -> rusqlite::Result<Option<&'static str>> {
+    let applied = applied_whens(conn)?;
+    Ok(journal().into_iter().filter(|m| applied.contains(&m.when)).max_by_key(Migration::number).map(|m| m.tag))
+}
+
 pub fn status(conn: &Connection) -> Result<Vec<(String, bool)>, MigrateError> {
     let exists: Option<String> = conn
         .query_row("SELECT name FROM sqlite_master WHERE type='table' AND name='__drizzle_migrations'", [], |r| r.get(0))

@@ -97,6 +97,7 @@ impl Store {
         migrate::run(&mut conn, migrate::Mode::Apply).map_err(|e| e.to_string())?;
         docdb::install(&conn, settings.rolling_db_max_open).map_err(|e| format!("document cluster tables: {e}"))?;
         conn.execute_batch(crate::crons::runs::SCHEMA).map_err(|e| format!("cron tables: {e}"))?;
+        conn.execute_batch(crate::rolling::alarms::SCHEMA).map_err(|e| format!("alarm tables: {e}"))?;
         seed::seed_if_empty(&conn, settings, now_ms).map_err(|e| format!("seed: {e}"))?;
         Ok(Store { conn: Mutex::new(conn) })
     }

@@ -19,8 +19,8 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the seed and reset own, children before parents.
-const TABLES: [&str; 17] = [
-    "cron_locks", "cron_runs", "docdb_local_documents", "docdb_documents", "docdb_databases",
+const TABLES: [&str; 19] = [
+    "guard_alarms", "guard_device_marks", "cron_locks", "cron_runs", "docdb_local_documents", "docdb_documents", "docdb_databases",
     "conflict_reviews", "day_databases", "company_feature_flags", "client_invalidations",
     "audit_log", "refresh_tokens", "devices", "sales", "orders", "user_companies", "users", "companies",
 ];

@@ -1,0 +1,172 @@
+//! The rollback alarms: what the runbook's errors table answers with "immediate rollback" ("a
+//! destructive reset of a device database or loss of orders or payments observed"), seen by the
+//! server and raised on the tenant until the rollback (`rollingDb` off) clears them.
+//!
+//! - A destructive reset: a registered device comes back with less than it had obeyed (its
+//!   `lastInvalidation` gone or older), so it re-bootstraps though no invalidation asked it to.
+//! - A reconciliation regression: an archived day whose diff against the archive was 0 is no
+//!   longer 0 (documents changed or lost after the archive).
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::RollingResult;
+use crate::store::{exec, query_row};
+
+/// Tables of their own beside the drizzle ones (prefix in `store::migrate::UNTRACKED_TABLE_PREFIXES`).
+pub const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS guard_alarms (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  company_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  subject TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  raised_at INTEGER NOT NULL,
+  cleared_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS guard_alarms_open ON guard_alarms (company_id, cleared_at);
+CREATE TABLE IF NOT EXISTS guard_device_marks (
+  device_id TEXT PRIMARY KEY NOT NULL,
+  company_id TEXT NOT NULL,
+  obeyed INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);";
+
+/// What an alarm tells the operator to do (the runbook's errors table).
+pub const INSTRUCTION: &str =
+    "Roll back now (runbook: Rollback): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
+
+/// Why a tenant needs attention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    DestructiveReset,
+    ReconciliationRegressed,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::DestructiveReset => "destructive-reset",
+            Kind::ReconciliationRegressed => "reconciliation-regressed",
+        }
+    }
+}
+
+/// One raised alarm.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Alarm {
+    pub kind: String,
+    /// The device or the day database it is about.
+    pub subject: String,
+    pub detail: String,
+    pub raised_at: i64,
+}
+
+/// Raises an alarm unless the same one (kind and subject) is already raised. Answers whether it
+/// is new.
+pub fn raise(conn: &Connection, company_id: &str, kind: Kind, subject: &str, detail: &str, now_ms: i64) -> RollingResult<bool> {
+    let open: i64 = query_row(
+        conn,
+        "SELECT COUNT(*) FROM guard_alarms WHERE company_id = ?1 AND kind = ?2 AND subject = ?3 AND cleared_at IS NULL",
+        params![company_id, kind.as_str(), subject],
+        |r| r.get(0),
+    )?;
+    if open > 0 {
+        return Ok(false);
+    }
+    exec(
+        conn,
+        "INSERT INTO guard_alarms (company_id, kind, subject, detail, raised_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![company_id, kind.as_str(), subject, detail, now_ms],
+    )?;
+    tracing::warn!(tenant = company_id, kind = kind.as_str(), subject, "rollback alarm: {detail}");
+    Ok(true)
+}
+
+/// The tenant's raised alarms, oldest first.
+pub fn open(conn: &Connection, company_id: &str) -> RollingResult<Vec<Alarm>> {
+    let mut stmt = conn.prepare_cached("SELECT kind, subject, detail, raised_at FROM guard_alarms WHERE company_id = ?1 AND cleared_at IS NULL ORDER BY id")?;
+    let rows = stmt.query_map([company_id], |r| Ok(Alarm { kind: r.get(0)?, subject: r.get(1)?, detail: r.get(2)?, raised_at: r.get(3)? }))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Every tenant with a raised alarm.
+pub fn tenants_needing_attention(conn: &Connection) -> RollingResult<Vec<String>> {
+    let mut stmt = conn.prepare_cached("SELECT DISTINCT company_id FROM guard_alarms WHERE cleared_at IS NULL ORDER BY company_id")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The rollback happened: the tenant's alarms are cleared (kept, with the time, for the record).
+pub fn clear(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<usize> {
+    Ok(exec(conn, "UPDATE guard_alarms SET cleared_at = ?2 WHERE company_id = ?1 AND cleared_at IS NULL", params![company_id, now_ms])?)
+}
+
+/// The `attention` of a tenant for the views: `null`, or its alarms with the instruction.
+pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<serde_json::Value> {
+    let alarms = open(conn, company_id)?;
+    Ok(if alarms.is_empty() { serde_json::Value::Null } else { serde_json::json!({ "alarms": alarms, "instruction": INSTRUCTION }) })
+}
+
+/// A registered device's handshake: compares what it says it obeyed with what it obeyed before,
+/// and remembers what it will have obeyed after this handshake (`will_obey`: the invalidation
+/// sent to it now, if any). Answers whether this was a destructive reset (alarm raised).
+pub fn device_handshake(conn: &Connection, company_id: &str, device_id: &str, reported: Option<i64>, will_obey: Option<i64>, now_ms: i64) -> RollingResult<bool> {
+    let before: Option<i64> =
+        query_row(conn, "SELECT obeyed FROM guard_device_marks WHERE device_id = ?1 AND company_id = ?2", params![device_id, company_id], |r| r.get(0)).optional()?;
+    let reset = before.is_some_and(|obeyed| reported.is_none_or(|r| r < obeyed));
+    if reset {
+        let had = before.unwrap_or_default();
+        let said = reported.map_or_else(|| "none".to_owned(), |r| r.to_string());
+        let detail = format!(
+            "device {device_id} had obeyed the invalidation of {had} and now reports {said}: its local database was reset though no invalidation asked for it (a destructive reset)"
+        );
+        raise(conn, company_id, Kind::DestructiveReset, device_id, &detail, now_ms)?;
+    }
+    if let Some(obeyed) = will_obey.or(reported) {
+        exec(
+            conn,
+            "INSERT INTO guard_device_marks (device_id, company_id, obeyed, updated_at) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(device_id) DO UPDATE SET company_id = ?2, obeyed = ?3, updated_at = ?4",
+            params![device_id, company_id, obeyed, now_ms],
+        )?;
+    }
+    Ok(reset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn() -> Connection {
+        let c = Connection::open_in_memory().unwrap();
+        c.execute_batch(SCHEMA).unwrap();
+        c
+    }
+
+    #[test]
+    fn a_device_coming_back_with_less_than_it_obeyed_is_a_destructive_reset() {
+        let c = conn();
+        // First sight: nothing to compare with; it is sent the invalidation of 100.
+        assert!(!device_handshake(&c, "acme", "d1", None, Some(100), 1).unwrap());
+        // It obeyed: reports 100, nothing new sent.
+        assert!(!device_handshake(&c, "acme", "d1", Some(100), None, 2).unwrap());
+        assert!(open(&c, "acme").unwrap().is_empty());
+        // Its storage is wiped: it reports nothing.
+        assert!(device_handshake(&c, "acme", "d1", None, Some(100), 3).unwrap());
+        // Again: the same alarm is not raised twice.
+        assert!(device_handshake(&c, "acme", "d1", Some(50), Some(100), 4).unwrap());
+        let alarms = open(&c, "acme").unwrap();
+        assert_eq!(alarms.len(), 1);
+        assert_eq!((alarms[0].kind.as_str(), alarms[0].subject.as_str()), ("destructive-reset", "d1"));
+        assert_eq!(tenants_needing_attention(&c).unwrap(), ["acme"]);
+        assert!(attention(&c, "acme").unwrap()["instruction"].as_str().unwrap().starts_with("Roll back now"));
+        // A new invalidation that it obeys is no reset.
+        assert!(!device_handshake(&c, "acme", "d1", Some(100), Some(200), 5).unwrap());
+        assert!(!device_handshake(&c, "acme", "d1", Some(200), None, 6).unwrap());
+        assert_eq!(clear(&c, "acme", 7).unwrap(), 1);
+        assert!(attention(&c, "acme").unwrap().is_null());
+    }
+}

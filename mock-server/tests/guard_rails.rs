@@ -1,0 +1,128 @@
+//! The runbook as guard rails: the preflight of each flag, refusals that name the failing
+//! prerequisite and change nothing, the forced path (sys_admin only, audited), and the rollback
+//! alarm of a reconciliation that regresses.
+
+mod common;
+
+use common::{assert_error, spawn, spawn_with, Server};
+use mock_server::settings::Settings;
+use serde_json::{json, Value};
+
+fn checks(block: &Value) -> Vec<(String, bool)> {
+    block["checks"].as_array().unwrap().iter().map(|c| (c["check"].as_str().unwrap().to_owned(), c["ok"].as_bool().unwrap())).collect()
+}
+
+async fn tenant(s: &Server, admin: &str, id: &str) -> Value {
+    let fleet = s.get("/admin/rolling-db/tenants", Some(admin)).await.body;
+    fleet["tenants"].as_array().unwrap().iter().find(|t| t["companyId"] == id).unwrap().clone()
+}
+
+#[tokio::test]
+async fn the_preflight_answers_every_check_with_its_detail_and_runbook_step() {
+    let s = spawn().await;
+    let keys = s.token("keys").await;
+    let p = s.get("/admin/rolling-db/tenants/acme/preflight", Some(&keys)).await;
+    assert_eq!(p.status, 200, "key_manager may read it: {:?}", p.body);
+    let on = &p.body["rollingDb"];
+    assert_eq!(checks(on), [("schema".into(), true), ("headroom".into(), true), ("sdk_adoption".into(), true)]);
+    assert_eq!(on["ready"], true);
+    for c in on["checks"].as_array().unwrap() {
+        assert!(!c["detail"].as_str().unwrap().is_empty() && !c["runbookStep"].as_str().unwrap().is_empty(), "{c}");
+    }
+    assert!(on["checks"][0]["detail"].as_str().unwrap().contains("0015"), "{on}");
+    let drop = &p.body["rollingDbDrop"];
+    assert_eq!(drop["ready"], false);
+    assert_eq!(
+        checks(drop),
+        [("rolling_db_on".into(), false), ("conflicts_enabled".into(), false), ("backups_enabled".into(), true), ("reconciliation_green".into(), false)]
+    );
+    assert!(drop["checks"][3]["detail"].as_str().unwrap().contains("14 day(s) have no day database yet"), "{drop}");
+
+    // Adoption is measured on the devices seen lately.
+    let bob = s.token("bob").await;
+    s.post("/auth/connect", Some(&bob), json!({"sdkVersion": "1.4.16"})).await;
+    s.post("/auth/connect", Some(&bob), json!({"sdkVersion": "1.4.17"})).await;
+    let globex = s.get("/admin/rolling-db/tenants/globex/preflight", Some(&keys)).await.body;
+    let adoption = &globex["rollingDb"]["checks"][2];
+    assert_eq!(adoption["ok"], false);
+    assert!(adoption["detail"].as_str().unwrap().starts_with("1 of 2 device(s) seen in the last 7 day(s) report SDK ≥ 1.4.17 (50%)"), "{adoption}");
+
+    assert_error(&s.get("/admin/rolling-db/tenants/acme/preflight", Some(&s.token("alice").await)).await, 403, "forbidden");
+    assert_error(&s.get("/admin/rolling-db/tenants/nosuch/preflight", Some(&keys)).await, 404, "unknown_tenant");
+}
+
+#[tokio::test]
+async fn a_store_behind_the_last_migration_refuses_rolling_db() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    s.state.store.lock().execute("DELETE FROM __drizzle_migrations WHERE id = (SELECT MAX(id) FROM __drizzle_migrations)", []).unwrap();
+    let refused = s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
+    assert_error(&refused, 409, "schema_behind");
+    assert_eq!(refused.body["checks"].as_array().unwrap().len(), 1, "only the failing checks: {:?}", refused.body);
+    assert_eq!(tenant(&s, &admin, "acme").await["rollingDb"], false);
+}
+
+#[tokio::test]
+async fn the_runbook_walk_with_the_rails_in_place() {
+    // Conflicts on, two green days needed.
+    let s = spawn_with(Settings { test_controls: true, conflicts_enabled: true, drop_green_days: 2, ..Settings::default() }).await;
+    let admin = s.token("admin").await;
+    let keys = s.token("keys").await;
+    // Canary on, rotate.
+    let on = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDb": true})).await;
+    assert_eq!(on.body["rollingDb"], true, "{:?}", on.body);
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    // The drop is refused until two past days are archived green, on the test clock.
+    for day in 0..2 {
+        let (keys, admin) = (s.token("keys").await, s.token("admin").await);
+        let refused = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDbDrop": true})).await;
+        assert_error(&refused, 409, "reconciliation_not_green");
+        assert_eq!(tenant(&s, &admin, "acme").await["rollingDbDrop"], false, "day {day}: nothing changed");
+        s.advance_days(1.0).await;
+        let admin = s.token("admin").await;
+        s.run_cron(&admin, "rolling-db-rotate").await;
+        let archive = s.run_cron(&admin, "rolling-db-archive").await;
+        assert_eq!(archive["status"], "succeeded", "{archive}");
+    }
+    let keys = s.token("keys").await;
+    let allowed = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDbDrop": true})).await;
+    assert_eq!(allowed.body["rollingDbDrop"], true, "{:?}", allowed.body);
+    let admin = s.token("admin").await;
+    let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
+    assert_eq!((audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["overridden"].clone()), (json!("flags.change"), json!([])));
+}
+
+#[tokio::test]
+async fn a_reconciliation_that_regresses_raises_the_rollback_alarm_until_the_rollback() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let day0 = mock_server::rolling::naming::day_of(s.now());
+    let db0 = format!("daily_dev_acme_main_{day0}");
+    let alice = s.token("alice").await;
+    let put = s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/order-1"), Some(&alice), Some(json!({"type": "order", "class": "DYNAMIC", "status": "paid"}))).await;
+    assert_eq!(put.status, 200, "{:?}", put.body);
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
+
+    // After the archive, a paid order vanishes from the day database: a loss of orders.
+    mock_server::docdb::drop_database(&s.state.store.lock(), &db0).ok();
+    s.state.store.lock().execute("INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES (?1, 'acme', 'day', 0)", [&db0]).unwrap();
+    let run = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(run["log"].to_string().contains("REGRESSED since reconciled"), "{run}");
+    let attention = tenant(&s, &admin, "acme").await["attention"].clone();
+    assert_eq!(attention["alarms"][0]["kind"], "reconciliation-regressed", "{attention}");
+    assert_eq!(attention["alarms"][0]["subject"], db0.as_str());
+    assert!(attention["instruction"].as_str().unwrap().starts_with("Roll back now"));
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    assert_eq!(cluster["attention"][0]["companyId"], "acme", "{}", cluster["attention"]);
+
+    // The rollback clears it.
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": false})).await;
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
+    assert_eq!(s.get("/admin/rolling-db/cluster", Some(&admin)).await.body["attention"], json!([]));
+}

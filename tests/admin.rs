@@ -25,6 +25,8 @@ async fn an_operator_walks_the_canary_through_rolling_db_admin() {
     let tenants = value(admin.tenants().unwrap()).await;
     assert_eq!(tenants["success"], true);
     assert_eq!(tenants["data"]["tenants"].as_array().unwrap().len(), 3);
+    let preflight = value(admin.preflight("acme".into()).unwrap()).await;
+    assert_eq!((preflight["data"]["rollingDb"]["ready"].clone(), preflight["data"]["rollingDbDrop"]["ready"].clone()), (json!(true), json!(false)), "{preflight}");
     let flags = value(admin.set_flags("acme".into(), js(json!({"rollingDb": true})), JsValue::UNDEFINED).unwrap()).await;
     assert_eq!((flags["data"]["rollingDb"].clone(), flags["data"]["updatedBy"].clone()), (json!(true), json!("user-admin")));
     let started = value(admin.run_rotate().unwrap()).await;

@@ -27,24 +27,56 @@ export function createConsole(auth, admin) {
 
   const canOperate = () => auth.getCurrentRoles().some((r) => r === "sys_admin" || r === "key_manager");
 
+  const isSysAdmin = () => auth.getCurrentRoles().includes("sys_admin");
+
   async function setFlag(id, change, force = false) {
     const r = await admin.setFlags(id, change, { force });
-    const warning = $("sdk-warning");
-    warning.hidden = true;
-    if (!r.success && r.status === 409 && /older than 1\.4\.17/.test(r.error ?? "")) {
-      warning.replaceChildren(el("p", `⚠ ${id}: ${r.error}`), forceButton(id, change));
-      warning.hidden = false;
-    } else if (!r.success) {
+    $("preflight").hidden = true;
+    if (!r.success) {
       fail(`Flags of ${id} unchanged: ${explain(r)}`);
+      // Refused: show again what is missing, now.
+      const flag = Object.keys(change).find((k) => change[k]);
+      if (r.status === 409 && flag) await showPreflight(id, flag);
     }
     refresh();
   }
 
-  function forceButton(id, change) {
-    const b = el("button", "Enable anyway (older devices stay on legacy)", "danger");
+  function button(text, kind, id, onClick) {
+    const b = el("button", text, kind);
     b.type = "button";
-    b.addEventListener("click", () => setFlag(id, change, true));
+    b.id = id;
+    b.addEventListener("click", onClick);
     return b;
+  }
+
+  /** The runbook's prerequisites for switching `flag` on, as a checklist; switching happens here. */
+  async function showPreflight(id, flag) {
+    const panel = $("preflight");
+    const r = await admin.preflight(id);
+    if (!r.success) {
+      fail(`The prerequisites of ${flag} for ${id} could not be read: ${explain(r)}`);
+      return;
+    }
+    const { ready, checks } = r.data[flag];
+    const items = checks.map((c) => {
+      const li = el("li", "", c.ok ? "ok" : "missing");
+      li.append(el("strong", `${c.ok ? "✓" : "✗"} ${c.check.replaceAll("_", " ")}`), el("span", ` ${c.detail}`), el("small", `Runbook: ${c.runbookStep}`));
+      return li;
+    });
+    const list = el("ul", "", "checklist");
+    list.append(...items);
+    const actions = [button("Cancel", "secondary", "preflight-cancel", () => { panel.hidden = true; refresh(); })];
+    if (ready) {
+      actions.unshift(button(`Switch ${flag} on`, "", "preflight-confirm", () => setFlag(id, { [flag]: true })));
+    } else if (isSysAdmin()) {
+      actions.unshift(button(`Force ${flag} on anyway (audited with the checks it overrides)`, "danger", "preflight-force", () => setFlag(id, { [flag]: true }, true)));
+    }
+    const heading = ready ? `Every prerequisite of ${flag} for ${id} is met.` : `${flag} for ${id}: the runbook's prerequisites are not met, so the server refuses it.`;
+    const note = !ready && !isSysAdmin() ? [el("p", "Only sys_admin may force a flag past its prerequisites.", "hint")] : [];
+    panel.replaceChildren(el("p", heading), list, ...note, el("div", "", "actions"));
+    panel.lastChild.append(...actions);
+    panel.className = ready ? "card preflight ready" : "card preflight blocked";
+    panel.hidden = false;
   }
 
   function toggle(id, flag, value, disabled) {
@@ -54,7 +86,12 @@ export function createConsole(auth, admin) {
     box.disabled = disabled;
     box.id = `flag-${id}-${flag}`;
     box.setAttribute("aria-label", `${flag} for ${id}`);
-    box.addEventListener("change", () => setFlag(id, { [flag]: box.checked }));
+    box.addEventListener("change", () => {
+      // Off is the rollback direction: no prerequisite. On goes through the checklist first.
+      if (!box.checked) return setFlag(id, { [flag]: false });
+      box.checked = false;
+      showPreflight(id, flag);
+    });
     return box;
   }
 
@@ -65,9 +102,24 @@ export function createConsole(auth, admin) {
       const sdks = t.devices.length
         ? t.devices.map((d) => `${d.sdkVersion ?? "?"}${beforeCutover(d.sdkVersion, view.cutoverSdkVersion) ? " ⚠ too old" : ""}`).join(", ")
         : "no devices yet";
-      body.append(row(`${t.name} (${t.companyId})`, toggle(t.companyId, "rollingDb", t.rollingDb, false),
-        toggle(t.companyId, "rollingDbDrop", t.rollingDbDrop, !t.rollingDb), t.coreExists ? "exists" : "—", t.dayDatabases, sdks));
+      const name = el("span", `${t.name} (${t.companyId})`);
+      if (t.attention) {
+        const badge = el("strong", " ⚠ roll back now", "attention-badge");
+        badge.title = [...t.attention.alarms.map((a) => a.detail), t.attention.instruction].join("\n");
+        name.append(badge);
+      }
+      const tr = row(name, toggle(t.companyId, "rollingDb", t.rollingDb, false),
+        toggle(t.companyId, "rollingDbDrop", t.rollingDbDrop, !t.rollingDb), t.coreExists ? "exists" : "—", t.dayDatabases, sdks);
+      if (t.attention) tr.classList.add("attention");
+      body.append(tr);
     }
+    const alarms = view.tenants.filter((t) => t.attention);
+    const banner = $("attention");
+    banner.hidden = !alarms.length;
+    banner.replaceChildren(...alarms.flatMap((t) => [
+      el("p", `⚠ ${t.name} (${t.companyId}) needs attention: ${t.attention.instruction}`),
+      ...t.attention.alarms.map((a) => el("p", `${a.kind}: ${a.detail}`, "hint")),
+    ]));
     const select = $("tenant");
     if (!select.options.length) {
       for (const t of view.tenants) select.append(new Option(`${t.name} (${t.companyId})`, t.companyId));

@@ -111,6 +111,8 @@ pub enum Admin {
     CleanupCandidates(String),
     /// `GET /admin/rolling-db/tenants/:id/topology`.
     Topology(String),
+    /// `GET /admin/rolling-db/tenants/:id/preflight`.
+    Preflight(String),
     /// `PATCH /admin/rolling-db/flags/:id`.
     SetFlags {
         /// The tenant.
@@ -151,6 +153,7 @@ impl Admin {
             Admin::Reconciliation(id) => route(Get, tenant(id, "reconciliation")?, None),
             Admin::CleanupCandidates(id) => route(Get, tenant(id, "cleanup-candidates")?, None),
             Admin::Topology(id) => route(Get, tenant(id, "topology")?, None),
+            Admin::Preflight(id) => route(Get, tenant(id, "preflight")?, None),
             Admin::SetFlags { company_id, flags, force } => route(
                 Patch,
                 ["/admin/rolling-db/flags/", &segment("companyId", company_id)?, if *force { "?force=true" } else { "" }].concat(),

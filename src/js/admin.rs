@@ -73,6 +73,12 @@ impl RollingDbAdmin {
         self.send(Admin::Topology(id(&company_id, "companyId")?))
     }
 
+    #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<Preflight>>")]
+    /// The runbook's prerequisites for switching each flag on, check by check.
+    pub fn preflight(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+        self.send(Admin::Preflight(id(&company_id, "companyId")?))
+    }
+
     /// `setFlags("acme", { rollingDb: true }, { force: true })`.
     #[wasm_bindgen(js_name = setFlags, unchecked_return_type = "Promise<CallResult<FlagRecord>>")]
     pub fn set_flags(

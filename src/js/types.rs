@@ -166,12 +166,60 @@ export interface ClusterDatabase {
   updateSeq: number;
   /** A day database's DayStatus; "open" for the others. */
   status: string;
+  /** Its handle is open (counts towards maxDbsOpen). */
+  open: boolean;
+  /** Its handle is in use (the prewarm keeps it open). */
+  inUse: boolean;
+}
+
+/** A rollback alarm: the runbook says roll back now. */
+export interface RollbackAlarm {
+  kind: "destructive-reset" | "reconciliation-regressed";
+  /** The device or day database it is about. */
+  subject: string;
+  detail: string;
+  raisedAt: number;
+}
+
+/** A tenant needing attention: its alarms and the runbook's instruction. */
+export interface Attention {
+  alarms: RollbackAlarm[];
+  instruction: string;
 }
 
 export interface ClusterView {
   maxDbsOpen: number;
+  /** Open handles (what maxDbsOpen bounds). */
   openDbs: number;
+  /** Open handles in use. */
+  inUseDbs: number;
+  /** Every database, open or not. */
+  existingDbs: number;
   databases: ClusterDatabase[];
+  attention: (Attention & { companyId: string })[];
+}
+
+/** One of the runbook's prerequisites for a flag. */
+export interface PreflightCheck {
+  check: string;
+  ok: boolean;
+  detail: string;
+  runbookStep: string;
+  /** The error code a refusal carries when this check fails. */
+  code: string;
+}
+
+export interface FlagPreflight {
+  on: boolean;
+  /** Every check passes: the flag may be switched on without force. */
+  ready: boolean;
+  checks: PreflightCheck[];
+}
+
+export interface Preflight {
+  companyId: string;
+  rollingDb: FlagPreflight;
+  rollingDbDrop: FlagPreflight;
 }
 
 export interface TenantDevice {
@@ -191,6 +239,8 @@ export interface TenantSummary {
   /** How many day databases the cluster holds for the tenant. */
   dayDatabases: number;
   devices: TenantDevice[];
+  /** Rollback alarms raised and not yet cleared by a rollback, or null. */
+  attention: Attention | null;
 }
 
 export interface TenantsView {
@@ -269,7 +319,7 @@ export interface FlagChanges {
 }
 
 export interface SetFlagsOptions {
-  /** Enable rollingDb even while devices report an SDK older than the cutover version. */
+  /** Switch on though the flag's preflight fails (sys_admin only; audited with the checks it overrode). */
   force?: boolean;
 }
 

@@ -48,10 +48,19 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.wait_text("#t-routing", "acme on legacy", |t| t == "the legacy database").await;
     b.screenshot("02-console-all-flags-off").await;
 
+    // Switching on shows the runbook's prerequisites first, every one met here.
     click(&b, "#flag-acme-rollingDb").await;
-    b.wait_text("#fleet", "rollingDbDrop to become available", |_| true).await;
+    let checklist = b.wait_text("#preflight", "the preflight checklist", |t| t.contains("Every prerequisite of rollingDb")).await;
+    assert!(checklist.contains("✓ schema") && checklist.contains("✓ headroom") && checklist.contains("✓ sdk adoption"), "{checklist}");
+    b.screenshot("02b-console-preflight").await;
+    click(&b, "#preflight-confirm").await;
     for _ in 0..50 {
-        if b.client.find(Locator::Css("#flag-acme-rollingDb")).await.unwrap().prop("checked").await.unwrap().as_deref() == Some("true") {
+        // The fleet table is re-rendered on refresh: an element found may go stale before it is read.
+        let checked = match b.client.find(Locator::Css("#flag-acme-rollingDb")).await {
+            Ok(el) => el.prop("checked").await.ok().flatten(),
+            Err(_) => None,
+        };
+        if checked.as_deref() == Some("true") {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;

@@ -41,6 +41,7 @@ build: setup
 	@cargo_version=$$(awk -F'"' '/^version = / { print $$2; exit }' Cargo.toml); \
 	  template_version=$$(awk -F'"' '/"version":/ { print $$4; exit }' pkg-template/package.json); \
 	  [ "$$cargo_version" = "$$template_version" ] || { echo "pkg-template/package.json is $$template_version, Cargo.toml is $$cargo_version"; exit 1; }
+	node pkg-template/finish.mjs
 	cp pkg-template/package.json pkg-template/README.md pkg/
 	rm -f pkg/.gitignore
 	@# Every file the glue imports must be in the tarball npm users get.

@@ -57,7 +57,7 @@ async fn a_device_bootstraps_from_legacy_then_cuts_over_to_core() {
     fresh_device().await;
     let auth = manager();
     login(&auth, "alice").await;
-    let sync = SyncSession::new(&auth, JsValue::UNDEFINED).unwrap();
+    let sync = SyncSession::new(&auth, None).unwrap();
     let log = record_events(&sync);
     connect(&sync).await;
     assert_eq!(sync.get_state(), "ready");
@@ -150,11 +150,11 @@ async fn a_bad_token_gets_the_error_frame_and_no_retry_storm() {
     // A token with a valid shape and expiry, but not signed by the server.
     let forged = format!("eyJhbGciOiJIUzI1NiJ9.{}.Zm9yZ2Vk", base64_url(&json!({"userId": "user-alice", "companyId": "acme", "roles": [], "exp": 4_000_000_000i64}).to_string()));
     auth.save_token("Auth".into(), forged.into(), 3600.into()).unwrap();
-    let sync = SyncSession::new(&auth, JsValue::UNDEFINED).unwrap();
+    let sync = SyncSession::new(&auth, None).unwrap();
     let log = record_events(&sync);
     let before = hits("GET /realtime").await;
     let err = resolve(sync.connect()).await.expect_err("refused");
-    assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "REALTIME_REFUSED");
+    assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "realtime_refused");
     assert_eq!(sync.get_state(), "closed");
     assert!(log.borrow().iter().any(|e| e.starts_with("error ") && e.contains("invalid_token")), "{:?}", log.borrow());
     sleep(1500).await;
@@ -164,10 +164,10 @@ async fn a_bad_token_gets_the_error_frame_and_no_retry_storm() {
 #[wasm_bindgen_test]
 async fn connect_without_a_session_is_refused_at_once() {
     fresh_device().await;
-    let sync = SyncSession::new(&manager(), JsValue::UNDEFINED).unwrap();
+    let sync = SyncSession::new(&manager(), None).unwrap();
     let err = resolve(sync.connect()).await.expect_err("no session");
-    assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "NOT_SIGNED_IN");
-    assert!(SyncSession::new(&manager(), js(json!({"url": "http://not-a-socket"}))).is_err());
+    assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "not_signed_in");
+    assert!(SyncSession::new(&manager(), Some(js(json!({"url": "http://not-a-socket"})).unchecked_into())).is_err());
     assert!(sync.on("nope".into(), js_fn("", "")).is_err());
 }
 

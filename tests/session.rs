@@ -273,7 +273,7 @@ async fn device_registration_needs_a_token_and_persists_the_device_id() {
     let s = value(m.update_device_status(js(json!({"isOnline": false}))).unwrap()).await;
     assert_eq!(s["success"], true);
     let err = m.update_device_status(js(json!({"isOnline": "no"}))).unwrap_err();
-    assert_eq!(json(&js_sys::Reflect::get(&err, &"code".into()).unwrap()), "INVALID_ARGUMENT");
+    assert_eq!(json(&js_sys::Reflect::get(&err, &"code".into()).unwrap()), "invalid_argument");
 }
 
 #[wasm_bindgen_test]
@@ -288,7 +288,7 @@ async fn permissions_follow_the_roles() {
     let err = m.require_permission("crons:read".into()).unwrap_err();
     let err: js_sys::Error = err.dyn_into().expect("a real Error");
     assert_eq!(String::from(err.name()), "SessionBrokerError");
-    assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "FORBIDDEN");
+    assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "permission_denied");
     let custom = AuthManager::new(js(json!({"baseUrl": base_url(), "permissions": {"orders:void": ["key_manager"]}}))).unwrap();
     assert!(custom.require_permission("orders:void".into()).is_ok());
 }
@@ -312,7 +312,7 @@ async fn corrupt_storage_is_treated_as_absent() {
 fn bad_options_and_arguments_throw_session_broker_errors() {
     for bad in [json!({}), json!({"baseUrl": 7}), json!({"baseUrl": "not a url"}), json!({"baseUrl": "http://x", "timeoutMs": -1})] {
         let err = AuthManager::new(js(bad.clone())).err().unwrap_or_else(|| panic!("{bad} accepted"));
-        assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "INVALID_ARGUMENT", "{bad}");
+        assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "invalid_argument", "{bad}");
     }
     assert!(AuthManager::new(JsValue::UNDEFINED).is_err());
     let m = manager();

@@ -244,7 +244,8 @@ export function createConsole(auth, admin) {
     $("audit-card").hidden = !audit.success;
     if (audit.success) renderAudit(audit.data);
     if (fleet.success) renderFleet(fleet.data);
-    else fail(`The fleet view needs sys_admin: ${explain(fleet)}. Flags, crons and invalidation still work for key_manager.`);
+    else if (fleet.code === "forbidden") fail("The fleet, cluster and audit views need sys_admin; flags, crons and invalidation work for key_manager too.");
+    else fail(`The fleet could not be read: ${explain(fleet)}`);
     if (crons.success) renderCrons(crons.data);
     if (cluster.success) renderCluster(cluster.data);
     if (topo.success) renderTenant(topo.data, recon.success ? recon.data : null, cand.success ? cand.data : null);

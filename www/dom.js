@@ -34,11 +34,23 @@ export function result(id, ok, message) {
 
 export const time = (ms) => (ms ? new Date(ms).toLocaleString() : "—");
 
-/** A failed call, in words a person can act on. */
+/** What each code means for the person at the page; anything else shows the server's words. */
+const WORDS = {
+  network: "The server could not be reached. Is make demo still running?",
+  timeout: "The server did not answer in time. Try again.",
+  invalid_credentials: "Wrong username or password.",
+  rate_limited: "Too many sign-in attempts from here: wait a minute and try again.",
+  not_signed_in: "Log in first.",
+  session_expired: "Your session has ended: log in again.",
+  token_expired: "Your session has ended: log in again.",
+  refresh_token_revoked: "Your session was ended (signed out elsewhere or the password changed): log in again.",
+  refresh_token_reused: "Your session was ended for safety (a used refresh token came back): log in again.",
+  forbidden: "Your role may not do this.",
+};
+
+/** A failed call, in words a person can act on, chosen by its code. */
 export function explain(r) {
-  if (r.status === 0) return "The server could not be reached. Is make demo still running?";
-  if (r.status === 401) return "Your session has expired or was ended: log in again.";
-  if (r.status === 403) return `Your role may not do this. ${r.error ?? ""}`.trim();
-  if (r.status === undefined && r.error) return r.error;
-  return `${r.error ?? "The server refused."} (HTTP ${r.status})`;
+  const words = WORDS[r.code];
+  if (r.code === "forbidden") return `${words} ${r.error ?? ""}`.trim();
+  return words ?? r.error ?? `The server refused (HTTP ${r.status}).`;
 }

@@ -3,10 +3,11 @@
 
 use serde_json::{json, Map, Value};
 
+use super::codes;
 use super::json;
 use super::ports::{HttpResponse, TransportError};
 
-/// `{success: true, user}` or `{success: false, error, status}` (status 0 = no HTTP answer).
+/// `{success: true, user}` or `{success: false, error, code, status}` (status 0 = no HTTP answer).
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoginResult {
     /// Logged in.
@@ -18,12 +19,15 @@ pub enum LoginResult {
     Failure {
         /// What went wrong, for people.
         error: String,
+        /// What went wrong, for programs: the server's code, else one of [`codes`].
+        code: String,
         /// The HTTP status, 0 when no answer came.
         status: u16,
     },
 }
 
-/// `{success, data?, error?, status?}` of register, create, status and management calls.
+/// `{success: true, data, status}` or `{success: false, error, code, status}` of register,
+/// create, status and management calls.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallResult {
     /// Whether the call succeeded (2xx).
@@ -32,8 +36,10 @@ pub struct CallResult {
     pub data: Option<Value>,
     /// What went wrong, for people.
     pub error: Option<String>,
+    /// What went wrong, for programs: the server's code, else one of [`codes`].
+    pub code: Option<String>,
     /// The HTTP status (0 when no answer came).
-    pub status: Option<u16>,
+    pub status: u16,
 }
 
 /// `{success: true, deviceId}` or a failure.
@@ -48,31 +54,52 @@ pub enum DeviceResult {
     Failure(CallResult),
 }
 
-/// A failed call's words: the server's `message` when it sent the contract's error body.
-pub fn failure_message(response: &HttpResponse) -> String {
+/// A failed answer's `(code, words)`: the contract's error body when the server sent one,
+/// else `http_error` and the status.
+pub fn failure_of(response: &HttpResponse) -> (String, String) {
     let body = json::parse(&response.body);
     let field = |k| body.as_ref().and_then(|b| json::str_field(b, k)).filter(|m| !m.is_empty()).map(str::to_owned);
-    field("message").or_else(|| field("error")).unwrap_or_else(|| ["the server answered HTTP ", &response.status.to_string()].concat())
+    let code = field("error").filter(|c| c.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
+    let message = field("message").or_else(|| code.clone());
+    match (code, message) {
+        (Some(code), Some(message)) => (code, message),
+        (code, _) => (code.unwrap_or_else(|| codes::HTTP_ERROR.to_owned()), ["The server answered HTTP ", &response.status.to_string(), " without saying why."].concat()),
+    }
+}
+
+/// A failed answer's words (for logs).
+pub fn failure_message(response: &HttpResponse) -> String {
+    failure_of(response).1
+}
+
+/// `(code, words)` of a request that got no answer.
+pub fn transport_failure(e: &TransportError) -> (&'static str, String) {
+    match e {
+        TransportError::Network(m) => (codes::NETWORK, ["The server could not be reached (", m, "). Check the connection and the server's address."].concat()),
+        TransportError::Timeout => (codes::TIMEOUT, "The server did not answer in time.".to_owned()),
+    }
 }
 
 impl CallResult {
-    /// A failure with these words.
-    pub fn failure(error: impl Into<String>, status: Option<u16>) -> Self {
-        CallResult { success: false, data: None, error: Some(error.into()), status }
+    /// A failure with this code and these words.
+    pub fn failure(code: &str, error: impl Into<String>, status: u16) -> Self {
+        CallResult { success: false, data: None, error: Some(error.into()), code: Some(code.to_owned()), status }
     }
 
     /// A failure with no HTTP answer (status 0).
     pub fn from_transport_error(e: &TransportError) -> Self {
-        CallResult::failure(e.to_string(), Some(0))
+        let (code, error) = transport_failure(e);
+        CallResult::failure(code, error, 0)
     }
 
-    /// 2xx → `{success: true, data, status}`; anything else → the server's message.
+    /// 2xx → `{success: true, data, status}`; anything else → the server's code and words.
     pub fn from_response(response: &HttpResponse) -> Self {
         if (200..300).contains(&response.status) {
             let data = if response.body.trim().is_empty() { None } else { Some(json::parse(&response.body).unwrap_or_else(|| Value::String(response.body.clone()))) };
-            CallResult { success: true, data, error: None, status: Some(response.status) }
+            CallResult { success: true, data, error: None, code: None, status: response.status }
         } else {
-            CallResult::failure(failure_message(response), Some(response.status))
+            let (code, error) = failure_of(response);
+            CallResult::failure(&code, error, response.status)
         }
     }
 
@@ -86,17 +113,18 @@ impl CallResult {
         if let Some(error) = &self.error {
             out.insert("error".into(), Value::String(error.clone()));
         }
-        if let Some(status) = self.status {
-            out.insert("status".into(), status.into());
+        if let Some(code) = &self.code {
+            out.insert("code".into(), Value::String(code.clone()));
         }
+        out.insert("status".into(), self.status.into());
         Value::Object(out)
     }
 }
 
 impl LoginResult {
-    /// A failure with these words.
-    pub fn failure(error: impl Into<String>, status: u16) -> Self {
-        LoginResult::Failure { error: error.into(), status }
+    /// A failure with this code and these words.
+    pub fn failure(code: &str, error: impl Into<String>, status: u16) -> Self {
+        LoginResult::Failure { error: error.into(), code: code.to_owned(), status }
     }
 
     /// Whether the login succeeded.
@@ -108,7 +136,7 @@ impl LoginResult {
     pub fn to_value(&self) -> Value {
         match self {
             LoginResult::Success { user } => json!({ "success": true, "user": user }),
-            LoginResult::Failure { error, status } => json!({ "success": false, "error": error, "status": status }),
+            LoginResult::Failure { error, code, status } => json!({ "success": false, "error": error, "code": code, "status": status }),
         }
     }
 }
@@ -128,25 +156,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn shapes_match_the_contract() {
+    fn shapes_match_the_contract_with_a_code_on_every_failure() {
         let ok = LoginResult::Success { user: json!({"userId": "u"}) };
         assert_eq!(ok.to_value(), json!({"success": true, "user": {"userId": "u"}}));
-        assert_eq!(LoginResult::failure("nope", 401).to_value(), json!({"success": false, "error": "nope", "status": 401}));
+        assert_eq!(
+            LoginResult::failure("invalid_credentials", "nope", 401).to_value(),
+            json!({"success": false, "error": "nope", "code": "invalid_credentials", "status": 401})
+        );
         assert_eq!(DeviceResult::Success { device_id: "d1".into() }.to_value(), json!({"success": true, "deviceId": "d1"}));
-        assert_eq!(CallResult::failure("x", None).to_value(), json!({"success": false, "error": "x"}));
+        assert_eq!(CallResult::failure(codes::NOT_SIGNED_IN, "x", 0).to_value(), json!({"success": false, "error": "x", "code": "not_signed_in", "status": 0}));
     }
 
     #[test]
-    fn failure_message_prefers_the_error_body() {
+    fn the_servers_code_and_words_come_through_and_anything_else_gets_ours() {
         let r = HttpResponse { status: 401, body: r#"{"error":"invalid_credentials","message":"Wrong password"}"#.into() };
-        assert_eq!(failure_message(&r), "Wrong password");
+        assert_eq!(failure_of(&r), ("invalid_credentials".into(), "Wrong password".into()));
         let r = HttpResponse { status: 401, body: r#"{"error":"invalid_credentials","message":""}"#.into() };
-        assert_eq!(failure_message(&r), "invalid_credentials");
+        assert_eq!(failure_of(&r), ("invalid_credentials".into(), "invalid_credentials".into()));
         let r = HttpResponse { status: 502, body: "<html>".into() };
-        assert_eq!(failure_message(&r), "the server answered HTTP 502");
-        let c = CallResult::from_response(&r);
-        assert_eq!((c.status, c.success), (Some(502), false));
+        assert_eq!(failure_of(&r), ("http_error".into(), "The server answered HTTP 502 without saying why.".into()));
+        let r = HttpResponse { status: 500, body: r#"{"error":"<script>","message":"x"}"#.into() };
+        assert_eq!(failure_of(&r).0, "http_error", "only a plain snake_case code passes through");
+        let c = CallResult::from_response(&HttpResponse { status: 502, body: "<html>".into() });
+        assert_eq!((c.status, c.success, c.code.as_deref()), (502, false, Some("http_error")));
         let ok = CallResult::from_response(&HttpResponse { status: 201, body: r#"{"user":{}}"#.into() });
         assert_eq!(ok.to_value(), json!({"success": true, "data": {"user": {}}, "status": 201}));
+        let offline = CallResult::from_transport_error(&TransportError::Network("TypeError: Failed to fetch".into()));
+        assert_eq!(offline.code.as_deref(), Some("network"));
+        assert!(offline.error.unwrap().starts_with("The server could not be reached"));
     }
 }

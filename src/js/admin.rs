@@ -7,6 +7,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{object_arg, promise, string_arg};
 use super::errors::invalid;
+use super::types::{AuditQueryArg, SetFlagsOptionsArg};
 use super::AuthManager;
 use crate::core::calls::{Admin, CRON_ARCHIVE, CRON_DROP_EVAL, CRON_ROTATE};
 use crate::core::session::Session;
@@ -85,8 +86,9 @@ impl RollingDbAdmin {
         &self,
         #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "FlagChanges")] flags: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "SetFlagsOptions | undefined")] options: JsValue,
+        options: Option<SetFlagsOptionsArg>,
     ) -> Result<Promise, JsValue> {
+        let options: JsValue = options.map_or(JsValue::UNDEFINED, JsValue::from);
         let force = if options.is_undefined() || options.is_null() {
             false
         } else {
@@ -138,7 +140,8 @@ impl RollingDbAdmin {
     /// The audit log (sys_admin): newest first; `{companyId?, before?, limit?}` picks a tenant
     /// and a page (`before` is the previous page's `nextBefore`).
     #[wasm_bindgen(js_name = auditLog, unchecked_return_type = "Promise<CallResult<AuditPage>>")]
-    pub fn audit_log(&self, #[wasm_bindgen(unchecked_param_type = "AuditQuery | undefined")] query: JsValue) -> Result<Promise, JsValue> {
+    pub fn audit_log(&self, query: Option<AuditQueryArg>) -> Result<Promise, JsValue> {
+        let query: JsValue = query.map_or(JsValue::UNDEFINED, JsValue::from);
         let query = if query.is_undefined() || query.is_null() { serde_json::Map::new() } else { object_arg(&query, "query")? };
         let company_id = match query.get("companyId") {
             None | Some(Value::Null) => None,

@@ -8,7 +8,8 @@ use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, function_arg, object_arg, promise, string_arg, to_js};
-use super::errors::{error, invalid, Code};
+use super::errors::{error, invalid};
+use crate::core::codes;
 use super::hooks::subscribe;
 use crate::core::hooks::SignOutReason;
 use crate::core::json;
@@ -98,7 +99,7 @@ impl AuthManager {
             return Err(invalid("AuthManager needs an options object with a baseUrl"));
         }
         let config = parse_options(&object_arg(&options, "AuthManager options")?).map_err(invalid)?;
-        let storage: Rc<dyn Storage> = Rc::new(BrowserStorage::open().map_err(|e| error(Code::StorageUnavailable, &e))?);
+        let storage: Rc<dyn Storage> = Rc::new(BrowserStorage::open().map_err(|e| error(codes::STORAGE_UNAVAILABLE, &e))?);
         let clock: Rc<dyn Clock> = Rc::new(BrowserClock);
         // An integer: formatting a float would pull float printing into the module.
         let owner = ((js_sys::Math::random() * 1e15) as u64).to_string();
@@ -259,14 +260,14 @@ impl AuthManager {
         Ok(promise(async move { Value::Bool(session.has_permission(&action).await) }))
     }
 
-    /// Throws a `SessionBrokerError` with code `FORBIDDEN` when the current roles do not allow `action`.
+    /// Throws a `SessionBrokerError` with code `permission_denied` when the current roles do not allow `action`.
     #[wasm_bindgen(js_name = requirePermission)]
     pub fn require_permission(&self, #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue) -> Result<(), JsValue> {
         let action = string_arg(&action, "action")?;
         if self.session.allows(&action) {
             Ok(())
         } else {
-            Err(error(Code::Forbidden, &["not authorised: ", &action, " needs a role the current user does not have"].concat()))
+            Err(error(codes::PERMISSION_DENIED, &["Not allowed: ", &action, " needs a role the current user does not have."].concat()))
         }
     }
 
@@ -301,7 +302,7 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = registerOnLogin, unchecked_return_type = "Unsubscribe")]
     /// Runs `handler(user)` after every login (also one in another tab); returns an unsubscribe function.
-    pub fn register_on_login(&self, #[wasm_bindgen(unchecked_param_type = "(user: JwtClaims) => void | Promise<void>")] handler: JsValue) -> Result<Function, JsValue> {
+    pub fn register_on_login(&self, #[wasm_bindgen(unchecked_param_type = "(user: JwtClaims) => unknown")] handler: JsValue) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().login, function_arg(handler)?))
     }
 
@@ -309,14 +310,14 @@ impl AuthManager {
     /// Runs `handler({user, roles, companyChanged})` after every refresh (also one in another tab); returns an unsubscribe function.
     pub fn register_on_token_refresh(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => void | Promise<void>")] handler: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => unknown")] handler: JsValue,
     ) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().token_refresh, function_arg(handler)?))
     }
 
     #[wasm_bindgen(js_name = registerOnSignOut, unchecked_return_type = "Unsubscribe")]
     /// Runs `handler({reason, otherTab?})` before the tokens are cleared (a handler may still use the token); returns an unsubscribe function.
-    pub fn register_on_sign_out(&self, #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => void | Promise<void>")] handler: JsValue) -> Result<Function, JsValue> {
+    pub fn register_on_sign_out(&self, #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => unknown")] handler: JsValue) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().sign_out, function_arg(handler)?))
     }
 

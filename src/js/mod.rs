@@ -8,7 +8,7 @@ pub mod errors;
 pub mod hooks;
 mod management;
 pub mod sync_session;
-mod types;
+pub mod types;
 
 pub use admin::RollingDbAdmin;
 pub use auth_manager::AuthManager;

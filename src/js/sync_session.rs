@@ -5,8 +5,10 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use super::convert::{object_arg, string_arg, to_js};
-use super::errors::{error, invalid, Code};
+use super::errors::{error, invalid};
+use crate::core::codes;
 use super::hooks::subscribe;
+use super::types::SyncSessionOptionsArg;
 use super::AuthManager;
 use crate::core::hooks::HookList;
 use crate::core::realtime::{SyncFailure, SyncSession as CoreSync};
@@ -20,9 +22,9 @@ pub struct SyncSession {
 
 fn failure_error(f: &SyncFailure) -> JsValue {
     let code = match f {
-        SyncFailure::NotSignedIn => Code::NotSignedIn,
-        SyncFailure::Refused { .. } => Code::RealtimeRefused,
-        SyncFailure::Closed => Code::Closed,
+        SyncFailure::NotSignedIn => codes::NOT_SIGNED_IN,
+        SyncFailure::Refused { .. } => codes::REALTIME_REFUSED,
+        SyncFailure::Closed => codes::CLOSED,
     };
     error(code, &f.message())
 }
@@ -31,7 +33,9 @@ fn failure_error(f: &SyncFailure) -> JsValue {
 impl SyncSession {
     /// `new SyncSession(auth, { url? })`; `url` defaults to `baseUrl` with `ws(s)://` and `/realtime`.
     #[wasm_bindgen(constructor)]
-    pub fn new(auth: &AuthManager, #[wasm_bindgen(unchecked_param_type = "SyncSessionOptions | undefined")] options: JsValue) -> Result<SyncSession, JsValue> {
+    pub fn new(auth: &AuthManager, options: Option<SyncSessionOptionsArg>) -> Result<SyncSession, JsValue> {
+        // Optional in the `.d.ts` (`options?:`); whatever JS passes is checked below.
+        let options: JsValue = options.map_or(JsValue::UNDEFINED, JsValue::from);
         let session = auth.session().clone();
         let url = if options.is_undefined() || options.is_null() {
             realtime_url(session.base_url())

@@ -59,21 +59,20 @@ export interface Company {
   [detail: string]: unknown;
 }
 
-export type LoginResult =
-  | { success: true; user: JwtClaims }
-  /** `status` 0: the server could not be reached. */
-  | { success: false; error: string; status: number };
-
-export interface CallResult<T = unknown> {
-  success: boolean;
-  data?: T;
-  error?: string;
-  status?: number;
+/** Why a call failed, for people (`error`) and for programs (`code`); `status` 0: no HTTP answer. */
+export interface Failure {
+  success: false;
+  error: string;
+  code: ErrorCode;
+  status: number;
 }
 
-export type RegisterDeviceResult =
-  | { success: true; deviceId: string }
-  | { success: false; error: string; status?: number };
+export type LoginResult = { success: true; user: JwtClaims } | Failure;
+
+/** Narrow on `success`: `if (r.success) r.data` is `T`; otherwise `r.code` says why. */
+export type CallResult<T = unknown> = { success: true; data: T; status: number } | Failure;
+
+export type RegisterDeviceResult = { success: true; deviceId: string } | Failure;
 
 export interface DeviceStatus {
   isOnline: boolean;
@@ -394,8 +393,29 @@ export interface InvalidationResult {
   invalidatedAt: number;
 }
 
-export type SessionBrokerErrorCode =
-  | "FORBIDDEN" | "INVALID_ARGUMENT" | "STORAGE_UNAVAILABLE" | "NOT_SIGNED_IN" | "REALTIME_REFUSED" | "CLOSED";
+/** The SDK's own codes, when the server gave none (src/core/codes.rs). */
+export type SdkErrorCode =
+  | "network" | "timeout" | "http_error" | "bad_response"
+  | "not_signed_in" | "session_expired" | "storage_unavailable" | "invalid_argument"
+  | "permission_denied" | "realtime_refused" | "closed" | "not_initialized";
+
+/** The server's codes, passed through as it sent them (src/protocol/errors.rs). */
+export type ServerErrorCode =
+  | "all_dbs_active" | "bad_request" | "cannot_delete_self" | "company_exists"
+  | "company_not_empty" | "conflict" | "core_missing" | "current_password_required"
+  | "drop_requires_rolling_db" | "file_exists" | "forbidden" | "illegal_database_name"
+  | "internal" | "invalid_body" | "invalid_credential" | "invalid_credentials"
+  | "invalid_refresh_token" | "invalid_token" | "malformed_json" | "method_not_allowed"
+  | "missing_token" | "no_catalogue" | "not_found" | "payload_too_large"
+  | "rate_limited" | "refresh_token_expired" | "refresh_token_replayed" | "refresh_token_reused"
+  | "refresh_token_revoked" | "sdk_too_old" | "schema_behind" | "no_headroom"
+  | "conflicts_disabled" | "backups_disabled" | "reconciliation_not_green" | "session_ended"
+  | "token_expired" | "unknown_company" | "unknown_cron" | "unknown_device"
+  | "unknown_run" | "unknown_sale" | "unknown_tenant" | "unknown_user"
+  | "unsupported_media_type" | "username_taken";
+
+/** A failure's `code`: one of the lists above, or a code a newer server sends. */
+export type ErrorCode = SdkErrorCode | ServerErrorCode | (string & {});
 
 export interface SyncSessionOptions {
   /** Default: the AuthManager's baseUrl with ws(s):// and /realtime. */
@@ -440,12 +460,29 @@ export interface SyncEventMap {
 
 export interface SyncSession {
   /** Subscribes to an event; returns the unsubscribe function. */
-  on<K extends keyof SyncEventMap>(event: K, handler: (payload: SyncEventMap[K]) => void | Promise<void>): Unsubscribe;
+  on<K extends keyof SyncEventMap>(event: K, handler: (payload: SyncEventMap[K]) => unknown): Unsubscribe;
 }
 
-/** Every error the SDK throws or rejects with. */
-export interface SessionBrokerError extends Error {
-  name: "SessionBrokerError";
-  code: SessionBrokerErrorCode;
+/** Every error the SDK throws or rejects with: `instanceof SessionBrokerError` works. */
+export declare class SessionBrokerError extends Error {
+  readonly name: "SessionBrokerError";
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, cause?: unknown);
 }
+
+/** Whether `value` is a SessionBrokerError. */
+export declare function isSessionBrokerError(value: unknown): value is SessionBrokerError;
 "#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// An optional options object typed by name, so the `.d.ts` reads `options?: SyncSessionOptions`.
+    #[wasm_bindgen(typescript_type = "SyncSessionOptions")]
+    pub type SyncSessionOptionsArg;
+    /// `setFlags`'s optional third argument.
+    #[wasm_bindgen(typescript_type = "SetFlagsOptions")]
+    pub type SetFlagsOptionsArg;
+    /// `auditLog`'s optional query.
+    #[wasm_bindgen(typescript_type = "AuditQuery")]
+    pub type AuditQueryArg;
+}

@@ -1,7 +1,8 @@
 //! The error codes of the contract's error body `{error, message}`: every code the server
 //! answers with, in one place. The SDK passes them through to the caller as `code`.
 
-/// Declares each code once: the constant, its doc comment, and its entry in [`ALL`].
+/// Declares each code once: the constant, its doc comment, and its entry in `ALL` (the SDK's
+/// own codes in `core::codes` are declared the same way).
 macro_rules! codes {
     ($($(#[doc = $doc:literal])+ $name:ident = $text:literal;)+) => {
         $($(#[doc = $doc])+ pub const $name: &str = $text;)+
@@ -9,6 +10,7 @@ macro_rules! codes {
         pub const ALL: &[&str] = &[$($name),+];
     };
 }
+pub(crate) use codes;
 
 codes! {
     /// 409: the cluster's `ROLLING_DB_MAX_OPEN` open handles are all in use.

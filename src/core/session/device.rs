@@ -4,6 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::Session;
+use crate::core::codes;
 use crate::core::json;
 use crate::core::keys;
 use crate::core::ports::Method;
@@ -47,7 +48,7 @@ impl Session {
             return DeviceResult::Failure(CallResult::from_response(&response));
         }
         let Some(device_id) = json::parse(&response.body).and_then(|v| json::str_field(&v, "deviceId").map(str::to_owned)) else {
-            return DeviceResult::Failure(CallResult::failure("the server's answer carried no deviceId", Some(response.status)));
+            return DeviceResult::Failure(CallResult::failure(codes::BAD_RESPONSE, "The server registered the device but sent no deviceId.", response.status));
         };
         if let Err(e) = self.storage().set(keys::DEVICE_ID, &device_id) {
             self.reporter().error(&["session-broker: could not store the device id: ", &e].concat());

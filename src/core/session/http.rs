@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::Session;
 use crate::core::calls::{Management, Route};
+use crate::core::codes;
 use crate::core::ports::{HttpRequest, HttpResponse, Method, TransportError};
 use crate::core::results::CallResult;
 use crate::core::url;
@@ -19,10 +20,10 @@ impl Session {
     /// A call that needs the session: no token → a failure and no request.
     pub(super) async fn authorized(&self, method: Method, path: &str, body: Option<String>) -> Result<HttpResponse, CallResult> {
         if self.stored_token().is_none() {
-            return Err(CallResult::failure("not signed in: this call needs a session token", None));
+            return Err(CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0));
         }
         let Some(token) = self.get_token().await else {
-            return Err(CallResult::failure("the session token expired and could not be refreshed", Some(401)));
+            return Err(CallResult::failure(codes::SESSION_EXPIRED, "The session expired and could not be refreshed: log in again.", 401));
         };
         self.send(method, path, body, Some(token)).await.map_err(|e| CallResult::from_transport_error(&e))
     }
@@ -58,7 +59,7 @@ impl Session {
     pub async fn manage(&self, call: Management) -> CallResult {
         let route = match call.route() {
             Ok(r) => r,
-            Err(e) => return CallResult::failure(e, None),
+            Err(e) => return CallResult::failure(codes::INVALID_ARGUMENT, e, 0),
         };
         let result = self.send_route(route).await;
         if let (Management::GetCompany(id), true) = (&call, result.success) {

@@ -7,7 +7,8 @@ use super::{company_record, parse_auth_response, InputError, Phase, Session};
 use crate::core::hooks::{sign_out_event, SignOutReason};
 use crate::core::keys::{self, HeaderKind, TokenKind};
 use crate::core::ports::{HttpResponse, Method, TransportError};
-use crate::core::results::{failure_message, LoginResult};
+use crate::core::codes;
+use crate::core::results::{failure_of, transport_failure, LoginResult};
 use crate::core::time::{expires_at, seconds_to_ms};
 use crate::core::token::Claims;
 use crate::protocol::AuthResponse;
@@ -31,17 +32,21 @@ impl Session {
     async fn complete_login(&self, response: Result<HttpResponse, TransportError>, username: Option<&str>) -> LoginResult {
         let response = match response {
             Ok(r) => r,
-            Err(e) => return LoginResult::failure(e.to_string(), 0),
+            Err(e) => {
+                let (code, error) = transport_failure(&e);
+                return LoginResult::failure(code, error, 0);
+            }
         };
         if response.status != 200 {
-            return LoginResult::failure(failure_message(&response), response.status);
+            let (code, error) = failure_of(&response);
+            return LoginResult::failure(&code, error, response.status);
         }
         let Some((auth, claims)) = parse_auth_response(&response.body) else {
-            return LoginResult::failure("the server's login answer carried no valid token", response.status);
+            return LoginResult::failure(codes::BAD_RESPONSE, "The server accepted the login but its answer carried no valid token.", response.status);
         };
         self.end_previous_session(SignOutReason::Login).await;
         if let Err(e) = self.persist(&auth, true) {
-            return LoginResult::failure(["the session could not be stored: ", &e].concat(), response.status);
+            return LoginResult::failure(codes::STORAGE_UNAVAILABLE, ["The session could not be stored in this browser: ", &e].concat(), response.status);
         }
         {
             let mut memory = self.0.memory.borrow_mut();

@@ -1,0 +1,54 @@
+//! The SDK's own failure codes: what a result's `code` (or a thrown `SessionBrokerError`'s) says
+//! when the server gave none. With the server's codes (`protocol::errors`) they form the one list
+//! the `.d.ts` types as `ErrorCode`; no code is in both.
+
+crate::protocol::errors::codes! {
+    /// No answer: offline, DNS, a refused connection or CORS.
+    NETWORK = "network";
+    /// No answer within the request timeout.
+    TIMEOUT = "timeout";
+    /// An HTTP error status without the contract's error body (a proxy's page, say).
+    HTTP_ERROR = "http_error";
+    /// A success status whose body the SDK cannot use (a login answer without a token).
+    BAD_RESPONSE = "bad_response";
+    /// The call needs a session and none is stored.
+    NOT_SIGNED_IN = "not_signed_in";
+    /// The access token expired and could not be refreshed.
+    SESSION_EXPIRED = "session_expired";
+    /// The page has no usable `localStorage` (or it refused a write).
+    STORAGE_UNAVAILABLE = "storage_unavailable";
+    /// An argument is missing or of the wrong shape (thrown, never sent).
+    INVALID_ARGUMENT = "invalid_argument";
+    /// The current roles do not allow the action (`requirePermission`).
+    PERMISSION_DENIED = "permission_denied";
+    /// The realtime server refused the session.
+    REALTIME_REFUSED = "realtime_refused";
+    /// The realtime session was closed before it was ready.
+    CLOSED = "closed";
+    /// The module was used before `await init()`.
+    NOT_INITIALIZED = "not_initialized";
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    #[test]
+    fn the_sdk_codes_and_the_server_codes_are_one_list_without_overlap() {
+        for code in super::ALL {
+            assert!(code.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{code}");
+            assert!(!crate::protocol::errors::ALL.contains(code), "{code} is a server code too");
+        }
+    }
+
+    /// The `.d.ts` unions are written out in `js/types.rs`; they must list exactly these codes.
+    #[test]
+    fn the_typescript_unions_list_every_code_and_nothing_else() {
+        let ts = include_str!("../js/types.rs");
+        let union = |name: &str| -> Vec<String> {
+            let start = ts.find(&format!("export type {name} =")).unwrap_or_else(|| panic!("{name} is declared"));
+            let body = &ts[start..start + ts[start..].find(';').unwrap()];
+            body.split('"').skip(1).step_by(2).map(str::to_owned).collect()
+        };
+        assert_eq!(union("SdkErrorCode"), super::ALL);
+        assert_eq!(union("ServerErrorCode"), crate::protocol::errors::ALL);
+    }
+}

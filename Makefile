@@ -7,6 +7,9 @@ GECKODRIVER_VERSION := 0.37.1
 # The wasm-bindgen CLI must be exactly the crate's version (Cargo.lock), or wasm-pack tries to download one.
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 APT_PACKAGES := chromium chromium-driver firefox-esr pkg-config libssl-dev
+# The JS tools of the tests, pinned, from the npm registry into target/npm-tools: the TypeScript
+# that compiles tests/types, the bundlers of tests/bundlers, axe-core for the accessibility audit.
+NPM_TOOLS := typescript@5.9.3 vite@8.3.8 esbuild@0.28.2 webpack@5.112.2 webpack-cli@7.3.1 axe-core@4.14.1
 # Current binaryen from the npm registry (runs on the machine's Node at build time only).
 BINARYEN_VERSION := 132.0.0
 WASM_OPT := target/binaryen/node_modules/.bin/wasm-opt
@@ -33,6 +36,9 @@ setup:
 	  if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
 	@$(WASM_OPT) --version 2>/dev/null | grep -q "version $(firstword $(subst ., ,$(BINARYEN_VERSION)))" \
 	  || npm install --silent --no-save --no-audit --no-fund --prefix target/binaryen binaryen@$(BINARYEN_VERSION)
+	@[ "$$(cat target/npm-tools/.pinned 2>/dev/null)" = "$(NPM_TOOLS)" ] \
+	  || { npm install --silent --no-save --no-audit --no-fund --prefix target/npm-tools $(NPM_TOOLS) \
+	       && echo "$(NPM_TOOLS)" > target/npm-tools/.pinned; }
 
 ## The npm package in pkg/: wasm-pack's output merged with pkg-template/.
 build: setup
@@ -42,7 +48,7 @@ build: setup
 	  template_version=$$(awk -F'"' '/"version":/ { print $$4; exit }' pkg-template/package.json); \
 	  [ "$$cargo_version" = "$$template_version" ] || { echo "pkg-template/package.json is $$template_version, Cargo.toml is $$cargo_version"; exit 1; }
 	node pkg-template/finish.mjs
-	cp pkg-template/package.json pkg-template/README.md pkg/
+	cp pkg-template/package.json pkg-template/README.md pkg-template/types.js pkg/
 	rm -f pkg/.gitignore
 	@# Every file the glue imports must be in the tarball npm users get.
 	@packed=$$(cd pkg && npm pack --dry-run --json 2>/dev/null); \
@@ -70,6 +76,8 @@ test-browser:
 ## The built release package (what npm users get) and the demo page, driven in headless
 ## Chromium through chromedriver (mock-server/tests/e2e); screenshots land in target/e2e/.
 test-package: build
+	bash tests/types/run.sh
+	bash tests/bundlers/build.sh
 	cargo test -p mock-server --test e2e -- --ignored --test-threads=1
 
 ## Builds the release package, starts the mock server with the demo seed, serves www/.

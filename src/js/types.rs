@@ -65,6 +65,8 @@ export interface Failure {
   error: string;
   code: ErrorCode;
   status: number;
+  /** Absent: `const { data } = r` gives `T | undefined` until `r.success` is checked. */
+  data?: undefined;
 }
 
 export type LoginResult = { success: true; user: JwtClaims } | Failure;

@@ -35,3 +35,16 @@ async fn many_tabs_share_one_refresh_and_hear_each_other() {
     let (base, _state) = serve_with(repo_root().join("tests/many-tabs"), settings).await;
     run_check_page(&base, "index.html", 20).await;
 }
+
+/// The page of tests/bundlers/ as Vite, esbuild and webpack built it from the packed tarball
+/// (tests/bundlers/build.sh): each logs in and reads getToken() with the wasm it emitted.
+#[tokio::test]
+#[ignore = "needs tests/bundlers/build.sh's output and Chromium: run `make test-package`"]
+async fn every_bundler_ships_a_page_that_works() {
+    for name in ["vite", "esbuild", "webpack"] {
+        let dist = repo_root().join("target/bundlers").join(name).join("dist");
+        assert!(dist.join("index.html").exists(), "{name}: run tests/bundlers/build.sh first (make test-package does)");
+        let (base, _state) = serve(dist).await;
+        run_check_page(&base, "index.html", 4).await;
+    }
+}

@@ -1,0 +1,92 @@
+// A realistic app against the published types: a login form, a guarded admin screen, a realtime
+// status line. Compiled with tsc --strict by tests/types/run.sh; every @ts-expect-error line
+// proves a union narrows (it fails the compile if the error it expects goes away).
+import init, {
+  AuthManager,
+  RollingDbAdmin,
+  SyncSession,
+  SessionBrokerError,
+  isSessionBrokerError,
+  type CallResult,
+  type ErrorCode,
+  type FlagRecord,
+  type LoginResult,
+  type SignOutEvent,
+} from "session-broker";
+import type { AuthManagerOptions } from "session-broker/types";
+
+const options: AuthManagerOptions = { baseUrl: "https://api.example.com" };
+void options;
+
+await init();
+
+const auth = new AuthManager({ baseUrl: "https://api.example.com", autoRefresh: true });
+const seen: string[] = [];
+// Handlers may return anything (a push returns a number).
+auth.registerOnSignOut((e: SignOutEvent) => seen.push(e.reason));
+auth.registerOnLogin((user) => seen.push(user.userId ?? "?"));
+const off = auth.registerOnTokenRefresh(async ({ roles }) => roles.length);
+off();
+
+function message(r: LoginResult): string {
+  if (r.success) return `welcome ${r.user.userId}`;
+  const code: ErrorCode = r.code;
+  // @ts-expect-error a failure has no user
+  r.user;
+  switch (code) {
+    case "invalid_credentials":
+      return "Wrong username or password.";
+    case "network":
+      return "Offline?";
+    default:
+      return r.error;
+  }
+}
+message(await auth.login({ username: "alice", password: "alice-pass" }));
+
+const admin = new RollingDbAdmin(auth);
+const flags: CallResult<FlagRecord> = await admin.setFlags("acme", { rollingDb: true });
+if (flags.success) {
+  const on: boolean = flags.data.rollingDb;
+  void on;
+} else {
+  const status: number = flags.status;
+  void status;
+  // @ts-expect-error a failure carries no data
+  flags.data.rollingDb;
+}
+const { data } = await admin.runRotate();
+// @ts-expect-error data is undefined on the failure branch: narrow first
+data.runId;
+const run = await admin.runRotate();
+if (run.success) void run.data.runId;
+const pre = await admin.preflight("acme");
+if (pre.success && !pre.data.rollingDb.ready) {
+  for (const c of pre.data.rollingDb.checks) if (!c.ok) console.log(c.check, c.detail, c.runbookStep);
+}
+
+const sync = new SyncSession(auth);
+const states: string[] = [];
+sync.on("state", (s) => states.push(s));
+sync.on("error", ({ code, message }) => console.warn(code, message));
+try {
+  await sync.connect();
+} catch (e) {
+  if (isSessionBrokerError(e)) {
+    const code: ErrorCode = e.code;
+    void code;
+  }
+  if (e instanceof SessionBrokerError && e.code === "realtime_refused") sync.close();
+}
+
+try {
+  auth.requirePermission("crons:run");
+} catch (e) {
+  // @ts-expect-error unknown until narrowed
+  e.code;
+  if (isSessionBrokerError(e)) console.log(e.name, e.code, e.message);
+}
+{
+  using scoped = new AuthManager({ baseUrl: "https://api.example.com" });
+  void scoped.checkIfLoggedIn();
+}

@@ -1,0 +1,8 @@
+// The names the README's examples use without declaring them (a block continues the one before).
+import type { AuthManager } from "session-broker";
+
+declare global {
+  var auth: AuthManager;
+  function showWrongPassword(): void;
+  function hideTheButton(): void;
+}

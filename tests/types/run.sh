@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The package's types as a TypeScript user meets them: the packed tarball installed into a fresh
+# project, every code block of README.md and the package README plus a realistic app (app.ts),
+# compiled with `tsc --strict` (TypeScript pinned by `make setup`). Prints a `test result:` line.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tsc="$root/target/npm-tools/node_modules/.bin/tsc"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+(cd "$root/pkg" && npm pack --silent --pack-destination "$work" >/dev/null)
+cd "$work"
+npm init -y >/dev/null
+npm install --silent --no-audit --no-fund ./session-broker-*.tgz
+cp "$root"/tests/types/{app.ts,globals.d.ts,tsconfig.json} .
+blocks=$(node "$root/tests/types/extract.mjs" . "$root/README.md" "$root/pkg-template/README.md")
+echo "tsc $("$tsc" --version): app.ts and $blocks README block(s) against the packed tarball"
+# Server-side rendering: importing the package (or its types-only entry) in Node touches no window.
+node --input-type=module -e 'await import("session-broker"); await import("session-broker/types");'
+if "$tsc" -p .; then
+  echo "test result: ok. $((blocks + 1)) passed; 0 failed"
+else
+  echo "test result: FAILED. 0 passed; $((blocks + 1)) failed"
+  exit 1
+fi

@@ -18,7 +18,7 @@ WASM_FEATURES := --enable-reference-types --enable-bulk-memory --enable-nontrapp
 DEMO_LISTEN ?= 127.0.0.1:8080
 DEMO_DATA ?= target/demo-data
 
-.PHONY: setup build test test-native test-browser test-package demo size bench clean
+.PHONY: setup build test test-native test-browser test-package demo size bench clean release-check
 
 ## Installs whatever is missing; a no-op when everything is present.
 setup:
@@ -77,6 +77,7 @@ test-browser:
 ## Chromium through chromedriver (mock-server/tests/e2e); screenshots land in target/e2e/.
 test-package: build
 	bash tests/types/run.sh
+	bash tests/release/run.sh
 	bash tests/bundlers/build.sh
 	cargo test -p mock-server --test e2e -- --ignored --test-threads=1
 
@@ -102,3 +103,9 @@ bench: size
 clean:
 	cargo clean
 	rm -rf pkg $(DEMO_DATA)
+
+## The release check of .github/workflows/release.yml: TAG on master, versions agree, the
+## package holds exactly what users need. `make release-check TAG=v1.4.17`.
+release-check: build
+	@[ -n "$(TAG)" ] || { echo "usage: make release-check TAG=v<version>"; exit 1; }
+	.ci/release-check $(TAG)

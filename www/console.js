@@ -160,6 +160,7 @@ export function createConsole(auth, admin) {
       const { done, total } = run.progress;
       const pct = total ? Math.round((100 * done) / total) : 0;
       $("run-bar").style.width = `${run.status === "running" ? pct : 100}%`;
+      $("run-bar").parentElement.setAttribute("aria-valuenow", String(run.status === "running" ? pct : 100));
       $("run-bar").className = run.status;
       setText("run-status", `${name}: ${run.status}, ${done} of ${total} step(s)`);
       $("run-log").replaceChildren(...run.log.map((line) => el("li", line)));
@@ -268,7 +269,8 @@ export function createConsole(auth, admin) {
     steps.replaceChildren(el("li", "Turn rollingDb off (rollingDbDrop goes off with it): dropping stops."),
       el("li", "Invalidate the tenant's clients: each device destroys its local database at its next handshake."),
       el("li", "Devices re-bootstrap from the legacy database; invalidate_daily returns. CORE edits made meanwhile are not copied back."),
-      confirm);
+      el("li", "", "confirm"));
+    steps.lastChild.append(confirm);
     confirm.addEventListener("click", async () => {
       confirm.disabled = true;
       const items = steps.querySelectorAll("li");

@@ -87,6 +87,27 @@ impl Browser {
         panic!("waiting for {what} in {css}; last text: {last:?}");
     }
 
+    /// Runs axe-core (pinned in target/npm-tools by `make setup`) on the current page and answers
+    /// the serious and critical violations, one line each (rule, impact, first targets).
+    pub async fn accessibility_violations(&self) -> Vec<String> {
+        let axe = std::fs::read_to_string(repo_root().join("target/npm-tools/node_modules/axe-core/axe.min.js"))
+            .expect("axe-core is installed by make setup");
+        self.client.execute(&axe, vec![]).await.expect("axe-core loads");
+        let result = self
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 axe.run(document, { resultTypes: ['violations'] }).then((r) => done(r.violations
+                   .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+                   .map((v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`)),
+                   (e) => done([`axe failed: ${e}`]));",
+                vec![],
+            )
+            .await
+            .expect("axe-core runs");
+        result.as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+    }
+
     pub async fn screenshot(&self, name: &str) {
         let dir = repo_root().join("target/e2e");
         std::fs::create_dir_all(&dir).unwrap();

@@ -37,6 +37,8 @@ async fn canary_activation_and_rollback_from_the_page() {
     let console_shown = b.client.find(Locator::Css("#console-body")).await.unwrap().is_displayed().await.unwrap();
     assert!(!console_shown, "a cashier does not see the operations console");
     b.screenshot("01-session-cashier").await;
+    let violations = b.accessibility_violations().await;
+    assert!(violations.is_empty(), "the page as a cashier sees it: {violations:#?}");
     let device_tab = b.client.window().await.unwrap();
 
     // The operator, on the other origin.
@@ -47,12 +49,16 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.wait_text("#fleet", "the fleet", |t| t.contains("Acme Corp (acme)")).await;
     b.wait_text("#t-routing", "acme on legacy", |t| t == "the legacy database").await;
     b.screenshot("02-console-all-flags-off").await;
+    let violations = b.accessibility_violations().await;
+    assert!(violations.is_empty(), "the console as sys_admin sees it: {violations:#?}");
 
     // Switching on shows the runbook's prerequisites first, every one met here.
     click(&b, "#flag-acme-rollingDb").await;
     let checklist = b.wait_text("#preflight", "the preflight checklist", |t| t.contains("Every prerequisite of rollingDb")).await;
     assert!(checklist.contains("✓ schema") && checklist.contains("✓ headroom") && checklist.contains("✓ sdk adoption"), "{checklist}");
     b.screenshot("02b-console-preflight").await;
+    let violations = b.accessibility_violations().await;
+    assert!(violations.is_empty(), "the preflight checklist: {violations:#?}");
     click(&b, "#preflight-confirm").await;
     for _ in 0..50 {
         // The fleet table is re-rendered on refresh: an element found may go stale before it is read.
@@ -100,6 +106,8 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.wait_text("#rollback-confirm", "the rollback to finish", |t| t.contains("rolled back")).await;
     b.wait_text("#t-routing", "acme back on legacy", |t| t == "the legacy database").await;
     b.screenshot("05-console-rolled-back").await;
+    let violations = b.accessibility_violations().await;
+    assert!(violations.is_empty(), "the console after a rotate and a rollback: {violations:#?}");
 
     b.client.switch_to_window(device_tab).await.unwrap();
     b.wait_text("#rt-routing", "the device back on legacy", |t| t == "legacy database").await;

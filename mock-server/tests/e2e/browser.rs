@@ -1,5 +1,6 @@
-//! Headless Chromium through chromedriver (fantoccini), against the app served in-process with
-//! the repository's www/ and the built pkg/.
+//! Headless Chromium through chromedriver, and WebKit (WebKitWebDriver driving MiniBrowser under
+//! Xvfb), through fantoccini, against the app served in-process with the repository's www/ and
+//! the built pkg/.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -41,31 +42,67 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// The browser engines the package is tested in (Firefox runs the wasm suites, tests/run-browser.sh).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Chromium,
+    /// Safari's engine: Debian's WebKitWebDriver driving MiniBrowser, in Xvfb.
+    WebKit,
+}
+
+/// Where Debian's webkit2gtk-driver keeps the browser it automates.
+const MINIBROWSER: &str = "/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser";
+
 impl Browser {
     pub async fn start() -> Browser {
+        Browser::start_engine(Engine::Chromium).await
+    }
+
+    pub async fn start_engine(engine: Engine) -> Browser {
         let port = free_port();
-        let driver = Command::new("chromedriver").arg(format!("--port={port}")).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("chromedriver (make setup installs it)");
-        let profile = std::env::temp_dir().join(format!("e2e-chromium-{}-{port}", std::process::id()));
-        let caps = json!({
-            "goog:chromeOptions": {
-                "binary": "/usr/bin/chromium",
-                "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                         "--window-size=1400,1800", format!("--user-data-dir={}", profile.display())]
-            }
-        });
+        let profile = std::env::temp_dir().join(format!("e2e-{engine:?}-{}-{port}", std::process::id()));
+        let (mut command, caps) = match engine {
+            Engine::Chromium => (
+                {
+                    let mut c = Command::new("chromedriver");
+                    c.arg(format!("--port={port}"));
+                    c
+                },
+                json!({
+                    "goog:chromeOptions": {
+                        "binary": "/usr/bin/chromium",
+                        "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                                 "--window-size=1400,1800", format!("--user-data-dir={}", profile.display())]
+                    }
+                }),
+            ),
+            Engine::WebKit => (
+                {
+                    // xvfb-run gives the driver (and the MiniBrowser it starts) a display of its own.
+                    let mut c = Command::new("xvfb-run");
+                    c.args(["-a", "-s", "-screen 0 1400x1800x24", "WebKitWebDriver", &format!("--port={port}")]);
+                    c
+                },
+                json!({
+                    "browserName": "MiniBrowser",
+                    "webkitgtk:browserOptions": { "binary": MINIBROWSER, "args": ["--automation"] }
+                }),
+            ),
+        };
+        // Its own process group, so stop() ends the driver, the browser and Xvfb together.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut driver = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|e| panic!("{engine:?}'s driver (make setup installs it): {e}"));
         let caps = caps.as_object().unwrap().clone();
         let url = format!("http://127.0.0.1:{port}");
-        let mut driver = driver;
-        for _ in 0..100 {
+        for _ in 0..300 {
             if let Ok(client) = ClientBuilder::native().capabilities(caps.clone()).connect(&url).await {
                 return Browser { client, driver, profile };
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let _ = driver.kill();
-        let _ = driver.wait();
-        panic!("chromedriver did not accept a session");
+        kill_group(&mut driver);
+        panic!("{engine:?}'s driver did not accept a session");
     }
 
     pub async fn text(&self, css: &str) -> String {
@@ -125,8 +162,13 @@ impl Browser {
 
     pub async fn stop(mut self) {
         let _ = self.client.clone().close().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+        kill_group(&mut self.driver);
         let _ = std::fs::remove_dir_all(&self.profile);
     }
+}
+
+/// Ends a driver and everything it started (its process group).
+fn kill_group(driver: &mut Child) {
+    let _ = Command::new("kill").args(["-TERM", "--", &format!("-{}", driver.id())]).status();
+    let _ = driver.wait();
 }

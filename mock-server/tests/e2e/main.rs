@@ -4,12 +4,16 @@
 mod browser;
 mod demo;
 
-use browser::{repo_root, serve, serve_with, Browser};
+use browser::{repo_root, serve, serve_with, Browser, Engine};
 use mock_server::settings::Settings;
 
 /// Opens a check page (one "ok …"/"FAIL …" line a check, then "done") and asserts on it.
 async fn run_check_page(base: &str, page: &str, at_least: usize) {
-    let browser = Browser::start().await;
+    run_check_page_in(Engine::Chromium, base, page, at_least).await;
+}
+
+async fn run_check_page_in(engine: Engine, base: &str, page: &str, at_least: usize) {
+    let browser = Browser::start_engine(engine).await;
     browser.client.goto(&format!("{base}/{page}")).await.unwrap();
     let out = browser.wait_text("#out", "the check page to finish", |t| t.lines().any(|l| l == "done")).await;
     browser.stop().await;
@@ -47,4 +51,16 @@ async fn every_bundler_ships_a_page_that_works() {
         let (base, _state) = serve(dist).await;
         run_check_page(&base, "index.html", 4).await;
     }
+}
+
+/// The same two pages in WebKit (Safari's engine): login, refresh, device, realtime with the
+/// catalogue bootstrap into IndexedDB and the sign-out's destroy, and four tabs sharing one refresh.
+#[tokio::test]
+#[ignore = "needs the built pkg/, WebKitWebDriver and Xvfb: run `make test-package`"]
+async fn the_release_package_works_in_webkit() {
+    let (base, _state) = serve(repo_root().join("tests/package-smoke")).await;
+    run_check_page_in(Engine::WebKit, &base, "", 10).await;
+    let settings = Settings { test_controls: true, refresh_reuse_grace_secs: 0, ..Settings::default() };
+    let (base, _state) = serve_with(repo_root().join("tests/many-tabs"), settings).await;
+    run_check_page_in(Engine::WebKit, &base, "index.html", 20).await;
 }

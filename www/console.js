@@ -127,6 +127,20 @@ export function createConsole(auth, admin) {
     }
   }
 
+  /** key_manager's fleet: the one tenant typed in, its flags read from the preflight it may read. */
+  async function renderTenantFlags() {
+    const body = $("fleet").tBodies[0];
+    const pre = await admin.preflight(tenant);
+    body.replaceChildren();
+    if (!pre.success) {
+      body.append(row(tenant, explain(pre), "", "", "", ""));
+      return;
+    }
+    const { rollingDb, rollingDbDrop } = pre.data;
+    body.append(row(tenant, toggle(tenant, "rollingDb", rollingDb.on, false), toggle(tenant, "rollingDbDrop", rollingDbDrop.on, !rollingDb.on),
+      "sys_admin only", "sys_admin only", "sys_admin only"));
+  }
+
   function renderCrons(view) {
     const body = $("crons").tBodies[0];
     body.replaceChildren();
@@ -206,6 +220,8 @@ export function createConsole(auth, admin) {
     for (const c of candidates?.candidates ?? []) {
       body.append(row(c.name, mark(c.drained), mark(c.archived), mark(c.reconciled), c.ageDays < 0 ? "tomorrow" : `${c.ageDays} d`, c.eligible ? "eligible" : "kept"));
     }
+    if (!candidates) body.append(row("The cleanup candidates need sys_admin.", "", "", "", "", ""));
+    else if (!candidates.candidates.length) body.append(row("No day database yet: the rotate creates them, and they become candidates once past.", "", "", "", "", ""));
   }
 
   function renderAudit(page) {
@@ -244,8 +260,12 @@ export function createConsole(auth, admin) {
     ]);
     $("audit-card").hidden = !audit.success;
     if (audit.success) renderAudit(audit.data);
+    $("keys-tenant").hidden = fleet.success || fleet.code !== "forbidden";
+    // What needs sys_admin is said once (the tenant-id hint), not shown as empty tables.
+    $("tenant").hidden = !fleet.success;
+    $("cluster-card").hidden = !cluster.success;
     if (fleet.success) renderFleet(fleet.data);
-    else if (fleet.code === "forbidden") fail("The fleet, cluster and audit views need sys_admin; flags, crons and invalidation work for key_manager too.");
+    else if (fleet.code === "forbidden") await renderTenantFlags();
     else fail(`The fleet could not be read: ${explain(fleet)}`);
     if (crons.success) renderCrons(crons.data);
     if (cluster.success) renderCluster(cluster.data);
@@ -254,6 +274,7 @@ export function createConsole(auth, admin) {
   }
 
   $("tenant").addEventListener("change", (e) => { tenant = e.target.value; refresh(); });
+  $("tenant-id").addEventListener("change", (e) => { tenant = e.target.value.trim() || "acme"; refresh(); });
   $("invalidate").addEventListener("click", async () => {
     const r = await admin.invalidateClients(tenant);
     if (!r.success) fail(`Not invalidated: ${explain(r)}`);

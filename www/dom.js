@@ -32,7 +32,8 @@ export function result(id, ok, message) {
   node.textContent = message;
 }
 
-export const time = (ms) => (ms ? new Date(ms).toLocaleString() : "—");
+/** Every time on the page in one zone, named: the crons' schedules are UTC, so is everything else. */
+export const time = (ms) => (ms ? `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—");
 
 /** What each code means for the person at the page; anything else shows the server's words. */
 const WORDS = {

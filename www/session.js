@@ -6,7 +6,7 @@ const ACTIONS = ["rollingDb:read", "rollingDb:flags", "crons:read", "crons:run",
 
 export function createSessionPane(auth, sync, onChange) {
   function log(line) {
-    $("hook-log").prepend(el("li", `${new Date().toLocaleTimeString()}  ${line}`));
+    $("hook-log").prepend(el("li", `${new Date().toISOString().slice(11, 19)} UTC  ${line}`));
   }
 
   auth.registerOnLogin((user) => log(`onLogin: ${user.userId} @ ${user.companyId}`));
@@ -96,6 +96,9 @@ export function createSessionPane(auth, sync, onChange) {
   }
 
   function render() {
+    // Buttons that need a session cannot be pressed without one.
+    const signedIn = auth.checkIfLoggedIn();
+    for (const id of ["logout", "refresh", "expire", "register-device"]) $(id).disabled = !signedIn;
     renderToken();
     renderStorage();
     renderPermissions();

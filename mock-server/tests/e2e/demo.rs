@@ -115,3 +115,40 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.screenshot("06-device-rolled-back").await;
     b.stop().await;
 }
+
+/// What a key_manager and a mistyped password meet: plain words, and every control keys may use.
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn the_page_speaks_plainly_to_keys_and_to_a_wrong_password() {
+    let (base, _state) = serve(repo_root().join("www")).await;
+    let b = Browser::start().await;
+    b.client.goto(&format!("{base}/")).await.unwrap();
+    b.wait_text("#logged-in", "the page to load", |t| t == "no").await;
+    for id in ["#logout", "#refresh", "#register-device"] {
+        let disabled = b.client.find(Locator::Css(id)).await.unwrap().prop("disabled").await.unwrap();
+        assert_eq!(disabled.as_deref(), Some("true"), "{id} cannot act without a session");
+    }
+    b.client.find(Locator::Css("#user")).await.unwrap().select_by_value("alice").await.unwrap();
+    b.client.find(Locator::Css("#password")).await.unwrap().send_keys("not-her-password").await.unwrap();
+    click(&b, "#login").await;
+    let said = b.wait_text("#login-result", "the refusal", |t| t.starts_with("Login failed")).await;
+    assert_eq!(said, "Login failed: Wrong username or password.");
+
+    b.client.find(Locator::Css("#password")).await.unwrap().clear().await.unwrap();
+    log_in(&b, "keys").await;
+    b.wait_text("#keys-tenant", "the tenant field for key_manager", |t| t.contains("need sys_admin")).await;
+    b.wait_text("#fleet", "acme's flags", |t| t.contains("acme")).await;
+    click(&b, "#flag-acme-rollingDb").await;
+    b.wait_text("#preflight", "the checklist", |t| t.contains("Every prerequisite of rollingDb")).await;
+    click(&b, "#preflight-confirm").await;
+    b.wait_text("#crons", "the crons key_manager may run", |t| t.contains("rolling-db-rotate")).await;
+    click(&b, "#run-rolling-db-rotate").await;
+    let status = b.wait_text("#run-status", "the rotate to finish", |t| t.contains("succeeded") || t.contains("failed")).await;
+    assert!(status.contains("succeeded"), "{status}");
+    let error = b.text("#console-error").await;
+    assert!(error.is_empty(), "nothing went wrong for keys: {error}");
+    b.screenshot("07-console-key-manager").await;
+    let violations = b.accessibility_violations().await;
+    assert!(violations.is_empty(), "the console as key_manager sees it: {violations:#?}");
+    b.stop().await;
+}

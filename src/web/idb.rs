@@ -2,11 +2,11 @@
 //! that name and PouchDB's `_pouch_<name>`.
 
 use gloo_events::EventListener;
-use js_sys::{Function, Promise};
+use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::describe;
+use super::{describe, settled_by};
 use crate::core::ports::{LocalBoxFuture, LocalDatabases};
 
 pub struct IndexedDbDatabases;
@@ -16,14 +16,6 @@ pub fn factory() -> Result<web_sys::IdbFactory, String> {
     window.indexed_db().map_err(|e| describe(&e))?.ok_or_else(|| "IndexedDB is not available".into())
 }
 
-/// A promise and the two functions that settle it.
-fn settled_by() -> (Promise, Function, Function) {
-    let mut parts = None;
-    let promise = Promise::new(&mut |resolve, reject| parts = Some((resolve, reject)));
-    // The executor runs before `new` returns; the fallbacks are never used.
-    let (resolve, reject) = parts.unwrap_or_else(|| (Function::new_no_args(""), Function::new_no_args("")));
-    (promise, resolve, reject)
-}
 
 /// Resolves when the request succeeds; rejects on its error event, and on `blocked` when
 /// `fail_when_blocked` (a deletion another tab's open connection holds up). The listeners are

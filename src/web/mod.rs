@@ -57,3 +57,13 @@ pub fn sync_ports() -> SyncPorts {
         spawn: Rc::new(wasm_bindgen_futures::spawn_local),
     }
 }
+
+/// A promise and the two functions that settle it (for waiting on DOM events).
+pub(crate) fn settled_by() -> (js_sys::Promise, js_sys::Function, js_sys::Function) {
+    use js_sys::{Function, Promise};
+    let mut parts = None;
+    let promise = Promise::new(&mut |resolve, reject| parts = Some((resolve, reject)));
+    // The executor runs before `new` returns; the fallbacks are never used.
+    let (resolve, reject) = parts.unwrap_or_else(|| (Function::new_no_args(""), Function::new_no_args("")));
+    (promise, resolve, reject)
+}

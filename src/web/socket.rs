@@ -6,7 +6,9 @@ use futures_util::lock::Mutex;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use gloo_net::websocket::futures::WebSocket;
+use gloo_events::EventListener;
 use gloo_net::websocket::{Message, WebSocketError};
+use wasm_bindgen::JsValue;
 
 use crate::core::ports::LocalBoxFuture;
 use crate::core::realtime::{Incoming, Socket};
@@ -17,20 +19,31 @@ const ABNORMAL: u16 = 1006;
 pub struct BrowserSocket {
     sink: Rc<Mutex<SplitSink<WebSocket, Message>>>,
     stream: Rc<Mutex<SplitStream<WebSocket>>>,
+    /// The same socket, for its `readyState`: gloo's sink sends into a socket that closed before
+    /// it opened, and the browser logs a warning for each such send (every reconnect attempt
+    /// while the server is down).
+    raw: web_sys::WebSocket,
 }
 
 pub fn connect(url: &str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, String>> {
-    let opened = WebSocket::open(url).map_err(|e| e.to_string());
+    let opened = web_sys::WebSocket::new(url).map_err(|e| crate::web::describe(&e));
     Box::pin(async move {
-        let (sink, stream) = opened?.split();
-        Ok(Rc::new(BrowserSocket { sink: Rc::new(Mutex::new(sink)), stream: Rc::new(Mutex::new(stream)) }) as Rc<dyn Socket>)
+        let raw = opened?;
+        let (sink, stream) = WebSocket::try_from(raw.clone()).map_err(|e| e.to_string())?.split();
+        Ok(Rc::new(BrowserSocket { sink: Rc::new(Mutex::new(sink)), stream: Rc::new(Mutex::new(stream)), raw }) as Rc<dyn Socket>)
     })
 }
 
 impl Socket for BrowserSocket {
     fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), String>> {
-        let sink = self.sink.clone();
-        Box::pin(async move { sink.lock().await.send(Message::Text(text)).await.map_err(|e| e.to_string()) })
+        let (sink, raw) = (self.sink.clone(), self.raw.clone());
+        Box::pin(async move {
+            let mut sink = sink.lock().await;
+            if !opened(&raw).await {
+                return Err("the connection closed before it opened".into());
+            }
+            sink.send(Message::Text(text)).await.map_err(|e| e.to_string())
+        })
     }
 
     fn recv(&self) -> LocalBoxFuture<'static, Incoming> {
@@ -54,4 +67,22 @@ impl Socket for BrowserSocket {
             let _ = sink.lock().await.close().await;
         });
     }
+}
+
+/// Waits until the socket leaves CONNECTING (its `open` or `close` event); answers whether it opened.
+async fn opened(raw: &web_sys::WebSocket) -> bool {
+    if raw.ready_state() == web_sys::WebSocket::CONNECTING {
+        let (promise, resolve, _) = crate::web::settled_by();
+        let target: &web_sys::EventTarget = raw.as_ref();
+        let on_close = resolve.clone();
+        // Removed when this returns, whichever came (gloo's listeners are RAII).
+        let _open = EventListener::once(target, "open", move |_| {
+            let _ = resolve.call0(&JsValue::UNDEFINED);
+        });
+        let _close = EventListener::once(target, "close", move |_| {
+            let _ = on_close.call0(&JsValue::UNDEFINED);
+        });
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
+    raw.ready_state() == web_sys::WebSocket::OPEN
 }

@@ -20,6 +20,7 @@ export function createConsole(auth, admin) {
   let tenant = "acme";
   let running = false;
   let hasClock = false;
+  let refreshFailed = false;
 
   function fail(message) {
     $("console-error").textContent = message ?? "";
@@ -30,6 +31,7 @@ export function createConsole(auth, admin) {
   const isSysAdmin = () => auth.getCurrentRoles().includes("sys_admin");
 
   async function setFlag(id, change, force = false) {
+    fail("");
     const r = await admin.setFlags(id, change, { force });
     $("preflight").hidden = true;
     if (!r.success) {
@@ -157,6 +159,7 @@ export function createConsole(auth, admin) {
   }
 
   async function runCron(name) {
+    fail("");
     running = true;
     const started = await admin.runCron(name);
     if (!started.success) {
@@ -253,7 +256,7 @@ export function createConsole(auth, admin) {
     $("console-locked").hidden = open;
     $("console-body").hidden = !open;
     if (!open) return;
-    fail("");
+    // An error stays until the operator's next action: the periodic refresh never hides it.
     const [fleet, crons, cluster, topo, recon, cand, audit] = await Promise.all([
       admin.tenants(), admin.crons(), admin.cluster(), admin.topology(tenant), admin.reconciliation(tenant), admin.cleanupCandidates(tenant),
       admin.auditLog({ companyId: tenant, limit: 8 }),
@@ -266,7 +269,14 @@ export function createConsole(auth, admin) {
     $("cluster-card").hidden = !cluster.success;
     if (fleet.success) renderFleet(fleet.data);
     else if (fleet.code === "forbidden") await renderTenantFlags();
-    else fail(`The fleet could not be read: ${explain(fleet)}`);
+    if (!fleet.success && fleet.code !== "forbidden") {
+      fail(`The console could not be refreshed: ${explain(fleet)}`);
+      refreshFailed = true;
+    } else if (refreshFailed) {
+      // The refresh's own complaint goes when the server answers again; an action's stays.
+      fail("");
+      refreshFailed = false;
+    }
     if (crons.success) renderCrons(crons.data);
     if (cluster.success) renderCluster(cluster.data);
     if (topo.success) renderTenant(topo.data, recon.success ? recon.data : null, cand.success ? cand.data : null);
@@ -276,6 +286,7 @@ export function createConsole(auth, admin) {
   $("tenant").addEventListener("change", (e) => { tenant = e.target.value; refresh(); });
   $("tenant-id").addEventListener("change", (e) => { tenant = e.target.value.trim() || "acme"; refresh(); });
   $("invalidate").addEventListener("click", async () => {
+    fail("");
     const r = await admin.invalidateClients(tenant);
     if (!r.success) fail(`Not invalidated: ${explain(r)}`);
     refresh();
@@ -293,6 +304,7 @@ export function createConsole(auth, admin) {
       el("li", "", "confirm"));
     steps.lastChild.append(confirm);
     confirm.addEventListener("click", async () => {
+      fail("");
       confirm.disabled = true;
       const items = steps.querySelectorAll("li");
       const flags = await admin.setFlags(tenant, { rollingDb: false });

@@ -6,7 +6,7 @@ WASM_PACK_VERSION := 0.15.1
 GECKODRIVER_VERSION := 0.37.1
 # The wasm-bindgen CLI must be exactly the crate's version (Cargo.lock), or wasm-pack tries to download one.
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
-APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb pkg-config libssl-dev
+APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb postgresql pkg-config libssl-dev
 # The JS tools of the tests, pinned, from the npm registry into target/npm-tools: the TypeScript
 # that compiles tests/types, the bundlers of tests/bundlers, axe-core for the accessibility audit.
 NPM_TOOLS := typescript@5.9.3 vite@8.3.8 esbuild@0.28.2 webpack@5.112.2 webpack-cli@7.3.1 axe-core@4.14.1

@@ -1,5 +1,6 @@
 //! `mock-server [--listen ADDR] [--www DIR] [--pkg DIR]` serves;
-//! `mock-server migrate [--status | --baseline-through NNNN]` runs the migration runner.
+//! `mock-server migrate [--database-url URL] [--status | --baseline-through NNNN | --dry-run | --validate]`
+//! runs the migration runner (PostgreSQL with a URL, else the embedded store).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +14,8 @@ const USAGE: &str = "usage:
   mock-server migrate                                     apply missing migrations
   mock-server migrate --status                            list migrations and whether applied
   mock-server migrate --baseline-through NNNN             record 0000..NNNN as applied without running them
+  mock-server migrate --database-url postgres://… [--status | --baseline-through NNNN | --dry-run | --validate]
+                                                          the same against PostgreSQL (or MIGRATION_DATABASE_URL)
 settings come from the environment: DB_PREFIX, ROLLING_DB_MAX_OPEN, CONFLICTS_ENABLED, AUTO_ARCHIVE_ENABLED,
 BACKUP_ENABLED, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, MOCK_TEST_CONTROLS";
 
@@ -121,7 +124,70 @@ async fn shutdown() {
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
 }
 
+/// `migrate --database-url URL …` (or `MIGRATION_DATABASE_URL`): the PostgreSQL database of the
+/// runbook; otherwise the embedded store under `DATA_DIR`.
 fn run_migrate(args: &[String], settings: &Settings) -> Result<(), String> {
+    let mut rest = Vec::new();
+    let mut url = std::env::var("MIGRATION_DATABASE_URL").ok().filter(|u| !u.is_empty());
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == "--database-url" {
+            url = Some(value(args, i, "--database-url")?.clone());
+            i += 2;
+        } else {
+            rest.push(args[i].clone());
+            i += 1;
+        }
+    }
+    match url {
+        Some(url) => run_migrate_postgres(&url, &rest),
+        None => run_migrate_sqlite(&rest, settings),
+    }
+}
+
+fn baseline_number(n: &str) -> Result<u32, String> {
+    n.parse().map_err(|_| format!("--baseline-through takes a migration number such as 0011, got {n:?}"))
+}
+
+fn run_migrate_postgres(url: &str, args: &[String]) -> Result<(), String> {
+    use store::postgres::{self as pg, Action};
+    let action = match args {
+        [] => Action::Apply,
+        [flag] if flag == "--dry-run" => Action::DryRun,
+        [flag] if flag == "--status" => Action::Status,
+        [flag] if flag == "--validate" => Action::Validate,
+        [flag, n] if flag == "--baseline-through" => Action::BaselineThrough(baseline_number(n)?),
+        _ => return Err(format!("unknown migrate arguments {args:?}\n{USAGE}")),
+    };
+    let mut client = pg::connect(url).map_err(|e| e.to_string())?;
+    let mut print = |line: String| println!("{line}");
+    match action {
+        Action::Apply | Action::DryRun => {
+            let dry = action == Action::DryRun;
+            let r = pg::apply(&mut client, dry, &mut print).map_err(|e| e.to_string())?;
+            let verb = if dry { "would be applied" } else { "applied" };
+            println!("migrations: {} {verb}, {} skipped", r.applied.len(), r.skipped.len());
+        }
+        Action::BaselineThrough(last) => {
+            let r = pg::baseline(&mut client, last).map_err(|e| e.to_string())?;
+            println!("baseline: {} recorded as applied, {} already recorded", r.baselined.len(), r.skipped.len());
+        }
+        Action::Status => {
+            for (tag, applied) in pg::status(&mut client).map_err(|e| e.to_string())? {
+                println!("{} {tag}", if applied { "applied" } else { "pending" });
+            }
+        }
+        Action::Validate => {
+            if !pg::validate(&mut client, &mut print).map_err(|e| e.to_string())? {
+                return Err("validation failed (see the FAIL lines)".into());
+            }
+            println!("validation: every check holds");
+        }
+    }
+    Ok(())
+}
+
+fn run_migrate_sqlite(args: &[String], settings: &Settings) -> Result<(), String> {
     let path = settings.data_dir.as_ref().map(|d| {
         let _ = std::fs::create_dir_all(d);
         d.join(store::DB_FILE)
@@ -144,7 +210,7 @@ fn run_migrate(args: &[String], settings: &Settings) -> Result<(), String> {
             }
         }
         [flag, n] if flag == "--baseline-through" => {
-            let last: u32 = n.parse().map_err(|_| format!("--baseline-through takes a migration number such as 0011, got {n:?}"))?;
+            let last = baseline_number(n)?;
             let r = migrate::run(&mut conn, migrate::Mode::BaselineThrough(last)).map_err(|e| e.to_string())?;
             println!("baseline: {} recorded as applied, {} already recorded", r.baselined.len(), r.skipped.len());
         }

@@ -4,6 +4,7 @@ pub mod audit;
 pub mod companies;
 pub mod devices;
 pub mod migrate;
+pub mod postgres;
 pub mod refresh_tokens;
 pub mod seed;
 pub mod users;

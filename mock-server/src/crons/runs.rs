@@ -159,9 +159,7 @@ mod tests {
     use super::*;
 
     fn conn() -> Connection {
-        let c = Connection::open_in_memory().unwrap();
-        c.execute_batch(SCHEMA).unwrap();
-        c
+        crate::store::test_connection(SCHEMA)
     }
 
     #[test]

@@ -136,3 +136,11 @@ impl Store {
         })
     }
 }
+
+/// An in-memory connection with `schema` applied, for unit tests of the store's tables.
+#[cfg(test)]
+pub(crate) fn test_connection(schema: &str) -> Connection {
+    let c = Connection::open_in_memory().expect("an in-memory SQLite");
+    c.execute_batch(schema).expect("the schema applies");
+    c
+}

@@ -98,7 +98,8 @@ impl TokenKind {
 }
 
 /// Reads `key`, removing it when `parse` rejects it.
-fn read_valid<T>(storage: &dyn Storage, key: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
+/// A stored value parsed by `parse`; a value that does not parse is corrupt and removed.
+pub fn read_valid<T>(storage: &dyn Storage, key: &str, parse: impl FnOnce(&str) -> Option<T>) -> Option<T> {
     let raw = storage.get(key)?;
     let parsed = parse(&raw);
     if parsed.is_none() {

@@ -579,3 +579,22 @@ fn refresh_outcome_kinds_are_distinct() {
     let (h, _) = logged_in();
     assert!(matches!(block_on(h.session.refresh()), RefreshOutcome::Refreshed(_)));
 }
+
+#[test]
+fn reads_follow_whatever_storage_holds_though_decoding_is_cached() {
+    let (h, _) = logged_in();
+    assert_eq!(h.session.current_roles(), ["cashier"]);
+    // The app (or a tab whose storage event never came) writes another token straight into
+    // storage: the next read sees it, since the stored text is compared every time.
+    h.storage.set(keys::AUTH, &jwt("globex", &["manager"])).unwrap();
+    assert_eq!(h.session.current_roles(), ["manager"]);
+    assert_eq!(h.session.current_user().unwrap()["companyId"], "globex");
+    // Back to a token decoded before, then garbage: removed as corrupt, logged out.
+    h.storage.set(keys::AUTH, &jwt("acme", &["cashier"])).unwrap();
+    assert_eq!(h.session.current_roles(), ["cashier"]);
+    h.storage.set(keys::AUTH, "not.a-jwt").unwrap();
+    assert!(!h.session.check_if_logged_in());
+    assert_eq!(h.storage.get(keys::AUTH), None, "a corrupt value is removed, not served from the cache");
+    h.storage.remove(keys::AUTH);
+    assert!(h.session.current_user().is_none());
+}

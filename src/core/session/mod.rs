@@ -157,6 +157,8 @@ struct Inner {
     phase: Cell<Phase>,
     /// The new token while the token-refresh handlers run: their `getToken()` answers it.
     refreshed: RefCell<Option<String>>,
+    /// The access token decoded last, text and claims (see `stored_token`).
+    decoded: RefCell<Option<(String, Rc<Claims>)>>,
     follow: follow::FollowState,
     auto: auto_refresh::AutoState,
     /// Called after this session wrote or followed a change (the auto-refresh timer re-arms).
@@ -197,6 +199,7 @@ impl Session {
             flight: RefCell::new(None),
             phase: Cell::new(Phase::Idle),
             refreshed: RefCell::new(None),
+            decoded: RefCell::new(None),
             follow: follow::FollowState::default(),
             auto: auto_refresh::AutoState::default(),
             changed: RefCell::new(None),

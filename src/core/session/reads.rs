@@ -2,6 +2,8 @@
 //! expiry rules, the current user, company and roles, the permission checks. `localStorage` is
 //! the truth (shared across tabs); these read it each time.
 
+use std::rc::Rc;
+
 use serde_json::{Map, Value};
 
 use super::{company_record, Session};
@@ -10,8 +12,18 @@ use crate::core::token::{self, Claims};
 
 impl Session {
     /// The stored access JWT and its claims; `localStorage` is the truth, shared across tabs.
-    pub(super) fn stored_token(&self) -> Option<(String, Claims)> {
-        keys::read_jwt(self.storage(), keys::AUTH)
+    /// Claims follow from the token's text alone, so the text is compared with the one decoded
+    /// last and decoded again only when it changed (another tab, a refresh, the app itself):
+    /// every synchronous check reads storage once and decodes nothing on a valid token.
+    pub(super) fn stored_token(&self) -> Option<(String, Rc<Claims>)> {
+        let found = keys::read_valid(self.storage(), keys::AUTH, |raw| match &*self.0.decoded.borrow() {
+            Some((text, claims)) if text == raw => Some((text.clone(), claims.clone())),
+            _ => Claims::decode(raw).ok().map(|c| (raw.to_owned(), Rc::new(c))),
+        });
+        if let Some(found) = &found {
+            *self.0.decoded.borrow_mut() = Some(found.clone());
+        }
+        found
     }
 
     pub(super) fn expires_at_auth(&self, claims: &Claims) -> Option<i64> {

@@ -177,7 +177,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
     let room = {
         let conn = ctx.state.store.lock();
-        rolling.iter().map(|id| tenants::get(&conn, id)).collect::<Result<Vec<_>, _>>().and_then(|ts| rotate::headroom(&conn, &ts))
+        rotate::headroom(&conn, &rolling)
     };
     match room {
         Ok(room) if !room.enough() => {

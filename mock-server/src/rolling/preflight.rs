@@ -13,10 +13,9 @@ use super::days::{day_databases, DayStatus};
 use super::flags::{self, devices_too_old};
 use super::naming::day_of;
 use crate::clock::DAY_MS;
-use super::rotate::PREWARMED_HANDLES;
+use super::rotate::{headroom, PREWARMED_HANDLES};
 use super::{RollingResult, RollingSettings};
-use crate::docdb;
-use crate::store::{devices, migrate, query_row};
+use crate::store::{devices, migrate};
 
 /// One prerequisite: `{check, ok, detail, runbookStep}` (and, failing, the code a refusal carries).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -46,20 +45,17 @@ pub fn rolling_db(conn: &Connection, settings: &RollingSettings, company_id: &st
     );
 
     // Every rolling tenant keeps CORE, today and tomorrow open and in use; so will this one.
-    let rolling = flags::rolling_tenants(conn)?;
-    let tenants_after = rolling.iter().filter(|t| t.as_str() != company_id).count() + 1;
-    let others_in_use: i64 = query_row(
-        conn,
-        "SELECT COUNT(*) FROM docdb_databases WHERE open = 1 AND pinned = 1 AND company_id != ?1
-         AND company_id NOT IN (SELECT company_id FROM company_feature_flags WHERE rolling_db = 1)",
-        [company_id],
-        |r| r.get(0),
-    )?;
-    let others_in_use = others_in_use as usize;
-    let needed = tenants_after * PREWARMED_HANDLES + others_in_use;
-    let max = docdb::max_open(conn)?;
+    let mut rolling = flags::rolling_tenants(conn)?;
+    if !rolling.iter().any(|t| t == company_id) {
+        rolling.push(company_id.to_owned());
+    }
+    let room = headroom(conn, &rolling)?;
     let headroom_detail = format!(
-        "{needed} handles in use once on ({PREWARMED_HANDLES} for each of {tenants_after} rolling tenant(s): CORE, today, tomorrow; {others_in_use} held by others) of ROLLING_DB_MAX_OPEN={max}"
+        "{} handles in use once on ({PREWARMED_HANDLES} for each of {} rolling tenant(s): CORE, today, tomorrow; {} held by others) of ROLLING_DB_MAX_OPEN={}",
+        room.needed + room.in_use_elsewhere,
+        rolling.len(),
+        room.in_use_elsewhere,
+        room.max
     );
 
     let old = devices_too_old(conn, company_id)?;
@@ -78,7 +74,7 @@ pub fn rolling_db(conn: &Connection, settings: &RollingSettings, company_id: &st
     }
     Ok(vec![
         check("schema", schema_ok, schema_detail, "Production › Deploy order 3: apply only 0012–0015; validate the two-flag schema", code::SCHEMA_BEHIND),
-        check("headroom", needed <= max, headroom_detail, "Production › Blocking prerequisites 2: max_dbs_open of 5000 applied on the cluster", code::NO_HEADROOM),
+        check("headroom", room.enough(), headroom_detail, "Production › Blocking prerequisites 2: max_dbs_open of 5000 applied on the cluster", code::NO_HEADROOM),
         check("sdk_adoption", old.is_empty(), sdk_detail, "Production › Blocking prerequisites 4: SDK 1.4.17 or later published and live", code::SDK_TOO_OLD),
     ])
 }

@@ -74,13 +74,14 @@ pub fn rotate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Ten
 /// each), and the cluster's room for them beside the handles other tenants keep in use: the
 /// runbook's "the cluster fails without headroom", checked before the rotate starts rather than
 /// discovered tenant by tenant. Idle handles do not count: the LRU closes them as needed.
-pub fn headroom(conn: &Connection, tenants: &[Tenant]) -> RollingResult<Headroom> {
+/// The flag's preflight asks the same of the fleet's rolling tenants plus the one turned on.
+pub fn headroom(conn: &Connection, tenant_ids: &[String]) -> RollingResult<Headroom> {
     let mut theirs = 0;
-    for tenant in tenants {
-        theirs += docdb::pinned(conn, &tenant.id)?.len();
+    for id in tenant_ids {
+        theirs += docdb::pinned(conn, id)?.len();
     }
     Ok(Headroom {
-        needed: tenants.len() * PREWARMED_HANDLES,
+        needed: tenant_ids.len() * PREWARMED_HANDLES,
         in_use_elsewhere: docdb::in_use_count(conn)?.saturating_sub(theirs),
         max: docdb::max_open(conn)?,
     })

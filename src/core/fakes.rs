@@ -16,6 +16,8 @@ pub type EventLog = Rc<RefCell<Vec<String>>>;
 pub struct MemoryStorage {
     pub map: RefCell<BTreeMap<String, String>>,
     pub log: Option<EventLog>,
+    /// How often the session said its reads changed without a write.
+    pub reads_changed: Cell<u32>,
 }
 
 impl Storage for MemoryStorage {
@@ -32,6 +34,9 @@ impl Storage for MemoryStorage {
                 log.borrow_mut().push(format!("remove {key}"));
             }
         }
+    }
+    fn reads_changed(&self) {
+        self.reads_changed.set(self.reads_changed.get() + 1);
     }
 }
 

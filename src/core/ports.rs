@@ -15,6 +15,9 @@ pub trait Storage {
     fn set(&self, key: &str, value: &str) -> Result<(), String>;
     /// Removes the key (absent is fine).
     fn remove(&self, key: &str);
+    /// What the synchronous reads answer changed without a write here (a sign-out began or
+    /// ended): a platform that caches those answers in front of the storage drops them.
+    fn reads_changed(&self) {}
 }
 
 /// Milliseconds since the Unix epoch, and waiting.

@@ -598,3 +598,48 @@ fn reads_follow_whatever_storage_holds_though_decoding_is_cached() {
     h.storage.remove(keys::AUTH);
     assert!(h.session.current_user().is_none());
 }
+
+// ----- the read snapshot (what a cache in front of storage may answer) -------------------------
+
+#[test]
+fn the_read_snapshot_answers_what_the_reads_answer() {
+    let h = harness(|_| panic!("no request expected"));
+    let empty = h.session.read_snapshot();
+    assert_eq!((empty.token, empty.user, empty.roles.len()), (None, None, 0));
+    assert!(empty.window.expired(NOW) && !empty.window.about_to_expire(NOW), "no token: expired, never about to expire");
+
+    let token = jwt("acme", &["cashier"]);
+    h.session.save_token("Auth", &token, 900.0).unwrap();
+    let snap = h.session.read_snapshot();
+    assert_eq!(snap.token.as_deref(), Some(token.as_str()));
+    assert_eq!(snap.roles, h.session.current_roles());
+    assert_eq!(snap.user, h.session.current_user());
+    assert!(snap.token_usable);
+    for now in [NOW, NOW + 900_000 - 60_001, NOW + 900_000 - 60_000, NOW + 899_999, NOW + 900_000] {
+        h.clock.0.set(now);
+        assert_eq!(snap.window.expired(now), h.session.is_token_expired(), "expired at {now}");
+        assert_eq!(snap.window.about_to_expire(now), h.session.is_about_to_expire(), "about to expire at {now}");
+    }
+}
+
+/// A sign-out's handlers see the snapshot of their phase, and every phase change is announced
+/// (a cache of the reads would otherwise hand out a token the session now refuses).
+#[test]
+fn phase_changes_are_announced_and_the_snapshot_follows_them() {
+    use super::hooks::SignOutReason;
+    for (reason, usable_inside) in [(SignOutReason::Logout, true), (SignOutReason::RefreshRejected, false)] {
+        let (h, _) = logged_in();
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let (session, storage, seen_in) = (h.session.clone(), h.storage.clone(), seen.clone());
+        h.session.hooks().sign_out.register(Rc::new(move |_| {
+            let snap = session.read_snapshot();
+            seen_in.borrow_mut().push((snap.token.is_some(), snap.token_usable, storage.reads_changed.get()));
+            Box::pin(async { Ok(()) })
+        }));
+        let before = h.storage.reads_changed.get();
+        block_on(h.session.sign_out(reason));
+        assert_eq!(*seen.borrow(), vec![(true, usable_inside, before + 1)], "{reason:?}: inside the handler");
+        assert_eq!(h.storage.reads_changed.get(), before + 2, "{reason:?}: the end of the sign-out is announced too");
+        assert!(h.session.read_snapshot().token_usable);
+    }
+}

@@ -102,20 +102,49 @@ impl Claims {
     }
 }
 
+/// The expiry rules as instants, for a reader that compares with its own clock (the JS glue's
+/// read cache): expired from `expired_from`, about to expire in `[about_from, about_until)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ExpiryWindow {
+    /// `expiresAt − margin`; `-∞` when no expiry is known (always expired).
+    pub expired_from: f64,
+    /// `expiresAt − margin`; `+∞` when no expiry is known (never about to expire).
+    pub about_from: f64,
+    /// `expiresAt`.
+    pub about_until: f64,
+}
+
+impl ExpiryWindow {
+    /// The window of a token expiring at `expires_at_ms` (`None`: unknown).
+    pub fn new(expires_at_ms: Option<i64>) -> Self {
+        match expires_at_ms {
+            Some(at) => {
+                let from = at.saturating_sub(EXPIRY_MARGIN_MS) as f64;
+                ExpiryWindow { expired_from: from, about_from: from, about_until: at as f64 }
+            }
+            None => ExpiryWindow { expired_from: f64::NEG_INFINITY, about_from: f64::INFINITY, about_until: f64::INFINITY },
+        }
+    }
+
+    /// `now ≥ expiresAt − margin`, or no expiry known.
+    pub fn expired(&self, now_ms: i64) -> bool {
+        now_ms as f64 >= self.expired_from
+    }
+
+    /// `expiresAt − margin ≤ now < expiresAt`.
+    pub fn about_to_expire(&self, now_ms: i64) -> bool {
+        self.about_from <= now_ms as f64 && (now_ms as f64) < self.about_until
+    }
+}
+
 /// True when there is no expiry known, or `now ≥ expiresAt − margin`.
 pub fn is_expired(expires_at_ms: Option<i64>, now_ms: i64) -> bool {
-    match expires_at_ms {
-        Some(at) => now_ms >= at.saturating_sub(EXPIRY_MARGIN_MS),
-        None => true,
-    }
+    ExpiryWindow::new(expires_at_ms).expired(now_ms)
 }
 
 /// True inside the margin: `expiresAt − margin ≤ now < expiresAt`.
 pub fn is_about_to_expire(expires_at_ms: Option<i64>, now_ms: i64) -> bool {
-    match expires_at_ms {
-        Some(at) => at.saturating_sub(EXPIRY_MARGIN_MS) <= now_ms && now_ms < at,
-        None => false,
-    }
+    ExpiryWindow::new(expires_at_ms).about_to_expire(now_ms)
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

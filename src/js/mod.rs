@@ -7,6 +7,7 @@ pub mod convert;
 pub mod errors;
 pub mod hooks;
 mod management;
+mod reads;
 pub mod sync_session;
 pub mod types;
 

@@ -4,6 +4,16 @@
 use gloo_storage::{LocalStorage, Storage as _};
 
 use crate::core::ports::Storage;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/js/hot_reads.js")]
+extern "C" {
+    /// Drops the glue's cached read snapshots (`src/js/hot_reads.js`): storage was written
+    /// here, or the session's phase changed. Other tabs' writes arrive as `storage` events,
+    /// which the glue hears itself.
+    #[wasm_bindgen(js_name = sbReadsChanged)]
+    fn reads_changed();
+}
 
 pub struct BrowserStorage(web_sys::Storage);
 
@@ -25,11 +35,17 @@ impl Storage for BrowserStorage {
     }
 
     fn set(&self, key: &str, value: &str) -> Result<(), String> {
+        reads_changed();
         self.0.set_item(key, value).map_err(|e| super::describe(&e))
     }
 
     fn remove(&self, key: &str) {
+        reads_changed();
         // Removal cannot meaningfully fail; a storage that refuses it has nothing to remove.
         let _ = self.0.remove_item(key);
+    }
+
+    fn reads_changed(&self) {
+        reads_changed();
     }
 }

@@ -71,10 +71,11 @@ impl Session {
     /// Sign-out handlers, then the session-end observers (the realtime session), as a state that
     /// re-entrant calls can see (see the module's re-entrancy rule).
     pub(super) async fn run_sign_out_handlers(&self, phase: Phase, event: &Value) {
-        let before = self.0.phase.replace(phase);
+        let before = self.0.phase.get();
+        self.set_phase(phase);
         self.0.hooks.sign_out.run(event, self.hook_context()).await;
         self.0.ended.run(event, self.hook_context()).await;
-        self.0.phase.set(before);
+        self.set_phase(before);
     }
 
     /// Writes tokens and expiries; header sets are replaced at login and updated when present.

@@ -28,6 +28,7 @@ use serde_json::{Map, Value};
 
 pub use self::refresh::RefreshOutcome;
 pub use local_databases::DestroyReport;
+pub use reads::ReadSnapshot;
 
 use super::hooks::{HookContext, HookList, Hooks, SignOutReason, DEFAULT_HOOK_TIMEOUT_MS};
 use super::keys;
@@ -228,6 +229,13 @@ impl Session {
         if let Some(f) = f {
             f();
         }
+    }
+
+    /// Every phase change goes through here: `getToken()` answers differently while handlers
+    /// run, so a cache of the reads in front of the storage must hear of it.
+    fn set_phase(&self, phase: Phase) {
+        self.0.phase.set(phase);
+        self.storage().reads_changed();
     }
 
     /// Records the session this tab now stands on (see `Memory::token`).

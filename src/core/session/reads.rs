@@ -4,11 +4,34 @@
 
 use std::rc::Rc;
 
+use crate::core::hooks::SignOutReason;
+
 use serde_json::{Map, Value};
 
-use super::{company_record, Session};
+use super::{company_record, Phase, Session};
 use crate::core::keys::{self, HeaderKind};
-use crate::core::token::{self, Claims};
+use crate::core::token::{self, Claims, ExpiryWindow};
+
+/// Everything the synchronous reads answer for one stored access token, for a cache in front of
+/// the storage (the JS glue's): it stays true while the stored token's text is the same and
+/// neither a write here, another tab's write nor a phase change ([`Storage::reads_changed`])
+/// happened. The rules stay here; the cache only compares instants with its clock.
+///
+/// [`Storage::reads_changed`]: crate::core::ports::Storage::reads_changed
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadSnapshot {
+    /// The stored access token, when it is a JWT (`checkIfLoggedIn()`).
+    pub token: Option<String>,
+    /// The expiry rules of that token (`isTokenExpired()`, `isAboutToExpire()`).
+    pub window: ExpiryWindow,
+    /// `getToken()` answers the token while it is not expired (no sign-out handlers of another
+    /// kind than `logout`/`login` are running).
+    pub token_usable: bool,
+    /// Its claims (`getCurrentUser()`).
+    pub user: Option<Value>,
+    /// Its roles (`getCurrentRoles()`).
+    pub roles: Vec<String>,
+}
 
 impl Session {
     /// The stored access JWT and its claims; `localStorage` is the truth, shared across tabs.
@@ -24,6 +47,27 @@ impl Session {
             *self.0.decoded.borrow_mut() = Some(found.clone());
         }
         found
+    }
+
+    /// What the synchronous reads answer now (see [`ReadSnapshot`]).
+    pub fn read_snapshot(&self) -> ReadSnapshot {
+        let token_usable = self.token_usable();
+        match self.stored_token() {
+            Some((token, claims)) => ReadSnapshot {
+                window: ExpiryWindow::new(self.expires_at_auth(&claims)),
+                user: Some(claims.to_value()),
+                roles: claims.roles(),
+                token: Some(token),
+                token_usable,
+            },
+            None => ReadSnapshot { token: None, window: ExpiryWindow::new(None), token_usable, user: None, roles: Vec::new() },
+        }
+    }
+
+    /// Whether the phase lets a valid token be handed out: idle, or during `logout()` or a
+    /// login's cleanup (the ending session's last replication); not while another sign-out runs.
+    pub(super) fn token_usable(&self) -> bool {
+        matches!(self.0.phase.get(), Phase::Idle | Phase::SigningOut(SignOutReason::Logout | SignOutReason::Login))
     }
 
     pub(super) fn expires_at_auth(&self, claims: &Claims) -> Option<i64> {

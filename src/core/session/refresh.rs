@@ -70,12 +70,10 @@ impl Session {
     /// The token usable right now without a refresh: during `logout()` or a login's cleanup the
     /// still-valid token of the ending session; during any other sign-out, none.
     fn token_now(&self) -> Option<String> {
-        match self.0.phase.get() {
-            Phase::Idle | Phase::SigningOut(SignOutReason::Logout | SignOutReason::Login) => {
-                self.stored_token().filter(|(_, claims)| !self.expired(claims)).map(|(token, _)| token)
-            }
-            Phase::SigningOut(_) | Phase::EndedElsewhere => None,
+        if !self.token_usable() {
+            return None;
         }
+        self.stored_token().filter(|(_, claims)| !self.expired(claims)).map(|(token, _)| token)
     }
 
     /// Refreshes now, once across tabs; `true` when a new token is stored.

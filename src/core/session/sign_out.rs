@@ -16,7 +16,7 @@ impl Session {
         if self.0.phase.get() != Phase::Idle {
             return;
         }
-        self.0.phase.set(Phase::SigningOut(reason));
+        self.set_phase(Phase::SigningOut(reason));
         if let Some((token, _)) = self.stored_token() {
             let body = json!({ "deviceId": self.device_id() }).to_string();
             match self.send(Method::Post, "/auth/logout", Some(body), Some(token)).await {
@@ -33,7 +33,7 @@ impl Session {
         }
         self.notify_changed();
         self.0.ended.run(&event, self.hook_context()).await;
-        self.0.phase.set(Phase::Idle);
+        self.set_phase(Phase::Idle);
     }
 
     /// Clears the in-memory session (token, lastCredentials, currentCompany).

@@ -1,0 +1,49 @@
+//! The synchronous reads' cache in the JS glue (`src/js/hot_reads.js`): a call on an unchanged
+//! stored token compares one `localStorage.getItem` with the text it last saw and answers from
+//! JS, without crossing into the module. The module computes what is cached
+//! ([`Session::read_snapshot`]); the storage adapter says when it stops being true
+//! (`web::storage`). The rules stay in the core.
+
+use js_sys::{Array, Object, Reflect};
+use wasm_bindgen::prelude::*;
+
+use super::auth_manager::AuthManager;
+use super::convert::{string_arg, to_js};
+use crate::core::keys;
+use crate::core::session::Session;
+
+fn set(target: &Object, key: &str, value: &JsValue) {
+    // Defining a property on a fresh plain object cannot throw.
+    let _ = Reflect::set(target, &JsValue::from_str(key), value);
+}
+
+/// The snapshot as the glue reads it: `{key, expiresKey, token, expiredFrom, aboutFrom, aboutUntil, usable, user, roles}`.
+fn snapshot(session: &Session) -> JsValue {
+    let snap = session.read_snapshot();
+    let out = Object::new();
+    set(&out, "key", &JsValue::from_str(keys::AUTH));
+    set(&out, "expiresKey", &JsValue::from_str(keys::EXPIRES_AT_AUTH));
+    set(&out, "token", &snap.token.as_deref().map_or(JsValue::NULL, JsValue::from_str));
+    set(&out, "expiredFrom", &JsValue::from_f64(snap.window.expired_from));
+    set(&out, "aboutFrom", &JsValue::from_f64(snap.window.about_from));
+    set(&out, "aboutUntil", &JsValue::from_f64(snap.window.about_until));
+    set(&out, "usable", &JsValue::from_bool(snap.token_usable));
+    set(&out, "user", &snap.user.as_ref().map_or(JsValue::NULL, to_js));
+    set(&out, "roles", &snap.roles.iter().map(|r| JsValue::from_str(r)).collect::<Array>());
+    out.into()
+}
+
+#[wasm_bindgen]
+impl AuthManager {
+    /// For the glue's read cache only.
+    #[wasm_bindgen(js_name = __sbReads, skip_typescript)]
+    pub fn reads_snapshot(&self) -> JsValue {
+        snapshot(self.session())
+    }
+
+    /// For the glue's read cache only: `requirePermission`'s answer as a boolean.
+    #[wasm_bindgen(js_name = __sbAllows, skip_typescript)]
+    pub fn allows(&self, action: JsValue) -> Result<bool, JsValue> {
+        Ok(self.session().allows(&string_arg(&action, "action")?))
+    }
+}

@@ -94,11 +94,14 @@ size: build
 	@printf '%-28s          gzip -9 %6d B  (budget 61440 B)\n' "wasm + glue" \
 	  "$$(( $$(gzip -9c pkg/session_broker_bg.wasm | wc -c) + $$(gzip -9c pkg/session_broker.js | wc -c) ))"
 
-## Speed and size: the release package's size, the SDK core's hot paths, the mock server's operations.
+## Speed and size: the release package's size, the SDK core's hot paths, the mock server's
+## operations, and the package side by side with its peers in Chromium (writes bench/REPORT.md).
 bench: size
 	cargo bench -q -p session-broker --bench core
 	cargo bench -q -p mock-server --bench server
 	cargo bench -q -p mock-server --bench fleet
+	bash bench/peers.sh
+	cargo bench -q -p mock-server --bench peers
 
 clean:
 	cargo clean

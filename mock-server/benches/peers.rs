@@ -1,0 +1,238 @@
+//! Side by side with the SDK users would pick instead: the release package and
+//! `@supabase/auth-js` in the same headless Chromium (the e2e WebDriver harness), on the bench
+//! page of `bench/page/`, against a strict server each (the mock server with no refresh-reuse
+//! grace; a fake of supabase's token endpoint that lets a refresh token be spent once). Prints the
+//! table and writes it to `bench/REPORT.md` with the date, the machine and the versions; the
+//! bundle sizes come from `bench/peers.sh` (run first by `make bench`). Asserts nothing: shared
+//! machines are noisy, so the ratios are the figures to quote.
+//!
+//! `cargo bench -p mock-server --bench peers [-- quick]` (`quick`: one run instead of three).
+
+#[allow(dead_code)]
+#[path = "../tests/e2e/browser.rs"]
+mod browser;
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::Query;
+use axum::http::StatusCode;
+use axum::routing::post;
+use axum::Json;
+use browser::{repo_root, Browser};
+use mock_server::settings::Settings;
+use mock_server::state::{AppState, StaticDirs};
+use serde_json::{json, Value};
+
+/// The fake of supabase's `POST /auth/v1/token`: `grant_type=password` opens a session,
+/// `grant_type=refresh_token` spends a refresh token once (a second use is refused, as a strict
+/// server does; supabase's own default grants 10 s).
+#[derive(Default)]
+struct FakeSupabase {
+    live: Mutex<HashSet<String>>,
+    issued: Mutex<u64>,
+}
+
+impl FakeSupabase {
+    fn session(&self) -> Value {
+        let n = {
+            let mut issued = self.issued.lock().unwrap();
+            *issued += 1;
+            *issued
+        };
+        let refresh = format!("bench-refresh-{n}");
+        self.live.lock().unwrap().insert(refresh.clone());
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+        let claims = json!({"sub": "alice", "aud": "authenticated", "role": "authenticated", "exp": now + 3600, "session_id": n});
+        let access = jsonwebtoken::encode(&jsonwebtoken::Header::default(), &claims, &jsonwebtoken::EncodingKey::from_secret(b"bench")).unwrap();
+        json!({
+            "access_token": access, "token_type": "bearer", "expires_in": 3600, "expires_at": now + 3600,
+            "refresh_token": refresh,
+            "user": {"id": "alice", "aud": "authenticated", "role": "authenticated", "email": "alice@example.com"}
+        })
+    }
+
+    fn token(&self, grant: &str, body: &Value) -> (StatusCode, Json<Value>) {
+        match grant {
+            "password" => (StatusCode::OK, Json(self.session())),
+            "refresh_token" => {
+                let spent = body["refresh_token"].as_str().unwrap_or_default();
+                if self.live.lock().unwrap().remove(spent) {
+                    (StatusCode::OK, Json(self.session()))
+                } else {
+                    let refused = json!({"code": 400, "error_code": "refresh_token_already_used", "msg": "Invalid Refresh Token: Already Used"});
+                    (StatusCode::BAD_REQUEST, Json(refused))
+                }
+            }
+            _ => (StatusCode::BAD_REQUEST, Json(json!({"code": 400, "error_code": "validation_failed", "msg": "unsupported grant_type"}))),
+        }
+    }
+}
+
+/// Answers `Cache-Control: no-store` while set: a first visit, nothing in the browser's caches.
+static NO_STORE: AtomicBool = AtomicBool::new(false);
+
+async fn serve() -> String {
+    let out = repo_root().join("target/bench/www");
+    assert!(out.join("supabase.js").exists(), "target/bench/www is not assembled: run bench/peers.sh (make bench does)");
+    let settings = Settings { test_controls: true, refresh_reuse_grace_secs: 0, ..Settings::default() };
+    let state = AppState::new(settings, StaticDirs { www: Some(out), pkg: Some(repo_root().join("pkg")) }).unwrap();
+    let fake = Arc::new(FakeSupabase::default());
+    let app = mock_server::app(state).route(
+        "/supabase/auth/v1/token",
+        post(move |Query(q): Query<std::collections::HashMap<String, String>>, Json(body): Json<Value>| {
+            let fake = fake.clone();
+            async move { fake.token(q.get("grant_type").map_or("", String::as_str), &body) }
+        }),
+    );
+    let app = app.layer(axum::middleware::map_response(|mut response: axum::response::Response| async move {
+        if NO_STORE.load(Ordering::Relaxed) {
+            response.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
+        }
+        response
+    }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+/// Loads `page` and answers the JSON object it writes to `#out`.
+async fn page(browser: &Browser, url: &str) -> Value {
+    browser.client.goto(url).await.unwrap();
+    let text = browser.wait_text("#out", url, |t| t.starts_with('{')).await;
+    let value: Value = serde_json::from_str(&text).unwrap();
+    assert!(value.get("error").is_none(), "{url}: {value}");
+    value
+}
+
+/// The cold-start pages of `bench/page/`.
+const COLD_PAGES: [&str; 3] = ["ours", "ours-preload", "supabase"];
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The median over runs of one figure, by JSON pointer.
+fn med(runs: &[Value], pointer: &str) -> f64 {
+    median(runs.iter().filter_map(|r| r.pointer(pointer)?.as_f64()).collect())
+}
+
+fn command(program: &str, args: &[&str]) -> String {
+    std::process::Command::new(program).args(args).output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default()
+}
+
+/// `1234567` → `1,234,567`.
+fn ops(v: f64) -> String {
+    let digits = (v.round() as u64).to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "quick");
+    let runs = if quick { 1 } else { 3 };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    rt.block_on(async move {
+        let base = serve().await;
+        let browser = Browser::start().await;
+        let sdks = ["ours", "supabase", "supabase+lock"];
+        let mut results: Vec<Vec<Value>> = vec![Vec::new(); sdks.len()];
+        for run in 0..runs {
+            for (i, sdk) in sdks.iter().enumerate() {
+                let r = page(&browser, &format!("{base}/index.html?sdk={}", sdk.replace('+', "%2B"))).await;
+                eprintln!("run {} {sdk}: {r}", run + 1);
+                results[i].push(r);
+            }
+        }
+        // Cold start: a stored session, then navigations alternating between the pages; first
+        // with the browser's caches (a returning visit), then with none (a first visit).
+        let mut cold: Vec<Vec<f64>> = vec![Vec::new(); 2 * COLD_PAGES.len()];
+        for name in ["ours", "supabase"] {
+            page(&browser, &format!("{base}/cold-{name}.html?prepare=1")).await;
+        }
+        for (phase, no_store) in [false, true].into_iter().enumerate() {
+            NO_STORE.store(no_store, Ordering::Relaxed);
+            for round in 0..(4 * runs + 1) {
+                for (i, name) in COLD_PAGES.iter().enumerate() {
+                    let r = page(&browser, &format!("{base}/cold-{name}.html")).await;
+                    assert_eq!(r["ok"], true, "cold start {name}: no token: {r}");
+                    // The first round warms the caches (or empties them): not counted.
+                    if round > 0 {
+                        cold[phase * COLD_PAGES.len() + i].push(r["ms"].as_f64().unwrap());
+                    }
+                }
+            }
+        }
+        let chromium = browser.client.capabilities().and_then(|c| c.get("browserVersion").and_then(Value::as_str).map(str::to_owned)).unwrap_or_default();
+        browser.stop().await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let report = report(&results, &cold, &chromium, runs);
+        println!("{report}");
+        std::fs::write(repo_root().join("bench/REPORT.md"), report).unwrap();
+        println!("written to bench/REPORT.md");
+    });
+}
+
+fn report(results: &[Vec<Value>], cold: &[Vec<f64>], chromium: &str, runs: usize) -> String {
+    let (ours, supa, lock) = (&results[0], &results[1], &results[2]);
+    let sizes: Value = std::fs::read_to_string(repo_root().join("target/bench/sizes.json")).ok().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(Value::Null);
+    let mut r = String::new();
+    let date = command("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())).unwrap_or_default();
+    let version = |p: &str| sizes["versions"][p].as_str().unwrap_or("?").to_owned();
+    let _ = writeln!(r, "# session-broker beside @supabase/auth-js\n");
+    let _ = writeln!(r, "Written by `make bench` (`mock-server/benches/peers.rs`, the page in `bench/page/`) on {date}.");
+    let _ = writeln!(r, "Machine: {cpu}, {} cores, {}; Chromium {chromium} headless.", command("nproc", &[]), command("uname", &["-sr"]));
+    let _ = writeln!(r, "Versions: session-broker {}, @supabase/auth-js {}, @auth0/auth0-spa-js {}, oidc-client-ts {}.", version("session-broker"), version("@supabase/auth-js"), version("@auth0/auth0-spa-js"), version("oidc-client-ts"));
+    let _ = writeln!(r, "Median of {runs} run(s); this machine is shared and noisy, so quote the ratios, measured in the same run, not the absolute figures.");
+    let _ = writeln!(r, "Both SDKs talk to a strict server: a refresh token can be spent once.\n");
+    let _ = writeln!(r, "## Hot paths on a valid token (calls per second)\n");
+    let _ = writeln!(r, "| figure | session-broker | supabase auth-js | supabase with `navigatorLock` |\n|---|---|---|---|");
+    let (t_ours, t_supa, t_lock) = (med(ours, "/token"), med(supa, "/token"), med(lock, "/token"));
+    let _ = writeln!(r, "| `getToken()` / `getSession()`, awaited | **{}** | {} | {} |", ops(t_ours), ops(t_supa), ops(t_lock));
+    let _ = writeln!(r, "| the limit beside it: `await localStorage.getItem(key)` | {} | {} | {} |", ops(med(ours, "/limitAwaitGetItem")), ops(med(supa, "/limitAwaitGetItem")), ops(med(lock, "/limitAwaitGetItem")));
+    let _ = writeln!(r, "| `hasPermission()`, awaited | {} | — | — |", ops(med(ours, "/hasPermission")));
+    for name in ["checkIfLoggedIn", "isTokenExpired", "isAboutToExpire", "getCurrentRoles", "getCurrentUser"] {
+        let _ = writeln!(r, "| `{name}()` | {} | — | — |", ops(med(ours, &format!("/checks/{name}"))));
+    }
+    let _ = writeln!(r, "| the limit beside them: `localStorage.getItem(key)` | {} | {} | {} |\n", ops(med(ours, "/limitGetItem")), ops(med(supa, "/limitGetItem")), ops(med(lock, "/limitGetItem")));
+    let _ = writeln!(r, "Ratios: `getToken()` is **{:.1}×** supabase's `getSession()` and **{:.0}×** with its lock; it runs at **{:.2}** of its limit (an awaited `getItem`).", t_ours / t_supa, t_ours / t_lock, t_ours / med(ours, "/limitAwaitGetItem"));
+    let limit = med(ours, "/limitGetItem");
+    let checks: Vec<String> = ["checkIfLoggedIn", "isTokenExpired", "isAboutToExpire", "getCurrentRoles", "getCurrentUser"]
+        .iter()
+        .map(|n| format!("`{n}` {:.2}", med(ours, &format!("/checks/{n}")) / limit))
+        .collect();
+    let _ = writeln!(r, "The synchronous checks against a plain `getItem` (1.00 = as fast): {}.\n", checks.join(", "));
+    let _ = writeln!(r, "## Refresh storms on an expired token\n");
+    let _ = writeln!(r, "| figure | session-broker | supabase auth-js | supabase with `navigatorLock` |\n|---|---|---|---|");
+    let storm = |v: &[Value], p: &str| format!("{} requests, {} of 1000 served, {} ms", med(v, &format!("/{p}/requests")), med(v, &format!("/{p}/served")), med(v, &format!("/{p}/ms")));
+    let storm1 = |v: &[Value]| format!("{} ({} ms without the request's round trip)", storm(v, "storm1"), med(v, "/storm1/sdkMs"));
+    let _ = writeln!(r, "| 1,000 callers in one tab | {} | {} | {} |", storm1(ours), storm1(supa), storm1(lock));
+    let storm4 = |v: &[Value]| format!("{}; {} of 4 tabs logged out", storm(v, "storm4"), med(v, "/storm4/loggedOut"));
+    let _ = writeln!(r, "| 4 tabs × 250 callers | {} | {} | {} |\n", storm4(ours), storm4(supa), storm4(lock));
+    let _ = writeln!(r, "## Cold start: navigation to the first token (stored session, no network call)\n");
+    let _ = writeln!(r, "| visit | session-broker | session-broker, preloaded as its README shows | supabase auth-js | ratio (preloaded / supabase) |\n|---|---|---|---|---|");
+    for (phase, visit) in ["returning (browser caches warm)", "first (`Cache-Control: no-store`)"].iter().enumerate() {
+        let m: Vec<f64> = (0..COLD_PAGES.len()).map(|i| median(cold[phase * COLD_PAGES.len() + i].clone())).collect();
+        let _ = writeln!(r, "| {visit} | {:.1} ms | {:.1} ms | {:.1} ms | {:.2} |", m[0], m[1], m[2], m[1] / m[2]);
+    }
+    let _ = writeln!(r);
+    let _ = writeln!(r, "## Bundle size: a typical-usage entry, esbuild minified ESM, gzip -9 (`bench/peers.sh`)\n");
+    let _ = writeln!(r, "| SDK | JS | wasm | total |\n|---|---|---|---|");
+    for (name, key) in [("session-broker", "session-broker"), ("@supabase/auth-js", "supabase"), ("@auth0/auth0-spa-js", "auth0"), ("oidc-client-ts", "oidc")] {
+        let s = &sizes[key];
+        let _ = writeln!(r, "| {name} | {} B | {} B | **{} B** |", s["js"], s["wasm"], s["total"]);
+    }
+    r
+}

@@ -15,8 +15,9 @@ mod web;
 #[cfg(target_arch = "wasm32")]
 pub mod js;
 
-/// Panics become readable `console.error` messages instead of an opaque `unreachable`.
-#[cfg(target_arch = "wasm32")]
+/// Panics become readable `console.error` messages instead of an opaque `unreachable`, in
+/// debug builds: a panic is a defect, and the hook's formatting would weigh in every release.
+#[cfg(all(target_arch = "wasm32", debug_assertions))]
 #[wasm_bindgen::prelude::wasm_bindgen(start)]
 pub fn start() {
     console_error_panic_hook::set_once();

@@ -4,7 +4,8 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use serde_json::{json, Value};
+use crate::core::json;
+use serde_json::Value;
 
 use futures_util::future::{select, Either};
 
@@ -100,17 +101,17 @@ impl SignOutReason {
 
 /// `onSignOut` payload: `{reason}`.
 pub fn sign_out_event(reason: SignOutReason) -> Value {
-    json!({ "reason": reason.as_str() })
+    json::object([("reason", reason.as_str().into())])
 }
 
 /// `onSignOut` payload when another tab ended the session: `{reason, otherTab: true}`.
 pub fn other_tab_sign_out_event(reason: SignOutReason) -> Value {
-    json!({ "reason": reason.as_str(), "otherTab": true })
+    json::object([("reason", reason.as_str().into()), ("otherTab", true.into())])
 }
 
 /// `onTokenRefresh` payload: `{user, roles, companyChanged}`.
 pub fn token_refresh_event(user: Value, roles: Vec<String>, company_changed: bool) -> Value {
-    json!({ "user": user, "roles": roles, "companyChanged": company_changed })
+    json::object([("user", user), ("roles", roles.into()), ("companyChanged", company_changed.into())])
 }
 
 /// The three hook lists of a session.
@@ -131,6 +132,7 @@ impl Default for Hooks {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
+    use serde_json::json;
     use super::*;
     use crate::core::fakes::{FakeClock, RecordingReporter};
     use futures::executor::block_on;

@@ -1,12 +1,59 @@
-//! Reading JSON answers and stored values as `serde_json::Value`.
-//! One deserializer instance serves every shape the SDK reads, which keeps the wasm module small
-//! (each derived `Deserialize` would add its own copy of the parser's visitor code).
+//! JSON in the SDK: one value type (`serde_json::Value`) for every shape it reads and writes,
+//! and one text codec. Natively the codec is serde_json's; in the browser the web adapter
+//! installs the browser's own `JSON.parse`/`JSON.stringify` ([`install`]), so the wasm module
+//! carries no JSON parser, no printer and none of their error formatting (issue: the SDK at
+//! 60 KB). The core only ever calls [`parse`] and [`stringify`].
+
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+/// A JSON text codec: text to value (`None` when it is not JSON) and value to text.
+#[derive(Clone, Copy)]
+pub struct Codec {
+    /// Parses JSON text.
+    pub parse: fn(&str) -> Option<Value>,
+    /// Writes JSON text.
+    pub stringify: fn(&Value) -> String,
+}
+
+static CODEC: OnceLock<Codec> = OnceLock::new();
+
+/// Installs the platform's codec (the browser's `JSON`); the first one installed stays.
+pub fn install(codec: Codec) {
+    let _ = CODEC.set(codec);
+}
+
+/// serde_json's codec, the native default; never linked into the wasm module.
+#[cfg(not(target_arch = "wasm32"))]
+fn fallback() -> Codec {
+    Codec { parse: |text| serde_json::from_str(text).ok(), stringify: |value| value.to_string() }
+}
+
+/// Without an installed codec the module can parse nothing (the facade installs it first).
+#[cfg(target_arch = "wasm32")]
+fn fallback() -> Codec {
+    Codec { parse: |_| None, stringify: |_| String::from("null") }
+}
+
+fn codec() -> Codec {
+    CODEC.get().copied().unwrap_or_else(fallback)
+}
+
 /// Parses JSON text; `None` when it is not JSON.
 pub fn parse(text: &str) -> Option<Value> {
-    serde_json::from_str(text).ok()
+    (codec().parse)(text)
+}
+
+/// Writes a value as JSON text.
+pub fn stringify(value: &Value) -> String {
+    (codec().stringify)(value)
+}
+
+/// An object from its fields, in order (what `json!` would build, without its serializer and
+/// its `unwrap`).
+pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<String, Value>>())
 }
 
 /// A string field of an object.
@@ -46,5 +93,7 @@ mod tests {
         assert_eq!(string_list(&v["l"]), Some(vec!["a".into(), "b".into()]));
         assert_eq!(string_list(&v["m"]), None);
         assert_eq!(parse("{"), None);
+        assert_eq!(object([("a", "x".into()), ("n", 3.into()), ("l", vec!["a", "b"].into())]), json!({"a": "x", "n": 3, "l": ["a", "b"]}));
+        assert_eq!(stringify(&json!({"b": 1, "a": [true, null]})), r#"{"a":[true,null],"b":1}"#);
     }
 }

@@ -140,7 +140,7 @@ pub fn write_string_list(storage: &dyn Storage, key: &str, items: &[String]) -> 
         storage.remove(key);
         return Ok(());
     }
-    storage.set(key, &Value::from(items.to_vec()).to_string())
+    storage.set(key, &json::stringify(&Value::from(items.to_vec())))
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

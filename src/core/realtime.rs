@@ -9,7 +9,8 @@ use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::task::{Context, Poll, Waker};
 
-use serde_json::{json, Value};
+use crate::core::json;
+use serde_json::Value;
 
 use super::hooks::HookList;
 use super::ports::{LocalBoxFuture, Method};
@@ -87,21 +88,16 @@ pub fn backoff_ms(attempt: u32, random: f64) -> u32 {
 }
 
 
-/// A server frame of the protocol, or `None` for anything else. Parsed with the module's one
-/// JSON parser (into a `Value`), then typed by the protocol's reader.
+/// A server frame of the protocol, or `None` for anything else. Parsed by the platform's JSON
+/// codec (into a `Value`), then typed by the protocol's reader.
 fn read_frame(text: &str) -> Option<ServerFrame> {
     ServerFrame::from_json(super::json::parse(text)?)
-}
-
-/// A protocol payload as the JSON the JS events and `getRouting()` hand out.
-fn to_value<T: serde::Serialize>(payload: &T) -> Value {
-    serde_json::to_value(payload).unwrap_or(Value::Null)
 }
 
 /// The `sdk:init` frame's text.
 pub fn init_frame(token: &str, device_id: Option<String>, last_invalidation: Option<i64>) -> String {
     let init = SdkInit { token: token.to_owned(), device_id, sdk_version: Some(SDK_VERSION.to_owned()), last_invalidation };
-    serde_json::to_string(&ClientFrame::SdkInit(init)).unwrap_or_default()
+    json::stringify(&ClientFrame::SdkInit(init).to_json())
 }
 
 /// Where the realtime session is (the `state` event).
@@ -300,7 +296,7 @@ impl SyncSession {
     }
 
     async fn emit_error(&self, code: &str, message: &str) {
-        self.0.events.error.run(&json!({ "code": code, "message": message }), self.0.session.hook_context()).await;
+        self.0.events.error.run(&json::object([("code", code.into()), ("message", message.into())]), self.0.session.hook_context()).await;
     }
 
     /// Resolves at the first `ready`; starts the session when it is not running.
@@ -449,7 +445,7 @@ impl SyncSession {
 
     /// Destroys the tracked local databases and remembers the invalidation obeyed.
     async fn invalidate_local(&self, payload: &InvalidateLocal) {
-        self.0.events.invalidate_local.run(&to_value(payload), self.0.session.hook_context()).await;
+        self.0.events.invalidate_local.run(&payload.to_json(), self.0.session.hook_context()).await;
         self.0.session.destroy_all_local_databases().await;
         if let Err(e) = self.0.session.set_last_invalidation(payload.invalidated_at) {
             self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e].concat());
@@ -458,7 +454,7 @@ impl SyncSession {
 
     /// Records the routing, bootstraps the catalogue when the device has none, then is ready.
     async fn ready(&self, payload: &Ready) -> Result<(), String> {
-        let value = to_value(payload);
+        let value = payload.to_json();
         *self.0.routing.borrow_mut() = Some(value.clone());
         let static_db = &payload.static_db;
         let tracked = self.0.session.tracked_local_databases().contains(static_db);
@@ -488,7 +484,7 @@ impl SyncSession {
         let count = docs.len();
         (self.0.ports.catalog_write)(&db, docs).await?;
         self.0.session.track_local_database(&db).map_err(|e| e.to_string())?;
-        self.0.events.bootstrapped.run(&json!({ "database": database, "db": db, "docCount": count }), self.0.session.hook_context()).await;
+        self.0.events.bootstrapped.run(&json::object([("database", database.into()), ("db", db.into()), ("docCount", count.into())]), self.0.session.hook_context()).await;
         Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! The result shapes the JS API resolves to (CONTRACT §3). Failures are values, not rejections.
 //! Each renders itself as JSON with `to_value`, so the facade converts one type only.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::codes;
 use super::json;
@@ -135,8 +135,8 @@ impl LoginResult {
     /// The JS shape.
     pub fn to_value(&self) -> Value {
         match self {
-            LoginResult::Success { user } => json!({ "success": true, "user": user }),
-            LoginResult::Failure { error, code, status } => json!({ "success": false, "error": error, "code": code, "status": status }),
+            LoginResult::Success { user } => json::object([("success", true.into()), ("user", user.clone())]),
+            LoginResult::Failure { error, code, status } => json::object([("success", false.into()), ("error", error.as_str().into()), ("code", code.as_str().into()), ("status", (*status).into())]),
         }
     }
 }
@@ -145,7 +145,7 @@ impl DeviceResult {
     /// The JS shape.
     pub fn to_value(&self) -> Value {
         match self {
-            DeviceResult::Success { device_id } => json!({ "success": true, "deviceId": device_id }),
+            DeviceResult::Success { device_id } => json::object([("success", true.into()), ("deviceId", device_id.as_str().into())]),
             DeviceResult::Failure(f) => f.to_value(),
         }
     }
@@ -153,6 +153,7 @@ impl DeviceResult {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
+    use serde_json::json;
     use super::*;
 
     #[test]

@@ -49,7 +49,8 @@ impl Claims {
             .decode(payload)
             .or_else(|_| URL_SAFE.decode(payload))
             .map_err(|_| TokenError::BadEncoding)?;
-        match serde_json::from_slice::<Value>(&bytes).map_err(|_| TokenError::BadEncoding)? {
+        let text = std::str::from_utf8(&bytes).map_err(|_| TokenError::BadEncoding)?;
+        match super::json::parse(text).ok_or(TokenError::BadEncoding)? {
             Value::Object(map) => Ok(Claims(map)),
             _ => Err(TokenError::NotAnObject),
         }
@@ -68,7 +69,7 @@ impl Claims {
     fn text(&self, claim: &str) -> Option<String> {
         match self.0.get(claim)? {
             Value::String(s) if !s.is_empty() => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
+            Value::Number(_) => Some(super::json::stringify(&self.0[claim])),
             _ => None,
         }
     }

@@ -95,6 +95,8 @@ impl AuthManager {
     /// `new AuthManager({ baseUrl, refreshPath?, deviceInfo?, permissions?, timeoutMs? })`.
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "AuthManagerOptions")] options: JsValue) -> Result<AuthManager, JsValue> {
+        // Every other class needs an AuthManager, so JSON is ready for all of them from here.
+        crate::web::json::install();
         if !options.is_object() {
             return Err(invalid("AuthManager needs an options object with a baseUrl"));
         }

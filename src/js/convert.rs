@@ -1,6 +1,5 @@
-//! JS ⇄ JSON conversions through the browser's own `JSON`: serde_json is already in the module
-//! for the core, and converting only `serde_json::Value` keeps one instance of it (the module
-//! stays small). Output is plain objects and arrays.
+//! JS ⇄ JSON conversions: values cross by a walk (`web::json`), never through JSON text.
+//! Output is plain objects and arrays.
 
 use serde_json::Value;
 use wasm_bindgen::JsValue;
@@ -10,11 +9,12 @@ use crate::core::ports::LocalBoxFuture;
 
 /// A JSON value as a plain JS value.
 pub fn to_js(value: &Value) -> JsValue {
-    // Parsing JSON that serde_json just wrote cannot fail.
-    js_sys::JSON::parse(&value.to_string()).unwrap_or(JsValue::NULL)
+    crate::web::json::to_js(value)
 }
 
 /// A JS argument as JSON; `undefined`, functions and cycles are refused, naming the argument.
+/// `JSON.stringify` first, as JSON itself would: it drops functions and `undefined` inside
+/// objects, calls `toJSON` (dates), and throws on cycles.
 pub fn from_js(value: &JsValue, what: &str) -> Result<Value, JsValue> {
     let text = if value.is_undefined() { None } else { js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()) };
     text.and_then(|t| crate::core::json::parse(&t)).ok_or_else(|| invalid([what, " must be a JSON-compatible value"].concat()))

@@ -1,6 +1,9 @@
 //! The realtime protocol (CONTRACT §7): `GET /realtime`, JSON text frames `{type, payload}`.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::core::json::{object, str_field};
 
 /// The server invalidated the tenant: reconnect (with backoff) and meet the invalidation.
 pub const CLOSE_INVALIDATED: u16 = 4000;
@@ -62,19 +65,48 @@ pub enum ServerFrame {
 }
 
 impl ServerFrame {
-    /// Reads a frame from JSON already parsed: the tag picks the payload's type. The same
-    /// mapping as the derive (the round-trip test holds them together), without serde's content
-    /// buffering for adjacently tagged enums, which would add ~25 KB to the SDK's wasm module.
-    pub fn from_json(frame: serde_json::Value) -> Option<ServerFrame> {
-        let serde_json::Value::Object(mut frame) = frame else { return None };
-        let payload = frame.remove("payload").unwrap_or(serde_json::Value::Null);
+    /// Reads a frame from JSON already parsed: the tag picks the payload's reader. The same
+    /// mapping as the derive (the round-trip tests hold them together), read by hand: serde's
+    /// derived readers and their error formatting would weigh more in the SDK's wasm module than
+    /// the whole realtime session.
+    pub fn from_json(frame: Value) -> Option<ServerFrame> {
+        let payload = frame.get("payload").unwrap_or(&Value::Null);
         Some(match frame.get("type")?.as_str()? {
-            "invalidate-local" => ServerFrame::InvalidateLocal(serde_json::from_value(payload).ok()?),
-            "ready" => ServerFrame::Ready(serde_json::from_value(payload).ok()?),
-            "error" => ServerFrame::Error(serde_json::from_value(payload).ok()?),
+            "invalidate-local" => ServerFrame::InvalidateLocal(InvalidateLocal::from_json(payload)?),
+            "ready" => ServerFrame::Ready(Ready::from_json(payload)?),
+            "error" => ServerFrame::Error(FrameError { code: str_field(payload, "code")?.to_owned(), message: str_field(payload, "message")?.to_owned() }),
             "pong" => ServerFrame::Pong(Empty {}),
             _ => return None,
         })
+    }
+}
+
+impl ClientFrame {
+    /// The frame as JSON, in the derive's shape (absent options as `null`).
+    pub fn to_json(&self) -> Value {
+        match self {
+            ClientFrame::SdkInit(init) => object([
+                ("type", "sdk:init".into()),
+                (
+                    "payload",
+                    object([
+                        ("token", init.token.as_str().into()),
+                        ("deviceId", init.device_id.clone().into()),
+                        ("sdkVersion", init.sdk_version.clone().into()),
+                        ("lastInvalidation", init.last_invalidation.into()),
+                    ]),
+                ),
+            ]),
+            ClientFrame::Ping => object([("type", "ping".into())]),
+        }
+    }
+}
+
+/// An optional integer field: absent or `null` is `None`; anything but an integer is refused.
+fn optional_i64(value: &Value, key: &str) -> Option<Option<i64>> {
+    match value.get(key) {
+        None | Some(Value::Null) => Some(None),
+        Some(v) => v.as_i64().map(Some),
     }
 }
 
@@ -106,6 +138,50 @@ pub struct Ready {
     pub invalidated_at: Option<i64>,
 }
 
+impl InvalidateLocal {
+    /// Reads the payload (see [`ServerFrame::from_json`]).
+    pub fn from_json(value: &Value) -> Option<Self> {
+        Some(InvalidateLocal {
+            company_id: str_field(value, "companyId")?.to_owned(),
+            invalidated_at: value.get("invalidatedAt")?.as_i64()?,
+            reason: str_field(value, "reason")?.to_owned(),
+        })
+    }
+
+    /// The payload as JSON, in the derive's shape.
+    pub fn to_json(&self) -> Value {
+        object([
+            ("companyId", self.company_id.as_str().into()),
+            ("invalidatedAt", self.invalidated_at.into()),
+            ("reason", self.reason.as_str().into()),
+        ])
+    }
+}
+
+impl Ready {
+    /// Reads the payload (see [`ServerFrame::from_json`]).
+    pub fn from_json(value: &Value) -> Option<Self> {
+        Some(Ready {
+            company_id: str_field(value, "companyId")?.to_owned(),
+            database: Routing::parse(str_field(value, "database")?)?,
+            static_db: str_field(value, "staticDb")?.to_owned(),
+            dynamic_db: str_field(value, "dynamicDb")?.to_owned(),
+            invalidated_at: optional_i64(value, "invalidatedAt")?,
+        })
+    }
+
+    /// The payload as JSON, in the derive's shape.
+    pub fn to_json(&self) -> Value {
+        object([
+            ("companyId", self.company_id.as_str().into()),
+            ("database", self.database.as_str().into()),
+            ("staticDb", self.static_db.as_str().into()),
+            ("dynamicDb", self.dynamic_db.as_str().into()),
+            ("invalidatedAt", self.invalidated_at.into()),
+        ])
+    }
+}
+
 /// Which catalogue a device reads: the rolling database's CORE, or the legacy one.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -117,6 +193,15 @@ pub enum Routing {
 }
 
 impl Routing {
+    /// From the wire name.
+    pub fn parse(name: &str) -> Option<Routing> {
+        match name {
+            "core" => Some(Routing::Core),
+            "legacy" => Some(Routing::Legacy),
+            _ => None,
+        }
+    }
+
     /// The wire name (`"core"` / `"legacy"`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -147,8 +232,18 @@ mod tests {
     fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug + 'static>(value: T, wire: serde_json::Value) {
         assert_eq!(serde_json::to_value(&value).unwrap(), wire);
         // The SDK's reader agrees with the derive, frame by frame.
-        if let Some(frame) = (&value as &dyn std::any::Any).downcast_ref::<ServerFrame>() {
+        let any = &value as &dyn std::any::Any;
+        if let Some(frame) = any.downcast_ref::<ServerFrame>() {
             assert_eq!(ServerFrame::from_json(wire.clone()).as_ref(), Some(frame));
+            match frame {
+                ServerFrame::InvalidateLocal(p) => assert_eq!(p.to_json(), wire["payload"]),
+                ServerFrame::Ready(p) => assert_eq!(p.to_json(), wire["payload"]),
+                _ => {}
+            }
+        }
+        // And the SDK's writer.
+        if let Some(frame) = any.downcast_ref::<ClientFrame>() {
+            assert_eq!(frame.to_json(), wire);
         }
         assert_eq!(serde_json::from_value::<T>(wire).unwrap(), value);
     }
@@ -171,5 +266,9 @@ mod tests {
         assert!(serde_json::from_value::<ClientFrame>(json!({"type": "hello"})).is_err());
         assert_eq!(ServerFrame::from_json(json!({"type": "ready", "payload": {"companyId": 1}})), None, "a malformed payload is no frame");
         assert_eq!(ServerFrame::from_json(json!({"type": "hello"})), None);
+        let minimal = json!({"type": "ready", "payload": {"companyId": "a", "database": "legacy", "staticDb": "s", "dynamicDb": "d"}});
+        assert!(matches!(ServerFrame::from_json(minimal), Some(ServerFrame::Ready(Ready { invalidated_at: None, .. }))), "an absent option is None");
+        let fractional = json!({"type": "invalidate-local", "payload": {"companyId": "a", "invalidatedAt": 1.5, "reason": "r"}});
+        assert_eq!(ServerFrame::from_json(fractional), None, "a time is an integer");
     }
 }

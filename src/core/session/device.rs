@@ -1,7 +1,7 @@
 //! The device: its description (`deviceInfo`, always carrying this SDK's identity), its
 //! registration (`/auth/connect`) and its online status.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::Session;
 use crate::core::codes;
@@ -39,7 +39,7 @@ impl Session {
 
     /// `POST /auth/connect`: registers this device and stores its id.
     pub async fn register_device(&self) -> DeviceResult {
-        let body = Value::Object(self.device_info()).to_string();
+        let body = json::stringify(&Value::Object(self.device_info()));
         let response = match self.authorized(Method::Post, "/auth/connect", Some(body)).await {
             Ok(r) => r,
             Err(failure) => return DeviceResult::Failure(failure),
@@ -59,6 +59,6 @@ impl Session {
 
     /// `POST /auth/status`: reports the device online or offline.
     pub async fn update_device_status(&self, is_online: bool) -> CallResult {
-        self.call(Method::Put, "/auth/status", Some(json!({ "isOnline": is_online }).to_string())).await
+        self.call(Method::Put, "/auth/status", Some(json::stringify(&json::object([("isOnline", is_online.into())])))).await
     }
 }

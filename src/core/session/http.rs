@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::Session;
 use crate::core::calls::{Management, Route};
 use crate::core::codes;
+use crate::core::json;
 use crate::core::ports::{HttpRequest, HttpResponse, Method, TransportError};
 use crate::core::results::CallResult;
 use crate::core::url;
@@ -47,7 +48,7 @@ impl Session {
 
     /// Sends a management or operations call; a fetched current company is cached.
     pub async fn send_route(&self, route: Route) -> CallResult {
-        let body = route.body.map(|b| b.to_string());
+        let body = route.body.map(|b| json::stringify(&b));
         if route.needs_session {
             self.call(route.method, &route.path, body).await
         } else {
@@ -75,11 +76,11 @@ impl Session {
 
     /// `POST /auth/register`: signs up (creates the user and their company).
     pub async fn register_user(&self, credentials: &Value) -> CallResult {
-        self.call_optional_auth(Method::Post, "/auth/register", Some(credentials.to_string())).await
+        self.call_optional_auth(Method::Post, "/auth/register", Some(json::stringify(credentials))).await
     }
 
     /// `POST /register-user`: a manager creates a user in their company.
     pub async fn create_user(&self, credentials: &Value) -> CallResult {
-        self.call_optional_auth(Method::Post, "/register-user", Some(credentials.to_string())).await
+        self.call_optional_auth(Method::Post, "/register-user", Some(json::stringify(credentials))).await
     }
 }

@@ -1,7 +1,8 @@
 //! The device's local databases: tracked by name in storage, destroyed at a login, a company
 //! change or an invalidation so one tenant's offline data never reaches another.
 
-use serde_json::{json, Value};
+use crate::core::json;
+use serde_json::Value;
 
 use super::{InputError, Session};
 use crate::core::keys;
@@ -18,7 +19,7 @@ pub struct DestroyReport {
 impl DestroyReport {
     /// The JS shape `{destroyed, failed}`.
     pub fn to_value(&self) -> Value {
-        json!({ "destroyed": self.destroyed, "failed": self.failed })
+        json::object([("destroyed", self.destroyed.clone().into()), ("failed", self.failed.clone().into())])
     }
 }
 

@@ -1,7 +1,8 @@
 //! Login (password and Google), the cleanup that ends the previous user's or tenant's session
 //! before a new one is written, and the writes of a session to storage.
 
-use serde_json::{json, Value};
+use crate::core::json;
+use serde_json::Value;
 
 use super::{company_record, parse_auth_response, InputError, Phase, Session};
 use crate::core::hooks::{sign_out_event, SignOutReason};
@@ -16,14 +17,14 @@ use crate::protocol::AuthResponse;
 impl Session {
     /// `POST /auth` with a username and password; on success the session is stored and the login handlers run.
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
-        let body = json!({ "username": username, "password": password, "deviceInfo": self.device_info() }).to_string();
+        let body = json::stringify(&json::object([("username", username.into()), ("password", password.into()), ("deviceInfo", self.device_info().into())]));
         let response = self.send(Method::Post, "/auth", Some(body), None).await;
         self.complete_login(response, Some(username)).await
     }
 
     /// `POST /auth/google` with an identity provider's credential; otherwise as [`Session::login`].
     pub async fn login_with_google(&self, credential: &str) -> LoginResult {
-        let body = json!({ "credential": credential }).to_string();
+        let body = json::stringify(&json::object([("credential", credential.into())]));
         let response = self.send(Method::Post, "/auth/google", Some(body), None).await;
         self.complete_login(response, None).await
     }
@@ -104,7 +105,7 @@ impl Session {
         let headers = auth.docdb_headers.clone().unwrap_or_default();
         for (kind, set) in [(HeaderKind::Remote, headers.remote), (HeaderKind::Local, headers.local)] {
             match set {
-                Some(set) => storage.set(kind.key(), &Value::Object(set).to_string())?,
+                Some(set) => storage.set(kind.key(), &json::stringify(&Value::Object(set)))?,
                 None if replace_headers => storage.remove(kind.key()),
                 None => {}
             }

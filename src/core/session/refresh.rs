@@ -10,7 +10,7 @@
 //! it is discarded, never written over the newer state.
 
 use futures_util::future::{ready, FutureExt, Shared};
-use serde_json::json;
+use crate::core::json;
 
 use super::{parse_auth_response, Phase, Session};
 use crate::core::hooks::{token_refresh_event, SignOutReason};
@@ -150,7 +150,7 @@ impl Session {
             return Decided::Superseded;
         }
         let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
-        let body = json!({ "refreshToken": refresh_token }).to_string();
+        let body = json::stringify(&json::object([("refreshToken", refresh_token.as_str().into())]));
         let path = self.0.config.refresh_path.clone();
         let response = match self.send(Method::Post, &path, Some(body), None).await {
             Ok(r) => r,

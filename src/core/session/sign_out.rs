@@ -1,7 +1,7 @@
 //! Sign-out: the server first (only with a token), then the handlers, then memory, then keys.
 //! Never fails, never waits on itself, never waits forever on a handler.
 
-use serde_json::json;
+use crate::core::json;
 
 use super::{Phase, Session};
 use crate::core::hooks::{sign_out_event, SignOutReason};
@@ -18,7 +18,7 @@ impl Session {
         }
         self.set_phase(Phase::SigningOut(reason));
         if let Some((token, _)) = self.stored_token() {
-            let body = json!({ "deviceId": self.device_id() }).to_string();
+            let body = json::stringify(&json::object([("deviceId", self.device_id().into())]));
             match self.send(Method::Post, "/auth/logout", Some(body), Some(token)).await {
                 Ok(r) if (200..300).contains(&r.status) => {}
                 Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),

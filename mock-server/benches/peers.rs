@@ -110,7 +110,7 @@ async fn page(browser: &Browser, url: &str) -> Value {
 }
 
 /// The cold-start pages of `bench/page/`.
-const COLD_PAGES: [&str; 3] = ["ours", "ours-preload", "supabase"];
+const COLD_PAGES: [&str; 3] = ["ours.html", "ours.html?preload", "supabase.html"];
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -165,7 +165,7 @@ fn main() {
             NO_STORE.store(no_store, Ordering::Relaxed);
             for round in 0..(4 * runs + 1) {
                 for (i, name) in COLD_PAGES.iter().enumerate() {
-                    let r = page(&browser, &format!("{base}/cold-{name}.html")).await;
+                    let r = page(&browser, &format!("{base}/cold-{name}")).await;
                     assert_eq!(r["ok"], true, "cold start {name}: no token: {r}");
                     // The first round warms the caches (or empties them): not counted.
                     if round > 0 {

@@ -69,7 +69,7 @@ impl Claims {
     fn text(&self, claim: &str) -> Option<String> {
         match self.0.get(claim)? {
             Value::String(s) if !s.is_empty() => Some(s.clone()),
-            Value::Number(_) => Some(super::json::stringify(&self.0[claim])),
+            number @ Value::Number(_) => Some(super::json::stringify(number)),
             _ => None,
         }
     }

@@ -8,7 +8,7 @@ use super::ports::Method;
 
 /// An id usable as one path segment.
 pub fn segment(what: &str, id: &str) -> Result<String, String> {
-    let plain = !id.is_empty() && id.len() <= 200 && id.chars().all(|c| c.is_ascii_alphanumeric() || "._~-".contains(c));
+    let plain = !id.is_empty() && id.len() <= 200 && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-'));
     if plain {
         Ok(id.to_owned())
     } else {

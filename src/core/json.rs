@@ -53,7 +53,12 @@ pub fn stringify(value: &Value) -> String {
 /// An object from its fields, in order (what `json!` would build, without its serializer and
 /// its `unwrap`).
 pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
-    Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<String, Value>>())
+    // Inserted one by one: collecting into the map would sort first, one sort per caller type.
+    let mut map = Map::new();
+    for (k, v) in fields {
+        map.insert(k.to_owned(), v);
+    }
+    Value::Object(map)
 }
 
 /// A string field of an object.

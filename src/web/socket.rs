@@ -29,7 +29,7 @@ pub fn connect(url: &str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, Stri
     let opened = web_sys::WebSocket::new(url).map_err(|e| crate::web::describe(&e));
     Box::pin(async move {
         let raw = opened?;
-        let (sink, stream) = WebSocket::try_from(raw.clone()).map_err(|e| e.to_string())?.split();
+        let (sink, stream) = WebSocket::try_from(raw.clone()).map_err(|e| [e.name, e.message].join(": "))?.split();
         Ok(Rc::new(BrowserSocket { sink: Rc::new(Mutex::new(sink)), stream: Rc::new(Mutex::new(stream)), raw }) as Rc<dyn Socket>)
     })
 }
@@ -42,7 +42,11 @@ impl Socket for BrowserSocket {
             if !opened(&raw).await {
                 return Err("the connection closed before it opened".into());
             }
-            sink.send(Message::Text(text)).await.map_err(|e| e.to_string())
+            sink.send(Message::Text(text)).await.map_err(|e| match e {
+                WebSocketError::MessageSendError(js) => [js.name, js.message].join(": "),
+                WebSocketError::ConnectionClose(_) => String::from("the connection closed"),
+                _ => String::from("the connection failed"),
+            })
         })
     }
 

@@ -25,7 +25,11 @@ fn failure(e: gloo_net::Error, signal: &web_sys::AbortSignal) -> TransportError 
     if signal.aborted() {
         TransportError::Timeout
     } else {
-        TransportError::Network(e.to_string())
+        TransportError::Network(match e {
+            // The browser's own words; gloo's Display would bring its formatting along.
+            gloo_net::Error::JsError(js) => [js.name.as_str(), ": ", js.message.as_str()].concat(),
+            gloo_net::Error::GlooError(words) => words,
+        })
     }
 }
 

@@ -17,8 +17,9 @@ TWIGGY_VERSION := 0.8.0
 # The package's recorded size (release wasm + JS glue, gzip -9, bytes): `make test` fails when it
 # grows past this by more than 2% (a size is deterministic for a given toolchain). Lower it when a
 # change cuts; raise it only with the reason in the commit.
-SIZE_BUDGET := 104167
+SIZE_BUDGET := 100526
 WASM_OPT := target/binaryen/node_modules/.bin/wasm-opt
+ESBUILD := target/npm-tools/node_modules/.bin/esbuild
 WASM_FEATURES := --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int \
   --enable-multivalue --enable-sign-ext --enable-mutable-globals
 DEMO_LISTEN ?= 127.0.0.1:8080
@@ -55,6 +56,11 @@ build: setup
 	  template_version=$$(awk -F'"' '/"version":/ { print $$4; exit }' pkg-template/package.json); \
 	  [ "$$cargo_version" = "$$template_version" ] || { echo "pkg-template/package.json is $$template_version, Cargo.toml is $$cargo_version"; exit 1; }
 	node pkg-template/finish.mjs
+	@# One file instead of the glue and its three snippets (a module graph one level deep, no
+	@# waterfall at start-up), minified: the docs live in the .d.ts. Names are kept (`.name`).
+	$(ESBUILD) pkg/session_broker.js --bundle --minify --keep-names --format=esm --platform=browser \
+	  --banner:js='/* @ts-self-types="./session_broker.d.ts" */' --log-level=warning --allow-overwrite --outfile=pkg/session_broker.js
+	rm -rf pkg/snippets
 	cp pkg-template/package.json pkg-template/README.md pkg-template/types.js pkg/
 	rm -f pkg/.gitignore
 	@# Every file the glue imports must be in the tarball npm users get.

@@ -5,6 +5,4 @@ declare global {
   var auth: AuthManager;
   function showWrongPassword(): void;
   function hideTheButton(): void;
-  // What the cold-start recipe's script in the page's head defines.
-  interface Window { sessionBrokerModule: Promise<WebAssembly.Module> }
 }

@@ -643,3 +643,19 @@ fn phase_changes_are_announced_and_the_snapshot_follows_them() {
         assert!(h.session.read_snapshot().token_usable);
     }
 }
+
+/// Callers during one refresh are handed that refresh: the facade gives them one promise.
+#[test]
+fn callers_during_a_refresh_are_handed_the_same_flight() {
+    use super::session::TokenAnswer;
+    let (h, _) = logged_in();
+    expire(&h);
+    let (TokenAnswer::After(first), TokenAnswer::After(second)) = (h.session.token_answer(), h.session.token_answer()) else {
+        panic!("an expired token is answered after a refresh");
+    };
+    assert!(first.ptr_eq(&second), "one flight for both");
+    let token = block_on(first).token().expect("refreshed");
+    assert_eq!(block_on(second).token().as_deref(), Some(token.as_str()));
+    assert!(matches!(h.session.token_answer(), TokenAnswer::Now(Some(t)) if t == token), "then answered at once");
+    assert_eq!(h.transport.requests.borrow().iter().filter(|r| r.url.ends_with("/auth/refresh")).count(), 1);
+}

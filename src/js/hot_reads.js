@@ -75,7 +75,17 @@ export function installHotReads(AuthManager) {
     },
     getToken() {
       const snap = reads(this, true);
-      return usable(snap) ? Promise.resolve(snap.token) : slow.getToken.call(this);
+      if (usable(snap)) return Promise.resolve(snap.token);
+      // Nothing the module decides on changed since this snapshot (no write, no phase change,
+      // no other tab), so it would hand this caller the same refresh as the last one: share
+      // that promise until it settles instead of entering the module once per caller.
+      if (snap.pending === undefined) {
+        const pending = slow.getToken.call(this);
+        const settled = () => { if (snap.pending === pending) snap.pending = undefined; };
+        snap.pending = pending;
+        pending.then(settled, settled);
+      }
+      return snap.pending;
     },
     hasPermission(action) {
       const snap = typeof action === "string" ? reads(this, true) : undefined;

@@ -26,7 +26,7 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-pub use self::refresh::RefreshOutcome;
+pub use self::refresh::{Flight, RefreshOutcome, TokenAnswer};
 pub use local_databases::DestroyReport;
 pub use reads::ReadSnapshot;
 

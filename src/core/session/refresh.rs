@@ -18,7 +18,16 @@ use crate::core::ports::{LocalBoxFuture, LockError, LockGuard, Method};
 use crate::core::results::failure_message;
 use crate::core::token::Claims;
 
-pub(super) type Flight = Shared<LocalBoxFuture<'static, RefreshOutcome>>;
+/// One refresh, shared by every caller that joined it.
+pub type Flight = Shared<LocalBoxFuture<'static, RefreshOutcome>>;
+
+/// What `getToken()` answers ([`Session::token_answer`]).
+pub enum TokenAnswer {
+    /// At once.
+    Now(Option<String>),
+    /// The new token once the refresh lands (`None` when it failed).
+    After(Flight),
+}
 
 /// A tab waits this much longer than one request for another tab's refresh, then takes the lock
 /// over: a holder that long is frozen or gone (the orphaned-lock case).
@@ -33,6 +42,16 @@ pub enum RefreshOutcome {
     Rejected(String),
     /// Network, timeout, 5xx or an unreadable answer: the session is kept for the next try.
     Transient(String),
+}
+
+impl RefreshOutcome {
+    /// The token a caller of `getToken()` gets from this outcome.
+    pub fn token(self) -> Option<String> {
+        match self {
+            RefreshOutcome::Refreshed(token) => Some(token),
+            RefreshOutcome::Rejected(_) | RefreshOutcome::Transient(_) => None,
+        }
+    }
 }
 
 /// What the part under the lock decided; hooks run after the lock and the flight are released.
@@ -50,21 +69,28 @@ impl Session {
     /// The current JWT; refreshed first when expired (margin included). Answers at once while a
     /// sign-out runs (see the re-entrancy rule).
     pub async fn get_token(&self) -> Option<String> {
-        if self.0.phase.get() != Phase::Idle {
-            return self.token_now();
+        match self.token_answer() {
+            TokenAnswer::Now(token) => token,
+            TokenAnswer::After(flight) => flight.await.token(),
         }
-        let (token, claims) = self.stored_token()?;
+    }
+
+    /// What `getToken()` answers, decided now: a token (or none) at once, or the refresh flight
+    /// to wait for. Every caller that gets the same flight gets the same answer, so the facade
+    /// hands them one promise.
+    pub fn token_answer(&self) -> TokenAnswer {
+        if self.0.phase.get() != Phase::Idle {
+            return TokenAnswer::Now(self.token_now());
+        }
+        let Some((token, claims)) = self.stored_token() else { return TokenAnswer::Now(None) };
         if !self.expired(&claims) {
-            return Some(token);
+            return TokenAnswer::Now(Some(token));
         }
         // Inside the token-refresh handlers: the token they were handed, never a second refresh.
         if self.0.refreshed.borrow().as_deref() == Some(token.as_str()) {
-            return Some(token);
+            return TokenAnswer::Now(Some(token));
         }
-        match self.refresh().await {
-            RefreshOutcome::Refreshed(token) => Some(token),
-            RefreshOutcome::Rejected(_) | RefreshOutcome::Transient(_) => None,
-        }
+        TokenAnswer::After(self.refresh())
     }
 
     /// The token usable right now without a refresh: during `logout()` or a login's cleanup the

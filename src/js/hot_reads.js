@@ -75,7 +75,8 @@ export function installHotReads(AuthManager) {
     },
     getToken() {
       const snap = reads(this, true);
-      if (usable(snap)) return Promise.resolve(snap.token);
+      // One settled promise per snapshot: it always holds the same token.
+      if (usable(snap)) return (snap.answer ??= Promise.resolve(snap.token));
       // Nothing the module decides on changed since this snapshot (no write, no phase change,
       // no other tab), so it would hand this caller the same refresh as the last one: share
       // that promise until it settles instead of entering the module once per caller.

@@ -338,3 +338,19 @@ async fn absent_values_are_null_and_handlers_must_be_functions() {
     assert!(m.is_token_expired());
     assert!(!m.is_about_to_expire());
 }
+
+/// The browser decodes a JWT's payload (`atob`, core::codec) as the base64 crate does natively:
+/// base64url padded or not, UTF-8 claims, and nothing outside that alphabet.
+#[wasm_bindgen_test]
+async fn jwt_payloads_decode_in_the_browser_as_natively() {
+    fresh().await;
+    let m = manager();
+    let padded = "eyJzdWIiOiJ1IiwibmFtZSI6IsOpfn5-IiwiZXhwIjo0MTAyNDQ0ODAwfQ==";
+    for payload in [padded, padded.trim_end_matches('=')] {
+        m.save_token("Auth".into(), ["eyJhbGciOiJIUzI1NiJ9.", payload, ".c2ln"].concat().into(), 60.into()).unwrap();
+        assert_eq!(json(&m.get_current_user())["name"], "é~~~", "{payload}");
+    }
+    for bad in [padded.replace('-', "+"), padded.replace("==", "="), [padded, "="].concat(), padded.replace('J', " J")] {
+        assert!(m.save_token("Auth".into(), ["eyJhbGciOiJIUzI1NiJ9.", &bad, ".c2ln"].concat().into(), 60.into()).is_err(), "{bad}");
+    }
+}

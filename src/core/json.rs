@@ -1,44 +1,10 @@
 //! JSON in the SDK: one value type (`serde_json::Value`) for every shape it reads and writes,
-//! and one text codec. Natively the codec is serde_json's; in the browser the web adapter
-//! installs the browser's own `JSON.parse`/`JSON.stringify` ([`install`]), so the wasm module
-//! carries no JSON parser, no printer and none of their error formatting (issue: the SDK at
-//! 60 KB). The core only ever calls [`parse`] and [`stringify`].
-
-use std::sync::OnceLock;
+//! text through the platform's codec ([`crate::core::codec`]). The core only ever calls
+//! [`parse`] and [`stringify`].
 
 use serde_json::{Map, Value};
 
-/// A JSON text codec: text to value (`None` when it is not JSON) and value to text.
-#[derive(Clone, Copy)]
-pub struct Codec {
-    /// Parses JSON text.
-    pub parse: fn(&str) -> Option<Value>,
-    /// Writes JSON text.
-    pub stringify: fn(&Value) -> String,
-}
-
-static CODEC: OnceLock<Codec> = OnceLock::new();
-
-/// Installs the platform's codec (the browser's `JSON`); the first one installed stays.
-pub fn install(codec: Codec) {
-    let _ = CODEC.set(codec);
-}
-
-/// serde_json's codec, the native default; never linked into the wasm module.
-#[cfg(not(target_arch = "wasm32"))]
-fn fallback() -> Codec {
-    Codec { parse: |text| serde_json::from_str(text).ok(), stringify: |value| value.to_string() }
-}
-
-/// Without an installed codec the module can parse nothing (the facade installs it first).
-#[cfg(target_arch = "wasm32")]
-fn fallback() -> Codec {
-    Codec { parse: |_| None, stringify: |_| String::from("null") }
-}
-
-fn codec() -> Codec {
-    CODEC.get().copied().unwrap_or_else(fallback)
-}
+use super::codec::codec;
 
 /// Parses JSON text; `None` when it is not JSON.
 pub fn parse(text: &str) -> Option<Value> {

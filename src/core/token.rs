@@ -1,8 +1,6 @@
 //! JWT decoding on the client (no signature check: the server verifies, the client only reads
 //! its own claims) and the expiry rules with their one-minute safety margin.
 
-use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
-use base64::Engine;
 use serde_json::{Map, Value};
 
 /// `isTokenExpired()` and `isAboutToExpire()` treat a token as gone this long before its expiry.
@@ -44,11 +42,7 @@ impl Claims {
         if header.is_empty() || payload.is_empty() {
             return Err(TokenError::NotAJwt);
         }
-        // Issuers differ on padding; accept both forms.
-        let bytes = URL_SAFE_NO_PAD
-            .decode(payload)
-            .or_else(|_| URL_SAFE.decode(payload))
-            .map_err(|_| TokenError::BadEncoding)?;
+        let bytes = super::codec::decode_base64url(payload).ok_or(TokenError::BadEncoding)?;
         let text = std::str::from_utf8(&bytes).map_err(|_| TokenError::BadEncoding)?;
         match super::json::parse(text).ok_or(TokenError::BadEncoding)? {
             Value::Object(map) => Ok(Claims(map)),
@@ -150,6 +144,8 @@ pub fn is_about_to_expire(expires_at_ms: Option<i64>, now_ms: i64) -> bool {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) fn encode_for_test(claims: &Value) -> String {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
     let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#);
     let payload = URL_SAFE_NO_PAD.encode(claims.to_string());
     format!("{header}.{payload}.c2lnbmF0dXJl")
@@ -159,6 +155,8 @@ pub(crate) fn encode_for_test(claims: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+    use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
+    use base64::Engine;
 
     #[test]
     fn decodes_claims_and_reads_roles_company_user() {

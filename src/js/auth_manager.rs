@@ -98,7 +98,7 @@ impl AuthManager {
     #[wasm_bindgen(constructor)]
     pub fn new(#[wasm_bindgen(unchecked_param_type = "AuthManagerOptions")] options: JsValue) -> Result<AuthManager, JsValue> {
         // Every other class needs an AuthManager, so JSON is ready for all of them from here.
-        crate::web::json::install();
+        crate::web::codec::install();
         if !options.is_object() {
             return Err(invalid("AuthManager needs an options object with a baseUrl"));
         }

@@ -1,4 +1,4 @@
-//! JS ⇄ JSON conversions: values cross by a walk (`web::json`), never through JSON text.
+//! JS ⇄ JSON conversions: values cross by a walk (`web::codec`), never through JSON text.
 //! Output is plain objects and arrays.
 
 use serde_json::Value;
@@ -9,7 +9,7 @@ use crate::core::ports::LocalBoxFuture;
 
 /// A JSON value as a plain JS value.
 pub fn to_js(value: &Value) -> JsValue {
-    crate::web::json::to_js(value)
+    crate::web::codec::to_js(value)
 }
 
 /// A JS argument as JSON; `undefined`, functions and cycles are refused, naming the argument.

@@ -87,7 +87,7 @@ pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result
         let tx = db.transaction_with_str_and_mode(CATALOG_STORE, web_sys::IdbTransactionMode::Readwrite).map_err(|e| describe(&e))?;
         let store = tx.object_store(CATALOG_STORE).map_err(|e| describe(&e))?;
         for doc in docs {
-            let record = super::json::to_js(&doc);
+            let record = super::codec::to_js(&doc);
             store.put(&record).map_err(|e| describe(&e))?;
         }
         let (done, resolve, reject) = settled_by();

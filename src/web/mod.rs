@@ -1,7 +1,7 @@
 //! Browser adapters: each implements one port of `core::ports` and decides nothing.
 
+pub mod codec;
 pub mod idb;
-pub mod json;
 pub mod lock;
 pub mod socket;
 pub mod storage;

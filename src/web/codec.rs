@@ -1,20 +1,21 @@
-//! The browser's `JSON` as the SDK's JSON codec (`core::json::install`): text is parsed by
-//! `JSON.parse` and written by `JSON.stringify`, and values cross between JS and `Value` by a
-//! walk, so the wasm module needs neither serde_json's parser nor its printer.
+//! The browser's codecs as the SDK's (`core::codec::install`): JSON text is parsed by
+//! `JSON.parse` and written by `JSON.stringify`, values cross between JS and `Value` by a walk,
+//! and base64url is decoded by `atob`, so the wasm module needs neither serde_json's parser and
+//! printer nor a base64 decoder.
 
 use js_sys::{Array, Object, Reflect, JSON};
 use serde_json::{Map, Number, Value};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::core::json::{self, Codec};
+use crate::core::codec::{self, Codec};
 
 /// Nesting deeper than this is refused, as serde_json refuses it: a hostile document must not
 /// exhaust the module's stack.
 const MAX_DEPTH: u32 = 128;
 
-/// Installs the codec (idempotent); the facade's constructors call it first.
+/// Installs the codecs (idempotent); the facade's constructors call it first.
 pub fn install() {
-    json::install(Codec { parse, stringify });
+    codec::install(Codec { parse, stringify, base64url });
 }
 
 fn parse(text: &str) -> Option<Value> {
@@ -23,6 +24,26 @@ fn parse(text: &str) -> Option<Value> {
 
 fn stringify(value: &Value) -> String {
     JSON::stringify(&to_js(value)).ok().and_then(|s| s.as_string()).unwrap_or_else(|| String::from("null"))
+}
+
+/// base64url, padded or not, as the base64 crate accepts it natively: its alphabet only (`atob`
+/// alone would also take `+`, `/` and spaces) and no more padding than the length needs.
+fn base64url(text: &str) -> Option<Vec<u8>> {
+    let body = text.trim_end_matches('=');
+    let padding = text.len() - body.len();
+    let alphabet = body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    let length = body.len() % 4 != 1 && (padding == 0 || (text.len().is_multiple_of(4) && padding <= 2));
+    if !alphabet || !length {
+        return None;
+    }
+    let standard: String = body.chars().map(|c| match c {
+        '-' => '+',
+        '_' => '/',
+        c => c,
+    }).collect();
+    // atob answers one char per byte (0–255).
+    let bytes = web_sys::window()?.atob(&standard).ok()?;
+    bytes.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()
 }
 
 /// A JS value made of JSON's types as a `Value`; `None` for anything else (a function, a

@@ -644,7 +644,7 @@ fn phase_changes_are_announced_and_the_snapshot_follows_them() {
     }
 }
 
-/// Callers during one refresh are handed that refresh: the facade gives them one promise.
+/// Callers during one refresh are handed that refresh, and all get its answer.
 #[test]
 fn callers_during_a_refresh_are_handed_the_same_flight() {
     use super::session::TokenAnswer;

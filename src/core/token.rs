@@ -98,26 +98,22 @@ impl Claims {
 }
 
 /// The expiry rules as instants, for a reader that compares with its own clock (the JS glue's
-/// read cache): expired from `expired_from`, about to expire in `[about_from, about_until)`.
+/// read cache): expired from `expired_from` on, about to expire in `[expired_from, expires_at)`.
+/// No known expiry is `-∞` for both: always expired, never about to expire.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpiryWindow {
-    /// `expiresAt − margin`; `-∞` when no expiry is known (always expired).
+    /// `expiresAt − margin`.
     pub expired_from: f64,
-    /// `expiresAt − margin`; `+∞` when no expiry is known (never about to expire).
-    pub about_from: f64,
     /// `expiresAt`.
-    pub about_until: f64,
+    pub expires_at: f64,
 }
 
 impl ExpiryWindow {
     /// The window of a token expiring at `expires_at_ms` (`None`: unknown).
     pub fn new(expires_at_ms: Option<i64>) -> Self {
         match expires_at_ms {
-            Some(at) => {
-                let from = at.saturating_sub(EXPIRY_MARGIN_MS) as f64;
-                ExpiryWindow { expired_from: from, about_from: from, about_until: at as f64 }
-            }
-            None => ExpiryWindow { expired_from: f64::NEG_INFINITY, about_from: f64::INFINITY, about_until: f64::INFINITY },
+            Some(at) => ExpiryWindow { expired_from: at.saturating_sub(EXPIRY_MARGIN_MS) as f64, expires_at: at as f64 },
+            None => ExpiryWindow { expired_from: f64::NEG_INFINITY, expires_at: f64::NEG_INFINITY },
         }
     }
 
@@ -128,7 +124,7 @@ impl ExpiryWindow {
 
     /// `expiresAt − margin ≤ now < expiresAt`.
     pub fn about_to_expire(&self, now_ms: i64) -> bool {
-        self.about_from <= now_ms as f64 && (now_ms as f64) < self.about_until
+        self.expired(now_ms) && (now_ms as f64) < self.expires_at
     }
 }
 

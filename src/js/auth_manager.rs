@@ -18,7 +18,7 @@ use crate::core::permissions::PermissionMap;
 use crate::core::hooks::DEFAULT_HOOK_TIMEOUT_MS;
 use crate::core::lease::StorageLease;
 use crate::core::ports::{Clock, Storage};
-use crate::core::session::{Flight, Ports, Session, SessionConfig, TokenAnswer, DEFAULT_TIMEOUT_MS};
+use crate::core::session::{Ports, Session, SessionConfig, TokenAnswer, DEFAULT_TIMEOUT_MS};
 use crate::web::lock::BrowserLock;
 use crate::web::tabs::Coordinator;
 use crate::web::{idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter};
@@ -81,8 +81,6 @@ pub struct AuthManager {
     session: Session,
     /// This tab's listeners and timer; `None` once disposed.
     coordinator: RefCell<Option<Coordinator>>,
-    /// The refresh `getToken()` callers wait for, and the one promise they all get.
-    token_flight: RefCell<Option<(Flight, Promise)>>,
 }
 
 impl AuthManager {
@@ -119,7 +117,7 @@ impl AuthManager {
         };
         let session = Session::new(config, ports);
         let coordinator = Coordinator::start(&session, auto_refresh);
-        Ok(AuthManager { session, coordinator: RefCell::new(Some(coordinator)), token_flight: RefCell::new(None) })
+        Ok(AuthManager { session, coordinator: RefCell::new(Some(coordinator)) })
     }
 
     /// Removes this manager's listeners (other tabs, visibility, online) and its auto-refresh
@@ -189,23 +187,11 @@ impl AuthManager {
     #[wasm_bindgen(js_name = getToken, unchecked_return_type = "Promise<string | null>")]
     /// The access token, refreshed first when it expires within a minute (one refresh for every tab); `null` without a session. Answers at once inside a sign-out handler.
     pub fn get_token(&self) -> Promise {
-        let flight = match self.session.token_answer() {
-            TokenAnswer::Now(token) => return Promise::resolve(&token.map_or(JsValue::NULL, |t| JsValue::from_str(&t))),
-            TokenAnswer::After(flight) => flight,
-        };
-        // Callers that join one refresh share one promise: a storm of callers costs one task.
-        let mut shared = self.token_flight.borrow_mut();
-        if let Some((joined, answer)) = shared.as_ref() {
-            if joined.ptr_eq(&flight) {
-                return answer.clone();
-            }
+        match self.session.token_answer() {
+            TokenAnswer::Now(token) => Promise::resolve(&token.map_or(JsValue::NULL, |t| JsValue::from_str(&t))),
+            // Callers that join one refresh share one promise in the glue (src/js/hot_reads.js).
+            TokenAnswer::After(flight) => promise(async move { flight.await.token().map_or(Value::Null, Value::String) }),
         }
-        let answer = promise({
-            let flight = flight.clone();
-            async move { flight.await.token().map_or(Value::Null, Value::String) }
-        });
-        *shared = Some((flight, answer.clone()));
-        answer
     }
 
     /// The refresh token, or `null` (not `undefined`) without one.

@@ -65,7 +65,7 @@ export function installHotReads(AuthManager) {
     },
     isAboutToExpire() {
       const snap = reads(this, true), now = Date.now();
-      return snap.token !== null && snap.aboutFrom <= now && now < snap.aboutUntil;
+      return snap.token !== null && snap.expiredFrom <= now && now < snap.expiresAt;
     },
     getCurrentUser() {
       return copy(reads(this).user);

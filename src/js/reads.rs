@@ -4,20 +4,16 @@
 //! ([`Session::read_snapshot`]); the storage adapter says when it stops being true
 //! (`web::storage`). The rules stay in the core.
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
 use super::auth_manager::AuthManager;
 use super::convert::{string_arg, to_js};
 use crate::core::keys;
 use crate::core::session::Session;
+use crate::web::codec::set;
 
-fn set(target: &Object, key: &str, value: &JsValue) {
-    // Defining a property on a fresh plain object cannot throw.
-    let _ = Reflect::set(target, &JsValue::from_str(key), value);
-}
-
-/// The snapshot as the glue reads it: `{key, expiresKey, token, expiredFrom, aboutFrom, aboutUntil, usable, user, roles}`.
+/// The snapshot as the glue reads it: `{key, expiresKey, token, expiredFrom, expiresAt, usable, user, roles}`.
 fn snapshot(session: &Session) -> JsValue {
     let snap = session.read_snapshot();
     let out = Object::new();
@@ -25,8 +21,7 @@ fn snapshot(session: &Session) -> JsValue {
     set(&out, "expiresKey", &JsValue::from_str(keys::EXPIRES_AT_AUTH));
     set(&out, "token", &snap.token.as_deref().map_or(JsValue::NULL, JsValue::from_str));
     set(&out, "expiredFrom", &JsValue::from_f64(snap.window.expired_from));
-    set(&out, "aboutFrom", &JsValue::from_f64(snap.window.about_from));
-    set(&out, "aboutUntil", &JsValue::from_f64(snap.window.about_until));
+    set(&out, "expiresAt", &JsValue::from_f64(snap.window.expires_at));
     set(&out, "usable", &JsValue::from_bool(snap.token_usable));
     set(&out, "user", &snap.user.as_ref().map_or(JsValue::NULL, to_js));
     set(&out, "roles", &snap.roles.iter().map(|r| JsValue::from_str(r)).collect::<Array>());

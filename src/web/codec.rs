@@ -48,7 +48,7 @@ fn base64url(text: &str) -> Option<Vec<u8>> {
 
 /// A JS value made of JSON's types as a `Value`; `None` for anything else (a function, a
 /// symbol, `undefined`, a non-finite number) or nesting beyond [`MAX_DEPTH`].
-pub fn from_js(value: &JsValue, depth: u32) -> Option<Value> {
+fn from_js(value: &JsValue, depth: u32) -> Option<Value> {
     if depth > MAX_DEPTH {
         return None;
     }
@@ -99,10 +99,15 @@ pub fn to_js(value: &Value) -> JsValue {
         Value::Object(map) => {
             let object = Object::new();
             for (k, v) in map {
-                // Defining a property on a fresh plain object cannot throw.
-                let _ = Reflect::set(&object, &JsValue::from_str(k), &to_js(v));
+                set(&object, k, &to_js(v));
             }
             object.into()
         }
     }
+}
+
+/// Sets a property of a plain object the module just created.
+pub fn set(object: &Object, key: &str, value: &JsValue) {
+    // Defining a property on a fresh plain object cannot throw.
+    let _ = Reflect::set(object, &JsValue::from_str(key), value);
 }

@@ -76,8 +76,7 @@ impl Session {
     }
 
     /// What `getToken()` answers, decided now: a token (or none) at once, or the refresh flight
-    /// to wait for. Every caller that gets the same flight gets the same answer, so the facade
-    /// hands them one promise.
+    /// to wait for. Every caller that gets the same flight gets the same answer.
     pub fn token_answer(&self) -> TokenAnswer {
         if self.0.phase.get() != Phase::Idle {
             return TokenAnswer::Now(self.token_now());

@@ -164,17 +164,24 @@ impl Admin {
             Admin::CronRun(id) => route(Get, ["/admin/crons/runs/", &segment("runId", id)?].concat(), None),
             Admin::InvalidateClients(id) => route(Post, ["/admin/invalidate-clients/", &segment("companyId", id)?].concat(), None),
             Admin::Audit { company_id, before, limit } => {
-                let mut query = Vec::new();
+                // Written out rather than joined: one generic `join` less in the module.
+                let (mut path, mut separator) = (String::from("/admin/audit"), '?');
+                let mut param = |name: &str, value: &str| {
+                    path.push(separator);
+                    separator = '&';
+                    path.push_str(name);
+                    path.push('=');
+                    path.push_str(value);
+                };
                 if let Some(id) = company_id {
-                    query.push(["companyId=", &segment("companyId", id)?].concat());
+                    param("companyId", &segment("companyId", id)?);
                 }
                 if let Some(before) = before {
-                    query.push(["before=", &before.to_string()].concat());
+                    param("before", &before.to_string());
                 }
                 if let Some(limit) = limit {
-                    query.push(["limit=", &limit.to_string()].concat());
+                    param("limit", &limit.to_string());
                 }
-                let path = if query.is_empty() { "/admin/audit".to_owned() } else { ["/admin/audit?", &query.join("&")].concat() };
                 route(Get, path, None)
             }
         })

@@ -39,7 +39,15 @@ fn millis(options: &Map<String, Value>, name: &str, default: u32) -> Result<u32,
 /// The session configuration the options object describes; every mistake named.
 fn parse_options(options: &Map<String, Value>) -> Result<SessionConfig, String> {
     if let Some(unknown) = options.keys().find(|k| !OPTION_NAMES.contains(&k.as_str())) {
-        return Err(["unknown option \"", unknown, "\" (known: ", &OPTION_NAMES.join(", "), ")"].concat());
+        let mut words = ["unknown option \"", unknown, "\" (known: "].concat();
+        for (i, name) in OPTION_NAMES.iter().enumerate() {
+            if i > 0 {
+                words.push_str(", ");
+            }
+            words.push_str(name);
+        }
+        words.push(')');
+        return Err(words);
     }
     let base_url = json::str_field(&Value::Object(options.clone()), "baseUrl").ok_or("baseUrl must be a string")?.to_owned();
     let mut config = SessionConfig::new(&base_url)?;

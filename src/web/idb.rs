@@ -1,47 +1,66 @@
 //! The device's local databases in IndexedDB: destroying one deletes the IndexedDB database of
 //! that name and PouchDB's `_pouch_<name>`.
 
-use gloo_events::EventListener;
-use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use super::{describe, settled_by};
+use super::describe;
 use crate::core::ports::{LocalBoxFuture, LocalDatabases};
+
+// IndexedDB's requests are events; the snippet turns each into a promise, so the module holds
+// no listeners or closures of its own for them (about 2 KB of the package). A deletion that
+// another tab's open connection holds up (`blocked`) is refused rather than left waiting.
+#[wasm_bindgen(inline_js = r#"
+const factory = () => {
+  if (!globalThis.indexedDB) throw "IndexedDB is not available";
+  return globalThis.indexedDB;
+};
+const done = (request, failWhenBlocked) => new Promise((resolve, reject) => {
+  request.onsuccess = () => resolve(request.result);
+  request.onerror = () => reject(request.error || "IndexedDB request failed");
+  if (failWhenBlocked) request.onblocked = () => reject("blocked by a connection another tab keeps open");
+});
+export function sbIdbDelete(name) {
+  return new Promise((resolve) => resolve(done(factory().deleteDatabase(name), true)));
+}
+export async function sbIdbExists(name) {
+  const list = await factory().databases();
+  return list.some((d) => d.name === name);
+}
+export async function sbIdbWrite(name, store, records) {
+  const request = factory().open(name, 1);
+  request.onupgradeneeded = () => {
+    const db = request.result;
+    if (!db.objectStoreNames.contains(store)) db.createObjectStore(store, { keyPath: "_id" });
+  };
+  const db = await done(request, true);
+  try {
+    const tx = db.transaction(store, "readwrite");
+    const objects = tx.objectStore(store);
+    for (const record of records) objects.put(record);
+    await new Promise((resolve, reject) => {
+      tx.oncomplete = () => resolve();
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error || "the transaction was aborted");
+    });
+  } finally {
+    db.close();
+  }
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = sbIdbDelete)]
+    fn delete_database(name: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = sbIdbExists)]
+    fn database_exists(name: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = sbIdbWrite)]
+    fn write(name: &str, store: &str, records: js_sys::Array) -> js_sys::Promise;
+}
 
 pub struct IndexedDbDatabases;
 
-pub fn factory() -> Result<web_sys::IdbFactory, String> {
-    let window = web_sys::window().ok_or("no window: IndexedDB needs a page")?;
-    window.indexed_db().map_err(|e| describe(&e))?.ok_or_else(|| "IndexedDB is not available".into())
-}
-
-
-/// Resolves when the request succeeds; rejects on its error event, and on `blocked` when
-/// `fail_when_blocked` (a deletion another tab's open connection holds up). The listeners are
-/// removed once it settles, whichever event came (gloo's `EventListener` is RAII).
-pub async fn request_done(request: &web_sys::IdbRequest, fail_when_blocked: bool) -> Result<JsValue, JsValue> {
-    let (promise, resolve, reject) = settled_by();
-    let target: &web_sys::EventTarget = request.as_ref();
-    let _success = EventListener::once(target, "success", move |_| {
-        let _ = resolve.call0(&JsValue::UNDEFINED);
-    });
-    let (req, fail) = (request.clone(), reject.clone());
-    let _error = EventListener::once(target, "error", move |_| {
-        let error = req.error().ok().flatten().map(JsValue::from).unwrap_or_else(|| "IndexedDB request failed".into());
-        let _ = fail.call1(&JsValue::UNDEFINED, &error);
-    });
-    let _blocked = fail_when_blocked.then(|| {
-        EventListener::once(target, "blocked", move |_| {
-            let _ = reject.call1(&JsValue::UNDEFINED, &"blocked by a connection another tab keeps open".into());
-        })
-    });
-    JsFuture::from(promise).await
-}
-
 async fn delete(name: String) -> Result<(), String> {
-    let request = factory()?.delete_database(&name).map_err(|e| describe(&e))?;
-    request_done(&request, true).await.map(|_| ()).map_err(|e| ["deleting \"", &name, "\": ", &describe(&e)].concat())
+    JsFuture::from(delete_database(&name)).await.map(drop).map_err(|e| ["deleting \"", &name, "\": ", &describe(&e)].concat())
 }
 
 impl LocalDatabases for IndexedDbDatabases {
@@ -56,13 +75,7 @@ impl LocalDatabases for IndexedDbDatabases {
 
 /// Whether an IndexedDB database of that name exists (without creating it).
 pub async fn exists(name: String) -> bool {
-    let Ok(factory) = factory() else { return false };
-    // indexedDB.databases() is not in web-sys's stable API; call it directly.
-    let Ok(databases) = js_sys::Reflect::get(&factory, &"databases".into()) else { return false };
-    let Some(databases) = databases.dyn_ref::<js_sys::Function>() else { return false };
-    let Ok(list) = databases.call0(&factory) else { return false };
-    let Ok(list) = JsFuture::from(Promise::resolve(&list)).await else { return false };
-    js_sys::Array::from(&list).iter().any(|d| js_sys::Reflect::get(&d, &"name".into()).ok().and_then(|n| n.as_string()).as_deref() == Some(name.as_str()))
+    JsFuture::from(database_exists(&name)).await.is_ok_and(|found| found.is_truthy())
 }
 
 /// The object store of a local catalogue: one record per document, keyed by `_id`.
@@ -70,41 +83,6 @@ pub const CATALOG_STORE: &str = "docs";
 
 /// Writes `docs` into the local catalogue database `name` (created when missing).
 pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result<(), String> {
-    let request = factory()?.open_with_u32(&name, 1).map_err(|e| describe(&e))?;
-    let _upgrade = EventListener::once(request.as_ref(), "upgradeneeded", move |e| {
-        let Some(target) = e.target() else { return };
-        let Ok(result) = target.unchecked_into::<web_sys::IdbOpenDbRequest>().result() else { return };
-        let db: web_sys::IdbDatabase = result.unchecked_into();
-        if !db.object_store_names().contains(CATALOG_STORE) {
-            let params = web_sys::IdbObjectStoreParameters::new();
-            params.set_key_path(&"_id".into());
-            let _ = db.create_object_store_with_optional_parameters(CATALOG_STORE, &params);
-        }
-    });
-    request_done(&request, true).await.map_err(|e| describe(&e))?;
-    let db: web_sys::IdbDatabase = request.result().map_err(|e| describe(&e))?.unchecked_into();
-    let written = async {
-        let tx = db.transaction_with_str_and_mode(CATALOG_STORE, web_sys::IdbTransactionMode::Readwrite).map_err(|e| describe(&e))?;
-        let store = tx.object_store(CATALOG_STORE).map_err(|e| describe(&e))?;
-        for doc in docs {
-            let record = super::codec::to_js(&doc);
-            store.put(&record).map_err(|e| describe(&e))?;
-        }
-        let (done, resolve, reject) = settled_by();
-        let target: &web_sys::EventTarget = tx.as_ref();
-        let _complete = EventListener::once(target, "complete", move |_| {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        });
-        let failed = reject.clone();
-        let _error = EventListener::once(target, "error", move |e| {
-            let _ = failed.call1(&JsValue::UNDEFINED, e);
-        });
-        let _abort = EventListener::once(target, "abort", move |e| {
-            let _ = reject.call1(&JsValue::UNDEFINED, e);
-        });
-        JsFuture::from(done).await.map(|_| ()).map_err(|e| describe(&e))
-    }
-    .await;
-    db.close();
-    written
+    let records: js_sys::Array = docs.iter().map(super::codec::to_js).collect();
+    JsFuture::from(write(&name, CATALOG_STORE, records)).await.map(drop).map_err(|e| describe(&e))
 }

@@ -14,7 +14,8 @@ use crate::core::ports::{Clock, Reporter};
 pub fn describe(value: &wasm_bindgen::JsValue) -> String {
     use wasm_bindgen::JsCast;
     if let Some(e) = value.dyn_ref::<js_sys::Error>() {
-        return [String::from(e.name()), String::from(e.message())].join(": ");
+        let (name, message) = (String::from(e.name()), String::from(e.message()));
+        return [name.as_str(), ": ", message.as_str()].concat();
     }
     if let Some(s) = value.as_string() {
         return s;
@@ -57,14 +58,4 @@ pub fn sync_ports() -> SyncPorts {
         random: Rc::new(js_sys::Math::random),
         spawn: Rc::new(wasm_bindgen_futures::spawn_local),
     }
-}
-
-/// A promise and the two functions that settle it (for waiting on DOM events).
-pub(crate) fn settled_by() -> (js_sys::Promise, js_sys::Function, js_sys::Function) {
-    use js_sys::{Function, Promise};
-    let mut parts = None;
-    let promise = Promise::new(&mut |resolve, reject| parts = Some((resolve, reject)));
-    // The executor runs before `new` returns; the fallbacks are never used.
-    let (resolve, reject) = parts.unwrap_or_else(|| (Function::new_no_args(""), Function::new_no_args("")));
-    (promise, resolve, reject)
 }

@@ -1,14 +1,13 @@
-//! WebSocket through gloo-net, split so the reader and the writer never wait on each other.
+//! The browser's WebSocket behind the core's `Socket` port. The frames wait in a JS queue of the
+//! snippet below: the browser already buffers and orders them, so the module needs no channel,
+//! split halves or async locks of its own (they cost about 3 KB of the package through gloo-net's
+//! futures adapter).
 
 use std::rc::Rc;
 
-use futures_util::lock::Mutex;
-use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt, StreamExt};
-use gloo_net::websocket::futures::WebSocket;
-use gloo_events::EventListener;
-use gloo_net::websocket::{Message, WebSocketError};
-use wasm_bindgen::JsValue;
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
 
 use crate::core::ports::LocalBoxFuture;
 use crate::core::realtime::{Incoming, Socket};
@@ -16,77 +15,77 @@ use crate::core::realtime::{Incoming, Socket};
 /// Close code for a socket that dropped without one.
 const ABNORMAL: u16 = 1006;
 
-pub struct BrowserSocket {
-    sink: Rc<Mutex<SplitSink<WebSocket, Message>>>,
-    stream: Rc<Mutex<SplitStream<WebSocket>>>,
-    /// The same socket, for its `readyState`: gloo's sink sends into a socket that closed before
-    /// it opened, and the browser logs a warning for each such send (every reconnect attempt
-    /// while the server is down).
-    raw: web_sys::WebSocket,
+// `recv()` resolves to a text frame (a string) or, once the socket closed, its close code (a
+// number) for every later call; binary frames are not part of the protocol and are skipped.
+// `send()` first waits for the socket to leave CONNECTING: a send into a socket that closed
+// before it opened makes the browser log a warning (every reconnect attempt while the server is
+// down), so it is refused instead.
+#[wasm_bindgen(inline_js = r#"
+export function sbSocket(url) {
+  const ws = new WebSocket(url);
+  const frames = [], waiting = [];
+  let closed = null;
+  const deliver = (frame) => { const w = waiting.shift(); if (w) w(frame); else frames.push(frame); };
+  const settled = new Promise((done) => {
+    ws.addEventListener("open", () => done(true));
+    ws.addEventListener("close", (e) => {
+      done(false);
+      closed = e.code || 1006;
+      while (waiting.length) waiting.shift()(closed);
+    });
+  });
+  ws.addEventListener("message", (e) => { if (typeof e.data === "string") deliver(e.data); });
+  return {
+    recv: () => frames.length ? Promise.resolve(frames.shift())
+      : closed !== null ? Promise.resolve(closed) : new Promise((w) => waiting.push(w)),
+    send: (text) => settled.then((opened) => {
+      if (!opened) throw "the connection closed before it opened";
+      if (ws.readyState !== WebSocket.OPEN) throw "the connection closed";
+      ws.send(text);
+    }),
+    close: () => ws.close(),
+  };
+}
+"#)]
+extern "C" {
+    type JsSocket;
+    #[wasm_bindgen(catch, js_name = sbSocket)]
+    fn open(url: &str) -> Result<JsSocket, JsValue>;
+    #[wasm_bindgen(method, structural)]
+    fn recv(this: &JsSocket) -> Promise;
+    #[wasm_bindgen(method, structural)]
+    fn send(this: &JsSocket, text: &str) -> Promise;
+    #[wasm_bindgen(method, structural)]
+    fn close(this: &JsSocket);
 }
 
+pub struct BrowserSocket(JsSocket);
+
 pub fn connect(url: &str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, String>> {
-    let opened = web_sys::WebSocket::new(url).map_err(|e| crate::web::describe(&e));
-    Box::pin(async move {
-        let raw = opened?;
-        let (sink, stream) = WebSocket::try_from(raw.clone()).map_err(|e| [e.name, e.message].join(": "))?.split();
-        Ok(Rc::new(BrowserSocket { sink: Rc::new(Mutex::new(sink)), stream: Rc::new(Mutex::new(stream)), raw }) as Rc<dyn Socket>)
-    })
+    let opened = open(url).map_err(|e| crate::web::describe(&e));
+    Box::pin(async move { Ok(Rc::new(BrowserSocket(opened?)) as Rc<dyn Socket>) })
 }
 
 impl Socket for BrowserSocket {
     fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), String>> {
-        let (sink, raw) = (self.sink.clone(), self.raw.clone());
-        Box::pin(async move {
-            let mut sink = sink.lock().await;
-            if !opened(&raw).await {
-                return Err("the connection closed before it opened".into());
-            }
-            sink.send(Message::Text(text)).await.map_err(|e| match e {
-                WebSocketError::MessageSendError(js) => [js.name, js.message].join(": "),
-                WebSocketError::ConnectionClose(_) => String::from("the connection closed"),
-                _ => String::from("the connection failed"),
-            })
-        })
+        let sent = JsFuture::from(self.0.send(&text));
+        Box::pin(async move { sent.await.map(drop).map_err(|e| crate::web::describe(&e)) })
     }
 
     fn recv(&self) -> LocalBoxFuture<'static, Incoming> {
-        let stream = self.stream.clone();
+        let next = JsFuture::from(self.0.recv());
         Box::pin(async move {
-            let mut stream = stream.lock().await;
-            loop {
-                return match stream.next().await {
-                    Some(Ok(Message::Text(text))) => Incoming::Text(text),
-                    Some(Ok(Message::Bytes(_))) => continue,
-                    Some(Err(WebSocketError::ConnectionClose(event))) => Incoming::Closed(event.code),
-                    Some(Err(_)) | None => Incoming::Closed(ABNORMAL),
-                };
+            match next.await {
+                Ok(frame) => match frame.as_string() {
+                    Some(text) => Incoming::Text(text),
+                    None => Incoming::Closed(frame.as_f64().map_or(ABNORMAL, |code| code as u16)),
+                },
+                Err(_) => Incoming::Closed(ABNORMAL),
             }
         })
     }
 
     fn close(&self) {
-        let sink = self.sink.clone();
-        wasm_bindgen_futures::spawn_local(async move {
-            let _ = sink.lock().await.close().await;
-        });
+        self.0.close();
     }
-}
-
-/// Waits until the socket leaves CONNECTING (its `open` or `close` event); answers whether it opened.
-async fn opened(raw: &web_sys::WebSocket) -> bool {
-    if raw.ready_state() == web_sys::WebSocket::CONNECTING {
-        let (promise, resolve, _) = crate::web::settled_by();
-        let target: &web_sys::EventTarget = raw.as_ref();
-        let on_close = resolve.clone();
-        // Removed when this returns, whichever came (gloo's listeners are RAII).
-        let _open = EventListener::once(target, "open", move |_| {
-            let _ = resolve.call0(&JsValue::UNDEFINED);
-        });
-        let _close = EventListener::once(target, "close", move |_| {
-            let _ = on_close.call0(&JsValue::UNDEFINED);
-        });
-        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-    }
-    raw.ready_state() == web_sys::WebSocket::OPEN
 }

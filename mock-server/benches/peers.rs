@@ -157,7 +157,7 @@ fn main() {
         }
         // Cold start: a stored session, then navigations alternating between the pages; first
         // with the browser's caches (a returning visit), then with none (a first visit).
-        let mut cold: Vec<Vec<f64>> = vec![Vec::new(); 2 * COLD_PAGES.len()];
+        let mut cold: Vec<Vec<Value>> = vec![Vec::new(); 2 * COLD_PAGES.len()];
         for name in ["ours", "supabase"] {
             page(&browser, &format!("{base}/cold-{name}.html?prepare=1")).await;
         }
@@ -169,7 +169,7 @@ fn main() {
                     assert_eq!(r["ok"], true, "cold start {name}: no token: {r}");
                     // The first round warms the caches (or empties them): not counted.
                     if round > 0 {
-                        cold[phase * COLD_PAGES.len() + i].push(r["ms"].as_f64().unwrap());
+                        cold[phase * COLD_PAGES.len() + i].push(r);
                     }
                 }
             }
@@ -184,7 +184,7 @@ fn main() {
     });
 }
 
-fn report(results: &[Vec<Value>], cold: &[Vec<f64>], chromium: &str, runs: usize) -> String {
+fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usize) -> String {
     let (ours, supa, lock) = (&results[0], &results[1], &results[2]);
     let sizes: Value = std::fs::read_to_string(repo_root().join("target/bench/sizes.json")).ok().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(Value::Null);
     let mut r = String::new();
@@ -224,8 +224,15 @@ fn report(results: &[Vec<Value>], cold: &[Vec<f64>], chromium: &str, runs: usize
     let _ = writeln!(r, "## Cold start: navigation to the first token (stored session, no network call)\n");
     let _ = writeln!(r, "| visit | session-broker | session-broker, preloaded as its README shows | supabase auth-js | ratio (plain / supabase) |\n|---|---|---|---|---|");
     for (phase, visit) in ["returning (browser caches warm)", "first (`Cache-Control: no-store`)"].iter().enumerate() {
-        let m: Vec<f64> = (0..COLD_PAGES.len()).map(|i| median(cold[phase * COLD_PAGES.len() + i].clone())).collect();
+        let m: Vec<f64> = (0..COLD_PAGES.len()).map(|i| med(&cold[phase * COLD_PAGES.len() + i], "/ms")).collect();
         let _ = writeln!(r, "| {visit} | {:.1} ms | {:.1} ms | {:.1} ms | {:.2} |", m[0], m[1], m[2], m[0] / m[2]);
+    }
+    let _ = writeln!(r, "\nWhere the time goes (medians, plain pages; `init()` is the wasm's fetch, compile and instantiation):\n");
+    let _ = writeln!(r, "| visit | SDK | its module starts running | `init()` | of which the wasm's request | constructor + first token / `getSession()` |\n|---|---|---|---|---|---|");
+    for (phase, visit) in ["returning", "first"].iter().enumerate() {
+        let (o, s) = (&cold[phase * COLD_PAGES.len()], &cold[phase * COLD_PAGES.len() + 2]);
+        let _ = writeln!(r, "| {visit} | session-broker | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms |", med(o, "/run"), med(o, "/init"), med(o, "/wasmFetch"), med(o, "/first"));
+        let _ = writeln!(r, "| {visit} | supabase auth-js | {:.1} ms | — | — | {:.1} ms |", med(s, "/run"), med(s, "/first"));
     }
     let _ = writeln!(r);
     let _ = writeln!(r, "## Against the goals of the issue (this run)\n");
@@ -248,7 +255,7 @@ fn report(results: &[Vec<Value>], cold: &[Vec<f64>], chromium: &str, runs: usize
     let _ = writeln!(r, "| one refresh across 4 tabs, every caller served, nobody logged out | {} request(s), {} served | {} |", med(ours, "/storm4/requests"), med(ours, "/storm4/served"), met(one_refresh));
     let (s_ours, s_supa) = (med(ours, "/storm1/ms"), med(supa, "/storm1/ms"));
     let _ = writeln!(r, "| the 1,000-caller storm no slower than supabase's | {s_ours} ms against {s_supa} ms | {} |", met(s_ours <= s_supa));
-    let cold_ratio = median(cold[0].clone()) / median(cold[2].clone());
+    let cold_ratio = med(&cold[0], "/ms") / med(&cold[2], "/ms");
     let _ = writeln!(r, "| cold start at least 20% faster than supabase's (returning visit) | {cold_ratio:.2}× its time | {} |\n", met(cold_ratio <= 0.8));
     let _ = writeln!(r, "`isTokenExpired()`, `isAboutToExpire()` and `getToken()` read two keys, the token and its `expiresAt` (CONTRACT §3 defines the expiry by that key; see the README), so their limit is two `getItem`s; `getCurrentUser()` copies the claims for each caller.\n");
     let _ = writeln!(r, "## Bundle size: a typical-usage entry, esbuild minified ESM, gzip -9 (`bench/peers.sh`)\n");

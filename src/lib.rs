@@ -22,3 +22,9 @@ pub mod js;
 pub fn start() {
     console_error_panic_hook::set_once();
 }
+
+// A free list instead of std's dlmalloc: 3.5 KB less of the package (README, Size). Sound
+// here because the module is single-threaded (no wasm threads).
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOC: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> = unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };

@@ -36,6 +36,15 @@ function reads(manager, expiry) {
   snap.storage = globalThis.localStorage;
   snap.expiresText = snap.storage.getItem(snap.expiresKey);
   snap.allowed = new Map();
+  // The user's fields that hold arrays or objects, which each caller needs copies of: arrays of
+  // plain values (roles) are sliced, anything deeper copied field by field.
+  snap.flat = [];
+  snap.deep = [];
+  for (const key of isObject(snap.user) ? Object.keys(snap.user) : []) {
+    const value = snap.user[key];
+    if (Array.isArray(value) && !value.some(isObject)) snap.flat.push(key);
+    else if (isObject(value)) snap.deep.push(key);
+  }
   manager[cached] = snap;
   return snap;
 }
@@ -43,10 +52,12 @@ function reads(manager, expiry) {
 /** A valid token that getToken() answers without a refresh. */
 const usable = (snap) => snap.token !== null && snap.usable && Date.now() < snap.expiredFrom;
 
+const isObject = (value) => value !== null && typeof value === "object";
+
 /** JSON-shaped data, copied: callers may change what they are given without touching the cache. */
 function copy(value) {
   if (Array.isArray(value)) return value.map(copy);
-  if (value === null || typeof value !== "object") return value;
+  if (!isObject(value)) return value;
   const out = {};
   for (const key in value) out[key] = copy(value[key]);
   return out;
@@ -68,7 +79,13 @@ export function installHotReads(AuthManager) {
       return snap.token !== null && snap.expiredFrom <= now && now < snap.expiresAt;
     },
     getCurrentUser() {
-      return copy(reads(this).user);
+      const snap = reads(this);
+      if (!isObject(snap.user)) return snap.user;
+      // A spread copies the plain claims in one step (several times faster than field by field).
+      const user = { ...snap.user };
+      for (const key of snap.flat) user[key] = user[key].slice();
+      for (const key of snap.deep) user[key] = copy(user[key]);
+      return user;
     },
     getCurrentRoles() {
       return reads(this).roles.slice();

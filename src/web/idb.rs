@@ -7,47 +7,9 @@ use wasm_bindgen_futures::JsFuture;
 use super::describe;
 use crate::core::ports::{LocalBoxFuture, LocalDatabases};
 
-// IndexedDB's requests are events; the snippet turns each into a promise, so the module holds
-// no listeners or closures of its own for them (about 2 KB of the package). A deletion that
-// another tab's open connection holds up (`blocked`) is refused rather than left waiting.
-#[wasm_bindgen(inline_js = r#"
-const factory = () => {
-  if (!globalThis.indexedDB) throw "IndexedDB is not available";
-  return globalThis.indexedDB;
-};
-const done = (request, failWhenBlocked) => new Promise((resolve, reject) => {
-  request.onsuccess = () => resolve(request.result);
-  request.onerror = () => reject(request.error || "IndexedDB request failed");
-  if (failWhenBlocked) request.onblocked = () => reject("blocked by a connection another tab keeps open");
-});
-export function sbIdbDelete(name) {
-  return new Promise((resolve) => resolve(done(factory().deleteDatabase(name), true)));
-}
-export async function sbIdbExists(name) {
-  const list = await factory().databases();
-  return list.some((d) => d.name === name);
-}
-export async function sbIdbWrite(name, store, records) {
-  const request = factory().open(name, 1);
-  request.onupgradeneeded = () => {
-    const db = request.result;
-    if (!db.objectStoreNames.contains(store)) db.createObjectStore(store, { keyPath: "_id" });
-  };
-  const db = await done(request, true);
-  try {
-    const tx = db.transaction(store, "readwrite");
-    const objects = tx.objectStore(store);
-    for (const record of records) objects.put(record);
-    await new Promise((resolve, reject) => {
-      tx.oncomplete = () => resolve();
-      tx.onerror = () => reject(tx.error);
-      tx.onabort = () => reject(tx.error || "the transaction was aborted");
-    });
-  } finally {
-    db.close();
-  }
-}
-"#)]
+// IndexedDB's requests are events; src/js/browser.js turns each into a promise, so the module
+// holds no listeners or closures of its own for them (about 2.7 KB of the package).
+#[wasm_bindgen(module = "/src/js/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbIdbDelete)]
     fn delete_database(name: &str) -> js_sys::Promise;

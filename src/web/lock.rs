@@ -13,23 +13,9 @@ use crate::core::ports::{LocalBoxFuture, LockError, LockGuard, RefreshLock};
 /// One lock name per origin (Web Locks are scoped to the origin already).
 const LOCK_NAME: &str = "session-broker:serviceProxyToken-refresh";
 
-// A JS snippet: the lock's callback must return a promise that settles when the guard drops,
-// which is plainer to say in JS than through closures. `null` when there are no Web Locks.
-#[wasm_bindgen(inline_js = r#"
-export function sbLockRequest(name, waitMs, steal) {
-  const locks = globalThis.navigator && globalThis.navigator.locks;
-  if (!locks || typeof locks.request !== "function") return null;
-  return new Promise((granted, refused) => {
-    let release;
-    const held = new Promise((r) => { release = r; });
-    const options = steal ? { steal: true } : { signal: AbortSignal.timeout(waitMs) };
-    locks.request(name, options, () => { granted(release); return held; }).catch((e) => {
-      const name = e && e.name;
-      refused(name === "TimeoutError" || name === "AbortError" ? "timeout" : String(e));
-    });
-  });
-}
-"#)]
+// The lock's callback must return a promise that settles when the guard drops, which is plainer
+// to say in JS than through closures (src/js/browser.js). `null` when there are no Web Locks.
+#[wasm_bindgen(module = "/src/js/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbLockRequest)]
     fn lock_request(name: &str, wait_ms: u32, steal: bool) -> JsValue;

@@ -1,5 +1,5 @@
-//! The browser's WebSocket behind the core's `Socket` port. The frames wait in a JS queue of the
-//! snippet below: the browser already buffers and orders them, so the module needs no channel,
+//! The browser's WebSocket behind the core's `Socket` port. The frames wait in a JS queue
+//! (src/js/browser.js): the browser already buffers and orders them, so the module needs no channel,
 //! split halves or async locks of its own (they cost about 3 KB of the package through gloo-net's
 //! futures adapter).
 
@@ -15,38 +15,9 @@ use crate::core::realtime::{Incoming, Socket};
 /// Close code for a socket that dropped without one.
 const ABNORMAL: u16 = 1006;
 
-// `recv()` resolves to a text frame (a string) or, once the socket closed, its close code (a
-// number) for every later call; binary frames are not part of the protocol and are skipped.
-// `send()` first waits for the socket to leave CONNECTING: a send into a socket that closed
-// before it opened makes the browser log a warning (every reconnect attempt while the server is
-// down), so it is refused instead.
-#[wasm_bindgen(inline_js = r#"
-export function sbSocket(url) {
-  const ws = new WebSocket(url);
-  const frames = [], waiting = [];
-  let closed = null;
-  const deliver = (frame) => { const w = waiting.shift(); if (w) w(frame); else frames.push(frame); };
-  const settled = new Promise((done) => {
-    ws.addEventListener("open", () => done(true));
-    ws.addEventListener("close", (e) => {
-      done(false);
-      closed = e.code || 1006;
-      while (waiting.length) waiting.shift()(closed);
-    });
-  });
-  ws.addEventListener("message", (e) => { if (typeof e.data === "string") deliver(e.data); });
-  return {
-    recv: () => frames.length ? Promise.resolve(frames.shift())
-      : closed !== null ? Promise.resolve(closed) : new Promise((w) => waiting.push(w)),
-    send: (text) => settled.then((opened) => {
-      if (!opened) throw "the connection closed before it opened";
-      if (ws.readyState !== WebSocket.OPEN) throw "the connection closed";
-      ws.send(text);
-    }),
-    close: () => ws.close(),
-  };
-}
-"#)]
+// `recv()` resolves to a text frame (a string) or, once closed, the close code (a number);
+// `send()` waits for the socket to leave CONNECTING (src/js/browser.js).
+#[wasm_bindgen(module = "/src/js/browser.js")]
 extern "C" {
     type JsSocket;
     #[wasm_bindgen(catch, js_name = sbSocket)]

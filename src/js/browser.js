@@ -47,7 +47,7 @@ export function sbSocket(url) {
     ws.addEventListener("open", () => done(true));
     ws.addEventListener("close", (e) => {
       done(false);
-      closed = e.code || 1006;
+      closed = e.code;
       while (waiting.length) waiting.shift()(closed);
     });
   });

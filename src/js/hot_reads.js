@@ -36,15 +36,6 @@ function reads(manager, expiry) {
   snap.storage = globalThis.localStorage;
   snap.expiresText = snap.storage.getItem(snap.expiresKey);
   snap.allowed = new Map();
-  // The user's fields that hold arrays or objects, which each caller needs copies of: arrays of
-  // plain values (roles) are sliced, anything deeper copied field by field.
-  snap.flat = [];
-  snap.deep = [];
-  for (const key of isObject(snap.user) ? Object.keys(snap.user) : []) {
-    const value = snap.user[key];
-    if (Array.isArray(value) && !value.some(isObject)) snap.flat.push(key);
-    else if (isObject(value)) snap.deep.push(key);
-  }
   manager[cached] = snap;
   return snap;
 }
@@ -53,6 +44,18 @@ function reads(manager, expiry) {
 const usable = (snap) => snap.token !== null && snap.usable && Date.now() < snap.expiredFrom;
 
 const isObject = (value) => value !== null && typeof value === "object";
+
+/** The user's fields that hold arrays or objects, which each caller needs copies of: arrays of
+ *  plain values (roles) are sliced, anything deeper copied field by field. */
+function nestedFields(user) {
+  const fields = { flat: [], deep: [] };
+  for (const key of Object.keys(user)) {
+    const value = user[key];
+    if (Array.isArray(value) && !value.some(isObject)) fields.flat.push(key);
+    else if (isObject(value)) fields.deep.push(key);
+  }
+  return fields;
+}
 
 /** JSON-shaped data, copied: callers may change what they are given without touching the cache. */
 function copy(value) {
@@ -81,10 +84,12 @@ export function installHotReads(AuthManager) {
     getCurrentUser() {
       const snap = reads(this);
       if (!isObject(snap.user)) return snap.user;
+      // Worked out once per snapshot, at the first call, not for every snapshot getToken() makes.
+      const { flat, deep } = (snap.userFields ??= nestedFields(snap.user));
       // A spread copies the plain claims in one step (several times faster than field by field).
       const user = { ...snap.user };
-      for (const key of snap.flat) user[key] = user[key].slice();
-      for (const key of snap.deep) user[key] = copy(user[key]);
+      for (const key of flat) user[key] = user[key].slice();
+      for (const key of deep) user[key] = copy(user[key]);
       return user;
     },
     getCurrentRoles() {

@@ -228,12 +228,18 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
         let _ = writeln!(r, "| {visit} | {:.1} ms | {:.1} ms | {:.1} ms | {:.2} |", m[0], m[1], m[2], m[0] / m[2]);
     }
     let _ = writeln!(r, "\nWhere the time goes (medians, plain pages; `init()` is the wasm's fetch, compile and instantiation):\n");
-    let _ = writeln!(r, "| visit | SDK | its module starts running | `init()` | of which the wasm's request | constructor + first token / `getSession()` |\n|---|---|---|---|---|---|");
+    let _ = writeln!(r, "| visit | SDK | its module has arrived | its module starts running | `init()` | of which the wasm's request | constructor + first token / `getSession()` |\n|---|---|---|---|---|---|---|");
     for (phase, visit) in ["returning", "first"].iter().enumerate() {
         let (o, s) = (&cold[phase * COLD_PAGES.len()], &cold[phase * COLD_PAGES.len() + 2]);
-        let _ = writeln!(r, "| {visit} | session-broker | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms |", med(o, "/run"), med(o, "/init"), med(o, "/wasmFetch"), med(o, "/first"));
-        let _ = writeln!(r, "| {visit} | supabase auth-js | {:.1} ms | — | — | {:.1} ms |", med(s, "/run"), med(s, "/first"));
+        let _ = writeln!(r, "| {visit} | session-broker | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms |", med(o, "/moduleIn"), med(o, "/run"), med(o, "/init"), med(o, "/wasmFetch"), med(o, "/first"));
+        let _ = writeln!(r, "| {visit} | supabase auth-js | {:.1} ms | {:.1} ms | — | — | {:.1} ms |", med(s, "/moduleIn"), med(s, "/run"), med(s, "/first"));
     }
+    // What the goal leaves: the first token by 0.8 × supabase's time, counted from when our own
+    // module has arrived (the page, not the SDK, decides when its module is requested).
+    let (o, s) = (&cold[0], &cold[2]);
+    let left = 0.8 * med(s, "/ms") - med(o, "/moduleIn");
+    let leaves = if left >= 0.0 { format!("leaves session-broker {left:.1} ms between its module's arrival and its first token") } else { format!("asks for session-broker's first token {:.1} ms before its module has even arrived", -left) };
+    let _ = writeln!(r, "\nOn a returning visit the goal (20% faster than supabase's {:.1} ms, so by {:.1} ms) {leaves}; supabase itself takes {:.1} ms from its module's arrival to `getSession()`'s answer, with no wasm to fetch or compile. Compiling the wasm alone, on bytes already fetched, takes {:.1} ms.", med(s, "/ms"), 0.8 * med(s, "/ms"), med(s, "/ms") - med(s, "/moduleIn"), med(o, "/compile"));
     let _ = writeln!(r);
     let _ = writeln!(r, "## Against the goals of the issue (this run)\n");
     let _ = writeln!(r, "| goal | measured | met |\n|---|---|---|");

@@ -23,4 +23,4 @@ session.render();
 console_.refresh();
 if (auth.checkIfLoggedIn()) session.connect();
 setInterval(session.renderToken, 1000);
-setInterval(() => { if (!document.hidden) console_.refresh(); }, 4000);
+// The console polls on its own schedule (www/poller.js): one round at a time, slower while nothing changes.

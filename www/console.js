@@ -1,6 +1,7 @@
 // The Operations console: the rolling-database rollout of the runbook, driven through
 // RollingDbAdmin. Reads need sys_admin; flags, crons and invalidation accept key_manager too.
-import { $, el, explain, row, setText, time } from "./dom.js";
+import { $, cells, el, emptyRow, explain, keyed, noteRow, setText, text, time } from "./dom.js";
+import { createPoller } from "./poller.js";
 
 /** `[major, minor, patch]` of a version, or null when unreadable. */
 function versionParts(version) {
@@ -16,11 +17,38 @@ function beforeCutover(version, cutover) {
   return false;
 }
 
+/** The cards the console fills, each refreshed only while some of it is on screen. */
+const CARDS = ["fleet-card", "crons-card", "tenant-card", "audit-card", "cluster-card", "clock-card"];
+
+function inView(node) {
+  const r = node.getBoundingClientRect();
+  return r.width > 0 && r.bottom > 0 && r.top < innerHeight;
+}
+
+/**
+ * A control whose action is in flight, or that may not act now, is marked `aria-disabled` rather
+ * than `disabled`: a disabled control loses the keyboard focus, and the operator's place with it.
+ * The console body's click guard (below) keeps it from acting.
+ */
+function busy(node, on) {
+  if ((node.getAttribute("aria-disabled") === "true") !== on) node.setAttribute("aria-disabled", String(on));
+}
+
 export function createConsole(auth, admin) {
   let tenant = "acme";
-  let running = false;
+  let running = false; // a run this page started and is watching
   let hasClock = false;
   let refreshFailed = false;
+  let said = ""; // what the last round answered: the same again means nothing changed
+  let roles = null; // the roles `denied` was learnt with
+  const denied = new Set(); // what this operator's role may not read: not asked again
+  const stale = new Set(); // cards left out of a round because they were off screen
+  const pending = new Set(); // ids of the flag switches whose change is in flight
+  let rounds = 0;
+
+  const poller = createPoller(round);
+  /** After the operator's own action: at once, and back to the quickest pace. */
+  const refresh = () => poller.now();
 
   function fail(message) {
     $("console-error").textContent = message ?? "";
@@ -30,9 +58,21 @@ export function createConsole(auth, admin) {
 
   const isSysAdmin = () => auth.getCurrentRoles().includes("sys_admin");
 
+  function markPending(ids, on) {
+    for (const id of ids) {
+      if (on) pending.add(id);
+      else pending.delete(id);
+      const node = document.getElementById(id);
+      if (node) busy(node, on);
+    }
+  }
+
   async function setFlag(id, change, force = false) {
     fail("");
+    const ids = Object.keys(change).map((flag) => `flag-${id}-${flag}`);
+    markPending(ids, true);
     const r = await admin.setFlags(id, change, { force });
+    markPending(ids, false);
     $("preflight").hidden = true;
     if (!r.success) {
       fail(`Flags of ${id} unchanged: ${explain(r)}`);
@@ -43,8 +83,8 @@ export function createConsole(auth, admin) {
     refresh();
   }
 
-  function button(text, kind, id, onClick) {
-    const b = el("button", text, kind);
+  function button(label, kind, id, onClick) {
+    const b = el("button", label, kind);
     b.type = "button";
     b.id = id;
     b.addEventListener("click", onClick);
@@ -81,11 +121,9 @@ export function createConsole(auth, admin) {
     panel.hidden = false;
   }
 
-  function toggle(id, flag, value, disabled) {
+  function toggle(id, flag) {
     const box = el("input");
     box.type = "checkbox";
-    box.checked = value;
-    box.disabled = disabled;
     box.id = `flag-${id}-${flag}`;
     box.setAttribute("aria-label", `${flag} for ${id}`);
     box.addEventListener("change", () => {
@@ -97,31 +135,65 @@ export function createConsole(auth, admin) {
     return box;
   }
 
+  /** A switch brought up to the server's state, unless its own change is still in flight. */
+  function setToggle(box, on, disabled) {
+    if (!pending.has(box.id)) box.checked = on;
+    if (box.disabled !== disabled) box.disabled = disabled;
+    busy(box, pending.has(box.id));
+  }
+
+  /** A fleet row: the tenant, its two flag switches, then three cells of text. */
+  function flagRow(item) {
+    if (item.note !== undefined) return noteRow(6);
+    const tr = emptyRow(6);
+    tr.cells[0].append(el("span"));
+    tr.cells[1].append(toggle(item.id, "rollingDb"));
+    tr.cells[2].append(toggle(item.id, "rollingDbDrop"));
+    return tr;
+  }
+
+  function updateFlagRow(tr, item) {
+    if (item.note !== undefined) return text(tr.cells[0], item.note);
+    const name = tr.cells[0].firstChild;
+    text(name, item.name);
+    let badge = name.querySelector(".attention-badge");
+    if (item.attention && !badge) name.append((badge = el("strong", " ⚠ roll back now", "attention-badge")));
+    if (!item.attention && badge) badge.remove();
+    if (badge) badge.title = [...item.attention.alarms.map((a) => a.detail), item.attention.instruction].join("\n");
+    setToggle(tr.cells[1].firstChild, item.rollingDb, false);
+    setToggle(tr.cells[2].firstChild, item.rollingDbDrop, !item.rollingDb);
+    cells(tr, [name, tr.cells[1].firstChild, tr.cells[2].firstChild, ...item.facts]);
+    tr.classList.toggle("attention", Boolean(item.attention));
+  }
+
+  function renderFlags(items) {
+    keyed($("fleet").tBodies[0], items, (i) => i.key ?? i.id, flagRow, updateFlagRow);
+  }
+
   function renderFleet(view) {
-    const body = $("fleet").tBodies[0];
-    body.replaceChildren();
-    for (const t of view.tenants) {
-      const sdks = t.devices.length
+    renderFlags(view.tenants.map((t) => ({
+      id: t.companyId,
+      name: `${t.name} (${t.companyId})`,
+      rollingDb: t.rollingDb,
+      rollingDbDrop: t.rollingDbDrop,
+      attention: t.attention,
+      facts: [t.coreExists ? "exists" : "—", t.dayDatabases, t.devices.length
         ? t.devices.map((d) => `${d.sdkVersion ?? "?"}${beforeCutover(d.sdkVersion, view.cutoverSdkVersion) ? " ⚠ too old" : ""}`).join(", ")
-        : "no devices yet";
-      const name = el("span", `${t.name} (${t.companyId})`);
-      if (t.attention) {
-        const badge = el("strong", " ⚠ roll back now", "attention-badge");
-        badge.title = [...t.attention.alarms.map((a) => a.detail), t.attention.instruction].join("\n");
-        name.append(badge);
-      }
-      const tr = row(name, toggle(t.companyId, "rollingDb", t.rollingDb, false),
-        toggle(t.companyId, "rollingDbDrop", t.rollingDbDrop, !t.rollingDb), t.coreExists ? "exists" : "—", t.dayDatabases, sdks);
-      if (t.attention) tr.classList.add("attention");
-      body.append(tr);
-    }
+        : "no devices yet"],
+    })));
     const alarms = view.tenants.filter((t) => t.attention);
     const banner = $("attention");
     banner.hidden = !alarms.length;
-    banner.replaceChildren(...alarms.flatMap((t) => [
-      el("p", `⚠ ${t.name} (${t.companyId}) needs attention: ${t.attention.instruction}`),
-      ...t.attention.alarms.map((a) => el("p", `${a.kind}: ${a.detail}`, "hint")),
-    ]));
+    const lines = alarms.flatMap((t) => [
+      [`⚠ ${t.name} (${t.companyId}) needs attention: ${t.attention.instruction}`],
+      ...t.attention.alarms.map((a) => [`${a.kind}: ${a.detail}`, "hint"]),
+    ]);
+    // An alert region is read out whenever it is rewritten: only when what it says changed.
+    const words = JSON.stringify(lines);
+    if (banner.dataset.said !== words) {
+      banner.dataset.said = words;
+      banner.replaceChildren(...lines.map(([line, cls]) => el("p", line, cls)));
+    }
     const select = $("tenant");
     if (!select.options.length) {
       for (const t of view.tenants) select.append(new Option(`${t.name} (${t.companyId})`, t.companyId));
@@ -130,37 +202,34 @@ export function createConsole(auth, admin) {
   }
 
   /** key_manager's fleet: the one tenant typed in, its flags read from the preflight it may read. */
-  async function renderTenantFlags() {
-    const body = $("fleet").tBodies[0];
-    const pre = await admin.preflight(tenant);
-    body.replaceChildren();
-    if (!pre.success) {
-      body.append(row(tenant, explain(pre), "", "", "", ""));
-      return;
-    }
+  function renderTenantFlags(pre) {
+    if (!pre.success) return renderFlags([{ key: "note", note: `${tenant}: ${explain(pre)}` }]);
     const { rollingDb, rollingDbDrop } = pre.data;
-    body.append(row(tenant, toggle(tenant, "rollingDb", rollingDb.on, false), toggle(tenant, "rollingDbDrop", rollingDbDrop.on, !rollingDb.on),
-      "sys_admin only", "sys_admin only", "sys_admin only"));
+    renderFlags([{ id: tenant, name: tenant, rollingDb: rollingDb.on, rollingDbDrop: rollingDbDrop.on, facts: ["sys_admin only", "sys_admin only", "sys_admin only"] }]);
+  }
+
+  function cronRow(c) {
+    const tr = emptyRow(5);
+    tr.cells[0].append(el("span", c.name, "cron-name"));
+    tr.cells[4].append(button("Run now", "secondary", `run-${c.name}`, () => runCron(c.name)));
+    return tr;
   }
 
   function renderCrons(view) {
-    const body = $("crons").tBodies[0];
-    body.replaceChildren();
-    for (const c of view.crons) {
-      const b = el("button", c.running ? "running…" : "Run now", "secondary");
-      b.type = "button";
-      b.id = `run-${c.name}`;
-      b.disabled = running || c.running;
-      b.addEventListener("click", () => runCron(c.name));
-      const label = el("span", c.name, "cron-name");
-      label.title = c.description ?? "";
-      body.append(row(label, `${c.schedule} UTC${c.scheduled ? "" : " (off)"}`, c.lastResult ? `${c.lastResult}, ${time(c.lastRunAt)}` : "never", time(c.nextRunAt), b));
-    }
+    keyed($("crons").tBodies[0], view.crons, (c) => c.name, cronRow, (tr, c) => {
+      tr.cells[0].firstChild.title = c.description ?? "";
+      cells(tr, [tr.cells[0].firstChild, `${c.schedule} UTC${c.scheduled ? "" : " (off)"}`, c.lastResult ? `${c.lastResult}, ${time(c.lastRunAt)}` : "never", time(c.nextRunAt)]);
+      const b = tr.cells[4].firstChild;
+      text(b, c.running ? "running…" : "Run now");
+      busy(b, running || c.running);
+    });
   }
 
   async function runCron(name) {
+    if (running) return;
     fail("");
     running = true;
+    for (const b of $("crons").querySelectorAll("button")) busy(b, true);
     const started = await admin.runCron(name);
     if (!started.success) {
       running = false;
@@ -169,38 +238,42 @@ export function createConsole(auth, admin) {
     }
     $("run").hidden = false;
     const id = started.data.runId;
+    const log = $("run-log");
+    if (log.dataset.run !== id) {
+      log.dataset.run = id;
+      log.replaceChildren();
+    }
     let run;
     do {
       const r = await admin.cronRun(id);
       if (!r.success) { fail(`Progress unavailable: ${explain(r)}`); break; }
       run = r.data;
       const { done, total } = run.progress;
-      const pct = total ? Math.round((100 * done) / total) : 0;
-      $("run-bar").style.width = `${run.status === "running" ? pct : 100}%`;
-      $("run-bar").parentElement.setAttribute("aria-valuenow", String(run.status === "running" ? pct : 100));
+      const pct = run.status === "running" ? (total ? Math.round((100 * done) / total) : 0) : 100;
+      $("run-bar").style.width = `${pct}%`;
+      $("run-bar").parentElement.setAttribute("aria-valuenow", String(pct));
       $("run-bar").className = run.status;
       setText("run-status", `${name}: ${run.status}, ${done} of ${total} step(s)`);
-      $("run-log").replaceChildren(...run.log.map((line) => el("li", line)));
+      // A run's log only grows: new lines are appended, the ones read stay where they are.
+      for (let i = log.children.length; i < run.log.length; i++) log.append(el("li", run.log[i]));
       if (run.status === "running") await new Promise((r) => setTimeout(r, 250));
     } while (run.status === "running");
     running = false;
     refresh();
   }
 
-  function seqBar(label, db) {
+  function seqBox() {
     const box = el("div", null, "seq-row");
-    if (!db.exists) {
-      box.append(el("span", `${label}: does not exist`, "seq-label"));
-      return box;
-    }
-    box.append(el("span", `${label}: ${db.docCount} docs, update_seq ${db.updateSeq}`, "seq-label"));
     const track = el("div", null, "seq-track");
-    const max = Math.max(db.updateSeq, db.docCount, 1);
-    const docs = el("div", null, "seq-docs");
-    docs.style.width = `${(100 * db.docCount) / max}%`;
-    track.append(docs);
-    box.append(track);
+    track.append(el("div", null, "seq-docs"));
+    box.append(el("span", "", "seq-label"), track);
     return box;
+  }
+
+  function updateSeq(box, [label, db]) {
+    text(box.firstChild, db.exists ? `${label}: ${db.docCount} docs, update_seq ${db.updateSeq}` : `${label}: does not exist`);
+    box.lastChild.hidden = !db.exists;
+    if (db.exists) box.lastChild.firstChild.style.width = `${(100 * db.docCount) / Math.max(db.updateSeq, db.docCount, 1)}%`;
   }
 
   function renderTenant(topo, recon, candidates) {
@@ -208,80 +281,132 @@ export function createConsole(auth, admin) {
     setText("t-invalidation", topo.invalidation ? `${time(topo.invalidation.invalidatedAt)} (${topo.invalidation.reason}, to ${topo.invalidation.routing})` : "never");
     setText("t-diff", recon ? `${recon.diff}${recon.diff === 0 ? " ✓ reconciled" : " ✗ archive incomplete"}` : "needs sys_admin");
     setText("t-conflicts", topo.openConflicts);
-    $("t-seq").replaceChildren(seqBar("CORE", topo.core), seqBar("legacy", topo.legacy));
-    const days = $("t-days");
-    days.replaceChildren();
-    for (const d of topo.days) {
-      const box = el("span", `${d.date.slice(4, 6)}-${d.date.slice(6)}`, `day ${d.status}`);
+    keyed($("t-seq"), [["CORE", topo.core], ["legacy", topo.legacy]], ([label]) => label, seqBox, updateSeq);
+    const days = topo.days.length ? topo.days : [{ name: "none" }];
+    keyed($("t-days"), days, (d) => d.name, () => el("span"), (box, d) => {
+      if (d.name === "none") {
+        box.className = "hint";
+        return text(box, "none: the rotate has not run for this tenant");
+      }
+      text(box, `${d.date.slice(4, 6)}-${d.date.slice(6)}`);
+      box.className = `day ${d.status}`;
       box.title = `${d.name}: ${d.status}`;
-      days.append(box);
-    }
-    if (!topo.days.length) days.append(el("span", "none: the rotate has not run for this tenant", "hint"));
-    const body = $("t-candidates").tBodies[0];
-    body.replaceChildren();
+    });
     const mark = (b) => (b ? "✓" : "✗");
-    for (const c of candidates?.candidates ?? []) {
-      body.append(row(c.name, mark(c.drained), mark(c.archived), mark(c.reconciled), c.ageDays < 0 ? "tomorrow" : `${c.ageDays} d`, c.eligible ? "eligible" : "kept"));
-    }
-    if (!candidates) body.append(row("The cleanup candidates need sys_admin.", "", "", "", "", ""));
-    else if (!candidates.candidates.length) body.append(row("No day database yet: the rotate creates them, and they become candidates once past.", "", "", "", "", ""));
+    let rows = (candidates?.candidates ?? []).map((c) => ({
+      key: c.name,
+      cells: [c.name, mark(c.drained), mark(c.archived), mark(c.reconciled), c.ageDays < 0 ? "tomorrow" : `${c.ageDays} d`, c.eligible ? "eligible" : "kept"],
+    }));
+    if (!candidates) rows = [{ key: "note", note: "The cleanup candidates need sys_admin." }];
+    else if (!rows.length) rows = [{ key: "note", note: "No day database yet: the rotate creates them, and they become candidates once past." }];
+    renderRows($("t-candidates"), rows, 6);
+  }
+
+  /** Text rows keyed by `key`; a row with a `note` spans the table. */
+  function renderRows(table, rows, columns) {
+    keyed(table.tBodies[0], rows, (r) => r.key, (r) => (r.note === undefined ? emptyRow(columns) : noteRow(columns)),
+      (tr, r) => (r.note === undefined ? cells(tr, r.cells) : text(tr.cells[0], r.note)));
   }
 
   function renderAudit(page) {
-    const body = $("audit").tBodies[0];
-    body.replaceChildren();
-    for (const e of page.entries) {
+    const rows = page.entries.map((e) => {
       const d = e.detail ?? {};
       const what = d.cron ?? (d.after ? `rollingDb ${d.after.rollingDb}, rollingDbDrop ${d.after.rollingDbDrop}` : d.username ?? d.reason ?? d.routing ?? "");
-      body.append(row(time(e.at), e.actor, e.action, what, e.ip ?? "—"));
-    }
-    if (!page.entries.length) body.append(row("nothing recorded for this tenant yet", "", "", "", ""));
+      return { key: e.id, cells: [time(e.at), e.actor, e.action, what, e.ip ?? "—"] };
+    });
+    renderRows($("audit"), rows.length ? rows : [{ key: "note", note: "nothing recorded for this tenant yet" }], 5);
   }
 
   function renderCluster(view) {
     setText("cluster-summary", `${view.openDbs} of ${view.maxDbsOpen} handles open (ROLLING_DB_MAX_OPEN), ${view.inUseDbs} in use; ${view.existingDbs} databases exist`);
-    const body = $("cluster").tBodies[0];
-    body.replaceChildren();
-    for (const d of view.databases) body.append(row(d.name, d.kind, d.docCount, d.updateSeq, d.status, d.inUse ? "in use" : d.open ? "open" : "closed"));
+    renderRows($("cluster"), view.databases.map((d) => ({
+      key: d.name,
+      cells: [d.name, d.kind, d.docCount, d.updateSeq, d.status, d.inUse ? "in use" : d.open ? "open" : "closed"],
+    })), 6);
   }
 
-  async function refreshClock() {
-    if (!hasClock) return;
+  async function readClock() {
     const r = await fetch("/__mock/clock").then((x) => x.json()).catch(() => null);
     if (r) setText("clock-now", `Server time: ${new Date(r.now).toUTCString()}`);
   }
 
-  async function refresh() {
+  /**
+   * One refresh: what is on screen and this role may read, in one round of requests. Answers
+   * whether anything changed since the last round (the poller slows down while nothing does).
+   */
+  async function round() {
     const open = auth.checkIfLoggedIn() && canOperate();
     $("console-locked").hidden = open;
     $("console-body").hidden = !open;
-    if (!open) return;
-    // An error stays until the operator's next action: the periodic refresh never hides it.
-    const [fleet, crons, cluster, topo, recon, cand, audit] = await Promise.all([
-      admin.tenants(), admin.crons(), admin.cluster(), admin.topology(tenant), admin.reconciliation(tenant), admin.cleanupCandidates(tenant),
-      admin.auditLog({ companyId: tenant, limit: 8 }),
+    if (!open) return false;
+    const who = auth.getCurrentRoles().join(" ");
+    if (who !== roles) {
+      roles = who;
+      denied.clear();
+    }
+    $("audit-card").hidden = denied.has("audit");
+    $("cluster-card").hidden = denied.has("cluster");
+    const shown = new Map(CARDS.map((id) => [id, inView($(id))]));
+    for (const [id, on] of shown) (on ? stale.delete(id) : stale.add(id));
+    const ask = (section, card, call) => (denied.has(section) || !shown.get(card) ? null : call());
+    const sections = ["fleet", "crons", "cluster", "topology", "reconciliation", "candidates", "audit", "keysFlags"];
+    const answers = await Promise.all([
+      ask("fleet", "fleet-card", () => admin.tenants()),
+      ask("crons", "crons-card", () => admin.crons()),
+      ask("cluster", "cluster-card", () => admin.cluster()),
+      ask("topology", "tenant-card", () => admin.topology(tenant)),
+      ask("reconciliation", "tenant-card", () => admin.reconciliation(tenant)),
+      ask("candidates", "tenant-card", () => admin.cleanupCandidates(tenant)),
+      ask("audit", "audit-card", () => admin.auditLog({ companyId: tenant, limit: 8 })),
+      // key_manager reads its tenant's flags from the preflight it may read.
+      denied.has("fleet") && shown.get("fleet-card") ? admin.preflight(tenant) : null,
     ]);
-    $("audit-card").hidden = !audit.success;
-    if (audit.success) renderAudit(audit.data);
-    $("keys-tenant").hidden = fleet.success || fleet.code !== "forbidden";
-    // What needs sys_admin is said once (the tenant-id hint), not shown as empty tables.
-    $("tenant").hidden = !fleet.success;
-    $("cluster-card").hidden = !cluster.success;
-    if (fleet.success) renderFleet(fleet.data);
-    else if (fleet.code === "forbidden") await renderTenantFlags();
-    if (!fleet.success && fleet.code !== "forbidden") {
-      fail(`The console could not be refreshed: ${explain(fleet)}`);
+    if (hasClock && shown.get("clock-card")) readClock();
+    sections.forEach((s, i) => { if (answers[i]?.code === "forbidden") denied.add(s); });
+    let [fleet, crons, cluster, topo, recon, cand, audit, keysFlags] = answers;
+    // Learnt this round that the fleet is sys_admin's: the flags key_manager may see, now.
+    if (fleet?.code === "forbidden") keysFlags = await admin.preflight(tenant);
+    rounds++;
+    $("console").dataset.rounds = String(rounds);
+    setText("console-updated", `Updated ${new Date().toISOString().slice(11, 19)} UTC`);
+    $("keys-tenant").hidden = !denied.has("fleet");
+    $("audit-card").hidden = denied.has("audit");
+    $("cluster-card").hidden = denied.has("cluster");
+    if (fleet) $("tenant").hidden = !fleet.success;
+    if (audit?.success) renderAudit(audit.data);
+    if (fleet?.success) renderFleet(fleet.data);
+    if (keysFlags) renderTenantFlags(keysFlags);
+    // An error stays until the operator's next action: the periodic refresh never hides it.
+    const broken = [fleet, crons].find((a) => a && !a.success && a.code !== "forbidden");
+    if (broken) {
+      fail(`The console could not be refreshed: ${explain(broken)}`);
       refreshFailed = true;
     } else if (refreshFailed) {
       // The refresh's own complaint goes when the server answers again; an action's stays.
       fail("");
       refreshFailed = false;
     }
-    if (crons.success) renderCrons(crons.data);
-    if (cluster.success) renderCluster(cluster.data);
-    if (topo.success) renderTenant(topo.data, recon.success ? recon.data : null, cand.success ? cand.data : null);
-    refreshClock();
+    if (crons?.success) renderCrons(crons.data);
+    if (cluster?.success) renderCluster(cluster.data);
+    if (topo?.success) renderTenant(topo.data, recon?.success ? recon.data : null, cand?.success ? cand.data : null);
+    const now = JSON.stringify([tenant, answers, keysFlags]);
+    const changed = now !== said;
+    said = now;
+    return changed;
   }
+
+  // A card scrolled into view that a round left out is refreshed at once.
+  const watch = new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting && stale.has(e.target.id))) refresh();
+  });
+  for (const id of CARDS) watch.observe($(id));
+  // What may not act now does not: one guard for every control marked aria-disabled.
+  $("console-body").addEventListener("click", (e) => {
+    if (e.target.closest?.('[aria-disabled="true"]')) {
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    }
+  }, true);
 
   $("tenant").addEventListener("change", (e) => { tenant = e.target.value; refresh(); });
   $("tenant-id").addEventListener("change", (e) => { tenant = e.target.value.trim() || "acme"; refresh(); });
@@ -327,7 +452,7 @@ export function createConsole(auth, admin) {
       refresh();
     });
   }
-  fetch("/__mock/clock").then((r) => { hasClock = r.ok; $("clock-card").hidden = !r.ok; refreshClock(); }).catch(() => {});
+  fetch("/__mock/clock").then((r) => { hasClock = r.ok; $("clock-card").hidden = !r.ok; if (r.ok) readClock(); }).catch(() => {});
 
   return { refresh };
 }

@@ -9,19 +9,6 @@ export function el(tag, text, cls) {
   return node;
 }
 
-export function row(...cells) {
-  const tr = document.createElement("tr");
-  for (const c of cells) tr.append(c instanceof Node ? wrap(c) : el("td", c));
-  return tr;
-}
-
-function wrap(node) {
-  if (node.tagName === "TD") return node;
-  const td = document.createElement("td");
-  td.append(node);
-  return td;
-}
-
 export function setText(id, value) {
   $(id).textContent = value ?? "—";
 }
@@ -54,4 +41,63 @@ export function explain(r) {
   const words = WORDS[r.code];
   if (r.code === "forbidden") return `${words} ${r.error ?? ""}`.trim();
   return words ?? r.error ?? `The server refused (HTTP ${r.status}).`;
+}
+
+/** Sets a node's text only when it differs: an unchanged cell is not touched, so nothing re-reads it. */
+export function text(node, value) {
+  const s = value === undefined || value === null ? "" : String(value);
+  if (node.textContent !== s) node.textContent = s;
+}
+
+/**
+ * Keeps `parent`'s children in step with `items`, one element per key: an element whose key is
+ * still there is the same element after the update (its focus, its listeners, its pending state
+ * stay), new keys get `make(item)`, gone keys are removed, and `update(node, item)` brings each
+ * up to date. Nodes move only when their place changed (moving a focused node would blur it).
+ */
+export function keyed(parent, items, keyOf, make, update) {
+  const old = new Map();
+  for (const node of parent.children) old.set(node.dataset.key, node);
+  let at = 0;
+  for (const item of items) {
+    const key = String(keyOf(item));
+    let node = old.get(key);
+    if (node) old.delete(key);
+    else {
+      node = make(item);
+      node.dataset.key = key;
+    }
+    update(node, item);
+    const here = parent.children[at] ?? null;
+    if (here !== node) parent.insertBefore(node, here);
+    at++;
+  }
+  for (const node of old.values()) node.remove();
+}
+
+/** A table row of `n` empty cells, filled by `cells(tr, values)`. */
+export function emptyRow(n) {
+  const tr = document.createElement("tr");
+  for (let i = 0; i < n; i++) tr.append(document.createElement("td"));
+  return tr;
+}
+
+/** Writes `values` into a row's cells: text where text changed, nodes appended once. */
+export function cells(tr, values) {
+  values.forEach((v, i) => {
+    const td = tr.cells[i];
+    if (v instanceof Node) {
+      if (v.parentNode !== td) td.replaceChildren(v);
+    } else text(td, v);
+  });
+}
+
+/** A one-cell row spanning the table, for "nothing here" messages; keyed like any other row. */
+export function noteRow(columns) {
+  const tr = document.createElement("tr");
+  const td = document.createElement("td");
+  td.colSpan = columns;
+  td.className = "hint";
+  tr.append(td);
+  return tr;
 }

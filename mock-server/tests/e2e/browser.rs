@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
 use mock_server::settings::Settings;
 use mock_server::state::{AppState, StaticDirs};
@@ -32,11 +33,17 @@ pub async fn serve_with(www: PathBuf, settings: Settings) -> (String, AppState) 
     (base, state)
 }
 
+/// A browser session and the driver behind it. Dropping it (a test that passes, or one whose
+/// assertion panics) ends the driver's whole process group, browser and Xvfb included.
 pub struct Browser {
     pub client: Client,
     driver: Child,
     profile: PathBuf,
 }
+
+/// What every process the harness starts carries in its environment (and hands down to the
+/// browser it starts), so `make test` can check that none outlived the suite.
+pub const MARKER: &str = "SESSION_BROKER_E2E";
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -92,6 +99,7 @@ impl Browser {
         };
         // Its own process group, so stop() ends the driver, the browser and Xvfb together.
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        command.env(MARKER, "1");
         let mut driver = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|e| panic!("{engine:?}'s driver (make setup installs it): {e}"));
         let caps = caps.as_object().unwrap().clone();
         let url = format!("http://127.0.0.1:{port}");
@@ -101,8 +109,13 @@ impl Browser {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        kill_group(&mut driver);
+        end_group(&mut driver);
         panic!("{engine:?}'s driver did not accept a session");
+    }
+
+    /// The process group of the driver, the browser it started and (WebKit) Xvfb.
+    pub fn group(&self) -> u32 {
+        self.driver.id()
     }
 
     pub async fn text(&self, css: &str) -> String {
@@ -122,6 +135,43 @@ impl Browser {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("waiting for {what} in {css}; last text: {last:?}");
+    }
+
+    /// Waits (up to 60 s) until an element matching `css` satisfies the asynchronous `check`
+    /// (re-found each time, so a redrawn element is read anew); answers that element.
+    pub async fn wait_for<F, Fut>(&self, css: &str, what: &str, mut check: F) -> Element
+    where
+        F: FnMut(Element) -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        for _ in 0..600 {
+            if let Ok(el) = self.client.find(Locator::Css(css)).await {
+                if check(el.clone()).await {
+                    return el;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("waiting for {what} in {css}");
+    }
+
+    /// Waits until the control can act (shown, not disabled, not `aria-disabled`), then clicks it.
+    pub async fn click(&self, css: &str) {
+        let el = self.wait_for(css, "the control to be enabled", |el| async move { can_act(&el).await }).await;
+        el.click().await.unwrap_or_else(|e| panic!("{css}: {e}"));
+    }
+
+    /// Waits until the element's DOM property `name` reads `value` (e.g. a switch's `checked`).
+    pub async fn wait_prop(&self, css: &str, name: &str, value: &str) {
+        self.wait_for(css, &format!("{name} to be {value}"), |el| async move { el.prop(name).await.ok().flatten().as_deref() == Some(value) })
+            .await;
+    }
+
+    /// Scrolls the element into view, as a person would before reading it (the console refreshes
+    /// only what is on screen).
+    pub async fn scroll_to(&self, css: &str) {
+        let el = self.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"));
+        self.client.execute("arguments[0].scrollIntoView({block: 'center'})", vec![serde_json::to_value(el).unwrap()]).await.unwrap();
     }
 
     /// Runs axe-core (pinned in target/npm-tools by `make setup`) on the current page and answers
@@ -160,15 +210,54 @@ impl Browser {
         std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
     }
 
-    pub async fn stop(mut self) {
+    pub async fn stop(self) {
         let _ = self.client.clone().close().await;
-        kill_group(&mut self.driver);
+        // Drop ends the processes.
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        end_group(&mut self.driver);
         let _ = std::fs::remove_dir_all(&self.profile);
     }
 }
 
-/// Ends a driver and everything it started (its process group).
-fn kill_group(driver: &mut Child) {
-    let _ = Command::new("kill").args(["-TERM", "--", &format!("-{}", driver.id())]).status();
+async fn can_act(el: &Element) -> bool {
+    el.is_displayed().await.unwrap_or(false)
+        && el.is_enabled().await.unwrap_or(false)
+        && el.attr("aria-disabled").await.ok().flatten().as_deref() != Some("true")
+}
+
+/// The live processes of a process group, read from /proc (a zombie has ended; only its parent's
+/// reaping is left, which the container's init may never do).
+pub fn group_members(group: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            // Field 5 of /proc/PID/stat, counted after the command name's closing parenthesis.
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
+            let fields: Vec<&str> = after.split_whitespace().collect();
+            fields.first() != Some(&"Z") && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(group)
+        })
+        .collect()
+}
+
+/// Ends a driver and everything it started (its process group): TERM, then KILL whatever is
+/// still there after 5 s, and waits until the group is empty.
+fn end_group(driver: &mut Child) {
+    let group = driver.id();
+    let signal = |sig: &str| Command::new("kill").args([sig, "--", &format!("-{group}")]).stderr(Stdio::null()).status();
+    let _ = signal("-TERM");
     let _ = driver.wait();
+    for i in 0..100 {
+        if group_members(group).is_empty() {
+            return;
+        }
+        if i == 50 {
+            let _ = signal("-KILL");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

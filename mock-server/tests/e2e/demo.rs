@@ -2,18 +2,23 @@
 //! origins of the same server (two devices: separate localStorage and IndexedDB), the canary
 //! activation, the cutover on the device, and the rollback. Screenshots go to target/e2e/.
 
-use fantoccini::Locator;
+use std::time::Duration;
 
-use crate::browser::{repo_root, serve, Browser};
+use fantoccini::elements::Element;
+use fantoccini::Locator;
+use mock_server::crons::{self, runner};
+use mock_server::rolling::flags::{self, FlagPatch};
+use mock_server::rolling::RollingSettings;
+use mock_server::settings::Settings;
+use mock_server::state::AppState;
+use mock_server::store::audit::Actor;
+
+use crate::browser::{repo_root, serve, serve_with, Browser};
 
 async fn log_in(b: &Browser, user: &str) {
     b.client.find(Locator::Css("#user")).await.unwrap().select_by_value(user).await.unwrap();
     b.client.find(Locator::Css("#login")).await.unwrap().click().await.unwrap();
     b.wait_text("#login-result", "the login to succeed", |t| t.starts_with("Logged in as")).await;
-}
-
-async fn click(b: &Browser, css: &str) {
-    b.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).click().await.unwrap();
 }
 
 #[tokio::test]
@@ -53,25 +58,15 @@ async fn canary_activation_and_rollback_from_the_page() {
     assert!(violations.is_empty(), "the console as sys_admin sees it: {violations:#?}");
 
     // Switching on shows the runbook's prerequisites first, every one met here.
-    click(&b, "#flag-acme-rollingDb").await;
+    b.click("#flag-acme-rollingDb").await;
     let checklist = b.wait_text("#preflight", "the preflight checklist", |t| t.contains("Every prerequisite of rollingDb")).await;
     assert!(checklist.contains("✓ schema") && checklist.contains("✓ headroom") && checklist.contains("✓ sdk adoption"), "{checklist}");
     b.screenshot("02b-console-preflight").await;
     let violations = b.accessibility_violations().await;
     assert!(violations.is_empty(), "the preflight checklist: {violations:#?}");
-    click(&b, "#preflight-confirm").await;
-    for _ in 0..50 {
-        // The fleet table is re-rendered on refresh: an element found may go stale before it is read.
-        let checked = match b.client.find(Locator::Css("#flag-acme-rollingDb")).await {
-            Ok(el) => el.prop("checked").await.ok().flatten(),
-            Err(_) => None,
-        };
-        if checked.as_deref() == Some("true") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    click(&b, "#run-rolling-db-rotate").await;
+    b.click("#preflight-confirm").await;
+    b.wait_prop("#flag-acme-rollingDb", "checked", "true").await;
+    b.click("#run-rolling-db-rotate").await;
     let status = b.wait_text("#run-status", "the rotate to finish", |t| t.contains("succeeded") || t.contains("failed")).await;
     assert!(status.contains("succeeded"), "{status}");
     let log = b.text("#run-log").await;
@@ -86,7 +81,8 @@ async fn canary_activation_and_rollback_from_the_page() {
     let active = b.client.find_all(Locator::Css("#t-days .day.ACTIVE")).await.unwrap().len();
     let prewarmed = b.client.find_all(Locator::Css("#t-days .day.PREWARMED")).await.unwrap().len();
     assert_eq!((active, prewarmed), (1, 1));
-    assert!(b.text("#cluster").await.contains("dev_acme_main_core"));
+    b.scroll_to("#cluster").await;
+    b.wait_text("#cluster", "CORE in the cluster view", |t| t.contains("dev_acme_main_core")).await;
     b.screenshot("03-console-canary-rotated").await;
     b.element_screenshot("#console", "pane-console").await;
 
@@ -101,8 +97,8 @@ async fn canary_activation_and_rollback_from_the_page() {
 
     // Rollback, as one guided action.
     b.client.switch_to_window(console_tab).await.unwrap();
-    click(&b, "#rollback").await;
-    click(&b, "#rollback-confirm").await;
+    b.click("#rollback").await;
+    b.click("#rollback-confirm").await;
     b.wait_text("#rollback-confirm", "the rollback to finish", |t| t.contains("rolled back")).await;
     b.wait_text("#t-routing", "acme back on legacy", |t| t == "the legacy database").await;
     b.screenshot("05-console-rolled-back").await;
@@ -130,7 +126,7 @@ async fn the_page_speaks_plainly_to_keys_and_to_a_wrong_password() {
     }
     b.client.find(Locator::Css("#user")).await.unwrap().select_by_value("alice").await.unwrap();
     b.client.find(Locator::Css("#password")).await.unwrap().send_keys("not-her-password").await.unwrap();
-    click(&b, "#login").await;
+    b.click("#login").await;
     let said = b.wait_text("#login-result", "the refusal", |t| t.starts_with("Login failed")).await;
     assert_eq!(said, "Login failed: Wrong username or password.");
 
@@ -138,11 +134,11 @@ async fn the_page_speaks_plainly_to_keys_and_to_a_wrong_password() {
     log_in(&b, "keys").await;
     b.wait_text("#keys-tenant", "the tenant field for key_manager", |t| t.contains("need sys_admin")).await;
     b.wait_text("#fleet", "acme's flags", |t| t.contains("acme")).await;
-    click(&b, "#flag-acme-rollingDb").await;
+    b.click("#flag-acme-rollingDb").await;
     b.wait_text("#preflight", "the checklist", |t| t.contains("Every prerequisite of rollingDb")).await;
-    click(&b, "#preflight-confirm").await;
+    b.click("#preflight-confirm").await;
     b.wait_text("#crons", "the crons key_manager may run", |t| t.contains("rolling-db-rotate")).await;
-    click(&b, "#run-rolling-db-rotate").await;
+    b.click("#run-rolling-db-rotate").await;
     let status = b.wait_text("#run-status", "the rotate to finish", |t| t.contains("succeeded") || t.contains("failed")).await;
     assert!(status.contains("succeeded"), "{status}");
     let error = b.text("#console-error").await;
@@ -150,5 +146,85 @@ async fn the_page_speaks_plainly_to_keys_and_to_a_wrong_password() {
     b.screenshot("07-console-key-manager").await;
     let violations = b.accessibility_violations().await;
     assert!(violations.is_empty(), "the console as key_manager sees it: {violations:#?}");
+    b.stop().await;
+}
+
+/// How many times the console has asked for the crons list (the server counts every request).
+fn cron_list_requests(state: &AppState) -> u64 {
+    state.stats.snapshot().get("GET /admin/crons").copied().unwrap_or(0)
+}
+
+/// Two whole refreshes of the console: three more rounds started (a round starts only after the
+/// one before it ended, so the first two have been drawn).
+async fn two_refreshes(state: &AppState) {
+    let from = cron_list_requests(state);
+    for _ in 0..1200 {
+        if cron_list_requests(state) >= from + 3 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the console stopped refreshing: {} rounds in 120 s", cron_list_requests(state) - from);
+}
+
+/// Whether `el` is still in the page and has the keyboard focus (a redrawn element is neither).
+async fn has_focus(b: &Browser, el: &Element) -> bool {
+    let el = serde_json::to_value(el).unwrap();
+    let answer = b.client.execute("return arguments[0].isConnected && document.activeElement === arguments[0]", vec![el]).await;
+    answer.map(|v| v == serde_json::Value::Bool(true)).unwrap_or(false)
+}
+
+/// Focuses the element as a keyboard user's Tab would leave it.
+async fn focus(b: &Browser, css: &str) -> Element {
+    let el = b.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"));
+    b.client.execute("arguments[0].focus()", vec![serde_json::to_value(&el).unwrap()]).await.unwrap();
+    assert!(has_focus(b, &el).await, "{css} takes the focus");
+    el
+}
+
+/// A rotate that advances one tenant at a time, 2.5 s apart: the fleet and the crons change
+/// between the console's refreshes.
+fn start_slow_rotate(state: &AppState) {
+    state.test.set_step_delay_ms(2500);
+    runner::trigger(state, crons::find(crons::ROTATE).unwrap(), &Actor::system("e2e")).unwrap();
+}
+
+/// The operator's place survives the console's refreshes: a focused "Run now" and a focused flag
+/// switch are the same elements, still focused, and act when clicked, after two refreshes during
+/// a rotate's progress (on the console that redrew its tables each refresh, both were lost).
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn the_console_keeps_the_operators_place_across_refreshes() {
+    let settings = Settings { test_controls: true, cron_batch_size: 1, ..Settings::default() };
+    let (base, state) = serve_with(repo_root().join("www"), settings).await;
+    {
+        let rolling = RollingSettings::from(&*state.settings);
+        let conn = state.store.lock();
+        for id in ["globex", "initech"] {
+            let on = FlagPatch { rolling_db: Some(true), ..FlagPatch::default() };
+            flags::apply(&conn, &rolling, id, on, "e2e", true, state.clock.now_ms()).unwrap();
+        }
+    }
+    let b = Browser::start().await;
+    b.client.goto(&format!("{base}/")).await.unwrap();
+    b.wait_text("#logged-in", "the page to load", |t| t == "no").await;
+    log_in(&b, "admin").await;
+    b.wait_text("#crons", "the crons", |t| t.contains("session-prune")).await;
+
+    start_slow_rotate(&state);
+    let run_now = focus(&b, "#run-session-prune").await;
+    b.wait_text("#run-rolling-db-rotate", "the rotate seen running", |t| t == "running…").await;
+    two_refreshes(&state).await;
+    assert!(has_focus(&b, &run_now).await, "the focused Run now button was redrawn under the operator");
+    run_now.click().await.expect("the same button, clicked now");
+    b.wait_text("#run-status", "the prune to finish", |t| t.starts_with("session-prune: succeeded")).await;
+
+    b.wait_text("#run-rolling-db-rotate", "the first rotate to end", |t| t == "Run now").await;
+    start_slow_rotate(&state);
+    let switch = focus(&b, "#flag-acme-rollingDb").await;
+    two_refreshes(&state).await;
+    assert!(has_focus(&b, &switch).await, "the focused flag switch was redrawn under the operator");
+    switch.click().await.expect("the same switch, clicked now");
+    b.wait_text("#preflight", "acme's checklist", |t| t.contains("rollingDb for acme")).await;
     b.stop().await;
 }

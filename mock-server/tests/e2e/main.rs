@@ -4,7 +4,7 @@
 mod browser;
 mod demo;
 
-use browser::{repo_root, serve, serve_with, Browser, Engine};
+use browser::{group_members, repo_root, serve, serve_with, Browser, Engine, MARKER};
 use mock_server::settings::Settings;
 
 /// Opens a check page (one "ok …"/"FAIL …" line a check, then "done") and asserts on it.
@@ -63,4 +63,43 @@ async fn the_release_package_works_in_webkit() {
     let settings = Settings { test_controls: true, refresh_reuse_grace_secs: 0, ..Settings::default() };
     let (base, _state) = serve_with(repo_root().join("tests/many-tabs"), settings).await;
     run_check_page_in(Engine::WebKit, &base, "index.html", 20).await;
+}
+
+/// The processes that carry the harness's marker in their environment (the drivers, and the
+/// browsers and Xvfb they started, whatever process group they moved to).
+fn marked_processes() -> Vec<String> {
+    let needle = format!("{MARKER}=1");
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter(|e| {
+            let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+            environ.split(|b| *b == 0).any(|var| var == needle.as_bytes())
+        })
+        .filter(|e| !std::fs::read_to_string(e.path().join("stat")).unwrap_or_default().rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
+        .map(|e| std::fs::read_to_string(e.path().join("cmdline")).unwrap_or_default().replace('\0', " "))
+        .collect()
+}
+
+/// A test whose assertion fails mid-walk still ends its driver and its browser: the harness's
+/// drop guard, checked rather than trusted. (Its panic message below is this test's own.)
+#[test]
+#[ignore = "needs Chromium: run `make test-package`"]
+fn a_failed_test_leaves_no_browser_behind() {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let record = seen.clone();
+    let outcome = std::thread::spawn(move || {
+        tokio::runtime::Runtime::new().unwrap().block_on(async {
+            let b = Browser::start().await;
+            b.client.goto("about:blank").await.unwrap();
+            *record.lock().unwrap() = Some((b.group(), group_members(b.group()).len(), marked_processes().len()));
+            panic!("a deliberate failure mid-walk, to see what it leaves behind");
+        })
+    })
+    .join();
+    assert!(outcome.is_err(), "the walk failed");
+    let (group, members, marked) = seen.lock().unwrap().expect("the browser started");
+    assert!(members >= 2 && marked >= 2, "the driver and its browser were running: {members} in the group, {marked} marked");
+    assert_eq!(group_members(group), Vec::<u32>::new(), "left in the driver's process group");
+    assert_eq!(marked_processes(), Vec::<String>::new(), "left running by the failed test");
 }

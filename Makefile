@@ -95,8 +95,8 @@ test-package: build size-check
 	bash tests/release/run.sh
 	bash tests/bundlers/build.sh
 	cargo test -p mock-server --test e2e -- --ignored --test-threads=1
-	@# Every driver the harness starts carries SESSION_BROKER_E2E=1, and hands it to its browser.
-	@left=$$(grep -lsxz 'SESSION_BROKER_E2E=1' /proc/[0-9]*/environ | cut -d/ -f3 | paste -sd, -); \
+	@# Every driver the harness starts carries SESSION_BROKER_E2E=<its own mark>, and hands it down.
+	@left=$$(grep -lsz '^SESSION_BROKER_E2E=' /proc/[0-9]*/environ | cut -d/ -f3 | paste -sd, -); \
 	  [ -z "$$left" ] || { echo "the end-to-end suite left processes running:"; ps -o pid,pgid,cmd -p "$$left"; exit 1; }
 
 ## Builds the release package, starts the mock server with the demo seed, serves www/.

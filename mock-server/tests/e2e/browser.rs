@@ -39,10 +39,14 @@ pub struct Browser {
     pub client: Client,
     driver: Child,
     profile: PathBuf,
+    /// This browser's value of `MARKER`.
+    mark: String,
 }
 
-/// What every process the harness starts carries in its environment (and hands down to the
-/// browser it starts), so `make test` can check that none outlived the suite.
+/// What every process the harness starts carries in its environment, with a value of its own
+/// browser's, and hands down to everything it starts: Chromium's crash handler leaves the
+/// driver's process group, so the group alone does not find everything (`make test` checks
+/// that nothing marked outlived the suite).
 pub const MARKER: &str = "SESSION_BROKER_E2E";
 
 fn free_port() -> u16 {
@@ -99,23 +103,29 @@ impl Browser {
         };
         // Its own process group, so stop() ends the driver, the browser and Xvfb together.
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        command.env(MARKER, "1");
+        let mark = format!("{}-{port}", std::process::id());
+        command.env(MARKER, &mark);
         let mut driver = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|e| panic!("{engine:?}'s driver (make setup installs it): {e}"));
         let caps = caps.as_object().unwrap().clone();
         let url = format!("http://127.0.0.1:{port}");
         for _ in 0..300 {
             if let Ok(client) = ClientBuilder::native().capabilities(caps.clone()).connect(&url).await {
-                return Browser { client, driver, profile };
+                return Browser { client, driver, profile, mark };
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        end_group(&mut driver);
+        end_all(&mut driver, &mark);
         panic!("{engine:?}'s driver did not accept a session");
     }
 
     /// The process group of the driver, the browser it started and (WebKit) Xvfb.
     pub fn group(&self) -> u32 {
         self.driver.id()
+    }
+
+    /// The value of `MARKER` this browser's processes carry.
+    pub fn mark(&self) -> &str {
+        &self.mark
     }
 
     pub async fn text(&self, css: &str) -> String {
@@ -218,7 +228,7 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        end_group(&mut self.driver);
+        end_all(&mut self.driver, &self.mark);
         let _ = std::fs::remove_dir_all(&self.profile);
     }
 }
@@ -229,34 +239,61 @@ async fn can_act(el: &Element) -> bool {
         && el.attr("aria-disabled").await.ok().flatten().as_deref() != Some("true")
 }
 
-/// The live processes of a process group, read from /proc (a zombie has ended; only its parent's
-/// reaping is left, which the container's init may never do).
-pub fn group_members(group: u32) -> Vec<u32> {
+/// Whether a process has ended but for its parent's reaping (which the container's init may never
+/// do): a zombie is not left running.
+fn is_zombie(stat: &str) -> bool {
+    stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+}
+
+fn live_pids() -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !is_zombie(&s)))
+        .collect()
+}
+
+/// The live processes of a process group.
+pub fn group_members(group: u32) -> Vec<u32> {
+    live_pids()
+        .into_iter()
         .filter(|pid| {
             // Field 5 of /proc/PID/stat, counted after the command name's closing parenthesis.
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
             let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or("");
-            let fields: Vec<&str> = after.split_whitespace().collect();
-            fields.first() != Some(&"Z") && fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(group)
+            after.split_whitespace().nth(2).and_then(|g| g.parse::<u32>().ok()) == Some(group)
         })
         .collect()
 }
 
-/// Ends a driver and everything it started (its process group): TERM, then KILL whatever is
-/// still there after 5 s, and waits until the group is empty.
-fn end_group(driver: &mut Child) {
+/// The live processes whose environment holds `MARKER=mark` (any mark when `None`), with their
+/// command lines.
+pub fn marked(mark: Option<&str>) -> Vec<(u32, String)> {
+    let prefix = format!("{MARKER}=");
+    live_pids()
+        .into_iter()
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            environ.split(|b| *b == 0).filter_map(|v| v.strip_prefix(prefix.as_bytes())).any(|v| mark.is_none_or(|m| v == m.as_bytes()))
+        })
+        .map(|pid| (pid, std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " ")))
+        .collect()
+}
+
+/// Ends a driver and everything it started: its process group, then whatever carries its mark
+/// outside the group. TERM first, KILL what is still there after 5 s; waits until none is left.
+fn end_all(driver: &mut Child, mark: &str) {
     let group = driver.id();
-    let signal = |sig: &str| Command::new("kill").args([sig, "--", &format!("-{group}")]).stderr(Stdio::null()).status();
-    let _ = signal("-TERM");
+    let kill = |args: &[String]| Command::new("kill").args(args).stderr(Stdio::null()).status();
+    let _ = kill(&["-TERM".into(), "--".into(), format!("-{group}")]);
     let _ = driver.wait();
     for i in 0..100 {
-        if group_members(group).is_empty() {
+        let left: Vec<String> = marked(Some(mark)).into_iter().map(|(pid, _)| pid.to_string()).chain(group_members(group).into_iter().map(|p| p.to_string())).collect();
+        if left.is_empty() {
             return;
         }
-        if i == 50 {
-            let _ = signal("-KILL");
+        let signal = if i < 50 { "-TERM" } else { "-KILL" };
+        if i == 0 || i == 50 {
+            let _ = kill(&[[signal.to_owned(), "--".to_owned()].as_slice(), left.as_slice()].concat());
         }
         std::thread::sleep(Duration::from_millis(100));
     }

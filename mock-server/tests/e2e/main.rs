@@ -4,7 +4,7 @@
 mod browser;
 mod demo;
 
-use browser::{group_members, repo_root, serve, serve_with, Browser, Engine, MARKER};
+use browser::{group_members, marked, repo_root, serve, serve_with, Browser, Engine};
 use mock_server::settings::Settings;
 
 /// Opens a check page (one "ok …"/"FAIL …" line a check, then "done") and asserts on it.
@@ -65,22 +65,6 @@ async fn the_release_package_works_in_webkit() {
     run_check_page_in(Engine::WebKit, &base, "index.html", 20).await;
 }
 
-/// The processes that carry the harness's marker in their environment (the drivers, and the
-/// browsers and Xvfb they started, whatever process group they moved to).
-fn marked_processes() -> Vec<String> {
-    let needle = format!("{MARKER}=1");
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
-        .filter(|e| {
-            let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
-            environ.split(|b| *b == 0).any(|var| var == needle.as_bytes())
-        })
-        .filter(|e| !std::fs::read_to_string(e.path().join("stat")).unwrap_or_default().rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')))
-        .map(|e| std::fs::read_to_string(e.path().join("cmdline")).unwrap_or_default().replace('\0', " "))
-        .collect()
-}
-
 /// A test whose assertion fails mid-walk still ends its driver and its browser: the harness's
 /// drop guard, checked rather than trusted. (Its panic message below is this test's own.)
 #[test]
@@ -92,14 +76,14 @@ fn a_failed_test_leaves_no_browser_behind() {
         tokio::runtime::Runtime::new().unwrap().block_on(async {
             let b = Browser::start().await;
             b.client.goto("about:blank").await.unwrap();
-            *record.lock().unwrap() = Some((b.group(), group_members(b.group()).len(), marked_processes().len()));
+            *record.lock().unwrap() = Some((b.group(), b.mark().to_owned(), group_members(b.group()).len(), marked(Some(b.mark())).len()));
             panic!("a deliberate failure mid-walk, to see what it leaves behind");
         })
     })
     .join();
     assert!(outcome.is_err(), "the walk failed");
-    let (group, members, marked) = seen.lock().unwrap().expect("the browser started");
-    assert!(members >= 2 && marked >= 2, "the driver and its browser were running: {members} in the group, {marked} marked");
+    let (group, mark, members, running) = seen.lock().unwrap().clone().expect("the browser started");
+    assert!(members >= 2 && running >= 2, "the driver and its browser were running: {members} in the group, {running} marked");
     assert_eq!(group_members(group), Vec::<u32>::new(), "left in the driver's process group");
-    assert_eq!(marked_processes(), Vec::<String>::new(), "left running by the failed test");
+    assert_eq!(marked(Some(&mark)), Vec::new(), "left running by the failed test (Chromium's crash handler leaves the group)");
 }

@@ -10,6 +10,9 @@ APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb post
 # The JS tools of the tests, pinned, from the npm registry into target/npm-tools: the TypeScript
 # that compiles tests/types, the bundlers of tests/bundlers, axe-core for the accessibility audit.
 NPM_TOOLS := typescript@5.9.3 vite@8.3.8 esbuild@0.28.2 webpack@5.112.2 webpack-cli@7.3.1 axe-core@4.14.1
+# The document engine of the tests (PouchDB Server: production's is Apache CouchDB 3, which
+# cannot be installed here) and PouchDB for Node, pinned, from the npm registry into target/pouchdb.
+POUCHDB_TOOLS := pouchdb-server@4.2.0 pouchdb@9.0.0
 # Current binaryen from the npm registry (runs on the machine's Node at build time only).
 BINARYEN_VERSION := 132.0.0
 # What `make size` names the top contributors with.
@@ -47,6 +50,9 @@ setup:
 	@[ "$$(cat target/npm-tools/.pinned 2>/dev/null)" = "$(NPM_TOOLS)" ] \
 	  || { npm install --silent --no-save --no-audit --no-fund --prefix target/npm-tools $(NPM_TOOLS) \
 	       && echo "$(NPM_TOOLS)" > target/npm-tools/.pinned; }
+	@[ "$$(cat target/pouchdb/.pinned 2>/dev/null)" = "$(POUCHDB_TOOLS)" ] \
+	  || { npm install --silent --no-save --no-audit --no-fund --prefix target/pouchdb $(POUCHDB_TOOLS) \
+	       && echo "$(POUCHDB_TOOLS)" > target/pouchdb/.pinned; }
 
 ## The npm package in pkg/: wasm-pack's output merged with pkg-template/.
 build: setup

@@ -2,7 +2,7 @@
 import { AuthManager } from "/pkg/session_broker.js";
 import { $, el, explain, result, setText } from "./dom.js";
 
-const ACTIONS = ["rollingDb:read", "rollingDb:flags", "crons:read", "crons:run", "clients:invalidate"];
+const ACTIONS = ["rollingDb:read", "rollingDb:flags", "crons:read", "crons:run", "clients:invalidate", "catalog:write"];
 
 export function createSessionPane(auth, sync, onChange) {
   function log(line) {

@@ -40,7 +40,6 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::admin::router())
         .merge(routes::crons::router())
         .merge(routes::bootstrap::router())
-        .merge(routes::docdb::router())
         .merge(routes::realtime::router())
         .merge(routes::management::router());
     if state.settings.test_controls {
@@ -53,13 +52,14 @@ pub fn app(state: AppState) -> Router {
         Some(www) => router.fallback_service(ServeDir::new(www).fallback(not_found.into_service())),
         None => router.fallback(not_found),
     };
+    // Browser tests and the demo reach the server from other origins; preflight included. The
+    // document routes answer CORS themselves: credentialed, to the origins DOCDB_CORS_ORIGINS names.
+    router = router.layer(CorsLayer::permissive()).merge(routes::docdb::router(&state));
     router
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), count_requests))
         .layer(middleware::from_fn(crate::error::log_internal_errors))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(TraceLayer::new_for_http())
-        // Browser tests and the demo reach the server from other origins; preflight included.
-        .layer(CorsLayer::permissive())
         .with_state(state)
 }

@@ -72,6 +72,10 @@ pub enum AppError {
     PayloadTooLarge,
     /// 415
     UnsupportedMediaType,
+    /// 501: the embedded document model cannot serve this (the replication protocol).
+    EngineRequired(String),
+    /// 502: the document engine did not answer the proxy.
+    EngineUnavailable(String),
     /// 429: too many sign-in requests from one address; try again after this many seconds.
     RateLimited { retry_after_secs: u64 },
     /// 500: a bug or a broken store; the cause goes to the log, not to the client.
@@ -103,6 +107,8 @@ impl AppError {
             AppError::Conflict(..) | AppError::Refused { .. } => StatusCode::CONFLICT,
             AppError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            AppError::EngineRequired(_) => StatusCode::NOT_IMPLEMENTED,
+            AppError::EngineUnavailable(_) => StatusCode::BAD_GATEWAY,
             AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -112,6 +118,8 @@ impl AppError {
         let (code, message): (&str, String) = match self {
             AppError::BadRequest(c, m) | AppError::Unauthorized(c, m) | AppError::NotFound(c, m) | AppError::Conflict(c, m) => (c, m.clone()),
             AppError::Forbidden(m) => (code::FORBIDDEN, m.clone()),
+            AppError::EngineRequired(m) => (code::DOCDB_ENGINE_REQUIRED, m.clone()),
+            AppError::EngineUnavailable(m) => (code::DOCDB_ENGINE_UNAVAILABLE, m.clone()),
             AppError::Refused { code, message, .. } => (code, message.clone()),
             AppError::MethodNotAllowed => (code::METHOD_NOT_ALLOWED, "this route does not accept that method".into()),
             AppError::PayloadTooLarge => (code::PAYLOAD_TOO_LARGE, "the request body is larger than the server accepts".into()),

@@ -108,6 +108,7 @@ impl AuthUser {
 /// their session, so they stop working when the session ends (logout, password change).
 pub struct DocdbUser {
     pub company_id: String,
+    pub roles: Vec<String>,
 }
 
 impl FromRequestParts<AppState> for DocdbUser {
@@ -116,7 +117,7 @@ impl FromRequestParts<AppState> for DocdbUser {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         if parts.headers.contains_key(axum::http::header::AUTHORIZATION) || !parts.headers.contains_key("x-docdb-token") {
             let AuthUser(claims) = AuthUser::from_request_parts(parts, state).await?;
-            return Ok(DocdbUser { company_id: claims.company_id });
+            return Ok(DocdbUser { company_id: claims.company_id, roles: claims.roles });
         }
         let get = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let caller = crate::auth::secrets::verify_docdb_headers(&state.tokens.docdb_key, get)
@@ -125,7 +126,7 @@ impl FromRequestParts<AppState> for DocdbUser {
         if !live {
             return Err(AppError::Unauthorized(code::SESSION_ENDED, "the session these headers belong to has ended; log in again".into()));
         }
-        Ok(DocdbUser { company_id: caller.company_id })
+        Ok(DocdbUser { company_id: caller.company_id, roles: caller.roles })
     }
 }
 

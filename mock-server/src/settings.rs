@@ -35,6 +35,12 @@ pub struct Settings {
     /// Where the SQLite file lives; `None` keeps the store in memory.
     pub data_dir: Option<PathBuf>,
     pub test_controls: bool,
+    /// `DOCDB_URL`: the CouchDB-protocol engine the document proxy forwards to; `None` keeps the
+    /// embedded document model, which serves no replication protocol.
+    pub docdb_url: Option<crate::docdb::engine::EngineUrl>,
+    /// `DOCDB_CORS_ORIGINS`: the other origins whose pages may replicate through the proxy
+    /// (credentialed CORS, so named, never `*`); `http://127.0.0.1:*` allows every port of a host.
+    pub docdb_cors_origins: Vec<String>,
 }
 
 impl Default for Settings {
@@ -58,6 +64,8 @@ impl Default for Settings {
             sdk_adoption_days: 7,
             data_dir: None,
             test_controls: false,
+            docdb_url: None,
+            docdb_cors_origins: Vec::new(),
         }
     }
 }
@@ -137,6 +145,16 @@ impl Settings {
         if let Some(v) = get("MOCK_TEST_CONTROLS") {
             s.test_controls = flag(&v).map_err(|e| bad("MOCK_TEST_CONTROLS", e))?;
         }
+        if let Some(v) = get("DOCDB_URL").filter(|v| !v.is_empty()) {
+            // The error never repeats the value: it may hold the engine's password.
+            s.docdb_url = Some(crate::docdb::engine::EngineUrl::parse(&v).map_err(|e| bad("DOCDB_URL", e))?);
+        }
+        if let Some(v) = get("DOCDB_CORS_ORIGINS") {
+            s.docdb_cors_origins = v.split(',').map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned).collect();
+            if let Some(o) = s.docdb_cors_origins.iter().find(|o| !crate::docdb::cors::is_origin_pattern(o)) {
+                return Err(bad("DOCDB_CORS_ORIGINS", format!("{o:?} is not an origin (scheme://host[:port], the port may be *)")));
+            }
+        }
         Ok(s)
     }
 }
@@ -168,5 +186,20 @@ mod tests {
         assert!(e.starts_with("ROLLING_DB_MAX_OPEN"));
         assert!(Settings::from_lookup(|k| (k == "DB_PREFIX").then(|| "Bad-Prefix".into())).is_err());
         assert!(Settings::from_lookup(|k| (k == "JWT_SECRET").then(|| "short".into())).is_err());
+        let e = Settings::from_lookup(|k| (k == "DOCDB_URL").then(|| "https://admin:hunter2@engine/".into())).unwrap_err();
+        assert!(e.starts_with("DOCDB_URL") && !e.contains("hunter2"), "{e}");
+        assert!(Settings::from_lookup(|k| (k == "DOCDB_CORS_ORIGINS").then(|| "http://a.test, *".into())).is_err());
+    }
+
+    #[test]
+    fn the_engine_and_its_origins() {
+        let s = Settings::from_lookup(|k| match k {
+            "DOCDB_URL" => Some("http://admin:pw@127.0.0.1:5984/".into()),
+            "DOCDB_CORS_ORIGINS" => Some("http://127.0.0.1:*, https://app.example.com".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(s.docdb_url.unwrap().root(), "http://127.0.0.1:5984/");
+        assert_eq!(s.docdb_cors_origins, ["http://127.0.0.1:*", "https://app.example.com"]);
     }
 }

@@ -92,6 +92,8 @@ pub struct AppState {
     pub grace_replays: Arc<GraceReplays>,
     /// Password hashing and checking, off the async workers.
     pub hashing: Arc<crate::auth::passwords::Hashing>,
+    /// The document engine behind the proxy (`DOCDB_URL`); `None`: the embedded model.
+    pub engine: Option<crate::docdb::engine::Engine>,
 }
 
 impl AppState {
@@ -99,7 +101,9 @@ impl AppState {
     pub fn new(settings: Settings, static_dirs: StaticDirs) -> Result<AppState, String> {
         let clock = Arc::new(Clock::default());
         let store = Store::open(&settings, clock.now_ms())?;
+        let engine = settings.docdb_url.clone().map(crate::docdb::engine::Engine::new).transpose()?;
         Ok(AppState {
+            engine,
             tokens: Arc::new(TokenKeys::new(&crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?, settings.access_token_ttl_secs)),
             settings: Arc::new(settings),
             store: Arc::new(store),

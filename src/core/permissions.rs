@@ -4,12 +4,14 @@
 pub const SUPER_ROLE: &str = "sys_admin";
 
 /// CONTRACT §3's default map, action → roles.
-const DEFAULTS: [(&str, &[&str]); 5] = [
+const DEFAULTS: [(&str, &[&str]); 6] = [
     ("rollingDb:read", &["sys_admin"]),
     ("rollingDb:flags", &["sys_admin", "key_manager"]),
     ("crons:read", &["sys_admin"]),
     ("crons:run", &["sys_admin", "key_manager"]),
     ("clients:invalidate", &["sys_admin", "key_manager"]),
+    // Writes to CORE, the STATIC catalogue, through the document proxy.
+    ("catalog:write", &["sys_admin", "manager"]),
 ];
 
 /// The defaults, with `options.permissions` merged over them (an override replaces an action's roles).

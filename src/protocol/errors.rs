@@ -105,4 +105,9 @@ codes! {
     UNSUPPORTED_MEDIA_TYPE = "unsupported_media_type";
     /// 409: a user with this username already exists.
     USERNAME_TAKEN = "username_taken";
+    /// 501: the replication protocol needs a CouchDB-protocol engine (`DOCDB_URL`); the embedded
+    /// document model serves documents and `_all_docs` only.
+    DOCDB_ENGINE_REQUIRED = "docdb_engine_required";
+    /// 502: the document engine behind the proxy did not answer.
+    DOCDB_ENGINE_UNAVAILABLE = "docdb_engine_unavailable";
 }

@@ -8,6 +8,9 @@
 //! Its tables share the SQLite file with the relational store, so one transaction can cover a
 //! tenant's whole rotate, but they are not part of the drizzle migrations.
 
+pub mod access;
+pub mod cors;
+pub mod engine;
 pub mod seed;
 
 use crate::store::{exec, query_row};

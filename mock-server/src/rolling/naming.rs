@@ -2,6 +2,8 @@
 
 use chrono::{DateTime, Days, NaiveDate};
 
+use crate::docdb::Kind;
+
 /// `{env}_{co}_{rest}`: the prefix every database of a tenant shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TenantNames {
@@ -27,6 +29,21 @@ impl TenantNames {
 
     pub fn day(&self, day: &str) -> String {
         format!("daily_{}_{day}", self.base)
+    }
+
+    /// Which of this tenant's databases `db` is, if it is one.
+    pub fn kind_of(&self, db: &str) -> Option<Kind> {
+        if db == self.core() {
+            return Some(Kind::Core);
+        }
+        if db == self.legacy() {
+            return Some(Kind::Legacy);
+        }
+        if db == self.archive() {
+            return Some(Kind::Archive);
+        }
+        let day = db.strip_prefix("daily_")?.strip_prefix(self.base.as_str())?.strip_prefix('_')?;
+        (day.len() == 8 && parse(day).is_some()).then_some(Kind::Day)
     }
 }
 
@@ -67,6 +84,18 @@ mod tests {
         assert_eq!(n.day("20261121"), "daily_staging_acme_main_20261121");
         for name in [n.core(), n.legacy(), n.archive(), n.day("20261121")] {
             assert!(is_legal_name(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_name_tells_its_kind_only_for_its_own_tenant() {
+        let n = TenantNames::new("dev", "acme", "main");
+        assert_eq!(n.kind_of("dev_acme_main_core"), Some(Kind::Core));
+        assert_eq!(n.kind_of("dev_acme_main_catalog"), Some(Kind::Legacy));
+        assert_eq!(n.kind_of("dev_acme_main_archive"), Some(Kind::Archive));
+        assert_eq!(n.kind_of("daily_dev_acme_main_20261121"), Some(Kind::Day));
+        for other in ["dev_globex_main_core", "daily_dev_acme_main_2026112", "daily_dev_acme_main_20261399", "daily_dev_acme_mainx_20261121", "_users", "dev_acme_main_core2"] {
+            assert_eq!(n.kind_of(other), None, "{other}");
         }
     }
 

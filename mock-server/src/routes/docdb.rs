@@ -1,21 +1,144 @@
-//! The document routes a device uses on its tenant's databases: read and write documents
-//! (orders into the day database, paying yesterday's open order through the overlay), with
-//! CouchDB's revision check. Archives are read-only; other tenants' databases are off limits.
+//! The document routes a device uses on its tenant's databases. With a document engine
+//! (`DOCDB_URL`) they are the seeds' document database proxy: the CouchDB replication protocol
+//! forwarded to the engine after the `X-Docdb-*` headers, the tenant and the database's kind
+//! allow it (`docdb::access`), responses streamed back. Without one, the embedded model serves
+//! documents and `_all_docs` (orders into the day database, paying yesterday's open order through
+//! the overlay, with CouchDB's revision check) and refuses the rest of the protocol, naming
+//! `DOCDB_URL`. Archives are read-only; other tenants' databases are off limits.
 
-use axum::extract::{Path, State};
-use axum::routing::get;
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::Response;
+use axum::routing::{any, get};
 use axum::{Json, Router};
+use percent_encoding::percent_decode_str;
 use serde_json::{json, Map, Value};
+use session_broker::core::permissions::PermissionMap;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use crate::docdb::access::{self, Op, Refusal};
 use crate::docdb::{self, Kind};
-use crate::rolling::conflicts;
-use session_broker::protocol::errors as code;
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, Cause};
 use crate::extract::{ApiJson, DocdbUser};
+use crate::rolling::{conflicts, tenants};
 use crate::state::AppState;
+use session_broker::protocol::errors as code;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/docdb/{db}/_all_docs", get(all_docs)).route("/docdb/{db}/{doc_id}", get(get_doc).put(put_doc))
+/// The largest request body the proxy forwards (a replication pushes `_bulk_docs` in batches of
+/// 100 documents by default: this leaves room for large documents, and bounds a hostile one).
+pub const PROXY_BODY_LIMIT_BYTES: usize = 4 * 1024 * 1024;
+
+/// The response headers a device gets from the engine; anything else (a `Location` naming the
+/// engine, its cookies, a `WWW-Authenticate` that would open the browser's login dialog) stays.
+const PASSED_BACK: [header::HeaderName; 3] = [header::CONTENT_TYPE, header::ETAG, header::CACHE_CONTROL];
+
+pub fn router(state: &AppState) -> Router<AppState> {
+    let routes = match state.engine {
+        Some(_) => Router::new().route("/docdb/{db}", any(proxy)).route("/docdb/{db}/", any(proxy)).route("/docdb/{db}/{*rest}", any(proxy)),
+        None => Router::new()
+            .route("/docdb/{db}", any(engine_required))
+            .route("/docdb/{db}/", any(engine_required))
+            .route("/docdb/{db}/_all_docs", get(all_docs))
+            .route("/docdb/{db}/{doc_id}", get(get_doc).put(put_doc).fallback(engine_required))
+            .route("/docdb/{db}/{doc_id}/{*rest}", any(engine_required)),
+    };
+    routes.layer(cors(&state.settings.docdb_cors_origins))
+}
+
+/// Credentialed CORS for the allowed origins, named (a wildcard is refused by browsers when
+/// PouchDB sends `credentials: 'include'`); the `X-Docdb-*` headers allowed.
+fn cors(origins: &[String]) -> CorsLayer {
+    let origins = origins.to_vec();
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(move |origin: &HeaderValue, _| origin.to_str().is_ok_and(|o| docdb::cors::allows(&origins, o))))
+        .allow_credentials(true)
+        .allow_methods(tower_http::cors::AllowMethods::mirror_request())
+        .allow_headers(tower_http::cors::AllowHeaders::mirror_request())
+        .expose_headers([header::ETAG, header::CONTENT_TYPE])
+        .max_age(std::time::Duration::from_secs(600))
+}
+
+async fn engine_required() -> AppError {
+    AppError::EngineRequired(
+        "the embedded document model serves documents and _all_docs only; the replication protocol needs a CouchDB-protocol engine: start the server with DOCDB_URL".into(),
+    )
+}
+
+fn decode(segment: &str) -> String {
+    percent_decode_str(segment).decode_utf8_lossy().into_owned()
+}
+
+fn refused(r: Refusal) -> AppError {
+    AppError::Forbidden(r.0)
+}
+
+/// One request of the replication protocol, checked, then forwarded to the engine.
+async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Request) -> AppResult<Response> {
+    let Some(engine) = state.engine.clone() else { return Err(engine_required().await) };
+    // The raw path, so a document id's own escaping (`a%2Fb`) reaches the engine as it came.
+    let uri = request.uri().clone();
+    let raw = uri.path().strip_prefix("/docdb/").unwrap_or("");
+    let (db_raw, rest_raw) = match raw.split_once('/') {
+        Some((db, rest)) => (db, Some(rest)),
+        None => (raw, None),
+    };
+    let db = decode(db_raw);
+    let rest: Vec<String> = rest_raw.map(|r| r.split('/').map(decode).collect()).unwrap_or_default();
+    let kind = {
+        let conn = state.store.lock();
+        let tenant = tenants::get(&conn, &caller.company_id)?;
+        tenant.names(&state.settings.db_prefix).kind_of(&db)
+    };
+    let kind = kind.ok_or_else(|| AppError::Forbidden(format!("{db} is not a database of tenant {}", caller.company_id)))?;
+    let method = request.method().clone();
+    let op = access::classify(method.as_str(), &rest).map_err(refused)?;
+    let may_write_catalogue = PermissionMap::default().allows("catalog:write", &caller.roles);
+    access::allow(kind, op, may_write_catalogue).map_err(refused)?;
+
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, PROXY_BODY_LIMIT_BYTES).await.map_err(|_| AppError::PayloadTooLarge)?;
+    if op == Op::BulkWrite {
+        let docs: Value = serde_json::from_slice(&body).map_err(|e| AppError::BadRequest(code::MALFORMED_JSON, format!("the _bulk_docs body is not JSON: {e}")))?;
+        if access::bulk_writes_design(&docs).map_err(refused)? {
+            return Err(AppError::Forbidden("design documents run code in the engine: they are not written through the proxy".into()));
+        }
+    }
+
+    let mut path = String::from(db_raw);
+    if let Some(rest) = rest_raw {
+        path.push('/');
+        path.push_str(rest);
+    }
+    if let Some(query) = uri.query() {
+        path.push('?');
+        path.push_str(query);
+    }
+    let mut forward = engine.request(method, &path);
+    for name in [header::CONTENT_TYPE, header::ACCEPT] {
+        if let Some(value) = parts.headers.get(&name) {
+            forward = forward.header(name, value);
+        }
+    }
+    let answer = forward.body(body).send().await.map_err(|e| {
+        tracing::warn!("document engine at {}: {e}", engine.url().root());
+        AppError::EngineUnavailable("the document engine did not answer; try again".into())
+    })?;
+    let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).map_err(|e| AppError::Internal(Cause::new(e)))?;
+    let mut headers = HeaderMap::new();
+    copy_headers(answer.headers(), &mut headers);
+    let mut response = Response::new(Body::from_stream(answer.bytes_stream()));
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    Ok(response)
+}
+
+fn copy_headers(from: &reqwest::header::HeaderMap, to: &mut HeaderMap) {
+    for name in PASSED_BACK {
+        if let Some(value) = from.get(name.as_str()).and_then(|v| HeaderValue::from_bytes(v.as_bytes()).ok()) {
+            to.insert(name, value);
+        }
+    }
 }
 
 /// The database, when it belongs to the caller's tenant.
@@ -35,6 +158,10 @@ async fn all_docs(State(state): State<AppState>, claims: DocdbUser, Path(db): Pa
 }
 
 async fn get_doc(State(state): State<AppState>, claims: DocdbUser, Path((db, doc_id)): Path<(String, String)>) -> AppResult<Json<Value>> {
+    if doc_id.starts_with('_') {
+        // `_changes`, `_local/…`, `_revs_diff`…: the replication protocol, not documents.
+        return Err(engine_required().await);
+    }
     let conn = state.store.lock();
     owned(&conn, &db, &claims.company_id)?;
     let doc = docdb::get(&conn, &db, &doc_id)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no document {doc_id} in {db}")))?;
@@ -48,7 +175,7 @@ async fn put_doc(
     ApiJson(body): ApiJson<Map<String, Value>>,
 ) -> AppResult<Json<Value>> {
     if doc_id.starts_with('_') {
-        return Err(AppError::BadRequest(code::BAD_REQUEST, "document ids starting with _ are reserved".into()));
+        return Err(engine_required().await);
     }
     let rev = match body.get("_rev") {
         None | Some(Value::Null) => None,

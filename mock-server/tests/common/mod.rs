@@ -110,3 +110,4 @@ impl Server {
         assert_eq!(a.status, StatusCode::OK);
     }
 }
+pub mod engine;

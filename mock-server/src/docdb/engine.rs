@@ -1,0 +1,106 @@
+//! The CouchDB-protocol engine behind the document proxy, reached over HTTP at `DOCDB_URL`:
+//! Apache CouchDB 3 in production, PouchDB Server on these machines. The URL's userinfo holds the
+//! engine's admin credentials: they are taken out of the URL, sent only to the engine (basic
+//! auth added by the proxy), and never printed, logged or handed to a device.
+
+use std::fmt;
+use std::time::Duration;
+
+/// `DOCDB_URL`, parsed: the engine's root and, apart, its credentials.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EngineUrl {
+    root: reqwest::Url,
+    user: String,
+    password: String,
+}
+
+impl EngineUrl {
+    pub fn parse(value: &str) -> Result<EngineUrl, String> {
+        let mut root = reqwest::Url::parse(value).map_err(|e| format!("not a URL ({e})"))?;
+        if root.scheme() != "http" {
+            return Err(format!("the engine is reached over http:// here, got {}://", root.scheme()));
+        }
+        if root.host_str().is_none() || root.query().is_some() || root.fragment().is_some() {
+            return Err("give the engine's root URL: http://user:password@host:port/".into());
+        }
+        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        let (user, password) = (decode(root.username()), decode(root.password().unwrap_or("")));
+        // Cannot fail for an http URL with a host.
+        let _ = root.set_username("");
+        let _ = root.set_password(None);
+        if !root.path().ends_with('/') {
+            let path = format!("{}/", root.path());
+            root.set_path(&path);
+        }
+        Ok(EngineUrl { root, user, password })
+    }
+
+    /// The root without credentials (safe to print).
+    pub fn root(&self) -> &str {
+        self.root.as_str()
+    }
+}
+
+impl fmt::Debug for EngineUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let credentials = if self.user.is_empty() { "none" } else { "redacted" };
+        write!(f, "EngineUrl({}, credentials {credentials})", self.root)
+    }
+}
+
+/// A pooled HTTP client for the engine.
+#[derive(Clone, Debug)]
+pub struct Engine {
+    url: EngineUrl,
+    http: reqwest::Client,
+}
+
+impl Engine {
+    pub fn new(url: EngineUrl) -> Result<Engine, String> {
+        // No overall timeout: a continuous `_changes` feed lasts as long as its device wants.
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| format!("the engine's HTTP client: {e}"))?;
+        Ok(Engine { url, http })
+    }
+
+    pub fn url(&self) -> &EngineUrl {
+        &self.url
+    }
+
+    /// A request to `path` (already percent-encoded, with its query, relative to the root), as
+    /// the engine's admin.
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let url = format!("{}{}", self.url.root, path.trim_start_matches('/'));
+        let builder = self.http.request(method, url);
+        if self.url.user.is_empty() {
+            builder
+        } else {
+            builder.basic_auth(&self.url.user, Some(&self.url.password))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_kept_apart_and_never_printed() {
+        let url = EngineUrl::parse("http://admin:s%40cret@127.0.0.1:5984").unwrap();
+        assert_eq!(url.root(), "http://127.0.0.1:5984/");
+        assert_eq!((url.user.as_str(), url.password.as_str()), ("admin", "s@cret"));
+        let shown = format!("{url:?}");
+        assert!(!shown.contains("cret") && !shown.contains("admin"), "{shown}");
+        assert_eq!(EngineUrl::parse("http://127.0.0.1:5984/couch").unwrap().root(), "http://127.0.0.1:5984/couch/");
+    }
+
+    #[test]
+    fn what_is_not_an_engine_root_is_refused() {
+        for bad in ["", "127.0.0.1:5984", "ftp://h/", "https://h/", "http://h/?x=1"] {
+            assert!(EngineUrl::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+}

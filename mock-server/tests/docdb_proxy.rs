@@ -1,0 +1,260 @@
+//! The document proxy (`/docdb/{db}/…` with `DOCDB_URL`): what it refuses reaches nothing (a
+//! counting stand-in engine sees no request), what it serves is the CouchDB replication protocol
+//! on a real engine (PouchDB Server), replicated by PouchDB (Node) both ways; and without an
+//! engine, the embedded model refuses the protocol naming `DOCDB_URL`.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use axum::http::HeaderMap;
+use common::engine::{self, Engine};
+use common::{assert_error, spawn_with, Answer, Server};
+use mock_server::docdb::engine::EngineUrl;
+use mock_server::settings::Settings;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Map, Value};
+
+fn with_engine(url: &str) -> Settings {
+    Settings {
+        test_controls: true,
+        docdb_url: Some(EngineUrl::parse(url).unwrap()),
+        docdb_cors_origins: vec!["http://127.0.0.1:*".into()],
+        ..Settings::default()
+    }
+}
+
+/// A stand-in engine that answers `{}` to everything and counts (and keeps the headers of) what
+/// reaches it.
+async fn counting_engine() -> (String, Arc<AtomicUsize>, Arc<Mutex<Vec<HeaderMap>>>) {
+    let (hits, seen) = (Arc::new(AtomicUsize::new(0)), Arc::new(Mutex::new(Vec::new())));
+    let (h, s) = (hits.clone(), seen.clone());
+    let app = axum::Router::new().fallback(move |headers: HeaderMap| {
+        let (h, s) = (h.clone(), s.clone());
+        async move {
+            h.fetch_add(1, Ordering::SeqCst);
+            s.lock().unwrap().push(headers);
+            axum::Json(json!({"db_name": "stand-in", "doc_count": 0, "update_seq": 0}))
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://admin:engine-pw@{addr}/"), hits, seen)
+}
+
+/// A request with the SDK's `X-Docdb-*` headers, as a replication client sends it.
+async fn docdb(s: &Server, method: Method, path: &str, headers: &Map<String, Value>, body: Option<Vec<u8>>) -> Answer {
+    let mut req = s.client.request(method, format!("{}/docdb/{path}", s.base));
+    for (k, v) in headers {
+        req = req.header(k, v.as_str().unwrap_or_default());
+    }
+    if let Some(b) = body {
+        req = req.header("content-type", "application/json").body(b);
+    }
+    let res = req.send().await.unwrap();
+    let (status, headers) = (res.status(), res.headers().clone());
+    let text = res.text().await.unwrap();
+    Answer { status, body: serde_json::from_str(&text).unwrap_or(Value::String(text)), headers }
+}
+
+fn remote_headers(login: &Value) -> Map<String, Value> {
+    login["docdbHeaders"]["Remote"].as_object().expect("the login's docdb headers").clone()
+}
+
+/// What is sent, and the status and code it must get.
+type Case = (&'static str, Method, &'static str, Option<Vec<u8>>, u16, &'static str);
+
+#[tokio::test]
+async fn every_refusal_reaches_nothing() {
+    let (url, hits, _) = counting_engine().await;
+    let s = spawn_with(with_engine(&url)).await;
+    let alice = s.login("alice").await; // cashier, acme
+    let h = remote_headers(&alice);
+    let json = |v: Value| Some(serde_json::to_vec(&v).unwrap());
+    let refusals: Vec<Case> = vec![
+        ("a foreign tenant's database", Method::GET, "dev_globex_main_catalog/", None, 403, "forbidden"),
+        ("a foreign tenant's changes", Method::GET, "dev_globex_main_catalog/_changes", None, 403, "forbidden"),
+        ("_all_dbs", Method::GET, "_all_dbs", None, 403, "forbidden"),
+        ("_users", Method::GET, "_users/", None, 403, "forbidden"),
+        ("_replicator", Method::GET, "_replicator/_all_docs", None, 403, "forbidden"),
+        ("_config", Method::GET, "_config", None, 403, "forbidden"),
+        ("_replicate", Method::POST, "_replicate", json(json!({"source": "a", "target": "b"})), 403, "forbidden"),
+        ("_security", Method::GET, "dev_acme_main_catalog/_security", None, 403, "forbidden"),
+        ("_compact", Method::POST, "dev_acme_main_catalog/_compact", json(json!({})), 403, "forbidden"),
+        ("a design document", Method::PUT, "dev_acme_main_catalog/_design/app", json(json!({"views": {}})), 403, "forbidden"),
+        ("a design document, escaped", Method::PUT, "dev_acme_main_catalog/_design%2Fapp", json(json!({"views": {}})), 403, "forbidden"),
+        ("a design document in bulk", Method::POST, "dev_acme_main_catalog/_bulk_docs", json(json!({"docs": [{"_id": "a"}, {"_id": "_design/x"}]})), 403, "forbidden"),
+        ("creating a database", Method::PUT, "daily_dev_acme_main_20300101", None, 403, "forbidden"),
+        ("deleting a database", Method::DELETE, "dev_acme_main_catalog", None, 403, "forbidden"),
+        ("writing an archive", Method::PUT, "dev_acme_main_archive/order-1", json(json!({"a": 1})), 403, "forbidden"),
+        ("a cashier writing CORE", Method::POST, "dev_acme_main_core/_bulk_docs", json(json!({"docs": [{"_id": "p1"}]})), 403, "forbidden"),
+        ("an oversize body", Method::POST, "dev_acme_main_catalog/_bulk_docs", Some(vec![b' '; 5 * 1024 * 1024]), 413, "payload_too_large"),
+    ];
+    for (what, method, path, body, status, code) in refusals {
+        let a = docdb(&s, method, path, &h, body).await;
+        assert_eq!((a.status.as_u16(), a.body["error"].as_str()), (status, Some(code)), "{what}: {:?}", a.body);
+        assert!(a.body["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}: the contract's error body");
+    }
+
+    let mut forged = h.clone();
+    forged.insert("X-Docdb-Company".into(), json!("globex"));
+    assert_error(&docdb(&s, Method::GET, "dev_globex_main_catalog/", &forged, None).await, 401, "invalid_token");
+    assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/", &Map::new(), None).await.status, StatusCode::UNAUTHORIZED, "no headers");
+    let carol = s.login("carol").await;
+    s.post("/auth/logout", carol["token"].as_str(), json!({})).await;
+    assert_error(&docdb(&s, Method::GET, "dev_acme_main_catalog/", &remote_headers(&carol), None).await, 401, "session_ended");
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "a refused request reached the engine");
+
+    // The same caller on its own databases does reach it (the counter counts).
+    assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/", &h, None).await.status, StatusCode::OK);
+    let manager = remote_headers(&s.login("admin").await);
+    let catalogue_write = docdb(&s, Method::POST, "dev_acme_main_core/_bulk_docs", &manager, json(json!({"docs": [{"_id": "p1"}]}))).await;
+    assert_eq!(catalogue_write.status, StatusCode::OK, "catalog:write may write CORE: {:?}", catalogue_write.body);
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn the_engine_sees_its_own_credentials_and_nothing_of_the_device() {
+    let (url, _, seen) = counting_engine().await;
+    let s = spawn_with(with_engine(&url)).await;
+    let h = remote_headers(&s.login("alice").await);
+    let mut req = s.client.get(format!("{}/docdb/dev_acme_main_catalog/doc-1?revs=true", s.base)).header("cookie", "AuthSession=device").bearer_auth("not-forwarded");
+    for (k, v) in &h {
+        req = req.header(k, v.as_str().unwrap());
+    }
+    // A Bearer token takes precedence over the headers in DocdbUser: an invalid one is refused.
+    assert_eq!(req.send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    let mut req = s.client.get(format!("{}/docdb/dev_acme_main_catalog/doc-1?revs=true", s.base)).header("cookie", "AuthSession=device");
+    for (k, v) in &h {
+        req = req.header(k, v.as_str().unwrap());
+    }
+    assert_eq!(req.send().await.unwrap().status(), StatusCode::OK);
+    let seen = seen.lock().unwrap();
+    let forwarded = seen.last().expect("one request reached the engine");
+    let basic = forwarded.get("authorization").and_then(|v| v.to_str().ok()).unwrap_or_default();
+    assert_eq!(basic, "Basic YWRtaW46ZW5naW5lLXB3", "the engine's own credentials (admin:engine-pw)");
+    assert!(forwarded.get("cookie").is_none(), "no cookie of the device");
+    assert!(forwarded.keys().all(|k| !k.as_str().starts_with("x-docdb")), "no X-Docdb-* header: {forwarded:?}");
+}
+
+#[tokio::test]
+async fn other_origins_get_credentialed_cors_by_name() {
+    let (url, _, _) = counting_engine().await;
+    let s = spawn_with(with_engine(&url)).await;
+    let preflight = |origin: &'static str| {
+        s.client
+            .request(Method::OPTIONS, format!("{}/docdb/dev_acme_main_catalog/_changes", s.base))
+            .header("origin", origin)
+            .header("access-control-request-method", "GET")
+            .header("access-control-request-headers", "x-docdb-token,x-docdb-user,content-type")
+            .send()
+    };
+    let allowed = preflight("http://127.0.0.1:41234").await.unwrap();
+    let header = |r: &reqwest::Response, n: &str| r.headers().get(n).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    assert_eq!(header(&allowed, "access-control-allow-origin").as_deref(), Some("http://127.0.0.1:41234"));
+    assert_eq!(header(&allowed, "access-control-allow-credentials").as_deref(), Some("true"));
+    assert!(header(&allowed, "access-control-allow-headers").unwrap_or_default().contains("x-docdb-token"));
+    let other = preflight("http://evil.test").await.unwrap();
+    assert_eq!(header(&other, "access-control-allow-origin"), None, "an origin off the list is not named");
+}
+
+#[tokio::test]
+async fn without_an_engine_the_protocol_is_refused_naming_docdb_url() {
+    let s = spawn_with(Settings { test_controls: true, ..Settings::default() }).await;
+    let h = remote_headers(&s.login("alice").await);
+    for (method, path) in [
+        (Method::GET, "dev_acme_main_catalog"),
+        (Method::GET, "dev_acme_main_catalog/"),
+        (Method::GET, "dev_acme_main_catalog/_changes?feed=longpoll"),
+        (Method::POST, "dev_acme_main_catalog/_revs_diff"),
+        (Method::POST, "dev_acme_main_catalog/_bulk_docs"),
+        (Method::GET, "dev_acme_main_catalog/_local/checkpoint"),
+        (Method::PUT, "dev_acme_main_catalog/_local/checkpoint"),
+    ] {
+        let a = docdb(&s, method.clone(), path, &h, Some(b"{}".to_vec())).await;
+        assert_error(&a, 501, "docdb_engine_required");
+        assert!(a.body["message"].as_str().unwrap().contains("DOCDB_URL"), "{method} {path}: {:?}", a.body);
+    }
+    assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/_all_docs", &h, None).await.status, StatusCode::OK, "the embedded model still serves _all_docs");
+}
+
+fn temp_dir(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("{name}-{}-{}", std::process::id(), mock_server::auth::secrets::random_id("t")));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.to_string_lossy().into_owned()
+}
+
+/// PouchDB (Node) pulls a catalogue with an edit history through the proxy and gets what a pull
+/// straight from the engine gets; then pushes orders into a day database through the proxy, and
+/// the engine holds them with the device's revisions.
+#[tokio::test]
+async fn pouchdb_replicates_both_ways_through_the_proxy() {
+    let e = Engine::start().await;
+    let s = spawn_with(with_engine(&e.url_with_credentials())).await;
+    let catalogue = "dev_acme_main_catalog";
+    e.create_db(catalogue).await;
+    let docs: Vec<Value> = (0..120).map(|i| json!({"_id": format!("product-{i:04}"), "type": "product", "priceCents": 100 + i})).collect();
+    let written = e.bulk(catalogue, json!(docs)).await;
+    // A second revision of some, so revisions and the edit history matter.
+    let edits: Vec<Value> = written.as_array().unwrap().iter().take(30).map(|r| json!({"_id": r["id"], "_rev": r["rev"], "type": "product", "priceCents": 1})).collect();
+    e.bulk(catalogue, json!(edits)).await;
+
+    let alice = s.login("alice").await;
+    let headers = serde_json::to_string(&remote_headers(&alice)).unwrap();
+    let pull_dir = temp_dir("pull-proxy");
+    let proxied = engine::pouchdb(&["pull", &format!("{}/docdb/{catalogue}", s.base), &headers, &pull_dir]).await;
+    let direct = engine::pouchdb(&["pull", &format!("{}{catalogue}", e.url_with_credentials()), "{}", &temp_dir("pull-direct")]).await;
+    assert_eq!(proxied["errors"], 0, "{proxied}");
+    assert_eq!(proxied["docs"].as_object().unwrap().len(), 120);
+    assert_eq!(proxied["docs"], direct["docs"], "the same documents and revisions as straight from the engine");
+    assert!(proxied["docs"]["product-0000"].as_str().unwrap().starts_with("2-"));
+    // The checkpoint went through the proxy to the engine (`_local/…`): the next pull resumes
+    // from it and reads nothing again.
+    let again = engine::pouchdb(&["pull", &format!("{}/docdb/{catalogue}", s.base), &headers, &pull_dir]).await;
+    assert_eq!((again["read"].as_u64(), again["errors"].as_u64()), (Some(0), Some(0)), "{again}");
+
+    let day = format!("daily_dev_acme_main_{}", mock_server::rolling::naming::day_of(s.now()));
+    e.create_db(&day).await;
+    let pushed = engine::pouchdb(&["push", &format!("{}/docdb/{day}", s.base), &headers, &temp_dir("push-proxy"), "25"]).await;
+    assert_eq!((pushed["written"].as_u64(), pushed["errors"].as_u64()), (Some(25), Some(0)), "{pushed}");
+    let on_engine = e.get(&format!("{day}/_all_docs")).await;
+    let rows = on_engine["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 25);
+    for row in rows {
+        assert_eq!(row["value"]["rev"], pushed["docs"][row["id"].as_str().unwrap()], "the device's revision on the engine");
+    }
+    let info = e.get(&day).await;
+    assert_eq!(info["doc_count"], 25);
+}
+
+/// A continuous `_changes` feed through the proxy is streamed: a document written to the engine
+/// after the feed opened arrives while the feed stays open (a buffering proxy never delivers it).
+#[tokio::test]
+async fn a_continuous_feed_is_streamed_through_the_proxy() {
+    let e = Engine::start().await;
+    let s = spawn_with(with_engine(&e.url_with_credentials())).await;
+    let day = format!("daily_dev_acme_main_{}", mock_server::rolling::naming::day_of(s.now()));
+    e.create_db(&day).await;
+    let h = remote_headers(&s.login("alice").await);
+    let mut req = s.client.get(format!("{}/docdb/{day}/_changes?feed=continuous&since=now&heartbeat=500", s.base));
+    for (k, v) in &h {
+        req = req.header(k, v.as_str().unwrap());
+    }
+    let mut feed = req.send().await.unwrap();
+    assert_eq!(feed.status(), StatusCode::OK);
+    e.bulk(&day, json!([{"_id": "order-after-the-feed-opened", "type": "order"}])).await;
+    let mut seen = String::new();
+    let arrived = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while let Some(chunk) = feed.chunk().await.unwrap() {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if seen.contains("order-after-the-feed-opened") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(arrived, Ok(true), "the change arrived on the open feed; read so far: {seen:?}");
+}

@@ -132,11 +132,13 @@ size-check: build
 	  [ $$total -le $$limit ] || { echo "the package grew past its recorded budget: see make size, cut, or record the new figure in SIZE_BUDGET with the reason"; exit 1; }
 
 ## Speed and size: the release package's size, the SDK core's hot paths, the mock server's
-## operations, and the package side by side with its peers in Chromium (writes bench/REPORT.md).
+## operations, the document proxy against its engine, and the package side by side with its
+## peers in Chromium (writes bench/REPORT.md).
 bench: size
 	cargo bench -q -p session-broker --bench core
 	cargo bench -q -p mock-server --bench server
 	cargo bench -q -p mock-server --bench fleet
+	cargo bench -q -p mock-server --bench docdb
 	bash bench/peers.sh
 	cargo bench -q -p mock-server --bench peers
 

@@ -59,6 +59,22 @@ async fn docdb(s: &Server, method: Method, path: &str, headers: &Map<String, Val
     Answer { status, body: serde_json::from_str(&text).unwrap_or(Value::String(text)), headers }
 }
 
+/// A GET written byte for byte on a socket, its path exactly as given; answers the status line.
+async fn raw_get(s: &Server, path: &str, headers: &Map<String, Value>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = s.base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        request.push_str(&format!("{k}: {}\r\n", v.as_str().unwrap_or_default()));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    String::from_utf8_lossy(&answer).lines().next().unwrap_or_default().to_owned()
+}
+
 fn remote_headers(login: &Value) -> Map<String, Value> {
     login["docdbHeaders"]["Remote"].as_object().expect("the login's docdb headers").clone()
 }
@@ -96,6 +112,13 @@ async fn every_refusal_reaches_nothing() {
         let a = docdb(&s, method, path, &h, body).await;
         assert_eq!((a.status.as_u16(), a.body["error"].as_str()), (status, Some(code)), "{what}: {:?}", a.body);
         assert!(a.body["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}: the contract's error body");
+    }
+
+    // Dot segments, sent raw (an HTTP client would resolve them before sending): a URL parser on
+    // the way to the engine would make `db/../_all_dbs` the engine's `/_all_dbs`.
+    for path in ["dev_acme_main_catalog/../_all_dbs", "dev_acme_main_catalog/%2E%2E/_all_dbs", "dev_acme_main_catalog/x/../../_config"] {
+        let status = raw_get(&s, &format!("/docdb/{path}"), &h).await;
+        assert!(status.starts_with("HTTP/1.1 403"), "{path}: {status}");
     }
 
     let mut forged = h.clone();

@@ -33,6 +33,12 @@ const GET_READS: [&str; 2] = ["_all_docs", "_changes"];
 
 /// Classifies `method` on `/{db}/{rest…}` (`rest` empty for the database itself).
 pub fn classify(method: &str, rest: &[String]) -> Result<Op, Refusal> {
+    // A URL parser resolves `.` and `..` (and `%2E%2E`) on the way to the engine: `db/../_all_dbs`
+    // would reach the engine's root. Empty segments (`a//b`) have no meaning in the protocol.
+    let only_root = rest.len() == 1;
+    if rest.iter().any(|s| s == "." || s == ".." || (s.is_empty() && !only_root)) {
+        return refuse("a path with ., .. or empty segments is not part of the replication protocol");
+    }
     let read = matches!(method, "GET" | "HEAD");
     let first = rest.first().map(String::as_str).unwrap_or("");
     match (rest.len(), first) {
@@ -133,6 +139,11 @@ mod tests {
             ("GET", "_bulk_docs"),
             ("COPY", "order-1"),
             ("PUT", "a/b/c"),
+            ("GET", "../_all_dbs"),
+            ("GET", "doc/.."),
+            ("GET", "./x"),
+            ("GET", "a//b"),
+            ("GET", "doc/"),
         ] {
             assert!(classify(method, &seg(path)).is_err(), "{method} {path}");
         }

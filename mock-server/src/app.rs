@@ -54,9 +54,9 @@ pub fn app(state: AppState) -> Router {
     };
     // Browser tests and the demo reach the server from other origins; preflight included. The
     // document routes answer CORS themselves: credentialed, to the origins DOCDB_CORS_ORIGINS names.
-    router = router.layer(CorsLayer::permissive()).merge(routes::docdb::router(&state));
+    // The 405 fallback first: a layer covers only what the router holds when it is added.
+    router = router.method_not_allowed_fallback(method_not_allowed).layer(CorsLayer::permissive()).merge(routes::docdb::router(&state));
     router
-        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(state.clone(), count_requests))
         .layer(middleware::from_fn(crate::error::log_internal_errors))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))

@@ -193,6 +193,7 @@ async fn without_an_engine_the_protocol_is_refused_naming_docdb_url() {
         (Method::GET, "dev_acme_main_catalog/_changes?feed=longpoll"),
         (Method::POST, "dev_acme_main_catalog/_revs_diff"),
         (Method::POST, "dev_acme_main_catalog/_bulk_docs"),
+        (Method::POST, "dev_acme_main_catalog/_all_docs"),
         (Method::GET, "dev_acme_main_catalog/_local/checkpoint"),
         (Method::PUT, "dev_acme_main_catalog/_local/checkpoint"),
     ] {

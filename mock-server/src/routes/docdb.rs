@@ -39,7 +39,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         None => Router::new()
             .route("/docdb/{db}", any(engine_required))
             .route("/docdb/{db}/", any(engine_required))
-            .route("/docdb/{db}/_all_docs", get(all_docs))
+            .route("/docdb/{db}/_all_docs", get(all_docs).fallback(engine_required))
             .route("/docdb/{db}/{doc_id}", get(get_doc).put(put_doc).fallback(engine_required))
             .route("/docdb/{db}/{doc_id}/{*rest}", any(engine_required)),
     };

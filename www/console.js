@@ -44,7 +44,6 @@ export function createConsole(auth, admin) {
   const denied = new Set(); // what this operator's role may not read: not asked again
   const stale = new Set(); // cards left out of a round because they were off screen
   const pending = new Set(); // ids of the flag switches whose change is in flight
-  let rounds = 0;
 
   const poller = createPoller(round);
   /** After the operator's own action: at once, and back to the quickest pace. */
@@ -162,7 +161,7 @@ export function createConsole(auth, admin) {
     if (badge) badge.title = [...item.attention.alarms.map((a) => a.detail), item.attention.instruction].join("\n");
     setToggle(tr.cells[1].firstChild, item.rollingDb, false);
     setToggle(tr.cells[2].firstChild, item.rollingDbDrop, !item.rollingDb);
-    cells(tr, [name, tr.cells[1].firstChild, tr.cells[2].firstChild, ...item.facts]);
+    cells(tr, item.facts, 3);
     tr.classList.toggle("attention", Boolean(item.attention));
   }
 
@@ -218,7 +217,7 @@ export function createConsole(auth, admin) {
   function renderCrons(view) {
     keyed($("crons").tBodies[0], view.crons, (c) => c.name, cronRow, (tr, c) => {
       tr.cells[0].firstChild.title = c.description ?? "";
-      cells(tr, [tr.cells[0].firstChild, `${c.schedule} UTC${c.scheduled ? "" : " (off)"}`, c.lastResult ? `${c.lastResult}, ${time(c.lastRunAt)}` : "never", time(c.nextRunAt)]);
+      cells(tr, [`${c.schedule} UTC${c.scheduled ? "" : " (off)"}`, c.lastResult ? `${c.lastResult}, ${time(c.lastRunAt)}` : "never", time(c.nextRunAt)], 1);
       const b = tr.cells[4].firstChild;
       text(b, c.running ? "running…" : "Run now");
       busy(b, running || c.running);
@@ -366,8 +365,6 @@ export function createConsole(auth, admin) {
     let [fleet, crons, cluster, topo, recon, cand, audit, keysFlags] = answers;
     // Learnt this round that the fleet is sys_admin's: the flags key_manager may see, now.
     if (fleet?.code === "forbidden") keysFlags = await admin.preflight(tenant);
-    rounds++;
-    $("console").dataset.rounds = String(rounds);
     setText("console-updated", `Updated ${new Date().toISOString().slice(11, 19)} UTC`);
     $("keys-tenant").hidden = !denied.has("fleet");
     $("audit-card").hidden = denied.has("audit");

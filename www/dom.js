@@ -82,14 +82,9 @@ export function emptyRow(n) {
   return tr;
 }
 
-/** Writes `values` into a row's cells: text where text changed, nodes appended once. */
-export function cells(tr, values) {
-  values.forEach((v, i) => {
-    const td = tr.cells[i];
-    if (v instanceof Node) {
-      if (v.parentNode !== td) td.replaceChildren(v);
-    } else text(td, v);
-  });
+/** Writes `values` as text into a row's cells from column `from` on, where the text changed. */
+export function cells(tr, values, from = 0) {
+  values.forEach((v, i) => text(tr.cells[from + i], v));
 }
 
 /** A one-cell row spanning the table, for "nothing here" messages; keyed like any other row. */

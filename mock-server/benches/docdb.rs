@@ -20,12 +20,6 @@ use serde_json::{json, Value};
 const ROUNDS: usize = 3;
 const FEED_WRITES: usize = 200;
 
-fn temp_dir(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("bench-{name}-{}-{}", std::process::id(), mock_server::auth::secrets::random_id("d")));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.to_string_lossy().into_owned()
-}
-
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(|a, b| a.total_cmp(b));
     xs[xs.len() / 2]
@@ -66,7 +60,7 @@ async fn main() {
     for round in 0..ROUNDS {
         let through = format!("{base}/docdb/{catalogue}");
         let straight = format!("{}{catalogue}", e.url_with_credentials());
-        let once = |url: String, h: String| async move { engine::pouchdb(&["pull", &url, &h, &temp_dir("pull")]).await };
+        let once = |url: String, h: String| async move { engine::pouchdb(&["pull", &url, &h, &engine::temp_dir("pull")]).await };
         let (d, p) = if round % 2 == 0 {
             let d = once(straight, "{}".into()).await;
             (d, once(through, headers_json.clone()).await)
@@ -89,8 +83,8 @@ async fn main() {
         e.create_db(&through_db).await;
         e.create_db(&straight_db).await;
         let n = docs.to_string();
-        let p = engine::pouchdb(&["push", &format!("{base}/docdb/{through_db}"), &headers_json, &temp_dir("push"), &n]).await;
-        let d = engine::pouchdb(&["push", &format!("{}{straight_db}", e.url_with_credentials()), "{}", &temp_dir("push"), &n]).await;
+        let p = engine::pouchdb(&["push", &format!("{base}/docdb/{through_db}"), &headers_json, &engine::temp_dir("push"), &n]).await;
+        let d = engine::pouchdb(&["push", &format!("{}{straight_db}", e.url_with_credentials()), "{}", &engine::temp_dir("push"), &n]).await;
         assert_eq!((d["written"].as_u64(), p["written"].as_u64()), (Some(docs as u64), Some(docs as u64)), "whole pushes: {d} {p}");
         direct.push(docs as f64 / (d["ms"].as_f64().unwrap() / 1000.0));
         proxied.push(docs as f64 / (p["ms"].as_f64().unwrap() / 1000.0));

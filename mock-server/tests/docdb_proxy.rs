@@ -204,12 +204,6 @@ async fn without_an_engine_the_protocol_is_refused_naming_docdb_url() {
     assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/_all_docs", &h, None).await.status, StatusCode::OK, "the embedded model still serves _all_docs");
 }
 
-fn temp_dir(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("{name}-{}-{}", std::process::id(), mock_server::auth::secrets::random_id("t")));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.to_string_lossy().into_owned()
-}
-
 /// PouchDB (Node) pulls a catalogue with an edit history through the proxy and gets what a pull
 /// straight from the engine gets; then pushes orders into a day database through the proxy, and
 /// the engine holds them with the device's revisions.
@@ -227,9 +221,9 @@ async fn pouchdb_replicates_both_ways_through_the_proxy() {
 
     let alice = s.login("alice").await;
     let headers = serde_json::to_string(&remote_headers(&alice)).unwrap();
-    let pull_dir = temp_dir("pull-proxy");
+    let pull_dir = engine::temp_dir("pull-proxy");
     let proxied = engine::pouchdb(&["pull", &format!("{}/docdb/{catalogue}", s.base), &headers, &pull_dir]).await;
-    let direct = engine::pouchdb(&["pull", &format!("{}{catalogue}", e.url_with_credentials()), "{}", &temp_dir("pull-direct")]).await;
+    let direct = engine::pouchdb(&["pull", &format!("{}{catalogue}", e.url_with_credentials()), "{}", &engine::temp_dir("pull-direct")]).await;
     assert_eq!(proxied["errors"], 0, "{proxied}");
     assert_eq!(proxied["docs"].as_object().unwrap().len(), 120);
     assert_eq!(proxied["docs"], direct["docs"], "the same documents and revisions as straight from the engine");
@@ -241,7 +235,7 @@ async fn pouchdb_replicates_both_ways_through_the_proxy() {
 
     let day = format!("daily_dev_acme_main_{}", mock_server::rolling::naming::day_of(s.now()));
     e.create_db(&day).await;
-    let pushed = engine::pouchdb(&["push", &format!("{}/docdb/{day}", s.base), &headers, &temp_dir("push-proxy"), "25"]).await;
+    let pushed = engine::pouchdb(&["push", &format!("{}/docdb/{day}", s.base), &headers, &engine::temp_dir("push-proxy"), "25"]).await;
     assert_eq!((pushed["written"].as_u64(), pushed["errors"].as_u64()), (Some(25), Some(0)), "{pushed}");
     let on_engine = e.get(&format!("{day}/_all_docs")).await;
     let rows = on_engine["rows"].as_array().unwrap();

@@ -14,7 +14,7 @@ pub enum Op {
     Checkpoint,
     /// A document written or deleted, one at a time.
     Write,
-    /// `_bulk_docs`: the body's ids are checked too (`bulk_writes_design`).
+    /// `_bulk_docs`: the body's ids are checked too (`check_bulk`).
     BulkWrite,
 }
 
@@ -53,7 +53,7 @@ pub fn classify(method: &str, rest: &[String]) -> Result<Op, Refusal> {
             if read {
                 Ok(Op::Read)
             } else {
-                refuse("design documents run code in the engine: they are not written through the proxy")
+                refuse(DESIGN_WRITE)
             }
         }
         (_, id) if id.starts_with('_') => refuse(format!("{id} is not part of the replication protocol the proxy serves")),
@@ -63,6 +63,8 @@ pub fn classify(method: &str, rest: &[String]) -> Result<Op, Refusal> {
         _ => refuse(format!("{method} on this path is not part of the replication protocol the proxy serves")),
     }
 }
+
+const DESIGN_WRITE: &str = "design documents run code in the engine: they are not written through the proxy";
 
 fn is_design(id: &str) -> bool {
     id.starts_with("_design/")
@@ -80,12 +82,15 @@ pub fn allow(kind: Kind, op: Op, may_write_catalogue: bool) -> Result<(), Refusa
     }
 }
 
-/// Whether a `_bulk_docs` body writes a design document (or is not a `{docs: [...]}` body at all).
-pub fn bulk_writes_design(body: &serde_json::Value) -> Result<bool, Refusal> {
+/// Refuses a `_bulk_docs` body that writes a design document, or is not `{docs: [...]}` at all.
+pub fn check_bulk(body: &serde_json::Value) -> Result<(), Refusal> {
     let Some(docs) = body.get("docs").and_then(|d| d.as_array()) else {
         return refuse("a _bulk_docs body is {\"docs\": [...]}");
     };
-    Ok(docs.iter().any(|d| d.get("_id").and_then(|i| i.as_str()).is_some_and(|id| is_design(id) || id == "_design")))
+    if docs.iter().any(|d| d.get("_id").and_then(|i| i.as_str()).is_some_and(|id| is_design(id) || id == "_design")) {
+        return refuse(DESIGN_WRITE);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -166,8 +171,8 @@ mod tests {
     #[test]
     fn a_bulk_write_of_a_design_document_is_seen() {
         let json = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
-        assert_eq!(bulk_writes_design(&json(r#"{"docs":[{"_id":"a"},{"_id":"b"}]}"#)), Ok(false));
-        assert_eq!(bulk_writes_design(&json(r#"{"docs":[{"_id":"a"},{"_id":"_design/x"}]}"#)), Ok(true));
-        assert!(bulk_writes_design(&json(r#"[1]"#)).is_err());
+        assert_eq!(check_bulk(&json(r#"{"docs":[{"_id":"a"},{"_id":"b"}]}"#)), Ok(()));
+        assert_eq!(check_bulk(&json(r#"{"docs":[{"_id":"a"},{"_id":"_design/x"}]}"#)), Err(Refusal(DESIGN_WRITE.into())));
+        assert!(check_bulk(&json(r#"[1]"#)).is_err());
     }
 }

@@ -23,7 +23,7 @@ impl EngineUrl {
         if root.host_str().is_none() || root.query().is_some() || root.fragment().is_some() {
             return Err("give the engine's root URL: http://user:password@host:port/".into());
         }
-        let decode = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+        let decode = super::percent_decoded;
         let (user, password) = (decode(root.username()), decode(root.password().unwrap_or("")));
         // Cannot fail for an http URL with a host.
         let _ = root.set_username("");

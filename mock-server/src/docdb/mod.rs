@@ -13,6 +13,11 @@ pub mod cors;
 pub mod engine;
 pub mod seed;
 
+/// A percent-encoded URL part (a path segment, a user name) as text.
+pub fn percent_decoded(part: &str) -> String {
+    percent_encoding::percent_decode_str(part).decode_utf8_lossy().into_owned()
+}
+
 use crate::store::{exec, query_row};
 use md5::{Digest, Md5};
 use rusqlite::{params, Connection, OptionalExtension};

@@ -12,7 +12,6 @@ use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::Response;
 use axum::routing::{any, get};
 use axum::{Json, Router};
-use percent_encoding::percent_decode_str;
 use serde_json::{json, Map, Value};
 use session_broker::core::permissions::PermissionMap;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -65,10 +64,6 @@ async fn engine_required() -> AppError {
     )
 }
 
-fn decode(segment: &str) -> String {
-    percent_decode_str(segment).decode_utf8_lossy().into_owned()
-}
-
 fn refused(r: Refusal) -> AppError {
     AppError::Forbidden(r.0)
 }
@@ -83,8 +78,8 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
         Some((db, rest)) => (db, Some(rest)),
         None => (raw, None),
     };
-    let db = decode(db_raw);
-    let rest: Vec<String> = rest_raw.map(|r| r.split('/').map(decode).collect()).unwrap_or_default();
+    let db = docdb::percent_decoded(db_raw);
+    let rest: Vec<String> = rest_raw.map(|r| r.split('/').map(docdb::percent_decoded).collect()).unwrap_or_default();
     let kind = {
         let conn = state.store.lock();
         let tenant = tenants::get(&conn, &caller.company_id)?;
@@ -100,9 +95,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     let body = axum::body::to_bytes(body, PROXY_BODY_LIMIT_BYTES).await.map_err(|_| AppError::PayloadTooLarge)?;
     if op == Op::BulkWrite {
         let docs: Value = serde_json::from_slice(&body).map_err(|e| AppError::BadRequest(code::MALFORMED_JSON, format!("the _bulk_docs body is not JSON: {e}")))?;
-        if access::bulk_writes_design(&docs).map_err(refused)? {
-            return Err(AppError::Forbidden("design documents run code in the engine: they are not written through the proxy".into()));
-        }
+        access::check_bulk(&docs).map_err(refused)?;
     }
 
     let mut path = String::from(db_raw);

@@ -88,6 +88,13 @@ impl Drop for Engine {
     }
 }
 
+/// A new directory under the system's temp dir (a local PouchDB's home, say).
+pub fn temp_dir(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("{name}-{}-{}", std::process::id(), mock_server::auth::secrets::random_id("t")));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.to_string_lossy().into_owned()
+}
+
 /// What tests/pouchdb/replicate.cjs printed: a PouchDB (Node) replication, as an app runs it.
 /// Awaited, never blocking: the server under test runs on the same runtime.
 pub async fn pouchdb(args: &[&str]) -> serde_json::Value {

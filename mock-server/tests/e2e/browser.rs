@@ -34,7 +34,8 @@ pub async fn serve_with(www: PathBuf, settings: Settings) -> (String, AppState) 
 }
 
 /// A browser session and the driver behind it. Dropping it (a test that passes, or one whose
-/// assertion panics) ends the driver's whole process group, browser and Xvfb included.
+/// assertion panics) ends the driver's whole process group, browser and Xvfb included, and
+/// whatever else carries its `MARKER` value.
 pub struct Browser {
     pub client: Client,
     driver: Child,

@@ -6,6 +6,7 @@
 //! `cargo bench -p mock-server --bench fleet [-- quick] [rotate|auth|bootstrap|storm…]`
 //! (`quick` skips the 10,000-tenant rotate and the 5,000-device storm; names pick sections).
 
+use mock_server::docdb::Cluster;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -75,13 +76,13 @@ impl Server {
 /// `n` tenants with a legacy catalogue and `rollingDb` on, plus acme (the demo's) rolling too.
 fn create_tenants(dir: &Path, n: usize, max_open: usize) {
     let settings = Settings { data_dir: Some(dir.to_owned()), rolling_db_max_open: max_open, ..Settings::default() };
-    let store = Store::open(&settings, 0).unwrap();
+    let store = Store::open(&settings, None, 0).unwrap();
     let now = 1_700_000_000_000;
     store
         .transaction(|tx| {
             for i in 0..n {
                 let id = format!("t{i:05}");
-                seed::create_tenant(tx, &settings, &id, &id, now)?;
+                seed::create_tenant(&Cluster::embedded(tx), &settings, &id, &id, now)?;
             }
             Ok::<_, rusqlite::Error>(())
         })
@@ -90,9 +91,9 @@ fn create_tenants(dir: &Path, n: usize, max_open: usize) {
     let on = FlagPatch { rolling_db: Some(true), rolling_db_drop: None };
     let rolling = RollingSettings::from(&settings);
     for i in 0..n {
-        flags::apply(&conn, &rolling, &format!("t{i:05}"), on, "bench", false, now).unwrap();
+        flags::apply(&Cluster::embedded(&conn), &rolling, &format!("t{i:05}"), on, "bench", false, now).unwrap();
     }
-    flags::apply(&conn, &rolling, "acme", on, "bench", false, now).unwrap();
+    flags::apply(&Cluster::embedded(&conn), &rolling, "acme", on, "bench", false, now).unwrap();
 }
 
 fn client() -> reqwest::Client {

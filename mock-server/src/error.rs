@@ -208,6 +208,7 @@ impl From<crate::rolling::RollingError> for AppError {
             R::DocDb(DocDbError::Exists(_)) => AppError::Conflict(code::FILE_EXISTS, message),
             R::DocDb(DocDbError::Missing(_)) => AppError::NotFound(code::NOT_FOUND, message),
             R::DocDb(DocDbError::IllegalName(_)) => AppError::BadRequest(code::ILLEGAL_DATABASE_NAME, message),
+            R::DocDb(DocDbError::Engine(_)) => AppError::EngineUnavailable(message),
             R::DocDb(DocDbError::Store(_) | DocDbError::Corrupt(_)) | R::Store(_) => AppError::Internal(Cause::msg(message)),
         }
     }

@@ -97,11 +97,16 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The document cluster over `conn`: the engine's documents when `DOCDB_URL` names one.
+    pub fn cluster<'a>(&'a self, conn: &'a rusqlite::Connection) -> crate::docdb::Cluster<'a> {
+        crate::docdb::Cluster::new(conn, self.engine.as_ref())
+    }
+
     /// Opens the store under the settings' `DATA_DIR` (or in memory) and builds the state.
     pub fn new(settings: Settings, static_dirs: StaticDirs) -> Result<AppState, String> {
         let clock = Arc::new(Clock::default());
-        let store = Store::open(&settings, clock.now_ms())?;
         let engine = settings.docdb_url.clone().map(crate::docdb::engine::Engine::new).transpose()?;
+        let store = Store::open(&settings, engine.as_ref(), clock.now_ms())?;
         Ok(AppState {
             engine,
             tokens: Arc::new(TokenKeys::new(&crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?, settings.access_token_ttl_secs)),

@@ -110,7 +110,7 @@ async fn a_reconciliation_that_regresses_raises_the_rollback_alarm_until_the_rol
     assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
 
     // After the archive, a paid order vanishes from the day database: a loss of orders.
-    mock_server::docdb::drop_database(&s.state.store.lock(), &db0).ok();
+    mock_server::docdb::drop_database(&s.state.cluster(&s.state.store.lock()), &db0).ok();
     s.state.store.lock().execute("INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES (?1, 'acme', 'day', 0)", [&db0]).unwrap();
     let run = s.run_cron(&admin, "rolling-db-archive").await;
     assert!(run["log"].to_string().contains("REGRESSED since reconciled"), "{run}");

@@ -79,7 +79,7 @@ impl JobContext<'_> {
         &self,
         ids: &[String],
         total: u64,
-        step: impl Fn(&rusqlite::Connection, &tenants::Tenant, i64) -> Result<T, RollingError>,
+        step: impl Fn(&crate::docdb::Cluster, &tenants::Tenant, i64) -> Result<T, RollingError>,
         describe: impl Fn(&str, &T) -> String,
         after: impl Fn(&str, &T),
     ) -> bool {
@@ -88,10 +88,11 @@ impl JobContext<'_> {
             self.pause();
             let now = self.now();
             let outcomes = self.state.store.transaction(|tx| {
+                let cluster = self.state.cluster(tx);
                 let mut outcomes = Vec::with_capacity(batch.len());
                 for id in batch {
                     tx.execute_batch("SAVEPOINT tenant")?;
-                    let outcome = tenants::get(tx, id).and_then(|tenant| step(tx, &tenant, now));
+                    let outcome = tenants::get(tx, id).and_then(|tenant| step(&cluster, &tenant, now));
                     tx.execute_batch(if outcome.is_ok() { "RELEASE tenant" } else { "ROLLBACK TO tenant; RELEASE tenant" })?;
                     outcomes.push(outcome.map_err(Outcome::Failed));
                 }
@@ -195,7 +196,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
             return Some((false, total));
         }
     }
-    let rotate_one = |tx: &rusqlite::Connection, t: &tenants::Tenant, now: i64| {
+    let rotate_one = |tx: &crate::docdb::Cluster, t: &tenants::Tenant, now: i64| {
         let r = rotate::rotate_tenant(tx, &settings, t, now)?;
         if r.invalidated {
             audit::record(tx, &Actor::system(super::ROTATE), "clients.invalidate", serde_json::json!({"companyId": t.id, "reason": invalidation::REASON_CUTOVER}), now)?;

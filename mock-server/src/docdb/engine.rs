@@ -4,6 +4,7 @@
 //! auth added by the proxy), and never printed, logged or handed to a device.
 
 use std::fmt;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// `DOCDB_URL`, parsed: the engine's root and, apart, its credentials.
@@ -48,11 +49,44 @@ impl fmt::Debug for EngineUrl {
     }
 }
 
-/// A pooled HTTP client for the engine.
+/// Pooled HTTP clients for the engine: one for the proxy (on the server's runtime), one for the
+/// synchronous callers (the rolling machine, the views) on the bridge's runtime.
 #[derive(Clone, Debug)]
 pub struct Engine {
     url: EngineUrl,
     http: reqwest::Client,
+    bridged: reqwest::Client,
+}
+
+/// The runtime the synchronous callers' engine requests run on. The rolling machine runs on a
+/// cron's thread and inside the relational store's transactions, where nothing can be awaited;
+/// its requests go to this runtime, of the process's whole life, and the caller waits for the
+/// answer. A runtime of its own rather than the server's: a test's single-threaded runtime would
+/// never drive a request its only thread is blocked waiting for.
+fn bridge() -> Result<&'static tokio::runtime::Runtime, String> {
+    static BRIDGE: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    BRIDGE
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("docdb-engine")
+                .enable_all()
+                .build()
+                .map_err(|e| format!("the engine bridge's runtime: {e}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Runs `work` on the bridge and waits for it (announced to tokio where the caller is one of its
+/// workers, as the store's lock is).
+pub fn wait<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, String> {
+    let bridge = bridge()?;
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    bridge.spawn(async move {
+        let _ = tx.send(work.await);
+    });
+    crate::store::blocking(|| rx.recv()).map_err(|_| "the engine bridge dropped a request".to_owned())
 }
 
 impl Engine {
@@ -63,7 +97,13 @@ impl Engine {
             .pool_idle_timeout(Duration::from_secs(30))
             .build()
             .map_err(|e| format!("the engine's HTTP client: {e}"))?;
-        Ok(Engine { url, http })
+        // The rolling machine's requests are bounded (no feeds): a stuck engine fails the step.
+        let bridged = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(Duration::from_secs(120))
+            .build()
+            .map_err(|e| format!("the engine's HTTP client: {e}"))?;
+        Ok(Engine { url, http, bridged })
     }
 
     pub fn url(&self) -> &EngineUrl {
@@ -73,8 +113,17 @@ impl Engine {
     /// A request to `path` (already percent-encoded, with its query, relative to the root), as
     /// the engine's admin.
     pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.request_with(&self.http, method, path)
+    }
+
+    /// The same, for the bridge (`wait`).
+    pub fn bridged_request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.request_with(&self.bridged, method, path)
+    }
+
+    fn request_with(&self, http: &reqwest::Client, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         let url = format!("{}{}", self.url.root, path.trim_start_matches('/'));
-        let builder = self.http.request(method, url);
+        let builder = http.request(method, url);
         if self.url.user.is_empty() {
             builder
         } else {

@@ -3,7 +3,8 @@
 //! database with `source_db` naming it; reconciliation compares the two (diff 0 = reconciled),
 //! after which the day database is ARCHIVED. An open order keeps its day ACTIVE (still payable).
 
-use rusqlite::{params, Connection};
+use crate::docdb::Cluster;
+use rusqlite::params;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -38,7 +39,7 @@ fn archive_id(day_db: &str, doc_id: &str) -> String {
 
 /// Documents of `day_db` missing from (or different in) the archive, plus archived copies whose
 /// source is gone: 0 means the archive holds exactly the day's data.
-pub fn reconcile_diff(conn: &Connection, day_db: &str, archive_db: &str) -> RollingResult<u64> {
+pub fn reconcile_diff(conn: &Cluster, day_db: &str, archive_db: &str) -> RollingResult<u64> {
     if !docdb::exists(conn, day_db)? {
         return Ok(0);
     }
@@ -59,7 +60,7 @@ pub fn reconcile_diff(conn: &Connection, day_db: &str, archive_db: &str) -> Roll
     Ok(diff)
 }
 
-fn copy_into_archive(conn: &Connection, day_db: &str, archive_db: &str) -> RollingResult<()> {
+fn copy_into_archive(conn: &Cluster, day_db: &str, archive_db: &str) -> RollingResult<()> {
     for doc in docdb::all_docs(conn, day_db)? {
         let id = archive_id(day_db, &doc.id);
         let existing = docdb::get(conn, archive_db, &id)?;
@@ -76,7 +77,7 @@ fn copy_into_archive(conn: &Connection, day_db: &str, archive_db: &str) -> Rolli
 }
 
 /// Archives every past day database of the tenant that can be archived now.
-pub fn archive_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<ArchiveReport> {
+pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<ArchiveReport> {
     let names: TenantNames = tenant.names(&settings.db_prefix);
     let archive_db = names.archive();
     let today = day_of(now_ms);

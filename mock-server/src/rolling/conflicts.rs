@@ -2,6 +2,7 @@
 //! last write wins, as a replication merge would) and the revision it replaced is recorded for an
 //! operator to review, instead of the write being refused. No write is lost either way.
 
+use crate::docdb::Cluster;
 use crate::store::{exec, query_row};
 use rusqlite::{params, Connection};
 use serde_json::{Map, Value};
@@ -26,7 +27,7 @@ pub struct DocRef<'a> {
 
 /// Writes `body`; on a revision conflict, with `conflicts_enabled`, keeps the write and records
 /// the review, otherwise returns the conflict.
-pub fn write(conn: &Connection, doc: DocRef, body: Map<String, Value>, rev: Option<&str>, conflicts_enabled: bool, now_ms: i64) -> RollingResult<Written> {
+pub fn write(conn: &Cluster, doc: DocRef, body: Map<String, Value>, rev: Option<&str>, conflicts_enabled: bool, now_ms: i64) -> RollingResult<Written> {
     let DocRef { company_id, db, id } = doc;
     match docdb::put(conn, db, id, body.clone(), rev) {
         Ok(rev) => Ok(Written { rev, conflict_with: None }),

@@ -2,7 +2,8 @@
 //! reconciled (the three locks) and older than the TTL, only for tenants with `rollingDbDrop`,
 //! and only while backups are enabled. Its documents stay in the archive.
 
-use rusqlite::{params, Connection};
+use crate::docdb::Cluster;
+use rusqlite::params;
 use serde::Serialize;
 
 use super::archive::reconcile_diff;
@@ -28,7 +29,7 @@ pub struct Candidate {
 }
 
 /// Every day database of the tenant still in the cluster, with its locks.
-pub fn candidates(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Vec<Candidate>> {
+pub fn candidates(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Vec<Candidate>> {
     let archive_db = tenant.names(&settings.db_prefix).archive();
     let mut stmt = conn.prepare(
         "SELECT name, day, drained_at IS NOT NULL, archived_at IS NOT NULL, reconciled_at IS NOT NULL
@@ -55,7 +56,7 @@ pub struct DropReport {
     pub skipped: Option<String>,
 }
 
-pub fn evaluate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<DropReport> {
+pub fn evaluate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<DropReport> {
     let mut report = DropReport { company_id: tenant.id.clone(), dropped: Vec::new(), skipped: None };
     if !flags::get(conn, &tenant.id)?.rolling_db_drop {
         report.skipped = Some("rollingDbDrop is off".into());

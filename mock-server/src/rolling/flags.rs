@@ -3,6 +3,7 @@
 //! while a device of the tenant reports an SDK older than the cutover switch, unless forced.
 //! A flag change does nothing else: the rotate cron acts on it.
 
+use crate::docdb::Cluster;
 use crate::store::exec;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -70,7 +71,7 @@ pub struct Applied {
 /// Applies `patch` by the rules above: `rollingDbDrop` never without `rollingDb`, and a flag
 /// turned on only when its preflight passes, unless `force` (the caller checks who may force).
 /// Turning `rollingDb` off is the rollback: it clears the tenant's rollback alarms.
-pub fn apply(conn: &Connection, settings: &RollingSettings, company_id: &str, patch: FlagPatch, actor: &str, force: bool, now_ms: i64) -> RollingResult<Applied> {
+pub fn apply(conn: &Cluster, settings: &RollingSettings, company_id: &str, patch: FlagPatch, actor: &str, force: bool, now_ms: i64) -> RollingResult<Applied> {
     if patch == FlagPatch::default() {
         return Err(RollingError::NothingToChange);
     }

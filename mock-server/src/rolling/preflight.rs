@@ -3,6 +3,7 @@
 //! preflight fails (the code of the first failing check); `?force=true` (sys_admin only)
 //! overrides and is audited with the checks it overrode.
 
+use crate::docdb::Cluster;
 use rusqlite::Connection;
 use serde::Serialize;
 use session_broker::protocol::errors as code;
@@ -81,7 +82,7 @@ pub fn rolling_db(conn: &Connection, settings: &RollingSettings, company_id: &st
 
 /// The checks for `rollingDbDrop` on: `rollingDb` on (or turned on with it), conflicts and
 /// backups on, and green reconciliation for the last `DROP_GREEN_DAYS` days.
-pub fn rolling_db_drop(conn: &Connection, settings: &RollingSettings, company_id: &str, rolling_db_after: bool, now_ms: i64) -> RollingResult<Vec<Check>> {
+pub fn rolling_db_drop(conn: &Cluster, settings: &RollingSettings, company_id: &str, rolling_db_after: bool, now_ms: i64) -> RollingResult<Vec<Check>> {
     let today = day_of(now_ms);
     let first = day_of(now_ms.saturating_sub(settings.drop_green_days as i64 * DAY_MS));
     let archive_db = super::tenants::get(conn, company_id)?.names(&settings.db_prefix).archive();
@@ -116,7 +117,7 @@ pub fn rolling_db_drop(conn: &Connection, settings: &RollingSettings, company_id
 }
 
 /// The preflight of both flags, as `GET …/preflight` answers it.
-pub fn both(conn: &Connection, settings: &RollingSettings, company_id: &str, now_ms: i64) -> RollingResult<serde_json::Value> {
+pub fn both(conn: &Cluster, settings: &RollingSettings, company_id: &str, now_ms: i64) -> RollingResult<serde_json::Value> {
     let current = flags::get(conn, company_id)?;
     let on = rolling_db(conn, settings, company_id, now_ms)?;
     let drop = rolling_db_drop(conn, settings, company_id, current.rolling_db, now_ms)?;
@@ -128,7 +129,7 @@ pub fn both(conn: &Connection, settings: &RollingSettings, company_id: &str, now
 }
 
 /// The failing checks for what `patch` turns on (a flag already on is not checked again).
-pub fn failing_for(conn: &Connection, settings: &RollingSettings, current: &flags::Flags, patch: flags::FlagPatch, now_ms: i64) -> RollingResult<Vec<Check>> {
+pub fn failing_for(conn: &Cluster, settings: &RollingSettings, current: &flags::Flags, patch: flags::FlagPatch, now_ms: i64) -> RollingResult<Vec<Check>> {
     let rolling_db_after = patch.rolling_db.unwrap_or(current.rolling_db);
     let mut failing = Vec::new();
     if patch.rolling_db == Some(true) && !current.rolling_db {

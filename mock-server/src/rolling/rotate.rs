@@ -3,6 +3,7 @@
 //! routes to CORE. Run inside one transaction, so a failure (or a kill) leaves nothing half-done;
 //! a second run the same day creates nothing.
 
+use crate::docdb::Cluster;
 use crate::store::exec;
 use rusqlite::{params, Connection};
 use serde::Serialize;
@@ -27,7 +28,7 @@ pub struct TenantRotation {
     pub invalidated: bool,
 }
 
-pub fn rotate_tenant(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<TenantRotation> {
+pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<TenantRotation> {
     let names = tenant.names(&settings.db_prefix);
     let warm = warm_core(conn, &names, &tenant.id, now_ms)?;
     if warm == WarmOutcome::NoLegacy {

@@ -1,6 +1,7 @@
 //! What operators and devices read: the cluster, the fleet, and per tenant its reconciliation,
 //! cleanup candidates, topology and bootstrap. Shapes are CONTRACT §6's.
 
+use crate::docdb::Cluster;
 use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 
@@ -16,7 +17,7 @@ use super::{flags, RollingResult, RollingSettings};
 use crate::docdb::{self, Kind};
 use crate::store::devices;
 
-pub fn cluster(conn: &Connection) -> RollingResult<Value> {
+pub fn cluster(conn: &Cluster) -> RollingResult<Value> {
     let mut attention = Vec::new();
     for company_id in super::alarms::tenants_needing_attention(conn)? {
         attention.push(json!({ "companyId": company_id, "alarms": super::alarms::open(conn, &company_id)?, "instruction": super::alarms::INSTRUCTION }));
@@ -61,7 +62,7 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
 
 /// Past day databases against the archive; `diff` totals the archived ones (a day not archived
 /// yet is listed with `diff: null`).
-pub fn reconciliation(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
+pub fn reconciliation(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
     let archive_db = tenant.names(&settings.db_prefix).archive();
     let today = day_of(now_ms);
     let mut stmt = conn.prepare(
@@ -80,18 +81,18 @@ pub fn reconciliation(conn: &Connection, settings: &RollingSettings, tenant: &Te
     Ok(json!({ "companyId": tenant.id, "diff": total, "days": days }))
 }
 
-pub fn cleanup_candidates(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
+pub fn cleanup_candidates(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
     Ok(json!({ "companyId": tenant.id, "candidates": candidates(conn, settings, tenant, now_ms)? }))
 }
 
-fn db_summary(conn: &Connection, name: &str) -> RollingResult<Value> {
+fn db_summary(conn: &Cluster, name: &str) -> RollingResult<Value> {
     Ok(match docdb::info(conn, name)? {
         Some(i) => json!({ "name": name, "exists": true, "docCount": i.doc_count, "updateSeq": i.update_seq, "indexes": docdb::indexes(conn, name)? }),
         None => json!({ "name": name, "exists": false }),
     })
 }
 
-pub fn topology(conn: &Connection, settings: &RollingSettings, tenant: &Tenant) -> RollingResult<Value> {
+pub fn topology(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant) -> RollingResult<Value> {
     let names = tenant.names(&settings.db_prefix);
     let routing = current_routing(conn, &names, &tenant.id)?;
     let manifest = if docdb::exists(conn, &names.core())? { docdb::get_local(conn, &names.core(), MANIFEST_ID)? } else { None };
@@ -136,7 +137,7 @@ pub struct BootstrapRows {
     rows: Vec<docdb::RawDoc>,
 }
 
-pub fn bootstrap(conn: &Connection, settings: &RollingSettings, tenant: &Tenant, database: Routing) -> Result<BootstrapRows, BootstrapError> {
+pub fn bootstrap(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, database: Routing) -> Result<BootstrapRows, BootstrapError> {
     let names = tenant.names(&settings.db_prefix);
     let db = match database {
         Routing::Core => names.core(),

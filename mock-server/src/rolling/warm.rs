@@ -2,7 +2,7 @@
 //! STATIC catalogue under fresh revisions (`1-…`, no `_rev` or update sequence inherited), so
 //! CORE's `update_seq` equals its document count. A CORE that exists is left alone.
 
-use rusqlite::Connection;
+use crate::docdb::Cluster;
 use serde::Serialize;
 
 use super::naming::TenantNames;
@@ -25,7 +25,7 @@ pub fn is_static(body: &serde_json::Map<String, serde_json::Value>) -> bool {
     body.get("class").and_then(|c| c.as_str()) == Some("STATIC")
 }
 
-pub fn warm_core(conn: &Connection, names: &TenantNames, company_id: &str, now_ms: i64) -> RollingResult<WarmOutcome> {
+pub fn warm_core(conn: &Cluster, names: &TenantNames, company_id: &str, now_ms: i64) -> RollingResult<WarmOutcome> {
     let core = names.core();
     if docdb::exists(conn, &core)? {
         return Ok(WarmOutcome::AlreadyExists);

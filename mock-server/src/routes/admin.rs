@@ -58,7 +58,7 @@ fn settings(state: &AppState) -> RollingSettings {
 
 async fn cluster(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
     user.require_any(&READ_ROLES)?;
-    Ok(Json(views::cluster(&state.store.lock())?))
+    Ok(Json(views::cluster(&state.cluster(&state.store.lock()))?))
 }
 
 async fn fleet(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
@@ -70,28 +70,31 @@ async fn reconciliation(State(state): State<AppState>, user: AuthUser, Path(id):
     user.require_any(&READ_ROLES)?;
     let conn = state.store.lock();
     let tenant = tenants::get(&conn, &id)?;
-    Ok(Json(views::reconciliation(&conn, &settings(&state), &tenant, state.clock.now_ms())?))
+    let cluster = state.cluster(&conn);
+    Ok(Json(views::reconciliation(&cluster, &settings(&state), &tenant, state.clock.now_ms())?))
 }
 
 async fn cleanup_candidates(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_any(&READ_ROLES)?;
     let conn = state.store.lock();
     let tenant = tenants::get(&conn, &id)?;
-    Ok(Json(views::cleanup_candidates(&conn, &settings(&state), &tenant, state.clock.now_ms())?))
+    let cluster = state.cluster(&conn);
+    Ok(Json(views::cleanup_candidates(&cluster, &settings(&state), &tenant, state.clock.now_ms())?))
 }
 
 async fn topology(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_any(&READ_ROLES)?;
     let conn = state.store.lock();
     let tenant = tenants::get(&conn, &id)?;
-    Ok(Json(views::topology(&conn, &settings(&state), &tenant)?))
+    let cluster = state.cluster(&conn);
+    Ok(Json(views::topology(&cluster, &settings(&state), &tenant)?))
 }
 
 /// The runbook's prerequisites for each flag, for whoever may switch flags.
 async fn preflight(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_any(&WRITE_ROLES)?;
     let now = state.clock.now_ms();
-    Ok(Json(preflight::both(&state.store.lock(), &settings(&state), &id, now)?))
+    Ok(Json(preflight::both(&state.cluster(&state.store.lock()), &settings(&state), &id, now)?))
 }
 
 #[derive(Deserialize)]
@@ -141,7 +144,7 @@ async fn set_flags(
     let rolling = settings(&state);
     let flags = state.store.tx(|tx| {
         let before = flags::get(tx, &id)?;
-        let applied = flags::apply(tx, &rolling, &id, patch, &user.0.user_id, force, now)?;
+        let applied = flags::apply(&state.cluster(tx), &rolling, &id, patch, &user.0.user_id, force, now)?;
         let detail = json!({"companyId": id, "request": body, "before": before, "after": applied.flags, "forced": force, "overridden": applied.overridden});
         audit::record(tx, &Actor::user(&user.0, ip), if force { "flags.force" } else { "flags.change" }, detail, now)?;
         Ok::<_, AppError>(applied.flags)

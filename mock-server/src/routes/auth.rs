@@ -235,7 +235,7 @@ async fn sign_up(State(state): State<AppState>, ip: ClientIp, ApiJson(req): ApiJ
                 format!("the company {company_id:?} exists: sign-up creates a new company; ask a manager of {company_id:?} to create your user"),
             ));
         }
-        seed::create_tenant(tx, &state.settings, &company_id, &name, now)?;
+        seed::create_tenant(&state.cluster(tx), &state.settings, &company_id, &name, now)?;
         insert_user(tx, &user, now)?;
         let actor = Actor { id: user.id.clone(), ip: ip.0 };
         audit::record(tx, &actor, "company.sign_up", json!({"companyId": company_id, "userId": user.id, "username": user.username}), now)?;

@@ -32,7 +32,8 @@ async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Qu
     let read = {
         let conn = state.store.lock();
         let tenant = tenants::get(&conn, &claims.company_id)?;
-        views::bootstrap(&conn, &RollingSettings::from(&*state.settings), &tenant, database)
+        let cluster = state.cluster(&conn);
+        views::bootstrap(&cluster, &RollingSettings::from(&*state.settings), &tenant, database)
     };
     // The lock is released: parsing and building the answer hold no one up.
     read.and_then(views::BootstrapRows::into_json).map(Json).map_err(|e| match e {

@@ -135,18 +135,18 @@ fn copy_headers(from: &reqwest::header::HeaderMap, to: &mut HeaderMap) {
 }
 
 /// The database, when it belongs to the caller's tenant.
-fn owned(conn: &rusqlite::Connection, db: &str, company_id: &str) -> AppResult<docdb::DbInfo> {
-    let info = docdb::info(conn, db)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no database {db}")))?;
-    if info.company_id != company_id {
+fn owned(conn: &rusqlite::Connection, db: &str, company_id: &str) -> AppResult<Kind> {
+    let (owner, kind) = docdb::owner(conn, db)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no database {db}")))?;
+    if owner != company_id {
         return Err(AppError::Forbidden(format!("{db} belongs to another tenant")));
     }
-    Ok(info)
+    Ok(kind)
 }
 
 async fn all_docs(State(state): State<AppState>, claims: DocdbUser, Path(db): Path<String>) -> AppResult<Json<Value>> {
     let conn = state.store.lock();
     owned(&conn, &db, &claims.company_id)?;
-    let rows: Vec<Value> = docdb::all_docs(&conn, &db)?.into_iter().map(|d| json!({ "id": d.id, "rev": d.rev, "doc": d.to_json() })).collect();
+    let rows: Vec<Value> = docdb::all_docs(&docdb::Cluster::embedded(&conn), &db)?.into_iter().map(|d| json!({ "id": d.id, "rev": d.rev, "doc": d.to_json() })).collect();
     Ok(Json(json!({ "total_rows": rows.len(), "rows": rows })))
 }
 
@@ -157,7 +157,7 @@ async fn get_doc(State(state): State<AppState>, claims: DocdbUser, Path((db, doc
     }
     let conn = state.store.lock();
     owned(&conn, &db, &claims.company_id)?;
-    let doc = docdb::get(&conn, &db, &doc_id)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no document {doc_id} in {db}")))?;
+    let doc = docdb::get(&docdb::Cluster::embedded(&conn), &db, &doc_id)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no document {doc_id} in {db}")))?;
     Ok(Json(doc.to_json()))
 }
 
@@ -177,12 +177,11 @@ async fn put_doc(
     };
     let now = state.clock.now_ms();
     let written = state.store.tx(|tx| {
-        let info = owned(tx, &db, &claims.company_id)?;
-        if info.kind == Kind::Archive {
+        if owned(tx, &db, &claims.company_id)? == Kind::Archive {
             return Err(AppError::Forbidden(format!("{db} is an archive: read-only")));
         }
         let doc = conflicts::DocRef { company_id: &claims.company_id, db: &db, id: &doc_id };
-        Ok(conflicts::write(tx, doc, body, rev.as_deref(), state.settings.conflicts_enabled, now)?)
+        Ok(conflicts::write(&docdb::Cluster::embedded(tx), doc, body, rev.as_deref(), state.settings.conflicts_enabled, now)?)
     })?;
     Ok(Json(json!({ "ok": true, "id": doc_id, "rev": written.rev, "conflict": written.conflict_with.is_some() })))
 }

@@ -43,7 +43,7 @@ impl From<rusqlite::Error> for StoreError {
 pub const DB_FILE: &str = "mock-server.sqlite";
 
 /// Runs blocking store work; on a multi-threaded tokio runtime it tells tokio first.
-fn blocking<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn blocking<T>(f: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
         _ => f(),
@@ -86,7 +86,7 @@ pub fn query_row<T>(conn: &Connection, sql: &str, params: impl rusqlite::Params,
 impl Store {
     /// Opens the store under the settings' `DATA_DIR` (or in memory), migrates it, adds the
     /// document cluster's and the crons' tables, and seeds an empty one.
-    pub fn open(settings: &Settings, now_ms: i64) -> Result<Store, String> {
+    pub fn open(settings: &Settings, engine: Option<&docdb::engine::Engine>, now_ms: i64) -> Result<Store, String> {
         let path = match settings.data_dir.as_ref() {
             Some(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| format!("DATA_DIR {}: {e}", dir.display()))?;
@@ -99,7 +99,7 @@ impl Store {
         docdb::install(&conn, settings.rolling_db_max_open).map_err(|e| format!("document cluster tables: {e}"))?;
         conn.execute_batch(crate::crons::runs::SCHEMA).map_err(|e| format!("cron tables: {e}"))?;
         conn.execute_batch(crate::rolling::alarms::SCHEMA).map_err(|e| format!("alarm tables: {e}"))?;
-        seed::seed_if_empty(&conn, settings, now_ms).map_err(|e| format!("seed: {e}"))?;
+        seed::seed_if_empty(&docdb::Cluster::new(&conn, engine), settings, now_ms).map_err(|e| format!("seed: {e}"))?;
         Ok(Store { conn: Mutex::new(conn) })
     }
 
@@ -129,10 +129,15 @@ impl Store {
     }
 
     /// Back to the demo seed: every table emptied, migrations kept, seed loaded again.
-    pub fn reset(&self, settings: &Settings, now_ms: i64) -> Result<(), StoreError> {
+    pub fn reset(&self, settings: &Settings, engine: Option<&docdb::engine::Engine>, now_ms: i64) -> Result<(), StoreError> {
         self.transaction(|tx| {
+            let cluster = docdb::Cluster::new(tx, engine);
+            // The engine's databases go with the catalogue that lists them.
+            for db in docdb::names(tx).map_err(|e| StoreError(rusqlite::Error::ToSqlConversionFailure(e.to_string().into())))? {
+                cluster.docs().delete_db(&db).map_err(|e| StoreError(rusqlite::Error::ToSqlConversionFailure(e.to_string().into())))?;
+            }
             seed::clear(tx)?;
-            seed::seed_if_empty(tx, settings, now_ms).map_err(StoreError)
+            seed::seed_if_empty(&cluster, settings, now_ms).map_err(StoreError)
         })
     }
 }

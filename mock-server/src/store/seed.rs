@@ -1,5 +1,6 @@
 //! The demo seed (CONTRACT §8), loaded into an empty store and by `POST /__mock/reset`.
 
+use crate::docdb::Cluster;
 use rusqlite::{params, Connection};
 
 use crate::auth::passwords;
@@ -25,7 +26,7 @@ const TABLES: [&str; 19] = [
     "audit_log", "refresh_tokens", "devices", "sales", "orders", "user_companies", "users", "companies",
 ];
 
-pub fn seed_if_empty(conn: &Connection, settings: &Settings, now_ms: i64) -> rusqlite::Result<()> {
+pub fn seed_if_empty(conn: &Cluster, settings: &Settings, now_ms: i64) -> rusqlite::Result<()> {
     let companies: i64 = conn.query_row("SELECT COUNT(*) FROM companies", [], |r| r.get(0))?;
     if companies > 0 {
         return Ok(());
@@ -51,12 +52,12 @@ pub fn seed_if_empty(conn: &Connection, settings: &Settings, now_ms: i64) -> rus
 }
 
 /// A new tenant as the demo's are: the company row, three open sales and its legacy catalogue.
-pub fn create_tenant(conn: &Connection, settings: &Settings, id: &str, name: &str, now_ms: i64) -> rusqlite::Result<()> {
+pub fn create_tenant(conn: &Cluster, settings: &Settings, id: &str, name: &str, now_ms: i64) -> rusqlite::Result<()> {
     conn.execute("INSERT INTO companies (id, name, created_at, store_code) VALUES (?1, ?2, ?3, 'main')", params![id, name, now_ms])?;
     seed_tenant(conn, settings, id, now_ms)
 }
 
-fn seed_tenant(conn: &Connection, settings: &Settings, id: &str, now_ms: i64) -> rusqlite::Result<()> {
+fn seed_tenant(conn: &Cluster, settings: &Settings, id: &str, now_ms: i64) -> rusqlite::Result<()> {
     for (n, amount) in [(1, 450), (2, 1290), (3, 260)] {
         conn.execute(
             "INSERT INTO sales (id, company_id, amount_cents, created_at) VALUES (?1, ?2, ?3, ?4)",

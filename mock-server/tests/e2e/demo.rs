@@ -202,7 +202,7 @@ async fn the_console_keeps_the_operators_place_across_refreshes() {
         let conn = state.store.lock();
         for id in ["globex", "initech"] {
             let on = FlagPatch { rolling_db: Some(true), ..FlagPatch::default() };
-            flags::apply(&conn, &rolling, id, on, "e2e", true, state.clock.now_ms()).unwrap();
+            flags::apply(&state.cluster(&conn), &rolling, id, on, "e2e", true, state.clock.now_ms()).unwrap();
         }
     }
     let b = Browser::start().await;

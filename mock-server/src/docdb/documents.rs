@@ -1,0 +1,48 @@
+//! The document side's port: where a database's documents live and how they are read and
+//! written. Two adapters serve it, the embedded model (`embedded`, SQLite) and a CouchDB-protocol
+//! engine (`on_engine`, `DOCDB_URL`); one conformance suite holds both to the same answers
+//! (mock-server/tests/docdb_conformance.rs). The catalogue (which database is whose, its kind,
+//! its modelled handle) stays in the relational store whichever adapter holds the documents.
+//!
+//! No transaction spans the relational store and an engine, so creating and deleting are
+//! idempotent: a step resumed after a crash finds its own half-done work and goes on.
+
+use serde_json::{Map, Value};
+
+use super::{DocDbResult, RawDoc};
+
+/// What a database reports of itself (CouchDB's `GET /{db}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub doc_count: u64,
+    pub update_seq: u64,
+}
+
+/// One write of a `bulk_put`: a document, and the revision it replaces (`None`: a new document).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Write {
+    pub id: String,
+    pub body: Map<String, Value>,
+    pub rev: Option<String>,
+}
+
+pub trait Documents {
+    /// Creates the database; one that exists already counts as created (a resumed step).
+    fn create_db(&self, name: &str) -> DocDbResult<()>;
+    /// Deletes the database and its documents; a missing one counts as deleted.
+    fn delete_db(&self, name: &str) -> DocDbResult<()>;
+    /// `None` when the database does not exist.
+    fn counts(&self, name: &str) -> DocDbResult<Option<Counts>>;
+    /// Writes a document; `expected_rev` must name its current revision (`None` for a new one),
+    /// otherwise `Conflict`. Returns the new revision.
+    fn put(&self, db: &str, id: &str, body: Map<String, Value>, expected_rev: Option<&str>) -> DocDbResult<String>;
+    /// Many writes at once (CouchDB's `_bulk_docs`): each answers its revision or its own error.
+    fn bulk_put(&self, db: &str, writes: Vec<Write>) -> DocDbResult<Vec<DocDbResult<String>>>;
+    /// `None` when the database has no such (live) document.
+    fn get(&self, db: &str, id: &str) -> DocDbResult<Option<super::Doc>>;
+    /// Every live document by id, design documents left out, bodies as JSON text.
+    fn all_docs(&self, db: &str) -> DocDbResult<Vec<RawDoc>>;
+    /// A `_local/` document (replicated by nobody, counted by nothing): written whole.
+    fn put_local(&self, db: &str, id: &str, body: &Value) -> DocDbResult<()>;
+    fn get_local(&self, db: &str, id: &str) -> DocDbResult<Option<Value>>;
+}

@@ -1,0 +1,112 @@
+//! The embedded adapter: documents as SQLite rows beside the catalogue, in the relational
+//! store's file, so a whole rotate is one transaction. It keeps what CouchDB reports: a `_rev`
+//! of `N-<md5 hex>`, an integer `update_seq`, `_local/` documents that count towards neither.
+//! A database's row in the catalogue (written by `Cluster`) is its existence here; its
+//! `update_seq` is a column of that row.
+
+use md5::{Digest, Md5};
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{Map, Value};
+
+use super::documents::{Counts, Documents, Write};
+use super::{strip_reserved, Doc, DocDbError, DocDbResult, RawDoc};
+use crate::store::{exec, query_row};
+
+pub struct Embedded<'c> {
+    pub conn: &'c Connection,
+}
+
+/// `N-<md5 hex>` of the body and the previous revision.
+pub fn next_rev(previous: Option<&str>, body: &Map<String, Value>) -> String {
+    let generation = previous.and_then(|r| r.split('-').next()?.parse::<u64>().ok()).unwrap_or(0) + 1;
+    let mut hasher = Md5::new();
+    hasher.update(previous.unwrap_or("").as_bytes());
+    hasher.update(Value::Object(body.clone()).to_string().as_bytes());
+    format!("{generation}-{}", hex::encode(hasher.finalize()))
+}
+
+impl Embedded<'_> {
+    fn bump_seq(&self, db: &str) -> DocDbResult<u64> {
+        Ok(query_row(self.conn, "UPDATE docdb_databases SET update_seq = update_seq + 1 WHERE name = ?1 RETURNING update_seq", [db], |r| r.get::<_, i64>(0))
+            .optional()?
+            .ok_or_else(|| DocDbError::Missing(db.to_owned()))? as u64)
+    }
+}
+
+impl Documents for Embedded<'_> {
+    fn create_db(&self, _name: &str) -> DocDbResult<()> {
+        Ok(())
+    }
+
+    fn delete_db(&self, name: &str) -> DocDbResult<()> {
+        exec(self.conn, "DELETE FROM docdb_documents WHERE db = ?1", [name])?;
+        exec(self.conn, "DELETE FROM docdb_local_documents WHERE db = ?1", [name])?;
+        Ok(())
+    }
+
+    fn counts(&self, name: &str) -> DocDbResult<Option<Counts>> {
+        let seq: Option<i64> = query_row(self.conn, "SELECT update_seq FROM docdb_databases WHERE name = ?1", [name], |r| r.get(0)).optional()?;
+        let Some(update_seq) = seq else { return Ok(None) };
+        let doc_count: i64 = query_row(self.conn, "SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [name], |r| r.get(0))?;
+        Ok(Some(Counts { doc_count: doc_count as u64, update_seq: update_seq as u64 }))
+    }
+
+    fn put(&self, db: &str, id: &str, body: Map<String, Value>, expected_rev: Option<&str>) -> DocDbResult<String> {
+        let body = strip_reserved(body);
+        let current = self.get(db, id)?;
+        if current.as_ref().map(|d| d.rev.as_str()) != expected_rev {
+            return Err(DocDbError::Conflict(id.to_owned()));
+        }
+        let rev = next_rev(expected_rev, &body);
+        let seq = self.bump_seq(db)?;
+        exec(
+            self.conn,
+            "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(db, id) DO UPDATE SET rev = ?3, seq = ?4, body = ?5",
+            params![db, id, rev, seq as i64, Value::Object(body).to_string()],
+        )?;
+        Ok(rev)
+    }
+
+    fn bulk_put(&self, db: &str, writes: Vec<Write>) -> DocDbResult<Vec<DocDbResult<String>>> {
+        let mut out = Vec::with_capacity(writes.len());
+        for w in writes {
+            out.push(match self.put(db, &w.id, w.body, w.rev.as_deref()) {
+                Err(e @ (DocDbError::Store(_) | DocDbError::Missing(_))) => return Err(e),
+                answer => answer,
+            });
+        }
+        Ok(out)
+    }
+
+    fn get(&self, db: &str, id: &str) -> DocDbResult<Option<Doc>> {
+        query_row(self.conn, "SELECT id, rev, body FROM docdb_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| {
+            Ok(RawDoc { db: db.to_owned(), id: r.get(0)?, rev: r.get(1)?, body: r.get(2)? })
+        })
+        .optional()?
+        .map(RawDoc::parse)
+        .transpose()
+    }
+
+    fn all_docs(&self, db: &str) -> DocDbResult<Vec<RawDoc>> {
+        let mut stmt = self.conn.prepare_cached("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 ORDER BY id")?;
+        let rows = stmt.query_map([db], |r| Ok(RawDoc { db: db.to_owned(), id: r.get(0)?, rev: r.get(1)?, body: r.get(2)? }))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn put_local(&self, db: &str, id: &str, body: &Value) -> DocDbResult<()> {
+        exec(
+            self.conn,
+            "INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3",
+            params![db, id, body.to_string()],
+        )?;
+        Ok(())
+    }
+
+    fn get_local(&self, db: &str, id: &str) -> DocDbResult<Option<Value>> {
+        query_row(self.conn, "SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
+            .optional()?
+            .map(|b| serde_json::from_str(&b).map_err(|e| DocDbError::Corrupt(format!("local document {id} of {db}: {e}"))))
+            .transpose()
+    }
+}

@@ -27,6 +27,9 @@ WASM_FEATURES := --enable-reference-types --enable-bulk-memory --enable-nontrapp
   --enable-multivalue --enable-sign-ext --enable-mutable-globals
 DEMO_LISTEN ?= 127.0.0.1:8080
 DEMO_DATA ?= target/demo-data
+# The demo's document engine (PouchDB Server), its data beside the store's in DEMO_DATA/engine.
+DEMO_ENGINE_PORT ?= 5985
+DEMO_ENGINE := http://127.0.0.1:$(DEMO_ENGINE_PORT)
 
 .PHONY: setup build test test-native test-browser test-package demo size size-check bench clean release-check
 
@@ -105,11 +108,21 @@ test-package: build size-check
 	@left=$$(grep -lsz '^SESSION_BROKER_E2E=' /proc/[0-9]*/environ | cut -d/ -f3 | paste -sd, -); \
 	  [ -z "$$left" ] || { echo "the end-to-end suite left processes running:"; ps -o pid,pgid,cmd -p "$$left"; exit 1; }
 
-## Builds the release package, starts the mock server with the demo seed, serves www/.
+## Builds the release package, starts the document engine and the mock server with the demo
+## seed (written to the engine), serves www/. The engine stops with the server.
 demo: build
 	cargo build --release -p mock-server
-	@echo "session-broker demo: open http://$(DEMO_LISTEN)/ (Ctrl-C stops it)"
-	DATA_DIR=$(DEMO_DATA) MOCK_TEST_CONTROLS=1 ./target/release/mock-server --listen $(DEMO_LISTEN) --www www --pkg pkg
+	@mkdir -p $(DEMO_DATA)/engine; \
+	  ( cd $(DEMO_DATA)/engine && exec $(CURDIR)/target/pouchdb/node_modules/.bin/pouchdb-server \
+	      --host 127.0.0.1 --port $(DEMO_ENGINE_PORT) --dir . >/dev/null 2>&1 ) & engine=$$!; \
+	  trap 'kill $$engine 2>/dev/null' EXIT INT TERM; \
+	  for i in $$(seq 150); do curl -sf $(DEMO_ENGINE)/ >/dev/null && break; sleep 0.1; done; \
+	  curl -sf $(DEMO_ENGINE)/ >/dev/null || { echo "the document engine did not start on port $(DEMO_ENGINE_PORT)"; exit 1; }; \
+	  : "Its admin, the first time (config.json in its directory keeps it after)."; \
+	  curl -sf -X PUT $(DEMO_ENGINE)/_config/admins/admin -d '"demo-engine"' >/dev/null || true; \
+	  echo "session-broker demo: open http://$(DEMO_LISTEN)/ (Ctrl-C stops it); document engine on $(DEMO_ENGINE)"; \
+	  DOCDB_URL=http://admin:demo-engine@127.0.0.1:$(DEMO_ENGINE_PORT)/ DATA_DIR=$(DEMO_DATA) MOCK_TEST_CONTROLS=1 \
+	    ./target/release/mock-server --listen $(DEMO_LISTEN) --www www --pkg pkg
 
 ## Release sizes of the SDK: the wasm module and the JS glue, raw and gzip -9, then the top
 ## contributors (twiggy, on the same module optimised with its function names kept).

@@ -179,7 +179,7 @@ impl Documents for OnEngine<'_> {
             (status, body) => return Err(Self::fail(status, &body)),
         }
         match self.call(Method::PUT, &path, Some(Value::Object(doc)))? {
-            (200 | 201 | 202, _) => Ok(()),
+            (200..=202, _) => Ok(()),
             (409, _) => Err(DocDbError::Conflict(id.to_owned())),
             (status, body) => Err(Self::fail(status, &body)),
         }

@@ -5,6 +5,12 @@ use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::engine::{Engine, ADMIN};
 use reqwest::Client;
 use serde_json::{json, Value};
 
@@ -21,7 +27,15 @@ impl Drop for Proc {
 }
 
 fn start(data_dir: &std::path::Path) -> Proc {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+    start_with(data_dir, None)
+}
+
+fn start_with(data_dir: &std::path::Path, docdb_url: Option<&str>) -> Proc {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mock-server"));
+    if let Some(url) = docdb_url {
+        command.env("DOCDB_URL", url);
+    }
+    let mut child = command
         .args(["--listen", "127.0.0.1:0"])
         .env("DATA_DIR", data_dir)
         .env("MOCK_TEST_CONTROLS", "1")
@@ -119,6 +133,97 @@ async fn killed_mid_rotate_the_store_stays_consistent_and_the_next_rotate_comple
     let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{}", second.base, run["runId"].as_str().unwrap()), Some(&token), None).await;
     assert_eq!(old["status"], "failed");
     assert!(old["log"].as_array().unwrap().last().unwrap().as_str().unwrap().contains("interrupted"));
+    drop(second);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A pass-through in front of the engine that, once it has forwarded `trigger` and the engine
+/// has answered it, tells the test (`reached`) and holds every later request until the test lets
+/// go (`holding`): the server is killed with the engine's write done and the store's commit not.
+/// It fires the first time only.
+async fn tripwire(real: &Engine, trigger: &'static str) -> (String, Arc<tokio::sync::Notify>, Arc<AtomicBool>) {
+    let (reached, holding, fired) = (Arc::new(tokio::sync::Notify::new()), Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (r, h, root, http) = (reached.clone(), holding.clone(), real.root(), real.http.clone());
+    let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+        let (r, h, f, root, http) = (r.clone(), h.clone(), fired.clone(), root.clone(), http.clone());
+        async move {
+            while h.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            let (parts, body) = request.into_parts();
+            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).trim_start_matches('/').to_owned();
+            let is_trigger = format!("{} {path}", parts.method) == trigger;
+            let mut forward = http.request(parts.method, format!("{root}{path}")).body(axum::body::to_bytes(body, usize::MAX).await.unwrap());
+            for (name, value) in &parts.headers {
+                if name != "host" {
+                    forward = forward.header(name, value);
+                }
+            }
+            let answer = forward.send().await.unwrap();
+            let out = (answer.status(), answer.bytes().await.unwrap());
+            // Once: the restarted server's rotate sends the same request again.
+            if is_trigger && !f.swap(true, Ordering::SeqCst) {
+                h.store(true, Ordering::SeqCst);
+                r.notify_one();
+            }
+            out
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{}:{}@{addr}/", ADMIN.0, ADMIN.1), reached, holding)
+}
+
+/// The same kill on the engine, at the worst point: the second tenant's CORE is written on the
+/// engine (its `_bulk_docs` answered) and the store's transaction for that tenant never commits.
+/// After a restart the store shows that tenant untouched; the next rotate finds the engine's half
+/// and completes it to exactly what one clean run makes (CORE at 17 documents, `update_seq` 17).
+// Several workers: the server seeds its engine at start-up through the tripwire, which must go
+// on answering while the test waits for the server's first line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_mid_rotate_on_the_engine_the_next_rotate_completes_to_one_clean_runs_result() {
+    let dir = std::env::temp_dir().join(format!("mock-crash-engine-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let client = Client::new();
+    let engine = Engine::start().await;
+    let (url, reached, holding) = tripwire(&engine, "POST dev_globex_main_core/_bulk_docs").await;
+
+    let first = start_with(&dir, Some(&url));
+    let token = admin_token(&client, &first.base).await;
+    for id in ["acme", "globex", "initech"] {
+        call(&client, reqwest::Method::PATCH, format!("{}/admin/rolling-db/flags/{id}", first.base), Some(&token), Some(json!({"rollingDb": true}))).await;
+    }
+    call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", first.base), Some(&token), Some(json!({}))).await;
+    tokio::time::timeout(Duration::from_secs(60), reached.notified()).await.expect("the rotate reached globex's CORE");
+    drop(first); // SIGKILL, with the engine's write done and the tenant's transaction open
+    holding.store(false, Ordering::SeqCst);
+    let half = engine.get("dev_globex_main_core").await;
+    assert_eq!(half["doc_count"], 17, "the engine holds the killed step's half: {half}");
+
+    let second = start_with(&dir, Some(&url));
+    let token = admin_token(&client, &second.base).await;
+    assert_eq!(shape(&client, &second.base, &token).await, vec![(true, 2, true), (false, 0, false), (false, 0, false)], "acme committed, globex and initech untouched in the store");
+    call(&client, reqwest::Method::POST, format!("{}/__mock/clock", second.base), None, Some(json!({"advanceDays": 0.001}))).await;
+    let token = admin_token(&client, &second.base).await;
+    let next = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", second.base), Some(&token), Some(json!({}))).await;
+    let run_id = next["runId"].as_str().unwrap().to_owned();
+    let mut finished = Value::Null;
+    for _ in 0..400 {
+        finished = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", second.base), Some(&token), None).await;
+        if finished["status"] != "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(finished["status"], "succeeded", "{finished}");
+    assert_eq!(shape(&client, &second.base, &token).await, vec![(true, 2, true); 3]);
+    for id in ["acme", "globex", "initech"] {
+        let core = engine.get(&format!("dev_{id}_main_core")).await;
+        assert_eq!((core["doc_count"].as_u64(), core["update_seq"].as_u64()), (Some(17), Some(17)), "{id}: as one clean run: {core}");
+        let docs = engine.get(&format!("dev_{id}_main_core/_all_docs")).await;
+        assert!(docs["rows"].as_array().unwrap().iter().all(|r| r["value"]["rev"].as_str().unwrap().starts_with("1-")), "{id}: fresh revisions");
+    }
     drop(second);
     let _ = std::fs::remove_dir_all(&dir);
 }

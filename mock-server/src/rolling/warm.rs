@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use super::naming::TenantNames;
 use super::RollingResult;
-use crate::docdb::{self, Kind};
+use crate::docdb::documents::Write;
+use crate::docdb::{self, DocDbError, Kind};
 
 /// Indexes the devices' catalogue queries use.
 pub const CORE_INDEXES: [&str; 2] = ["type", "type,name"];
@@ -38,11 +39,26 @@ pub fn warm_core(conn: &Cluster, names: &TenantNames, company_id: &str, now_ms: 
     for index in CORE_INDEXES {
         docdb::add_index(conn, &core, index)?;
     }
-    let mut copied = 0;
-    for doc in docdb::all_docs(conn, &legacy)?.into_iter().filter(|d| is_static(&d.body)) {
+    let writes: Vec<Write> = docdb::all_docs(conn, &legacy)?
+        .into_iter()
+        .filter(|d| is_static(&d.body))
         // A fresh document: no expected revision, so it starts at generation 1.
-        docdb::put(conn, &core, &doc.id, doc.body, None)?;
-        copied += 1;
+        .map(|d| Write { id: d.id, body: d.body, rev: None })
+        .collect();
+    let copied = writes.len() as u64;
+    let mut writes = writes.into_iter().peekable();
+    while writes.peek().is_some() {
+        for answer in docdb::bulk_put(conn, &core, writes.by_ref().take(WARM_BATCH).collect())? {
+            match answer {
+                // Already there: a warm killed after the engine's write and before the store's
+                // commit, resumed. Its revision is the `1-` one written then.
+                Ok(_) | Err(DocDbError::Conflict(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
     Ok(WarmOutcome::Created { docs: copied })
 }
+
+/// Documents a `_bulk_docs` request of the warm carries.
+const WARM_BATCH: usize = 1_000;

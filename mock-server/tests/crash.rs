@@ -10,7 +10,7 @@ mod common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use common::engine::{Engine, ADMIN};
+use common::engine::Engine;
 use reqwest::Client;
 use serde_json::{json, Value};
 
@@ -82,6 +82,18 @@ async fn shape(client: &Client, base: &str, token: &str) -> Vec<(bool, u64, bool
     out
 }
 
+/// The run once it is no longer running, or the last answer after `within`.
+async fn finished_run(client: &Client, base: &str, token: &str, run_id: &str, within: Duration) -> Value {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let run = call(client, reqwest::Method::GET, format!("{base}/admin/crons/runs/{run_id}"), Some(token), None).await;
+        if run["status"] != "running" || tokio::time::Instant::now() >= deadline {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn killed_mid_rotate_the_store_stays_consistent_and_the_next_rotate_completes() {
     let dir = std::env::temp_dir().join(format!("mock-crash-{}", std::process::id()));
@@ -119,15 +131,7 @@ async fn killed_mid_rotate_the_store_stays_consistent_and_the_next_rotate_comple
     assert_eq!(old["status"], "running", "recorded as running until someone takes the lock over");
     let next = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", second.base), Some(&token), Some(json!({}))).await;
     assert_eq!(next["alreadyRunning"], false);
-    let run_id = next["runId"].as_str().unwrap().to_owned();
-    let mut finished = Value::Null;
-    for _ in 0..200 {
-        finished = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", second.base), Some(&token), None).await;
-        if finished["status"] != "running" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let finished = finished_run(&client, &second.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(10)).await;
     assert_eq!(finished["status"], "succeeded", "{finished}");
     assert_eq!(shape(&client, &second.base, &token).await, vec![(true, 2, true); 3]);
     let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{}", second.base, run["runId"].as_str().unwrap()), Some(&token), None).await;
@@ -143,36 +147,25 @@ async fn killed_mid_rotate_the_store_stays_consistent_and_the_next_rotate_comple
 /// It fires the first time only.
 async fn tripwire(real: &Engine, trigger: &'static str) -> (String, Arc<tokio::sync::Notify>, Arc<AtomicBool>) {
     let (reached, holding, fired) = (Arc::new(tokio::sync::Notify::new()), Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
-    let (r, h, root, http) = (reached.clone(), holding.clone(), real.root(), real.http.clone());
+    let (r, h, engine) = (reached.clone(), holding.clone(), real.forwarder());
     let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
-        let (r, h, f, root, http) = (r.clone(), h.clone(), fired.clone(), root.clone(), http.clone());
+        let (r, h, f, engine) = (r.clone(), h.clone(), fired.clone(), engine.clone());
         async move {
             while h.load(Ordering::SeqCst) {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
-            let (parts, body) = request.into_parts();
-            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).trim_start_matches('/').to_owned();
-            let is_trigger = format!("{} {path}", parts.method) == trigger;
-            let mut forward = http.request(parts.method, format!("{root}{path}")).body(axum::body::to_bytes(body, usize::MAX).await.unwrap());
-            for (name, value) in &parts.headers {
-                if name != "host" {
-                    forward = forward.header(name, value);
-                }
-            }
-            let answer = forward.send().await.unwrap();
-            let out = (answer.status(), answer.bytes().await.unwrap());
+            let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).trim_start_matches('/');
+            let is_trigger = format!("{} {path}", request.method()) == trigger;
+            let answer = engine.forward(request).await;
             // Once: the restarted server's rotate sends the same request again.
             if is_trigger && !f.swap(true, Ordering::SeqCst) {
                 h.store(true, Ordering::SeqCst);
                 r.notify_one();
             }
-            out
+            answer
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{}:{}@{addr}/", ADMIN.0, ADMIN.1), reached, holding)
+    (common::engine::serve_pass_through(app).await, reached, holding)
 }
 
 /// The same kill on the engine, at the worst point: the second tenant's CORE is written on the
@@ -207,15 +200,7 @@ async fn killed_mid_rotate_on_the_engine_the_next_rotate_completes_to_one_clean_
     call(&client, reqwest::Method::POST, format!("{}/__mock/clock", second.base), None, Some(json!({"advanceDays": 0.001}))).await;
     let token = admin_token(&client, &second.base).await;
     let next = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", second.base), Some(&token), Some(json!({}))).await;
-    let run_id = next["runId"].as_str().unwrap().to_owned();
-    let mut finished = Value::Null;
-    for _ in 0..400 {
-        finished = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", second.base), Some(&token), None).await;
-        if finished["status"] != "running" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let finished = finished_run(&client, &second.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(20)).await;
     assert_eq!(finished["status"], "succeeded", "{finished}");
     assert_eq!(shape(&client, &second.base, &token).await, vec![(true, 2, true); 3]);
     for id in ["acme", "globex", "initech"] {

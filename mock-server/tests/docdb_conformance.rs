@@ -152,6 +152,17 @@ async fn a_rotate_reads_the_same_on_every_adapter(engine: Option<&Engine>) {
     let again = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(again["status"], "succeeded", "{again}");
     assert_eq!(s.get("/admin/rolling-db/cluster", Some(&admin)).await.body, cluster, "a second rotate the same day changes nothing");
+
+    // Back to the seed: the rotate's databases go, on the engine too, and the seed is as new.
+    assert_eq!(s.post("/__mock/reset", None, json!({})).await.status, reqwest::StatusCode::OK);
+    let admin = s.token("admin").await;
+    let reset = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    let names: Vec<&str> = reset["databases"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["dev_acme_main_catalog", "dev_globex_main_catalog", "dev_initech_main_catalog"]);
+    assert_eq!(database(&reset, "dev_acme_main_catalog")["updateSeq"], 44, "seeded afresh: {reset}");
+    if let Some(e) = engine {
+        assert_eq!(e.get("dev_acme_main_core").await["error"], "not_found", "CORE is gone from the engine");
+    }
 }
 
 on_both_adapters!(a_rotate_embedded, a_rotate_on_the_engine, a_rotate_reads_the_same_on_every_adapter);

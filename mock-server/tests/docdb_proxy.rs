@@ -30,28 +30,16 @@ fn with_engine(url: &str) -> Settings {
 /// through it too; the test resets the count after.
 async fn counting_engine(real: &Engine) -> (String, Arc<AtomicUsize>, Arc<Mutex<Vec<HeaderMap>>>) {
     let (hits, seen) = (Arc::new(AtomicUsize::new(0)), Arc::new(Mutex::new(Vec::new())));
-    let (h, s, root, http) = (hits.clone(), seen.clone(), real.root(), real.http.clone());
+    let (h, s, engine) = (hits.clone(), seen.clone(), real.forwarder());
     let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
-        let (h, s, root, http) = (h.clone(), s.clone(), root.clone(), http.clone());
+        let (h, s, engine) = (h.clone(), s.clone(), engine.clone());
         async move {
             h.fetch_add(1, Ordering::SeqCst);
-            let (parts, body) = request.into_parts();
-            s.lock().unwrap().push(parts.headers.clone());
-            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).trim_start_matches('/').to_owned();
-            let mut forward = http.request(parts.method, format!("{root}{path}")).body(axum::body::to_bytes(body, usize::MAX).await.unwrap());
-            for (name, value) in &parts.headers {
-                if name != "host" {
-                    forward = forward.header(name, value);
-                }
-            }
-            let answer = forward.send().await.unwrap();
-            (answer.status(), answer.bytes().await.unwrap())
+            s.lock().unwrap().push(request.headers().clone());
+            engine.forward(request).await
         }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{}:{}@{addr}/", engine::ADMIN.0, engine::ADMIN.1), hits, seen)
+    (engine::serve_pass_through(app).await, hits, seen)
 }
 
 /// A request with the SDK's `X-Docdb-*` headers, as a replication client sends it.

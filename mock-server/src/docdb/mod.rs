@@ -362,7 +362,7 @@ fn parse_indexes(db: &str, raw: &str) -> DocDbResult<Vec<String>> {
     serde_json::from_str(raw).map_err(|e| DocDbError::Corrupt(format!("indexes of {db}: {e}")))
 }
 
-pub(crate) fn parse_body(db: &str, id: &str, body: &str) -> DocDbResult<Map<String, Value>> {
+fn parse_body(db: &str, id: &str, body: &str) -> DocDbResult<Map<String, Value>> {
     serde_json::from_str(body).map_err(|e| DocDbError::Corrupt(format!("document {id} of {db}: {e}")))
 }
 

@@ -132,10 +132,7 @@ impl Store {
     pub fn reset(&self, settings: &Settings, engine: Option<&docdb::engine::Engine>, now_ms: i64) -> Result<(), StoreError> {
         self.transaction(|tx| {
             let cluster = docdb::Cluster::new(tx, engine);
-            // The engine's databases go with the catalogue that lists them.
-            for db in docdb::names(tx).map_err(|e| StoreError(rusqlite::Error::ToSqlConversionFailure(e.to_string().into())))? {
-                cluster.docs().delete_db(&db).map_err(|e| StoreError(rusqlite::Error::ToSqlConversionFailure(e.to_string().into())))?;
-            }
+            seed::clear_documents(&cluster)?;
             seed::clear(tx)?;
             seed::seed_if_empty(&cluster, settings, now_ms).map_err(StoreError)
         })

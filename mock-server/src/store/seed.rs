@@ -65,7 +65,22 @@ fn seed_tenant(conn: &Cluster, settings: &Settings, id: &str, now_ms: i64) -> ru
         )?;
     }
     let names = TenantNames::new(&settings.db_prefix, id, "main");
-    docdb::seed::seed_legacy(conn, &names, id, now_ms).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.to_string().into()))
+    docdb::seed::seed_legacy(conn, &names, id, now_ms).map_err(document_failure)
+}
+
+/// A failure of the document side as the store's: seeding runs inside a store transaction,
+/// which it rolls back.
+fn document_failure(e: docdb::DocDbError) -> rusqlite::Error {
+    rusqlite::Error::ToSqlConversionFailure(e.to_string().into())
+}
+
+/// Deletes every database the catalogue lists from the document side: the engine's databases
+/// go with the catalogue rows `clear` empties.
+pub fn clear_documents(c: &Cluster) -> rusqlite::Result<()> {
+    for db in docdb::names(c).map_err(document_failure)? {
+        c.docs().delete_db(&db).map_err(document_failure)?;
+    }
+    Ok(())
 }
 
 pub fn clear(conn: &Connection) -> rusqlite::Result<()> {

@@ -105,3 +105,42 @@ pub async fn pouchdb(args: &[&str]) -> serde_json::Value {
     assert!(out.status.success(), "replicate.cjs {args:?}: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
+
+/// Forwards requests to an engine as they came (every header but `Host`) and answers what the
+/// engine answered: what a test's pass-through in front of the engine does with each request.
+#[derive(Clone)]
+pub struct Forwarder {
+    root: String,
+    http: reqwest::Client,
+}
+
+impl Forwarder {
+    pub async fn forward(&self, request: axum::extract::Request) -> (reqwest::StatusCode, axum::body::Bytes) {
+        let (parts, body) = request.into_parts();
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).trim_start_matches('/');
+        let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        let mut forward = self.http.request(parts.method, format!("{}{path}", self.root)).body(body);
+        for (name, value) in &parts.headers {
+            if name != "host" {
+                forward = forward.header(name, value);
+            }
+        }
+        let answer = forward.send().await.unwrap();
+        (answer.status(), answer.bytes().await.unwrap())
+    }
+}
+
+impl Engine {
+    pub fn forwarder(&self) -> Forwarder {
+        Forwarder { root: self.root(), http: self.http.clone() }
+    }
+}
+
+/// Serves a pass-through `app` on a free port; answers the `DOCDB_URL` that names it (with the
+/// engine's admin credentials, which it forwards).
+pub async fn serve_pass_through(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    format!("http://{}:{}@{addr}/", ADMIN.0, ADMIN.1)
+}

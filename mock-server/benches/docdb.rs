@@ -46,7 +46,9 @@ async fn main() {
     let headers = login["docdbHeaders"]["Remote"].clone();
     let headers_json = headers.to_string();
 
+    // The server seeded acme's legacy catalogue on start: replaced by one of the bench's size.
     let catalogue = "dev_acme_main_catalog";
+    e.admin(reqwest::Method::DELETE, catalogue).send().await.unwrap();
     e.create_db(catalogue).await;
     for chunk in (0..docs).collect::<Vec<_>>().chunks(1000) {
         let batch: Vec<Value> = chunk.iter().map(|i| json!({"_id": format!("product-{i:05}"), "type": "product", "name": format!("Product {i}"), "priceCents": 100 + i})).collect();

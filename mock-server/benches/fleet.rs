@@ -3,9 +3,14 @@
 //! the server's own store code before it starts. Prints a table; asserts nothing (shared machines
 //! are noisy). Bounded: every wait has a deadline, every count is fixed.
 //!
-//! `cargo bench -p mock-server --bench fleet [-- quick] [rotate|auth|bootstrap|storm…]`
-//! (`quick` skips the 10,000-tenant rotate and the 5,000-device storm; names pick sections).
+//! `cargo bench -p mock-server --bench fleet [-- quick] [rotate|engine|auth|bootstrap|storm…]`
+//! (`quick` skips the 10,000-tenant rotate, runs 100 tenants, not 1,000, on the engine and skips
+//! the 5,000-device storm; names pick sections).
 
+#[path = "../tests/common/engine.rs"]
+mod engine;
+
+use mock_server::docdb::engine::EngineUrl;
 use mock_server::docdb::Cluster;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -23,11 +28,13 @@ use session_broker::core::realtime::reconnect_delay_ms;
 use session_broker::protocol::realtime::CLOSE_INVALIDATED;
 use tokio_tungstenite::tungstenite::Message;
 
-/// The release server on a free loopback port, with its own data directory.
+/// The release server on a free loopback port, with its own data directory (and, for the
+/// engine's rotate, its own PouchDB Server, ended after the server).
 struct Server {
     child: Child,
     base: String,
     dir: PathBuf,
+    engine: Option<engine::Engine>,
 }
 
 impl Drop for Server {
@@ -40,24 +47,26 @@ impl Drop for Server {
 
 impl Server {
     /// A data directory holding the demo seed plus `tenants` rolling tenants, then the server.
-    async fn start(name: &str, tenants: usize, max_open: usize) -> (Server, Duration) {
+    async fn start(name: &str, tenants: usize, max_open: usize, engine: Option<engine::Engine>) -> (Server, Duration) {
         let dir = std::env::temp_dir().join(format!("sb-fleet-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
+        let docdb_url = engine.as_ref().map(|e| e.url_with_credentials());
         let t = Instant::now();
-        create_tenants(&dir, tenants, max_open);
+        create_tenants(&dir, tenants, max_open, docdb_url.as_deref());
         let created = t.elapsed();
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_mock-server"));
+        command
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .env("DATA_DIR", &dir)
             .env("ROLLING_DB_MAX_OPEN", max_open.to_string())
             .env("AUTH_RATE_PER_MIN", "0")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the release mock-server binary");
-        let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir };
+            .env("RUST_LOG", "warn");
+        if let Some(url) = &docdb_url {
+            command.env("DOCDB_URL", url);
+        }
+        let child = command.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("the release mock-server binary");
+        let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir, engine };
         let client = reqwest::Client::new();
         let deadline = Instant::now() + Duration::from_secs(60);
         while client.get(format!("{}/health", server.base)).send().await.is_err() {
@@ -73,27 +82,35 @@ impl Server {
     }
 }
 
-/// `n` tenants with a legacy catalogue and `rollingDb` on, plus acme (the demo's) rolling too.
-fn create_tenants(dir: &Path, n: usize, max_open: usize) {
-    let settings = Settings { data_dir: Some(dir.to_owned()), rolling_db_max_open: max_open, ..Settings::default() };
-    let store = Store::open(&settings, None, 0).unwrap();
+/// `n` tenants with a legacy catalogue and `rollingDb` on, plus acme (the demo's) rolling too;
+/// their documents on the engine at `docdb_url` when there is one, as the server keeps them.
+fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>) {
+    let settings = Settings {
+        data_dir: Some(dir.to_owned()),
+        rolling_db_max_open: max_open,
+        docdb_url: docdb_url.map(|u| EngineUrl::parse(u).unwrap()),
+        ..Settings::default()
+    };
+    let engine = settings.docdb_url.clone().map(|u| mock_server::docdb::engine::Engine::new(u).unwrap());
+    let store = Store::open(&settings, engine.as_ref(), 0).unwrap();
     let now = 1_700_000_000_000;
     store
         .transaction(|tx| {
             for i in 0..n {
                 let id = format!("t{i:05}");
-                seed::create_tenant(&Cluster::embedded(tx), &settings, &id, &id, now)?;
+                seed::create_tenant(&Cluster::new(tx, engine.as_ref()), &settings, &id, &id, now)?;
             }
             Ok::<_, rusqlite::Error>(())
         })
         .unwrap();
     let conn = store.lock();
+    let cluster = Cluster::new(&conn, engine.as_ref());
     let on = FlagPatch { rolling_db: Some(true), rolling_db_drop: None };
     let rolling = RollingSettings::from(&settings);
     for i in 0..n {
-        flags::apply(&Cluster::embedded(&conn), &rolling, &format!("t{i:05}"), on, "bench", false, now).unwrap();
+        flags::apply(&cluster, &rolling, &format!("t{i:05}"), on, "bench", false, now).unwrap();
     }
-    flags::apply(&Cluster::embedded(&conn), &rolling, "acme", on, "bench", false, now).unwrap();
+    flags::apply(&cluster, &rolling, "acme", on, "bench", false, now).unwrap();
 }
 
 fn client() -> reqwest::Client {
@@ -140,10 +157,14 @@ fn row(what: &str, figure: String) {
     println!("| {what:<58} | {figure:<62} |");
 }
 
-async fn rotate(tenants: usize) {
+/// The rotate over `tenants` tenants, their documents in the embedded model or, `on_engine`, on
+/// a PouchDB Server of its own; after it, the engine's own figures for one tenant's CORE.
+async fn rotate(tenants: usize, on_engine: bool) {
     // Room for every tenant's prewarm (3 handles each) and the demo's catalogues.
     let max_open = (tenants * 3 + 100).max(5000);
-    let (server, created) = Server::start(&format!("rotate{tenants}"), tenants, max_open).await;
+    let engine = if on_engine { Some(engine::Engine::start().await) } else { None };
+    let name = format!("rotate{tenants}{}", if on_engine { "-engine" } else { "" });
+    let (server, created) = Server::start(&name, tenants, max_open, engine).await;
     let base = server.base.clone();
     let client = client();
     let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
@@ -187,10 +208,15 @@ async fn rotate(tenants: usize) {
     let half = half.unwrap_or(total);
     let per = |d: Duration, n: usize| d.as_secs_f64() * 1000.0 / n.max(1) as f64;
     let (first, second) = (per(half, tenants / 2), per(total.saturating_sub(half), tenants - tenants / 2));
+    let adapter = if on_engine { "on PouchDB Server" } else { "embedded" };
     row(
-        &format!("rotate, {tenants} tenants ({status}; set-up {:.1} s)", created.as_secs_f64()),
+        &format!("rotate, {tenants} tenants {adapter} ({status}; set-up {:.1} s)", created.as_secs_f64()),
         format!("{:.2} s; {first:.2} / {second:.2} ms a tenant (1st / 2nd half)", total.as_secs_f64()),
     );
+    if let Some(e) = &server.engine {
+        let core = e.get("dev_t00000_main_core").await;
+        row("  the engine's own figures for t00000's CORE", format!("doc_count {}, update_seq {}", core["doc_count"], core["update_seq"]));
+    }
     row(&format!("  /health during it ({} probes)", "20 ms apart"), format!("p50 {h50:.1} ms, p99 {h99:.1} ms, max {hmax:.1} ms"));
     row("  POST /auth during it", format!("p50 {l50:.1} ms, p99 {l99:.1} ms"));
 }
@@ -421,10 +447,13 @@ async fn main() {
     if wanted("rotate") {
         let sizes: &[usize] = if quick { &[100, 1000] } else { &[100, 1000, 10_000] };
         for &n in sizes {
-            rotate(n).await;
+            rotate(n, false).await;
         }
     }
-    let (server, _) = Server::start("load", 0, 5000).await;
+    if wanted("engine") {
+        rotate(if quick { 100 } else { 1000 }, true).await;
+    }
+    let (server, _) = Server::start("load", 0, 5000, None).await;
     if wanted("auth") {
         auth_throughput(&server).await;
     }
@@ -436,7 +465,7 @@ async fn main() {
         let storms: &[usize] = if quick { &[1000] } else { &[1000, 5000] };
         for &n in storms {
             // A fresh process each, so its memory is the sockets' and not earlier sections'.
-            let (server, _) = Server::start(&format!("storm{n}"), 0, 5000).await;
+            let (server, _) = Server::start(&format!("storm{n}"), 0, 5000, None).await;
             storm(&server, n).await;
         }
     }

@@ -14,6 +14,9 @@ use crate::store::{devices, refresh_tokens};
 
 use super::{runs, Job};
 
+/// How long one batch of a cron may hold the store before it hands it to waiting requests.
+const BATCH_HOLD: Duration = Duration::from_millis(25);
+
 pub struct JobContext<'a> {
     pub state: &'a AppState,
     pub run_id: &'a str,
@@ -73,8 +76,11 @@ impl JobContext<'_> {
     /// Runs `step` for each tenant id, logging one line each and a summary line at the end (how
     /// many were done and how many failed). Tenants go in batches of `CRON_BATCH_SIZE`, one
     /// transaction a batch and a savepoint a tenant, so a failing tenant changes nothing of its
-    /// own and the others land; between batches the store goes to waiting requests. `after`
-    /// runs once a tenant's work is committed (closing its sockets, say).
+    /// own and the others land; between batches the store goes to waiting requests. A batch also
+    /// ends once it has held the store for `BATCH_HOLD`: on the engine a tenant's step waits for
+    /// HTTP round trips inside the transaction, and twenty of those would keep every request
+    /// waiting for the better part of a second. `after` runs once a tenant's work is committed
+    /// (closing its sockets, say).
     fn per_tenant<T>(
         &self,
         ids: &[String],
@@ -84,20 +90,31 @@ impl JobContext<'_> {
         after: impl Fn(&str, &T),
     ) -> bool {
         let (mut done, mut failed, mut position) = (0u64, 0u64, 0u64);
-        for batch in ids.chunks(self.state.settings.cron_batch_size.max(1)) {
+        let size = self.state.settings.cron_batch_size.max(1);
+        let mut rest = ids;
+        while !rest.is_empty() {
             self.pause();
             let now = self.now();
+            let mut taken = 0;
             let outcomes = self.state.store.transaction(|tx| {
                 let cluster = self.state.cluster(tx);
-                let mut outcomes = Vec::with_capacity(batch.len());
-                for id in batch {
+                let started = std::time::Instant::now();
+                let mut outcomes = Vec::with_capacity(size.min(rest.len()));
+                for id in rest.iter().take(size) {
                     tx.execute_batch("SAVEPOINT tenant")?;
                     let outcome = tenants::get(tx, id).and_then(|tenant| step(&cluster, &tenant, now));
                     tx.execute_batch(if outcome.is_ok() { "RELEASE tenant" } else { "ROLLBACK TO tenant; RELEASE tenant" })?;
                     outcomes.push(outcome.map_err(Outcome::Failed));
+                    taken += 1;
+                    if started.elapsed() >= BATCH_HOLD {
+                        break;
+                    }
                 }
                 Ok::<_, rusqlite::Error>(outcomes)
             });
+            // A failed transaction landed nothing of the tenants it had taken (at least one).
+            let batch = &rest[..taken.max(1)];
+            rest = &rest[batch.len()..];
             let outcomes = outcomes.unwrap_or_else(|e| batch.iter().map(|_| Err(Outcome::Store(e.to_string()))).collect());
             let mut lines = Vec::with_capacity(batch.len());
             for (id, outcome) in batch.iter().zip(outcomes) {

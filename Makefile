@@ -72,6 +72,10 @@ build: setup
 	$(ESBUILD) pkg/session_broker.js --bundle --minify --keep-names --format=esm --platform=browser \
 	  --banner:js='/* @ts-self-types="./session_broker.d.ts" */' --log-level=warning --allow-overwrite --outfile=pkg/session_broker.js
 	rm -rf pkg/snippets
+	@# The demo's PouchDB (an app's own dependency, never in the package), from the pinned npm
+	@# package: served at /vendor/ by the mock server.
+	mkdir -p target/vendor
+	cp target/pouchdb/node_modules/pouchdb/dist/pouchdb.min.js target/pouchdb/node_modules/pouchdb/dist/pouchdb.indexeddb.min.js target/vendor/
 	cp pkg-template/package.json pkg-template/README.md pkg-template/types.js pkg/
 	rm -f pkg/.gitignore
 	@# Every file the glue imports must be in the tarball npm users get.
@@ -122,7 +126,7 @@ demo: build
 	  curl -sf -X PUT $(DEMO_ENGINE)/_config/admins/admin -d '"demo-engine"' >/dev/null || true; \
 	  echo "session-broker demo: open http://$(DEMO_LISTEN)/ (Ctrl-C stops it); document engine on $(DEMO_ENGINE)"; \
 	  DOCDB_URL=http://admin:demo-engine@127.0.0.1:$(DEMO_ENGINE_PORT)/ DATA_DIR=$(DEMO_DATA) MOCK_TEST_CONTROLS=1 \
-	    ./target/release/mock-server --listen $(DEMO_LISTEN) --www www --pkg pkg
+	    ./target/release/mock-server --listen $(DEMO_LISTEN) --www www --pkg pkg --vendor target/vendor
 
 ## Release sizes of the SDK: the wasm module and the JS glue, raw and gzip -9, then the top
 ## contributors (twiggy, on the same module optimised with its function names kept).

@@ -322,6 +322,13 @@ fn bad_options_and_arguments_throw_session_broker_errors() {
     assert!(m.save_token("Bearer".into(), "x".into(), 1.into()).is_err());
     assert!(m.get_docdb_headers("Elsewhere".into()).is_err());
     assert!(m.track_local_database(5.into()).is_err());
+    // An object is a local PouchDB or nothing: no name, no destroy, or a remote one is refused.
+    let remote = js_sys::Function::new_no_args("return { name: 'http://x/db', adapter: 'http', destroy() {} }").call0(&JsValue::NULL).unwrap();
+    for bad in [js(json!({})), js(json!({"name": "orders"})), remote] {
+        let err = m.track_local_database(bad).err().expect("refused");
+        assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "invalid_argument");
+    }
+    assert!(!m.get_tracked_local_databases().iter().any(|n| n == "orders" || n == "http://x/db"));
 }
 
 #[wasm_bindgen_test]

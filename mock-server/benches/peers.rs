@@ -79,7 +79,7 @@ async fn serve() -> String {
     let out = repo_root().join("target/bench/www");
     assert!(out.join("supabase.js").exists(), "target/bench/www is not assembled: run bench/peers.sh (make bench does)");
     let settings = Settings { test_controls: true, refresh_reuse_grace_secs: 0, ..Settings::default() };
-    let state = AppState::new(settings, StaticDirs { www: Some(out), pkg: Some(repo_root().join("pkg")) }).unwrap();
+    let state = AppState::new(settings, StaticDirs { www: Some(out), pkg: Some(repo_root().join("pkg")), vendor: None }).unwrap();
     let fake = Arc::new(FakeSupabase::default());
     let app = mock_server::app(state).route(
         "/supabase/auth/v1/token",

@@ -45,8 +45,10 @@ pub fn app(state: AppState) -> Router {
     if state.settings.test_controls {
         router = router.merge(routes::mock::router());
     }
-    if let Some(pkg) = &state.static_dirs.pkg {
-        router = router.nest_service("/pkg", ServeDir::new(pkg).fallback(not_found.into_service()));
+    for (at, dir) in [("/pkg", &state.static_dirs.pkg), ("/vendor", &state.static_dirs.vendor)] {
+        if let Some(dir) = dir {
+            router = router.nest_service(at, ServeDir::new(dir).fallback(not_found.into_service()));
+        }
     }
     router = match &state.static_dirs.www {
         Some(www) => router.fallback_service(ServeDir::new(www).fallback(not_found.into_service())),

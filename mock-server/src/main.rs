@@ -1,4 +1,4 @@
-//! `mock-server [--listen ADDR] [--www DIR] [--pkg DIR]` serves;
+//! `mock-server [--listen ADDR] [--www DIR] [--pkg DIR] [--vendor DIR]` serves;
 //! `mock-server migrate [--database-url URL] [--status | --baseline-through NNNN | --dry-run | --validate]`
 //! runs the migration runner (PostgreSQL with a URL, else the embedded store).
 
@@ -10,7 +10,8 @@ use mock_server::state::{AppState, StaticDirs};
 use mock_server::store::{self, migrate};
 
 const USAGE: &str = "usage:
-  mock-server [--listen ADDR] [--www DIR] [--pkg DIR]     serve (default 127.0.0.1:8080)
+  mock-server [--listen ADDR] [--www DIR] [--pkg DIR] [--vendor DIR]
+                                                          serve (default 127.0.0.1:8080; /pkg/ and /vendor/ from those dirs)
   mock-server migrate                                     apply missing migrations
   mock-server migrate --status                            list migrations and whether applied
   mock-server migrate --baseline-through NNNN             record 0000..NNNN as applied without running them
@@ -74,11 +75,12 @@ fn serve(args: &[String], settings: Settings) -> Result<(), String> {
             "--listen" => listen = value(args, i, "--listen")?.clone(),
             "--www" => dirs.www = Some(PathBuf::from(value(args, i, "--www")?)),
             "--pkg" => dirs.pkg = Some(PathBuf::from(value(args, i, "--pkg")?)),
+            "--vendor" => dirs.vendor = Some(PathBuf::from(value(args, i, "--vendor")?)),
             other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
         }
         i += 2;
     }
-    for dir in [&dirs.www, &dirs.pkg].into_iter().flatten() {
+    for dir in [&dirs.www, &dirs.pkg, &dirs.vendor].into_iter().flatten() {
         if !dir.is_dir() {
             return Err(format!("{} is not a directory", dir.display()));
         }

@@ -10,11 +10,13 @@ use crate::clock::Clock;
 use crate::settings::Settings;
 use crate::store::Store;
 
-/// Where the demo page and the built package are served from, when given.
+/// Where the demo page, the built package and the page's vendored libraries (PouchDB, which
+/// apps bring themselves: never part of the package) are served from, when given.
 #[derive(Debug, Clone, Default)]
 pub struct StaticDirs {
     pub www: Option<PathBuf>,
     pub pkg: Option<PathBuf>,
+    pub vendor: Option<PathBuf>,
 }
 
 /// Requests per route ("POST /auth/refresh"), for tests that count them.

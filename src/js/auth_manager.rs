@@ -229,40 +229,10 @@ impl AuthManager {
         promise(async move { Value::Bool(session.refresh_authentication().await) })
     }
 
-    #[wasm_bindgen(js_name = isTokenExpired)]
-    /// True without a token, or inside the one-minute margin before its expiry.
-    pub fn is_token_expired(&self) -> bool {
-        self.session.is_token_expired()
-    }
-
-    #[wasm_bindgen(js_name = isAboutToExpire)]
-    /// True inside the one-minute margin, before the expiry itself.
-    pub fn is_about_to_expire(&self) -> bool {
-        self.session.is_about_to_expire()
-    }
-
-    #[wasm_bindgen(js_name = checkIfLoggedIn)]
-    /// Whether `localStorage` holds an access token.
-    pub fn check_if_logged_in(&self) -> bool {
-        self.session.check_if_logged_in()
-    }
-
-    #[wasm_bindgen(js_name = getCurrentUser, unchecked_return_type = "JwtClaims | null")]
-    /// The access token's claims, or `null`.
-    pub fn get_current_user(&self) -> JsValue {
-        to_js(&self.session.current_user().unwrap_or(Value::Null))
-    }
-
     #[wasm_bindgen(js_name = getCurrentCompany, unchecked_return_type = "Company | null")]
     /// `{id}` of the token's company (plus details once fetched), or `null`.
     pub fn get_current_company(&self) -> JsValue {
         to_js(&self.session.current_company().unwrap_or(Value::Null))
-    }
-
-    #[wasm_bindgen(js_name = getCurrentRoles)]
-    /// The token's roles; `[]` without a token.
-    pub fn get_current_roles(&self) -> Vec<String> {
-        self.session.current_roles()
     }
 
     #[wasm_bindgen(js_name = hasPermission, unchecked_return_type = "Promise<boolean>")]
@@ -335,16 +305,20 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = trackLocalDatabase)]
-    /// Tracks a local database (IndexedDB or PouchDB) for destruction at the next login, company change or invalidation.
-    pub fn track_local_database(&self, #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue) -> Result<(), JsValue> {
-        let name = string_arg(&name, "name")?;
+    /// Tracks a local database for destruction at the next login, company change or invalidation: a local PouchDB instance (destroyed through PouchDB, on any adapter, its open instances told by their `destroyed` event) or a database name (`_pouch_<name>` and the IndexedDB database `name` deleted).
+    pub fn track_local_database(&self, #[wasm_bindgen(unchecked_param_type = "string | LocalPouchDB")] db: JsValue) -> Result<(), JsValue> {
+        let name = match db.is_object() {
+            true => crate::web::idb::track_pouch(&db).ok_or_else(|| invalid("a tracked database is a name or a local PouchDB (not a remote one)"))?,
+            false => string_arg(&db, "name")?,
+        };
         self.session.track_local_database(&name).map_err(|e| invalid(e.to_string()))
     }
 
-    #[wasm_bindgen(js_name = getTrackedLocalDatabases)]
+    #[wasm_bindgen(js_name = getTrackedLocalDatabases, unchecked_return_type = "string[]")]
     /// The tracked local database names.
-    pub fn get_tracked_local_databases(&self) -> Vec<String> {
-        self.session.tracked_local_databases()
+    pub fn tracked_local_databases(&self) -> JsValue {
+        // Built as a JS array here: a `Vec<String>` return brings the glue's slice decoder along.
+        self.session.tracked_local_databases().iter().map(|n| JsValue::from_str(n)).collect::<js_sys::Array>().into()
     }
 
     #[wasm_bindgen(js_name = destroyAllLocalDatabases, unchecked_return_type = "Promise<DestroyResult>")]

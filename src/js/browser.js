@@ -64,8 +64,10 @@ export function sbSocket(url) {
   };
 }
 
-// ---- IndexedDB (web/idb.rs): each request's events as a promise. A deletion or an open that
-// another tab's open connection holds up (`blocked`) is refused rather than left waiting.
+// ---- Local databases (web/idb.rs): each IndexedDB request's events as a promise, a whole
+// destroy or write bounded by `boundMs` (a connection that another tab, or this page, keeps open
+// without closing on `versionchange` holds a deletion up for as long as it stays open: the
+// caller reports the database as failed rather than waiting for it).
 const idbFactory = () => {
   if (!globalThis.indexedDB) throw "IndexedDB is not available";
   return globalThis.indexedDB;
@@ -73,16 +75,38 @@ const idbFactory = () => {
 const idbDone = (request) => new Promise((resolve, reject) => {
   request.onsuccess = () => resolve(request.result);
   request.onerror = () => reject(request.error || "IndexedDB request failed");
-  request.onblocked = () => reject("blocked by a connection another tab keeps open");
 });
-export function sbIdbDelete(name) {
-  return new Promise((resolve) => resolve(idbDone(idbFactory().deleteDatabase(name))));
+const bounded = (work, boundMs) => Promise.race([work, new Promise((_, reject) =>
+  setTimeout(reject, boundMs, "still blocked after " + boundMs + " ms by a connection left open"))]);
+const idbDelete = (name) => idbDone(idbFactory().deleteDatabase(name));
+
+// The PouchDB instances an app tracked, by name: destroyed through PouchDB, so every adapter
+// (the `indexeddb` one keeps open handles of its own) and every open instance of that name
+// learns of it (their `destroyed` event) and the next `new PouchDB(name)` opens a fresh one.
+const pouches = new Map();
+/** The name of a local PouchDB (remembered), or `undefined` for anything else. */
+export function sbTrackPouch(db) {
+  if (typeof db.name != "string" || typeof db.destroy != "function" || /^https?$/.test(db.adapter)) return;
+  pouches.set(db.name, db);
+  return db.name;
+}
+/** Destroys local database `name`: a tracked PouchDB through PouchDB, then the IndexedDB
+ *  databases `_pouch_<name>` (PouchDB's) and `name` (the SDK's bootstrap) if still there. */
+export function sbIdbDestroy(name, boundMs) {
+  const db = pouches.get(name);
+  return bounded((async () => {
+    if (db) await new db.constructor(name, { adapter: db.adapter }).destroy();
+    await idbDelete("_pouch_" + name);
+    await idbDelete(name);
+    if (pouches.get(name) === db) pouches.delete(name);
+  })(), boundMs);
 }
 export async function sbIdbExists(name) {
   const list = await idbFactory().databases();
   return list.some((d) => d.name === name);
 }
-export async function sbIdbWrite(name, store, records) {
+export const sbIdbWrite = (name, store, records, boundMs) => bounded(write(name, store, records), boundMs);
+async function write(name, store, records) {
   const request = idbFactory().open(name, 1);
   request.onupgradeneeded = () => {
     const db = request.result;

@@ -5,13 +5,35 @@
 // snapshot was made from. The module computes the snapshot (its rules stay in Rust) only when
 // that text changed, when it wrote storage or changed phase here (sbReadsChanged), or when
 // another tab wrote (a `storage` event). `make build` installs it on AuthManager
-// (pkg-template/finish.mjs).
+// (pkg-template/finish.mjs), with `docdbFetch`, the replication clients' fetch.
 
 let epoch = 0;
 
 /** Called by the module: storage was written here, or the session's phase changed. */
 export function sbReadsChanged() {
   epoch++;
+  if (feeds.size) queueMicrotask(cutStaleFeeds);
+}
+
+// docdbFetch's requests, one AbortController for all those sent with one header set: when the
+// stored set changes (a sign-out, another tab's login, a company switch), the requests still
+// open with the old one (a longpoll or continuous `_changes` feed) are aborted, so the client's
+// next request carries what is stored now, or is answered the local 401.
+const feeds = new Set();
+function feedFor(manager, kind, text) {
+  for (const feed of feeds) if (feed.manager === manager && feed.kind === kind && feed.text === text) return feed;
+  const feed = { manager, kind, text, controller: new AbortController() };
+  feeds.add(feed);
+  return feed;
+}
+// In a microtask: the module is not re-entered from inside its own storage write.
+function cutStaleFeeds() {
+  for (const feed of feeds) {
+    if (JSON.stringify(feed.manager.__wbg_ptr !== 0 && feed.manager.getDocdbHeaders(feed.kind)) !== feed.text) {
+      feed.controller.abort();
+      feeds.delete(feed);
+    }
+  }
 }
 
 // Another tab's write (the module hears it too, to follow that tab).
@@ -109,6 +131,25 @@ export function installHotReads(AuthManager) {
         pending.then(settled, settled);
       }
       return snap.pending;
+    },
+    // Not a read of the cache, but of the stored headers, at each request: a replication already
+    // running follows a refresh, another tab's login or a sign-out from its next request (and
+    // its open feed is cut when they change). The answer without a session is CouchDB's
+    // `unauthorized`, on which PouchDB ends a replication.
+    docdbFetch(kind) {
+      this.getDocdbHeaders(kind);
+      return (input, init) => {
+        const headers = this.__wbg_ptr !== 0 && this.getDocdbHeaders(kind);
+        if (!headers) {
+          return Promise.resolve(new Response('{"error":"unauthorized","message":"not signed in: nothing was sent"}',
+            { status: 401, headers: { "Content-Type": "application/json" } }));
+        }
+        const request = new Request(input, init);
+        for (const name in headers) request.headers.set(name, headers[name]);
+        const { signal } = feedFor(this, kind, JSON.stringify(headers)).controller;
+        // The headers are the authority: no cookies, whatever the client asked for.
+        return fetch(request, { credentials: "omit", signal: AbortSignal.any([request.signal, signal]) });
+      };
     },
     hasPermission(action) {
       const snap = typeof action === "string" ? reads(this, true) : undefined;

@@ -42,3 +42,39 @@ impl AuthManager {
         Ok(self.session().allows(&string_arg(&action, "action")?))
     }
 }
+
+/// The reads as Rust callers (the browser suites) make them. In the package the glue's cache
+/// answers the first five (`installHotReads` puts them on the prototype; their declarations are
+/// in the `.d.ts` section of `types.rs`), so they have no exports and the package carries no
+/// wrappers it never calls; `getTrackedLocalDatabases` is exported as a JS array.
+impl AuthManager {
+    /// True without a token, or inside the one-minute margin before its expiry.
+    pub fn is_token_expired(&self) -> bool {
+        self.session().is_token_expired()
+    }
+
+    /// True inside the one-minute margin, before the expiry itself.
+    pub fn is_about_to_expire(&self) -> bool {
+        self.session().is_about_to_expire()
+    }
+
+    /// Whether `localStorage` holds an access token.
+    pub fn check_if_logged_in(&self) -> bool {
+        self.session().check_if_logged_in()
+    }
+
+    /// The access token's claims, or `null`.
+    pub fn get_current_user(&self) -> JsValue {
+        to_js(&self.session().current_user().unwrap_or(serde_json::Value::Null))
+    }
+
+    /// The token's roles; `[]` without a token.
+    pub fn get_current_roles(&self) -> Vec<String> {
+        self.session().current_roles()
+    }
+
+    /// The tracked local database names (`getTrackedLocalDatabases`, as Rust callers read it).
+    pub fn get_tracked_local_databases(&self) -> Vec<String> {
+        self.session().tracked_local_databases()
+    }
+}

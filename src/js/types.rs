@@ -108,6 +108,36 @@ export interface DestroyResult {
   failed: string[];
 }
 
+/** What `trackLocalDatabase` needs of a PouchDB instance (PouchDB's own type fits it). */
+export interface LocalPouchDB {
+  readonly name: string;
+  readonly adapter: string;
+  destroy(): Promise<unknown>;
+}
+
+/** A `fetch` that sends the session's current `X-Docdb-*` headers (`AuthManager.docdbFetch`). */
+export type DocdbFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
+
+export interface AuthManager {
+  /** True without a token, or inside the one-minute margin before its expiry. */
+  isTokenExpired(): boolean;
+  /** True inside the one-minute margin, before the expiry itself. */
+  isAboutToExpire(): boolean;
+  /** Whether `localStorage` holds an access token. */
+  checkIfLoggedIn(): boolean;
+  /** The access token's claims, or `null`. */
+  getCurrentUser(): JwtClaims | null;
+  /** The token's roles; `[]` without a token. */
+  getCurrentRoles(): string[];
+  /**
+   * A `fetch` for a replication client (PouchDB's `fetch` option): each request carries the
+   * `X-Docdb-*` headers of `kind` stored at that moment (a refresh, another tab's login or a
+   * sign-out counts from the next request), and no cookies. With no session it answers a 401
+   * `Response` itself and sends nothing. Throws `invalid_argument` for another `kind`.
+   */
+  docdbFetch(kind: HeaderKind): DocdbFetch;
+}
+
 export type TokenKind = "Auth" | "Refresh";
 export type HeaderKind = "Remote" | "Local";
 

@@ -1,5 +1,6 @@
-//! The device's local databases in IndexedDB: destroying one deletes the IndexedDB database of
-//! that name and PouchDB's `_pouch_<name>`.
+//! The device's local databases in IndexedDB: destroying one destroys the PouchDB of that name
+//! through PouchDB when the app tracked the instance, then deletes PouchDB's `_pouch_<name>` and
+//! the IndexedDB database of that name (the SDK's bootstrap) if they are still there.
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -11,28 +12,35 @@ use crate::core::ports::{LocalBoxFuture, LocalDatabases};
 // holds no listeners or closures of its own for them (about 2.7 KB of the package).
 #[wasm_bindgen(module = "/src/js/browser.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = sbIdbDelete)]
-    fn delete_database(name: &str) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = sbIdbDestroy)]
+    fn destroy_database(name: &str, bound_ms: u32) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = sbTrackPouch)]
+    fn remember_pouch(db: &JsValue) -> Option<String>;
     #[wasm_bindgen(js_name = sbIdbExists)]
     fn database_exists(name: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbIdbWrite)]
-    fn write(name: &str, store: &str, records: js_sys::Array) -> js_sys::Promise;
+    fn write(name: &str, store: &str, records: js_sys::Array, bound_ms: u32) -> js_sys::Promise;
 }
+
+/// How long a destroy (or the bootstrap's write) may wait for a connection it needs closed: a
+/// page's PouchDB closes its handles on `versionchange` at once, so what is still open after this
+/// is a handle nobody will close soon; the login or invalidation goes on and reports the database
+/// in `failed` (it stays tracked, and its deletion stays queued in the browser).
+const BOUND_MS: u32 = 3_000;
 
 pub struct IndexedDbDatabases;
 
-async fn delete(name: String) -> Result<(), String> {
-    JsFuture::from(delete_database(&name)).await.map(drop).map_err(|e| ["deleting \"", &name, "\": ", &describe(&e)].concat())
-}
-
 impl LocalDatabases for IndexedDbDatabases {
     fn destroy(&self, name: &str) -> LocalBoxFuture<'static, Result<(), String>> {
-        let name = name.to_owned();
-        Box::pin(async move {
-            delete(name.clone()).await?;
-            delete(["_pouch_", &name].concat()).await
-        })
+        let promise = destroy_database(name, BOUND_MS);
+        Box::pin(async move { JsFuture::from(promise).await.map(drop).map_err(|e| describe(&e)) })
     }
+}
+
+/// The name of a local PouchDB instance, remembered so its destroy goes through PouchDB; `None`
+/// for anything that is not one (a remote PouchDB included).
+pub fn track_pouch(db: &JsValue) -> Option<String> {
+    remember_pouch(db)
 }
 
 /// Whether an IndexedDB database of that name exists (without creating it).
@@ -46,5 +54,5 @@ pub const CATALOG_STORE: &str = "docs";
 /// Writes `docs` into the local catalogue database `name` (created when missing).
 pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result<(), String> {
     let records: js_sys::Array = docs.iter().map(super::codec::to_js).collect();
-    JsFuture::from(write(&name, CATALOG_STORE, records)).await.map(drop).map_err(|e| describe(&e))
+    JsFuture::from(write(&name, CATALOG_STORE, records, BOUND_MS)).await.map(drop).map_err(|e| describe(&e))
 }

@@ -1,5 +1,5 @@
-//! Headless Chromium through chromedriver, and WebKit (WebKitWebDriver driving MiniBrowser under
-//! Xvfb), through fantoccini, against the app served in-process with the repository's www/ and
+//! Headless Chromium through chromedriver, headless Firefox through geckodriver, and WebKit
+//! (WebKitWebDriver driving MiniBrowser under Xvfb), through fantoccini, against the app served in-process with the repository's www/ and
 //! the built pkg/.
 
 use std::net::TcpListener;
@@ -17,7 +17,8 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// The app on a free port, serving `www` at / and the built package at /pkg/.
+/// The app on a free port, serving `www` at /, the built package at /pkg/ and the vendored
+/// PouchDB at /vendor/.
 pub async fn serve(www: PathBuf) -> (String, AppState) {
     serve_with(www, Settings { test_controls: true, ..Settings::default() }).await
 }
@@ -25,7 +26,9 @@ pub async fn serve(www: PathBuf) -> (String, AppState) {
 pub async fn serve_with(www: PathBuf, settings: Settings) -> (String, AppState) {
     let pkg = repo_root().join("pkg");
     assert!(pkg.join("session_broker_bg.wasm").exists(), "pkg/ is not built: run `make build` (make test-package does)");
-    let state = AppState::new(settings, StaticDirs { www: Some(www), pkg: Some(pkg) }).unwrap();
+    let vendor = repo_root().join("target/vendor");
+    assert!(vendor.join("pouchdb.min.js").exists(), "target/vendor has no PouchDB: run `make build` (make test-package does)");
+    let state = AppState::new(settings, StaticDirs { www: Some(www), pkg: Some(pkg), vendor: Some(vendor) }).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = mock_server::app(state.clone());
@@ -54,10 +57,13 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// The browser engines the package is tested in (Firefox runs the wasm suites, tests/run-browser.sh).
+/// The browser engines the package is tested in (the wasm suites, tests/run-browser.sh, run in
+/// Chrome and Firefox too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
     Chromium,
+    /// Debian's Firefox ESR, headless, through geckodriver.
+    Firefox,
     /// Safari's engine: Debian's WebKitWebDriver driving MiniBrowser, in Xvfb.
     WebKit,
 }
@@ -73,6 +79,8 @@ impl Browser {
     pub async fn start_engine(engine: Engine) -> Browser {
         let port = free_port();
         let profile = std::env::temp_dir().join(format!("e2e-{engine:?}-{}-{port}", std::process::id()));
+        // Firefox is given a profile directory that must exist; the others create theirs.
+        std::fs::create_dir_all(&profile).unwrap();
         let (mut command, caps) = match engine {
             Engine::Chromium => (
                 {
@@ -86,6 +94,20 @@ impl Browser {
                         "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                                  "--window-size=1400,1800", format!("--user-data-dir={}", profile.display())]
+                    }
+                }),
+            ),
+            Engine::Firefox => (
+                {
+                    let mut c = Command::new("geckodriver");
+                    c.args(["--port", &port.to_string()]);
+                    c
+                },
+                json!({
+                    "browserName": "firefox",
+                    "moz:firefoxOptions": {
+                        "binary": "/usr/bin/firefox-esr",
+                        "args": ["-headless", "-width=1400", "-height=1800", "-profile", profile.to_string_lossy()]
                     }
                 }),
             ),

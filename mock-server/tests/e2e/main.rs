@@ -3,9 +3,17 @@
 
 mod browser;
 mod demo;
+#[path = "../common/engine.rs"]
+mod engine;
 
 use browser::{group_members, marked, repo_root, serve, serve_with, Browser, Engine};
+use mock_server::crons::{self, runner};
+use mock_server::docdb::engine::EngineUrl;
+use mock_server::rolling::flags::{self, FlagPatch};
+use mock_server::rolling::RollingSettings;
 use mock_server::settings::Settings;
+use mock_server::state::AppState;
+use mock_server::store::audit::Actor;
 
 /// Opens a check page (one "ok …"/"FAIL …" line a check, then "done") and asserts on it.
 async fn run_check_page(base: &str, page: &str, at_least: usize) {
@@ -63,6 +71,54 @@ async fn the_release_package_works_in_webkit() {
     let settings = Settings { test_controls: true, refresh_reuse_grace_secs: 0, ..Settings::default() };
     let (base, _state) = serve_with(repo_root().join("tests/many-tabs"), settings).await;
     run_check_page_in(Engine::WebKit, &base, "index.html", 20).await;
+}
+
+/// The server with a document engine of its own (PouchDB Server): the proxy, the seed and the
+/// rolling machine on it. The engine ends when the returned guard drops.
+pub async fn serve_on_engine(www: std::path::PathBuf) -> (String, AppState, engine::Engine) {
+    let docs = engine::Engine::start().await;
+    let settings = Settings { test_controls: true, docdb_url: Some(EngineUrl::parse(&docs.url_with_credentials()).unwrap()), ..Settings::default() };
+    let (base, state) = serve_with(www, settings).await;
+    (base, state, docs)
+}
+
+/// The operator's cutover of `tenant`: `rollingDb` on, then the rotate (which warms CORE and
+/// invalidates the tenant's devices), as the console does it.
+pub fn cut_over(state: &AppState, tenant: &str) {
+    let rolling = RollingSettings::from(&*state.settings);
+    {
+        let conn = state.store.lock();
+        let on = FlagPatch { rolling_db: Some(true), ..FlagPatch::default() };
+        flags::apply(&state.cluster(&conn), &rolling, tenant, on, "e2e", false, state.clock.now_ms()).unwrap();
+    }
+    runner::trigger(state, crons::find(crons::ROTATE).unwrap(), &Actor::system("e2e")).unwrap();
+}
+
+/// PouchDB 9 beside the release package in Chromium, Firefox and WebKit (tests/replication):
+/// replication both ways through the proxy with `docdbFetch`, a refresh and a sign-out during a
+/// live replication, another tenant's database, the login cleanup of open databases on both
+/// adapters, a blocked deletion, and the cutover re-replicating from CORE.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the built pkg/, the browsers and PouchDB Server: run `make test-package`"]
+async fn pouchdb_replicates_beside_the_sdk_in_every_engine() {
+    for browser in [Engine::Chromium, Engine::Firefox, Engine::WebKit] {
+        let (base, state, _docs) = serve_on_engine(repo_root().join("tests/replication")).await;
+        let b = Browser::start_engine(browser).await;
+        b.client.goto(&format!("{base}/")).await.unwrap();
+        let phase = b.wait_text("#phase", "the page to reach the cutover", |t| t == "waiting for the cutover" || t == "done").await;
+        if phase != "done" {
+            cut_over(&state, "acme");
+        }
+        b.wait_text("#phase", "the page to finish", |t| t == "done").await;
+        let out = b.text("#out").await;
+        b.stop().await;
+        println!("{browser:?}:\n{out}");
+        let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(failed.is_empty(), "{browser:?}: {failed:#?}");
+        assert!(out.lines().filter(|l| l.starts_with("ok ")).count() >= 16, "{browser:?}: {out}");
+        // Only WebKit's ephemeral WebDriver session may run without PouchDB's idb adapter.
+        assert!(browser == Engine::WebKit || !out.contains("note:"), "{browser:?} skipped the idb adapter: {out}");
+    }
 }
 
 /// A test whose assertion fails mid-walk still ends its driver and its browser: the harness's

@@ -8,8 +8,10 @@ GECKODRIVER_VERSION := 0.37.1
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb postgresql pkg-config libssl-dev
 # The JS tools of the tests, pinned, from the npm registry into target/npm-tools: the TypeScript
-# that compiles tests/types, the bundlers of tests/bundlers, axe-core for the accessibility audit.
-NPM_TOOLS := typescript@5.9.3 vite@8.3.8 esbuild@0.28.2 webpack@5.112.2 webpack-cli@7.3.1 axe-core@4.14.1
+# that compiles tests/types (and PouchDB's types, for the README's replication example), the
+# bundlers of tests/bundlers, axe-core for the accessibility audit.
+NPM_TOOLS := typescript@5.9.3 vite@8.3.8 esbuild@0.28.2 webpack@5.112.2 webpack-cli@7.3.1 axe-core@4.14.1 \
+  @types/pouchdb-browser@6.1.5
 # The document engine of the tests (PouchDB Server: production's is Apache CouchDB 3, which
 # cannot be installed here) and PouchDB for Node, pinned, from the npm registry into target/pouchdb.
 POUCHDB_TOOLS := pouchdb-server@4.2.0 pouchdb@9.0.0
@@ -20,7 +22,7 @@ TWIGGY_VERSION := 0.8.0
 # The package's recorded size (release wasm + JS glue, gzip -9, bytes): `make test` fails when it
 # grows past this by more than 2% (a size is deterministic for a given toolchain). Lower it when a
 # change cuts; raise it only with the reason in the commit.
-SIZE_BUDGET := 81921
+SIZE_BUDGET := 81608
 WASM_OPT := target/binaryen/node_modules/.bin/wasm-opt
 ESBUILD := target/npm-tools/node_modules/.bin/esbuild
 WASM_FEATURES := --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int \

@@ -3,6 +3,7 @@ import init, { AuthManager, RollingDbAdmin, SyncSession } from "/pkg/session_bro
 import { $ } from "./dom.js";
 import { createConsole } from "./console.js";
 import { createSessionPane } from "./session.js";
+import { createReplicaPane } from "./replica.js";
 
 await init();
 const auth = new AuthManager({ baseUrl: location.origin, deviceInfo: { name: `demo tab on ${location.host}` } });
@@ -12,6 +13,7 @@ Object.assign(window, { sessionBroker: { auth, sync, admin } }); // handy in the
 
 const console_ = createConsole(auth, admin);
 const session = createSessionPane(auth, sync, () => console_.refresh());
+createReplicaPane(auth, sync, session.log);
 
 // The other origin of the same server: a second device with its own storage.
 const other = new URL(location.href);

@@ -161,5 +161,5 @@ export function createSessionPane(auth, sync, onChange) {
     render();
   });
 
-  return { render, renderToken, connect };
+  return { render, renderToken, connect, log };
 }

@@ -111,7 +111,7 @@ export interface DestroyResult {
 /** What `trackLocalDatabase` needs of a PouchDB instance (PouchDB's own type fits it). */
 export interface LocalPouchDB {
   readonly name: string;
-  readonly adapter: string;
+  readonly adapter?: string;
   destroy(): Promise<unknown>;
 }
 

@@ -1,6 +1,8 @@
 //! The demo page, walked as a person would: a cashier's device and an operator's console on two
-//! origins of the same server (two devices: separate localStorage and IndexedDB), the canary
-//! activation, the cutover on the device, and the rollback. Screenshots go to target/e2e/.
+//! origins of the same server (two devices: separate localStorage and IndexedDB), the device's
+//! PouchDB replicating through the document proxy on a real engine and pushing an order the
+//! console sees arrive, the canary activation, the cutover on the device (its replicas destroyed
+//! and CORE replicated anew), and the rollback. Screenshots go to target/e2e/.
 
 use std::time::Duration;
 
@@ -21,10 +23,16 @@ async fn log_in(b: &Browser, user: &str) {
     b.wait_text("#login-result", "the login to succeed", |t| t.starts_with("Logged in as")).await;
 }
 
+/// The rows of the replica's table: (document id, revision).
+fn replica_rows(table: &str) -> Vec<(&str, &str)> {
+    let is_rev = |r: &str| r.split_once('-').is_some_and(|(n, h)| n.parse::<u32>().is_ok() && h.len() == 32);
+    table.lines().filter_map(|l| l.split_once(' ')).filter(|(_, rev)| is_rev(rev)).collect()
+}
+
 #[tokio::test]
-#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+#[ignore = "needs the built pkg/, Chromium and PouchDB Server: run `make test-package`"]
 async fn canary_activation_and_rollback_from_the_page() {
-    let (base, _state) = serve(repo_root().join("www")).await;
+    let (base, _state, _engine) = crate::serve_on_engine(repo_root().join("www")).await;
     let device_origin = base.replace("127.0.0.1", "localhost");
     let b = Browser::start().await;
 
@@ -38,6 +46,10 @@ async fn canary_activation_and_rollback_from_the_page() {
     }
     b.wait_text("#rt-routing", "the device to be ready on legacy", |t| t == "legacy database").await;
     b.wait_text("#hook-log", "the legacy bootstrap", |t| t.contains("bootstrapped 17 documents from legacy")).await;
+    // The page's PouchDB replicated the routed catalogue through the proxy.
+    b.wait_text("#replica-state", "the legacy replica", |t| t == "up to date with dev_acme_main_catalog").await;
+    let docs = b.wait_text("#replica-docs", "the replica's documents", |t| replica_rows(t).len() >= 17).await;
+    assert!(replica_rows(&docs).iter().any(|(_, rev)| !rev.starts_with("1-")), "the legacy catalogue has edited revisions: {docs}");
     assert!(b.text("#console-locked").await.contains("Log in as admin"));
     let console_shown = b.client.find(Locator::Css("#console-body")).await.unwrap().is_displayed().await.unwrap();
     assert!(!console_shown, "a cashier does not see the operations console");
@@ -53,6 +65,16 @@ async fn canary_activation_and_rollback_from_the_page() {
     log_in(&b, "admin").await;
     b.wait_text("#fleet", "the fleet", |t| t.contains("Acme Corp (acme)")).await;
     b.wait_text("#t-routing", "acme on legacy", |t| t == "the legacy database").await;
+    let legacy_docs = |t: &str| t.split("legacy: ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse::<u64>().ok());
+    let before = legacy_docs(&b.wait_text("#t-seq", "the legacy figures", |t| legacy_docs(t).is_some()).await).unwrap();
+
+    // The device writes an order; its PouchDB pushes it into the day's database (legacy here)
+    // and the console sees it arrive on the engine.
+    b.client.switch_to_window(device_tab.clone()).await.unwrap();
+    b.click("#write-order").await;
+    b.wait_text("#order-result", "the order pushed", |t| t.starts_with("Pushed to dev_acme_main_catalog")).await;
+    b.client.switch_to_window(console_tab.clone()).await.unwrap();
+    b.wait_text("#t-seq", "the order on the server", |t| legacy_docs(t) == Some(before + 1)).await;
     b.screenshot("02-console-all-flags-off").await;
     let violations = b.accessibility_violations().await;
     assert!(violations.is_empty(), "the console as sys_admin sees it: {violations:#?}");
@@ -92,6 +114,11 @@ async fn canary_activation_and_rollback_from_the_page() {
     let events = b.wait_text("#hook-log", "the CORE bootstrap", |t| t.contains("bootstrapped 17 documents from core")).await;
     assert!(events.contains("invalidate-local (rolling-db-cutover)"), "{events}");
     assert!(b.text("#databases").await.contains("dev_acme_main_core"));
+    // The replicas were destroyed and CORE replicated anew: first revisions only.
+    assert!(events.contains("PouchDB: replica dev_acme_main_catalog destroyed"), "{events}");
+    b.wait_text("#replica-state", "the CORE replica", |t| t == "up to date with dev_acme_main_core").await;
+    let docs = b.wait_text("#replica-docs", "CORE's documents", |t| replica_rows(t).len() == 17).await;
+    assert!(replica_rows(&docs).iter().all(|(_, rev)| rev.starts_with("1-")), "CORE: first revisions only: {docs}");
     b.screenshot("04-device-cut-over").await;
     b.element_screenshot("#session", "pane-session").await;
 
@@ -108,6 +135,7 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.client.switch_to_window(device_tab).await.unwrap();
     b.wait_text("#rt-routing", "the device back on legacy", |t| t == "legacy database").await;
     b.wait_text("#hook-log", "the second invalidation", |t| t.contains("invalidate-local (operator)")).await;
+    b.wait_text("#replica-state", "the legacy replica again", |t| t == "up to date with dev_acme_main_catalog").await;
     b.screenshot("06-device-rolled-back").await;
     b.stop().await;
 }

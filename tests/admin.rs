@@ -107,3 +107,33 @@ async fn management_calls_reach_their_routes() {
     assert_eq!(code(&auth.get_company("a/b".into()).unwrap_err()), "invalid_argument");
     assert_eq!(code(&auth.update_user("user-carol".into(), js(json!([1]))).unwrap_err()), "invalid_argument");
 }
+
+/// `registerUser` (public sign-up: a new company, its manager) and `createUser` (a manager adds
+/// a cashier to its own company; only sys_admin picks roles), as the server answers them.
+#[wasm_bindgen_test]
+async fn sign_up_and_user_creation_through_the_sdk() {
+    fresh().await;
+    let auth = manager();
+    let signed_up = value(auth.register_user(js(json!({"username": "dana", "password": "dana-pass", "companyId": "dana-shop"}))).unwrap()).await;
+    assert_eq!(signed_up["status"], 201, "{signed_up}");
+    assert_eq!(signed_up["data"]["user"]["roles"], json!(["manager"]));
+    assert_eq!(signed_up["data"]["company"]["id"], "dana-shop");
+    let taken = value(auth.register_user(js(json!({"username": "eve", "password": "eve-pass-1", "companyId": "acme"}))).unwrap()).await;
+    assert_eq!((taken["success"].clone(), taken["status"].clone(), taken["code"].clone()), (json!(false), json!(409), json!("company_exists")));
+    let chose_roles = value(auth.register_user(js(json!({"username": "mallory", "password": "mallory-pass", "roles": ["sys_admin"]}))).unwrap()).await;
+    assert_eq!(chose_roles["status"], 403, "roles cannot be chosen at sign-up");
+
+    // The new manager logs in and creates a cashier in its own company, nowhere else.
+    login(&auth, "dana").await;
+    let created = value(auth.create_user(js(json!({"username": "frank", "password": "frank-pass-1"}))).unwrap()).await;
+    assert_eq!(created["status"], 201, "{created}");
+    assert_eq!((created["data"]["user"]["companyId"].clone(), created["data"]["user"]["roles"].clone()), (json!("dana-shop"), json!(["cashier"])));
+    let elsewhere = value(auth.create_user(js(json!({"username": "grace", "password": "grace-pass-1", "companyId": "acme"}))).unwrap()).await;
+    assert_eq!(elsewhere["status"], 403);
+    let with_roles = value(auth.create_user(js(json!({"username": "heidi", "password": "heidi-pass-1", "roles": ["manager"]}))).unwrap()).await;
+    assert_eq!(with_roles["status"], 403);
+    // A cashier creates nobody.
+    login(&auth, "alice").await;
+    assert_eq!(value(auth.create_user(js(json!({"username": "ivan", "password": "ivan-pass-1"}))).unwrap()).await["status"], 403);
+    assert_eq!(code(&auth.create_user(js(json!([1]))).unwrap_err()), "invalid_argument");
+}

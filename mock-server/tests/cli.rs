@@ -104,3 +104,28 @@ fn without_jwt_secret_the_server_keeps_to_loopback_and_generates_a_private_secre
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The runbook: the production `DB_PREFIX` "must not be changed". A server started with another
+/// prefix on the same data refuses to start and names both; the recorded one starts again.
+#[test]
+fn another_db_prefix_on_the_same_data_is_refused() {
+    let dir = temp("prefix");
+    let settings = mock_server::settings::Settings { data_dir: Some(dir.clone()), ..Default::default() };
+    drop(mock_server::store::Store::open(&settings, None, 0).expect("the first start records dev"));
+    let refused = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("DATA_DIR", &dir)
+        .env("DB_PREFIX", "prod")
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success(), "the server must not start on another prefix");
+    let said = text(&refused);
+    assert!(said.contains("\"prod\"") && said.contains("\"dev\"") && said.contains("must not change"), "{said}");
+    let conn = rusqlite::Connection::open(dir.join("mock-server.sqlite")).unwrap();
+    let recorded: String = conn.query_row("SELECT db_prefix FROM docdb_cluster", [], |r| r.get(0)).unwrap();
+    assert_eq!(recorded, "dev", "the refusal changed nothing");
+    drop(conn);
+    assert!(mock_server::store::Store::open(&settings, None, 0).is_ok(), "the recorded prefix starts again");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -64,10 +64,10 @@ export function sbSocket(url) {
   };
 }
 
-// ---- Local databases (web/idb.rs): each IndexedDB request's events as a promise, a whole
-// destroy or write bounded by `boundMs` (a connection that another tab, or this page, keeps open
-// without closing on `versionchange` holds a deletion up for as long as it stays open: the
-// caller reports the database as failed rather than waiting for it).
+// ---- Local databases (web/idb.rs): each IndexedDB request's events as a promise; a whole
+// destroy, or the open of a write, bounded by `boundMs` (a connection that another tab, or this
+// page, keeps open without closing on `versionchange` holds a deletion up for as long as it stays
+// open: the caller reports the database as failed rather than waiting for it).
 const idbFactory = () => {
   if (!globalThis.indexedDB) throw "IndexedDB is not available";
   return globalThis.indexedDB;
@@ -105,14 +105,20 @@ export async function sbIdbExists(name) {
   const list = await idbFactory().databases();
   return list.some((d) => d.name === name);
 }
-export const sbIdbWrite = (name, store, records, boundMs) => bounded(write(name, store, records), boundMs);
-async function write(name, store, records) {
+export async function sbIdbWrite(name, store, records, boundMs) {
   const request = idbFactory().open(name, 1);
   request.onupgradeneeded = () => {
     const db = request.result;
     if (!db.objectStoreNames.contains(store)) db.createObjectStore(store, { keyPath: "_id" });
   };
-  const db = await idbDone(request);
+  // Only the open is bounded (it waits behind a blocked deletion), not the writing of a large
+  // catalogue; an open that succeeds after the bound is closed at once, or it would hold up the
+  // next destroy in turn.
+  const opening = idbDone(request);
+  const db = await bounded(opening, boundMs).catch((e) => {
+    opening.then((late) => late.close(), () => {});
+    throw e;
+  });
   try {
     const tx = db.transaction(store, "readwrite");
     const objects = tx.objectStore(store);

@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS docdb_cluster (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   max_open INTEGER NOT NULL,
   clock INTEGER NOT NULL DEFAULT 0,
-  open_handles INTEGER NOT NULL DEFAULT 0
+  open_handles INTEGER NOT NULL DEFAULT 0,
+  db_prefix TEXT
 );
 -- The open-handle count kept by triggers, whatever path opens, closes or deletes a database:
 -- counting the rows on every open made a 10,000-tenant rotate quadratic.
@@ -87,7 +88,26 @@ pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
         )?;
     }
     conn.execute_batch(SCHEMA)?;
+    let has_prefix: i64 = query_row(conn, "SELECT COUNT(*) FROM pragma_table_info('docdb_cluster') WHERE name = 'db_prefix'", [], |r| r.get(0))?;
+    if has_prefix == 0 {
+        conn.execute_batch("ALTER TABLE docdb_cluster ADD COLUMN db_prefix TEXT")?;
+    }
     set_max_open(conn, max_open)
+}
+
+/// The `DB_PREFIX` the store's databases were named with, recorded at the first start: the
+/// runbook says the value "must not be changed", since every database name carries it. Another
+/// prefix on the same data would orphan them all (the next rotate failing tenant by tenant), so
+/// it is refused, naming both.
+pub fn check_prefix(conn: &Connection, prefix: &str) -> Result<(), String> {
+    let recorded: Option<String> = query_row(conn, "SELECT db_prefix FROM docdb_cluster WHERE id = 1", [], |r| r.get(0)).optional().map_err(|e| e.to_string())?.flatten();
+    match recorded {
+        Some(made_with) if made_with != prefix => Err(format!(
+            "DB_PREFIX is {prefix:?}, but this store's databases were made with DB_PREFIX {made_with:?}: the prefix must not change on existing data (start with DB_PREFIX={made_with}, or give a new DATA_DIR)"
+        )),
+        Some(_) => Ok(()),
+        None => exec(conn, "UPDATE docdb_cluster SET db_prefix = ?1 WHERE id = 1", [prefix]).map(drop).map_err(|e| e.to_string()),
+    }
 }
 
 /// Sets the cluster's `max_dbs_open`; handles over a lowered bound close as they are needed.

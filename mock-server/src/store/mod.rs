@@ -97,6 +97,7 @@ impl Store {
         let mut conn = open_connection(path.as_ref()).map_err(|e| format!("open store: {e}"))?;
         migrate::run(&mut conn, migrate::Mode::Apply).map_err(|e| e.to_string())?;
         docdb::install(&conn, settings.rolling_db_max_open).map_err(|e| format!("document cluster tables: {e}"))?;
+        docdb::check_prefix(&conn, &settings.db_prefix)?;
         conn.execute_batch(crate::crons::runs::SCHEMA).map_err(|e| format!("cron tables: {e}"))?;
         conn.execute_batch(crate::rolling::alarms::SCHEMA).map_err(|e| format!("alarm tables: {e}"))?;
         seed::seed_if_empty(&docdb::Cluster::new(&conn, engine), settings, now_ms).map_err(|e| format!("seed: {e}"))?;

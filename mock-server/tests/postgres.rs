@@ -123,29 +123,29 @@ fn the_production_scenario_with_the_release_commands() {
     assert!(!table_exists(&mut client, "day_databases"), "nothing ran");
 
     let (ok, out) = cli(&url, &["--status"]);
-    assert!(ok && out.lines().filter(|l| l.starts_with("pending")).count() == 16, "{out}");
+    assert!(ok && out.lines().filter(|l| l.starts_with("pending")).count() == 17, "{out}");
     let (ok, out) = cli(&url, &["--baseline-through", "0011"]);
     assert!(ok && out.contains("baseline: 12 recorded as applied, 0 already recorded"), "{out}");
 
     let (ok, out) = cli(&url, &["--dry-run"]);
-    assert!(ok && out.contains("would apply 0012_add_day_databases") && out.contains("CREATE TABLE day_databases") && out.contains("migrations: 4 would be applied, 12 skipped"), "{out}");
+    assert!(ok && out.contains("would apply 0012_add_day_databases") && out.contains("CREATE TABLE day_databases") && out.contains("migrations: 5 would be applied, 12 skipped"), "{out}");
     assert!(!table_exists(&mut client, "day_databases"), "a dry run changes nothing");
     assert_eq!(count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"), 12);
 
     let (ok, out) = cli(&url, &[]);
-    assert!(ok && out.contains("migrations: 4 applied, 12 skipped"), "{out}");
+    assert!(ok && out.contains("migrations: 5 applied, 12 skipped"), "{out}");
     let (ok, out) = cli(&url, &["--validate"]);
     assert!(ok && out.contains("validation: every check holds") && !out.contains("FAIL"), "{out}");
     let (ok, out) = cli(&url, &[]);
-    assert!(ok && out.contains("migrations: 0 applied, 16 skipped"), "a re-run is a no-op: {out}");
+    assert!(ok && out.contains("migrations: 0 applied, 17 skipped"), "a re-run is a no-op: {out}");
     assert_eq!(count(&mut client, "SELECT count(*) FROM companies"), 1, "existing data untouched");
-    // The entries read ordered by created_at end with 0015.
+    // The entries read ordered by created_at end with the journal's last.
     let last: i64 = client.query_one("SELECT created_at FROM drizzle.__drizzle_migrations ORDER BY created_at DESC LIMIT 1", &[]).unwrap().get(0);
     assert_eq!(Some(last), journal().last().map(|m| m.when));
     // A pre-existing table changed by someone is what validation exists to catch.
     client.batch_execute("ALTER TABLE companies ADD COLUMN extra integer").unwrap();
     let (ok, out) = cli(&url, &["--validate"]);
-    assert!(!ok && out.contains("FAIL the tables of 0000–0011 are as those migrations made them (changed: companies)"), "{out}");
+    assert!(!ok && out.contains("FAIL the tables of 0000–0011 are as the journal's migrations made them (changed: companies)"), "{out}");
 }
 
 #[test]
@@ -155,7 +155,7 @@ fn a_fresh_database_gets_every_migration_and_validates() {
     let mut client = Client::connect(&url, NoTls).unwrap();
     let mut lines = Vec::new();
     let report = pg::apply(&mut client, false, &mut |l| lines.push(l)).unwrap();
-    assert_eq!((report.applied.len(), report.skipped.len()), (16, 0));
+    assert_eq!((report.applied.len(), report.skipped.len()), (17, 0));
     assert!(pg::validate(&mut client, &mut |l| lines.push(l)).unwrap(), "{lines:#?}");
 }
 
@@ -181,7 +181,8 @@ fn the_hand_made_alternative_is_detected_and_accepted() {
     register(&mut client, 12, 15);
     let mut lines = Vec::new();
     let report = pg::apply(&mut client, false, &mut |l| lines.push(l)).unwrap();
-    assert!(report.applied.is_empty(), "{report:?}");
+    // Nothing of the rollout runs again; only what the journal added after it (0016).
+    assert_eq!(report.applied, ["0016_add_archive_sources"], "{report:?}");
     assert!(lines.iter().any(|l| l.starts_with("alternative path detected") && l.contains("0011_create_audit_log")), "{lines:#?}");
     assert!(pg::validate(&mut client, &mut |l| lines.push(l)).unwrap(), "{lines:#?}");
 }
@@ -201,7 +202,7 @@ fn a_failing_migration_is_rolled_back_whole() {
     assert_eq!(count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"), 12, "no row for the failed migration");
     client.batch_execute("DROP TABLE squatter").unwrap();
     let report = pg::apply(&mut client, false, &mut |_| {}).unwrap();
-    assert_eq!(report.applied.len(), 4, "the next run applies it");
+    assert_eq!(report.applied.len(), 5, "the next run applies it");
 }
 
 #[test]
@@ -220,7 +221,7 @@ fn the_four_column_shape_of_0013_is_collapsed_by_0015_with_its_data() {
         )
         .unwrap();
     let report = pg::apply(&mut client, false, &mut |_| {}).unwrap();
-    assert_eq!(report.applied, ["0015_simplify_rolling_db_flags"]);
+    assert_eq!(report.applied, ["0015_simplify_rolling_db_flags", "0016_add_archive_sources"]);
     let rows: Vec<(String, i32, i32)> = client
         .query("SELECT company_id, rolling_db, rolling_db_drop FROM company_feature_flags ORDER BY company_id", &[])
         .unwrap()

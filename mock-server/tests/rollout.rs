@@ -329,6 +329,11 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     assert_eq!(rows.len(), 2);
     assert!(rows.iter().all(|r| r["doc"]["source_db"] == db0.as_str() && r["doc"]["source_db"].as_str().unwrap().starts_with("daily_")));
     assert_error(&s.call(reqwest::Method::PUT, "/docdb/dev_acme_main_archive/x", Some(&alice), Some(json!({}))).await, 403, "forbidden");
+    // The relational archive: the day's orders as rows, type by type, checksums equal.
+    let orders = &recon["days"][0]["relational"][0];
+    assert_eq!((orders["type"].clone(), orders["dayCount"].clone(), orders["rowCount"].clone(), orders["diff"].clone()), (json!("order"), json!(2), json!(2), json!(0)), "{recon}");
+    assert_eq!(orders["dayChecksum"], orders["rowChecksum"]);
+    assert_eq!(recon["days"][0]["relational"][1]["rowCount"], 0, "no sales that day");
 
     // The drop flag: its prerequisites are not met (CONFLICTS_ENABLED is off, one green day of
     // 14), so key_manager is refused and may not force; sys_admin forces it, audited with the
@@ -370,6 +375,8 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     assert_eq!(topo["days"][0]["status"], "DROPPED");
     let alice = s.token("alice").await;
     assert_eq!(s.get("/docdb/dev_acme_main_archive/_all_docs", Some(&alice)).await.body["total_rows"], 2, "its data stays in the archive");
+    let kept = mock_server::store::relational_archive::revisions(&s.state.store.lock(), mock_server::store::relational_archive::Table::Orders, &db0).unwrap();
+    assert_eq!(kept.iter().map(|(id, rev)| (id.as_str(), rev.starts_with("2-"))).collect::<Vec<_>>(), [("order-1", false), ("order-2", true)], "and its orders in the relational store");
 
     // rollingDbDrop off stops the drops.
     let keys = s.token("keys").await;
@@ -379,6 +386,44 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     let admin = s.token("admin").await;
     let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
     assert!(eval["log"].to_string().contains("acme: skipped (rollingDbDrop is off)"), "{eval}");
+}
+
+/// The relational archive is keyed by its source: a re-run writes no second row, a sale names its
+/// order's row, and a row lost afterwards is a reconciliation regression (an alarm), not silence.
+#[tokio::test]
+async fn the_relational_archive_is_idempotent_and_reconciled() {
+    use mock_server::store::relational_archive::{self as relational, Table};
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    enable(&s, &admin, "acme").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let db0 = format!("daily_dev_acme_main_{}", day_of(s.now()));
+    let alice = s.token("alice").await;
+    put_doc(&s, &alice, &db0, "order-7", json!({"type": "order", "status": "paid", "totalCents": 990})).await;
+    put_doc(&s, &alice, &db0, "sale-7", json!({"type": "sale", "orderId": "order-7", "amountCents": 990})).await;
+    put_doc(&s, &alice, &db0, "note-1", json!({"type": "note"})).await;
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    for _ in 0..2 {
+        assert_eq!(s.run_cron(&admin, "rolling-db-archive").await["status"], "succeeded");
+    }
+    let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
+    assert_eq!(recon["diff"], 0, "{recon}");
+    {
+        let conn = s.state.store.lock();
+        assert_eq!(relational::counts(&conn, &db0).unwrap(), (1, 1), "one row each after two runs; the note is no order or sale");
+        let (order_id, amount): (Option<String>, i64) = conn.query_row("SELECT order_id, amount_cents FROM sales WHERE source_db = ?1", [&db0], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        assert_eq!((order_id.as_deref(), amount), (Some(relational::row_id(&db0, "order-7").as_str()), 990));
+        assert_eq!(relational::revisions(&conn, Table::Sales, &db0).unwrap()[0].0, "sale-7");
+        conn.execute("DELETE FROM sales WHERE source_db = ?1", [&db0]).unwrap();
+    }
+    let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
+    let sales = &recon["days"][0]["relational"][1];
+    assert_eq!((recon["diff"].clone(), sales["dayCount"].clone(), sales["rowCount"].clone()), (json!(1), json!(1), json!(0)), "{recon}");
+    assert_ne!(sales["dayChecksum"], sales["rowChecksum"]);
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(arch["log"].to_string().contains(&format!("REGRESSED since reconciled [{db0}]")), "{arch}");
 }
 
 #[tokio::test]

@@ -1,7 +1,10 @@
 //! The archive of past day databases (`AUTO_ARCHIVE_ENABLED`): a day database older than today
 //! with no open order left is drained; its documents are copied into the tenant's `*_archive`
-//! database with `source_db` naming it; reconciliation compares the two (diff 0 = reconciled),
-//! after which the day database is ARCHIVED. An open order keeps its day ACTIVE (still payable).
+//! database with `source_db` naming it, and its orders and sales into the relational store
+//! (`store::relational_archive`); reconciliation compares the day database with both (diff 0 =
+//! reconciled), after which the day database is ARCHIVED. An open order keeps its day ACTIVE
+//! (still payable). Every copy is an upsert keyed by the source, so a re-run or a run resumed
+//! after a crash ends as one clean run.
 
 use crate::docdb::Cluster;
 use rusqlite::params;
@@ -14,6 +17,8 @@ use super::days::{set_day_status, stamp, DayStatus, Stamp};
 use super::tenants::Tenant;
 use super::{RollingResult, RollingSettings};
 use crate::docdb::{self, Doc, Kind};
+use crate::store::relational_archive::{self as relational, OrderRow, SaleRow, Table};
+use sha2::{Digest, Sha256};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -37,20 +42,73 @@ fn archive_id(day_db: &str, doc_id: &str) -> String {
     format!("{day_db}:{doc_id}")
 }
 
-/// Documents of `day_db` missing from (or different in) the archive, plus archived copies whose
-/// source is gone: 0 means the archive holds exactly the day's data.
+/// One document type of a day database against its relational rows: counts, a checksum of the
+/// sorted `id@rev` on each side (SHA-256, hex), and how many entries differ.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TypeCheck {
+    #[serde(rename = "type")]
+    pub doc_type: &'static str,
+    pub day_count: u64,
+    pub row_count: u64,
+    pub day_checksum: String,
+    pub row_checksum: String,
+    pub diff: u64,
+}
+
+fn checksum(entries: &[(String, String)]) -> String {
+    let mut hash = Sha256::new();
+    for (id, rev) in entries {
+        hash.update(format!("{id}@{rev}\n"));
+    }
+    hex::encode(hash.finalize())
+}
+
+fn of_type<'a>(docs: &'a [Doc], doc_type: &str) -> impl Iterator<Item = &'a Doc> {
+    let doc_type = doc_type.to_owned();
+    docs.iter().filter(move |d| d.body.get("type").and_then(Value::as_str) == Some(doc_type.as_str()))
+}
+
+/// The day's orders and sales against the relational store, type by type.
+pub fn relational_checks(conn: &Cluster, day_db: &str, day_docs: &[Doc]) -> RollingResult<Vec<TypeCheck>> {
+    let mut out = Vec::new();
+    for table in Table::ALL {
+        let mut day: Vec<(String, String)> = of_type(day_docs, table.doc_type()).map(|d| (d.id.clone(), d.rev.clone())).collect();
+        day.sort();
+        let rows = relational::revisions(conn, table, day_db)?;
+        let diff = day.iter().filter(|e| !rows.contains(e)).count() + rows.iter().filter(|e| !day.contains(e)).count();
+        out.push(TypeCheck {
+            doc_type: table.doc_type(),
+            day_count: day.len() as u64,
+            row_count: rows.len() as u64,
+            day_checksum: checksum(&day),
+            row_checksum: checksum(&rows),
+            diff: diff as u64,
+        });
+    }
+    Ok(out)
+}
+
+/// Documents of `day_db` missing from (or different in) the archive database or the relational
+/// store, plus archived copies and rows whose source is gone: 0 means both hold exactly the day's
+/// data.
 pub fn reconcile_diff(conn: &Cluster, day_db: &str, archive_db: &str) -> RollingResult<u64> {
     if !docdb::exists(conn, day_db)? {
         return Ok(0);
     }
     let day_docs = docdb::all_docs(conn, day_db)?;
+    let relational: u64 = relational_checks(conn, day_db, &day_docs)?.iter().map(|c| c.diff).sum();
+    Ok(archive_diff(conn, day_db, archive_db, &day_docs)? + relational)
+}
+
+fn archive_diff(conn: &Cluster, day_db: &str, archive_db: &str, day_docs: &[Doc]) -> RollingResult<u64> {
     let archived: Vec<Doc> = if docdb::exists(conn, archive_db)? {
         docdb::all_docs(conn, archive_db)?.into_iter().filter(|d| d.body.get("source_db").and_then(Value::as_str) == Some(day_db)).collect()
     } else {
         Vec::new()
     };
     let mut diff = 0;
-    for doc in &day_docs {
+    for doc in day_docs {
         let copy = archived.iter().find(|a| a.id == archive_id(day_db, &doc.id));
         if copy.is_none_or(|a| a.body.get("source_rev").and_then(Value::as_str) != Some(doc.rev.as_str())) {
             diff += 1;
@@ -72,6 +130,27 @@ fn copy_into_archive(conn: &Cluster, day_db: &str, archive_db: &str) -> RollingR
         body.insert("source_id".into(), Value::String(doc.id.clone()));
         body.insert("source_rev".into(), Value::String(doc.rev.clone()));
         docdb::put(conn, archive_db, &id, body, existing.as_ref().map(|e| e.rev.as_str()))?;
+    }
+    Ok(())
+}
+
+fn number(doc: &Doc, field: &str) -> i64 {
+    doc.body.get(field).and_then(Value::as_i64).unwrap_or(0)
+}
+
+/// The day's orders, then its sales (a sale names its order's row), into the relational store.
+fn copy_into_relational(conn: &Cluster, company_id: &str, day_db: &str, now_ms: i64) -> RollingResult<()> {
+    let docs = docdb::all_docs(conn, day_db)?;
+    let created = |d: &Doc| d.body.get("createdAt").and_then(Value::as_i64).unwrap_or(now_ms);
+    for d in of_type(&docs, Table::Orders.doc_type()) {
+        let status = d.body.get("status").and_then(Value::as_str).unwrap_or("");
+        let row = OrderRow { doc_id: &d.id, rev: &d.rev, status, total_cents: number(d, "totalCents"), created_at: created(d) };
+        relational::put_order(conn, company_id, day_db, &row)?;
+    }
+    for d in of_type(&docs, Table::Sales.doc_type()) {
+        let order = d.body.get("orderId").and_then(Value::as_str);
+        let row = SaleRow { doc_id: &d.id, rev: &d.rev, order_doc_id: order, amount_cents: number(d, "amountCents"), created_at: created(d) };
+        relational::put_sale(conn, company_id, day_db, &row)?;
     }
     Ok(())
 }
@@ -98,6 +177,7 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
             docdb::create(conn, &archive_db, &tenant.id, Kind::Archive, now_ms)?;
         }
         copy_into_archive(conn, &day_db, &archive_db)?;
+        copy_into_relational(conn, &tenant.id, &day_db, now_ms)?;
         stamp(conn, &day_db, Stamp::Archived, now_ms)?;
         if reconcile_diff(conn, &day_db, &archive_db)? == 0 {
             stamp(conn, &day_db, Stamp::Reconciled, now_ms)?;
@@ -112,6 +192,11 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
     let mut stmt = conn.prepare_cached("SELECT name FROM day_databases WHERE company_id = ?1 AND status = 'ARCHIVED' ORDER BY day")?;
     let archived: Vec<String> = stmt.query_map([&tenant.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     for day_db in archived {
+        // A day archived before the relational archive existed (no rows of it at all, and still
+        // matching its archive database) gets its rows now rather than an alarm.
+        if relational::counts(conn, &day_db)? == (0, 0) && docdb::exists(conn, &day_db)? && archive_diff(conn, &day_db, &archive_db, &docdb::all_docs(conn, &day_db)?)? == 0 {
+            copy_into_relational(conn, &tenant.id, &day_db, now_ms)?;
+        }
         let diff = reconcile_diff(conn, &day_db, &archive_db)?;
         if diff != 0 {
             let detail = format!("{day_db} was archived with reconciliation diff 0 and now differs from its archive in {diff} document(s)");

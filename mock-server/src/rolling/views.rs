@@ -5,7 +5,7 @@ use crate::docdb::Cluster;
 use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 
-use super::archive::reconcile_diff;
+use super::archive::{reconcile_diff, relational_checks};
 use super::drop_eval::candidates;
 use super::invalidation::{self, current_routing, Routing};
 use super::naming::day_of;
@@ -60,8 +60,8 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
     Ok(json!({ "tenants": out, "cutoverSdkVersion": session_broker::protocol::CUTOVER_SDK_VERSION }))
 }
 
-/// Past day databases against the archive; `diff` totals the archived ones (a day not archived
-/// yet is listed with `diff: null`).
+/// Past day databases against the archive database and the relational store; `diff` totals the
+/// archived ones (a day not archived yet is listed with `diff: null`, `relational: null`).
 pub fn reconciliation(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
     let archive_db = tenant.names(&settings.db_prefix).archive();
     let today = day_of(now_ms);
@@ -76,7 +76,12 @@ pub fn reconciliation(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
         let doc_count = docdb::info(conn, &name)?.map(|i| i.doc_count).unwrap_or(0);
         let diff = if archived { Some(reconcile_diff(conn, &name, &archive_db)?) } else { None };
         total += diff.unwrap_or(0);
-        days.push(json!({ "name": name, "date": date, "status": status, "docCount": doc_count, "archived": archived, "diff": diff }));
+        // Orders and sales against the relational store, type by type (counts and checksums).
+        let relational = match archived && docdb::exists(conn, &name)? {
+            true => Some(relational_checks(conn, &name, &docdb::all_docs(conn, &name)?)?),
+            false => None,
+        };
+        days.push(json!({ "name": name, "date": date, "status": status, "docCount": doc_count, "archived": archived, "diff": diff, "relational": relational }));
     }
     Ok(json!({ "companyId": tenant.id, "diff": total, "days": days }))
 }

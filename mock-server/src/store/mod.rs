@@ -6,6 +6,7 @@ pub mod devices;
 pub mod migrate;
 pub mod postgres;
 pub mod refresh_tokens;
+pub mod relational_archive;
 pub mod seed;
 pub mod users;
 

@@ -1,0 +1,100 @@
+//! The relational archive: a day database's orders and sales as rows of `orders` and `sales`
+//! (the runbook: after a drop, "orders and sales are complete from the relational store"). A
+//! row's id is `{source_db}:{document id}`, so an archive run again, or resumed after a crash,
+//! updates the rows it wrote instead of doubling them; `source_rev` is the revision it copied.
+
+use super::{exec, query_row};
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// Which table: the document type it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    Orders,
+    Sales,
+}
+
+impl Table {
+    pub const ALL: [Table; 2] = [Table::Orders, Table::Sales];
+
+    /// The document `type` whose documents land in this table.
+    pub fn doc_type(self) -> &'static str {
+        match self {
+            Table::Orders => "order",
+            Table::Sales => "sale",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Table::Orders => "orders",
+            Table::Sales => "sales",
+        }
+    }
+}
+
+/// An order document, as the table keeps it.
+pub struct OrderRow<'a> {
+    pub doc_id: &'a str,
+    pub rev: &'a str,
+    pub status: &'a str,
+    pub total_cents: i64,
+    pub created_at: i64,
+}
+
+/// A sale document, as the table keeps it (`order_doc_id`: the order it pays, by document id).
+pub struct SaleRow<'a> {
+    pub doc_id: &'a str,
+    pub rev: &'a str,
+    pub order_doc_id: Option<&'a str>,
+    pub amount_cents: i64,
+    pub created_at: i64,
+}
+
+pub fn row_id(source_db: &str, doc_id: &str) -> String {
+    format!("{source_db}:{doc_id}")
+}
+
+pub fn put_order(conn: &Connection, company_id: &str, source_db: &str, row: &OrderRow) -> rusqlite::Result<()> {
+    exec(
+        conn,
+        "INSERT INTO orders (id, company_id, status, total_cents, created_at, source_db, source_rev) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT(id) DO UPDATE SET status = excluded.status, total_cents = excluded.total_cents, source_rev = excluded.source_rev",
+        params![row_id(source_db, row.doc_id), company_id, row.status, row.total_cents, row.created_at, source_db, row.rev],
+    )
+    .map(drop)
+}
+
+/// A sale's `order_id` names the order's row when that order was archived from the same day
+/// (orders are written first); a sale of an order kept elsewhere keeps none.
+pub fn put_sale(conn: &Connection, company_id: &str, source_db: &str, row: &SaleRow) -> rusqlite::Result<()> {
+    let order_id = match row.order_doc_id {
+        Some(order) => query_row(conn, "SELECT id FROM orders WHERE id = ?1", [row_id(source_db, order)], |r| r.get::<_, String>(0)).optional()?,
+        None => None,
+    };
+    exec(
+        conn,
+        "INSERT INTO sales (id, company_id, order_id, amount_cents, created_at, source_db, source_rev) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT(id) DO UPDATE SET order_id = excluded.order_id, amount_cents = excluded.amount_cents, source_rev = excluded.source_rev",
+        params![row_id(source_db, row.doc_id), company_id, order_id, row.amount_cents, row.created_at, source_db, row.rev],
+    )
+    .map(drop)
+}
+
+/// `(document id, revision)` of every row archived from `source_db`, by id.
+pub fn revisions(conn: &Connection, table: Table, source_db: &str) -> rusqlite::Result<Vec<(String, String)>> {
+    let sql = format!("SELECT id, COALESCE(source_rev, '') FROM {} WHERE source_db = ?1 ORDER BY id", table.name());
+    let prefix = row_id(source_db, "");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([source_db], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    rows.map(|r| r.map(|(id, rev)| (id.strip_prefix(&prefix).unwrap_or(&id).to_owned(), rev))).collect()
+}
+
+/// How many rows of each table came from `source_db`: `(orders, sales)`.
+pub fn counts(conn: &Connection, source_db: &str) -> rusqlite::Result<(u64, u64)> {
+    query_row(
+        conn,
+        "SELECT (SELECT COUNT(*) FROM orders WHERE source_db = ?1), (SELECT COUNT(*) FROM sales WHERE source_db = ?1)",
+        [source_db],
+        |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+    )
+}

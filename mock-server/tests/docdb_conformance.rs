@@ -166,3 +166,28 @@ async fn a_rotate_reads_the_same_on_every_adapter(engine: Option<&Engine>) {
 }
 
 on_both_adapters!(a_rotate_embedded, a_rotate_on_the_engine, a_rotate_reads_the_same_on_every_adapter);
+
+/// The runbook's check after a drop, "the replicator database is clean": the embedded model runs
+/// no replications; on the engine, a replication document naming the database (as a URL, a bare
+/// name or CouchDB's `{url}` object, as source or target) is found, and one naming another is not.
+async fn the_replicator_is_read_for_a_dropped_database(engine: Option<&Engine>) {
+    let (conn, client) = (catalogue(), engine_client(engine));
+    let c = Cluster::new(&conn, client.as_ref());
+    let db = "daily_dev_acme_main_20300101";
+    assert_eq!(docdb::replications_naming(&c, db).unwrap(), Vec::<String>::new(), "no replication names it: clean");
+    let Some(e) = engine else { return };
+    // PouchDB Server has its `_replicator` database from the start, as CouchDB 3 does.
+    // Documents of the replicator's shape; their endpoints are never reachable, which is all
+    // this check needs (the engine may try them and record the failure on the document).
+    let docs = json!([
+        {"_id": "by-url", "source": format!("http://127.0.0.1:9/{db}"), "target": "elsewhere"},
+        {"_id": "by-object", "source": "somewhere", "target": {"url": format!("http://127.0.0.1:9/{db}/")}},
+        {"_id": "other", "source": "http://127.0.0.1:9/daily_dev_acme_main_20300102", "target": "x"}
+    ]);
+    e.bulk("_replicator", docs).await;
+    let mut named = docdb::replications_naming(&c, db).unwrap();
+    named.sort();
+    assert_eq!(named, ["by-object", "by-url"]);
+}
+
+on_both_adapters!(replicator_embedded, replicator_on_the_engine, the_replicator_is_read_for_a_dropped_database);

@@ -371,8 +371,18 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     assert!(eval["log"].to_string().contains(&format!("acme: dropped [{db0}]")), "{eval}");
     let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
     assert!(database(&cluster, &db0).is_none(), "the cluster no longer lists it");
+    assert!(eval["log"].to_string().contains(&format!("{db0}: gone from the engine, replicator clean, relational store: 2 order(s), 0 sale(s)")), "{eval}");
     let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
     assert_eq!(topo["days"][0]["status"], "DROPPED");
+    // The runbook's checks after a drop, as fields an operator reads, and in the drop's audit entry.
+    let after = &topo["days"][0]["afterDrop"];
+    assert_eq!(
+        (after["goneFromEngine"].clone(), after["replicatorClean"].clone(), after["relationalOrders"].clone(), after["relationalSales"].clone()),
+        (json!(true), json!(true), json!(2), json!(0)),
+        "{topo}"
+    );
+    let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
+    assert_eq!((audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["after"].clone()), (json!("day.drop"), after.clone()));
     let alice = s.token("alice").await;
     assert_eq!(s.get("/docdb/dev_acme_main_archive/_all_docs", Some(&alice)).await.body["total_rows"], 2, "its data stays in the archive");
     let kept = mock_server::store::relational_archive::revisions(&s.state.store.lock(), mock_server::store::relational_archive::Table::Orders, &db0).unwrap();

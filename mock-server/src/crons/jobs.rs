@@ -278,7 +278,18 @@ fn drop_eval(ctx: &JobContext) -> bool {
     ctx.per_tenant(&ids, total, |tx, t, now| drop_eval::evaluate_tenant(tx, &settings, t, now), |id, r| match &r.skipped {
         Some(why) => format!("{id}: skipped ({why})"),
         None if r.dropped.is_empty() => format!("{id}: nothing eligible"),
-        None => format!("{id}: dropped [{}] (their documents stay in the archive)", r.dropped.join(", ")),
+        None => {
+            let checks: Vec<String> = r
+                .after
+                .iter()
+                .map(|a| {
+                    let gone = if a.gone_from_engine { "gone from the engine" } else { "STILL ON THE ENGINE" };
+                    let replicator = if a.replicator_clean { "replicator clean".to_owned() } else { format!("REPLICATIONS NAME IT [{}]", a.replications_naming_it.join(", ")) };
+                    format!("{}: {gone}, {replicator}, relational store: {} order(s), {} sale(s)", a.name, a.relational_orders, a.relational_sales)
+                })
+                .collect();
+            format!("{id}: dropped [{}] (their documents stay in the archive); after the drop: {}", r.dropped.join(", "), checks.join("; "))
+        }
     }, |_, _| {})
 }
 

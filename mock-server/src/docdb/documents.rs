@@ -45,4 +45,14 @@ pub trait Documents {
     /// A `_local/` document (replicated by nobody, counted by nothing): written whole.
     fn put_local(&self, db: &str, id: &str, body: &Value) -> DocDbResult<()>;
     fn get_local(&self, db: &str, id: &str) -> DocDbResult<Option<Value>>;
+    /// The ids of the replication documents in the engine's `_replicator` database whose source
+    /// or target is `db` (the runbook, after a drop: "the replicator database is clean").
+    fn replications_naming(&self, db: &str) -> DocDbResult<Vec<String>>;
+}
+
+/// Whether a replication endpoint (a URL, a bare name, or CouchDB's `{url}` object) is `db`.
+pub fn endpoint_names(endpoint: &Value, db: &str) -> bool {
+    let url = endpoint.get("url").unwrap_or(endpoint).as_str().unwrap_or("");
+    let last = url.split('?').next().unwrap_or("").trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    super::percent_decoded(last) == db
 }

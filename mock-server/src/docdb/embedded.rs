@@ -103,6 +103,11 @@ impl Documents for Embedded<'_> {
         Ok(())
     }
 
+    /// The embedded model runs no replications: it has no replicator database.
+    fn replications_naming(&self, _db: &str) -> DocDbResult<Vec<String>> {
+        Ok(Vec::new())
+    }
+
     fn get_local(&self, db: &str, id: &str) -> DocDbResult<Option<Value>> {
         query_row(self.conn, "SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
             .optional()?

@@ -488,6 +488,16 @@ pub fn put_local(c: &Cluster, db: &str, id: &str, body: &Value) -> DocDbResult<(
     c.docs.put_local(db, id, body)
 }
 
+/// The engine's replication documents naming `db` (a dropped database too: no handle needed).
+pub fn replications_naming(c: &Cluster, db: &str) -> DocDbResult<Vec<String>> {
+    c.docs.replications_naming(db)
+}
+
+/// Whether the documents' side still holds `db` (asked of the engine, not the catalogue).
+pub fn on_documents_side(c: &Cluster, db: &str) -> DocDbResult<bool> {
+    Ok(c.docs.counts(db)?.is_some())
+}
+
 pub fn get_local(c: &Cluster, db: &str, id: &str) -> DocDbResult<Option<Value>> {
     use_db(c, db)?;
     c.docs.get_local(db, id)

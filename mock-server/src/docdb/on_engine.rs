@@ -196,4 +196,19 @@ impl Documents for OnEngine<'_> {
             (status, body) => Err(Self::fail(status, &body)),
         }
     }
+
+    /// An engine without a `_replicator` database has no replications to name it.
+    fn replications_naming(&self, db: &str) -> DocDbResult<Vec<String>> {
+        let rows = match self.call(Method::GET, "_replicator/_all_docs?include_docs=true", None)? {
+            (200, mut answer) => answer["rows"].take(),
+            (404, _) => return Ok(Vec::new()),
+            (status, body) => return Err(Self::fail(status, &body)),
+        };
+        let rows = rows.as_array().cloned().unwrap_or_default();
+        Ok(rows
+            .iter()
+            .filter(|row| ["source", "target"].iter().any(|end| super::documents::endpoint_names(&row["doc"][end], db)))
+            .filter_map(|row| row["id"].as_str().map(str::to_owned))
+            .collect())
+    }
 }

@@ -12,6 +12,8 @@ use super::days::{set_day_status, stamp, DayStatus, Stamp};
 use super::tenants::Tenant;
 use super::{flags, RollingResult, RollingSettings};
 use crate::docdb;
+use crate::store::audit::{self, Actor};
+use crate::store::relational_archive as relational;
 
 /// Days a day database is kept before it may be dropped.
 pub const TTL_DAYS: i64 = 30;
@@ -47,17 +49,46 @@ pub fn candidates(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, n
     Ok(out)
 }
 
+/// The runbook's checks after a drop, as answers: the database is gone from the engine, no
+/// replication document of the engine's replicator database names it, and the relational store
+/// holds its orders and sales (as many as the day held: its reconciliation was 0).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AfterDrop {
+    pub name: String,
+    pub gone_from_engine: bool,
+    pub replications_naming_it: Vec<String>,
+    pub replicator_clean: bool,
+    pub relational_orders: u64,
+    pub relational_sales: u64,
+}
+
+pub fn after_drop(conn: &Cluster, name: &str) -> RollingResult<AfterDrop> {
+    let replications = docdb::replications_naming(conn, name)?;
+    let (orders, sales) = relational::counts(conn, name)?;
+    Ok(AfterDrop {
+        name: name.to_owned(),
+        gone_from_engine: !docdb::on_documents_side(conn, name)?,
+        replicator_clean: replications.is_empty(),
+        replications_naming_it: replications,
+        relational_orders: orders,
+        relational_sales: sales,
+    })
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DropReport {
     pub company_id: String,
     pub dropped: Vec<String>,
+    /// The checks after each drop (also in the drop's audit entry).
+    pub after: Vec<AfterDrop>,
     /// Why nothing was evaluated, when nothing was.
     pub skipped: Option<String>,
 }
 
 pub fn evaluate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<DropReport> {
-    let mut report = DropReport { company_id: tenant.id.clone(), dropped: Vec::new(), skipped: None };
+    let mut report = DropReport { company_id: tenant.id.clone(), dropped: Vec::new(), after: Vec::new(), skipped: None };
     if !flags::get(conn, &tenant.id)?.rolling_db_drop {
         report.skipped = Some("rollingDbDrop is off".into());
         return Ok(report);
@@ -70,6 +101,10 @@ pub fn evaluate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tena
         docdb::drop_database(conn, &c.name)?;
         set_day_status(conn, &c.name, DayStatus::Dropped, now_ms)?;
         stamp(conn, &c.name, Stamp::Dropped, now_ms)?;
+        let after = after_drop(conn, &c.name)?;
+        let detail = serde_json::json!({ "companyId": tenant.id, "db": c.name, "after": after });
+        audit::record(conn, &Actor::system(session_broker::protocol::ops::CRON_DROP_EVAL), "day.drop", detail, now_ms)?;
+        report.after.push(after);
         report.dropped.push(c.name);
     }
     Ok(report)

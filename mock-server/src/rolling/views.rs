@@ -97,6 +97,20 @@ fn db_summary(conn: &Cluster, name: &str) -> RollingResult<Value> {
     })
 }
 
+/// The tenant's day databases; a dropped one carries the runbook's checks after a drop
+/// (`afterDrop`: gone from the engine, replicator clean, its rows in the relational store).
+fn days_with_checks(conn: &Cluster, company_id: &str) -> RollingResult<Vec<Value>> {
+    let mut out = Vec::new();
+    for day in day_databases(conn, company_id)? {
+        let mut entry = serde_json::to_value(&day).unwrap_or_default();
+        if day.status == super::days::DayStatus::Dropped {
+            entry["afterDrop"] = serde_json::to_value(super::drop_eval::after_drop(conn, &day.name)?).unwrap_or_default();
+        }
+        out.push(entry);
+    }
+    Ok(out)
+}
+
 pub fn topology(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant) -> RollingResult<Value> {
     let names = tenant.names(&settings.db_prefix);
     let routing = current_routing(conn, &names, &tenant.id)?;
@@ -107,7 +121,7 @@ pub fn topology(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant) -> 
         "core": db_summary(conn, &names.core())?,
         "legacy": db_summary(conn, &names.legacy())?,
         "archive": db_summary(conn, &names.archive())?,
-        "days": day_databases(conn, &tenant.id)?,
+        "days": days_with_checks(conn, &tenant.id)?,
         "manifest": manifest,
         "invalidation": invalidation::last(conn, &tenant.id)?,
         "openConflicts": super::conflicts::open_count(conn, &tenant.id)?,

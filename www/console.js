@@ -339,6 +339,9 @@ export function createConsole(auth, admin) {
     $("console-body").hidden = !open;
     if (!open) return false;
     const who = auth.getCurrentRoles().join(" ");
+    // Re-warm is sys_admin's alone; key_manager sees it, marked as not for them.
+    busy($("rewarm"), !isSysAdmin());
+    $("rewarm").title = isSysAdmin() ? "" : "sys_admin only";
     if (who !== roles) {
       roles = who;
       denied.clear();
@@ -438,6 +441,38 @@ export function createConsole(auth, admin) {
       const topo = await admin.topology(tenant);
       if (topo.success && topo.data.database === "legacy") items[2].classList.add("done");
       confirm.textContent = `${tenant} rolled back: devices route to the legacy database`;
+      refresh();
+    });
+  });
+
+  // Re-warm: not wrapped by RollingDbAdmin (the package's size budget), so the page calls the
+  // route itself with the session's token, as any app may.
+  async function rewarm(invalidate) {
+    const res = await fetch(`/admin/rolling-db/tenants/${encodeURIComponent(tenant)}/rewarm`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${await auth.getToken()}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ invalidate }),
+    });
+    const body = await res.json().catch(() => ({}));
+    return res.ok ? { success: true, data: body } : { success: false, status: res.status, code: body.error, error: body.message };
+  }
+  $("rewarm").addEventListener("click", () => {
+    const steps = $("rollback-steps");
+    steps.hidden = false;
+    const confirm = el("button", `Confirm: drop ${tenant}'s CORE and invalidate its clients`, "danger");
+    confirm.type = "button";
+    confirm.id = "rewarm-confirm";
+    steps.replaceChildren(el("li", "Drop CORE (sys_admin only, audited): the next rotate warms it again from the legacy catalogue, with fresh revisions."),
+      el("li", "Invalidate the tenant's clients: devices use the legacy catalogue until that rotate cuts them over again."),
+      el("li", "", "confirm"));
+    steps.lastChild.append(confirm);
+    confirm.addEventListener("click", async () => {
+      fail("");
+      confirm.disabled = true;
+      const r = await rewarm(true);
+      if (!r.success) return fail(`Not re-warmed: ${explain(r)}`);
+      for (const item of steps.querySelectorAll("li")) item.classList.add("done");
+      confirm.textContent = `${r.data.dropped} dropped: the next rotate recreates it`;
       refresh();
     });
   });

@@ -436,6 +436,47 @@ async fn the_relational_archive_is_idempotent_and_reconciled() {
     assert!(arch["log"].to_string().contains(&format!("REGRESSED since reconciled [{db0}]")), "{arch}");
 }
 
+/// Re-warm (the runbook: drop CORE and let the next rotate recreate it): sys_admin only, refused
+/// while devices are routed to CORE unless they are invalidated with it; the next rotate warms a
+/// fresh CORE and cuts them over again.
+#[tokio::test]
+async fn rewarm_drops_core_for_the_next_rotate_and_refuses_under_routed_devices() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let rewarm = |body: serde_json::Value, token: String| {
+        let s = &s;
+        async move { s.post("/admin/rolling-db/tenants/acme/rewarm", Some(&token), body).await }
+    };
+    assert_error(&rewarm(json!({}), admin.clone()).await, 404, "core_missing");
+    enable(&s, &admin, "acme").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    assert_error(&rewarm(json!({"invalidate": true}), s.token("keys").await).await, 403, "forbidden");
+    let refused = rewarm(json!({}), admin.clone()).await;
+    assert_error(&refused, 409, "rewarm_needs_invalidation");
+    assert!(refused.body["message"].as_str().unwrap().contains("routed to CORE"), "{:?}", refused.body);
+    assert_eq!(s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body["database"], "core", "the refusal changed nothing");
+    assert_error(&rewarm(json!({"invalidate": "yes"}), admin.clone()).await, 400, "invalid_body");
+
+    let done = rewarm(json!({"invalidate": true}), admin.clone()).await;
+    assert_eq!((done.status, done.body["dropped"].clone()), (StatusCode::OK, json!("dev_acme_main_core")), "{:?}", done.body);
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!((topo["database"].clone(), topo["core"]["exists"].clone()), (json!("legacy"), json!(false)), "{topo}");
+    assert_eq!((topo["invalidation"]["reason"].clone(), topo["invalidation"]["routing"].clone()), (json!("rewarm"), json!("legacy")));
+    let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
+    assert_eq!((audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["dropped"].clone()), (json!("core.rewarm"), json!("dev_acme_main_core")));
+
+    // The next rotate recreates CORE with fresh revisions and cuts the devices over again.
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!((topo["database"].clone(), topo["core"]["docCount"].clone(), topo["core"]["updateSeq"].clone()), (json!("core"), json!(17), json!(17)), "{topo}");
+    assert_eq!(topo["invalidation"]["reason"], "rolling-db-cutover");
+
+    // Rolled back, nobody is routed to CORE: a re-warm needs no invalidation.
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": false})).await;
+    let quiet = rewarm(json!({}), admin.clone()).await;
+    assert_eq!((quiet.status, quiet.body["invalidatedAt"].clone()), (StatusCode::OK, json!(null)), "{:?}", quiet.body);
+}
+
 #[tokio::test]
 async fn drop_needs_backups() {
     let s = spawn_with(Settings { test_controls: true, backup_enabled: false, conflicts_enabled: true, drop_green_days: 0, ..Settings::default() }).await;

@@ -110,4 +110,6 @@ codes! {
     DOCDB_ENGINE_REQUIRED = "docdb_engine_required";
     /// 502: the document engine behind the proxy did not answer.
     DOCDB_ENGINE_UNAVAILABLE = "docdb_engine_unavailable";
+    /// 409: devices are routed to CORE: a re-warm must invalidate them too (`invalidate: true`).
+    REWARM_NEEDS_INVALIDATION = "rewarm_needs_invalidation";
 }

@@ -11,6 +11,7 @@ pub mod handshake;
 pub mod invalidation;
 pub mod naming;
 pub mod preflight;
+pub mod rewarm;
 pub mod rotate;
 pub mod tenants;
 pub mod views;
@@ -29,6 +30,10 @@ pub enum RollingError {
     NothingToChange,
     /// Neither CORE nor the legacy catalogue exists: nothing to route the catalogue to.
     NoCatalogue(String),
+    /// A re-warm of a tenant without CORE.
+    NoCore(String),
+    /// A re-warm while devices are routed to CORE, without invalidating them.
+    RewarmNeedsInvalidation(String),
     DocDb(DocDbError),
     Store(String),
 }
@@ -44,6 +49,11 @@ impl std::fmt::Display for RollingError {
             }
             RollingError::NothingToChange => f.write_str("send rollingDb and/or rollingDbDrop"),
             RollingError::NoCatalogue(co) => write!(f, "tenant {co} has neither a CORE nor a legacy catalogue database"),
+            RollingError::NoCore(co) => write!(f, "tenant {co} has no CORE database to re-warm (the next rotate creates it)"),
+            RollingError::RewarmNeedsInvalidation(co) => write!(
+                f,
+                "devices of {co} are routed to CORE: dropping it under them would leave them replicating a database that is gone; re-warm with invalidate: true (they return to the legacy catalogue until the next rotate recreates CORE and cuts them over)"
+            ),
             RollingError::DocDb(e) => write!(f, "{e}"),
             RollingError::Store(e) => write!(f, "store: {e}"),
         }

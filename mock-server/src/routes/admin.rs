@@ -29,6 +29,7 @@ pub fn router() -> Router<AppState> {
         .route("/admin/rolling-db/tenants/{id}/preflight", get(preflight))
         .route("/admin/rolling-db/flags/{id}", patch(set_flags))
         .route("/admin/invalidate-clients/{id}", post(invalidate_clients))
+        .route("/admin/rolling-db/tenants/{id}/rewarm", post(rewarm))
         .route("/admin/audit", get(audit_log))
 }
 
@@ -151,6 +152,30 @@ async fn set_flags(
     })?;
     tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.rolling_db, rolling_db_drop = flags.rolling_db_drop, "flags changed");
     Ok(Json(flags))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RewarmRequest {
+    #[serde(default)]
+    invalidate: bool,
+}
+
+/// Re-warm: CORE dropped for the next rotate to recreate with fresh revisions (sys_admin only,
+/// audited); refused while devices are routed to CORE unless they are invalidated with it.
+async fn rewarm(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>, ApiJson(req): ApiJson<RewarmRequest>) -> AppResult<Json<Value>> {
+    user.require_any(&READ_ROLES)?;
+    let now = state.clock.now_ms();
+    let done = state.store.tx(|tx| {
+        let done = crate::rolling::rewarm::rewarm(&state.cluster(tx), &state.settings.db_prefix, &id, req.invalidate, now)?;
+        audit::record(tx, &Actor::user(&user.0, ip), "core.rewarm", json!(done), now)?;
+        Ok::<_, AppError>(done)
+    })?;
+    if done.invalidated_at.is_some() {
+        state.realtime.close_tenant(&id);
+    }
+    tracing::info!(tenant = %id, core = %done.dropped, by = %user.0.user_id, "CORE dropped for a re-warm");
+    Ok(Json(json!(done)))
 }
 
 /// Every device of the tenant re-bootstraps at its next handshake, from where the tenant's

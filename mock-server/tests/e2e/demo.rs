@@ -123,7 +123,7 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.element_screenshot("#session", "pane-session").await;
 
     // Rollback, as one guided action.
-    b.client.switch_to_window(console_tab).await.unwrap();
+    b.client.switch_to_window(console_tab.clone()).await.unwrap();
     b.click("#rollback").await;
     b.click("#rollback-confirm").await;
     b.wait_text("#rollback-confirm", "the rollback to finish", |t| t.contains("rolled back")).await;
@@ -137,6 +137,13 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.wait_text("#hook-log", "the second invalidation", |t| t.contains("invalidate-local (operator)")).await;
     b.wait_text("#replica-state", "the legacy replica again", |t| t == "up to date with dev_acme_main_catalog").await;
     b.screenshot("06-device-rolled-back").await;
+
+    // Re-warm, confirmed: CORE is dropped for the next rotate to recreate.
+    b.client.switch_to_window(console_tab).await.unwrap();
+    b.click("#rewarm").await;
+    b.click("#rewarm-confirm").await;
+    b.wait_text("#rewarm-confirm", "the re-warm to finish", |t| t.contains("dev_acme_main_core dropped")).await;
+    b.wait_text("#t-seq", "CORE gone", |t| t.contains("CORE: does not exist")).await;
     b.stop().await;
 }
 
@@ -171,6 +178,8 @@ async fn the_page_speaks_plainly_to_keys_and_to_a_wrong_password() {
     assert!(status.contains("succeeded"), "{status}");
     let error = b.text("#console-error").await;
     assert!(error.is_empty(), "nothing went wrong for keys: {error}");
+    let rewarm = b.client.find(Locator::Css("#rewarm")).await.unwrap();
+    assert_eq!(rewarm.attr("aria-disabled").await.unwrap().as_deref(), Some("true"), "re-warm is sys_admin's alone");
     b.screenshot("07-console-key-manager").await;
     let violations = b.accessibility_violations().await;
     assert!(violations.is_empty(), "the console as key_manager sees it: {violations:#?}");

@@ -294,11 +294,11 @@ export function createConsole(auth, admin) {
     const mark = (b) => (b ? "✓" : "✗");
     let rows = (candidates?.candidates ?? []).map((c) => ({
       key: c.name,
-      cells: [c.name, mark(c.drained), mark(c.archived), mark(c.reconciled), c.ageDays < 0 ? "tomorrow" : `${c.ageDays} d`, c.eligible ? "eligible" : "kept"],
+      cells: [c.name, mark(c.drained), mark(c.archived), mark(c.reconciled), mark(c.backedUp), c.ageDays < 0 ? "tomorrow" : `${c.ageDays} d`, c.eligible ? "eligible" : "kept"],
     }));
     if (!candidates) rows = [{ key: "note", note: "The cleanup candidates need sys_admin." }];
     else if (!rows.length) rows = [{ key: "note", note: "No day database yet: the rotate creates them, and they become candidates once past." }];
-    renderRows($("t-candidates"), rows, 6);
+    renderRows($("t-candidates"), rows, 7);
   }
 
   /** Text rows keyed by `key`; a row with a `note` spans the table. */

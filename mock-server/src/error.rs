@@ -203,6 +203,8 @@ impl From<crate::rolling::RollingError> for AppError {
             },
             R::NothingToChange => AppError::bad_request(message),
             R::NoCatalogue(_) => AppError::Conflict(code::NO_CATALOGUE, message),
+            R::UnknownDayDatabase(_) => AppError::NotFound(code::NOT_FOUND, message),
+            R::Backup(_) => AppError::Internal(Cause::msg(message)),
             R::NoCore(_) => AppError::NotFound(code::CORE_MISSING, message),
             R::RewarmNeedsInvalidation(_) => AppError::Conflict(code::REWARM_NEEDS_INVALIDATION, message),
             R::DocDb(DocDbError::AllDbsActive { .. }) => AppError::Conflict(code::ALL_DBS_ACTIVE, message),

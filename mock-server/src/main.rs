@@ -12,13 +12,14 @@ use mock_server::store::{self, migrate};
 const USAGE: &str = "usage:
   mock-server [--listen ADDR] [--www DIR] [--pkg DIR] [--vendor DIR]
                                                           serve (default 127.0.0.1:8080; /pkg/ and /vendor/ from those dirs)
+  mock-server restore <db> [--snapshot ID]                a dropped day database back from BACKUP_DIR
   mock-server migrate                                     apply missing migrations
   mock-server migrate --status                            list migrations and whether applied
   mock-server migrate --baseline-through NNNN             record 0000..NNNN as applied without running them
   mock-server migrate --database-url postgres://… [--status | --baseline-through NNNN | --dry-run | --validate]
                                                           the same against PostgreSQL (or MIGRATION_DATABASE_URL)
 settings come from the environment: DB_PREFIX, ROLLING_DB_MAX_OPEN, CONFLICTS_ENABLED, AUTO_ARCHIVE_ENABLED,
-BACKUP_ENABLED, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, MOCK_TEST_CONTROLS";
+BACKUP_ENABLED, BACKUP_DIR, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, MOCK_TEST_CONTROLS";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,6 +29,7 @@ fn main() -> ExitCode {
     };
     let result = match args.first().map(String::as_str) {
         Some("migrate") => run_migrate(&args[1..], &settings),
+        Some("restore") => run_restore(&args[1..], settings),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -38,6 +40,32 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),
     }
+}
+
+/// `mock-server restore <db> [--snapshot ID]`: a dropped day database back from its snapshot in
+/// `BACKUP_DIR`, into the store of `DATA_DIR` and the engine of `DOCDB_URL` (as the server uses
+/// them), audited as `day.restore`.
+fn run_restore(args: &[String], settings: Settings) -> Result<(), String> {
+    let db = args.first().filter(|a| !a.starts_with("--")).ok_or_else(|| format!("restore needs a database name\n{USAGE}"))?.clone();
+    let snapshot = match &args[1..] {
+        [] => None,
+        [flag, id] if flag == "--snapshot" => Some(id.clone()),
+        other => return Err(format!("unknown arguments {other:?}\n{USAGE}")),
+    };
+    let state = AppState::new(settings, StaticDirs::default())?;
+    let dir = mock_server::rolling::RollingSettings::from(&*state.settings).backup_dir;
+    let now = state.clock.now_ms();
+    let restored = state
+        .store
+        .tx(|tx| {
+            let r = mock_server::rolling::backup::restore(&state.cluster(tx), &dir, &db, snapshot.as_deref(), now)?;
+            let actor = mock_server::store::audit::Actor::system("restore");
+            mock_server::store::audit::record(tx, &actor, "day.restore", serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}), now)?;
+            Ok::<_, mock_server::error::AppError>(r)
+        })
+        .map_err(|e| e.describe())?;
+    println!("restored {} ({} documents) from snapshot {} of {}", restored.db, restored.doc_count, restored.snapshot_id, dir.display());
+    Ok(())
 }
 
 fn fail(message: &str) -> ExitCode {

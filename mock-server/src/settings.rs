@@ -9,6 +9,9 @@ pub struct Settings {
     pub conflicts_enabled: bool,
     pub auto_archive_enabled: bool,
     pub backup_enabled: bool,
+    /// `BACKUP_DIR`: where the backup cron keeps its snapshots. Unset: `DATA_DIR/backups`, or
+    /// without `DATA_DIR` a directory of its own under the system's temp dir (`AppState::new`).
+    pub backup_dir: Option<PathBuf>,
     /// `JWT_SECRET`; unset, a random secret is generated and kept in `DATA_DIR` (see
     /// `auth::secrets::signing_secret`).
     pub jwt_secret: Option<String>,
@@ -51,6 +54,7 @@ impl Default for Settings {
             conflicts_enabled: false,
             auto_archive_enabled: true,
             backup_enabled: true,
+            backup_dir: None,
             jwt_secret: None,
             access_token_ttl_secs: 900,
             refresh_token_ttl_secs: 30 * 24 * 3600,
@@ -115,6 +119,9 @@ impl Settings {
         }
         if let Some(v) = get("AUTO_ARCHIVE_ENABLED") {
             s.auto_archive_enabled = flag(&v).map_err(|e| bad("AUTO_ARCHIVE_ENABLED", e))?;
+        }
+        if let Some(v) = get("BACKUP_DIR").filter(|v| !v.is_empty()) {
+            s.backup_dir = Some(PathBuf::from(v));
         }
         if let Some(v) = get("BACKUP_ENABLED") {
             s.backup_enabled = flag(&v).map_err(|e| bad("BACKUP_ENABLED", e))?;

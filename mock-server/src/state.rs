@@ -105,7 +105,14 @@ impl AppState {
     }
 
     /// Opens the store under the settings' `DATA_DIR` (or in memory) and builds the state.
-    pub fn new(settings: Settings, static_dirs: StaticDirs) -> Result<AppState, String> {
+    pub fn new(mut settings: Settings, static_dirs: StaticDirs) -> Result<AppState, String> {
+        if settings.backup_dir.is_none() {
+            settings.backup_dir = Some(match &settings.data_dir {
+                Some(data) => data.join("backups"),
+                // An in-memory server's snapshots in a directory of its own (tests run many).
+                None => std::env::temp_dir().join(crate::auth::secrets::random_id("mock-backups")),
+            });
+        }
         let clock = Arc::new(Clock::default());
         let engine = settings.docdb_url.clone().map(crate::docdb::engine::Engine::new).transpose()?;
         let store = Store::open(&settings, engine.as_ref(), clock.now_ms())?;

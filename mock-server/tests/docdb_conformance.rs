@@ -191,3 +191,24 @@ async fn the_replicator_is_read_for_a_dropped_database(engine: Option<&Engine>) 
 }
 
 on_both_adapters!(replicator_embedded, replicator_on_the_engine, the_replicator_is_read_for_a_dropped_database);
+
+/// A restore writes documents as they were, revisions included (CouchDB's `new_edits: false`),
+/// and the database then answers them as any other.
+async fn a_restore_keeps_the_revisions(engine: Option<&Engine>) {
+    let (conn, client) = (catalogue(), engine_client(engine));
+    let c = Cluster::new(&conn, client.as_ref());
+    docdb::create(&c, "restored", "acme", Kind::Day, 0).unwrap();
+    let docs = vec![
+        json!({"_id": "order-1", "_rev": "3-0123456789abcdef0123456789abcdef", "type": "order", "totalCents": 500}),
+        json!({"_id": "sale-1", "_rev": "1-fedcba9876543210fedcba9876543210", "type": "sale"}),
+    ];
+    docdb::restore_docs(&c, "restored", docs).unwrap();
+    let all: Vec<(String, String)> = docdb::all_docs(&c, "restored").unwrap().into_iter().map(|d| (d.id, d.rev)).collect();
+    assert_eq!(all, [("order-1".into(), "3-0123456789abcdef0123456789abcdef".into()), ("sale-1".into(), "1-fedcba9876543210fedcba9876543210".into())]);
+    assert_eq!(docdb::get(&c, "restored", "order-1").unwrap().unwrap().body["totalCents"], 500);
+    // It goes on from there: the next write replaces the restored revision.
+    let next = docdb::put(&c, "restored", "order-1", body(json!({"type": "order"})), Some("3-0123456789abcdef0123456789abcdef")).unwrap();
+    assert!(next.starts_with("4-"), "{next}");
+}
+
+on_both_adapters!(restore_embedded, restore_on_the_engine, a_restore_keeps_the_revisions);

@@ -56,7 +56,7 @@ async fn all_flags_off_is_parity() {
     }
     let crons = s.get("/admin/crons", Some(&admin)).await.body;
     let names: Vec<&str> = crons["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["rolling-db-rotate", "rolling-db-drop-eval", "rolling-db-archive", "session-prune"]);
+    assert_eq!(names, ["rolling-db-rotate", "rolling-db-drop-eval", "rolling-db-archive", "rolling-db-backup", "session-prune"]);
     assert_eq!(crons["crons"][0]["schedule"], "05:00");
     assert_eq!(crons["crons"][1]["schedule"], "04:00");
     assert!(crons["crons"][0]["nextRunAt"].as_i64().unwrap() > s.now());
@@ -362,9 +362,14 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
 
     s.advance_days(1.0).await;
     let admin = s.token("admin").await;
+    // The fourth lock: no snapshot of it yet, so not eligible; the backup takes one.
+    let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    assert_eq!((c["candidates"][0]["backedUp"].clone(), c["candidates"][0]["eligible"].clone()), (json!(false), json!(false)), "{c}");
+    let backup = s.run_cron(&admin, "rolling-db-backup").await;
+    assert!(backup["log"].to_string().contains(&format!("snapshots [{db0}@")), "{backup}");
     let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
     let first = &c["candidates"][0];
-    assert_eq!((first["drained"].clone(), first["archived"].clone(), first["reconciled"].clone(), first["ageDays"].clone(), first["eligible"].clone()), (json!(true), json!(true), json!(true), json!(31), json!(true)));
+    assert_eq!((first["drained"].clone(), first["archived"].clone(), first["reconciled"].clone(), first["backedUp"].clone(), first["ageDays"].clone(), first["eligible"].clone()), (json!(true), json!(true), json!(true), json!(true), json!(31), json!(true)));
     // The later days are as old but were never drained and archived: the locks hold them.
     assert!(c["candidates"].as_array().unwrap()[1..].iter().all(|d| d["eligible"] == false));
     let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;

@@ -7,7 +7,7 @@ use crate::clock::DAY_MS;
 use crate::error::AppError;
 use crate::rolling::rotate::TenantRotation;
 use crate::rolling::warm::WarmOutcome;
-use crate::rolling::{archive, drop_eval, flags, invalidation, rotate, tenants, RollingError, RollingSettings};
+use crate::rolling::{archive, backup, drop_eval, flags, invalidation, rotate, tenants, RollingError, RollingSettings};
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
 use crate::store::{devices, refresh_tokens};
@@ -270,6 +270,21 @@ fn archive(ctx: &JobContext) -> bool {
     }, |_, _| {})
 }
 
+fn backup(ctx: &JobContext) -> bool {
+    let settings = ctx.settings();
+    if !settings.backup_enabled {
+        ctx.progress(0, 0, Some("backup: BACKUP_ENABLED is false, no snapshots taken"));
+        return true;
+    }
+    let Some(ids) = all_tenant_ids(ctx, super::BACKUP) else { return false };
+    let total = ids.len() as u64;
+    ctx.progress(0, total, Some(&format!("backup: {total} tenant(s) into {}, the newest {} per database kept", settings.backup_dir.display(), backup::KEEP)));
+    let dir = settings.backup_dir.clone();
+    ctx.per_tenant(&ids, total, |tx, t, now| backup::backup_tenant(tx, &dir, t, now), |id, r| {
+        format!("{id}: snapshots [{}], unchanged [{}], pruned [{}]", r.taken.join(", "), r.unchanged.join(", "), r.pruned.join(", "))
+    }, |_, _| {})
+}
+
 fn drop_eval(ctx: &JobContext) -> bool {
     let settings = ctx.settings();
     let Some(ids) = all_tenant_ids(ctx, super::DROP_EVAL) else { return false };
@@ -324,6 +339,7 @@ pub fn run(job: Job, ctx: &JobContext) -> bool {
         Job::Rotate => rotate(ctx),
         Job::DropEval => drop_eval(ctx),
         Job::Archive => archive(ctx),
+        Job::Backup => backup(ctx),
         Job::Prune => prune(ctx),
     }
 }

@@ -18,6 +18,7 @@ pub enum Job {
     Rotate,
     DropEval,
     Archive,
+    Backup,
     Prune,
 }
 
@@ -52,14 +53,30 @@ impl CronDef {
     }
 }
 
-pub use session_broker::protocol::ops::{CRON_ARCHIVE as ARCHIVE, CRON_DROP_EVAL as DROP_EVAL, CRON_PRUNE as PRUNE, CRON_ROTATE as ROTATE};
+pub use session_broker::protocol::ops::{CRON_ARCHIVE as ARCHIVE, CRON_BACKUP as BACKUP, CRON_DROP_EVAL as DROP_EVAL, CRON_PRUNE as PRUNE, CRON_ROTATE as ROTATE};
+
+/// Whether the scheduler runs this cron (a run on demand is always possible): the archive only
+/// with `AUTO_ARCHIVE_ENABLED`, the backup only with `BACKUP_ENABLED`.
+pub fn is_scheduled(cron: &CronDef, settings: &crate::settings::Settings) -> bool {
+    match cron.job {
+        Job::Archive => settings.auto_archive_enabled,
+        Job::Backup => settings.backup_enabled,
+        _ => true,
+    }
+}
 
 const fn def(spec: CronSpec, job: Job) -> CronDef {
     CronDef { spec, job }
 }
 
 /// The protocol's crons (names and schedules live there) with the job each runs.
-pub const CRONS: [CronDef; 4] = [def(ops::CRONS[0], Job::Rotate), def(ops::CRONS[1], Job::DropEval), def(ops::CRONS[2], Job::Archive), def(ops::CRONS[3], Job::Prune)];
+pub const CRONS: [CronDef; 5] = [
+    def(ops::CRONS[0], Job::Rotate),
+    def(ops::CRONS[1], Job::DropEval),
+    def(ops::CRONS[2], Job::Archive),
+    def(ops::CRONS[3], Job::Backup),
+    def(ops::CRONS[4], Job::Prune),
+];
 
 pub fn find(name: &str) -> Option<&'static CronDef> {
     CRONS.iter().find(|c| c.name == name)
@@ -78,6 +95,6 @@ mod tests {
         assert_eq!(rotate.schedule(), "05:00");
         assert!(find("nope").is_none());
         let jobs: Vec<(&str, Job)> = CRONS.iter().map(|c| (c.name, c.job)).collect();
-        assert_eq!(jobs, [(ROTATE, Job::Rotate), (DROP_EVAL, Job::DropEval), (ARCHIVE, Job::Archive), (PRUNE, Job::Prune)], "each name runs its job");
+        assert_eq!(jobs, [(ROTATE, Job::Rotate), (DROP_EVAL, Job::DropEval), (ARCHIVE, Job::Archive), (BACKUP, Job::Backup), (PRUNE, Job::Prune)], "each name runs its job");
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::{runner, Job, CRONS};
+use super::{runner, CRONS};
 use crate::state::AppState;
 use crate::store::audit::Actor;
 
@@ -22,8 +22,8 @@ pub fn start(state: AppState) -> tokio::task::JoinHandle<()> {
             for cron in &CRONS {
                 if state.schedule.get(cron.name).is_some_and(|due| now >= due) {
                     state.schedule.set(cron.name, cron.next_after(now));
-                    if cron.job == Job::Archive && !state.settings.auto_archive_enabled {
-                        tracing::info!("{}: skipped, AUTO_ARCHIVE_ENABLED is false", cron.name);
+                    if !super::is_scheduled(cron, &state.settings) {
+                        tracing::info!("{}: skipped, switched off by its setting", cron.name);
                         continue;
                     }
                     match runner::trigger(&state, cron, &Actor::system("scheduler")) {

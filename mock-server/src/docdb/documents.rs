@@ -45,6 +45,9 @@ pub trait Documents {
     /// A `_local/` document (replicated by nobody, counted by nothing): written whole.
     fn put_local(&self, db: &str, id: &str, body: &Value) -> DocDbResult<()>;
     fn get_local(&self, db: &str, id: &str) -> DocDbResult<Option<Value>>;
+    /// Writes documents as they were, each with its own `_rev` (CouchDB's `_bulk_docs` with
+    /// `new_edits: false`): a restore from a snapshot gives back the same revisions.
+    fn restore(&self, db: &str, docs: Vec<Value>) -> DocDbResult<()>;
     /// The ids of the replication documents in the engine's `_replicator` database whose source
     /// or target is `db` (the runbook, after a drop: "the replicator database is clean").
     fn replications_naming(&self, db: &str) -> DocDbResult<Vec<String>>;

@@ -103,6 +103,23 @@ impl Documents for Embedded<'_> {
         Ok(())
     }
 
+    fn restore(&self, db: &str, docs: Vec<Value>) -> DocDbResult<()> {
+        for doc in docs {
+            let Value::Object(mut body) = doc else { return Err(DocDbError::Corrupt(format!("a document to restore into {db} is not an object"))) };
+            let (Some(Value::String(id)), Some(Value::String(rev))) = (body.remove("_id"), body.remove("_rev")) else {
+                return Err(DocDbError::Corrupt(format!("a document to restore into {db} lacks _id or _rev")));
+            };
+            let seq = self.bump_seq(db)?;
+            exec(
+                self.conn,
+                "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(db, id) DO UPDATE SET rev = ?3, seq = ?4, body = ?5",
+                params![db, id, rev, seq as i64, Value::Object(body).to_string()],
+            )?;
+        }
+        Ok(())
+    }
+
     /// The embedded model runs no replications: it has no replicator database.
     fn replications_naming(&self, _db: &str) -> DocDbResult<Vec<String>> {
         Ok(Vec::new())

@@ -488,6 +488,12 @@ pub fn put_local(c: &Cluster, db: &str, id: &str, body: &Value) -> DocDbResult<(
     c.docs.put_local(db, id, body)
 }
 
+/// Writes `docs` into `db` with their own revisions (a restore).
+pub fn restore_docs(c: &Cluster, db: &str, docs: Vec<Value>) -> DocDbResult<()> {
+    use_db(c, db)?;
+    c.docs.restore(db, docs)
+}
+
 /// The engine's replication documents naming `db` (a dropped database too: no handle needed).
 pub fn replications_naming(c: &Cluster, db: &str) -> DocDbResult<Vec<String>> {
     c.docs.replications_naming(db)

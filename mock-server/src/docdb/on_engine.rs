@@ -211,4 +211,13 @@ impl Documents for OnEngine<'_> {
             .filter_map(|row| row["id"].as_str().map(str::to_owned))
             .collect())
     }
+
+    fn restore(&self, db: &str, docs: Vec<Value>) -> DocDbResult<()> {
+        match self.call(Method::POST, &format!("{}/_bulk_docs", segment(db)), Some(json!({ "docs": docs, "new_edits": false })))? {
+            // With new_edits false CouchDB answers only the documents it refused.
+            (201 | 202, Value::Array(refused)) if refused.iter().all(|a| a.get("error").is_none()) => Ok(()),
+            (404, _) => Err(DocDbError::Missing(db.to_owned())),
+            (status, body) => Err(Self::fail(status, &body)),
+        }
+    }
 }

@@ -18,7 +18,7 @@ use super::tenants::Tenant;
 use super::{RollingResult, RollingSettings};
 use crate::docdb::{self, Doc, Kind};
 use crate::store::relational_archive::{self as relational, OrderRow, SaleRow, Table};
-use sha2::{Digest, Sha256};
+use crate::store::backups::revs_fingerprint;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -56,14 +56,6 @@ pub struct TypeCheck {
     pub diff: u64,
 }
 
-fn checksum(entries: &[(String, String)]) -> String {
-    let mut hash = Sha256::new();
-    for (id, rev) in entries {
-        hash.update(format!("{id}@{rev}\n"));
-    }
-    hex::encode(hash.finalize())
-}
-
 fn of_type<'a>(docs: &'a [Doc], doc_type: &str) -> impl Iterator<Item = &'a Doc> {
     let doc_type = doc_type.to_owned();
     docs.iter().filter(move |d| d.body.get("type").and_then(Value::as_str) == Some(doc_type.as_str()))
@@ -81,8 +73,8 @@ pub fn relational_checks(conn: &Cluster, day_db: &str, day_docs: &[Doc]) -> Roll
             doc_type: table.doc_type(),
             day_count: day.len() as u64,
             row_count: rows.len() as u64,
-            day_checksum: checksum(&day),
-            row_checksum: checksum(&rows),
+            day_checksum: revs_fingerprint(day.clone()),
+            row_checksum: revs_fingerprint(rows.clone()),
             diff: diff as u64,
         });
     }

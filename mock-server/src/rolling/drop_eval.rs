@@ -1,6 +1,8 @@
 //! Drop evaluation: a day database is physically dropped only when it is drained, archived and
-//! reconciled (the three locks) and older than the TTL, only for tenants with `rollingDbDrop`,
-//! and only while backups are enabled. Its documents stay in the archive.
+//! reconciled (the runbook's three locks), has a verified snapshot taken after its last write
+//! (the fourth: backups that exist, not only a setting) and is older than the TTL, only for
+//! tenants with `rollingDbDrop`, and only while backups are enabled. Its documents stay in the
+//! archive, its orders and sales in the relational store, and the snapshot can restore it.
 
 use crate::docdb::Cluster;
 use rusqlite::params;
@@ -26,6 +28,8 @@ pub struct Candidate {
     pub drained: bool,
     pub archived: bool,
     pub reconciled: bool,
+    /// A verified snapshot taken after the database's last write (`rolling-db-backup`).
+    pub backed_up: bool,
     pub age_days: i64,
     pub eligible: bool,
 }
@@ -43,8 +47,10 @@ pub fn candidates(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, n
     for (name, date, drained, archived, reconciled_once) in rows {
         // Reconciled means reconciled now: a write after the archive breaks the lock.
         let reconciled = reconciled_once && reconcile_diff(conn, &name, &archive_db)? == 0;
+        let backed_up = super::backup::current_snapshot(conn, &settings.backup_dir, &name)?.is_some();
         let age = age_days(&date, now_ms);
-        out.push(Candidate { eligible: drained && archived && reconciled && age > TTL_DAYS, name, date, drained, archived, reconciled, age_days: age });
+        let eligible = drained && archived && reconciled && backed_up && age > TTL_DAYS;
+        out.push(Candidate { eligible, name, date, drained, archived, reconciled, backed_up, age_days: age });
     }
     Ok(out)
 }

@@ -3,6 +3,7 @@
 
 pub mod alarms;
 pub mod archive;
+pub mod backup;
 pub mod conflicts;
 pub mod days;
 pub mod drop_eval;
@@ -30,6 +31,10 @@ pub enum RollingError {
     NothingToChange,
     /// Neither CORE nor the legacy catalogue exists: nothing to route the catalogue to.
     NoCatalogue(String),
+    /// A snapshot could not be written, read or verified.
+    Backup(String),
+    /// A restore of a database that is no tenant's day database.
+    UnknownDayDatabase(String),
     /// A re-warm of a tenant without CORE.
     NoCore(String),
     /// A re-warm while devices are routed to CORE, without invalidating them.
@@ -49,6 +54,8 @@ impl std::fmt::Display for RollingError {
             }
             RollingError::NothingToChange => f.write_str("send rollingDb and/or rollingDbDrop"),
             RollingError::NoCatalogue(co) => write!(f, "tenant {co} has neither a CORE nor a legacy catalogue database"),
+            RollingError::Backup(e) => write!(f, "backup: {e}"),
+            RollingError::UnknownDayDatabase(db) => write!(f, "{db} is no day database of a tenant"),
             RollingError::NoCore(co) => write!(f, "tenant {co} has no CORE database to re-warm (the next rotate creates it)"),
             RollingError::RewarmNeedsInvalidation(co) => write!(
                 f,
@@ -79,6 +86,8 @@ pub type RollingResult<T> = Result<T, RollingError>;
 pub struct RollingSettings {
     pub db_prefix: String,
     pub backup_enabled: bool,
+    /// Where the snapshots are (`BACKUP_DIR`, resolved by `AppState::new`).
+    pub backup_dir: std::path::PathBuf,
     pub conflicts_enabled: bool,
     /// Days of green reconciliation the drop needs (`DROP_GREEN_DAYS`).
     pub drop_green_days: u32,
@@ -91,6 +100,7 @@ impl From<&crate::settings::Settings> for RollingSettings {
         RollingSettings {
             db_prefix: s.db_prefix.clone(),
             backup_enabled: s.backup_enabled,
+            backup_dir: s.backup_dir.clone().unwrap_or_else(|| std::env::temp_dir().join("mock-backups")),
             conflicts_enabled: s.conflicts_enabled,
             drop_green_days: s.drop_green_days,
             adoption_days: s.sdk_adoption_days,

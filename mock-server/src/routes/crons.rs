@@ -32,7 +32,7 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
     for cron in &CRONS {
         let last = runs::last_finished(&conn, cron.name)?;
         let running = crate::crons::cluster_lock::holding(&conn, cron.name, now)?;
-        let scheduled = cron.job != crons::Job::Archive || state.settings.auto_archive_enabled;
+        let scheduled = crons::is_scheduled(cron, &state.settings);
         out.push(json!({
             "name": cron.name,
             "description": cron.description,

@@ -1,6 +1,7 @@
 //! The relational store: SQLite (rusqlite, bundled) behind one mutex, and its record modules.
 
 pub mod audit;
+pub mod backups;
 pub mod companies;
 pub mod devices;
 pub mod migrate;

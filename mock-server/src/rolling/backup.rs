@@ -1,0 +1,97 @@
+//! Backups (the runbook: "daily, about 30 snapshots per day database"): the backup cron takes a
+//! snapshot of every day database that changed since its last one (`store::backups`), keeps the
+//! newest 30 per database and says what it pruned. A verified snapshot taken after a database's
+//! last write is the drop's fourth lock, and `mock-server restore` brings a dropped day database
+//! back from one: the same documents, the same revisions.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::days::{set_day_status, DayStatus};
+use super::tenants::Tenant;
+use super::{RollingError, RollingResult};
+use crate::docdb::{self, Cluster, Kind};
+use crate::store::backups::{self, Manifest};
+use crate::store::exec;
+
+/// Snapshots kept per database.
+pub const KEEP: usize = 30;
+
+fn backup_error(e: String) -> RollingError {
+    RollingError::Backup(e)
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackupReport {
+    pub company_id: String,
+    /// `db@snapshotId` of each snapshot taken.
+    pub taken: Vec<String>,
+    /// Databases whose newest snapshot is still current.
+    pub unchanged: Vec<String>,
+    /// `db@snapshotId` of each snapshot removed past the newest 30.
+    pub pruned: Vec<String>,
+}
+
+/// The newest complete snapshot of `db`, if it holds what the database holds now (the same
+/// documents at the same revisions) and its data checks against its manifest.
+pub fn current_snapshot(conn: &Cluster, dir: &Path, db: &str) -> RollingResult<Option<Manifest>> {
+    if !docdb::exists(conn, db)? {
+        return Ok(None);
+    }
+    let Some(last) = backups::list(dir, db).map_err(backup_error)?.pop() else { return Ok(None) };
+    let now = backups::revs_fingerprint(docdb::all_docs(conn, db)?.into_iter().map(|d| (d.id, d.rev)).collect());
+    Ok((last.revs == now && backups::read_verified(dir, &last).is_ok()).then_some(last))
+}
+
+/// Snapshots the tenant's day databases that changed since their newest snapshot.
+pub fn backup_tenant(conn: &Cluster, dir: &Path, tenant: &Tenant, now_ms: i64) -> RollingResult<BackupReport> {
+    let mut report = BackupReport { company_id: tenant.id.clone(), ..Default::default() };
+    for day in super::days::day_databases(conn, &tenant.id)?.into_iter().filter(|d| d.status != DayStatus::Dropped) {
+        let Some(info) = docdb::info(conn, &day.name)? else { continue };
+        if current_snapshot(conn, dir, &day.name)?.is_some() {
+            report.unchanged.push(day.name);
+            continue;
+        }
+        let docs: Vec<serde_json::Value> = docdb::all_docs(conn, &day.name)?.iter().map(docdb::Doc::to_json).collect();
+        let m = backups::write(dir, &day.name, now_ms, info.update_seq, &docs).map_err(backup_error)?;
+        report.taken.push(format!("{}@{}", day.name, m.snapshot_id));
+        for id in backups::prune(dir, &day.name, KEEP).map_err(backup_error)? {
+            report.pruned.push(format!("{}@{id}", day.name));
+        }
+    }
+    Ok(report)
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Restored {
+    pub db: String,
+    pub company_id: String,
+    pub snapshot_id: String,
+    pub doc_count: u64,
+}
+
+/// Brings a dropped day database back from a snapshot (`snapshot`: its id; default the newest
+/// that verifies). Refused for a database that exists (a restore never mixes into live data) or
+/// that is no day database of a tenant.
+pub fn restore(conn: &Cluster, dir: &Path, db: &str, snapshot: Option<&str>, now_ms: i64) -> RollingResult<Restored> {
+    if docdb::exists(conn, db)? {
+        return Err(RollingError::DocDb(docdb::DocDbError::Exists(db.to_owned())));
+    }
+    let company_id: String = crate::store::query_row(conn, "SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0))
+        .map_err(|_| RollingError::UnknownDayDatabase(db.to_owned()))?;
+    let snapshots = backups::list(dir, db).map_err(backup_error)?;
+    let chosen = match snapshot {
+        Some(id) => snapshots.iter().find(|m| m.snapshot_id == id).ok_or_else(|| backup_error(format!("{db} has no snapshot {id:?}")))?,
+        None => snapshots.iter().rev().find(|m| backups::read_verified(dir, m).is_ok()).ok_or_else(|| backup_error(format!("{db} has no verified snapshot under {}", dir.display())))?,
+    };
+    let docs = backups::read_verified(dir, chosen).map_err(backup_error)?;
+    docdb::create(conn, db, &company_id, Kind::Day, now_ms)?;
+    docdb::restore_docs(conn, db, docs)?;
+    // Back to what it was before the drop: archived and reconciled (the drop needed both).
+    set_day_status(conn, db, DayStatus::Archived, now_ms)?;
+    exec(conn, "UPDATE day_databases SET dropped_at = NULL WHERE name = ?1", [db])?;
+    Ok(Restored { db: db.to_owned(), company_id, snapshot_id: chosen.snapshot_id.clone(), doc_count: chosen.doc_count })
+}

@@ -1,0 +1,117 @@
+//! Backups that exist: the backup cron's snapshots, the drop gated by a verified snapshot taken
+//! after the database's last write, and a restore (`mock-server restore`) that gives back the
+//! dropped database's documents with their revisions.
+
+mod common;
+
+use std::process::Command;
+
+use common::{spawn_with, Server};
+use mock_server::docdb::{self, Doc};
+use mock_server::rolling::naming::day_of;
+use mock_server::settings::Settings;
+use mock_server::store::backups;
+use serde_json::{json, Value};
+
+async fn put(s: &Server, token: &str, db: &str, id: &str, body: Value) {
+    let a = s.call(reqwest::Method::PUT, &format!("/docdb/{db}/{id}"), Some(token), Some(body)).await;
+    assert_eq!(a.status, reqwest::StatusCode::OK, "{:?}", a.body);
+}
+
+fn docs(s: &Server, db: &str) -> Vec<(String, String, Value)> {
+    let conn = s.state.store.lock();
+    let all = docdb::all_docs(&s.state.cluster(&conn), db).unwrap();
+    all.into_iter().map(|d: Doc| (d.id.clone(), d.rev.clone(), Value::Object(d.body))).collect()
+}
+
+fn candidate(c: &Value, db: &str) -> Value {
+    c["candidates"].as_array().unwrap().iter().find(|d| d["name"] == db).cloned().unwrap_or(Value::Null)
+}
+
+#[tokio::test]
+async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
+    let data = std::env::temp_dir().join(mock_server::auth::secrets::random_id("backups-test"));
+    let settings = Settings { test_controls: true, data_dir: Some(data.clone()), conflicts_enabled: true, drop_green_days: 0, ..Settings::default() };
+    let s = spawn_with(settings).await;
+    let admin = s.token("admin").await;
+    let on = s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    assert_eq!(on.status, reqwest::StatusCode::OK, "{:?}", on.body);
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let db0 = format!("daily_dev_acme_main_{}", day_of(s.now()));
+    let alice = s.token("alice").await;
+    put(&s, &alice, &db0, "order-1", json!({"type": "order", "status": "paid", "totalCents": 450})).await;
+    put(&s, &alice, &db0, "sale-1", json!({"type": "sale", "orderId": "order-1", "amountCents": 450})).await;
+    let first = s.call(reqwest::Method::GET, &format!("/docdb/{db0}/order-1"), Some(&alice), None).await.body;
+    put(&s, &alice, &db0, "order-1", json!({"_rev": first["_rev"], "type": "order", "status": "paid", "totalCents": 500})).await;
+
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    s.run_cron(&admin, "rolling-db-archive").await;
+    let backup = s.run_cron(&admin, "rolling-db-backup").await;
+    assert!(backup["log"].to_string().contains(&format!("snapshots [{db0}@")), "{backup}");
+    let again = s.run_cron(&admin, "rolling-db-backup").await;
+    assert!(again["log"].to_string().contains(&format!("unchanged [{db0}")), "an unchanged database is not snapshotted twice: {again}");
+
+    s.advance_days(31.0).await;
+    let admin = s.token("admin").await;
+    let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    assert_eq!((candidate(&c, &db0)["backedUp"].clone(), candidate(&c, &db0)["eligible"].clone()), (json!(true), json!(true)), "{c}");
+    let before = docs(&s, &db0);
+    assert_eq!(before.len(), 2);
+    assert!(before.iter().any(|(id, rev, _)| id == "order-1" && rev.starts_with("2-")));
+    let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
+    assert!(eval["log"].to_string().contains(&format!("dropped [{db0}")), "{eval}");
+    assert!(!docdb::exists(&s.state.store.lock(), &db0).unwrap());
+
+    // The operator's restore, as a command on the same data (the server stays up).
+    let out = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", &db0]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.contains(&format!("restored {db0} (2 documents)")), "{said}");
+    assert_eq!(docs(&s, &db0), before, "the same documents with the same revisions");
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    let day = topo["days"].as_array().unwrap().iter().find(|d| d["name"] == db0.as_str()).cloned().unwrap();
+    assert_eq!(day["status"], "ARCHIVED");
+    let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
+    assert_eq!(audit["entries"][0]["action"], "day.restore");
+
+    // Restoring over a live database is refused, and so is a name that is no day database.
+    let twice = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", &db0]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();
+    assert!(!twice.status.success() && String::from_utf8_lossy(&twice.stderr).contains("exists"), "{}", String::from_utf8_lossy(&twice.stderr));
+    let unknown = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", "daily_dev_acme_main_19990101"]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();
+    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no day database"), "{}", String::from_utf8_lossy(&unknown.stderr));
+
+    // A write after the newest snapshot makes it stale: the fourth lock opens only at the next backup.
+    put(&s, &s.token("alice").await, &db0, "late", json!({"type": "note"})).await;
+    let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    assert_eq!(candidate(&c, &db0)["backedUp"], false, "{c}");
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+#[test]
+fn snapshots_verify_against_their_manifest_and_the_newest_thirty_are_kept() {
+    let dir = std::env::temp_dir().join(mock_server::auth::secrets::random_id("snapshots"));
+    let db = "daily_dev_acme_main_20300101";
+    let doc = |n: u64| json!({"_id": format!("order-{n}"), "_rev": format!("1-{n:032x}"), "type": "order"});
+    let mut ids = Vec::new();
+    for n in 0..32u64 {
+        ids.push(backups::write(&dir, db, 1_000 + n as i64, n, &[doc(n)]).unwrap().snapshot_id);
+    }
+    let newest = backups::list(&dir, db).unwrap().pop().unwrap();
+    assert_eq!(backups::read_verified(&dir, &newest).unwrap(), vec![doc(31)]);
+    // A snapshot cut short (its data without a manifest) is no snapshot, and goes at the prune.
+    std::fs::write(dir.join(db).join("0000000009999-99.json.gz"), b"partial").unwrap();
+    assert_eq!(backups::list(&dir, db).unwrap().len(), 32);
+    assert_eq!(backups::prune(&dir, db, 30).unwrap(), ids[..2].to_vec(), "the two oldest go, and are named");
+    let kept = backups::list(&dir, db).unwrap();
+    assert_eq!(kept.iter().map(|m| m.snapshot_id.clone()).collect::<Vec<_>>(), ids[2..].to_vec());
+    assert_eq!(std::fs::read_dir(dir.join(db)).unwrap().count(), 60, "30 data files and 30 manifests, nothing else");
+    // A damaged data file fails its verification.
+    let path = dir.join(db).join(format!("{}.json.gz", newest.snapshot_id));
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 12;
+    bytes[last] ^= 0xff;
+    std::fs::write(&path, bytes).unwrap();
+    assert!(backups::read_verified(&dir, &newest).is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}

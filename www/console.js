@@ -1,5 +1,6 @@
 // The Operations console: the rolling-database rollout of the runbook, driven through
-// RollingDbAdmin. Reads need sys_admin; flags, crons and invalidation accept key_manager too.
+// RollingDbAdmin. Reads need sys_admin (the crons list and a run's progress too); flags, starting
+// crons and invalidation accept key_manager too.
 import { $, cells, el, emptyRow, explain, keyed, noteRow, setText, text, time } from "./dom.js";
 import { createPoller } from "./poller.js";
 
@@ -214,10 +215,18 @@ export function createConsole(auth, admin) {
     return tr;
   }
 
+  // key_manager may start the crons (crons:run) but not read them (crons:read, sys_admin's, as
+  // every read): its panel offers Run now for the protocol's crons, without their state.
+  const RUNNABLE = ["rolling-db-rotate", "rolling-db-drop-eval", "rolling-db-archive", "rolling-db-backup", "session-prune"];
+  function renderRunnable() {
+    renderCrons({ crons: RUNNABLE.map((name) => ({ name, schedule: null, running: false })) });
+  }
+
   function renderCrons(view) {
     keyed($("crons").tBodies[0], view.crons, (c) => c.name, cronRow, (tr, c) => {
       tr.cells[0].firstChild.title = c.description ?? "";
-      cells(tr, [`${c.schedule} UTC${c.scheduled ? "" : " (off)"}`, c.lastResult ? `${c.lastResult}, ${time(c.lastRunAt)}` : "never", time(c.nextRunAt)], 1);
+      cells(tr, c.schedule === null ? ["sys_admin reads the schedule", "—", "—"]
+        : [`${c.schedule} UTC${c.scheduled ? "" : " (off)"}`, c.lastResult ? `${c.lastResult}, ${time(c.lastRunAt)}` : "never", time(c.nextRunAt)], 1);
       const b = tr.cells[4].firstChild;
       text(b, c.running ? "running…" : "Run now");
       busy(b, running || c.running);
@@ -245,6 +254,10 @@ export function createConsole(auth, admin) {
     let run;
     do {
       const r = await admin.cronRun(id);
+      if (r.code === "forbidden") {
+        setText("run-status", `${name}: started as ${id}; following its progress needs sys_admin (crons:read)`);
+        break;
+      }
       if (!r.success) { fail(`Progress unavailable: ${explain(r)}`); break; }
       run = r.data;
       const { done, total } = run.progress;
@@ -387,6 +400,7 @@ export function createConsole(auth, admin) {
       refreshFailed = false;
     }
     if (crons?.success) renderCrons(crons.data);
+    else if (denied.has("crons") && shown.get("crons-card")) renderRunnable();
     if (cluster?.success) renderCluster(cluster.data);
     if (topo?.success) renderTenant(topo.data, recon?.success ? recon.data : null, cand?.success ? cand.data : null);
     const now = JSON.stringify([tenant, answers, keysFlags]);

@@ -93,6 +93,16 @@ impl AuthUser {
         self.0.roles.iter().any(|r| r == role)
     }
 
+    /// 403 unless the SDK's default permission map lets the caller's roles do `action`: the
+    /// server's role checks and `hasPermission` are one map.
+    pub fn require_action(&self, action: &str) -> Result<(), AppError> {
+        if session_broker::core::permissions::PermissionMap::default().allows(action, &self.0.roles) {
+            Ok(())
+        } else {
+            Err(AppError::Forbidden(format!("this needs the permission {action}")))
+        }
+    }
+
     /// 403 unless the caller holds one of `roles`.
     pub fn require_any(&self, roles: &[&str]) -> Result<(), AppError> {
         if self.0.roles.iter().any(|r| roles.contains(&r.as_str())) {

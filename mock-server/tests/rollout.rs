@@ -43,8 +43,8 @@ async fn all_flags_off_is_parity() {
         assert_error(&s.get(path, Some(&keys)).await, 403, "forbidden");
         assert_error(&s.get(path, None).await, 401, "missing_token");
     }
-    // Whoever may run the crons may list them.
-    assert_eq!(s.get("/admin/crons", Some(&keys)).await.status, StatusCode::OK);
+    // Reads need sys_admin, the crons list too (crons:read); key_manager runs them (crons:run).
+    assert_error(&s.get("/admin/crons", Some(&keys)).await, 403, "forbidden");
     assert_error(&s.get("/admin/crons", Some(&alice)).await, 403, "forbidden");
     let health = s.get("/health", None).await;
     assert_eq!(health.body, json!({"status": "ok", "db": true}));

@@ -254,3 +254,43 @@ async fn a_corrupt_stored_row_is_an_error_reported_never_an_empty_answer() {
     s.state.store.lock().execute("UPDATE docdb_databases SET kind = 'mystery' WHERE name = ?1", [db]).unwrap();
     assert_error(&s.get(&format!("/docdb/{db}/_all_docs"), Some(&alice)).await, 500, "internal");
 }
+
+/// One truth about roles: for every action of the SDK's default permission map and every demo
+/// role, `hasPermission` (the same map over the token's roles) answers what the server does with
+/// a request that needs that action.
+#[tokio::test]
+async fn every_action_of_the_permission_map_agrees_with_the_server_for_every_demo_role() {
+    use session_broker::core::permissions::{self as p, PermissionMap};
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    // CORE exists for the catalogue write, and on a tenant of every user's company.
+    for id in ["acme", "globex"] {
+        s.patch(&format!("/admin/rolling-db/flags/{id}?force=true"), Some(&admin), json!({"rollingDb": true})).await;
+    }
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let mut actions: Vec<&str> = p::DEFAULTS.iter().map(|(a, _)| *a).collect();
+    actions.push(p::ROLLING_DB_REWARM);
+    for user in ["admin", "keys", "alice", "bob", "carol"] {
+        let login = s.login(user).await;
+        let token = login["token"].as_str().unwrap().to_owned();
+        // What hasPermission reads: the token's own claims.
+        let claims = session_broker::core::token::Claims::decode(&token).unwrap();
+        let (company, roles) = (claims.company_id().unwrap(), claims.roles());
+        for &action in &actions {
+            let sdk = PermissionMap::default().allows(action, &roles);
+            let answer = match action {
+                p::ROLLING_DB_READ => s.get("/admin/rolling-db/cluster", Some(&token)).await,
+                p::ROLLING_DB_FLAGS => s.get(&format!("/admin/rolling-db/tenants/{company}/preflight"), Some(&token)).await,
+                p::CRONS_READ => s.get("/admin/crons", Some(&token)).await,
+                p::CRONS_RUN => s.post("/admin/crons/session-prune/run", Some(&token), json!({})).await,
+                p::CLIENTS_INVALIDATE => s.post("/admin/invalidate-clients/initech", Some(&token), json!({})).await,
+                p::CATALOG_WRITE => s.call(reqwest::Method::PUT, &format!("/docdb/dev_{company}_main_core/walk-{user}"), Some(&token), Some(json!({"type": "note"}))).await,
+                // Re-warm is refused after its role check when the tenant has no CORE: initech has none.
+                p::ROLLING_DB_REWARM => s.post("/admin/rolling-db/tenants/initech/rewarm", Some(&token), json!({})).await,
+                other => panic!("the walk has no request for {other}: add one"),
+            };
+            let server = answer.status != reqwest::StatusCode::FORBIDDEN;
+            assert_eq!(sdk, server, "{user} ({roles:?}) on {action}: hasPermission says {sdk}, the server answered {} {:?}", answer.status, answer.body);
+        }
+    }
+}

@@ -3,15 +3,30 @@
 /// The role that passes every action.
 pub const SUPER_ROLE: &str = "sys_admin";
 
-/// CONTRACT §3's default map, action → roles.
-const DEFAULTS: [(&str, &[&str]); 6] = [
-    ("rollingDb:read", &["sys_admin"]),
-    ("rollingDb:flags", &["sys_admin", "key_manager"]),
-    ("crons:read", &["sys_admin"]),
-    ("crons:run", &["sys_admin", "key_manager"]),
-    ("clients:invalidate", &["sys_admin", "key_manager"]),
-    // Writes to CORE, the STATIC catalogue, through the document proxy.
-    ("catalog:write", &["sys_admin", "manager"]),
+/// The operators' views: cluster, fleet, reconciliation, candidates, topology, audit.
+pub const ROLLING_DB_READ: &str = "rollingDb:read";
+/// A flag change and its preflight.
+pub const ROLLING_DB_FLAGS: &str = "rollingDb:flags";
+/// The crons list and a run's progress.
+pub const CRONS_READ: &str = "crons:read";
+/// Starting a cron.
+pub const CRONS_RUN: &str = "crons:run";
+/// Invalidating a tenant's devices.
+pub const CLIENTS_INVALIDATE: &str = "clients:invalidate";
+/// Writes to CORE, the STATIC catalogue, through the document proxy.
+pub const CATALOG_WRITE: &str = "catalog:write";
+/// Re-warm (dropping CORE): in no role's list, so `sys_admin` alone.
+pub const ROLLING_DB_REWARM: &str = "rollingDb:rewarm";
+
+/// CONTRACT §3's default map, action → roles. The mock server authorises its routes by this
+/// same map, so `hasPermission` and the server never disagree.
+pub const DEFAULTS: [(&str, &[&str]); 6] = [
+    (ROLLING_DB_READ, &["sys_admin"]),
+    (ROLLING_DB_FLAGS, &["sys_admin", "key_manager"]),
+    (CRONS_READ, &["sys_admin"]),
+    (CRONS_RUN, &["sys_admin", "key_manager"]),
+    (CLIENTS_INVALIDATE, &["sys_admin", "key_manager"]),
+    (CATALOG_WRITE, &["sys_admin", "manager"]),
 ];
 
 /// The defaults, with `options.permissions` merged over them (an override replaces an action's roles).

@@ -11,13 +11,12 @@ use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
 use crate::store::audit::{self, Actor};
+use session_broker::core::permissions::{CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_REWARM};
 use crate::rolling::flags::{self, FlagPatch, Flags};
 use crate::rolling::invalidation;
 use crate::rolling::{preflight, tenants, views, RollingSettings};
 use crate::state::AppState;
 
-pub const READ_ROLES: [&str; 1] = ["sys_admin"];
-pub const WRITE_ROLES: [&str; 2] = ["sys_admin", "key_manager"];
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -45,7 +44,7 @@ struct AuditQuery {
 /// `GET /admin/audit?companyId=&before=&limit=`: newest first, a page at a time (`before` is the
 /// last `id` of the previous page; `nextBefore` is `null` on the last page).
 async fn audit_log(State(state): State<AppState>, user: AuthUser, Query(q): Query<AuditQuery>) -> AppResult<Json<Value>> {
-    user.require_any(&READ_ROLES)?;
+    user.require_action(ROLLING_DB_READ)?;
     let limit = query_number::<u32>(q.limit.as_deref(), "limit")?.unwrap_or(50).clamp(1, 500);
     let before = query_number::<i64>(q.before.as_deref(), "before")?;
     let entries = audit::list(&state.store.lock(), q.company_id.as_deref(), before, limit)?;
@@ -58,17 +57,17 @@ fn settings(state: &AppState) -> RollingSettings {
 }
 
 async fn cluster(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
-    user.require_any(&READ_ROLES)?;
+    user.require_action(ROLLING_DB_READ)?;
     Ok(Json(views::cluster(&state.cluster(&state.store.lock()))?))
 }
 
 async fn fleet(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
-    user.require_any(&READ_ROLES)?;
+    user.require_action(ROLLING_DB_READ)?;
     Ok(Json(views::tenants(&state.store.lock(), &settings(&state))?))
 }
 
 async fn reconciliation(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
-    user.require_any(&READ_ROLES)?;
+    user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock();
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
@@ -76,7 +75,7 @@ async fn reconciliation(State(state): State<AppState>, user: AuthUser, Path(id):
 }
 
 async fn cleanup_candidates(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
-    user.require_any(&READ_ROLES)?;
+    user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock();
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
@@ -84,7 +83,7 @@ async fn cleanup_candidates(State(state): State<AppState>, user: AuthUser, Path(
 }
 
 async fn topology(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
-    user.require_any(&READ_ROLES)?;
+    user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock();
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
@@ -93,7 +92,7 @@ async fn topology(State(state): State<AppState>, user: AuthUser, Path(id): Path<
 
 /// The runbook's prerequisites for each flag, for whoever may switch flags.
 async fn preflight(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
-    user.require_any(&WRITE_ROLES)?;
+    user.require_action(ROLLING_DB_FLAGS)?;
     let now = state.clock.now_ms();
     Ok(Json(preflight::both(&state.cluster(&state.store.lock()), &settings(&state), &id, now)?))
 }
@@ -135,7 +134,7 @@ async fn set_flags(
     Query(query): Query<ForceQuery>,
     ApiJson(body): ApiJson<Value>,
 ) -> AppResult<Json<Flags>> {
-    user.require_any(&WRITE_ROLES)?;
+    user.require_action(ROLLING_DB_FLAGS)?;
     let force = parse_force(&query)?;
     if force && !user.has("sys_admin") {
         return Err(AppError::Forbidden("?force=true overrides the runbook's prerequisites: sys_admin only".into()));
@@ -164,7 +163,7 @@ struct RewarmRequest {
 /// Re-warm: CORE dropped for the next rotate to recreate with fresh revisions (sys_admin only,
 /// audited); refused while devices are routed to CORE unless they are invalidated with it.
 async fn rewarm(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>, ApiJson(req): ApiJson<RewarmRequest>) -> AppResult<Json<Value>> {
-    user.require_any(&READ_ROLES)?;
+    user.require_action(ROLLING_DB_REWARM)?;
     let now = state.clock.now_ms();
     let done = state.store.tx(|tx| {
         let done = crate::rolling::rewarm::rewarm(&state.cluster(tx), &state.settings.db_prefix, &id, req.invalidate, now)?;
@@ -181,7 +180,7 @@ async fn rewarm(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Pat
 /// Every device of the tenant re-bootstraps at its next handshake, from where the tenant's
 /// catalogue lives now (CORE, or the legacy database after a rollback).
 async fn invalidate_clients(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>) -> AppResult<Json<Value>> {
-    user.require_any(&WRITE_ROLES)?;
+    user.require_action(CLIENTS_INVALIDATE)?;
     let now = state.clock.now_ms();
     let (at, routing) = state.store.tx(|tx| {
         let (at, routing) = invalidation::invalidate_tenant(tx, &state.settings.db_prefix, &id, now)?;

@@ -8,7 +8,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use super::admin::WRITE_ROLES;
+use session_broker::core::permissions::{CRONS_READ, CRONS_RUN};
 use crate::crons::{self, runner, runs, CRONS};
 use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
@@ -23,9 +23,9 @@ pub fn router() -> Router<AppState> {
         .route("/admin/crons/{name}/run", post(run))
 }
 
-/// Readable by whoever may run them (key_manager too): the console lists them to offer Run now.
+/// Reads need `crons:read` (sys_admin), as the rest of the operators' reads do.
 async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
-    user.require_any(&WRITE_ROLES)?;
+    user.require_action(CRONS_READ)?;
     let now = state.clock.now_ms();
     let conn = state.store.lock();
     let mut out = Vec::new();
@@ -50,7 +50,7 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
 
 /// 202 with the run (an already running one is returned, never doubled) and its `Location`.
 async fn run(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(name): Path<String>) -> AppResult<impl IntoResponse> {
-    user.require_any(&WRITE_ROLES)?;
+    user.require_action(CRONS_RUN)?;
     let cron = crons::find(&name).ok_or_else(|| AppError::NotFound(code::UNKNOWN_CRON, format!("no cron {name:?}")))?;
     let (run_id, already) = runner::trigger(&state, cron, &Actor::user(&user.0, ip))?;
     tracing::info!(cron = cron.name, run = %run_id, already_running = already, by = %user.0.user_id, "cron run requested");
@@ -68,7 +68,7 @@ struct LogPage {
 /// A run; `?logFrom=&logLimit=` returns a page of its log (a 10,000-tenant rotate logs a line a
 /// tenant), with `logTotal` the number of lines.
 async fn run_status(State(state): State<AppState>, user: AuthUser, Path(run_id): Path<String>, Query(page): Query<LogPage>) -> AppResult<Json<Value>> {
-    user.require_any(&WRITE_ROLES)?;
+    user.require_action(CRONS_READ)?;
     let (from, limit) = (query_number::<u64>(page.log_from.as_deref(), "logFrom")?, query_number::<u64>(page.log_limit.as_deref(), "logLimit")?);
     let conn = state.store.lock();
     let run = runs::get(&conn, &run_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;

@@ -64,6 +64,11 @@ async fn engine_required() -> AppError {
     )
 }
 
+/// Whether the caller's roles may write CORE (`catalog:write`, the SDK's permission map).
+fn may_write_catalogue(caller: &DocdbUser) -> bool {
+    PermissionMap::default().allows(session_broker::core::permissions::CATALOG_WRITE, &caller.roles)
+}
+
 fn refused(r: Refusal) -> AppError {
     AppError::Forbidden(r.0)
 }
@@ -88,8 +93,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     let kind = kind.ok_or_else(|| AppError::Forbidden(format!("{db} is not a database of tenant {}", caller.company_id)))?;
     let method = request.method().clone();
     let op = access::classify(method.as_str(), &rest).map_err(refused)?;
-    let may_write_catalogue = PermissionMap::default().allows("catalog:write", &caller.roles);
-    access::allow(kind, op, may_write_catalogue).map_err(refused)?;
+    access::allow(kind, op, may_write_catalogue(&caller)).map_err(refused)?;
 
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, PROXY_BODY_LIMIT_BYTES).await.map_err(|_| AppError::PayloadTooLarge)?;
@@ -177,9 +181,8 @@ async fn put_doc(
     };
     let now = state.clock.now_ms();
     let written = state.store.tx(|tx| {
-        if owned(tx, &db, &claims.company_id)? == Kind::Archive {
-            return Err(AppError::Forbidden(format!("{db} is an archive: read-only")));
-        }
+        // The proxy's rule on the embedded route too: archives read-only, CORE for catalog:write.
+        access::allow(owned(tx, &db, &claims.company_id)?, Op::Write, may_write_catalogue(&claims)).map_err(|r| AppError::Forbidden(format!("{db}: {}", r.0)))?;
         let doc = conflicts::DocRef { company_id: &claims.company_id, db: &db, id: &doc_id };
         Ok(conflicts::write(&docdb::Cluster::embedded(tx), doc, body, rev.as_deref(), state.settings.conflicts_enabled, now)?)
     })?;

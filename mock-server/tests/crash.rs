@@ -1,5 +1,6 @@
-//! The real binary killed with SIGKILL in the middle of a rotate: after a restart on the same
-//! data file every tenant is either fully rotated or untouched, and the next rotate completes it.
+//! The real binary killed with SIGKILL in the middle of a cron: after a restart on the same data
+//! every tenant is either fully done or untouched, and the next run completes it (the rotate,
+//! on the embedded model and on the engine; the archive, the backup and the drop).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -210,5 +211,93 @@ async fn killed_mid_rotate_on_the_engine_the_next_rotate_completes_to_one_clean_
         assert!(docs["rows"].as_array().unwrap().iter().all(|r| r["value"]["rev"].as_str().unwrap().starts_with("1-")), "{id}: fresh revisions");
     }
     drop(second);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Starts `cron` slowed to one tenant every 800 ms, kills the server after the first tenant, and
+/// answers a restarted server on the same data, its clock moved `days` on as the dead one's was
+/// (the mock clock is the process's) and the dead run's lock lease let run out.
+async fn killed_mid(client: &Client, dir: &std::path::Path, server: Proc, cron: &str, days: f64) -> Proc {
+    let token = admin_token(client, &server.base).await;
+    call(client, reqwest::Method::POST, format!("{}/__mock/slow", server.base), None, Some(json!({"stepDelayMs": 800}))).await;
+    let run = call(client, reqwest::Method::POST, format!("{}/admin/crons/{cron}/run", server.base), Some(&token), Some(json!({}))).await;
+    assert_eq!(run["status"], "running", "{run}");
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    drop(server); // SIGKILL
+    let next = start(dir);
+    call(client, reqwest::Method::POST, format!("{}/__mock/clock", next.base), None, Some(json!({"advanceDays": days + 0.001}))).await;
+    next
+}
+
+/// Runs `cron` to its end on `server`; answers the run.
+async fn run_to_end(client: &Client, server: &Proc, cron: &str) -> Value {
+    let token = admin_token(client, &server.base).await;
+    let run = call(client, reqwest::Method::POST, format!("{}/admin/crons/{cron}/run", server.base), Some(&token), Some(json!({}))).await;
+    let done = finished_run(client, &server.base, &token, run["runId"].as_str().unwrap(), Duration::from_secs(20)).await;
+    assert_eq!(done["status"], "succeeded", "{done}");
+    done
+}
+
+/// The runbook's irreversible step, crash by crash: the archive (relational rows included), the
+/// backup and the drop each killed after their first tenant, restarted and run again, end as one
+/// clean run would: every day reconciled with one row per order, one snapshot per database, every
+/// eligible day dropped with the checks after a drop answered.
+#[tokio::test]
+async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run() {
+    let dir = std::env::temp_dir().join(format!("mock-crash-drop-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let client = Client::new();
+    let server = start(&dir);
+    let token = admin_token(&client, &server.base).await;
+    for id in ["acme", "globex", "initech"] {
+        let on = call(&client, reqwest::Method::PATCH, format!("{}/admin/rolling-db/flags/{id}?force=true", server.base), Some(&token), Some(json!({"rollingDb": true, "rollingDbDrop": true}))).await;
+        assert_eq!(on["rollingDbDrop"], true, "{on}");
+    }
+    run_to_end(&client, &server, "rolling-db-rotate").await;
+    let topo = call(&client, reqwest::Method::GET, format!("{}/admin/rolling-db/tenants/acme/topology", server.base), Some(&token), None).await;
+    let day0 = topo["days"][0]["name"].as_str().unwrap().to_owned();
+    let day = day0.trim_start_matches("daily_dev_acme_main_").to_owned();
+    for (user, company) in [("alice", "acme"), ("bob", "globex")] {
+        let t = call(&client, reqwest::Method::POST, format!("{}/auth", server.base), None, Some(json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}}))).await;
+        let t = t["token"].as_str().unwrap().to_owned();
+        for n in 0..2 {
+            let url = format!("{}/docdb/daily_dev_{company}_main_{day}/order-{n}", server.base);
+            let put = call(&client, reqwest::Method::PUT, url, Some(&t), Some(json!({"type": "order", "status": "paid", "totalCents": 100 + n}))).await;
+            assert_eq!(put["ok"], true, "{put}");
+        }
+    }
+    call(&client, reqwest::Method::POST, format!("{}/__mock/clock", server.base), None, Some(json!({"advanceDays": 1}))).await;
+    run_to_end(&client, &server, "rolling-db-rotate").await;
+
+    let server = killed_mid(&client, &dir, server, "rolling-db-archive", 1.0).await;
+    run_to_end(&client, &server, "rolling-db-archive").await;
+    let token = admin_token(&client, &server.base).await;
+    for (company, orders) in [("acme", 2), ("globex", 2), ("initech", 0)] {
+        let recon = call(&client, reqwest::Method::GET, format!("{}/admin/rolling-db/tenants/{company}/reconciliation", server.base), Some(&token), None).await;
+        let first = &recon["days"][0];
+        assert_eq!((recon["diff"].clone(), first["status"].clone(), first["relational"][0]["rowCount"].clone()), (json!(0), json!("ARCHIVED"), json!(orders)), "{company}: {recon}");
+    }
+
+    let server = killed_mid(&client, &dir, server, "rolling-db-backup", 1.001).await;
+    run_to_end(&client, &server, "rolling-db-backup").await;
+    for company in ["acme", "globex", "initech"] {
+        let db = format!("daily_dev_{company}_main_{day}");
+        let files: Vec<String> = std::fs::read_dir(dir.join("backups").join(&db)).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(files.iter().filter(|f| f.ends_with(".manifest.json")).count(), 1, "{db}: one snapshot, not one per run: {files:?}");
+        assert_eq!(files.len(), 2, "{db}: its data and its manifest, nothing cut short left over: {files:?}");
+    }
+
+    call(&client, reqwest::Method::POST, format!("{}/__mock/clock", server.base), None, Some(json!({"advanceDays": 31}))).await;
+    let server = killed_mid(&client, &dir, server, "rolling-db-drop-eval", 32.002).await;
+    run_to_end(&client, &server, "rolling-db-drop-eval").await;
+    let token = admin_token(&client, &server.base).await;
+    for company in ["acme", "globex", "initech"] {
+        let topo = call(&client, reqwest::Method::GET, format!("{}/admin/rolling-db/tenants/{company}/topology", server.base), Some(&token), None).await;
+        let first = &topo["days"][0];
+        assert_eq!(first["status"], "DROPPED", "{company}: {topo}");
+        let after = &first["afterDrop"];
+        assert_eq!((after["goneFromEngine"].clone(), after["replicatorClean"].clone()), (json!(true), json!(true)), "{company}: {topo}");
+    }
+    drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }

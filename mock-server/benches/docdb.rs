@@ -42,7 +42,8 @@ async fn main() {
     tokio::spawn(async move { axum::serve(listener, mock_server::app(state)).await.unwrap() });
 
     let http = reqwest::Client::new();
-    let login: Value = http.post(format!("{base}/auth")).json(&json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}})).send().await.unwrap().json().await.unwrap();
+    let login: Value =
+        http.post(format!("{base}/auth")).json(&json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}})).send().await.unwrap().json().await.unwrap();
     let headers = login["docdbHeaders"]["Remote"].clone();
     let headers_json = headers.to_string();
 

@@ -85,12 +85,7 @@ impl Server {
 /// `n` tenants with a legacy catalogue and `rollingDb` on, plus acme (the demo's) rolling too;
 /// their documents on the engine at `docdb_url` when there is one, as the server keeps them.
 fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>) {
-    let settings = Settings {
-        data_dir: Some(dir.to_owned()),
-        rolling_db_max_open: max_open,
-        docdb_url: docdb_url.map(|u| EngineUrl::parse(u).unwrap()),
-        ..Settings::default()
-    };
+    let settings = Settings { data_dir: Some(dir.to_owned()), rolling_db_max_open: max_open, docdb_url: docdb_url.map(|u| EngineUrl::parse(u).unwrap()), ..Settings::default() };
     let engine = settings.docdb_url.clone().map(|u| mock_server::docdb::engine::Engine::new(u).unwrap());
     let store = Store::open(&settings, engine.as_ref(), 0).unwrap();
     let now = 1_700_000_000_000;
@@ -428,10 +423,7 @@ async fn storm(server: &Server, devices: usize) {
         &format!("{devices} devices reconnecting after an invalidation"),
         format!("{ready}/{connected} ready in {:.2} s; handshake p50 {p50:.0} ms, p99 {p99:.0} ms", last_ready.as_secs_f64()),
     );
-    row(
-        "  listen-queue overflows; server memory",
-        format!("{overflowed}; RSS {} MiB open, {per_socket:.1} KiB a socket", rss_open / 1024),
-    );
+    row("  listen-queue overflows; server memory", format!("{overflowed}; RSS {} MiB open, {per_socket:.1} KiB a socket", rss_open / 1024));
     drop(kept);
 }
 
@@ -441,7 +433,10 @@ async fn main() {
     let quick = args.iter().any(|a| a == "quick");
     let only: Vec<&str> = args.iter().map(String::as_str).filter(|a| *a != "quick").collect();
     let wanted = |section: &str| only.is_empty() || only.contains(&section);
-    println!("fleet bench: the release mock-server as its own process on loopback ({} cores); figures vary ±20% or more", std::thread::available_parallelism().map_or(0, |n| n.get()));
+    println!(
+        "fleet bench: the release mock-server as its own process on loopback ({} cores); figures vary ±20% or more",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
     println!("| {:<58} | {:<62} |", "what", "measured");
     println!("|{}|{}|", "-".repeat(60), "-".repeat(64));
     if wanted("rotate") {

@@ -189,25 +189,53 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
     let sizes: Value = std::fs::read_to_string(repo_root().join("target/bench/sizes.json")).ok().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(Value::Null);
     let mut r = String::new();
     let date = command("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
-    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())).unwrap_or_default();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+        .unwrap_or_default();
     let version = |p: &str| sizes["versions"][p].as_str().unwrap_or("?").to_owned();
     let _ = writeln!(r, "# session-broker beside @supabase/auth-js\n");
     let _ = writeln!(r, "Written by `make bench` (`mock-server/benches/peers.rs`, the page in `bench/page/`) on {date}.");
     let _ = writeln!(r, "Machine: {cpu}, {} cores, {}; Chromium {chromium} headless.", command("nproc", &[]), command("uname", &["-sr"]));
-    let _ = writeln!(r, "Versions: session-broker {}, @supabase/auth-js {}, @auth0/auth0-spa-js {}, oidc-client-ts {}.", version("session-broker"), version("@supabase/auth-js"), version("@auth0/auth0-spa-js"), version("oidc-client-ts"));
+    let _ = writeln!(
+        r,
+        "Versions: session-broker {}, @supabase/auth-js {}, @auth0/auth0-spa-js {}, oidc-client-ts {}.",
+        version("session-broker"),
+        version("@supabase/auth-js"),
+        version("@auth0/auth0-spa-js"),
+        version("oidc-client-ts")
+    );
     let _ = writeln!(r, "Median of {runs} run(s); this machine is shared and noisy, so quote the ratios, measured in the same run, not the absolute figures.");
     let _ = writeln!(r, "Both SDKs talk to a strict server: a refresh token can be spent once.\n");
     let _ = writeln!(r, "## Hot paths on a valid token (calls per second)\n");
     let _ = writeln!(r, "| figure | session-broker | supabase auth-js | supabase with `navigatorLock` |\n|---|---|---|---|");
     let (t_ours, t_supa, t_lock) = (med(ours, "/token"), med(supa, "/token"), med(lock, "/token"));
     let _ = writeln!(r, "| `getToken()` / `getSession()`, awaited | **{}** | {} | {} |", ops(t_ours), ops(t_supa), ops(t_lock));
-    let _ = writeln!(r, "| the limit beside it: `await localStorage.getItem(key)` | {} | {} | {} |", ops(med(ours, "/limitAwaitGetItem")), ops(med(supa, "/limitAwaitGetItem")), ops(med(lock, "/limitAwaitGetItem")));
+    let _ = writeln!(
+        r,
+        "| the limit beside it: `await localStorage.getItem(key)` | {} | {} | {} |",
+        ops(med(ours, "/limitAwaitGetItem")),
+        ops(med(supa, "/limitAwaitGetItem")),
+        ops(med(lock, "/limitAwaitGetItem"))
+    );
     let _ = writeln!(r, "| `hasPermission()`, awaited | {} | — | — |", ops(med(ours, "/hasPermission")));
     for name in ["checkIfLoggedIn", "isTokenExpired", "isAboutToExpire", "getCurrentRoles", "getCurrentUser"] {
         let _ = writeln!(r, "| `{name}()` | {} | — | — |", ops(med(ours, &format!("/checks/{name}"))));
     }
-    let _ = writeln!(r, "| the limit beside them: `localStorage.getItem(key)` | {} | {} | {} |\n", ops(med(ours, "/limitGetItem")), ops(med(supa, "/limitGetItem")), ops(med(lock, "/limitGetItem")));
-    let _ = writeln!(r, "Ratios: `getToken()` is **{:.1}×** supabase's `getSession()` and **{:.0}×** with its lock; it runs at **{:.2}** of its limit (an awaited `getItem`).", t_ours / t_supa, t_ours / t_lock, t_ours / med(ours, "/limitAwaitGetItem"));
+    let _ = writeln!(
+        r,
+        "| the limit beside them: `localStorage.getItem(key)` | {} | {} | {} |\n",
+        ops(med(ours, "/limitGetItem")),
+        ops(med(supa, "/limitGetItem")),
+        ops(med(lock, "/limitGetItem"))
+    );
+    let _ = writeln!(
+        r,
+        "Ratios: `getToken()` is **{:.1}×** supabase's `getSession()` and **{:.0}×** with its lock; it runs at **{:.2}** of its limit (an awaited `getItem`).",
+        t_ours / t_supa,
+        t_ours / t_lock,
+        t_ours / med(ours, "/limitAwaitGetItem")
+    );
     let limit = med(ours, "/limitGetItem");
     let checks: Vec<String> = ["checkIfLoggedIn", "isTokenExpired", "isAboutToExpire", "getCurrentRoles", "getCurrentUser"]
         .iter()
@@ -216,7 +244,8 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
     let _ = writeln!(r, "The synchronous checks against a plain `getItem` (1.00 = as fast): {}.\n", checks.join(", "));
     let _ = writeln!(r, "## Refresh storms on an expired token\n");
     let _ = writeln!(r, "| figure | session-broker | supabase auth-js | supabase with `navigatorLock` |\n|---|---|---|---|");
-    let storm = |v: &[Value], p: &str| format!("{} requests, {} of 1000 served, {} ms", med(v, &format!("/{p}/requests")), med(v, &format!("/{p}/served")), med(v, &format!("/{p}/ms")));
+    let storm =
+        |v: &[Value], p: &str| format!("{} requests, {} of 1000 served, {} ms", med(v, &format!("/{p}/requests")), med(v, &format!("/{p}/served")), med(v, &format!("/{p}/ms")));
     let storm1 = |v: &[Value]| format!("{} ({} ms without the request's round trip)", storm(v, "storm1"), med(v, "/storm1/sdkMs"));
     let _ = writeln!(r, "| 1,000 callers in one tab | {} | {} | {} |", storm1(ours), storm1(supa), storm1(lock));
     let storm4 = |v: &[Value]| format!("{}; {} of 4 tabs logged out", storm(v, "storm4"), med(v, "/storm4/loggedOut"));
@@ -231,14 +260,26 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
     let _ = writeln!(r, "| visit | SDK | its module has arrived | its module starts running | `init()` | of which the wasm's request | constructor + first token / `getSession()` |\n|---|---|---|---|---|---|---|");
     for (phase, visit) in ["returning", "first"].iter().enumerate() {
         let (o, s) = (&cold[phase * COLD_PAGES.len()], &cold[phase * COLD_PAGES.len() + 2]);
-        let _ = writeln!(r, "| {visit} | session-broker | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms |", med(o, "/moduleIn"), med(o, "/run"), med(o, "/init"), med(o, "/wasmFetch"), med(o, "/first"));
+        let _ = writeln!(
+            r,
+            "| {visit} | session-broker | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms |",
+            med(o, "/moduleIn"),
+            med(o, "/run"),
+            med(o, "/init"),
+            med(o, "/wasmFetch"),
+            med(o, "/first")
+        );
         let _ = writeln!(r, "| {visit} | supabase auth-js | {:.1} ms | {:.1} ms | — | — | {:.1} ms |", med(s, "/moduleIn"), med(s, "/run"), med(s, "/first"));
     }
     // What the goal leaves: the first token by 0.8 × supabase's time, counted from when our own
     // module has arrived (the page, not the SDK, decides when its module is requested).
     let (o, s) = (&cold[0], &cold[2]);
     let left = 0.8 * med(s, "/ms") - med(o, "/moduleIn");
-    let leaves = if left >= 0.0 { format!("leaves session-broker {left:.1} ms between its module's arrival and its first token") } else { format!("asks for session-broker's first token {:.1} ms before its module has even arrived", -left) };
+    let leaves = if left >= 0.0 {
+        format!("leaves session-broker {left:.1} ms between its module's arrival and its first token")
+    } else {
+        format!("asks for session-broker's first token {:.1} ms before its module has even arrived", -left)
+    };
     let _ = writeln!(r, "\nOn a returning visit the goal (20% faster than supabase's {:.1} ms, so by {:.1} ms) {leaves}; supabase itself takes {:.1} ms from its module's arrival to `getSession()`'s answer, with no wasm to fetch or compile. Compiling the wasm alone, on bytes already fetched, takes {:.1} ms.", med(s, "/ms"), 0.8 * med(s, "/ms"), med(s, "/ms") - med(s, "/moduleIn"), med(o, "/compile"));
     let _ = writeln!(r);
     let _ = writeln!(r, "## Against the goals of the issue (this run)\n");
@@ -258,7 +299,13 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
         }
     }
     let one_refresh = med(ours, "/storm4/requests") == 1.0 && med(ours, "/storm4/served") == 1000.0 && med(ours, "/storm4/loggedOut") == 0.0;
-    let _ = writeln!(r, "| one refresh across 4 tabs, every caller served, nobody logged out | {} request(s), {} served | {} |", med(ours, "/storm4/requests"), med(ours, "/storm4/served"), met(one_refresh));
+    let _ = writeln!(
+        r,
+        "| one refresh across 4 tabs, every caller served, nobody logged out | {} request(s), {} served | {} |",
+        med(ours, "/storm4/requests"),
+        med(ours, "/storm4/served"),
+        met(one_refresh)
+    );
     let (s_ours, s_supa) = (med(ours, "/storm1/ms"), med(supa, "/storm1/ms"));
     let _ = writeln!(r, "| the 1,000-caller storm no slower than supabase's | {s_ours} ms against {s_supa} ms | {} |", met(s_ours <= s_supa));
     let cold_ratio = med(&cold[0], "/ms") / med(&cold[2], "/ms");

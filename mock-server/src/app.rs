@@ -9,10 +9,10 @@ use tower_http::cors::CorsLayer;
 use tower_http::services::ServeDir;
 use tower_http::trace::TraceLayer;
 
-use session_broker::protocol::errors as code;
 use crate::error::AppError;
 use crate::routes;
 use crate::state::AppState;
+use session_broker::protocol::errors as code;
 
 /// Bodies above this are refused with 413 and the contract's error body.
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;

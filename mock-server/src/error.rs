@@ -196,11 +196,9 @@ impl From<crate::rolling::RollingError> for AppError {
         match e {
             R::UnknownTenant(_) => AppError::NotFound(code::UNKNOWN_TENANT, message),
             R::DropRequiresRollingDb => AppError::Conflict(code::DROP_REQUIRES_ROLLING_DB, message),
-            R::PreflightFailed(checks) => AppError::Refused {
-                code: checks.first().map_or(code::CONFLICT, |c| c.code),
-                message,
-                checks: serde_json::to_value(checks).unwrap_or_default(),
-            },
+            R::PreflightFailed(checks) => {
+                AppError::Refused { code: checks.first().map_or(code::CONFLICT, |c| c.code), message, checks: serde_json::to_value(checks).unwrap_or_default() }
+            }
             R::NothingToChange => AppError::bad_request(message),
             R::NoCatalogue(_) => AppError::Conflict(code::NO_CATALOGUE, message),
             R::UnknownDayDatabase(_) => AppError::NotFound(code::NOT_FOUND, message),

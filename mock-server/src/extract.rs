@@ -7,9 +7,9 @@ use axum::http::StatusCode;
 use serde::de::DeserializeOwned;
 use session_broker::protocol::JwtClaims;
 
-use session_broker::protocol::errors as code;
 use crate::error::AppError;
 use crate::state::AppState;
+use session_broker::protocol::errors as code;
 
 /// `axum::Json` with rejections mapped to `AppError`.
 pub struct ApiJson<T>(pub T);
@@ -44,10 +44,8 @@ pub struct AuthUser(pub JwtClaims);
 pub struct SignedUser(pub JwtClaims);
 
 fn bearer(parts: &Parts) -> Result<&str, AppError> {
-    let header = parts
-        .headers
-        .get(axum::http::header::AUTHORIZATION)
-        .ok_or_else(|| AppError::Unauthorized(code::MISSING_TOKEN, "this route needs Authorization: Bearer <token>".into()))?;
+    let header =
+        parts.headers.get(axum::http::header::AUTHORIZATION).ok_or_else(|| AppError::Unauthorized(code::MISSING_TOKEN, "this route needs Authorization: Bearer <token>".into()))?;
     header
         .to_str()
         .ok()

@@ -124,7 +124,9 @@ fn serve(args: &[String], settings: Settings) -> Result<(), String> {
         // A generated secret is fine for one machine; a server others can reach must be told its
         // secret, so that tokens survive a new DATA_DIR and nobody relies on a file by accident.
         if !addr.ip().is_loopback() && settings.jwt_secret.is_none() {
-            return Err(format!("refusing to listen on {addr} (reachable from other machines) without JWT_SECRET: set JWT_SECRET (at least 16 characters), or listen on 127.0.0.1"));
+            return Err(format!(
+                "refusing to listen on {addr} (reachable from other machines) without JWT_SECRET: set JWT_SECRET (at least 16 characters), or listen on 127.0.0.1"
+            ));
         }
         let state = AppState::new(settings, dirs)?;
         // The first stdout line is the contract: scripts read the address from it.

@@ -71,13 +71,8 @@ fn an_unbaselined_store_is_refused_by_migrate_and_by_the_server_until_baselined(
 #[test]
 fn without_jwt_secret_the_server_keeps_to_loopback_and_generates_a_private_secret() {
     let dir = temp("secret");
-    let refused = Command::new(env!("CARGO_BIN_EXE_mock-server"))
-        .args(["--listen", "0.0.0.0:0"])
-        .env("DATA_DIR", &dir)
-        .env_remove("JWT_SECRET")
-        .env("RUST_LOG", "off")
-        .output()
-        .unwrap();
+    let refused =
+        Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["--listen", "0.0.0.0:0"]).env("DATA_DIR", &dir).env_remove("JWT_SECRET").env("RUST_LOG", "off").output().unwrap();
     assert!(!refused.status.success());
     assert!(text(&refused).contains("without JWT_SECRET"), "{}", text(&refused));
     assert!(!dir.join("jwt-secret").exists(), "nothing started, nothing written");
@@ -112,13 +107,8 @@ fn another_db_prefix_on_the_same_data_is_refused() {
     let dir = temp("prefix");
     let settings = mock_server::settings::Settings { data_dir: Some(dir.clone()), ..Default::default() };
     drop(mock_server::store::Store::open(&settings, None, 0).expect("the first start records dev"));
-    let refused = Command::new(env!("CARGO_BIN_EXE_mock-server"))
-        .args(["--listen", "127.0.0.1:0"])
-        .env("DATA_DIR", &dir)
-        .env("DB_PREFIX", "prod")
-        .env("RUST_LOG", "off")
-        .output()
-        .unwrap();
+    let refused =
+        Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["--listen", "127.0.0.1:0"]).env("DATA_DIR", &dir).env("DB_PREFIX", "prod").env("RUST_LOG", "off").output().unwrap();
     assert!(!refused.status.success(), "the server must not start on another prefix");
     let said = text(&refused);
     assert!(said.contains("\"prod\"") && said.contains("\"dev\"") && said.contains("must not change"), "{said}");

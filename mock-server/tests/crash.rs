@@ -74,11 +74,7 @@ async fn shape(client: &Client, base: &str, token: &str) -> Vec<(bool, u64, bool
     let mut out = Vec::new();
     for id in ["acme", "globex", "initech"] {
         let topo = call(client, reqwest::Method::GET, format!("{base}/admin/rolling-db/tenants/{id}/topology"), Some(token), None).await;
-        out.push((
-            topo["core"]["exists"] == true,
-            topo["days"].as_array().unwrap().len() as u64,
-            topo["invalidation"]["routing"] == "core",
-        ));
+        out.push((topo["core"]["exists"] == true, topo["days"].as_array().unwrap().len() as u64, topo["invalidation"]["routing"] == "core"));
     }
     out
 }
@@ -197,7 +193,11 @@ async fn killed_mid_rotate_on_the_engine_the_next_rotate_completes_to_one_clean_
 
     let second = start_with(&dir, Some(&url));
     let token = admin_token(&client, &second.base).await;
-    assert_eq!(shape(&client, &second.base, &token).await, vec![(true, 2, true), (false, 0, false), (false, 0, false)], "acme committed, globex and initech untouched in the store");
+    assert_eq!(
+        shape(&client, &second.base, &token).await,
+        vec![(true, 2, true), (false, 0, false), (false, 0, false)],
+        "acme committed, globex and initech untouched in the store"
+    );
     call(&client, reqwest::Method::POST, format!("{}/__mock/clock", second.base), None, Some(json!({"advanceDays": 0.001}))).await;
     let token = admin_token(&client, &second.base).await;
     let next = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", second.base), Some(&token), Some(json!({}))).await;
@@ -250,7 +250,14 @@ async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run()
     let server = start(&dir);
     let token = admin_token(&client, &server.base).await;
     for id in ["acme", "globex", "initech"] {
-        let on = call(&client, reqwest::Method::PATCH, format!("{}/admin/rolling-db/flags/{id}?force=true", server.base), Some(&token), Some(json!({"rollingDb": true, "rollingDbDrop": true}))).await;
+        let on = call(
+            &client,
+            reqwest::Method::PATCH,
+            format!("{}/admin/rolling-db/flags/{id}?force=true", server.base),
+            Some(&token),
+            Some(json!({"rollingDb": true, "rollingDbDrop": true})),
+        )
+        .await;
         assert_eq!(on["rollingDbDrop"], true, "{on}");
     }
     run_to_end(&client, &server, "rolling-db-rotate").await;
@@ -258,7 +265,8 @@ async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run()
     let day0 = topo["days"][0]["name"].as_str().unwrap().to_owned();
     let day = day0.trim_start_matches("daily_dev_acme_main_").to_owned();
     for (user, company) in [("alice", "acme"), ("bob", "globex")] {
-        let t = call(&client, reqwest::Method::POST, format!("{}/auth", server.base), None, Some(json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}}))).await;
+        let t = call(&client, reqwest::Method::POST, format!("{}/auth", server.base), None, Some(json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}})))
+            .await;
         let t = t["token"].as_str().unwrap().to_owned();
         for n in 0..2 {
             let url = format!("{}/docdb/daily_dev_{company}_main_{day}/order-{n}", server.base);
@@ -275,7 +283,11 @@ async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run()
     for (company, orders) in [("acme", 2), ("globex", 2), ("initech", 0)] {
         let recon = call(&client, reqwest::Method::GET, format!("{}/admin/rolling-db/tenants/{company}/reconciliation", server.base), Some(&token), None).await;
         let first = &recon["days"][0];
-        assert_eq!((recon["diff"].clone(), first["status"].clone(), first["relational"][0]["rowCount"].clone()), (json!(0), json!("ARCHIVED"), json!(orders)), "{company}: {recon}");
+        assert_eq!(
+            (recon["diff"].clone(), first["status"].clone(), first["relational"][0]["rowCount"].clone()),
+            (json!(0), json!("ARCHIVED"), json!(orders)),
+            "{company}: {recon}"
+        );
     }
 
     let server = killed_mid(&client, &dir, server, "rolling-db-backup", 1.001).await;

@@ -17,12 +17,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 fn with_engine(url: &str) -> Settings {
-    Settings {
-        test_controls: true,
-        docdb_url: Some(EngineUrl::parse(url).unwrap()),
-        docdb_cors_origins: vec!["http://127.0.0.1:*".into()],
-        ..Settings::default()
-    }
+    Settings { test_controls: true, docdb_url: Some(EngineUrl::parse(url).unwrap()), docdb_cors_origins: vec!["http://127.0.0.1:*".into()], ..Settings::default() }
 }
 
 /// A counting pass-through in front of a real engine: every request that reaches the engine is
@@ -137,7 +132,12 @@ async fn every_refusal_reaches_nothing() {
     let manager = remote_headers(&s.login("admin").await);
     let catalogue_write = docdb(&s, Method::POST, "dev_acme_main_core/_bulk_docs", &manager, json(json!({"docs": [{"_id": "p1"}]}))).await;
     // acme's CORE is not warmed yet: the engine's own answer, so the write was let through.
-    assert_eq!((catalogue_write.status, catalogue_write.body["error"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")), "catalog:write may write CORE: {:?}", catalogue_write.body);
+    assert_eq!(
+        (catalogue_write.status, catalogue_write.body["error"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found")),
+        "catalog:write may write CORE: {:?}",
+        catalogue_write.body
+    );
     assert_eq!(hits.load(Ordering::SeqCst), 2);
 }
 

@@ -32,10 +32,7 @@ async fn the_preflight_answers_every_check_with_its_detail_and_runbook_step() {
     assert!(on["checks"][0]["detail"].as_str().unwrap().contains(mock_server::store::migrate::last_migration()), "{on}");
     let drop = &p.body["rollingDbDrop"];
     assert_eq!(drop["ready"], false);
-    assert_eq!(
-        checks(drop),
-        [("rolling_db_on".into(), false), ("conflicts_enabled".into(), false), ("backups_enabled".into(), true), ("reconciliation_green".into(), false)]
-    );
+    assert_eq!(checks(drop), [("rolling_db_on".into(), false), ("conflicts_enabled".into(), false), ("backups_enabled".into(), true), ("reconciliation_green".into(), false)]);
     assert!(drop["checks"][3]["detail"].as_str().unwrap().contains("14 day(s) have no day database yet"), "{drop}");
 
     // Adoption is measured on the devices seen lately.

@@ -33,11 +33,7 @@ fn is_root() -> bool {
 /// Runs a PostgreSQL program, as `postgres` when we are root.
 fn pg_run(bin: &Path, program: &str, args: &[&str]) -> Output {
     let path = bin.join(program);
-    let output = if is_root() {
-        Command::new("runuser").args(["-u", "postgres", "--"]).arg(&path).args(args).output()
-    } else {
-        Command::new(&path).args(args).output()
-    };
+    let output = if is_root() { Command::new("runuser").args(["-u", "postgres", "--"]).arg(&path).args(args).output() } else { Command::new(&path).args(args).output() };
     output.unwrap_or_else(|e| panic!("{program}: {e}"))
 }
 
@@ -90,7 +86,11 @@ fn run_sql(client: &mut Client, from: u32, to: u32) {
 }
 
 fn register(client: &mut Client, from: u32, to: u32) {
-    client.batch_execute("CREATE SCHEMA IF NOT EXISTS drizzle; CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)").unwrap();
+    client
+        .batch_execute(
+            "CREATE SCHEMA IF NOT EXISTS drizzle; CREATE TABLE IF NOT EXISTS drizzle.__drizzle_migrations (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)",
+        )
+        .unwrap();
     for m in journal().iter().filter(|m| (from..=to).contains(&m.number())) {
         client.execute("INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, $2)", &[&m.hash(), &m.when]).unwrap();
     }
@@ -128,7 +128,10 @@ fn the_production_scenario_with_the_release_commands() {
     assert!(ok && out.contains("baseline: 12 recorded as applied, 0 already recorded"), "{out}");
 
     let (ok, out) = cli(&url, &["--dry-run"]);
-    assert!(ok && out.contains("would apply 0012_add_day_databases") && out.contains("CREATE TABLE day_databases") && out.contains("migrations: 5 would be applied, 12 skipped"), "{out}");
+    assert!(
+        ok && out.contains("would apply 0012_add_day_databases") && out.contains("CREATE TABLE day_databases") && out.contains("migrations: 5 would be applied, 12 skipped"),
+        "{out}"
+    );
     assert!(!table_exists(&mut client, "day_databases"), "a dry run changes nothing");
     assert_eq!(count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"), 12);
 

@@ -369,7 +369,10 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     assert!(backup["log"].to_string().contains(&format!("snapshots [{db0}@")), "{backup}");
     let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
     let first = &c["candidates"][0];
-    assert_eq!((first["drained"].clone(), first["archived"].clone(), first["reconciled"].clone(), first["backedUp"].clone(), first["ageDays"].clone(), first["eligible"].clone()), (json!(true), json!(true), json!(true), json!(true), json!(31), json!(true)));
+    assert_eq!(
+        (first["drained"].clone(), first["archived"].clone(), first["reconciled"].clone(), first["backedUp"].clone(), first["ageDays"].clone(), first["eligible"].clone()),
+        (json!(true), json!(true), json!(true), json!(true), json!(31), json!(true))
+    );
     // The later days are as old but were never drained and archived: the locks hold them.
     assert!(c["candidates"].as_array().unwrap()[1..].iter().all(|d| d["eligible"] == false));
     let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
@@ -391,7 +394,11 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     let alice = s.token("alice").await;
     assert_eq!(s.get("/docdb/dev_acme_main_archive/_all_docs", Some(&alice)).await.body["total_rows"], 2, "its data stays in the archive");
     let kept = mock_server::store::relational_archive::revisions(&s.state.store.lock(), mock_server::store::relational_archive::Table::Orders, &db0).unwrap();
-    assert_eq!(kept.iter().map(|(id, rev)| (id.as_str(), rev.starts_with("2-"))).collect::<Vec<_>>(), [("order-1", false), ("order-2", true)], "and its orders in the relational store");
+    assert_eq!(
+        kept.iter().map(|(id, rev)| (id.as_str(), rev.starts_with("2-"))).collect::<Vec<_>>(),
+        [("order-1", false), ("order-2", true)],
+        "and its orders in the relational store"
+    );
 
     // rollingDbDrop off stops the drops.
     let keys = s.token("keys").await;
@@ -428,7 +435,8 @@ async fn the_relational_archive_is_idempotent_and_reconciled() {
     {
         let conn = s.state.store.lock();
         assert_eq!(relational::counts(&conn, &db0).unwrap(), (1, 1), "one row each after two runs; the note is no order or sale");
-        let (order_id, amount): (Option<String>, i64) = conn.query_row("SELECT order_id, amount_cents FROM sales WHERE source_db = ?1", [&db0], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        let (order_id, amount): (Option<String>, i64) =
+            conn.query_row("SELECT order_id, amount_cents FROM sales WHERE source_db = ?1", [&db0], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
         assert_eq!((order_id.as_deref(), amount), (Some(relational::row_id(&db0, "order-7").as_str()), 990));
         assert_eq!(relational::revisions(&conn, Table::Sales, &db0).unwrap()[0].0, "sale-7");
         conn.execute("DELETE FROM sales WHERE source_db = ?1", [&db0]).unwrap();
@@ -557,7 +565,8 @@ async fn with_conflicts_enabled_a_stale_write_is_kept_and_recorded_for_review() 
         let first = put_doc(&s, &alice, &db, "order-9", json!({"type": "order", "status": "open"})).await;
         // Two tills pay the same order from the same revision.
         put_doc(&s, &alice, &db, "order-9", json!({"_rev": first["rev"], "type": "order", "status": "paid", "till": 1})).await;
-        let second = s.call(reqwest::Method::PUT, &format!("/docdb/{db}/order-9"), Some(&alice), Some(json!({"_rev": first["rev"], "type": "order", "status": "paid", "till": 2}))).await;
+        let second =
+            s.call(reqwest::Method::PUT, &format!("/docdb/{db}/order-9"), Some(&alice), Some(json!({"_rev": first["rev"], "type": "order", "status": "paid", "till": 2}))).await;
         let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
         if enabled {
             assert_eq!((second.status, second.body["conflict"].clone()), (StatusCode::OK, json!(true)));

@@ -174,7 +174,11 @@ async fn every_flag_cron_invalidation_and_user_change_is_audited_newest_first_an
     let all = s.get("/admin/audit", Some(&admin)).await.body;
     let actions: Vec<&str> = all["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
     // The rotate cut both rolling tenants over: one invalidation each, by the cron.
-    assert_eq!(actions, ["user.roles", "user.create", "clients.invalidate", "clients.invalidate", "clients.invalidate", "cron.run", "flags.force", "flags.change"], "newest first: {all}");
+    assert_eq!(
+        actions,
+        ["user.roles", "user.create", "clients.invalidate", "clients.invalidate", "clients.invalidate", "cron.run", "flags.force", "flags.change"],
+        "newest first: {all}"
+    );
     let first = &all["entries"][7];
     assert_eq!((first["actor"].clone(), first["detail"]["companyId"].clone(), first["detail"]["after"]["rollingDb"].clone()), (json!("user-keys"), json!("acme"), json!(true)));
     assert!(first["at"].as_i64().is_some() && first.get("ip").is_some());

@@ -85,11 +85,9 @@ impl Management {
             Management::DeleteUser(id) => route(Delete, ["/users/", &segment("userId", id)?].concat(), None),
             Management::ListUsers => route(Get, "/users".into(), None),
             Management::GetMyUser => route(Get, "/users/me".into(), None),
-            Management::UpdatePaymentReference { company_id, sale_id, data } => route(
-                Patch,
-                ["/companies/", &segment("companyId", company_id)?, "/sales/", &segment("saleId", sale_id)?, "/payment-reference"].concat(),
-                Some(data.clone()),
-            ),
+            Management::UpdatePaymentReference { company_id, sale_id, data } => {
+                route(Patch, ["/companies/", &segment("companyId", company_id)?, "/sales/", &segment("saleId", sale_id)?, "/payment-reference"].concat(), Some(data.clone()))
+            }
         })
     }
 }
@@ -154,11 +152,9 @@ impl Admin {
             Admin::CleanupCandidates(id) => route(Get, tenant(id, "cleanup-candidates")?, None),
             Admin::Topology(id) => route(Get, tenant(id, "topology")?, None),
             Admin::Preflight(id) => route(Get, tenant(id, "preflight")?, None),
-            Admin::SetFlags { company_id, flags, force } => route(
-                Patch,
-                ["/admin/rolling-db/flags/", &segment("companyId", company_id)?, if *force { "?force=true" } else { "" }].concat(),
-                Some(flags.clone()),
-            ),
+            Admin::SetFlags { company_id, flags, force } => {
+                route(Patch, ["/admin/rolling-db/flags/", &segment("companyId", company_id)?, if *force { "?force=true" } else { "" }].concat(), Some(flags.clone()))
+            }
             Admin::Crons => route(Get, "/admin/crons".into(), None),
             Admin::RunCron(name) => route(Post, ["/admin/crons/", &segment("cron", name)?, "/run"].concat(), None),
             Admin::CronRun(id) => route(Get, ["/admin/crons/runs/", &segment("runId", id)?].concat(), None),

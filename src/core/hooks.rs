@@ -66,9 +66,9 @@ impl HookList {
             match select(handler(payload), ctx.clock.sleep(ctx.timeout_ms)).await {
                 Either::Left((Ok(()), _)) => {}
                 Either::Left((Err(e), _)) => ctx.reporter.error(&["session-broker: a ", self.name, " handler failed: ", &e].concat()),
-                Either::Right(_) => ctx.reporter.error(
-                    &["session-broker: a ", self.name, " handler did not settle within ", &ctx.timeout_ms.to_string(), " ms (hookTimeoutMs); going on without it"].concat(),
-                ),
+                Either::Right(_) => ctx
+                    .reporter
+                    .error(&["session-broker: a ", self.name, " handler did not settle within ", &ctx.timeout_ms.to_string(), " ms (hookTimeoutMs); going on without it"].concat()),
             }
         }
     }
@@ -132,10 +132,10 @@ impl Default for Hooks {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
-    use serde_json::json;
     use super::*;
     use crate::core::fakes::{FakeClock, RecordingReporter};
     use futures::executor::block_on;
+    use serde_json::json;
 
     fn ctx(reporter: &Rc<RecordingReporter>) -> HookContext {
         HookContext { reporter: reporter.clone(), clock: Rc::new(FakeClock::at(0)), timeout_ms: 50 }
@@ -145,7 +145,13 @@ mod tests {
         let log = log.clone();
         Rc::new(move |p: &Value| {
             log.borrow_mut().push(format!("{tag}:{p}"));
-            Box::pin(async move { if fail { Err(format!("{tag} broke")) } else { Ok(()) } })
+            Box::pin(async move {
+                if fail {
+                    Err(format!("{tag} broke"))
+                } else {
+                    Ok(())
+                }
+            })
         })
     }
 

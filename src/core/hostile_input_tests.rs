@@ -28,7 +28,17 @@ fn json_value() -> impl Strategy<Value = Value> {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
             proptest::collection::btree_map(
-                prop_oneof![Just("token".to_string()), Just("expiresIn".to_string()), Just("refreshToken".to_string()), Just("refreshExpiresIn".to_string()), Just("docdbHeaders".to_string()), Just("Remote".to_string()), Just("exp".to_string()), Just("roles".to_string()), ".{0,6}"],
+                prop_oneof![
+                    Just("token".to_string()),
+                    Just("expiresIn".to_string()),
+                    Just("refreshToken".to_string()),
+                    Just("refreshExpiresIn".to_string()),
+                    Just("docdbHeaders".to_string()),
+                    Just("Remote".to_string()),
+                    Just("exp".to_string()),
+                    Just("roles".to_string()),
+                    ".{0,6}"
+                ],
                 inner,
                 0..6
             )

@@ -20,10 +20,10 @@ pub mod url;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) mod fakes;
 #[cfg(all(test, not(target_arch = "wasm32")))]
-mod session_tests;
+mod hostile_input_tests;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod realtime_tests;
 #[cfg(all(test, not(target_arch = "wasm32")))]
-mod tabs_tests;
+mod session_tests;
 #[cfg(all(test, not(target_arch = "wasm32")))]
-mod hostile_input_tests;
+mod tabs_tests;

@@ -87,7 +87,6 @@ pub fn backoff_ms(attempt: u32, random: f64) -> u32 {
     exp / 2 + ((exp / 2) as f64 * random.clamp(0.0, 1.0)) as u32
 }
 
-
 /// A server frame of the protocol, or `None` for anything else. Parsed by the platform's JSON
 /// codec (into a `Value`), then typed by the protocol's reader.
 fn read_frame(text: &str) -> Option<ServerFrame> {

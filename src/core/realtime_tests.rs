@@ -95,18 +95,18 @@ fn world() -> World {
     let storage = Rc::new(MemoryStorage::default());
     let log: EventLog = Rc::default();
     let transport = Rc::new(FakeTransport::new(log.clone(), |req: &HttpRequest| {
-            let body = if req.url.ends_with("/auth") {
-                json!({"token": jwt(), "expiresIn": 900, "refreshToken": "r", "refreshExpiresIn": 9000})
-            } else if req.url.ends_with("/auth/connect") {
-                json!({"deviceId": "dev-1"})
-            } else if let Some(db) = req.url.split("database=").nth(1) {
-                let name = if db == "core" { "dev_acme_main_core" } else { "dev_acme_main_catalog" };
-                json!({"database": db, "db": name, "updateSeq": 2, "docs": [{"_id": "a"}, {"_id": "b"}]})
-            } else {
-                json!({"ok": true})
-            };
-            Ok(HttpResponse { status: 200, body: body.to_string() })
-        }));
+        let body = if req.url.ends_with("/auth") {
+            json!({"token": jwt(), "expiresIn": 900, "refreshToken": "r", "refreshExpiresIn": 9000})
+        } else if req.url.ends_with("/auth/connect") {
+            json!({"deviceId": "dev-1"})
+        } else if let Some(db) = req.url.split("database=").nth(1) {
+            let name = if db == "core" { "dev_acme_main_core" } else { "dev_acme_main_catalog" };
+            json!({"database": db, "db": name, "updateSeq": 2, "docs": [{"_id": "a"}, {"_id": "b"}]})
+        } else {
+            json!({"ok": true})
+        };
+        Ok(HttpResponse { status: 200, body: body.to_string() })
+    }));
     let dbs = Rc::new(FakeLocalDatabases::default());
     let session = Session::new(
         SessionConfig::new("http://server.test").unwrap(),
@@ -333,9 +333,12 @@ fn a_bootstrap_answer_naming_another_database_is_refused_and_nothing_is_tracked(
     // names the tenant catalogue: they disagree, so nothing is written or tracked.
     s.text(ready("legacy", "my-app-own-db", None));
     let sync = w.sync.clone();
-    w.pool.spawner().spawn_local(async move {
-        let _ = sync.connect().await;
-    }).unwrap();
+    w.pool
+        .spawner()
+        .spawn_local(async move {
+            let _ = sync.connect().await;
+        })
+        .unwrap();
     w.pool.run_until_stalled();
     assert!(w.written.borrow().is_empty(), "{:?}", w.written.borrow());
     assert!(w.session.tracked_local_databases().is_empty());
@@ -348,12 +351,19 @@ mod hostile_frames {
 
     fn frame() -> impl Strategy<Value = String> {
         let kind = prop_oneof![Just("ready".to_string()), Just("invalidate-local".to_string()), Just("error".to_string()), Just("sdk:init".to_string()), ".{0,12}"];
-        let scalar = prop_oneof![Just(Value::Null), any::<bool>().prop_map(Value::from), any::<i64>().prop_map(Value::from), any::<f64>().prop_map(|f| json!(f)), ".{0,24}".prop_map(Value::from)];
-        let payload = proptest::collection::btree_map(prop_oneof![Just("staticDb".to_string()), Just("invalidatedAt".to_string()), Just("database".to_string()), Just("code".to_string()), ".{0,8}"], scalar, 0..5);
-        prop_oneof![
-            (kind, payload).prop_map(|(k, p)| json!({"type": k, "payload": p}).to_string()),
-            ".{0,64}",
-        ]
+        let scalar = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| json!(f)),
+            ".{0,24}".prop_map(Value::from)
+        ];
+        let payload = proptest::collection::btree_map(
+            prop_oneof![Just("staticDb".to_string()), Just("invalidatedAt".to_string()), Just("database".to_string()), Just("code".to_string()), ".{0,8}"],
+            scalar,
+            0..5,
+        );
+        prop_oneof![(kind, payload).prop_map(|(k, p)| json!({"type": k, "payload": p}).to_string()), ".{0,64}",]
     }
 
     proptest! {

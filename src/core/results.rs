@@ -136,7 +136,9 @@ impl LoginResult {
     pub fn to_value(&self) -> Value {
         match self {
             LoginResult::Success { user } => json::object([("success", true.into()), ("user", user.clone())]),
-            LoginResult::Failure { error, code, status } => json::object([("success", false.into()), ("error", error.as_str().into()), ("code", code.as_str().into()), ("status", (*status).into())]),
+            LoginResult::Failure { error, code, status } => {
+                json::object([("success", false.into()), ("error", error.as_str().into()), ("code", code.as_str().into()), ("status", (*status).into())])
+            }
         }
     }
 }
@@ -153,17 +155,14 @@ impl DeviceResult {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
-    use serde_json::json;
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn shapes_match_the_contract_with_a_code_on_every_failure() {
         let ok = LoginResult::Success { user: json!({"userId": "u"}) };
         assert_eq!(ok.to_value(), json!({"success": true, "user": {"userId": "u"}}));
-        assert_eq!(
-            LoginResult::failure("invalid_credentials", "nope", 401).to_value(),
-            json!({"success": false, "error": "nope", "code": "invalid_credentials", "status": 401})
-        );
+        assert_eq!(LoginResult::failure("invalid_credentials", "nope", 401).to_value(), json!({"success": false, "error": "nope", "code": "invalid_credentials", "status": 401}));
         assert_eq!(DeviceResult::Success { device_id: "d1".into() }.to_value(), json!({"success": true, "deviceId": "d1"}));
         assert_eq!(CallResult::failure(codes::NOT_SIGNED_IN, "x", 0).to_value(), json!({"success": false, "error": "x", "code": "not_signed_in", "status": 0}));
     }

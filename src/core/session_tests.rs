@@ -275,13 +275,15 @@ fn concurrent_get_token_calls_share_one_refresh() {
 #[test]
 fn rejected_refresh_logs_out_and_returns_null() {
     for code in [400, 401, 403] {
-        let h = harness(move |req: &HttpRequest| {
-            if req.url.ends_with("/auth/refresh") {
-                status(code, "refresh_token_reused")
-            } else {
-                server(Rc::new(RefCell::new("acme".into())))(req)
-            }
-        });
+        let h = harness(
+            move |req: &HttpRequest| {
+                if req.url.ends_with("/auth/refresh") {
+                    status(code, "refresh_token_reused")
+                } else {
+                    server(Rc::new(RefCell::new("acme".into())))(req)
+                }
+            },
+        );
         block_on(h.session.login("alice", "pw"));
         record_hooks(&h);
         h.log.borrow_mut().clear();

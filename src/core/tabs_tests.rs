@@ -180,7 +180,11 @@ impl Tab {
 }
 
 /// A handler that awaits `call(session)` and records what it got.
-fn calling_back<T: std::fmt::Debug + 'static, F: Future<Output = T> + 'static>(session: &Session, seen: &Rc<RefCell<Vec<String>>>, call: fn(Session) -> F) -> super::hooks::Handler {
+fn calling_back<T: std::fmt::Debug + 'static, F: Future<Output = T> + 'static>(
+    session: &Session,
+    seen: &Rc<RefCell<Vec<String>>>,
+    call: fn(Session) -> F,
+) -> super::hooks::Handler {
     let (session, seen) = (session.clone(), seen.clone());
     Rc::new(move |_: &Value| {
         let (session, seen) = (session.clone(), seen.clone());

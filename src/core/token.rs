@@ -35,8 +35,7 @@ impl Claims {
     /// Decodes a JWT's payload (no signature check: that is the server's job).
     pub fn decode(jwt: &str) -> Result<Claims, TokenError> {
         let mut parts = jwt.split('.');
-        let (Some(header), Some(payload), Some(_sig), None) = (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
+        let (Some(header), Some(payload), Some(_sig), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
             return Err(TokenError::NotAJwt);
         };
         if header.is_empty() || payload.is_empty() {
@@ -150,9 +149,9 @@ pub(crate) fn encode_for_test(claims: &Value) -> String {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
-    use serde_json::json;
     use base64::engine::general_purpose::{URL_SAFE, URL_SAFE_NO_PAD};
     use base64::Engine;
+    use serde_json::json;
 
     #[test]
     fn decodes_claims_and_reads_roles_company_user() {

@@ -9,14 +9,14 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, function_arg, object_arg, promise, string_arg, to_js};
 use super::errors::{error, invalid};
-use crate::core::codes;
 use super::hooks::subscribe;
+use crate::core::codes;
 use crate::core::hooks::SignOutReason;
+use crate::core::hooks::DEFAULT_HOOK_TIMEOUT_MS;
 use crate::core::json;
 use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
-use crate::core::permissions::PermissionMap;
-use crate::core::hooks::DEFAULT_HOOK_TIMEOUT_MS;
 use crate::core::lease::StorageLease;
+use crate::core::permissions::PermissionMap;
 use crate::core::ports::{Clock, Storage};
 use crate::core::session::{Ports, Session, SessionConfig, TokenAnswer, DEFAULT_TIMEOUT_MS};
 use crate::web::lock::BrowserLock;
@@ -291,10 +291,7 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = registerOnTokenRefresh, unchecked_return_type = "Unsubscribe")]
     /// Runs `handler({user, roles, companyChanged})` after every refresh (also one in another tab); returns an unsubscribe function.
-    pub fn register_on_token_refresh(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => unknown")] handler: JsValue,
-    ) -> Result<Function, JsValue> {
+    pub fn register_on_token_refresh(&self, #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => unknown")] handler: JsValue) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().token_refresh, function_arg(handler)?))
     }
 
@@ -336,4 +333,3 @@ impl AuthManager {
         Ok(to_js(&self.session.docdb_headers(kind).map_or(Value::Null, Value::Object)))
     }
 }
-

@@ -6,10 +6,10 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{object_arg, string_arg, to_js};
 use super::errors::{error, invalid};
-use crate::core::codes;
 use super::hooks::subscribe;
 use super::types::SyncSessionOptionsArg;
 use super::AuthManager;
+use crate::core::codes;
 use crate::core::hooks::HookList;
 use crate::core::realtime::{SyncFailure, SyncSession as CoreSync};
 use crate::core::url::realtime_url;

@@ -187,7 +187,10 @@ mod tests {
     #[test]
     fn every_body_round_trips_in_the_contracts_shape() {
         let info = json!({"sdkVersion": "1.4.17"}).as_object().unwrap().clone();
-        round_trip(LoginRequest { username: "u".into(), password: "p".into(), device_info: info }, json!({"username": "u", "password": "p", "deviceInfo": {"sdkVersion": "1.4.17"}}));
+        round_trip(
+            LoginRequest { username: "u".into(), password: "p".into(), device_info: info },
+            json!({"username": "u", "password": "p", "deviceInfo": {"sdkVersion": "1.4.17"}}),
+        );
         round_trip(GoogleLoginRequest { credential: "c".into() }, json!({"credential": "c"}));
         round_trip(RefreshRequest { refresh_token: "r".into() }, json!({"refreshToken": "r"}));
         let headers = DocdbHeaders { remote: Some(json!({"X-A": "1"}).as_object().unwrap().clone()), local: None };

@@ -150,11 +150,7 @@ impl InvalidateLocal {
 
     /// The payload as JSON, in the derive's shape.
     pub fn to_json(&self) -> Value {
-        object([
-            ("companyId", self.company_id.as_str().into()),
-            ("invalidatedAt", self.invalidated_at.into()),
-            ("reason", self.reason.as_str().into()),
-        ])
+        object([("companyId", self.company_id.as_str().into()), ("invalidatedAt", self.invalidated_at.into()), ("reason", self.reason.as_str().into())])
     }
 }
 
@@ -258,8 +254,14 @@ mod tests {
             json!({"type": "invalidate-local", "payload": {"companyId": "acme", "invalidatedAt": 5, "reason": "operator"}}),
         );
         let ready = Ready { company_id: "acme".into(), database: Routing::Core, static_db: "s".into(), dynamic_db: "d".into(), invalidated_at: Some(1) };
-        round_trip(ServerFrame::Ready(ready), json!({"type": "ready", "payload": {"companyId": "acme", "database": "core", "staticDb": "s", "dynamicDb": "d", "invalidatedAt": 1}}));
-        round_trip(ServerFrame::Error(FrameError { code: "invalid_token".into(), message: "m".into() }), json!({"type": "error", "payload": {"code": "invalid_token", "message": "m"}}));
+        round_trip(
+            ServerFrame::Ready(ready),
+            json!({"type": "ready", "payload": {"companyId": "acme", "database": "core", "staticDb": "s", "dynamicDb": "d", "invalidatedAt": 1}}),
+        );
+        round_trip(
+            ServerFrame::Error(FrameError { code: "invalid_token".into(), message: "m".into() }),
+            json!({"type": "error", "payload": {"code": "invalid_token", "message": "m"}}),
+        );
         round_trip(ServerFrame::Pong(Empty {}), json!({"type": "pong", "payload": {}}));
         // The minimal init of the contract: only the token.
         assert!(matches!(serde_json::from_value::<ClientFrame>(json!({"type": "sdk:init", "payload": {"token": "t"}})), Ok(ClientFrame::SdkInit(_))));

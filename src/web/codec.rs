@@ -36,11 +36,14 @@ fn base64url(text: &str) -> Option<Vec<u8>> {
     if !alphabet || !length {
         return None;
     }
-    let standard: String = body.chars().map(|c| match c {
-        '-' => '+',
-        '_' => '/',
-        c => c,
-    }).collect();
+    let standard: String = body
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
     // atob answers one char per byte (0–255).
     let bytes = web_sys::window()?.atob(&standard).ok()?;
     bytes.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()

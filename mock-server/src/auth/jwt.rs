@@ -4,8 +4,8 @@
 use jsonwebtoken::{decode, encode, errors::ErrorKind, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use session_broker::protocol::JwtClaims;
 
-use session_broker::protocol::errors as code;
 use crate::error::AppError;
+use session_broker::protocol::errors as code;
 
 pub struct TokenKeys {
     encoding: EncodingKey,

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use hmac::{Hmac, Mac};
 use rand::RngCore;
-use sha2::{Digest, Sha256};
 use session_broker::protocol::{DocdbHeaders, HeaderSet};
+use sha2::{Digest, Sha256};
 
 /// 32 random bytes, hex: the refresh token the client holds.
 pub fn random_token() -> String {
@@ -104,12 +104,7 @@ pub fn verify_docdb_headers(key: &[u8], get: impl Fn(&str) -> Option<String>) ->
     let (user, company, roles, session, token) = (get("X-Docdb-User")?, get("X-Docdb-Company")?, get("X-Docdb-Roles")?, get("X-Docdb-Session")?, get("X-Docdb-Token")?);
     let signature = hex::decode(token).ok()?;
     let valid = ["remote", "local"].iter().any(|scope| mac(key, &docdb_message(scope, &company, &user, &session, &roles)).verify_slice(&signature).is_ok());
-    valid.then(|| DocdbCaller {
-        user_id: user,
-        company_id: company,
-        roles: roles.split(',').filter(|r| !r.is_empty()).map(str::to_owned).collect(),
-        session_id: session,
-    })
+    valid.then(|| DocdbCaller { user_id: user, company_id: company, roles: roles.split(',').filter(|r| !r.is_empty()).map(str::to_owned).collect(), session_id: session })
 }
 
 #[cfg(test)]

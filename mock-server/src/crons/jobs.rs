@@ -258,16 +258,22 @@ fn archive(ctx: &JobContext) -> bool {
     let Some(ids) = all_tenant_ids(ctx, super::ARCHIVE) else { return false };
     let total = ids.len() as u64;
     ctx.progress(0, total, Some(&format!("archive: {total} tenant(s)")));
-    ctx.per_tenant(&ids, total, |tx, t, now| archive::archive_tenant(tx, &settings, t, now), |id, r| {
-        format!(
-            "{id}: drained [{}], archived [{}], still open [{}]{}{}",
-            r.drained.join(", "),
-            r.archived.join(", "),
-            r.still_open.join(", "),
-            if r.unreconciled.is_empty() { String::new() } else { format!(", NOT reconciled [{}]", r.unreconciled.join(", ")) },
-            if r.regressed.is_empty() { String::new() } else { format!(", REGRESSED since reconciled [{}]: roll back", r.regressed.join(", ")) }
-        )
-    }, |_, _| {})
+    ctx.per_tenant(
+        &ids,
+        total,
+        |tx, t, now| archive::archive_tenant(tx, &settings, t, now),
+        |id, r| {
+            format!(
+                "{id}: drained [{}], archived [{}], still open [{}]{}{}",
+                r.drained.join(", "),
+                r.archived.join(", "),
+                r.still_open.join(", "),
+                if r.unreconciled.is_empty() { String::new() } else { format!(", NOT reconciled [{}]", r.unreconciled.join(", ")) },
+                if r.regressed.is_empty() { String::new() } else { format!(", REGRESSED since reconciled [{}]: roll back", r.regressed.join(", ")) }
+            )
+        },
+        |_, _| {},
+    )
 }
 
 fn backup(ctx: &JobContext) -> bool {
@@ -280,9 +286,13 @@ fn backup(ctx: &JobContext) -> bool {
     let total = ids.len() as u64;
     ctx.progress(0, total, Some(&format!("backup: {total} tenant(s) into {}, the newest {} per database kept", settings.backup_dir.display(), backup::KEEP)));
     let dir = settings.backup_dir.clone();
-    ctx.per_tenant(&ids, total, |tx, t, now| backup::backup_tenant(tx, &dir, t, now), |id, r| {
-        format!("{id}: snapshots [{}], unchanged [{}], pruned [{}]", r.taken.join(", "), r.unchanged.join(", "), r.pruned.join(", "))
-    }, |_, _| {})
+    ctx.per_tenant(
+        &ids,
+        total,
+        |tx, t, now| backup::backup_tenant(tx, &dir, t, now),
+        |id, r| format!("{id}: snapshots [{}], unchanged [{}], pruned [{}]", r.taken.join(", "), r.unchanged.join(", "), r.pruned.join(", ")),
+        |_, _| {},
+    )
 }
 
 fn drop_eval(ctx: &JobContext) -> bool {
@@ -290,22 +300,28 @@ fn drop_eval(ctx: &JobContext) -> bool {
     let Some(ids) = all_tenant_ids(ctx, super::DROP_EVAL) else { return false };
     let total = ids.len() as u64;
     ctx.progress(0, total, Some(&format!("drop-eval: {total} tenant(s), TTL {} days", drop_eval::TTL_DAYS)));
-    ctx.per_tenant(&ids, total, |tx, t, now| drop_eval::evaluate_tenant(tx, &settings, t, now), |id, r| match &r.skipped {
-        Some(why) => format!("{id}: skipped ({why})"),
-        None if r.dropped.is_empty() => format!("{id}: nothing eligible"),
-        None => {
-            let checks: Vec<String> = r
-                .after
-                .iter()
-                .map(|a| {
-                    let gone = if a.gone_from_engine { "gone from the engine" } else { "STILL ON THE ENGINE" };
-                    let replicator = if a.replicator_clean { "replicator clean".to_owned() } else { format!("REPLICATIONS NAME IT [{}]", a.replications_naming_it.join(", ")) };
-                    format!("{}: {gone}, {replicator}, relational store: {} order(s), {} sale(s)", a.name, a.relational_orders, a.relational_sales)
-                })
-                .collect();
-            format!("{id}: dropped [{}] (their documents stay in the archive); after the drop: {}", r.dropped.join(", "), checks.join("; "))
-        }
-    }, |_, _| {})
+    ctx.per_tenant(
+        &ids,
+        total,
+        |tx, t, now| drop_eval::evaluate_tenant(tx, &settings, t, now),
+        |id, r| match &r.skipped {
+            Some(why) => format!("{id}: skipped ({why})"),
+            None if r.dropped.is_empty() => format!("{id}: nothing eligible"),
+            None => {
+                let checks: Vec<String> = r
+                    .after
+                    .iter()
+                    .map(|a| {
+                        let gone = if a.gone_from_engine { "gone from the engine" } else { "STILL ON THE ENGINE" };
+                        let replicator = if a.replicator_clean { "replicator clean".to_owned() } else { format!("REPLICATIONS NAME IT [{}]", a.replications_naming_it.join(", ")) };
+                        format!("{}: {gone}, {replicator}, relational store: {} order(s), {} sale(s)", a.name, a.relational_orders, a.relational_sales)
+                    })
+                    .collect();
+                format!("{id}: dropped [{}] (their documents stay in the archive); after the drop: {}", r.dropped.join(", "), checks.join("; "))
+            }
+        },
+        |_, _| {},
+    )
 }
 
 /// What the store would otherwise keep forever: spent and revoked refresh tokens, the history of

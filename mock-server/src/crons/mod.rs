@@ -70,13 +70,8 @@ const fn def(spec: CronSpec, job: Job) -> CronDef {
 }
 
 /// The protocol's crons (names and schedules live there) with the job each runs.
-pub const CRONS: [CronDef; 5] = [
-    def(ops::CRONS[0], Job::Rotate),
-    def(ops::CRONS[1], Job::DropEval),
-    def(ops::CRONS[2], Job::Archive),
-    def(ops::CRONS[3], Job::Backup),
-    def(ops::CRONS[4], Job::Prune),
-];
+pub const CRONS: [CronDef; 5] =
+    [def(ops::CRONS[0], Job::Rotate), def(ops::CRONS[1], Job::DropEval), def(ops::CRONS[2], Job::Archive), def(ops::CRONS[3], Job::Backup), def(ops::CRONS[4], Job::Prune)];
 
 pub fn find(name: &str) -> Option<&'static CronDef> {
     CRONS.iter().find(|c| c.name == name)

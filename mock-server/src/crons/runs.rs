@@ -31,7 +31,6 @@ CREATE TABLE IF NOT EXISTS cron_locks (
   expires_at INTEGER NOT NULL
 );";
 
-
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Progress {
     pub done: u64,
@@ -51,21 +50,17 @@ pub struct Run {
 }
 
 pub fn get(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<Run>> {
-    query_row(conn, 
-        "SELECT run_id, cron, status, started_at, finished_at, done, total FROM cron_runs WHERE run_id = ?1",
-        [run_id],
-        |r| {
-            Ok(Run {
-                run_id: r.get(0)?,
-                cron: r.get(1)?,
-                status: r.get(2)?,
-                started_at: r.get(3)?,
-                finished_at: r.get(4)?,
-                progress: Progress { done: r.get::<_, i64>(5)? as u64, total: r.get::<_, i64>(6)? as u64 },
-                log: Vec::new(),
-            })
-        },
-    )
+    query_row(conn, "SELECT run_id, cron, status, started_at, finished_at, done, total FROM cron_runs WHERE run_id = ?1", [run_id], |r| {
+        Ok(Run {
+            run_id: r.get(0)?,
+            cron: r.get(1)?,
+            status: r.get(2)?,
+            started_at: r.get(3)?,
+            finished_at: r.get(4)?,
+            progress: Progress { done: r.get::<_, i64>(5)? as u64, total: r.get::<_, i64>(6)? as u64 },
+            log: Vec::new(),
+        })
+    })
     .optional()?
     .map(|mut run| {
         run.log = log_lines(conn, run_id, 0, u64::MAX)?;
@@ -75,24 +70,19 @@ pub fn get(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<Run>> {
 }
 
 pub fn last_finished(conn: &Connection, cron: &str) -> rusqlite::Result<Option<Run>> {
-    let id: Option<String> = conn
-        .query_row("SELECT run_id FROM cron_runs WHERE cron = ?1 AND status != 'running' ORDER BY started_at DESC, rowid DESC LIMIT 1", [cron], |r| r.get(0))
-        .optional()?;
+    let id: Option<String> =
+        conn.query_row("SELECT run_id FROM cron_runs WHERE cron = ?1 AND status != 'running' ORDER BY started_at DESC, rowid DESC LIMIT 1", [cron], |r| r.get(0)).optional()?;
     match id {
         Some(id) => get(conn, &id),
         None => Ok(None),
     }
 }
 
-
 /// Appends one line: a row of its own, so a run's log grows in constant time per line (the
 /// whole log is never read back and rewritten).
 pub fn append_log(conn: &Connection, run_id: &str, line: &str) -> rusqlite::Result<()> {
-    exec(conn, 
-        "INSERT INTO cron_run_log (run_id, seq, line) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM cron_run_log WHERE run_id = ?1), ?2)",
-        params![run_id, line],
-    )
-    .map(|_| ())
+    exec(conn, "INSERT INTO cron_run_log (run_id, seq, line) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM cron_run_log WHERE run_id = ?1), ?2)", params![run_id, line])
+        .map(|_| ())
 }
 
 /// The run's log lines from `from` (0-based), at most `limit`; older stores kept the lines as a
@@ -142,7 +132,8 @@ pub fn finish(conn: &Connection, run_id: &str, succeeded: bool, now_ms: i64) -> 
 
 /// Keeps the newest `keep` finished runs of each cron; a running one is never touched.
 pub fn prune(conn: &Connection, keep: u32) -> rusqlite::Result<usize> {
-    let removed = exec(conn, 
+    let removed = exec(
+        conn,
         "DELETE FROM cron_runs WHERE status != 'running' AND run_id NOT IN (
            SELECT run_id FROM (
              SELECT run_id, ROW_NUMBER() OVER (PARTITION BY cron ORDER BY started_at DESC, run_id DESC) AS n
@@ -180,4 +171,3 @@ mod tests {
         assert_eq!(last_finished(&c, "rotate").unwrap().unwrap().run_id, "r3");
     }
 }
-

@@ -19,7 +19,9 @@ pub fn is_origin_pattern(entry: &str) -> bool {
 /// Whether a request's `Origin` is on the list.
 pub fn allows(list: &[String], origin: &str) -> bool {
     list.iter().any(|entry| match entry.strip_suffix(":*") {
-        Some(host) => origin.strip_prefix(host).and_then(|p| p.strip_prefix(':')).is_some_and(|port| !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())),
+        Some(host) => {
+            origin.strip_prefix(host).and_then(|p| p.strip_prefix(':')).is_some_and(|port| !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit()))
+        }
         None => entry == origin,
     })
 }

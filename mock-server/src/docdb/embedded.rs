@@ -95,11 +95,7 @@ impl Documents for Embedded<'_> {
     }
 
     fn put_local(&self, db: &str, id: &str, body: &Value) -> DocDbResult<()> {
-        exec(
-            self.conn,
-            "INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3",
-            params![db, id, body.to_string()],
-        )?;
+        exec(self.conn, "INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3", params![db, id, body.to_string()])?;
         Ok(())
     }
 

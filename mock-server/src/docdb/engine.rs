@@ -67,12 +67,7 @@ fn bridge() -> Result<&'static tokio::runtime::Runtime, String> {
     static BRIDGE: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
     BRIDGE
         .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("docdb-engine")
-                .enable_all()
-                .build()
-                .map_err(|e| format!("the engine bridge's runtime: {e}"))
+            tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("docdb-engine").enable_all().build().map_err(|e| format!("the engine bridge's runtime: {e}"))
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -98,11 +93,8 @@ impl Engine {
             .build()
             .map_err(|e| format!("the engine's HTTP client: {e}"))?;
         // The rolling machine's requests are bounded (no feeds): a stuck engine fails the step.
-        let bridged = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .timeout(Duration::from_secs(120))
-            .build()
-            .map_err(|e| format!("the engine's HTTP client: {e}"))?;
+        let bridged =
+            reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).timeout(Duration::from_secs(120)).build().map_err(|e| format!("the engine's HTTP client: {e}"))?;
         Ok(Engine { url, http, bridged })
     }
 

@@ -165,7 +165,10 @@ pub enum DocDbError {
     Missing(String),
     Conflict(String),
     /// Opening one more handle would exceed `max_dbs_open` and every open handle is in use.
-    AllDbsActive { open: usize, max: usize },
+    AllDbsActive {
+        open: usize,
+        max: usize,
+    },
     /// A stored row that does not read back (not JSON, an unknown kind): reported, not guessed.
     Corrupt(String),
     Store(String),
@@ -199,8 +202,7 @@ pub type DocDbResult<T> = Result<T, DocDbError>;
 /// CouchDB's rule for database names.
 pub fn is_legal_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+-/".contains(c))
+    chars.next().is_some_and(|c| c.is_ascii_lowercase()) && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+-/".contains(c))
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -270,8 +272,7 @@ fn make_room(conn: &Connection) -> DocDbResult<()> {
     if open < max {
         return Ok(());
     }
-    let lru: Option<String> =
-        query_row(conn, "SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
+    let lru: Option<String> = query_row(conn, "SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
     match lru {
         Some(name) if open == max => {
             exec(conn, "UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
@@ -345,7 +346,8 @@ pub fn create(c: &Cluster, name: &str, company_id: &str, kind: Kind, now_ms: i64
     }
     make_room(c)?;
     c.docs.create_db(name)?;
-    exec(c,
+    exec(
+        c,
         "INSERT INTO docdb_databases (name, company_id, kind, created_at, open, last_used) VALUES (?1, ?2, ?3, ?4, 1, ?5)",
         params![name, company_id, kind.as_str(), now_ms, tick(c)?],
     )?;

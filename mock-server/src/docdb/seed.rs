@@ -29,9 +29,18 @@ pub fn seed_legacy(c: &Cluster, names: &TenantNames, company: &str, now_ms: i64)
     create(c, &db, company, Kind::Legacy, now_ms)?;
     let categories = ["drinks", "bakery", "deli"];
     let products = [
-        ("espresso", "drinks", 180), ("cappuccino", "drinks", 260), ("green-tea", "drinks", 220), ("orange-juice", "drinks", 300),
-        ("croissant", "bakery", 190), ("baguette", "bakery", 240), ("muffin", "bakery", 210), ("bagel", "bakery", 200),
-        ("ham-sandwich", "deli", 450), ("cheese-plate", "deli", 620), ("salad", "deli", 540), ("soup", "deli", 480),
+        ("espresso", "drinks", 180),
+        ("cappuccino", "drinks", 260),
+        ("green-tea", "drinks", 220),
+        ("orange-juice", "drinks", 300),
+        ("croissant", "bakery", 190),
+        ("baguette", "bakery", 240),
+        ("muffin", "bakery", 210),
+        ("bagel", "bakery", 200),
+        ("ham-sandwich", "deli", 450),
+        ("cheese-plate", "deli", 620),
+        ("salad", "deli", 540),
+        ("soup", "deli", 480),
     ];
     let fresh = |id: String, v: Value| Write { id, body: body(v), rev: None };
     let product = |name: &str, category: &str, price: i64| body(json!({ "type": "product", "class": "STATIC", "name": name, "category": category, "priceCents": price }));

@@ -76,11 +76,7 @@ pub fn raise(conn: &Connection, company_id: &str, kind: Kind, subject: &str, det
     if open > 0 {
         return Ok(false);
     }
-    exec(
-        conn,
-        "INSERT INTO guard_alarms (company_id, kind, subject, detail, raised_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![company_id, kind.as_str(), subject, detail, now_ms],
-    )?;
+    exec(conn, "INSERT INTO guard_alarms (company_id, kind, subject, detail, raised_at) VALUES (?1, ?2, ?3, ?4, ?5)", params![company_id, kind.as_str(), subject, detail, now_ms])?;
     tracing::warn!(tenant = company_id, kind = kind.as_str(), subject, "rollback alarm: {detail}");
     Ok(true)
 }

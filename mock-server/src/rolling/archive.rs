@@ -12,13 +12,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::alarms;
-use super::naming::{day_of, TenantNames};
 use super::days::{set_day_status, stamp, DayStatus, Stamp};
+use super::naming::{day_of, TenantNames};
 use super::tenants::Tenant;
 use super::{RollingResult, RollingSettings};
 use crate::docdb::{self, Doc, Kind};
-use crate::store::relational_archive::{self as relational, OrderRow, SaleRow, Table};
 use crate::store::backups::revs_fingerprint;
+use crate::store::relational_archive::{self as relational, OrderRow, SaleRow, Table};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -153,9 +153,7 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
     let archive_db = names.archive();
     let today = day_of(now_ms);
     let mut report = ArchiveReport { company_id: tenant.id.clone(), ..Default::default() };
-    let mut stmt = conn.prepare(
-        "SELECT name FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status IN ('PREWARMED', 'ACTIVE', 'DRAINED') ORDER BY day",
-    )?;
+    let mut stmt = conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status IN ('PREWARMED', 'ACTIVE', 'DRAINED') ORDER BY day")?;
     let days: Vec<String> = stmt.query_map(params![tenant.id, today], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     for day_db in days {
         if docdb::all_docs(conn, &day_db)?.iter().any(is_open_order) {

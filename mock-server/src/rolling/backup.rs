@@ -80,12 +80,14 @@ pub fn restore(conn: &Cluster, dir: &Path, db: &str, snapshot: Option<&str>, now
     if docdb::exists(conn, db)? {
         return Err(RollingError::DocDb(docdb::DocDbError::Exists(db.to_owned())));
     }
-    let company_id: String = crate::store::query_row(conn, "SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0))
-        .map_err(|_| RollingError::UnknownDayDatabase(db.to_owned()))?;
+    let company_id: String =
+        crate::store::query_row(conn, "SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0)).map_err(|_| RollingError::UnknownDayDatabase(db.to_owned()))?;
     let snapshots = backups::list(dir, db).map_err(backup_error)?;
     let chosen = match snapshot {
         Some(id) => snapshots.iter().find(|m| m.snapshot_id == id).ok_or_else(|| backup_error(format!("{db} has no snapshot {id:?}")))?,
-        None => snapshots.iter().rev().find(|m| backups::read_verified(dir, m).is_ok()).ok_or_else(|| backup_error(format!("{db} has no verified snapshot under {}", dir.display())))?,
+        None => {
+            snapshots.iter().rev().find(|m| backups::read_verified(dir, m).is_ok()).ok_or_else(|| backup_error(format!("{db} has no verified snapshot under {}", dir.display())))?
+        }
     };
     let docs = backups::read_verified(dir, chosen).map_err(backup_error)?;
     docdb::create(conn, db, &company_id, Kind::Day, now_ms)?;

@@ -35,7 +35,8 @@ pub fn write(conn: &Cluster, doc: DocRef, body: Map<String, Value>, rev: Option<
             let current = docdb::get(conn, db, id)?.map(|d| d.rev);
             let new_rev = docdb::put(conn, db, id, body, current.as_deref())?;
             let losing = current.clone().map(|r| vec![r]).unwrap_or_default();
-            exec(conn, 
+            exec(
+                conn,
                 "INSERT INTO conflict_reviews (company_id, db_name, doc_id, winning_rev, losing_revs, status, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'open', ?6)",
                 params![company_id, db, id, new_rev, serde_json::to_string(&losing).unwrap_or_default(), now_ms],
             )?;

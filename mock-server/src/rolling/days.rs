@@ -84,4 +84,3 @@ pub fn stamp(conn: &Connection, name: &str, what: Stamp, now_ms: i64) -> Rolling
     exec(conn, &format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"), params![name, now_ms])?;
     Ok(())
 }
-

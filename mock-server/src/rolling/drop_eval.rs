@@ -9,8 +9,8 @@ use rusqlite::params;
 use serde::Serialize;
 
 use super::archive::reconcile_diff;
-use super::naming::age_days;
 use super::days::{set_day_status, stamp, DayStatus, Stamp};
+use super::naming::age_days;
 use super::tenants::Tenant;
 use super::{flags, RollingResult, RollingSettings};
 use crate::docdb;

@@ -33,11 +33,9 @@ pub struct FlagPatch {
 pub fn get(conn: &Connection, company_id: &str) -> RollingResult<Flags> {
     tenants::get(conn, company_id)?;
     let row = conn
-        .query_row(
-            "SELECT rolling_db, rolling_db_drop, updated_at, updated_by FROM company_feature_flags WHERE company_id = ?1",
-            [company_id],
-            |r| Ok((r.get::<_, i64>(0)? != 0, r.get::<_, i64>(1)? != 0, r.get(2)?, r.get(3)?)),
-        )
+        .query_row("SELECT rolling_db, rolling_db_drop, updated_at, updated_by FROM company_feature_flags WHERE company_id = ?1", [company_id], |r| {
+            Ok((r.get::<_, i64>(0)? != 0, r.get::<_, i64>(1)? != 0, r.get(2)?, r.get(3)?))
+        })
         .optional()?;
     let (rolling_db, rolling_db_drop, updated_at, updated_by) = row.unwrap_or((false, false, None, None));
     Ok(Flags { company_id: company_id.to_owned(), rolling_db, rolling_db_drop, updated_at, updated_by })
@@ -86,7 +84,8 @@ pub fn apply(conn: &Cluster, settings: &RollingSettings, company_id: &str, patch
     if !failing.is_empty() && !force {
         return Err(RollingError::PreflightFailed(failing));
     }
-    exec(conn, 
+    exec(
+        conn,
         "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(company_id) DO UPDATE SET rolling_db = ?2, rolling_db_drop = ?3, updated_at = ?4, updated_by = ?5",
         params![company_id, rolling_db as i64, rolling_db_drop as i64, now_ms, actor],

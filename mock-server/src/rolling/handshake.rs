@@ -3,8 +3,8 @@
 //! (`core` only for a rolling tenant whose CORE exists and an SDK with the cutover switch).
 
 use rusqlite::Connection;
-use session_broker::protocol::realtime::{InvalidateLocal, Ready, Routing};
 use session_broker::protocol::has_cutover_switch;
+use session_broker::protocol::realtime::{InvalidateLocal, Ready, Routing};
 
 use super::flags;
 use super::invalidation;
@@ -48,10 +48,11 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
     }
     let names = tenant.names(&settings.db_prefix);
     let last = invalidation::last(conn, &tenant.id)?;
-    let invalidate = last
-        .as_ref()
-        .filter(|i| hello.last_invalidation.is_none_or(|seen| i.invalidated_at > seen))
-        .map(|i| InvalidateLocal { company_id: tenant.id.clone(), invalidated_at: i.invalidated_at, reason: i.reason.clone() });
+    let invalidate = last.as_ref().filter(|i| hello.last_invalidation.is_none_or(|seen| i.invalidated_at > seen)).map(|i| InvalidateLocal {
+        company_id: tenant.id.clone(),
+        invalidated_at: i.invalidated_at,
+        reason: i.reason.clone(),
+    });
     // A registered device coming back with less than it obeyed is a destructive reset.
     if let Some(device) = &registered {
         super::alarms::device_handshake(conn, &tenant.id, &device.id, hello.last_invalidation, invalidate.as_ref().map(|i| i.invalidated_at), now_ms)?;

@@ -20,7 +20,6 @@ pub struct Invalidation {
     pub routing: String,
 }
 
-
 pub fn last(conn: &Connection, company_id: &str) -> RollingResult<Option<Invalidation>> {
     Ok(conn
         .query_row("SELECT invalidated_at, reason, routing FROM client_invalidations WHERE company_id = ?1", [company_id], |r| {
@@ -35,7 +34,8 @@ pub fn invalidate(conn: &Connection, company_id: &str, reason: &str, routing: Ro
         Some(prev) if prev.invalidated_at >= now_ms => prev.invalidated_at + 1,
         _ => now_ms,
     };
-    exec(conn, 
+    exec(
+        conn,
         "INSERT INTO client_invalidations (company_id, invalidated_at, reason, routing) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT(company_id) DO UPDATE SET invalidated_at = ?2, reason = ?3, routing = ?4",
         params![company_id, at, reason, routing.as_str()],

@@ -13,9 +13,9 @@ use super::archive::reconcile_diff;
 use super::days::{day_databases, DayStatus};
 use super::flags::{self, devices_too_old};
 use super::naming::day_of;
-use crate::clock::DAY_MS;
 use super::rotate::{headroom, PREWARMED_HANDLES};
 use super::{RollingResult, RollingSettings};
+use crate::clock::DAY_MS;
 use crate::store::{devices, migrate};
 
 /// One prerequisite: `{check, ok, detail, runbookStep}` (and, failing, the code a refusal carries).
@@ -64,11 +64,7 @@ pub fn rolling_db(conn: &Connection, settings: &RollingSettings, company_id: &st
     let recent: Vec<devices::Device> = devices::for_company(conn, company_id)?.into_iter().filter(|d| d.last_seen_at.is_some_and(|t| t >= since)).collect();
     let adopted = recent.iter().filter(|d| has_cutover_switch(d.sdk_version.as_deref())).count();
     let share = if recent.is_empty() { "no device seen".to_owned() } else { format!("{}%", adopted * 100 / recent.len()) };
-    let mut sdk_detail = format!(
-        "{adopted} of {} device(s) seen in the last {} day(s) report SDK ≥ {CUTOVER_SDK_VERSION} ({share})",
-        recent.len(),
-        settings.adoption_days
-    );
+    let mut sdk_detail = format!("{adopted} of {} device(s) seen in the last {} day(s) report SDK ≥ {CUTOVER_SDK_VERSION} ({share})", recent.len(), settings.adoption_days);
     if !old.is_empty() {
         let list: Vec<String> = old.iter().map(|(d, v)| format!("{d} on {v}")).collect();
         sdk_detail.push_str(&format!("; older SDKs still registered: {}", list.join(", ")));
@@ -109,9 +105,27 @@ pub fn rolling_db_drop(conn: &Cluster, settings: &RollingSettings, company_id: &
         detail.push_str(&format!("; not green: {}", not_green.join(", ")));
     }
     Ok(vec![
-        check("rolling_db_on", rolling_db_after, format!("rollingDb is {}", if rolling_db_after { "on" } else { "off" }), "States: canary active → drop enabled", code::DROP_REQUIRES_ROLLING_DB),
-        check("conflicts_enabled", settings.conflicts_enabled, format!("CONFLICTS_ENABLED is {}", settings.conflicts_enabled), "Staging › Canary activation 4: CONFLICTS_ENABLED=true before the drop", code::CONFLICTS_DISABLED),
-        check("backups_enabled", settings.backup_enabled, format!("BACKUP_ENABLED is {}", settings.backup_enabled), "Production › Blocking prerequisites 5: backups enabled", code::BACKUPS_DISABLED),
+        check(
+            "rolling_db_on",
+            rolling_db_after,
+            format!("rollingDb is {}", if rolling_db_after { "on" } else { "off" }),
+            "States: canary active → drop enabled",
+            code::DROP_REQUIRES_ROLLING_DB,
+        ),
+        check(
+            "conflicts_enabled",
+            settings.conflicts_enabled,
+            format!("CONFLICTS_ENABLED is {}", settings.conflicts_enabled),
+            "Staging › Canary activation 4: CONFLICTS_ENABLED=true before the drop",
+            code::CONFLICTS_DISABLED,
+        ),
+        check(
+            "backups_enabled",
+            settings.backup_enabled,
+            format!("BACKUP_ENABLED is {}", settings.backup_enabled),
+            "Production › Blocking prerequisites 5: backups enabled",
+            code::BACKUPS_DISABLED,
+        ),
         check("reconciliation_green", green, detail, "Staging › Canary activation 4: several weeks of green reconciliation", code::RECONCILIATION_NOT_GREEN),
     ])
 }

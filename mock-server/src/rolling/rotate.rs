@@ -42,7 +42,8 @@ pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant
         match day_status(conn, &name)? {
             None => {
                 docdb::create(conn, &name, &tenant.id, Kind::Day, now_ms)?;
-                exec(conn, 
+                exec(
+                    conn,
                     "INSERT INTO day_databases (name, company_id, day, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                     params![name, tenant.id, day, status.as_str(), now_ms],
                 )?;
@@ -55,8 +56,7 @@ pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant
     }
     // The prewarm: these three stay open (devices replicate them); older days may close.
     docdb::pin_only(conn, &tenant.id, &[&names.core(), &names.day(&today), &names.day(&tomorrow)])?;
-    let live: Vec<String> =
-        day_databases(conn, &tenant.id)?.into_iter().filter(|d| d.status != DayStatus::Dropped).map(|d| d.name).collect();
+    let live: Vec<String> = day_databases(conn, &tenant.id)?.into_iter().filter(|d| d.status != DayStatus::Dropped).map(|d| d.name).collect();
     let manifest = json!({ "today": names.day(&today), "tomorrow": names.day(&tomorrow), "days": live, "updatedAt": now_ms });
     let previous = docdb::get_local(conn, &names.core(), MANIFEST_ID)?;
     let changed = previous.as_ref().is_none_or(|p| p["today"] != manifest["today"] || p["days"] != manifest["days"]);
@@ -81,11 +81,7 @@ pub fn headroom(conn: &Connection, tenant_ids: &[String]) -> RollingResult<Headr
     for id in tenant_ids {
         theirs += docdb::pinned(conn, id)?.len();
     }
-    Ok(Headroom {
-        needed: tenant_ids.len() * PREWARMED_HANDLES,
-        in_use_elsewhere: docdb::in_use_count(conn)?.saturating_sub(theirs),
-        max: docdb::max_open(conn)?,
-    })
+    Ok(Headroom { needed: tenant_ids.len() * PREWARMED_HANDLES, in_use_elsewhere: docdb::in_use_count(conn)?.saturating_sub(theirs), max: docdb::max_open(conn)? })
 }
 
 /// Handles a rotated tenant keeps in use: CORE, today, tomorrow.

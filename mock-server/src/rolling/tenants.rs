@@ -26,9 +26,7 @@ pub fn all(conn: &Connection) -> RollingResult<Vec<Tenant>> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> RollingResult<Tenant> {
-    query_row(conn, "SELECT id, name, store_code FROM companies WHERE id = ?1", [id], |r| {
-        Ok(Tenant { id: r.get(0)?, name: r.get(1)?, store_code: r.get(2)? })
-    })
-    .optional()?
-    .ok_or_else(|| RollingError::UnknownTenant(id.to_owned()))
+    query_row(conn, "SELECT id, name, store_code FROM companies WHERE id = ?1", [id], |r| Ok(Tenant { id: r.get(0)?, name: r.get(1)?, store_code: r.get(2)? }))
+        .optional()?
+        .ok_or_else(|| RollingError::UnknownTenant(id.to_owned()))
 }

@@ -6,10 +6,10 @@ use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 
 use super::archive::{reconcile_diff, relational_checks};
+use super::days::{day_databases, day_status, DayStatus};
 use super::drop_eval::candidates;
 use super::invalidation::{self, current_routing, Routing};
 use super::naming::day_of;
-use super::days::{day_databases, day_status, DayStatus};
 use super::rotate::MANIFEST_ID;
 use super::tenants::{self, Tenant};
 use super::warm::is_static;
@@ -42,10 +42,8 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
     for t in tenants::all(conn)? {
         let f = flags::get(conn, &t.id)?;
         let days = day_databases(conn, &t.id)?.into_iter().filter(|d| d.status != DayStatus::Dropped).count();
-        let devices: Vec<Value> = devices::for_company(conn, &t.id)?
-            .into_iter()
-            .map(|d| json!({ "deviceId": d.id, "sdkVersion": d.sdk_version, "lastSeenAt": d.last_seen_at }))
-            .collect();
+        let devices: Vec<Value> =
+            devices::for_company(conn, &t.id)?.into_iter().map(|d| json!({ "deviceId": d.id, "sdkVersion": d.sdk_version, "lastSeenAt": d.last_seen_at })).collect();
         out.push(json!({
             "companyId": t.id, "name": t.name,
             "rollingDb": f.rolling_db, "rollingDbDrop": f.rolling_db_drop,
@@ -65,9 +63,7 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
 pub fn reconciliation(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
     let archive_db = tenant.names(&settings.db_prefix).archive();
     let today = day_of(now_ms);
-    let mut stmt = conn.prepare(
-        "SELECT name, day, status, archived_at IS NOT NULL FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status != 'DROPPED' ORDER BY day",
-    )?;
+    let mut stmt = conn.prepare("SELECT name, day, status, archived_at IS NOT NULL FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status != 'DROPPED' ORDER BY day")?;
     let rows: Vec<(String, String, String, bool)> =
         stmt.query_map(params![tenant.id, today], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
     let mut total = 0;

@@ -7,16 +7,15 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
-use crate::store::audit::{self, Actor};
-use session_broker::core::permissions::{CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_REWARM};
 use crate::rolling::flags::{self, FlagPatch, Flags};
 use crate::rolling::invalidation;
 use crate::rolling::{preflight, tenants, views, RollingSettings};
 use crate::state::AppState;
-
+use crate::store::audit::{self, Actor};
+use session_broker::core::permissions::{CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_REWARM};
+use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
     Router::new()

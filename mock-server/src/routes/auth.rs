@@ -11,14 +11,14 @@ use session_broker::protocol::{AuthResponse, GoogleLoginRequest, LoginRequest, L
 
 use crate::auth::passwords::{self, Checked};
 use crate::auth::secrets::{docdb_headers, random_id, random_token, token_hash};
-use crate::store::audit::{self, Actor};
-use crate::store::seed;
-use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser, ClientIp, SignedUser};
 use crate::state::AppState;
+use crate::store::audit::{self, Actor};
+use crate::store::seed;
 use crate::store::users::User;
 use crate::store::{devices, refresh_tokens, users};
+use session_broker::protocol::errors as code;
 
 pub const GOOGLE_PREFIX: &str = "mock-google:";
 
@@ -77,9 +77,10 @@ async fn login(State(state): State<AppState>, ApiJson(req): ApiJson<LoginRequest
 }
 
 async fn login_with_google(State(state): State<AppState>, ApiJson(req): ApiJson<GoogleLoginRequest>) -> AppResult<Json<AuthResponse>> {
-    let username = req.credential.strip_prefix(GOOGLE_PREFIX).filter(|u| !u.is_empty()).ok_or_else(|| {
-        AppError::Unauthorized(code::INVALID_CREDENTIAL, format!("the identity provider did not vouch for this credential (expected {GOOGLE_PREFIX}<username>)"))
-    })?;
+    let username =
+        req.credential.strip_prefix(GOOGLE_PREFIX).filter(|u| !u.is_empty()).ok_or_else(|| {
+            AppError::Unauthorized(code::INVALID_CREDENTIAL, format!("the identity provider did not vouch for this credential (expected {GOOGLE_PREFIX}<username>)"))
+        })?;
     let user = users::by_username(&state.store.lock(), username)?;
     start_session(&state, user)
 }
@@ -122,14 +123,10 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
     })?;
     match outcome {
         RefreshOutcome::Issued(auth) => Ok(Json(auth)),
-        RefreshOutcome::Reused => Err(AppError::Unauthorized(
-            code::REFRESH_TOKEN_REUSED,
-            "this refresh token was already used; the whole session is revoked".into(),
-        )),
-        RefreshOutcome::Replayed => Err(AppError::Unauthorized(
-            code::REFRESH_TOKEN_REPLAYED,
-            "this refresh token was already used and replayed once; use the newest refresh token".into(),
-        )),
+        RefreshOutcome::Reused => Err(AppError::Unauthorized(code::REFRESH_TOKEN_REUSED, "this refresh token was already used; the whole session is revoked".into())),
+        RefreshOutcome::Replayed => {
+            Err(AppError::Unauthorized(code::REFRESH_TOKEN_REPLAYED, "this refresh token was already used and replayed once; use the newest refresh token".into()))
+        }
     }
 }
 

@@ -6,13 +6,13 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::Value;
 
-use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::AuthUser;
 use crate::rolling::invalidation::Routing;
 use crate::rolling::views::{self, BootstrapError};
 use crate::rolling::{tenants, RollingSettings};
 use crate::state::AppState;
+use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/bootstrap", get(bootstrap))

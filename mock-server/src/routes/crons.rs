@@ -8,19 +8,16 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
 
-use session_broker::core::permissions::{CRONS_READ, CRONS_RUN};
 use crate::crons::{self, runner, runs, CRONS};
-use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, AuthUser, ClientIp};
-use crate::store::audit::Actor;
 use crate::state::AppState;
+use crate::store::audit::Actor;
+use session_broker::core::permissions::{CRONS_READ, CRONS_RUN};
+use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/admin/crons", get(list))
-        .route("/admin/crons/runs/{run_id}", get(run_status))
-        .route("/admin/crons/{name}/run", post(run))
+    Router::new().route("/admin/crons", get(list)).route("/admin/crons/runs/{run_id}", get(run_status)).route("/admin/crons/{name}/run", post(run))
 }
 
 /// Reads need `crons:read` (sys_admin), as the rest of the operators' reads do.

@@ -8,11 +8,11 @@ use serde_json::{json, Map, Value};
 use session_broker::protocol::ConnectResponse;
 
 use crate::auth::secrets::random_id;
-use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser};
 use crate::state::AppState;
 use crate::store::devices::{self, Device};
+use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/auth/connect", post(connect)).route("/auth/status", put(status))

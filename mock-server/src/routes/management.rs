@@ -10,13 +10,13 @@ use serde_json::{json, Map, Value};
 
 use crate::auth::passwords;
 use crate::auth::secrets::random_id;
-use session_broker::protocol::errors as code;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser, ClientIp};
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
 use crate::store::devices::{self, Device};
 use crate::store::{companies, refresh_tokens, users};
+use session_broker::protocol::errors as code;
 
 fn is_admin(user: &AuthUser) -> bool {
     user.0.roles.iter().any(|r| r == "sys_admin")

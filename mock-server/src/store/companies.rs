@@ -57,11 +57,9 @@ pub struct Sale {
 }
 
 pub fn sale(conn: &Connection, company_id: &str, sale_id: &str) -> rusqlite::Result<Option<Sale>> {
-    query_row(conn, 
-        "SELECT id, company_id, amount_cents, payment_reference FROM sales WHERE company_id = ?1 AND id = ?2",
-        params![company_id, sale_id],
-        |r| Ok(Sale { id: r.get(0)?, company_id: r.get(1)?, amount_cents: r.get(2)?, payment_reference: r.get(3)? }),
-    )
+    query_row(conn, "SELECT id, company_id, amount_cents, payment_reference FROM sales WHERE company_id = ?1 AND id = ?2", params![company_id, sale_id], |r| {
+        Ok(Sale { id: r.get(0)?, company_id: r.get(1)?, amount_cents: r.get(2)?, payment_reference: r.get(3)? })
+    })
     .optional()
 }
 

@@ -50,7 +50,8 @@ pub fn for_user(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Device
 
 /// Creates the device, or refreshes it when `id` is already this user's.
 pub fn upsert(conn: &Connection, d: &Device, now_ms: i64) -> rusqlite::Result<()> {
-    exec(conn, 
+    exec(
+        conn,
         "INSERT INTO devices (id, user_id, company_id, info, sdk_version, is_online, last_seen_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?6)
          ON CONFLICT(id) DO UPDATE SET user_id = ?2, company_id = ?3, info = ?4, sdk_version = ?5, is_online = 1, last_seen_at = ?6",
@@ -65,12 +66,8 @@ pub fn set_online(conn: &Connection, id: &str, is_online: bool, now_ms: i64) -> 
 
 /// The device this user was last seen on in this company (for `PUT /auth/status`, which names none).
 pub fn latest_for(conn: &Connection, user_id: &str, company_id: &str) -> rusqlite::Result<Option<String>> {
-    query_row(conn, 
-        "SELECT id FROM devices WHERE user_id = ?1 AND company_id = ?2 ORDER BY last_seen_at DESC, created_at DESC LIMIT 1",
-        params![user_id, company_id],
-        |r| r.get(0),
-    )
-    .optional()
+    query_row(conn, "SELECT id FROM devices WHERE user_id = ?1 AND company_id = ?2 ORDER BY last_seen_at DESC, created_at DESC LIMIT 1", params![user_id, company_id], |r| r.get(0))
+        .optional()
 }
 
 pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<usize> {

@@ -33,9 +33,14 @@ pub struct Report {
 #[derive(Debug)]
 pub enum MigrateError {
     /// The store has tables but no history: running everything would hit existing tables.
-    Unbaselined { tables: Vec<String> },
+    Unbaselined {
+        tables: Vec<String>,
+    },
     UnknownBaseline(u32),
-    Failed { tag: String, error: String },
+    Failed {
+        tag: String,
+        error: String,
+    },
     Store(rusqlite::Error),
     /// The PostgreSQL database (`--database-url`): connecting or a query failed.
     Postgres(String),
@@ -92,9 +97,7 @@ pub fn journal() -> Vec<Migration> {
 }
 
 fn ensure_tracking_table(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(
-        "CREATE TABLE IF NOT EXISTS __drizzle_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, created_at NUMERIC)",
-    )
+    conn.execute_batch("CREATE TABLE IF NOT EXISTS __drizzle_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, created_at NUMERIC)")
 }
 
 pub(crate) fn applied_whens(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
@@ -174,9 +177,21 @@ pub fn column_exists(conn: &Connection, table: &str, column: &str) -> rusqlite::
 pub(crate) enum Plan {
     Run(String),
     /// Run the plain `ALTER` unless `column` of `table` already is as wanted.
-    AddColumn { table: String, column: String, sql: String },
-    DropColumn { table: String, column: String, sql: String },
-    OnlyIfColumn { table: String, column: String, sql: String },
+    AddColumn {
+        table: String,
+        column: String,
+        sql: String,
+    },
+    DropColumn {
+        table: String,
+        column: String,
+        sql: String,
+    },
+    OnlyIfColumn {
+        table: String,
+        column: String,
+        sql: String,
+    },
 }
 
 pub(crate) fn plan(statement: &str) -> Plan {
@@ -221,10 +236,18 @@ pub fn execute(conn: &Connection, statement: &str) -> rusqlite::Result<()> {
     match plan(&statement) {
         Plan::Run(sql) => conn.execute_batch(&sql),
         Plan::AddColumn { table, column, sql } => {
-            if column_exists(conn, &table, &column)? { Ok(()) } else { conn.execute_batch(&sql) }
+            if column_exists(conn, &table, &column)? {
+                Ok(())
+            } else {
+                conn.execute_batch(&sql)
+            }
         }
         Plan::DropColumn { table, column, sql } | Plan::OnlyIfColumn { table, column, sql } => {
-            if column_exists(conn, &table, &column)? { conn.execute_batch(&sql) } else { Ok(()) }
+            if column_exists(conn, &table, &column)? {
+                conn.execute_batch(&sql)
+            } else {
+                Ok(())
+            }
         }
     }
 }
@@ -251,9 +274,7 @@ pub fn last_applied(conn: &Connection) -> rusqlite::Result<Option<&'static str>>
 }
 
 pub fn status(conn: &Connection) -> Result<Vec<(String, bool)>, MigrateError> {
-    let exists: Option<String> = conn
-        .query_row("SELECT name FROM sqlite_master WHERE type='table' AND name='__drizzle_migrations'", [], |r| r.get(0))
-        .optional()?;
+    let exists: Option<String> = conn.query_row("SELECT name FROM sqlite_master WHERE type='table' AND name='__drizzle_migrations'", [], |r| r.get(0)).optional()?;
     let applied = if exists.is_some() { applied_whens(conn)? } else { Vec::new() };
     Ok(journal().into_iter().map(|m| (m.tag.to_owned(), applied.contains(&m.when))).collect())
 }
@@ -268,14 +289,8 @@ mod tests {
             plan("ALTER TABLE t ADD COLUMN IF NOT EXISTS c INTEGER NOT NULL DEFAULT 0;"),
             Plan::AddColumn { table: "t".into(), column: "c".into(), sql: "ALTER TABLE t ADD COLUMN c INTEGER NOT NULL DEFAULT 0;".into() }
         );
-        assert_eq!(
-            plan("alter table t drop column if exists c;"),
-            Plan::DropColumn { table: "t".into(), column: "c".into(), sql: "ALTER TABLE t DROP COLUMN c".into() }
-        );
-        assert_eq!(
-            plan("-- only-if-column: t.old\nUPDATE t SET c = old;"),
-            Plan::OnlyIfColumn { table: "t".into(), column: "old".into(), sql: "UPDATE t SET c = old;".into() }
-        );
+        assert_eq!(plan("alter table t drop column if exists c;"), Plan::DropColumn { table: "t".into(), column: "c".into(), sql: "ALTER TABLE t DROP COLUMN c".into() });
+        assert_eq!(plan("-- only-if-column: t.old\nUPDATE t SET c = old;"), Plan::OnlyIfColumn { table: "t".into(), column: "old".into(), sql: "UPDATE t SET c = old;".into() });
         assert_eq!(plan("-- a comment\nCREATE TABLE x (a INT);"), Plan::Run("CREATE TABLE x (a INT);".into()));
     }
 }

@@ -78,10 +78,7 @@ pub fn existing_tables(client: &mut Client) -> Result<Vec<String>, MigrateError>
 }
 
 fn column_exists(tx: &mut Transaction, table: &str, column: &str) -> Result<bool, postgres::Error> {
-    let row = tx.query_one(
-        "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2",
-        &[&table, &column],
-    )?;
+    let row = tx.query_one("SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2", &[&table, &column])?;
     Ok(row.get::<_, i64>(0) > 0)
 }
 
@@ -112,7 +109,9 @@ pub fn pending(recorded: &[i64]) -> Vec<Migration> {
 
 /// Applies (or, `dry_run`, prints) what is pending. Refuses an unbaselined store.
 pub fn apply(client: &mut Client, dry_run: bool, out: &mut dyn FnMut(String)) -> Result<Report, MigrateError> {
-    let recorded = if dry_run { recorded(client)? } else {
+    let recorded = if dry_run {
+        recorded(client)?
+    } else {
         ensure_tracking_table(client)?;
         recorded(client)?
     };
@@ -128,10 +127,7 @@ pub fn apply(client: &mut Client, dry_run: bool, out: &mut dyn FnMut(String)) ->
     let newest = recorded.iter().copied().max();
     let older_missing: Vec<&str> = journal.iter().filter(|m| newest.is_some_and(|n| m.when < n) && !recorded.contains(&m.when)).map(|m| m.tag).collect();
     if !older_missing.is_empty() {
-        out(format!(
-            "alternative path detected: {} not recorded but older than the newest recorded migration; accepted as made by hand, not run",
-            older_missing.join(", ")
-        ));
+        out(format!("alternative path detected: {} not recorded but older than the newest recorded migration; accepted as made by hand, not run", older_missing.join(", ")));
     }
     let mut report = Report::default();
     let todo = pending(&recorded);
@@ -248,7 +244,13 @@ pub fn validate(client: &mut Client, out: &mut dyn FnMut(String)) -> Result<bool
             changed.push(table.clone());
         }
     }
-    check(changed.is_empty(), format!("the tables of 0000–0011 are as the journal's migrations made them{}", if changed.is_empty() { String::new() } else { format!(" (changed: {})", changed.join(", ")) }));
+    check(
+        changed.is_empty(),
+        format!(
+            "the tables of 0000–0011 are as the journal's migrations made them{}",
+            if changed.is_empty() { String::new() } else { format!(" (changed: {})", changed.join(", ")) }
+        ),
+    );
     Ok(ok)
 }
 

@@ -13,7 +13,8 @@ pub struct RefreshToken {
 }
 
 pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, expires_at: i64, now_ms: i64) -> rusqlite::Result<()> {
-    exec(conn, 
+    exec(
+        conn,
         "INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![hash, family_id, user_id, expires_at, now_ms],
     )
@@ -21,11 +22,9 @@ pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, exp
 }
 
 pub fn find(conn: &Connection, hash: &str) -> rusqlite::Result<Option<RefreshToken>> {
-    query_row(conn, 
-        "SELECT family_id, user_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE token_hash = ?1",
-        [hash],
-        |r| Ok(RefreshToken { family_id: r.get(0)?, user_id: r.get(1)?, expires_at: r.get(2)?, used_at: r.get(3)?, revoked_at: r.get(4)? }),
-    )
+    query_row(conn, "SELECT family_id, user_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE token_hash = ?1", [hash], |r| {
+        Ok(RefreshToken { family_id: r.get(0)?, user_id: r.get(1)?, expires_at: r.get(2)?, used_at: r.get(3)?, revoked_at: r.get(4)? })
+    })
     .optional()
 }
 
@@ -40,10 +39,7 @@ pub fn revoke_family(conn: &Connection, family_id: &str, now_ms: i64) -> rusqlit
 /// Forgets tokens past their expiry, and tokens revoked over a day ago (kept that long so a
 /// replay still reads as revoked); answers how many.
 pub fn prune(conn: &Connection, now_ms: i64) -> rusqlite::Result<usize> {
-    exec(conn, 
-        "DELETE FROM refresh_tokens WHERE expires_at <= ?1 OR (revoked_at IS NOT NULL AND revoked_at <= ?1 - 86400000)",
-        params![now_ms],
-    )
+    exec(conn, "DELETE FROM refresh_tokens WHERE expires_at <= ?1 OR (revoked_at IS NOT NULL AND revoked_at <= ?1 - 86400000)", params![now_ms])
 }
 
 /// Ends every session of a user (a password or role change); answers how many tokens it revoked.
@@ -53,10 +49,6 @@ pub fn revoke_user(conn: &Connection, user_id: &str, now_ms: i64) -> rusqlite::R
 
 /// A session is live while its family holds an unrevoked, unexpired token.
 pub fn family_live(conn: &Connection, family_id: &str, now_ms: i64) -> rusqlite::Result<bool> {
-    query_row(conn, 
-        "SELECT COUNT(*) FROM refresh_tokens WHERE family_id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
-        params![family_id, now_ms],
-        |r| r.get::<_, i64>(0),
-    )
-    .map(|n| n > 0)
+    query_row(conn, "SELECT COUNT(*) FROM refresh_tokens WHERE family_id = ?1 AND revoked_at IS NULL AND expires_at > ?2", params![family_id, now_ms], |r| r.get::<_, i64>(0))
+        .map(|n| n > 0)
 }

@@ -91,10 +91,7 @@ pub fn revisions(conn: &Connection, table: Table, source_db: &str) -> rusqlite::
 
 /// How many rows of each table came from `source_db`: `(orders, sales)`.
 pub fn counts(conn: &Connection, source_db: &str) -> rusqlite::Result<(u64, u64)> {
-    query_row(
-        conn,
-        "SELECT (SELECT COUNT(*) FROM orders WHERE source_db = ?1), (SELECT COUNT(*) FROM sales WHERE source_db = ?1)",
-        [source_db],
-        |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
-    )
+    query_row(conn, "SELECT (SELECT COUNT(*) FROM orders WHERE source_db = ?1), (SELECT COUNT(*) FROM sales WHERE source_db = ?1)", [source_db], |r| {
+        Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
+    })
 }

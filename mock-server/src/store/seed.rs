@@ -21,9 +21,25 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 
 /// Tables the seed and reset own, children before parents.
 const TABLES: [&str; 19] = [
-    "guard_alarms", "guard_device_marks", "cron_locks", "cron_runs", "docdb_local_documents", "docdb_documents", "docdb_databases",
-    "conflict_reviews", "day_databases", "company_feature_flags", "client_invalidations",
-    "audit_log", "refresh_tokens", "devices", "sales", "orders", "user_companies", "users", "companies",
+    "guard_alarms",
+    "guard_device_marks",
+    "cron_locks",
+    "cron_runs",
+    "docdb_local_documents",
+    "docdb_documents",
+    "docdb_databases",
+    "conflict_reviews",
+    "day_databases",
+    "company_feature_flags",
+    "client_invalidations",
+    "audit_log",
+    "refresh_tokens",
+    "devices",
+    "sales",
+    "orders",
+    "user_companies",
+    "users",
+    "companies",
 ];
 
 pub fn seed_if_empty(conn: &Cluster, settings: &Settings, now_ms: i64) -> rusqlite::Result<()> {
@@ -59,10 +75,7 @@ pub fn create_tenant(conn: &Cluster, settings: &Settings, id: &str, name: &str, 
 
 fn seed_tenant(conn: &Cluster, settings: &Settings, id: &str, now_ms: i64) -> rusqlite::Result<()> {
     for (n, amount) in [(1, 450), (2, 1290), (3, 260)] {
-        conn.execute(
-            "INSERT INTO sales (id, company_id, amount_cents, created_at) VALUES (?1, ?2, ?3, ?4)",
-            params![format!("{id}-sale-{n}"), id, amount, now_ms],
-        )?;
+        conn.execute("INSERT INTO sales (id, company_id, amount_cents, created_at) VALUES (?1, ?2, ?3, ?4)", params![format!("{id}-sale-{n}"), id, amount, now_ms])?;
     }
     let names = TenantNames::new(&settings.db_prefix, id, "main");
     docdb::seed::seed_legacy(conn, &names, id, now_ms).map_err(document_failure)

@@ -48,7 +48,8 @@ pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
 }
 
 pub fn insert(conn: &Connection, user: &User, now_ms: i64) -> rusqlite::Result<()> {
-    exec(conn, 
+    exec(
+        conn,
         "INSERT INTO users (id, username, password_hash, roles, company_id, active_company_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
         params![user.id, user.username, user.password_hash, serde_json::to_string(&user.roles).unwrap_or_else(|_| "[]".into()), user.company_id, now_ms],
     )?;

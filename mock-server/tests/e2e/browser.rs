@@ -196,8 +196,7 @@ impl Browser {
 
     /// Waits until the element's DOM property `name` reads `value` (e.g. a switch's `checked`).
     pub async fn wait_prop(&self, css: &str, name: &str, value: &str) {
-        self.wait_for(css, &format!("{name} to be {value}"), |el| async move { el.prop(name).await.ok().flatten().as_deref() == Some(value) })
-            .await;
+        self.wait_for(css, &format!("{name} to be {value}"), |el| async move { el.prop(name).await.ok().flatten().as_deref() == Some(value) }).await;
     }
 
     /// Scrolls the element into view, as a person would before reading it (the console refreshes
@@ -210,8 +209,7 @@ impl Browser {
     /// Runs axe-core (pinned in target/npm-tools by `make setup`) on the current page and answers
     /// the serious and critical violations, one line each (rule, impact, first targets).
     pub async fn accessibility_violations(&self) -> Vec<String> {
-        let axe = std::fs::read_to_string(repo_root().join("target/npm-tools/node_modules/axe-core/axe.min.js"))
-            .expect("axe-core is installed by make setup");
+        let axe = std::fs::read_to_string(repo_root().join("target/npm-tools/node_modules/axe-core/axe.min.js")).expect("axe-core is installed by make setup");
         self.client.execute(&axe, vec![]).await.expect("axe-core loads");
         let result = self
             .client
@@ -257,9 +255,7 @@ impl Drop for Browser {
 }
 
 async fn can_act(el: &Element) -> bool {
-    el.is_displayed().await.unwrap_or(false)
-        && el.is_enabled().await.unwrap_or(false)
-        && el.attr("aria-disabled").await.ok().flatten().as_deref() != Some("true")
+    el.is_displayed().await.unwrap_or(false) && el.is_enabled().await.unwrap_or(false) && el.attr("aria-disabled").await.ok().flatten().as_deref() != Some("true")
 }
 
 /// Whether a process has ended but for its parent's reaping (which the container's init may never
@@ -270,9 +266,7 @@ fn is_zombie(stat: &str) -> bool {
 
 fn live_pids() -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !is_zombie(&s)))
-        .collect()
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()).filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !is_zombie(&s))).collect()
 }
 
 /// The live processes of a process group.

@@ -12,7 +12,6 @@ use crate::core::results::{CallResult, DeviceResult};
 use crate::protocol::SDK_VERSION;
 
 impl Session {
-
     /// `sdkVersion` and `platform` always describe this SDK, whatever the caller merged in.
     pub(super) fn force_device_identity(&self) {
         let mut memory = self.0.memory.borrow_mut();
@@ -33,8 +32,7 @@ impl Session {
 
     /// The device id `/auth/connect` returned, if registered.
     pub fn device_id(&self) -> Option<String> {
-        keys::read_opaque(self.storage(), keys::DEVICE_ID)
-            .or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
+        keys::read_opaque(self.storage(), keys::DEVICE_ID).or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
     }
 
     /// `POST /auth/connect`: registers this device and stores its id.

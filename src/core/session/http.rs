@@ -12,7 +12,6 @@ use crate::core::results::CallResult;
 use crate::core::url;
 
 impl Session {
-
     pub(super) async fn send(&self, method: Method, path: &str, body: Option<String>, bearer: Option<String>) -> Result<HttpResponse, TransportError> {
         let request = HttpRequest { method, url: url::join(&self.0.config.base_url, path), bearer, body };
         self.0.ports.transport.send(request).await

@@ -72,4 +72,3 @@ impl Session {
         self.storage().set(keys::LAST_INVALIDATION, &invalidated_at.to_string())
     }
 }
-

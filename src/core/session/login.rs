@@ -5,10 +5,10 @@ use crate::core::json;
 use serde_json::Value;
 
 use super::{company_record, parse_auth_response, InputError, Phase, Session};
+use crate::core::codes;
 use crate::core::hooks::{sign_out_event, SignOutReason};
 use crate::core::keys::{self, HeaderKind, TokenKind};
 use crate::core::ports::{HttpResponse, Method, TransportError};
-use crate::core::codes;
 use crate::core::results::{failure_of, transport_failure, LoginResult};
 use crate::core::time::{expires_at, seconds_to_ms};
 use crate::core::token::Claims;

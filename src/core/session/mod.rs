@@ -13,12 +13,12 @@
 
 mod auto_refresh;
 mod device;
-mod http;
 mod follow;
+mod http;
 mod local_databases;
 mod login;
-mod refresh;
 mod reads;
+mod refresh;
 mod sign_out;
 
 use std::cell::{Cell, RefCell};
@@ -31,12 +31,12 @@ pub use local_databases::DestroyReport;
 pub use reads::ReadSnapshot;
 
 use super::hooks::{HookContext, HookList, Hooks, SignOutReason, DEFAULT_HOOK_TIMEOUT_MS};
+use super::json;
 use super::keys;
 use super::permissions::PermissionMap;
 use super::ports::{Clock, LocalDatabases, RefreshLock, Reporter, Storage, Transport};
 use super::token::Claims;
 use super::url;
-use super::json;
 use crate::protocol::AuthResponse;
 
 /// Where the refresh token is spent unless `options.refreshPath` says otherwise.

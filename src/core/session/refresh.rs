@@ -9,8 +9,8 @@
 //! only while the token it spent is still the stored one and no sign-out is running; otherwise
 //! it is discarded, never written over the newer state.
 
-use futures_util::future::{ready, FutureExt, Shared};
 use crate::core::json;
+use futures_util::future::{ready, FutureExt, Shared};
 
 use super::{parse_auth_response, Phase, Session};
 use crate::core::hooks::{token_refresh_event, SignOutReason};
@@ -56,7 +56,11 @@ impl RefreshOutcome {
 
 /// What the part under the lock decided; hooks run after the lock and the flight are released.
 enum Decided {
-    Refreshed { token: String, claims: Claims, company_changed: bool },
+    Refreshed {
+        token: String,
+        claims: Claims,
+        company_changed: bool,
+    },
     Rejected(String),
     Transient(String),
     /// Nothing to refresh with and no session: nothing to do.

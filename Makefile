@@ -38,6 +38,7 @@ DEMO_ENGINE := http://127.0.0.1:$(DEMO_ENGINE_PORT)
 ## Installs whatever is missing; a no-op when everything is present.
 setup:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+	@for c in rustfmt clippy; do rustup component list --installed | grep -q "^$$c" || rustup component add $$c; done
 	@[ -f Cargo.lock ] || cargo generate-lockfile
 	@wasm-pack --version 2>/dev/null | grep -q " $(WASM_PACK_VERSION)$$" \
 	  || cargo install wasm-pack --version $(WASM_PACK_VERSION) --locked
@@ -93,9 +94,11 @@ test: setup
 	  awk '/test result: /{ for (i = 1; i <= NF; i++) { if ($$(i+1) ~ /^passed/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	       END { printf "%d passed, %d failed\n", p, f }' $$log; rm -f $$log; exit $$rc
 
-## Lints are errors here: every public item of the SDK documented (`missing_docs`, the
-## `.d.ts` JSDoc), clippy clean on both targets.
+## Lints are errors here: the code as rustfmt writes it (rustfmt.toml: the house's long lines),
+## every public item of the SDK documented (`missing_docs`, the `.d.ts` JSDoc), clippy clean on
+## both targets.
 test-native:
+	cargo fmt --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
 	cargo test --workspace

@@ -431,21 +431,31 @@ export function createConsole(auth, admin) {
     refresh();
   });
 
-  $("rollback").addEventListener("click", () => {
-    const steps = $("rollback-steps");
-    steps.hidden = false;
-    const confirm = el("button", `Confirm: roll ${tenant} back to the legacy database`, "danger");
+  /**
+   * A guided action: its steps listed under the tenant card with a confirm button (`id`); the
+   * click runs `act(confirm, items)`, which marks the steps done and says how it ended.
+   */
+  function guided(id, label, steps, act) {
+    const list = $("rollback-steps");
+    list.hidden = false;
+    const confirm = el("button", label, "danger");
     confirm.type = "button";
-    confirm.id = "rollback-confirm";
-    steps.replaceChildren(el("li", "Turn rollingDb off (rollingDbDrop goes off with it): dropping stops."),
-      el("li", "Invalidate the tenant's clients: each device destroys its local database at its next handshake."),
-      el("li", "Devices re-bootstrap from the legacy database; invalidate_daily returns. CORE edits made meanwhile are not copied back."),
-      el("li", "", "confirm"));
-    steps.lastChild.append(confirm);
+    confirm.id = id;
+    list.replaceChildren(...steps.map((s) => el("li", s)), el("li", "", "confirm"));
+    list.lastChild.append(confirm);
     confirm.addEventListener("click", async () => {
       fail("");
       confirm.disabled = true;
-      const items = steps.querySelectorAll("li");
+      await act(confirm, list.querySelectorAll("li"));
+    });
+  }
+
+  $("rollback").addEventListener("click", () => {
+    guided("rollback-confirm", `Confirm: roll ${tenant} back to the legacy database`, [
+      "Turn rollingDb off (rollingDbDrop goes off with it): dropping stops.",
+      "Invalidate the tenant's clients: each device destroys its local database at its next handshake.",
+      "Devices re-bootstrap from the legacy database; invalidate_daily returns. CORE edits made meanwhile are not copied back.",
+    ], async (confirm, items) => {
       const flags = await admin.setFlags(tenant, { rollingDb: false });
       if (!flags.success) return fail(`Rollback stopped at step 1: ${explain(flags)}`);
       items[0].classList.add("done");
@@ -471,21 +481,13 @@ export function createConsole(auth, admin) {
     return res.ok ? { success: true, data: body } : { success: false, status: res.status, code: body.error, error: body.message };
   }
   $("rewarm").addEventListener("click", () => {
-    const steps = $("rollback-steps");
-    steps.hidden = false;
-    const confirm = el("button", `Confirm: drop ${tenant}'s CORE and invalidate its clients`, "danger");
-    confirm.type = "button";
-    confirm.id = "rewarm-confirm";
-    steps.replaceChildren(el("li", "Drop CORE (sys_admin only, audited): the next rotate warms it again from the legacy catalogue, with fresh revisions."),
-      el("li", "Invalidate the tenant's clients: devices use the legacy catalogue until that rotate cuts them over again."),
-      el("li", "", "confirm"));
-    steps.lastChild.append(confirm);
-    confirm.addEventListener("click", async () => {
-      fail("");
-      confirm.disabled = true;
+    guided("rewarm-confirm", `Confirm: drop ${tenant}'s CORE and invalidate its clients`, [
+      "Drop CORE (sys_admin only, audited): the next rotate warms it again from the legacy catalogue, with fresh revisions.",
+      "Invalidate the tenant's clients: devices use the legacy catalogue until that rotate cuts them over again.",
+    ], async (confirm, items) => {
       const r = await rewarm(true);
       if (!r.success) return fail(`Not re-warmed: ${explain(r)}`);
-      for (const item of steps.querySelectorAll("li")) item.classList.add("done");
+      for (const item of items) item.classList.add("done");
       confirm.textContent = `${r.data.dropped} dropped: the next rotate recreates it`;
       refresh();
     });

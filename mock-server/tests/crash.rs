@@ -102,14 +102,7 @@ async fn killed_mid_rotate_the_store_stays_consistent_and_the_next_rotate_comple
     for id in ["acme", "globex", "initech"] {
         call(&client, reqwest::Method::PATCH, format!("{}/admin/rolling-db/flags/{id}", first.base), Some(&token), Some(json!({"rollingDb": true}))).await;
     }
-    call(&client, reqwest::Method::POST, format!("{}/__mock/slow", first.base), None, Some(json!({"stepDelayMs": 800}))).await;
-    let run = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", first.base), Some(&token), Some(json!({}))).await;
-    assert_eq!(run["status"], "running");
-    // First tenant done at ~0.8 s, second at ~1.6 s: kill in between.
-    tokio::time::sleep(Duration::from_millis(1_200)).await;
-    drop(first); // SIGKILL
-
-    let second = start(&dir);
+    let (second, run_id) = killed_mid(&client, &dir, first, "rolling-db-rotate", 0.0).await;
     let token = admin_token(&client, &second.base).await;
     let after_crash = shape(&client, &second.base, &token).await;
     for (i, (core, days, invalidated)) in after_crash.iter().enumerate() {
@@ -120,18 +113,16 @@ async fn killed_mid_rotate_the_store_stays_consistent_and_the_next_rotate_comple
     assert!(after_crash.iter().any(|t| t.0), "the kill came after the first tenant: {after_crash:?}");
     assert!(after_crash.iter().any(|t| !t.0), "the kill came before the last tenant: {after_crash:?}");
 
-    // The dead process's lock lease runs out; the next rotate takes over and completes.
-    let now = call(&client, reqwest::Method::POST, format!("{}/__mock/clock", second.base), None, Some(json!({"advanceDays": 0.001}))).await;
-    assert!(now["now"].is_i64());
-    let token = admin_token(&client, &second.base).await;
-    let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{}", second.base, run["runId"].as_str().unwrap()), Some(&token), None).await;
+    // The dead process's lock lease ran out (killed_mid moved the clock); the next rotate takes
+    // over and completes.
+    let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", second.base), Some(&token), None).await;
     assert_eq!(old["status"], "running", "recorded as running until someone takes the lock over");
     let next = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", second.base), Some(&token), Some(json!({}))).await;
     assert_eq!(next["alreadyRunning"], false);
     let finished = finished_run(&client, &second.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(10)).await;
     assert_eq!(finished["status"], "succeeded", "{finished}");
     assert_eq!(shape(&client, &second.base, &token).await, vec![(true, 2, true); 3]);
-    let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{}", second.base, run["runId"].as_str().unwrap()), Some(&token), None).await;
+    let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", second.base), Some(&token), None).await;
     assert_eq!(old["status"], "failed");
     assert!(old["log"].as_array().unwrap().last().unwrap().as_str().unwrap().contains("interrupted"));
     drop(second);
@@ -214,10 +205,11 @@ async fn killed_mid_rotate_on_the_engine_the_next_rotate_completes_to_one_clean_
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Starts `cron` slowed to one tenant every 800 ms, kills the server after the first tenant, and
-/// answers a restarted server on the same data, its clock moved `days` on as the dead one's was
-/// (the mock clock is the process's) and the dead run's lock lease let run out.
-async fn killed_mid(client: &Client, dir: &std::path::Path, server: Proc, cron: &str, days: f64) -> Proc {
+/// Starts `cron` slowed to one tenant every 800 ms, kills the server after the first tenant
+/// (done at ~0.8 s, the second at ~1.6 s), and answers a restarted server on the same data, its
+/// clock moved `days` on as the dead one's was (the mock clock is the process's) and the dead
+/// run's lock lease let run out, with the dead run's id.
+async fn killed_mid(client: &Client, dir: &std::path::Path, server: Proc, cron: &str, days: f64) -> (Proc, String) {
     let token = admin_token(client, &server.base).await;
     call(client, reqwest::Method::POST, format!("{}/__mock/slow", server.base), None, Some(json!({"stepDelayMs": 800}))).await;
     let run = call(client, reqwest::Method::POST, format!("{}/admin/crons/{cron}/run", server.base), Some(&token), Some(json!({}))).await;
@@ -225,8 +217,9 @@ async fn killed_mid(client: &Client, dir: &std::path::Path, server: Proc, cron: 
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     drop(server); // SIGKILL
     let next = start(dir);
-    call(client, reqwest::Method::POST, format!("{}/__mock/clock", next.base), None, Some(json!({"advanceDays": days + 0.001}))).await;
-    next
+    let now = call(client, reqwest::Method::POST, format!("{}/__mock/clock", next.base), None, Some(json!({"advanceDays": days + 0.001}))).await;
+    assert!(now["now"].is_i64(), "{now}");
+    (next, run["runId"].as_str().unwrap().to_owned())
 }
 
 /// Runs `cron` to its end on `server`; answers the run.
@@ -277,7 +270,7 @@ async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run()
     call(&client, reqwest::Method::POST, format!("{}/__mock/clock", server.base), None, Some(json!({"advanceDays": 1}))).await;
     run_to_end(&client, &server, "rolling-db-rotate").await;
 
-    let server = killed_mid(&client, &dir, server, "rolling-db-archive", 1.0).await;
+    let (server, _) = killed_mid(&client, &dir, server, "rolling-db-archive", 1.0).await;
     run_to_end(&client, &server, "rolling-db-archive").await;
     let token = admin_token(&client, &server.base).await;
     for (company, orders) in [("acme", 2), ("globex", 2), ("initech", 0)] {
@@ -290,7 +283,7 @@ async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run()
         );
     }
 
-    let server = killed_mid(&client, &dir, server, "rolling-db-backup", 1.001).await;
+    let (server, _) = killed_mid(&client, &dir, server, "rolling-db-backup", 1.001).await;
     run_to_end(&client, &server, "rolling-db-backup").await;
     for company in ["acme", "globex", "initech"] {
         let db = format!("daily_dev_{company}_main_{day}");
@@ -300,7 +293,7 @@ async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run()
     }
 
     call(&client, reqwest::Method::POST, format!("{}/__mock/clock", server.base), None, Some(json!({"advanceDays": 31}))).await;
-    let server = killed_mid(&client, &dir, server, "rolling-db-drop-eval", 32.002).await;
+    let (server, _) = killed_mid(&client, &dir, server, "rolling-db-drop-eval", 32.002).await;
     run_to_end(&client, &server, "rolling-db-drop-eval").await;
     let token = admin_token(&client, &server.base).await;
     for company in ["acme", "globex", "initech"] {

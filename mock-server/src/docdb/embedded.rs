@@ -26,6 +26,18 @@ pub fn next_rev(previous: Option<&str>, body: &Map<String, Value>) -> String {
 }
 
 impl Embedded<'_> {
+    /// Writes a document at `rev`, as the database's next change: a write and a restore alike.
+    fn store(&self, db: &str, id: &str, rev: &str, body: Map<String, Value>) -> DocDbResult<()> {
+        let seq = self.bump_seq(db)?;
+        exec(
+            self.conn,
+            "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(db, id) DO UPDATE SET rev = ?3, seq = ?4, body = ?5",
+            params![db, id, rev, seq as i64, Value::Object(body).to_string()],
+        )?;
+        Ok(())
+    }
+
     fn bump_seq(&self, db: &str) -> DocDbResult<u64> {
         Ok(query_row(self.conn, "UPDATE docdb_databases SET update_seq = update_seq + 1 WHERE name = ?1 RETURNING update_seq", [db], |r| r.get::<_, i64>(0))
             .optional()?
@@ -58,13 +70,7 @@ impl Documents for Embedded<'_> {
             return Err(DocDbError::Conflict(id.to_owned()));
         }
         let rev = next_rev(expected_rev, &body);
-        let seq = self.bump_seq(db)?;
-        exec(
-            self.conn,
-            "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT(db, id) DO UPDATE SET rev = ?3, seq = ?4, body = ?5",
-            params![db, id, rev, seq as i64, Value::Object(body).to_string()],
-        )?;
+        self.store(db, id, &rev, body)?;
         Ok(rev)
     }
 
@@ -105,13 +111,7 @@ impl Documents for Embedded<'_> {
             let (Some(Value::String(id)), Some(Value::String(rev))) = (body.remove("_id"), body.remove("_rev")) else {
                 return Err(DocDbError::Corrupt(format!("a document to restore into {db} lacks _id or _rev")));
             };
-            let seq = self.bump_seq(db)?;
-            exec(
-                self.conn,
-                "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT(db, id) DO UPDATE SET rev = ?3, seq = ?4, body = ?5",
-                params![db, id, rev, seq as i64, Value::Object(body).to_string()],
-            )?;
+            self.store(db, &id, &rev, body)?;
         }
         Ok(())
     }

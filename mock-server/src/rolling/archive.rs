@@ -62,7 +62,7 @@ fn of_type<'a>(docs: &'a [Doc], doc_type: &str) -> impl Iterator<Item = &'a Doc>
 }
 
 /// The day's orders and sales against the relational store, type by type.
-pub fn relational_checks(conn: &Cluster, day_db: &str, day_docs: &[Doc]) -> RollingResult<Vec<TypeCheck>> {
+fn relational_checks(conn: &Cluster, day_db: &str, day_docs: &[Doc]) -> RollingResult<Vec<TypeCheck>> {
     let mut out = Vec::new();
     for table in Table::ALL {
         let mut day: Vec<(String, String)> = of_type(day_docs, table.doc_type()).map(|d| (d.id.clone(), d.rev.clone())).collect();
@@ -85,12 +85,19 @@ pub fn relational_checks(conn: &Cluster, day_db: &str, day_docs: &[Doc]) -> Roll
 /// store, plus archived copies and rows whose source is gone: 0 means both hold exactly the day's
 /// data.
 pub fn reconcile_diff(conn: &Cluster, day_db: &str, archive_db: &str) -> RollingResult<u64> {
+    Ok(reconcile(conn, day_db, archive_db)?.map_or(0, |(diff, _)| diff))
+}
+
+/// The diff of `reconcile_diff` and the relational checks it is made of, from one read of the
+/// day's documents; `None` when the day database is gone (nothing left to differ).
+pub fn reconcile(conn: &Cluster, day_db: &str, archive_db: &str) -> RollingResult<Option<(u64, Vec<TypeCheck>)>> {
     if !docdb::exists(conn, day_db)? {
-        return Ok(0);
+        return Ok(None);
     }
     let day_docs = docdb::all_docs(conn, day_db)?;
-    let relational: u64 = relational_checks(conn, day_db, &day_docs)?.iter().map(|c| c.diff).sum();
-    Ok(archive_diff(conn, day_db, archive_db, &day_docs)? + relational)
+    let checks = relational_checks(conn, day_db, &day_docs)?;
+    let relational: u64 = checks.iter().map(|c| c.diff).sum();
+    Ok(Some((archive_diff(conn, day_db, archive_db, &day_docs)? + relational, checks)))
 }
 
 fn archive_diff(conn: &Cluster, day_db: &str, archive_db: &str, day_docs: &[Doc]) -> RollingResult<u64> {

@@ -5,7 +5,7 @@ use crate::docdb::Cluster;
 use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 
-use super::archive::{reconcile_diff, relational_checks};
+use super::archive::reconcile;
 use super::days::{day_databases, day_status, DayStatus};
 use super::drop_eval::candidates;
 use super::invalidation::{self, current_routing, Routing};
@@ -70,13 +70,15 @@ pub fn reconciliation(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
     let mut days = Vec::new();
     for (name, date, status, archived) in rows {
         let doc_count = docdb::info(conn, &name)?.map(|i| i.doc_count).unwrap_or(0);
-        let diff = if archived { Some(reconcile_diff(conn, &name, &archive_db)?) } else { None };
-        total += diff.unwrap_or(0);
         // Orders and sales against the relational store, type by type (counts and checksums).
-        let relational = match archived && docdb::exists(conn, &name)? {
-            true => Some(relational_checks(conn, &name, &docdb::all_docs(conn, &name)?)?),
-            false => None,
+        let (diff, relational) = match archived {
+            true => match reconcile(conn, &name, &archive_db)? {
+                Some((diff, checks)) => (Some(diff), Some(checks)),
+                None => (Some(0), None),
+            },
+            false => (None, None),
         };
+        total += diff.unwrap_or(0);
         days.push(json!({ "name": name, "date": date, "status": status, "docCount": doc_count, "archived": archived, "diff": diff, "relational": relational }));
     }
     Ok(json!({ "companyId": tenant.id, "diff": total, "days": days }))

@@ -146,6 +146,12 @@ impl IntoResponse for AppError {
             AppError::RateLimited { retry_after_secs } => {
                 response.headers_mut().insert(axum::http::header::RETRY_AFTER, retry_after_secs.into());
             }
+            // The rest of the body was never read, so the connection cannot carry another
+            // request: say so, or a client may reuse it from its pool and lose that request to
+            // the close (hyper's IncompleteMessage).
+            AppError::PayloadTooLarge => {
+                response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+            }
             _ => {}
         }
         response

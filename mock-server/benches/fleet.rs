@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use futures_util::{SinkExt, StreamExt};
 use mock_server::rolling::flags::{self, FlagPatch};
 use mock_server::rolling::RollingSettings;
+use mock_server::seed;
 use mock_server::settings::Settings;
-use mock_server::store::{seed, Store};
 use serde_json::{json, Value};
 use session_broker::core::realtime::reconnect_delay_ms;
 use session_broker::protocol::realtime::CLOSE_INVALIDATED;
@@ -87,7 +87,7 @@ impl Server {
 fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>) {
     let settings = Settings { data_dir: Some(dir.to_owned()), rolling_db_max_open: max_open, docdb_url: docdb_url.map(|u| EngineUrl::parse(u).unwrap()), ..Settings::default() };
     let engine = settings.docdb_url.clone().map(|u| mock_server::docdb::engine::Engine::new(u).unwrap());
-    let store = Store::open(&settings, engine.as_ref(), 0).unwrap();
+    let store = mock_server::state::open_store(&settings, engine.as_ref(), 0).unwrap();
     let now = 1_700_000_000_000;
     store
         .transaction(|tx| {
@@ -95,7 +95,7 @@ fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>
                 let id = format!("t{i:05}");
                 seed::create_tenant(&Cluster::new(tx, engine.as_ref()), &settings, &id, &id, now)?;
             }
-            Ok::<_, rusqlite::Error>(())
+            Ok::<_, mock_server::docdb::DocDbError>(())
         })
         .unwrap();
     let conn = store.lock();

@@ -35,14 +35,7 @@ impl Cause {
 
     /// `error: source: source's source…`, for the log.
     pub fn chain(&self) -> String {
-        let mut out = self.0.to_string();
-        let mut next = self.0.source();
-        while let Some(e) = next {
-            out.push_str(": ");
-            out.push_str(&e.to_string());
-            next = e.source();
-        }
-        out
+        crate::causes::chain(&*self.0)
     }
 }
 
@@ -177,7 +170,7 @@ impl crate::store::Store {
 
 impl From<rusqlite::Error> for AppError {
     fn from(e: rusqlite::Error) -> Self {
-        AppError::Internal(Cause::new(crate::store::StoreError(e)))
+        crate::store::StoreError(e).into()
     }
 }
 
@@ -199,7 +192,7 @@ impl From<crate::rolling::RollingError> for AppError {
         use crate::docdb::DocDbError;
         use crate::rolling::RollingError as R;
         let message = e.to_string();
-        match e {
+        match &e {
             R::UnknownTenant(_) => AppError::NotFound(code::UNKNOWN_TENANT, message),
             R::DropRequiresRollingDb => AppError::Conflict(code::DROP_REQUIRES_ROLLING_DB, message),
             R::PreflightFailed(checks) => {
@@ -208,7 +201,6 @@ impl From<crate::rolling::RollingError> for AppError {
             R::NothingToChange => AppError::bad_request(message),
             R::NoCatalogue(_) => AppError::Conflict(code::NO_CATALOGUE, message),
             R::UnknownDayDatabase(_) => AppError::NotFound(code::NOT_FOUND, message),
-            R::Backup(_) => AppError::Internal(Cause::msg(message)),
             R::NoCore(_) => AppError::NotFound(code::CORE_MISSING, message),
             R::RewarmNeedsInvalidation(_) => AppError::Conflict(code::REWARM_NEEDS_INVALIDATION, message),
             R::DocDb(DocDbError::AllDbsActive { .. }) => AppError::Conflict(code::ALL_DBS_ACTIVE, message),
@@ -216,8 +208,23 @@ impl From<crate::rolling::RollingError> for AppError {
             R::DocDb(DocDbError::Exists(_)) => AppError::Conflict(code::FILE_EXISTS, message),
             R::DocDb(DocDbError::Missing(_)) => AppError::NotFound(code::NOT_FOUND, message),
             R::DocDb(DocDbError::IllegalName(_)) => AppError::BadRequest(code::ILLEGAL_DATABASE_NAME, message),
-            R::DocDb(DocDbError::Engine(_)) => AppError::EngineUnavailable(message),
-            R::DocDb(DocDbError::Store(_) | DocDbError::Corrupt(_)) | R::Store(_) => AppError::Internal(Cause::msg(message)),
+            // The engine's failure is the operator's to see: the message carries its causes.
+            R::DocDb(DocDbError::Engine(_) | DocDbError::EngineUnreachable(_) | DocDbError::Bridge(_)) => AppError::EngineUnavailable(crate::causes::chain(&e)),
+            // The server's own failure: the whole error goes to the log, with its causes.
+            R::Backup(_) | R::Store(_) | R::DocDb(DocDbError::Store(_) | DocDbError::Corrupt(_) | DocDbError::CorruptJson { .. } | DocDbError::PrefixChanged { .. }) => {
+                AppError::Internal(Cause::new(e))
+            }
+        }
+    }
+}
+
+impl From<crate::auth::jwt::JwtError> for AppError {
+    fn from(e: crate::auth::jwt::JwtError) -> Self {
+        use crate::auth::jwt::JwtError;
+        match e {
+            JwtError::Invalid(why) => AppError::Unauthorized(code::INVALID_TOKEN, why.into()),
+            JwtError::Expired => AppError::Unauthorized(code::TOKEN_EXPIRED, e.to_string()),
+            JwtError::Sign(_) => AppError::Internal(Cause::new(e)),
         }
     }
 }
@@ -242,7 +249,7 @@ mod tests {
     fn an_internal_error_keeps_its_source_for_the_log_and_tells_the_client_nothing() {
         let store = crate::store::StoreError(rusqlite::Error::QueryReturnedNoRows);
         let e = AppError::from(store);
-        assert_eq!(e.describe(), "store: Query returned no rows: Query returned no rows");
+        assert_eq!(e.describe(), "the relational store failed: Query returned no rows", "the cause, told once");
         assert_eq!(e.body().error, "internal");
         assert!(!e.body().message.contains("Query"));
         let response = e.into_response();

@@ -60,7 +60,7 @@ impl FromRequestParts<AppState> for AuthUser {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let token = bearer(parts)?;
-        state.tokens.verify(token, state.clock.now_secs(), true).map(AuthUser)
+        Ok(AuthUser(state.tokens.verify(token, state.clock.now_secs(), true)?))
     }
 }
 
@@ -69,7 +69,7 @@ impl FromRequestParts<AppState> for SignedUser {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let token = bearer(parts)?;
-        state.tokens.verify(token, state.clock.now_secs(), false).map(SignedUser)
+        Ok(SignedUser(state.tokens.verify(token, state.clock.now_secs(), false)?))
     }
 }
 

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod causes;
 pub mod clock;
 pub mod crons;
 pub mod docdb;
@@ -12,6 +13,7 @@ pub mod rate_limit;
 pub mod realtime;
 pub mod rolling;
 pub mod routes;
+pub mod seed;
 pub mod settings;
 pub mod state;
 pub mod store;

@@ -2,9 +2,11 @@
 //! `mock-server migrate [--database-url URL] [--status | --baseline-through NNNN | --dry-run | --validate]`
 //! runs the migration runner (PostgreSQL with a URL, else the embedded store).
 
+use std::error::Error;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use mock_server::causes::chain;
 use mock_server::settings::Settings;
 use mock_server::state::{AppState, StaticDirs};
 use mock_server::store::{self, migrate};
@@ -21,11 +23,28 @@ const USAGE: &str = "usage:
 settings come from the environment: DB_PREFIX, ROLLING_DB_MAX_OPEN, CONFLICTS_ENABLED, AUTO_ARCHIVE_ENABLED,
 BACKUP_ENABLED, BACKUP_DIR, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, MOCK_TEST_CONTROLS";
 
+/// What a command ends with: its error keeps its causes, told once each by `chain`.
+type CliResult = Result<(), Box<dyn Error>>;
+
+/// The command line was not understood (the text says how; the usage follows it).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}\n{USAGE}")]
+struct Usage(String);
+
+/// `migrate --validate` found a check that does not hold (its FAIL lines say which).
+#[derive(Debug, thiserror::Error)]
+#[error("validation failed (see the FAIL lines)")]
+struct ValidationFailed;
+
+fn usage(what: String) -> Box<dyn Error> {
+    Box::new(Usage(what))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let settings = match Settings::from_env() {
         Ok(s) => s,
-        Err(e) => return fail(&format!("bad setting {e}")),
+        Err(e) => return fail(&format!("bad setting {}", chain(&e))),
     };
     let result = match args.first().map(String::as_str) {
         Some("migrate") => run_migrate(&args[1..], &settings),
@@ -38,32 +57,29 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e),
+        Err(e) => fail(&chain(&*e)),
     }
 }
 
 /// `mock-server restore <db> [--snapshot ID]`: a dropped day database back from its snapshot in
 /// `BACKUP_DIR`, into the store of `DATA_DIR` and the engine of `DOCDB_URL` (as the server uses
 /// them), audited as `day.restore`.
-fn run_restore(args: &[String], settings: Settings) -> Result<(), String> {
-    let db = args.first().filter(|a| !a.starts_with("--")).ok_or_else(|| format!("restore needs a database name\n{USAGE}"))?.clone();
+fn run_restore(args: &[String], settings: Settings) -> CliResult {
+    let db = args.first().filter(|a| !a.starts_with("--")).ok_or_else(|| usage("restore needs a database name".into()))?.clone();
     let snapshot = match &args[1..] {
         [] => None,
         [flag, id] if flag == "--snapshot" => Some(id.clone()),
-        other => return Err(format!("unknown arguments {other:?}\n{USAGE}")),
+        other => return Err(usage(format!("unknown arguments {other:?}"))),
     };
     let state = AppState::new(settings, StaticDirs::default())?;
     let dir = mock_server::rolling::RollingSettings::from(&*state.settings).backup_dir;
     let now = state.clock.now_ms();
-    let restored = state
-        .store
-        .tx(|tx| {
-            let r = mock_server::rolling::backup::restore(&state.cluster(tx), &dir, &db, snapshot.as_deref(), now)?;
-            let actor = mock_server::store::audit::Actor::system("restore");
-            mock_server::store::audit::record(tx, &actor, "day.restore", serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}), now)?;
-            Ok::<_, mock_server::error::AppError>(r)
-        })
-        .map_err(|e| e.describe())?;
+    let restored = state.store.transaction(|tx| {
+        let r = mock_server::rolling::backup::restore(&state.cluster(tx), &dir, &db, snapshot.as_deref(), now)?;
+        let actor = mock_server::store::audit::Actor::system("restore");
+        mock_server::store::audit::record(tx, &actor, "day.restore", serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}), now)?;
+        Ok::<_, mock_server::rolling::RollingError>(r)
+    })?;
     println!("restored {} ({} documents) from snapshot {} of {}", restored.db, restored.doc_count, restored.snapshot_id, dir.display());
     Ok(())
 }
@@ -73,8 +89,8 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn value<'a>(args: &'a [String], i: usize, flag: &str) -> Result<&'a String, String> {
-    args.get(i + 1).ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))
+fn value<'a>(args: &'a [String], i: usize, flag: &str) -> Result<&'a String, Box<dyn Error>> {
+    args.get(i + 1).ok_or_else(|| usage(format!("{flag} needs a value")))
 }
 
 /// A listening socket with a backlog sized for a fleet: after an invalidation every device of a
@@ -94,7 +110,20 @@ async fn bind(listen: &str) -> std::io::Result<tokio::net::TcpListener> {
     Err(last)
 }
 
-fn serve(args: &[String], settings: Settings) -> Result<(), String> {
+/// Why the server would not serve.
+#[derive(Debug, thiserror::Error)]
+enum ServeError {
+    #[error("{} is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    #[error("listen on {0}")]
+    Listen(String, #[source] std::io::Error),
+    #[error("refusing to listen on {0} (reachable from other machines) without JWT_SECRET: set JWT_SECRET (at least 16 characters), or listen on 127.0.0.1")]
+    ReachableWithoutSecret(std::net::SocketAddr),
+    #[error("the server")]
+    Io(#[from] std::io::Error),
+}
+
+fn serve(args: &[String], settings: Settings) -> CliResult {
     let mut listen = "127.0.0.1:8080".to_owned();
     let mut dirs = StaticDirs::default();
     let mut i = 0;
@@ -104,29 +133,27 @@ fn serve(args: &[String], settings: Settings) -> Result<(), String> {
             "--www" => dirs.www = Some(PathBuf::from(value(args, i, "--www")?)),
             "--pkg" => dirs.pkg = Some(PathBuf::from(value(args, i, "--pkg")?)),
             "--vendor" => dirs.vendor = Some(PathBuf::from(value(args, i, "--vendor")?)),
-            other => return Err(format!("unknown argument {other:?}\n{USAGE}")),
+            other => return Err(usage(format!("unknown argument {other:?}"))),
         }
         i += 2;
     }
     for dir in [&dirs.www, &dirs.pkg, &dirs.vendor].into_iter().flatten() {
         if !dir.is_dir() {
-            return Err(format!("{} is not a directory", dir.display()));
+            return Err(ServeError::NotADirectory(dir.clone()).into());
         }
     }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=warn".into()))
         .init();
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("tokio: {e}"))?;
+    let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
-        let listener = bind(&listen).await.map_err(|e| format!("listen on {listen}: {e}"))?;
-        let addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let listener = bind(&listen).await.map_err(|e| ServeError::Listen(listen.clone(), e))?;
+        let addr = listener.local_addr()?;
         // A generated secret is fine for one machine; a server others can reach must be told its
         // secret, so that tokens survive a new DATA_DIR and nobody relies on a file by accident.
         if !addr.ip().is_loopback() && settings.jwt_secret.is_none() {
-            return Err(format!(
-                "refusing to listen on {addr} (reachable from other machines) without JWT_SECRET: set JWT_SECRET (at least 16 characters), or listen on 127.0.0.1"
-            ));
+            return Err(ServeError::ReachableWithoutSecret(addr).into());
         }
         let state = AppState::new(settings, dirs)?;
         // The first stdout line is the contract: scripts read the address from it.
@@ -134,7 +161,8 @@ fn serve(args: &[String], settings: Settings) -> Result<(), String> {
         mock_server::crons::scheduler::start(state.clone());
         // Connection info gives handlers the peer address (rate limit, audit log).
         let app = mock_server::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-        axum::serve(listener, app).with_graceful_shutdown(shutdown()).await.map_err(|e| format!("server: {e}"))
+        axum::serve(listener, app).with_graceful_shutdown(shutdown()).await.map_err(ServeError::Io)?;
+        Ok(())
     })
 }
 
@@ -158,7 +186,7 @@ async fn shutdown() {
 
 /// `migrate --database-url URL …` (or `MIGRATION_DATABASE_URL`): the PostgreSQL database of the
 /// runbook; otherwise the embedded store under `DATA_DIR`.
-fn run_migrate(args: &[String], settings: &Settings) -> Result<(), String> {
+fn run_migrate(args: &[String], settings: &Settings) -> CliResult {
     let mut rest = Vec::new();
     let mut url = std::env::var("MIGRATION_DATABASE_URL").ok().filter(|u| !u.is_empty());
     let mut i = 0;
@@ -177,11 +205,11 @@ fn run_migrate(args: &[String], settings: &Settings) -> Result<(), String> {
     }
 }
 
-fn baseline_number(n: &str) -> Result<u32, String> {
-    n.parse().map_err(|_| format!("--baseline-through takes a migration number such as 0011, got {n:?}"))
+fn baseline_number(n: &str) -> Result<u32, Box<dyn Error>> {
+    n.parse().map_err(|_| usage(format!("--baseline-through takes a migration number such as 0011, got {n:?}")))
 }
 
-fn run_migrate_postgres(url: &str, args: &[String]) -> Result<(), String> {
+fn run_migrate_postgres(url: &str, args: &[String]) -> CliResult {
     use store::postgres::{self as pg, Action};
     let action = match args {
         [] => Action::Apply,
@@ -189,29 +217,29 @@ fn run_migrate_postgres(url: &str, args: &[String]) -> Result<(), String> {
         [flag] if flag == "--status" => Action::Status,
         [flag] if flag == "--validate" => Action::Validate,
         [flag, n] if flag == "--baseline-through" => Action::BaselineThrough(baseline_number(n)?),
-        _ => return Err(format!("unknown migrate arguments {args:?}\n{USAGE}")),
+        _ => return Err(usage(format!("unknown migrate arguments {args:?}"))),
     };
-    let mut client = pg::connect(url).map_err(|e| e.to_string())?;
+    let mut client = pg::connect(url)?;
     let mut print = |line: String| println!("{line}");
     match action {
         Action::Apply | Action::DryRun => {
             let dry = action == Action::DryRun;
-            let r = pg::apply(&mut client, dry, &mut print).map_err(|e| e.to_string())?;
+            let r = pg::apply(&mut client, dry, &mut print)?;
             let verb = if dry { "would be applied" } else { "applied" };
             println!("migrations: {} {verb}, {} skipped", r.applied.len(), r.skipped.len());
         }
         Action::BaselineThrough(last) => {
-            let r = pg::baseline(&mut client, last).map_err(|e| e.to_string())?;
+            let r = pg::baseline(&mut client, last)?;
             println!("baseline: {} recorded as applied, {} already recorded", r.baselined.len(), r.skipped.len());
         }
         Action::Status => {
-            for (tag, applied) in pg::status(&mut client).map_err(|e| e.to_string())? {
+            for (tag, applied) in pg::status(&mut client)? {
                 println!("{} {tag}", if applied { "applied" } else { "pending" });
             }
         }
         Action::Validate => {
-            if !pg::validate(&mut client, &mut print).map_err(|e| e.to_string())? {
-                return Err("validation failed (see the FAIL lines)".into());
+            if !pg::validate(&mut client, &mut print)? {
+                return Err(Box::new(ValidationFailed));
             }
             println!("validation: every check holds");
         }
@@ -219,34 +247,34 @@ fn run_migrate_postgres(url: &str, args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn run_migrate_sqlite(args: &[String], settings: &Settings) -> Result<(), String> {
+fn run_migrate_sqlite(args: &[String], settings: &Settings) -> CliResult {
     let path = settings.data_dir.as_ref().map(|d| {
         let _ = std::fs::create_dir_all(d);
         d.join(store::DB_FILE)
     });
     if path.is_none() {
-        return Err("migrate needs DATA_DIR (the store to migrate)".into());
+        return Err(usage("migrate needs DATA_DIR (the store to migrate)".into()));
     }
-    let mut conn = store::open_connection(path.as_ref()).map_err(|e| format!("open store: {e}"))?;
+    let mut conn = store::open_connection(path.as_ref()).map_err(store::OpenError::Open)?;
     match args {
         [] => {
-            let r = migrate::run(&mut conn, migrate::Mode::Apply).map_err(|e| e.to_string())?;
+            let r = migrate::run(&mut conn, migrate::Mode::Apply)?;
             for tag in &r.applied {
                 println!("applied {tag}");
             }
             println!("migrations: {} applied, {} skipped", r.applied.len(), r.skipped.len());
         }
         [flag] if flag == "--status" => {
-            for (tag, applied) in migrate::status(&conn).map_err(|e| e.to_string())? {
+            for (tag, applied) in migrate::status(&conn)? {
                 println!("{} {tag}", if applied { "applied" } else { "pending" });
             }
         }
         [flag, n] if flag == "--baseline-through" => {
             let last = baseline_number(n)?;
-            let r = migrate::run(&mut conn, migrate::Mode::BaselineThrough(last)).map_err(|e| e.to_string())?;
+            let r = migrate::run(&mut conn, migrate::Mode::BaselineThrough(last))?;
             println!("baseline: {} recorded as applied, {} already recorded", r.baselined.len(), r.skipped.len());
         }
-        _ => return Err(format!("unknown migrate arguments {args:?}\n{USAGE}")),
+        _ => return Err(usage(format!("unknown migrate arguments {args:?}"))),
     }
     Ok(())
 }

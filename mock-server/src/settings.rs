@@ -74,21 +74,38 @@ impl Default for Settings {
     }
 }
 
-fn flag(value: &str) -> Result<bool, String> {
-    match value.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" | "" => Ok(false),
-        other => Err(format!("expected a boolean, got {other:?}")),
+/// A setting that cannot be used, named; its value is never repeated (it may be a secret).
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{key}: {problem}")]
+    Invalid { key: &'static str, problem: String },
+    #[error("{key}")]
+    Unreadable { key: &'static str, source: Box<dyn std::error::Error + Send + Sync> },
+}
+
+fn invalid(key: &'static str, problem: impl Into<String>) -> SettingsError {
+    SettingsError::Invalid { key, problem: problem.into() }
+}
+
+/// Reads the boolean setting `key` into `slot` when it is set.
+fn flag(get: &impl Fn(&str) -> Option<String>, key: &'static str, slot: &mut bool) -> Result<(), SettingsError> {
+    if let Some(v) = get(key) {
+        *slot = match v.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => true,
+            "0" | "false" | "no" | "off" | "" => false,
+            other => return Err(invalid(key, format!("expected a boolean, got {other:?}"))),
+        };
     }
+    Ok(())
 }
 
 /// Reads the number setting `key` into `slot` when it is set; a malformed value names it.
-fn number<T: std::str::FromStr>(get: &impl Fn(&str) -> Option<String>, key: &str, slot: &mut T) -> Result<(), String>
+fn number<T: std::str::FromStr>(get: &impl Fn(&str) -> Option<String>, key: &'static str, slot: &mut T) -> Result<(), SettingsError>
 where
-    T::Err: std::fmt::Display,
+    T::Err: std::error::Error + Send + Sync + 'static,
 {
     if let Some(v) = get(key) {
-        *slot = v.trim().parse().map_err(|e| format!("{key}: {e}"))?;
+        *slot = v.trim().parse().map_err(|e| SettingsError::Unreadable { key, source: Box::new(e) })?;
     }
     Ok(())
 }
@@ -100,35 +117,28 @@ impl Settings {
     }
 
     /// Reads every setting; a malformed value is an error naming the variable.
-    pub fn from_env() -> Result<Settings, String> {
+    pub fn from_env() -> Result<Settings, SettingsError> {
         Self::from_lookup(|k| std::env::var(k).ok())
     }
 
-    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Settings, String> {
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Result<Settings, SettingsError> {
         let mut s = Settings::default();
-        let bad = |k: &str, e: String| format!("{k}: {e}");
         if let Some(v) = get("DB_PREFIX") {
             if v.is_empty() || !v.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
-                return Err(bad("DB_PREFIX", format!("lowercase letters, digits and _ only, got {v:?}")));
+                return Err(invalid("DB_PREFIX", format!("lowercase letters, digits and _ only, got {v:?}")));
             }
             s.db_prefix = v;
         }
         number(&get, "ROLLING_DB_MAX_OPEN", &mut s.rolling_db_max_open)?;
-        if let Some(v) = get("CONFLICTS_ENABLED") {
-            s.conflicts_enabled = flag(&v).map_err(|e| bad("CONFLICTS_ENABLED", e))?;
-        }
-        if let Some(v) = get("AUTO_ARCHIVE_ENABLED") {
-            s.auto_archive_enabled = flag(&v).map_err(|e| bad("AUTO_ARCHIVE_ENABLED", e))?;
-        }
+        flag(&get, "CONFLICTS_ENABLED", &mut s.conflicts_enabled)?;
+        flag(&get, "AUTO_ARCHIVE_ENABLED", &mut s.auto_archive_enabled)?;
         if let Some(v) = get("BACKUP_DIR").filter(|v| !v.is_empty()) {
             s.backup_dir = Some(PathBuf::from(v));
         }
-        if let Some(v) = get("BACKUP_ENABLED") {
-            s.backup_enabled = flag(&v).map_err(|e| bad("BACKUP_ENABLED", e))?;
-        }
+        flag(&get, "BACKUP_ENABLED", &mut s.backup_enabled)?;
         if let Some(v) = get("JWT_SECRET") {
             if v.len() < 16 {
-                return Err(bad("JWT_SECRET", "must be at least 16 characters".into()));
+                return Err(invalid("JWT_SECRET", "must be at least 16 characters"));
             }
             s.jwt_secret = Some(v);
         }
@@ -142,24 +152,22 @@ impl Settings {
         number(&get, "DROP_GREEN_DAYS", &mut s.drop_green_days)?;
         number(&get, "SDK_ADOPTION_DAYS", &mut s.sdk_adoption_days)?;
         if s.cron_batch_size == 0 {
-            return Err(bad("CRON_BATCH_SIZE", "must be at least 1".into()));
+            return Err(invalid("CRON_BATCH_SIZE", "must be at least 1"));
         }
         if let Some(v) = get("DATA_DIR") {
             if !v.is_empty() {
                 s.data_dir = Some(PathBuf::from(v));
             }
         }
-        if let Some(v) = get("MOCK_TEST_CONTROLS") {
-            s.test_controls = flag(&v).map_err(|e| bad("MOCK_TEST_CONTROLS", e))?;
-        }
+        flag(&get, "MOCK_TEST_CONTROLS", &mut s.test_controls)?;
         if let Some(v) = get("DOCDB_URL").filter(|v| !v.is_empty()) {
             // The error never repeats the value: it may hold the engine's password.
-            s.docdb_url = Some(crate::docdb::engine::EngineUrl::parse(&v).map_err(|e| bad("DOCDB_URL", e))?);
+            s.docdb_url = Some(crate::docdb::engine::EngineUrl::parse(&v).map_err(|e| SettingsError::Unreadable { key: "DOCDB_URL", source: Box::new(e) })?);
         }
         if let Some(v) = get("DOCDB_CORS_ORIGINS") {
             s.docdb_cors_origins = v.split(',').map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned).collect();
             if let Some(o) = s.docdb_cors_origins.iter().find(|o| !crate::docdb::cors::is_origin_pattern(o)) {
-                return Err(bad("DOCDB_CORS_ORIGINS", format!("{o:?} is not an origin (scheme://host[:port], the port may be *)")));
+                return Err(invalid("DOCDB_CORS_ORIGINS", format!("{o:?} is not an origin (scheme://host[:port], the port may be *)")));
             }
         }
         Ok(s)
@@ -190,11 +198,12 @@ mod tests {
     #[test]
     fn malformed_values_name_the_variable() {
         let e = Settings::from_lookup(|k| (k == "ROLLING_DB_MAX_OPEN").then(|| "many".into())).unwrap_err();
-        assert!(e.starts_with("ROLLING_DB_MAX_OPEN"));
+        assert!(e.to_string().starts_with("ROLLING_DB_MAX_OPEN"));
         assert!(Settings::from_lookup(|k| (k == "DB_PREFIX").then(|| "Bad-Prefix".into())).is_err());
         assert!(Settings::from_lookup(|k| (k == "JWT_SECRET").then(|| "short".into())).is_err());
         let e = Settings::from_lookup(|k| (k == "DOCDB_URL").then(|| "https://admin:hunter2@engine/".into())).unwrap_err();
-        assert!(e.starts_with("DOCDB_URL") && !e.contains("hunter2"), "{e}");
+        let told = crate::causes::chain(&e);
+        assert!(told.starts_with("DOCDB_URL: ") && !told.contains("hunter2"), "{told}");
         assert!(Settings::from_lookup(|k| (k == "DOCDB_CORS_ORIGINS").then(|| "http://a.test, *".into())).is_err());
     }
 

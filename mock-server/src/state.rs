@@ -6,9 +6,38 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::auth::jwt::TokenKeys;
+use crate::auth::secrets::SecretError;
 use crate::clock::Clock;
+use crate::docdb::{self, engine::Engine, DocDbError};
 use crate::settings::Settings;
-use crate::store::Store;
+use crate::store::{OpenError, Store};
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("the document engine's HTTP client")]
+    EngineClient(#[from] reqwest::Error),
+    #[error(transparent)]
+    Store(#[from] OpenError),
+    #[error("the document cluster")]
+    DocDb(#[from] DocDbError),
+    #[error(transparent)]
+    Secret(#[from] SecretError),
+}
+
+/// Opens the store under the settings' `DATA_DIR` (or in memory), installs the document
+/// cluster's catalogue beside it (checking `DB_PREFIX` against the one its databases were made
+/// with), and seeds an empty one.
+pub fn open_store(settings: &Settings, engine: Option<&Engine>, now_ms: i64) -> Result<Store, StartError> {
+    let store = Store::open(settings.data_dir.as_deref())?;
+    {
+        let conn = store.lock();
+        docdb::install(&conn, settings.rolling_db_max_open)?;
+        docdb::check_prefix(&conn, &settings.db_prefix)?;
+        crate::seed::seed_if_empty(&docdb::Cluster::new(&conn, engine), settings, now_ms)?;
+    }
+    Ok(store)
+}
 
 /// Where the demo page, the built package and the page's vendored libraries (PouchDB, which
 /// apps bring themselves: never part of the package) are served from, when given.
@@ -105,7 +134,7 @@ impl AppState {
     }
 
     /// Opens the store under the settings' `DATA_DIR` (or in memory) and builds the state.
-    pub fn new(mut settings: Settings, static_dirs: StaticDirs) -> Result<AppState, String> {
+    pub fn new(mut settings: Settings, static_dirs: StaticDirs) -> Result<AppState, StartError> {
         if settings.backup_dir.is_none() {
             settings.backup_dir = Some(match &settings.data_dir {
                 Some(data) => data.join("backups"),
@@ -114,8 +143,8 @@ impl AppState {
             });
         }
         let clock = Arc::new(Clock::default());
-        let engine = settings.docdb_url.clone().map(crate::docdb::engine::Engine::new).transpose()?;
-        let store = Store::open(&settings, engine.as_ref(), clock.now_ms())?;
+        let engine = settings.docdb_url.clone().map(Engine::new).transpose()?;
+        let store = open_store(&settings, engine.as_ref(), clock.now_ms())?;
         Ok(AppState {
             engine,
             tokens: Arc::new(TokenKeys::new(&crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?, settings.access_token_ttl_secs)),

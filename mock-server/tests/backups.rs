@@ -7,8 +7,8 @@ mod common;
 use std::process::Command;
 
 use common::{spawn_with, Server};
+use mock_server::docdb::naming::day_of;
 use mock_server::docdb::{self, Doc};
-use mock_server::rolling::naming::day_of;
 use mock_server::settings::Settings;
 use mock_server::store::backups;
 use serde_json::{json, Value};

@@ -106,7 +106,7 @@ fn without_jwt_secret_the_server_keeps_to_loopback_and_generates_a_private_secre
 fn another_db_prefix_on_the_same_data_is_refused() {
     let dir = temp("prefix");
     let settings = mock_server::settings::Settings { data_dir: Some(dir.clone()), ..Default::default() };
-    drop(mock_server::store::Store::open(&settings, None, 0).expect("the first start records dev"));
+    drop(mock_server::state::open_store(&settings, None, 0).expect("the first start records dev"));
     let refused =
         Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["--listen", "127.0.0.1:0"]).env("DATA_DIR", &dir).env("DB_PREFIX", "prod").env("RUST_LOG", "off").output().unwrap();
     assert!(!refused.status.success(), "the server must not start on another prefix");
@@ -116,6 +116,6 @@ fn another_db_prefix_on_the_same_data_is_refused() {
     let recorded: String = conn.query_row("SELECT db_prefix FROM docdb_cluster", [], |r| r.get(0)).unwrap();
     assert_eq!(recorded, "dev", "the refusal changed nothing");
     drop(conn);
-    assert!(mock_server::store::Store::open(&settings, None, 0).is_ok(), "the recorded prefix starts again");
+    assert!(mock_server::state::open_store(&settings, None, 0).is_ok(), "the recorded prefix starts again");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -136,7 +136,7 @@ async fn a_rotate_reads_the_same_on_every_adapter(engine: Option<&Engine>) {
     let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
     let core = database(&cluster, "dev_acme_main_core");
     assert_eq!((core["docCount"].as_u64(), core["updateSeq"].as_u64()), (Some(17), Some(17)), "fresh revisions: {core}");
-    let today = mock_server::rolling::naming::day_of(s.now());
+    let today = mock_server::docdb::naming::day_of(s.now());
     assert_eq!(database(&cluster, &format!("daily_dev_acme_main_{today}"))["docCount"], 0);
     let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
     assert_eq!((topo["database"].as_str(), topo["manifest"]["today"].as_str()), (Some("core"), Some(format!("daily_dev_acme_main_{today}").as_str())));

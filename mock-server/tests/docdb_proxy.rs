@@ -245,7 +245,7 @@ async fn pouchdb_replicates_both_ways_through_the_proxy() {
     let again = engine::pouchdb(&["pull", &format!("{}/docdb/{catalogue}", s.base), &headers, &pull_dir]).await;
     assert_eq!((again["read"].as_u64(), again["errors"].as_u64()), (Some(0), Some(0)), "{again}");
 
-    let day = format!("daily_dev_acme_main_{}", mock_server::rolling::naming::day_of(s.now()));
+    let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
     e.create_db(&day).await;
     let pushed = engine::pouchdb(&["push", &format!("{}/docdb/{day}", s.base), &headers, &engine::temp_dir("push-proxy"), "25"]).await;
     assert_eq!((pushed["written"].as_u64(), pushed["errors"].as_u64()), (Some(25), Some(0)), "{pushed}");
@@ -265,7 +265,7 @@ async fn pouchdb_replicates_both_ways_through_the_proxy() {
 async fn a_continuous_feed_is_streamed_through_the_proxy() {
     let e = Engine::start().await;
     let s = spawn_with(with_engine(&e.url_with_credentials())).await;
-    let day = format!("daily_dev_acme_main_{}", mock_server::rolling::naming::day_of(s.now()));
+    let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
     e.create_db(&day).await;
     let h = remote_headers(&s.login("alice").await);
     let mut req = s.client.get(format!("{}/docdb/{day}/_changes?feed=continuous&since=now&heartbeat=500", s.base));

@@ -95,7 +95,7 @@ async fn a_reconciliation_that_regresses_raises_the_rollback_alarm_until_the_rol
     let admin = s.token("admin").await;
     s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
     s.run_cron(&admin, "rolling-db-rotate").await;
-    let day0 = mock_server::rolling::naming::day_of(s.now());
+    let day0 = mock_server::docdb::naming::day_of(s.now());
     let db0 = format!("daily_dev_acme_main_{day0}");
     let alice = s.token("alice").await;
     let put = s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/order-1"), Some(&alice), Some(json!({"type": "order", "class": "DYNAMIC", "status": "paid"}))).await;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{assert_error, spawn, spawn_with, Server};
-use mock_server::rolling::naming::day_of;
+use mock_server::docdb::naming::day_of;
 use mock_server::settings::Settings;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -102,7 +102,7 @@ async fn canary_activation_then_an_idempotent_second_rotate() {
     assert_eq!(run["log"][0], "rotate-cycle 1 tenant(s) rolling-enabled");
     assert_eq!(run["progress"]["done"], run["progress"]["total"]);
     let today = day_of(s.now());
-    let tomorrow = mock_server::rolling::naming::next_day(&today);
+    let tomorrow = mock_server::docdb::naming::next_day(&today);
     let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
     let core = database(&cluster, "dev_acme_main_core").expect("CORE exists");
     let legacy = database(&cluster, "dev_acme_main_catalog").unwrap();

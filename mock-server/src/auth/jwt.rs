@@ -4,8 +4,16 @@
 use jsonwebtoken::{decode, encode, errors::ErrorKind, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use session_broker::protocol::JwtClaims;
 
-use crate::error::AppError;
-use session_broker::protocol::errors as code;
+/// Why a token could not be issued or was not accepted.
+#[derive(Debug, thiserror::Error)]
+pub enum JwtError {
+    #[error("signing an access token")]
+    Sign(#[source] jsonwebtoken::errors::Error),
+    #[error("{0}")]
+    Invalid(&'static str),
+    #[error("the access token has expired; refresh it")]
+    Expired,
+}
 
 pub struct TokenKeys {
     encoding: EncodingKey,
@@ -25,7 +33,7 @@ impl TokenKeys {
         }
     }
 
-    pub fn issue(&self, user_id: &str, company_id: &str, roles: &[String], session_id: &str, now_secs: i64) -> Result<String, AppError> {
+    pub fn issue(&self, user_id: &str, company_id: &str, roles: &[String], session_id: &str, now_secs: i64) -> Result<String, JwtError> {
         let claims = JwtClaims {
             sub: user_id.to_owned(),
             user_id: user_id.to_owned(),
@@ -36,11 +44,11 @@ impl TokenKeys {
             sid: Some(session_id.to_owned()),
             jti: Some(crate::auth::secrets::random_id("jwt")),
         };
-        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(|e| AppError::Internal(crate::error::Cause::new(e)))
+        encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).map_err(JwtError::Sign)
     }
 
     /// Checks signature and shape; with `check_expiry`, also `exp` against `now_secs`.
-    pub fn verify(&self, token: &str, now_secs: i64, check_expiry: bool) -> Result<JwtClaims, AppError> {
+    pub fn verify(&self, token: &str, now_secs: i64, check_expiry: bool) -> Result<JwtClaims, JwtError> {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.validate_exp = false;
         validation.required_spec_claims.clear();
@@ -51,11 +59,11 @@ impl TokenKeys {
                     ErrorKind::Json(_) | ErrorKind::MissingRequiredClaim(_) => "the token lacks the claims this server issues",
                     _ => "the token is not a valid JWT",
                 };
-                AppError::Unauthorized(code::INVALID_TOKEN, why.into())
+                JwtError::Invalid(why)
             })?
             .claims;
         if check_expiry && claims.exp <= now_secs {
-            return Err(AppError::Unauthorized(code::TOKEN_EXPIRED, "the access token has expired; refresh it".into()));
+            return Err(JwtError::Expired);
         }
         Ok(claims)
     }
@@ -72,10 +80,10 @@ mod tests {
         assert_ne!(t, keys.issue("u1", "acme", &["cashier".into()], "s1", 1_000).unwrap(), "unique per token");
         let c = keys.verify(&t, 1_000, true).unwrap();
         assert_eq!((c.company_id.as_str(), c.exp, c.sid.as_deref()), ("acme", 1_900, Some("s1")));
-        assert_eq!(keys.verify(&t, 1_900, true).unwrap_err().body().error, "token_expired");
+        assert!(matches!(keys.verify(&t, 1_900, true), Err(JwtError::Expired)));
         assert!(keys.verify(&t, 99_999, false).is_ok());
         let other = TokenKeys::new("another-secret-of-16+", 900);
-        assert_eq!(other.verify(&t, 1_000, true).unwrap_err().body().error, "invalid_token");
-        assert_eq!(keys.verify("a.b.c", 0, true).unwrap_err().body().error, "invalid_token");
+        assert!(matches!(other.verify(&t, 1_000, true), Err(JwtError::Invalid(_))));
+        assert!(matches!(keys.verify("a.b.c", 0, true), Err(JwtError::Invalid(_))));
     }
 }

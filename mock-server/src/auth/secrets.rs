@@ -32,13 +32,22 @@ fn mac(key: &[u8], message: &str) -> Hmac<Sha256> {
     mac
 }
 
+/// Why the kept signing secret could not be read or made.
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    #[error("{} is too short to be a signing secret; delete it to have a new one generated", .0.display())]
+    TooShort(std::path::PathBuf),
+    #[error("the signing secret's file {}", .0.display())]
+    Io(std::path::PathBuf, #[source] std::io::Error),
+}
+
 /// The file under `DATA_DIR` that keeps a generated signing secret across restarts.
 pub const SECRET_FILE: &str = "jwt-secret";
 
 /// The secret that signs access tokens: `JWT_SECRET` when set; otherwise one generated on first
 /// start and kept in `DATA_DIR` (mode 0600), or, with no `DATA_DIR`, one for this process only.
 /// Never a constant: a secret in the source is a secret every reader knows.
-pub fn signing_secret(explicit: Option<&str>, data_dir: Option<&Path>) -> Result<String, String> {
+pub fn signing_secret(explicit: Option<&str>, data_dir: Option<&Path>) -> Result<String, SecretError> {
     if let Some(secret) = explicit {
         return Ok(secret.to_owned());
     }
@@ -48,18 +57,18 @@ pub fn signing_secret(explicit: Option<&str>, data_dir: Option<&Path>) -> Result
     let path = dir.join(SECRET_FILE);
     match std::fs::read_to_string(&path) {
         Ok(kept) if kept.trim().len() >= 32 => return Ok(kept.trim().to_owned()),
-        Ok(_) => return Err(format!("{} is too short to be a signing secret; delete it to have a new one generated", path.display())),
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(format!("read {}: {e}", path.display())),
+        Ok(_) => return Err(SecretError::TooShort(path)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(SecretError::Io(path, e)),
         Err(_) => {}
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|e| SecretError::Io(dir.to_owned(), e))?;
     let secret = random_token();
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&path).map_err(|e| format!("create {}: {e}", path.display()))?;
-    std::io::Write::write_all(&mut file, secret.as_bytes()).map_err(|e| format!("write {}: {e}", path.display()))?;
+    let mut file = options.open(&path).map_err(|e| SecretError::Io(path.clone(), e))?;
+    std::io::Write::write_all(&mut file, secret.as_bytes()).map_err(|e| SecretError::Io(path.clone(), e))?;
     Ok(secret)
 }
 

@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
+use crate::causes::chain;
 use crate::clock::DAY_MS;
-use crate::error::AppError;
 use crate::rolling::rotate::TenantRotation;
 use crate::rolling::warm::WarmOutcome;
 use crate::rolling::{archive, backup, drop_eval, flags, invalidation, rotate, tenants, RollingError, RollingSettings};
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
-use crate::store::{devices, refresh_tokens};
+use crate::store::{devices, refresh_tokens, StoreError};
 
 use super::{runs, Job};
 
@@ -61,7 +61,7 @@ impl JobContext<'_> {
         match listed {
             Ok(ids) => Some(ids),
             Err(e) => {
-                let line = format!("{cron}: failed before any tenant, nothing changed: could not list the tenants: {e}");
+                let line = format!("{cron}: failed before any tenant, nothing changed: could not list the tenants: {}", chain(&e));
                 tracing::error!(run = self.run_id, "{line}");
                 self.progress(0, 0, Some(&line));
                 None
@@ -104,7 +104,7 @@ impl JobContext<'_> {
                     tx.execute_batch("SAVEPOINT tenant")?;
                     let outcome = tenants::get(tx, id).and_then(|tenant| step(&cluster, &tenant, now));
                     tx.execute_batch(if outcome.is_ok() { "RELEASE tenant" } else { "ROLLBACK TO tenant; RELEASE tenant" })?;
-                    outcomes.push(outcome.map_err(Outcome::Failed));
+                    outcomes.push(outcome);
                     taken += 1;
                     if started.elapsed() >= BATCH_HOLD {
                         break;
@@ -115,7 +115,13 @@ impl JobContext<'_> {
             // A failed transaction landed nothing of the tenants it had taken (at least one).
             let batch = &rest[..taken.max(1)];
             rest = &rest[batch.len()..];
-            let outcomes = outcomes.unwrap_or_else(|e| batch.iter().map(|_| Err(Outcome::Store(e.to_string()))).collect());
+            let outcomes: Vec<Result<T, String>> = match outcomes {
+                Ok(outcomes) => outcomes.into_iter().map(|o| o.map_err(|e| chain(&e))).collect(),
+                Err(e) => {
+                    let told = chain(&StoreError(e));
+                    batch.iter().map(|_| Err(told.clone())).collect()
+                }
+            };
             let mut lines = Vec::with_capacity(batch.len());
             for (id, outcome) in batch.iter().zip(outcomes) {
                 lines.push(match outcome {
@@ -124,13 +130,9 @@ impl JobContext<'_> {
                         after(id, &value);
                         describe(id, &value)
                     }
-                    Err(Outcome::Failed(e)) => {
+                    Err(told) => {
                         failed += 1;
-                        format!("{id}: failed, nothing changed: {e}")
-                    }
-                    Err(Outcome::Store(e)) => {
-                        failed += 1;
-                        format!("{id}: failed, nothing changed: store: {e}")
+                        format!("{id}: failed, nothing changed: {told}")
                     }
                 });
             }
@@ -139,18 +141,6 @@ impl JobContext<'_> {
         }
         self.progress(position, total, Some(&format!("summary: {done} tenant(s) done, {failed} failed")));
         failed == 0
-    }
-}
-
-/// A tenant step's failure, or the store's (the transaction rolls back either way).
-enum Outcome {
-    Failed(RollingError),
-    Store(String),
-}
-
-impl From<rusqlite::Error> for Outcome {
-    fn from(e: rusqlite::Error) -> Self {
-        Outcome::Store(e.to_string())
     }
 }
 
@@ -233,21 +223,21 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
 /// (`invalidate_daily`), the last step of the rotate cron.
 fn invalidate_legacy_daily(ctx: &JobContext, total: u64) -> bool {
     let now = ctx.now();
-    let daily = ctx.state.store.tx(|tx| {
+    let daily = ctx.state.store.transaction(|tx| {
         let mut invalidated = Vec::new();
-        for t in tenants::all(tx).map_err(AppError::from)? {
-            if !flags::get(tx, &t.id).map_err(AppError::from)?.rolling_db && invalidation::invalidate_daily_if_due(tx, &t.id, now).map_err(AppError::from)? {
+        for t in tenants::all(tx)? {
+            if !flags::get(tx, &t.id)?.rolling_db && invalidation::invalidate_daily_if_due(tx, &t.id, now)? {
                 invalidated.push(t.id);
             }
         }
-        Ok(invalidated)
+        Ok::<_, RollingError>(invalidated)
     });
     for id in daily.iter().flatten() {
         ctx.state.realtime.close_tenant(id);
     }
     let line = match &daily {
         Ok(ids) => format!("invalidate_daily: {} legacy tenant(s) invalidated", ids.len()),
-        Err(e) => format!("invalidate_daily failed: {}", e.describe()),
+        Err(e) => format!("invalidate_daily failed: {}", chain(e)),
     };
     ctx.progress(total, total, Some(&line));
     daily.is_ok()
@@ -329,17 +319,17 @@ fn drop_eval(ctx: &JobContext) -> bool {
 fn prune(ctx: &JobContext) -> bool {
     let now = ctx.now();
     ctx.progress(0, 3, Some("session-prune: expired sessions, old cron runs, long-unseen devices"));
-    let result = ctx.state.store.tx(|tx| {
+    let result = ctx.state.store.transaction(|tx| {
         let tokens = refresh_tokens::prune(tx, now)?;
         let runs = runs::prune(tx, RUN_HISTORY)?;
         let devices = devices::prune_unseen(tx, now.saturating_sub(DEVICE_UNSEEN_DAYS * DAY_MS))?;
-        Ok((tokens, runs, devices))
+        Ok::<_, StoreError>((tokens, runs, devices))
     });
     let line = match &result {
         Ok((tokens, runs, devices)) => format!(
             "removed {tokens} expired or revoked refresh token(s), {runs} finished run(s) beyond the last {RUN_HISTORY} of each cron, {devices} device(s) unseen for {DEVICE_UNSEEN_DAYS} days"
         ),
-        Err(e) => format!("session-prune failed, nothing removed: {}", e.describe()),
+        Err(e) => format!("session-prune failed, nothing removed: {}", chain(e)),
     };
     ctx.progress(3, 3, Some(&line));
     result.is_ok()

@@ -3,24 +3,24 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::auth::secrets::random_id;
-use crate::error::{AppError, AppResult};
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
+use crate::store::StoreError;
 
 use super::jobs::{self, JobContext};
 use super::{runs, CronDef};
 
 /// Returns the run id and whether that run was already going. A new run is audited with who
 /// started it (a user, or the scheduler).
-pub fn trigger(state: &AppState, cron: &'static CronDef, actor: &Actor) -> AppResult<(String, bool)> {
+pub fn trigger(state: &AppState, cron: &'static CronDef, actor: &Actor) -> Result<(String, bool), StoreError> {
     let now = state.clock.now_ms();
     let new_id = random_id("run");
-    let (run_id, already) = state.store.tx(|tx| {
+    let (run_id, already) = state.store.transaction(|tx| {
         let (run_id, already) = runs::start_or_join(tx, cron.name, &new_id, &state.instance_id, now)?;
         if !already {
             audit::record(tx, actor, "cron.run", serde_json::json!({"cron": cron.name, "runId": run_id}), now)?;
         }
-        Ok::<_, AppError>((run_id, already))
+        Ok::<_, StoreError>((run_id, already))
     })?;
     if !already {
         let state = state.clone();
@@ -30,8 +30,8 @@ pub fn trigger(state: &AppState, cron: &'static CronDef, actor: &Actor) -> AppRe
             // A panicking job still ends its run (as failed) and releases the lock.
             let ok = catch_unwind(AssertUnwindSafe(|| jobs::run(cron.job, &ctx))).unwrap_or(false);
             let now = state.clock.now_ms();
-            if let Err(e) = state.store.tx(|tx| runs::finish(tx, &id, ok, now).map_err(AppError::from)) {
-                tracing::error!("finishing run {id}: {e:?}");
+            if let Err(e) = state.store.transaction(|tx| runs::finish(tx, &id, ok, now)) {
+                tracing::error!("finishing run {id}: {}", crate::causes::chain(&StoreError(e)));
             }
         });
     }

@@ -7,30 +7,6 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::cluster_lock::{self, Acquired};
 use serde::Serialize;
 
-pub const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS cron_runs (
-  run_id TEXT PRIMARY KEY NOT NULL,
-  cron TEXT NOT NULL,
-  status TEXT NOT NULL,
-  started_at INTEGER NOT NULL,
-  finished_at INTEGER,
-  done INTEGER NOT NULL DEFAULT 0,
-  total INTEGER NOT NULL DEFAULT 0,
-  log TEXT NOT NULL DEFAULT '[]'
-);
-CREATE TABLE IF NOT EXISTS cron_run_log (
-  run_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  line TEXT NOT NULL,
-  PRIMARY KEY (run_id, seq)
-);
-CREATE TABLE IF NOT EXISTS cron_locks (
-  cron TEXT PRIMARY KEY NOT NULL,
-  run_id TEXT NOT NULL,
-  holder TEXT NOT NULL,
-  expires_at INTEGER NOT NULL
-);";
-
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Progress {
     pub done: u64,
@@ -150,7 +126,7 @@ mod tests {
     use super::*;
 
     fn conn() -> Connection {
-        crate::store::test_connection(SCHEMA)
+        crate::store::test_connection(crate::store::schema::CRONS)
     }
 
     #[test]

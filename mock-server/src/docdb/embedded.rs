@@ -124,7 +124,7 @@ impl Documents for Embedded<'_> {
     fn get_local(&self, db: &str, id: &str) -> DocDbResult<Option<Value>> {
         query_row(self.conn, "SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
             .optional()?
-            .map(|b| serde_json::from_str(&b).map_err(|e| DocDbError::Corrupt(format!("local document {id} of {db}: {e}"))))
+            .map(|b| serde_json::from_str(&b).map_err(|e| DocDbError::CorruptJson { what: format!("local document {id} of {db}"), source: e }))
             .transpose()
     }
 }

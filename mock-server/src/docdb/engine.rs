@@ -4,7 +4,7 @@
 //! auth added by the proxy), and never printed, logged or handed to a device.
 
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// `DOCDB_URL`, parsed: the engine's root and, apart, its credentials.
@@ -15,14 +15,34 @@ pub struct EngineUrl {
     password: String,
 }
 
+/// Why a `DOCDB_URL` is not an engine's root.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineUrlError {
+    #[error("not a URL")]
+    NotUrl(#[source] Box<dyn std::error::Error + Send + Sync>),
+    #[error("the engine is reached over http:// here, got {0}://")]
+    NotHttp(String),
+    #[error("give the engine's root URL: http://user:password@host:port/")]
+    NotRoot,
+}
+
+/// Why the bridge could not carry an engine request.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("the engine bridge's runtime could not start")]
+    Runtime(#[source] Arc<std::io::Error>),
+    #[error("the engine bridge dropped a request")]
+    Dropped(#[from] std::sync::mpsc::RecvError),
+}
+
 impl EngineUrl {
-    pub fn parse(value: &str) -> Result<EngineUrl, String> {
-        let mut root = reqwest::Url::parse(value).map_err(|e| format!("not a URL ({e})"))?;
+    pub fn parse(value: &str) -> Result<EngineUrl, EngineUrlError> {
+        let mut root = reqwest::Url::parse(value).map_err(|e| EngineUrlError::NotUrl(Box::new(e)))?;
         if root.scheme() != "http" {
-            return Err(format!("the engine is reached over http:// here, got {}://", root.scheme()));
+            return Err(EngineUrlError::NotHttp(root.scheme().to_owned()));
         }
         if root.host_str().is_none() || root.query().is_some() || root.fragment().is_some() {
-            return Err("give the engine's root URL: http://user:password@host:port/".into());
+            return Err(EngineUrlError::NotRoot);
         }
         let decode = super::percent_decoded;
         let (user, password) = (decode(root.username()), decode(root.password().unwrap_or("")));
@@ -63,38 +83,31 @@ pub struct Engine {
 /// its requests go to this runtime, of the process's whole life, and the caller waits for the
 /// answer. A runtime of its own rather than the server's: a test's single-threaded runtime would
 /// never drive a request its only thread is blocked waiting for.
-fn bridge() -> Result<&'static tokio::runtime::Runtime, String> {
-    static BRIDGE: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+fn bridge() -> Result<&'static tokio::runtime::Runtime, BridgeError> {
+    static BRIDGE: OnceLock<Result<tokio::runtime::Runtime, Arc<std::io::Error>>> = OnceLock::new();
     BRIDGE
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("docdb-engine").enable_all().build().map_err(|e| format!("the engine bridge's runtime: {e}"))
-        })
+        .get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("docdb-engine").enable_all().build().map_err(Arc::new))
         .as_ref()
-        .map_err(Clone::clone)
+        .map_err(|e| BridgeError::Runtime(e.clone()))
 }
 
 /// Runs `work` on the bridge and waits for it (announced to tokio where the caller is one of its
 /// workers, as the store's lock is).
-pub fn wait<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, String> {
+pub fn wait<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, BridgeError> {
     let bridge = bridge()?;
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     bridge.spawn(async move {
         let _ = tx.send(work.await);
     });
-    crate::store::blocking(|| rx.recv()).map_err(|_| "the engine bridge dropped a request".to_owned())
+    Ok(crate::store::blocking(|| rx.recv())?)
 }
 
 impl Engine {
-    pub fn new(url: EngineUrl) -> Result<Engine, String> {
+    pub fn new(url: EngineUrl) -> Result<Engine, reqwest::Error> {
         // No overall timeout: a continuous `_changes` feed lasts as long as its device wants.
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| format!("the engine's HTTP client: {e}"))?;
+        let http = reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).pool_idle_timeout(Duration::from_secs(30)).build()?;
         // The rolling machine's requests are bounded (no feeds): a stuck engine fails the step.
-        let bridged =
-            reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).timeout(Duration::from_secs(120)).build().map_err(|e| format!("the engine's HTTP client: {e}"))?;
+        let bridged = reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).timeout(Duration::from_secs(120)).build()?;
         Ok(Engine { url, http, bridged })
     }
 

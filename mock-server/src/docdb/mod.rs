@@ -15,6 +15,7 @@ pub mod cors;
 pub mod documents;
 pub mod embedded;
 pub mod engine;
+pub mod naming;
 pub mod on_engine;
 pub mod seed;
 
@@ -23,7 +24,7 @@ pub fn percent_decoded(part: &str) -> String {
     percent_encoding::percent_decode_str(part).decode_utf8_lossy().into_owned()
 }
 
-use crate::store::{exec, query_row};
+use crate::store::{exec, query_row, StoreError};
 use documents::{Counts, Documents, Write};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -99,14 +100,12 @@ pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
 /// runbook says the value "must not be changed", since every database name carries it. Another
 /// prefix on the same data would orphan them all (the next rotate failing tenant by tenant), so
 /// it is refused, naming both.
-pub fn check_prefix(conn: &Connection, prefix: &str) -> Result<(), String> {
-    let recorded: Option<String> = query_row(conn, "SELECT db_prefix FROM docdb_cluster WHERE id = 1", [], |r| r.get(0)).optional().map_err(|e| e.to_string())?.flatten();
+pub fn check_prefix(conn: &Connection, prefix: &str) -> DocDbResult<()> {
+    let recorded: Option<String> = query_row(conn, "SELECT db_prefix FROM docdb_cluster WHERE id = 1", [], |r| r.get(0)).optional()?.flatten();
     match recorded {
-        Some(made_with) if made_with != prefix => Err(format!(
-            "DB_PREFIX is {prefix:?}, but this store's databases were made with DB_PREFIX {made_with:?}: the prefix must not change on existing data (start with DB_PREFIX={made_with}, or give a new DATA_DIR)"
-        )),
+        Some(made_with) if made_with != prefix => Err(DocDbError::PrefixChanged { configured: prefix.to_owned(), recorded: made_with }),
         Some(_) => Ok(()),
-        None => exec(conn, "UPDATE docdb_cluster SET db_prefix = ?1 WHERE id = 1", [prefix]).map(drop).map_err(|e| e.to_string()),
+        None => Ok(exec(conn, "UPDATE docdb_cluster SET db_prefix = ?1 WHERE id = 1", [prefix]).map(drop)?),
     }
 }
 
@@ -158,42 +157,53 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub enum DocDbError {
+    #[error("illegal_database_name: {0:?} (lowercase letter first, then a-z 0-9 _ $ ( ) + - /)")]
     IllegalName(String),
+    #[error("file_exists: database {0} already exists")]
     Exists(String),
+    #[error("not_found: no database {0}")]
     Missing(String),
+    #[error("conflict: document {0} has a newer revision")]
     Conflict(String),
     /// Opening one more handle would exceed `max_dbs_open` and every open handle is in use.
-    AllDbsActive {
-        open: usize,
-        max: usize,
-    },
-    /// A stored row that does not read back (not JSON, an unknown kind): reported, not guessed.
+    #[error("all_dbs_active: {open} databases open and all in use, max_dbs_open is {max}")]
+    AllDbsActive { open: usize, max: usize },
+    /// A stored row that does not read back (an unknown kind): reported, not guessed.
+    #[error("corrupt document-database row: {0}")]
     Corrupt(String),
-    Store(String),
-    /// The engine did not answer, or answered what the port does not expect.
+    /// A stored JSON text that does not parse.
+    #[error("corrupt document-database row: {what}")]
+    CorruptJson { what: String, source: serde_json::Error },
+    /// Another `DB_PREFIX` than the one the store's databases were made with.
+    #[error(
+        "DB_PREFIX is {configured:?}, but this store's databases were made with DB_PREFIX {recorded:?}: the prefix must not change on existing data (start with DB_PREFIX={recorded}, or give a new DATA_DIR)"
+    )]
+    PrefixChanged { configured: String, recorded: String },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The engine answered what the port does not expect (its status and error, described).
+    #[error("{0}")]
     Engine(String),
+    /// The engine could not be reached, or its answer not read.
+    #[error("the document engine did not answer")]
+    EngineUnreachable(#[source] reqwest::Error),
+    /// The bridge runtime could not run an engine request.
+    #[error(transparent)]
+    Bridge(#[from] engine::BridgeError),
 }
 
-impl std::fmt::Display for DocDbError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DocDbError::IllegalName(n) => write!(f, "illegal_database_name: {n:?} (lowercase letter first, then a-z 0-9 _ $ ( ) + - /)"),
-            DocDbError::Exists(n) => write!(f, "file_exists: database {n} already exists"),
-            DocDbError::Missing(n) => write!(f, "not_found: no database {n}"),
-            DocDbError::Conflict(id) => write!(f, "conflict: document {id} has a newer revision"),
-            DocDbError::AllDbsActive { open, max } => write!(f, "all_dbs_active: {open} databases open and all in use, max_dbs_open is {max}"),
-            DocDbError::Corrupt(what) => write!(f, "corrupt document-database row: {what}"),
-            DocDbError::Store(e) => write!(f, "store: {e}"),
-            DocDbError::Engine(e) => f.write_str(e),
-        }
+/// Tests compare outcomes; two errors are the same when they say the same.
+impl PartialEq for DocDbError {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string()
     }
 }
 
 impl From<rusqlite::Error> for DocDbError {
     fn from(e: rusqlite::Error) -> Self {
-        DocDbError::Store(e.to_string())
+        DocDbError::Store(StoreError(e))
     }
 }
 
@@ -381,11 +391,11 @@ pub fn indexes(conn: &Connection, db: &str) -> DocDbResult<Vec<String>> {
 }
 
 fn parse_indexes(db: &str, raw: &str) -> DocDbResult<Vec<String>> {
-    serde_json::from_str(raw).map_err(|e| DocDbError::Corrupt(format!("indexes of {db}: {e}")))
+    serde_json::from_str(raw).map_err(|e| DocDbError::CorruptJson { what: format!("indexes of {db}"), source: e })
 }
 
 fn parse_body(db: &str, id: &str, body: &str) -> DocDbResult<Map<String, Value>> {
-    serde_json::from_str(body).map_err(|e| DocDbError::Corrupt(format!("document {id} of {db}: {e}")))
+    serde_json::from_str(body).map_err(|e| DocDbError::CorruptJson { what: format!("document {id} of {db}"), source: e })
 }
 
 /// A document as stored: its body still JSON text. Reading rows is all a caller holding the

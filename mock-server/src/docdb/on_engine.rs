@@ -59,9 +59,8 @@ impl OnEngine<'_> {
             let status = response.status().as_u16();
             let bytes = response.bytes().await?;
             Ok::<_, reqwest::Error>((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
-        })
-        .map_err(DocDbError::Engine)?;
-        answered.map_err(|e| DocDbError::Engine(format!("the document engine did not answer: {e}")))
+        })?;
+        answered.map_err(DocDbError::EngineUnreachable)
     }
 
     fn fail(status: u16, body: &Value) -> DocDbError {

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::documents::Write;
 use super::{bulk_put, create, Cluster, DocDbResult, Kind};
-use crate::rolling::naming::TenantNames;
+use crate::docdb::naming::TenantNames;
 
 fn body(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()

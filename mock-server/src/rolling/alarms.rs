@@ -13,25 +13,6 @@ use serde::Serialize;
 use super::RollingResult;
 use crate::store::{exec, query_row};
 
-/// Tables of their own beside the drizzle ones (prefix in `store::migrate::UNTRACKED_TABLE_PREFIXES`).
-pub const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS guard_alarms (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  company_id TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  subject TEXT NOT NULL,
-  detail TEXT NOT NULL,
-  raised_at INTEGER NOT NULL,
-  cleared_at INTEGER
-);
-CREATE INDEX IF NOT EXISTS guard_alarms_open ON guard_alarms (company_id, cleared_at);
-CREATE TABLE IF NOT EXISTS guard_device_marks (
-  device_id TEXT PRIMARY KEY NOT NULL,
-  company_id TEXT NOT NULL,
-  obeyed INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
-);";
-
 /// What an alarm tells the operator to do (the runbook's errors table).
 pub const INSTRUCTION: &str =
     "Roll back now (runbook: Rollback): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
@@ -137,7 +118,7 @@ mod tests {
     use super::*;
 
     fn conn() -> Connection {
-        crate::store::test_connection(SCHEMA)
+        crate::store::test_connection(crate::store::schema::ALARMS)
     }
 
     #[test]

@@ -13,9 +13,9 @@ use serde_json::Value;
 
 use super::alarms;
 use super::days::{set_day_status, stamp, DayStatus, Stamp};
-use super::naming::{day_of, TenantNames};
 use super::tenants::Tenant;
 use super::{RollingResult, RollingSettings};
+use crate::docdb::naming::{day_of, TenantNames};
 use crate::docdb::{self, Doc, Kind};
 use crate::store::backups::revs_fingerprint;
 use crate::store::relational_archive::{self as relational, OrderRow, SaleRow, Table};

@@ -12,15 +12,11 @@ use super::days::{set_day_status, DayStatus};
 use super::tenants::Tenant;
 use super::{RollingError, RollingResult};
 use crate::docdb::{self, Cluster, Kind};
-use crate::store::backups::{self, Manifest};
+use crate::store::backups::{self, BackupError, Manifest};
 use crate::store::exec;
 
 /// Snapshots kept per database.
 pub const KEEP: usize = 30;
-
-fn backup_error(e: String) -> RollingError {
-    RollingError::Backup(e)
-}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -40,7 +36,7 @@ pub fn current_snapshot(conn: &Cluster, dir: &Path, db: &str) -> RollingResult<O
     if !docdb::exists(conn, db)? {
         return Ok(None);
     }
-    let Some(last) = backups::list(dir, db).map_err(backup_error)?.pop() else { return Ok(None) };
+    let Some(last) = backups::list(dir, db)?.pop() else { return Ok(None) };
     let now = backups::revs_fingerprint(docdb::all_docs(conn, db)?.into_iter().map(|d| (d.id, d.rev)).collect());
     Ok((last.revs == now && backups::read_verified(dir, &last).is_ok()).then_some(last))
 }
@@ -55,9 +51,9 @@ pub fn backup_tenant(conn: &Cluster, dir: &Path, tenant: &Tenant, now_ms: i64) -
             continue;
         }
         let docs: Vec<serde_json::Value> = docdb::all_docs(conn, &day.name)?.iter().map(docdb::Doc::to_json).collect();
-        let m = backups::write(dir, &day.name, now_ms, info.update_seq, &docs).map_err(backup_error)?;
+        let m = backups::write(dir, &day.name, now_ms, info.update_seq, &docs)?;
         report.taken.push(format!("{}@{}", day.name, m.snapshot_id));
-        for id in backups::prune(dir, &day.name, KEEP).map_err(backup_error)? {
+        for id in backups::prune(dir, &day.name, KEEP)? {
             report.pruned.push(format!("{}@{id}", day.name));
         }
     }
@@ -82,14 +78,14 @@ pub fn restore(conn: &Cluster, dir: &Path, db: &str, snapshot: Option<&str>, now
     }
     let company_id: String =
         crate::store::query_row(conn, "SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0)).map_err(|_| RollingError::UnknownDayDatabase(db.to_owned()))?;
-    let snapshots = backups::list(dir, db).map_err(backup_error)?;
+    let snapshots = backups::list(dir, db)?;
     let chosen = match snapshot {
-        Some(id) => snapshots.iter().find(|m| m.snapshot_id == id).ok_or_else(|| backup_error(format!("{db} has no snapshot {id:?}")))?,
+        Some(id) => snapshots.iter().find(|m| m.snapshot_id == id).ok_or_else(|| BackupError::NoSnapshot { db: db.to_owned(), id: id.to_owned() })?,
         None => {
-            snapshots.iter().rev().find(|m| backups::read_verified(dir, m).is_ok()).ok_or_else(|| backup_error(format!("{db} has no verified snapshot under {}", dir.display())))?
+            snapshots.iter().rev().find(|m| backups::read_verified(dir, m).is_ok()).ok_or_else(|| BackupError::NoVerifiedSnapshot { db: db.to_owned(), dir: dir.to_owned() })?
         }
     };
-    let docs = backups::read_verified(dir, chosen).map_err(backup_error)?;
+    let docs = backups::read_verified(dir, chosen)?;
     docdb::create(conn, db, &company_id, Kind::Day, now_ms)?;
     docdb::restore_docs(conn, db, docs)?;
     // Back to what it was before the drop: archived and reconciled (the drop needed both).

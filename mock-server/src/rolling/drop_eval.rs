@@ -10,10 +10,10 @@ use serde::Serialize;
 
 use super::archive::reconcile_diff;
 use super::days::{set_day_status, stamp, DayStatus, Stamp};
-use super::naming::age_days;
 use super::tenants::Tenant;
 use super::{flags, RollingResult, RollingSettings};
 use crate::docdb;
+use crate::docdb::naming::age_days;
 use crate::store::audit::{self, Actor};
 use crate::store::relational_archive as relational;
 

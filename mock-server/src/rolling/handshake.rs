@@ -8,9 +8,9 @@ use session_broker::protocol::realtime::{InvalidateLocal, Ready, Routing};
 
 use super::flags;
 use super::invalidation;
-use super::naming::day_of;
 use super::{tenants, RollingResult, RollingSettings};
 use crate::docdb;
+use crate::docdb::naming::day_of;
 use crate::store::devices;
 
 #[derive(Debug, Clone, PartialEq)]

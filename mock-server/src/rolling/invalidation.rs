@@ -5,9 +5,9 @@ use crate::store::exec;
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::naming::{day_of, TenantNames};
 use super::{flags, RollingResult};
 use crate::docdb;
+use crate::docdb::naming::{day_of, TenantNames};
 
 pub use session_broker::protocol::ops::{REASON_CUTOVER, REASON_DAILY, REASON_OPERATOR};
 pub use session_broker::protocol::realtime::Routing;

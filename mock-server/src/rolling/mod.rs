@@ -10,7 +10,6 @@ pub mod drop_eval;
 pub mod flags;
 pub mod handshake;
 pub mod invalidation;
-pub mod naming;
 pub mod preflight;
 pub mod rewarm;
 pub mod rotate;
@@ -19,63 +18,55 @@ pub mod views;
 pub mod warm;
 
 use crate::docdb::DocDbError;
+use crate::store::backups::BackupError;
+use crate::store::StoreError;
 
 /// Why a rolling operation was refused or failed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub enum RollingError {
+    #[error("no tenant {0:?}")]
     UnknownTenant(String),
     /// `rollingDbDrop` needs `rollingDb`.
+    #[error("rollingDbDrop requires rollingDb")]
     DropRequiresRollingDb,
     /// The preflight of a flag failed: the failing checks, the first one's code leads.
+    #[error("the runbook's prerequisites are not met: {}; a sys_admin may retry with ?force=true (audited)", preflight::describe(.0))]
     PreflightFailed(Vec<preflight::Check>),
+    #[error("send rollingDb and/or rollingDbDrop")]
     NothingToChange,
     /// Neither CORE nor the legacy catalogue exists: nothing to route the catalogue to.
+    #[error("tenant {0} has neither a CORE nor a legacy catalogue database")]
     NoCatalogue(String),
     /// A snapshot could not be written, read or verified.
-    Backup(String),
+    #[error("backup")]
+    Backup(#[from] BackupError),
     /// A restore of a database that is no tenant's day database.
+    #[error("{0} is no day database of a tenant")]
     UnknownDayDatabase(String),
     /// A re-warm of a tenant without CORE.
+    #[error("tenant {0} has no CORE database to re-warm (the next rotate creates it)")]
     NoCore(String),
     /// A re-warm while devices are routed to CORE, without invalidating them.
+    #[error(
+        "devices of {0} are routed to CORE: dropping it under them would leave them replicating a database that is gone; re-warm with invalidate: true (they return to the legacy catalogue until the next rotate recreates CORE and cuts them over)"
+    )]
     RewarmNeedsInvalidation(String),
-    DocDb(DocDbError),
-    Store(String),
+    #[error(transparent)]
+    DocDb(#[from] DocDbError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
-impl std::fmt::Display for RollingError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RollingError::UnknownTenant(id) => write!(f, "no tenant {id:?}"),
-            RollingError::DropRequiresRollingDb => f.write_str("rollingDbDrop requires rollingDb"),
-            RollingError::PreflightFailed(checks) => {
-                let list: Vec<String> = checks.iter().map(|c| format!("{} ({})", c.check, c.detail)).collect();
-                write!(f, "the runbook's prerequisites are not met: {}; a sys_admin may retry with ?force=true (audited)", list.join("; "))
-            }
-            RollingError::NothingToChange => f.write_str("send rollingDb and/or rollingDbDrop"),
-            RollingError::NoCatalogue(co) => write!(f, "tenant {co} has neither a CORE nor a legacy catalogue database"),
-            RollingError::Backup(e) => write!(f, "backup: {e}"),
-            RollingError::UnknownDayDatabase(db) => write!(f, "{db} is no day database of a tenant"),
-            RollingError::NoCore(co) => write!(f, "tenant {co} has no CORE database to re-warm (the next rotate creates it)"),
-            RollingError::RewarmNeedsInvalidation(co) => write!(
-                f,
-                "devices of {co} are routed to CORE: dropping it under them would leave them replicating a database that is gone; re-warm with invalidate: true (they return to the legacy catalogue until the next rotate recreates CORE and cuts them over)"
-            ),
-            RollingError::DocDb(e) => write!(f, "{e}"),
-            RollingError::Store(e) => write!(f, "store: {e}"),
-        }
-    }
-}
-
-impl From<DocDbError> for RollingError {
-    fn from(e: DocDbError) -> Self {
-        RollingError::DocDb(e)
+/// Tests compare outcomes; two errors are the same when they say the same.
+impl PartialEq for RollingError {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_string() == other.to_string()
     }
 }
 
 impl From<rusqlite::Error> for RollingError {
     fn from(e: rusqlite::Error) -> Self {
-        RollingError::Store(e.to_string())
+        RollingError::Store(StoreError(e))
     }
 }
 

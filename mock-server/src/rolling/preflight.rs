@@ -12,10 +12,10 @@ use session_broker::protocol::{has_cutover_switch, CUTOVER_SDK_VERSION};
 use super::archive::reconcile_diff;
 use super::days::{day_databases, DayStatus};
 use super::flags::{self, devices_too_old};
-use super::naming::day_of;
 use super::rotate::{headroom, PREWARMED_HANDLES};
 use super::{RollingResult, RollingSettings};
 use crate::clock::DAY_MS;
+use crate::docdb::naming::day_of;
 use crate::store::{devices, migrate};
 
 /// One prerequisite: `{check, ok, detail, runbookStep}` (and, failing, the code a refusal carries).
@@ -28,6 +28,11 @@ pub struct Check {
     pub runbook_step: &'static str,
     /// The refusal's error code when this check fails.
     pub code: &'static str,
+}
+
+/// The failing checks in one line: `check (detail); …`.
+pub fn describe(checks: &[Check]) -> String {
+    checks.iter().map(|c| format!("{} ({})", c.check, c.detail)).collect::<Vec<_>>().join("; ")
 }
 
 fn check(name: &'static str, ok: bool, detail: String, runbook_step: &'static str, code: &'static str) -> Check {

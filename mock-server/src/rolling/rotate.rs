@@ -11,10 +11,10 @@ use serde_json::json;
 
 use super::days::{day_databases, day_status, set_day_status, DayStatus};
 use super::invalidation::{self, Routing, REASON_CUTOVER};
-use super::naming::{day_of, next_day};
 use super::tenants::Tenant;
 use super::warm::{warm_core, WarmOutcome};
 use super::{RollingError, RollingResult, RollingSettings};
+use crate::docdb::naming::{day_of, next_day};
 use crate::docdb::{self, Kind};
 
 pub const MANIFEST_ID: &str = "_local/day-manifest";

@@ -3,8 +3,8 @@
 use crate::store::query_row;
 use rusqlite::{Connection, OptionalExtension};
 
-use super::naming::TenantNames;
 use super::{RollingError, RollingResult};
+use crate::docdb::naming::TenantNames;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tenant {

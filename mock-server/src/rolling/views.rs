@@ -9,11 +9,11 @@ use super::archive::reconcile;
 use super::days::{day_databases, day_status, DayStatus};
 use super::drop_eval::candidates;
 use super::invalidation::{self, current_routing, Routing};
-use super::naming::day_of;
 use super::rotate::MANIFEST_ID;
 use super::tenants::{self, Tenant};
 use super::warm::is_static;
 use super::{flags, RollingResult, RollingSettings};
+use crate::docdb::naming::day_of;
 use crate::docdb::{self, Kind};
 use crate::store::devices;
 
@@ -126,7 +126,7 @@ pub fn topology(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant) -> 
     }))
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub enum BootstrapError {
     /// `database=core` for a tenant whose CORE does not exist.
     CoreMissing(String),

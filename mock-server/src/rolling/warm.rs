@@ -5,9 +5,9 @@
 use crate::docdb::Cluster;
 use serde::Serialize;
 
-use super::naming::TenantNames;
 use super::RollingResult;
 use crate::docdb::documents::Write;
+use crate::docdb::naming::TenantNames;
 use crate::docdb::{self, DocDbError, Kind};
 
 /// Indexes the devices' catalogue queries use.

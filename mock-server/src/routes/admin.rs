@@ -145,7 +145,7 @@ async fn set_flags(
         let before = flags::get(tx, &id)?;
         let applied = flags::apply(&state.cluster(tx), &rolling, &id, patch, &user.0.user_id, force, now)?;
         let detail = json!({"companyId": id, "request": body, "before": before, "after": applied.flags, "forced": force, "overridden": applied.overridden});
-        audit::record(tx, &Actor::user(&user.0, ip), if force { "flags.force" } else { "flags.change" }, detail, now)?;
+        audit::record(tx, &Actor::user(&user.0, ip.0), if force { "flags.force" } else { "flags.change" }, detail, now)?;
         Ok::<_, AppError>(applied.flags)
     })?;
     tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.rolling_db, rolling_db_drop = flags.rolling_db_drop, "flags changed");
@@ -166,7 +166,7 @@ async fn rewarm(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Pat
     let now = state.clock.now_ms();
     let done = state.store.tx(|tx| {
         let done = crate::rolling::rewarm::rewarm(&state.cluster(tx), &state.settings.db_prefix, &id, req.invalidate, now)?;
-        audit::record(tx, &Actor::user(&user.0, ip), "core.rewarm", json!(done), now)?;
+        audit::record(tx, &Actor::user(&user.0, ip.0), "core.rewarm", json!(done), now)?;
         Ok::<_, AppError>(done)
     })?;
     if done.invalidated_at.is_some() {
@@ -183,7 +183,7 @@ async fn invalidate_clients(State(state): State<AppState>, user: AuthUser, ip: C
     let now = state.clock.now_ms();
     let (at, routing) = state.store.tx(|tx| {
         let (at, routing) = invalidation::invalidate_tenant(tx, &state.settings.db_prefix, &id, now)?;
-        audit::record(tx, &Actor::user(&user.0, ip), "clients.invalidate", json!({"companyId": id, "invalidatedAt": at, "routing": routing.as_str()}), now)?;
+        audit::record(tx, &Actor::user(&user.0, ip.0), "clients.invalidate", json!({"companyId": id, "invalidatedAt": at, "routing": routing.as_str()}), now)?;
         Ok::<_, AppError>((at, routing))
     })?;
     state.realtime.close_tenant(&id);

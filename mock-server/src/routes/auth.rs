@@ -13,9 +13,9 @@ use crate::auth::passwords::{self, Checked};
 use crate::auth::secrets::{docdb_headers, random_id, random_token, token_hash};
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser, ClientIp, SignedUser};
+use crate::seed;
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
-use crate::store::seed;
 use crate::store::users::User;
 use crate::store::{devices, refresh_tokens, users};
 use session_broker::protocol::errors as code;
@@ -201,7 +201,7 @@ async fn create_user(State(state): State<AppState>, caller: AuthUser, ip: Client
             return Err(AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {company_id:?}")));
         }
         insert_user(tx, &user, now)?;
-        audit::record(tx, &Actor::user(&caller.0, ip), "user.create", json!({"companyId": company_id, "userId": user.id, "username": user.username, "roles": user.roles}), now)?;
+        audit::record(tx, &Actor::user(&caller.0, ip.0), "user.create", json!({"companyId": company_id, "userId": user.id, "username": user.username, "roles": user.roles}), now)?;
         Ok(())
     })?;
     Ok((StatusCode::CREATED, Json(json!({"user": user}))))

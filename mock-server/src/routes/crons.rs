@@ -49,7 +49,7 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
 async fn run(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(name): Path<String>) -> AppResult<impl IntoResponse> {
     user.require_action(CRONS_RUN)?;
     let cron = crons::find(&name).ok_or_else(|| AppError::NotFound(code::UNKNOWN_CRON, format!("no cron {name:?}")))?;
-    let (run_id, already) = runner::trigger(&state, cron, &Actor::user(&user.0, ip))?;
+    let (run_id, already) = runner::trigger(&state, cron, &Actor::user(&user.0, ip.0))?;
     tracing::info!(cron = cron.name, run = %run_id, already_running = already, by = %user.0.user_id, "cron run requested");
     let location = format!("/admin/crons/runs/{run_id}");
     Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(json!({ "runId": run_id, "status": "running", "alreadyRunning": already }))))

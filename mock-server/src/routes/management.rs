@@ -223,7 +223,7 @@ async fn update_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
         if password.is_some() || roles.is_some() {
             let ended = refresh_tokens::revoke_user(tx, &id, now)?;
             let detail = json!({"companyId": target.company_id, "userId": id, "passwordChanged": password.is_some(), "roles": roles, "previousRoles": target.roles, "sessionsRevoked": ended});
-            audit::record(tx, &Actor::user(&user.0, ip), if roles.is_some() { "user.roles" } else { "user.password" }, detail, now)?;
+            audit::record(tx, &Actor::user(&user.0, ip.0), if roles.is_some() { "user.roles" } else { "user.password" }, detail, now)?;
         }
         Ok(users::by_id(tx, &id)?)
     })?;
@@ -239,7 +239,7 @@ async fn delete_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
     state.store.tx(|tx| {
         let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
         users::delete(tx, &id)?;
-        audit::record(tx, &Actor::user(&user.0, ip), "user.delete", json!({"companyId": target.company_id, "userId": id, "username": target.username}), now)?;
+        audit::record(tx, &Actor::user(&user.0, ip.0), "user.delete", json!({"companyId": target.company_id, "userId": id, "username": target.username}), now)?;
         Ok(())
     })?;
     Ok(Json(json!({ "ok": true })))

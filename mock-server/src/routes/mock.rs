@@ -68,7 +68,7 @@ async fn now(State(state): State<AppState>) -> Json<Value> {
 async fn reset(State(state): State<AppState>) -> AppResult<Json<Value>> {
     state.clock.reset();
     state.test.set_step_delay_ms(0);
-    state.store.reset(&state.settings, state.engine.as_ref(), state.clock.now_ms())?;
+    crate::seed::reset(&state.store, &state.settings, state.engine.as_ref(), state.clock.now_ms())?;
     Ok(Json(json!({"ok": true})))
 }
 

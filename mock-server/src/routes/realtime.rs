@@ -76,7 +76,7 @@ async fn session(mut socket: WebSocket, state: AppState) {
     let claims = match state.tokens.verify(&token, state.clock.now_secs(), true) {
         Ok(c) => c,
         Err(e) => {
-            let body = e.body();
+            let body = AppError::from(e).body();
             return refuse(socket, CLOSE_UNAUTHORIZED, &body.error, &body.message).await;
         }
     };

@@ -16,8 +16,8 @@ pub struct Actor {
 }
 
 impl Actor {
-    pub fn user(claims: &JwtClaims, ip: crate::extract::ClientIp) -> Actor {
-        Actor { id: claims.user_id.clone(), ip: ip.0 }
+    pub fn user(claims: &JwtClaims, ip: Option<IpAddr>) -> Actor {
+        Actor { id: claims.user_id.clone(), ip }
     }
 
     pub fn system(name: &str) -> Actor {

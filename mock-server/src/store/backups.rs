@@ -57,15 +57,31 @@ fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     fs::rename(&tmp, path)
 }
 
+/// Why a snapshot could not be written, read or trusted.
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    #[error("snapshot file {}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("snapshot file {} is not the JSON it should be", path.display())]
+    Json { path: PathBuf, source: serde_json::Error },
+    #[error("snapshot {}: {what}", path.display())]
+    Mismatch { path: PathBuf, what: String },
+    #[error("{db} has no snapshot {id:?}")]
+    NoSnapshot { db: String, id: String },
+    #[error("{db} has no verified snapshot under {}", dir.display())]
+    NoVerifiedSnapshot { db: String, dir: PathBuf },
+}
+
 fn checksum(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
 /// Writes a snapshot of `docs` (each with `_id` and `_rev`) and answers its manifest.
-pub fn write(root: &Path, db: &str, taken_at: i64, update_seq: u64, docs: &[Value]) -> Result<Manifest, String> {
-    let fail = |e: std::io::Error| format!("snapshot of {db} under {}: {e}", root.display());
-    fs::create_dir_all(db_dir(root, db)).map_err(fail)?;
-    let json = serde_json::to_vec(&json!({ "db": db, "docs": docs })).map_err(|e| e.to_string())?;
+pub fn write(root: &Path, db: &str, taken_at: i64, update_seq: u64, docs: &[Value]) -> Result<Manifest, BackupError> {
+    let dir = db_dir(root, db);
+    let fail = |e: std::io::Error| BackupError::Io { path: dir.clone(), source: e };
+    fs::create_dir_all(&dir).map_err(fail)?;
+    let json = serde_json::to_vec(&json!({ "db": db, "docs": docs })).map_err(|e| BackupError::Json { path: dir.clone(), source: e })?;
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
     gz.write_all(&json).map_err(fail)?;
     let compressed = gz.finish().map_err(fail)?;
@@ -74,24 +90,24 @@ pub fn write(root: &Path, db: &str, taken_at: i64, update_seq: u64, docs: &[Valu
     let revs = revs_fingerprint(pairs);
     let manifest = Manifest { db: db.to_owned(), snapshot_id: id.clone(), taken_at, update_seq, doc_count: docs.len() as u64, checksum: checksum(&json), revs };
     write_whole(&data_file(root, db, &id), &compressed).map_err(fail)?;
-    write_whole(&manifest_file(root, db, &id), &serde_json::to_vec(&manifest).map_err(|e| e.to_string())?).map_err(fail)?;
+    write_whole(&manifest_file(root, db, &id), &serde_json::to_vec(&manifest).map_err(|e| BackupError::Json { path: dir.clone(), source: e })?).map_err(fail)?;
     Ok(manifest)
 }
 
 /// The database's complete snapshots (those with a manifest), oldest first.
-pub fn list(root: &Path, db: &str) -> Result<Vec<Manifest>, String> {
+pub fn list(root: &Path, db: &str) -> Result<Vec<Manifest>, BackupError> {
     let dir = db_dir(root, db);
     let entries = match fs::read_dir(&dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: {e}", dir.display())),
+        Err(e) => return Err(BackupError::Io { path: dir, source: e }),
     };
     let mut out = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
         if path.to_string_lossy().ends_with(".manifest.json") {
-            let text = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-            out.push(serde_json::from_slice::<Manifest>(&text).map_err(|e| format!("{}: {e}", path.display()))?);
+            let text = fs::read(&path).map_err(|e| BackupError::Io { path: path.clone(), source: e })?;
+            out.push(serde_json::from_slice::<Manifest>(&text).map_err(|e| BackupError::Json { path: path.clone(), source: e })?);
         }
     }
     out.sort_by(|a, b| a.snapshot_id.cmp(&b.snapshot_id));
@@ -99,34 +115,36 @@ pub fn list(root: &Path, db: &str) -> Result<Vec<Manifest>, String> {
 }
 
 /// The snapshot's documents, after checking them against its manifest (checksum and count).
-pub fn read_verified(root: &Path, manifest: &Manifest) -> Result<Vec<Value>, String> {
+pub fn read_verified(root: &Path, manifest: &Manifest) -> Result<Vec<Value>, BackupError> {
     let path = data_file(root, &manifest.db, &manifest.snapshot_id);
-    let compressed = fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let compressed = fs::read(&path).map_err(|e| BackupError::Io { path: path.clone(), source: e })?;
     let mut json = Vec::new();
-    GzDecoder::new(&compressed[..]).read_to_end(&mut json).map_err(|e| format!("{}: {e}", path.display()))?;
+    GzDecoder::new(&compressed[..]).read_to_end(&mut json).map_err(|e| BackupError::Io { path: path.clone(), source: e })?;
     if checksum(&json) != manifest.checksum {
-        return Err(format!("{}: its checksum does not match its manifest", path.display()));
+        return Err(BackupError::Mismatch { path, what: "its checksum does not match its manifest".into() });
     }
-    let mut body: Value = serde_json::from_slice(&json).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut body: Value = serde_json::from_slice(&json).map_err(|e| BackupError::Json { path: path.clone(), source: e })?;
     let docs = match body["docs"].take() {
         Value::Array(docs) => docs,
-        _ => return Err(format!("{}: no documents", path.display())),
+        _ => return Err(BackupError::Mismatch { path, what: "it holds no documents".into() }),
     };
     if docs.len() as u64 != manifest.doc_count {
-        return Err(format!("{}: {} documents, its manifest says {}", path.display(), docs.len(), manifest.doc_count));
+        return Err(BackupError::Mismatch { path, what: format!("{} documents, its manifest says {}", docs.len(), manifest.doc_count) });
     }
     Ok(docs)
 }
 
 /// Keeps the newest `keep` snapshots of the database; removes the others and any data file left
 /// without a manifest. Answers the snapshot ids it removed.
-pub fn prune(root: &Path, db: &str, keep: usize) -> Result<Vec<String>, String> {
+pub fn prune(root: &Path, db: &str, keep: usize) -> Result<Vec<String>, BackupError> {
     let snapshots = list(root, db)?;
     let cut = snapshots.len().saturating_sub(keep);
     let mut pruned = Vec::new();
     for m in &snapshots[..cut] {
         for path in [manifest_file(root, db, &m.snapshot_id), data_file(root, db, &m.snapshot_id)] {
-            fs::remove_file(&path).or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) }).map_err(|e| format!("{}: {e}", path.display()))?;
+            fs::remove_file(&path)
+                .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+                .map_err(|e| BackupError::Io { path: path.clone(), source: e })?;
         }
         pruned.push(m.snapshot_id.clone());
     }

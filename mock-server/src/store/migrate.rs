@@ -30,44 +30,27 @@ pub struct Report {
     pub baselined: Vec<String>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum MigrateError {
     /// The store has tables but no history: running everything would hit existing tables.
-    Unbaselined {
-        tables: Vec<String>,
-    },
+    #[error(
+        "refusing to migrate: the tracking table __drizzle_migrations is empty but the store already has tables ({}). \
+         Never run the full migration blindly: inspect the schema, then record what it already has with \
+         `mock-server migrate --baseline-through 0011` (or the last migration it reflects) and run `mock-server migrate` again.",
+        tables.join(", ")
+    )]
+    Unbaselined { tables: Vec<String> },
+    #[error("--baseline-through {0:04}: no migration has that number")]
     UnknownBaseline(u32),
-    Failed {
-        tag: String,
-        error: String,
-    },
-    Store(rusqlite::Error),
-    /// The PostgreSQL database (`--database-url`): connecting or a query failed.
-    Postgres(String),
-}
-
-impl std::fmt::Display for MigrateError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            MigrateError::Unbaselined { tables } => write!(
-                f,
-                "refusing to migrate: the tracking table __drizzle_migrations is empty but the store already has tables ({}). \
-                 Never run the full migration blindly: inspect the schema, then record what it already has with \
-                 `mock-server migrate --baseline-through 0011` (or the last migration it reflects) and run `mock-server migrate` again.",
-                tables.join(", ")
-            ),
-            MigrateError::UnknownBaseline(n) => write!(f, "--baseline-through {n:04}: no migration has that number"),
-            MigrateError::Failed { tag, error } => write!(f, "migration {tag} failed and was rolled back: {error}"),
-            MigrateError::Store(e) => write!(f, "store: {e}"),
-            MigrateError::Postgres(e) => write!(f, "postgres: {e}"),
-        }
-    }
-}
-
-impl From<rusqlite::Error> for MigrateError {
-    fn from(e: rusqlite::Error) -> Self {
-        MigrateError::Store(e)
-    }
+    #[error("migration {tag} failed and was rolled back")]
+    Failed { tag: String, source: Box<dyn std::error::Error + Send + Sync> },
+    #[error("the store")]
+    Store(#[from] rusqlite::Error),
+    /// The PostgreSQL database (`--database-url`): a query failed.
+    #[error("postgres")]
+    Postgres(#[from] postgres::Error),
+    #[error("connecting to {url}")]
+    Connect { url: String, source: postgres::Error },
 }
 
 /// One journal entry and the SQL it runs.
@@ -158,7 +141,7 @@ pub fn run(conn: &mut Connection, mode: Mode) -> Result<Report, MigrateError> {
         }
         let tx = conn.transaction()?;
         for statement in m.statements() {
-            execute(&tx, statement).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), error: e.to_string() })?;
+            execute(&tx, statement).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), source: e.into() })?;
         }
         record(&tx, m)?;
         tx.commit()?;

@@ -8,38 +8,32 @@ pub mod migrate;
 pub mod postgres;
 pub mod refresh_tokens;
 pub mod relational_archive;
-pub mod seed;
+pub mod schema;
 pub mod users;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use parking_lot::{Mutex, MutexGuard};
 use rusqlite::Connection;
 
-use crate::docdb;
-use crate::settings::Settings;
-
 /// A failure of the store itself (SQLite), with its cause. The store knows nothing of HTTP: the
-/// routes turn this into their error type.
-#[derive(Debug)]
-pub struct StoreError(pub rusqlite::Error);
+/// routes turn this into their error type. Its text names the store and leaves the cause to the
+/// source chain, so a log prints the cause once.
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("the relational store failed")]
+pub struct StoreError(#[from] pub rusqlite::Error);
 
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "store: {}", self.0)
-    }
-}
-
-impl std::error::Error for StoreError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
-    }
-}
-
-impl From<rusqlite::Error> for StoreError {
-    fn from(e: rusqlite::Error) -> Self {
-        StoreError(e)
-    }
+/// Why the store could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("DATA_DIR {}", .0.display())]
+    DataDir(PathBuf, #[source] std::io::Error),
+    #[error("opening the store")]
+    Open(#[source] rusqlite::Error),
+    #[error("migrating the store")]
+    Migrate(#[from] migrate::MigrateError),
+    #[error("the store's own tables")]
+    Schema(#[source] rusqlite::Error),
 }
 
 pub const DB_FILE: &str = "mock-server.sqlite";
@@ -86,23 +80,20 @@ pub fn query_row<T>(conn: &Connection, sql: &str, params: impl rusqlite::Params,
 }
 
 impl Store {
-    /// Opens the store under the settings' `DATA_DIR` (or in memory), migrates it, adds the
-    /// document cluster's and the crons' tables, and seeds an empty one.
-    pub fn open(settings: &Settings, engine: Option<&docdb::engine::Engine>, now_ms: i64) -> Result<Store, String> {
-        let path = match settings.data_dir.as_ref() {
+    /// Opens the store under `data_dir` (or in memory), migrates it and adds the tables outside
+    /// the journal (the crons' and the alarms', `schema.rs`).
+    pub fn open(data_dir: Option<&Path>) -> Result<Store, OpenError> {
+        let path = match data_dir {
             Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| format!("DATA_DIR {}: {e}", dir.display()))?;
+                std::fs::create_dir_all(dir).map_err(|e| OpenError::DataDir(dir.to_owned(), e))?;
                 Some(dir.join(DB_FILE))
             }
             None => None,
         };
-        let mut conn = open_connection(path.as_ref()).map_err(|e| format!("open store: {e}"))?;
-        migrate::run(&mut conn, migrate::Mode::Apply).map_err(|e| e.to_string())?;
-        docdb::install(&conn, settings.rolling_db_max_open).map_err(|e| format!("document cluster tables: {e}"))?;
-        docdb::check_prefix(&conn, &settings.db_prefix)?;
-        conn.execute_batch(crate::crons::runs::SCHEMA).map_err(|e| format!("cron tables: {e}"))?;
-        conn.execute_batch(crate::rolling::alarms::SCHEMA).map_err(|e| format!("alarm tables: {e}"))?;
-        seed::seed_if_empty(&docdb::Cluster::new(&conn, engine), settings, now_ms).map_err(|e| format!("seed: {e}"))?;
+        let mut conn = open_connection(path.as_ref()).map_err(OpenError::Open)?;
+        migrate::run(&mut conn, migrate::Mode::Apply)?;
+        conn.execute_batch(schema::CRONS).map_err(OpenError::Schema)?;
+        conn.execute_batch(schema::ALARMS).map_err(OpenError::Schema)?;
         Ok(Store { conn: Mutex::new(conn) })
     }
 
@@ -128,16 +119,6 @@ impl Store {
             // cron going tenant by tenant) can take it again.
             MutexGuard::unlock_fair(conn);
             out
-        })
-    }
-
-    /// Back to the demo seed: every table emptied, migrations kept, seed loaded again.
-    pub fn reset(&self, settings: &Settings, engine: Option<&docdb::engine::Engine>, now_ms: i64) -> Result<(), StoreError> {
-        self.transaction(|tx| {
-            let cluster = docdb::Cluster::new(tx, engine);
-            seed::clear_documents(&cluster)?;
-            seed::clear(tx)?;
-            seed::seed_if_empty(&cluster, settings, now_ms).map_err(StoreError)
         })
     }
 }

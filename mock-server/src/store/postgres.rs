@@ -30,15 +30,9 @@ pub enum Action {
     Validate,
 }
 
-impl From<postgres::Error> for MigrateError {
-    fn from(e: postgres::Error) -> Self {
-        MigrateError::Postgres(e.to_string())
-    }
-}
-
 /// A connection to the database to migrate.
 pub fn connect(url: &str) -> Result<Client, MigrateError> {
-    Client::connect(url, NoTls).map_err(|e| MigrateError::Postgres(format!("connecting to {}: {e}", redact(url))))
+    Client::connect(url, NoTls).map_err(|e| MigrateError::Connect { url: redact(url), source: e })
 }
 
 /// The URL without its password, for messages.
@@ -143,10 +137,10 @@ pub fn apply(client: &mut Client, dry_run: bool, out: &mut dyn FnMut(String)) ->
         }
         let mut tx = client.transaction()?;
         for statement in m.statements() {
-            execute(&mut tx, statement).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), error: e.to_string() })?;
+            execute(&mut tx, statement).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), source: e.into() })?;
         }
-        record(&mut tx, m).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), error: e.to_string() })?;
-        tx.commit().map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), error: e.to_string() })?;
+        record(&mut tx, m).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), source: e.into() })?;
+        tx.commit().map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), source: e.into() })?;
         out(format!("applied {}", m.tag));
         report.applied.push(m.tag.to_owned());
     }

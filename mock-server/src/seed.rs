@@ -1,12 +1,12 @@
 //! The demo seed (CONTRACT §8), loaded into an empty store and by `POST /__mock/reset`.
 
-use crate::docdb::Cluster;
 use rusqlite::{params, Connection};
 
 use crate::auth::passwords;
-use crate::docdb;
-use crate::rolling::naming::TenantNames;
+use crate::docdb::naming::TenantNames;
+use crate::docdb::{self, engine::Engine, Cluster, DocDbResult};
 use crate::settings::Settings;
+use crate::store::Store;
 
 pub const COMPANIES: [(&str, &str); 3] = [("acme", "Acme Corp"), ("globex", "Globex Corporation"), ("initech", "Initech")];
 
@@ -42,7 +42,7 @@ const TABLES: [&str; 19] = [
     "companies",
 ];
 
-pub fn seed_if_empty(conn: &Cluster, settings: &Settings, now_ms: i64) -> rusqlite::Result<()> {
+pub fn seed_if_empty(conn: &Cluster, settings: &Settings, now_ms: i64) -> DocDbResult<()> {
     let companies: i64 = conn.query_row("SELECT COUNT(*) FROM companies", [], |r| r.get(0))?;
     if companies > 0 {
         return Ok(());
@@ -68,30 +68,24 @@ pub fn seed_if_empty(conn: &Cluster, settings: &Settings, now_ms: i64) -> rusqli
 }
 
 /// A new tenant as the demo's are: the company row, three open sales and its legacy catalogue.
-pub fn create_tenant(conn: &Cluster, settings: &Settings, id: &str, name: &str, now_ms: i64) -> rusqlite::Result<()> {
+pub fn create_tenant(conn: &Cluster, settings: &Settings, id: &str, name: &str, now_ms: i64) -> DocDbResult<()> {
     conn.execute("INSERT INTO companies (id, name, created_at, store_code) VALUES (?1, ?2, ?3, 'main')", params![id, name, now_ms])?;
     seed_tenant(conn, settings, id, now_ms)
 }
 
-fn seed_tenant(conn: &Cluster, settings: &Settings, id: &str, now_ms: i64) -> rusqlite::Result<()> {
+fn seed_tenant(conn: &Cluster, settings: &Settings, id: &str, now_ms: i64) -> DocDbResult<()> {
     for (n, amount) in [(1, 450), (2, 1290), (3, 260)] {
         conn.execute("INSERT INTO sales (id, company_id, amount_cents, created_at) VALUES (?1, ?2, ?3, ?4)", params![format!("{id}-sale-{n}"), id, amount, now_ms])?;
     }
     let names = TenantNames::new(&settings.db_prefix, id, "main");
-    docdb::seed::seed_legacy(conn, &names, id, now_ms).map_err(document_failure)
-}
-
-/// A failure of the document side as the store's: seeding runs inside a store transaction,
-/// which it rolls back.
-fn document_failure(e: docdb::DocDbError) -> rusqlite::Error {
-    rusqlite::Error::ToSqlConversionFailure(e.to_string().into())
+    docdb::seed::seed_legacy(conn, &names, id, now_ms)
 }
 
 /// Deletes every database the catalogue lists from the document side: the engine's databases
 /// go with the catalogue rows `clear` empties.
-pub fn clear_documents(c: &Cluster) -> rusqlite::Result<()> {
-    for db in docdb::names(c).map_err(document_failure)? {
-        c.docs().delete_db(&db).map_err(document_failure)?;
+pub fn clear_documents(c: &Cluster) -> DocDbResult<()> {
+    for db in docdb::names(c)? {
+        c.docs().delete_db(&db)?;
     }
     Ok(())
 }
@@ -104,4 +98,15 @@ pub fn clear(conn: &Connection) -> rusqlite::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Back to the demo seed (`POST /__mock/reset`): every table emptied, migrations kept, seed loaded
+/// again, in one transaction.
+pub fn reset(store: &Store, settings: &Settings, engine: Option<&Engine>, now_ms: i64) -> DocDbResult<()> {
+    store.transaction(|tx| {
+        let cluster = Cluster::new(tx, engine);
+        clear_documents(&cluster)?;
+        clear(tx)?;
+        seed_if_empty(&cluster, settings, now_ms)
+    })
 }

@@ -19,7 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
-use mock_server::rolling::flags::{self, FlagPatch};
+use mock_server::rolling::flag_change;
+use mock_server::rolling::flags::FlagPatch;
 use mock_server::rolling::RollingSettings;
 use mock_server::seed;
 use mock_server::settings::Settings;
@@ -103,9 +104,9 @@ fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>
     let on = FlagPatch { rolling_db: Some(true), rolling_db_drop: None };
     let rolling = RollingSettings::from(&settings);
     for i in 0..n {
-        flags::apply(&cluster, &rolling, &format!("t{i:05}"), on, "bench", false, now).unwrap();
+        flag_change::apply(&cluster, &rolling, &format!("t{i:05}"), on, "bench", false, now).unwrap();
     }
-    flags::apply(&cluster, &rolling, "acme", on, "bench", false, now).unwrap();
+    flag_change::apply(&cluster, &rolling, "acme", on, "bench", false, now).unwrap();
 }
 
 fn client() -> reqwest::Client {

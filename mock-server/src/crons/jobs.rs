@@ -185,7 +185,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
     let room = {
         let conn = ctx.state.store.lock();
-        rotate::headroom(&conn, &rolling)
+        crate::docdb::headroom::headroom(&conn, &rolling)
     };
     match room {
         Ok(room) if !room.enough() => {
@@ -199,7 +199,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
         }
         Ok(_) => {}
         Err(e) => {
-            ctx.progress(0, total, Some(&format!("refused before any tenant, nothing changed: the headroom could not be read: {e}")));
+            ctx.progress(0, total, Some(&format!("refused before any tenant, nothing changed: the headroom could not be read: {}", chain(&e))));
             return Some((false, total));
         }
     }

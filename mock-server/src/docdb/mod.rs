@@ -15,6 +15,7 @@ pub mod cors;
 pub mod documents;
 pub mod embedded;
 pub mod engine;
+pub mod headroom;
 pub mod naming;
 pub mod on_engine;
 pub mod seed;

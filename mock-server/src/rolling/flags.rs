@@ -1,14 +1,11 @@
-//! The per-tenant flags (`company_feature_flags`): both default off; `rollingDbDrop` needs
-//! `rollingDb`; turning `rollingDb` off clears `rollingDbDrop`; enabling `rollingDb` is refused
-//! while a device of the tenant reports an SDK older than the cutover switch, unless forced.
-//! A flag change does nothing else: the rotate cron acts on it.
+//! The per-tenant feature flags (`company_feature_flags`), as they are recorded: both default
+//! off. How they change (and what a change is refused for) is `flag_change.rs`; the modules that
+//! only read them (the preflight, the invalidation's routing, the handshake) read them here.
 
-use crate::docdb::Cluster;
-use crate::store::exec;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::{tenants, RollingError, RollingResult, RollingSettings};
+use super::{tenants, RollingResult};
 use crate::store::devices;
 
 /// The first SDK with the catalogue cutover switch.
@@ -57,43 +54,6 @@ pub fn devices_too_old(conn: &Connection, company_id: &str) -> RollingResult<Vec
             (parse_version(&v).is_some() && !has_cutover_switch(Some(&v))).then_some((d.id, v))
         })
         .collect())
-}
-
-/// What a flag change came to: the new record, and the failing checks a forced change overrode.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Applied {
-    pub flags: Flags,
-    pub overridden: Vec<super::preflight::Check>,
-}
-
-/// Applies `patch` by the rules above: `rollingDbDrop` never without `rollingDb`, and a flag
-/// turned on only when its preflight passes, unless `force` (the caller checks who may force).
-/// Turning `rollingDb` off is the rollback: it clears the tenant's rollback alarms.
-pub fn apply(conn: &Cluster, settings: &RollingSettings, company_id: &str, patch: FlagPatch, actor: &str, force: bool, now_ms: i64) -> RollingResult<Applied> {
-    if patch == FlagPatch::default() {
-        return Err(RollingError::NothingToChange);
-    }
-    let current = get(conn, company_id)?;
-    let rolling_db = patch.rolling_db.unwrap_or(current.rolling_db);
-    if patch.rolling_db_drop == Some(true) && !rolling_db {
-        return Err(RollingError::DropRequiresRollingDb);
-    }
-    // Turning rollingDb off clears the drop flag with it.
-    let rolling_db_drop = rolling_db && patch.rolling_db_drop.unwrap_or(current.rolling_db_drop);
-    let failing = super::preflight::failing_for(conn, settings, &current, patch, now_ms)?;
-    if !failing.is_empty() && !force {
-        return Err(RollingError::PreflightFailed(failing));
-    }
-    exec(
-        conn,
-        "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT(company_id) DO UPDATE SET rolling_db = ?2, rolling_db_drop = ?3, updated_at = ?4, updated_by = ?5",
-        params![company_id, rolling_db as i64, rolling_db_drop as i64, now_ms, actor],
-    )?;
-    if current.rolling_db && !rolling_db {
-        super::alarms::clear(conn, company_id, now_ms)?;
-    }
-    Ok(Applied { flags: get(conn, company_id)?, overridden: failing })
 }
 
 #[cfg(test)]

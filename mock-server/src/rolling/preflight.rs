@@ -12,9 +12,9 @@ use session_broker::protocol::{has_cutover_switch, CUTOVER_SDK_VERSION};
 use super::archive::reconcile_diff;
 use super::days::{day_databases, DayStatus};
 use super::flags::{self, devices_too_old};
-use super::rotate::{headroom, PREWARMED_HANDLES};
 use super::{RollingResult, RollingSettings};
 use crate::clock::DAY_MS;
+use crate::docdb::headroom::{headroom, PREWARMED_HANDLES};
 use crate::docdb::naming::day_of;
 use crate::store::{devices, migrate};
 

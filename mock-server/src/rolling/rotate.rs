@@ -5,7 +5,7 @@
 
 use crate::docdb::Cluster;
 use crate::store::exec;
-use rusqlite::{params, Connection};
+use rusqlite::params;
 use serde::Serialize;
 use serde_json::json;
 
@@ -69,36 +69,4 @@ pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant
         invalidation::invalidate(conn, &tenant.id, REASON_CUTOVER, Routing::Core, now_ms)?;
     }
     Ok(TenantRotation { company_id: tenant.id.clone(), warm, created_days, invalidated })
-}
-
-/// The handles a rotate of `tenants` keeps in use (CORE, today's and tomorrow's day database of
-/// each), and the cluster's room for them beside the handles other tenants keep in use: the
-/// runbook's "the cluster fails without headroom", checked before the rotate starts rather than
-/// discovered tenant by tenant. Idle handles do not count: the LRU closes them as needed.
-/// The flag's preflight asks the same of the fleet's rolling tenants plus the one turned on.
-pub fn headroom(conn: &Connection, tenant_ids: &[String]) -> RollingResult<Headroom> {
-    let mut theirs = 0;
-    for id in tenant_ids {
-        theirs += docdb::pinned(conn, id)?.len();
-    }
-    Ok(Headroom { needed: tenant_ids.len() * PREWARMED_HANDLES, in_use_elsewhere: docdb::in_use_count(conn)?.saturating_sub(theirs), max: docdb::max_open(conn)? })
-}
-
-/// Handles a rotated tenant keeps in use: CORE, today, tomorrow.
-pub const PREWARMED_HANDLES: usize = 3;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Headroom {
-    /// Handles the rotated tenants will hold in use.
-    pub needed: usize,
-    /// Handles in use by every other tenant.
-    pub in_use_elsewhere: usize,
-    /// `ROLLING_DB_MAX_OPEN`.
-    pub max: usize,
-}
-
-impl Headroom {
-    pub fn enough(&self) -> bool {
-        self.in_use_elsewhere.saturating_add(self.needed) <= self.max
-    }
 }

@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
-use crate::rolling::flags::{self, FlagPatch, Flags};
+use crate::rolling::flags::{FlagPatch, Flags};
 use crate::rolling::invalidation;
-use crate::rolling::{preflight, tenants, views, RollingSettings};
+use crate::rolling::{flag_change, preflight, tenants, views, RollingSettings};
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
 use session_broker::core::permissions::{CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_REWARM};
@@ -142,9 +142,8 @@ async fn set_flags(
     let now = state.clock.now_ms();
     let rolling = settings(&state);
     let flags = state.store.tx(|tx| {
-        let before = flags::get(tx, &id)?;
-        let applied = flags::apply(&state.cluster(tx), &rolling, &id, patch, &user.0.user_id, force, now)?;
-        let detail = json!({"companyId": id, "request": body, "before": before, "after": applied.flags, "forced": force, "overridden": applied.overridden});
+        let applied = flag_change::apply(&state.cluster(tx), &rolling, &id, patch, &user.0.user_id, force, now)?;
+        let detail = json!({"companyId": id, "request": body, "before": applied.before, "after": applied.flags, "forced": force, "overridden": applied.overridden});
         audit::record(tx, &Actor::user(&user.0, ip.0), if force { "flags.force" } else { "flags.change" }, detail, now)?;
         Ok::<_, AppError>(applied.flags)
     })?;

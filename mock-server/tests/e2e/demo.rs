@@ -9,7 +9,8 @@ use std::time::Duration;
 use fantoccini::elements::Element;
 use fantoccini::Locator;
 use mock_server::crons::{self, runner};
-use mock_server::rolling::flags::{self, FlagPatch};
+use mock_server::rolling::flag_change;
+use mock_server::rolling::flags::FlagPatch;
 use mock_server::rolling::RollingSettings;
 use mock_server::settings::Settings;
 use mock_server::state::AppState;
@@ -240,7 +241,7 @@ async fn the_console_keeps_the_operators_place_across_refreshes() {
         let conn = state.store.lock();
         for id in ["globex", "initech"] {
             let on = FlagPatch { rolling_db: Some(true), ..FlagPatch::default() };
-            flags::apply(&state.cluster(&conn), &rolling, id, on, "e2e", true, state.clock.now_ms()).unwrap();
+            flag_change::apply(&state.cluster(&conn), &rolling, id, on, "e2e", true, state.clock.now_ms()).unwrap();
         }
     }
     let b = Browser::start().await;

@@ -9,7 +9,8 @@ mod engine;
 use browser::{group_members, marked, repo_root, serve, serve_with, Browser, Engine};
 use mock_server::crons::{self, runner};
 use mock_server::docdb::engine::EngineUrl;
-use mock_server::rolling::flags::{self, FlagPatch};
+use mock_server::rolling::flag_change;
+use mock_server::rolling::flags::FlagPatch;
 use mock_server::rolling::RollingSettings;
 use mock_server::settings::Settings;
 use mock_server::state::AppState;
@@ -89,7 +90,7 @@ pub fn cut_over(state: &AppState, tenant: &str) {
     {
         let conn = state.store.lock();
         let on = FlagPatch { rolling_db: Some(true), ..FlagPatch::default() };
-        flags::apply(&state.cluster(&conn), &rolling, tenant, on, "e2e", false, state.clock.now_ms()).unwrap();
+        flag_change::apply(&state.cluster(&conn), &rolling, tenant, on, "e2e", false, state.clock.now_ms()).unwrap();
     }
     runner::trigger(state, crons::find(crons::ROTATE).unwrap(), &Actor::system("e2e")).unwrap();
 }

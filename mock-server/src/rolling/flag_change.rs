@@ -1,0 +1,52 @@
+//! A flag change, by the seeds' rules: `rollingDbDrop` needs `rollingDb`; turning `rollingDb` off
+//! clears `rollingDbDrop` (and is the rollback: the tenant's rollback alarms clear); a flag is
+//! turned on only when its preflight passes (enabling `rollingDb` is refused while a device of the
+//! tenant reports an SDK older than the cutover switch), unless a sys_admin forces it. A change
+//! does nothing else: the rotate cron acts on it.
+
+use rusqlite::params;
+
+use super::flags::{self, FlagPatch, Flags};
+use super::{alarms, preflight, RollingError, RollingResult, RollingSettings};
+use crate::docdb::Cluster;
+use crate::store::exec;
+
+/// What a flag change came to: the new record, and the failing checks a forced change overrode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Applied {
+    /// The record before the change (read once: the audit entry shows it beside the new one).
+    pub before: Flags,
+    pub flags: Flags,
+    pub overridden: Vec<preflight::Check>,
+}
+
+/// Applies `patch` by the rules above: `rollingDbDrop` never without `rollingDb`, and a flag
+/// turned on only when its preflight passes, unless `force` (the caller checks who may force).
+/// Turning `rollingDb` off is the rollback: it clears the tenant's rollback alarms.
+pub fn apply(conn: &Cluster, settings: &RollingSettings, company_id: &str, patch: FlagPatch, actor: &str, force: bool, now_ms: i64) -> RollingResult<Applied> {
+    if patch == FlagPatch::default() {
+        return Err(RollingError::NothingToChange);
+    }
+    let current = flags::get(conn, company_id)?;
+    let rolling_db = patch.rolling_db.unwrap_or(current.rolling_db);
+    if patch.rolling_db_drop == Some(true) && !rolling_db {
+        return Err(RollingError::DropRequiresRollingDb);
+    }
+    // Turning rollingDb off clears the drop flag with it.
+    let rolling_db_drop = rolling_db && patch.rolling_db_drop.unwrap_or(current.rolling_db_drop);
+    let failing = preflight::failing_for(conn, settings, &current, patch, now_ms)?;
+    if !failing.is_empty() && !force {
+        return Err(RollingError::PreflightFailed(failing));
+    }
+    exec(
+        conn,
+        "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(company_id) DO UPDATE SET rolling_db = ?2, rolling_db_drop = ?3, updated_at = ?4, updated_by = ?5",
+        params![company_id, rolling_db as i64, rolling_db_drop as i64, now_ms, actor],
+    )?;
+    if current.rolling_db && !rolling_db {
+        alarms::clear(conn, company_id, now_ms)?;
+    }
+    let flags = Flags { company_id: current.company_id.clone(), rolling_db, rolling_db_drop, updated_at: Some(now_ms), updated_by: Some(actor.to_owned()) };
+    Ok(Applied { before: current, flags, overridden: failing })
+}

@@ -310,7 +310,7 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
     let _ = writeln!(r, "| the 1,000-caller storm no slower than supabase's | {s_ours} ms against {s_supa} ms | {} |", met(s_ours <= s_supa));
     let cold_ratio = med(&cold[0], "/ms") / med(&cold[2], "/ms");
     let _ = writeln!(r, "| cold start at least 20% faster than supabase's (returning visit) | {cold_ratio:.2}× its time | {} |\n", met(cold_ratio <= 0.8));
-    let _ = writeln!(r, "`isTokenExpired()`, `isAboutToExpire()` and `getToken()` read two keys, the token and its `expiresAt` (CONTRACT §3 defines the expiry by that key; see the README), so their limit is two `getItem`s; `getCurrentUser()` copies the claims for each caller.\n");
+    let _ = writeln!(r, "`isTokenExpired()`, `isAboutToExpire()` and `getToken()` read two keys, the token and its `expiresAt` (the expiry is defined by that key; see the README's Storage keys), so their limit is two `getItem`s; `getCurrentUser()` copies the claims for each caller.\n");
     let _ = writeln!(r, "## Bundle size: a typical-usage entry, esbuild minified ESM, gzip -9 (`bench/peers.sh`)\n");
     let _ = writeln!(r, "| SDK | JS | wasm | total |\n|---|---|---|---|");
     for (name, key) in [("session-broker", "session-broker"), ("@supabase/auth-js", "supabase"), ("@auth0/auth0-spa-js", "auth0"), ("oidc-client-ts", "oidc")] {

@@ -10,6 +10,7 @@ use mock_server::causes::chain;
 use mock_server::settings::Settings;
 use mock_server::state::{AppState, StaticDirs};
 use mock_server::store::{self, migrate};
+use session_broker::protocol::ops::audit as actions;
 
 const USAGE: &str = "usage:
   mock-server [--listen ADDR] [--www DIR] [--pkg DIR] [--vendor DIR]
@@ -77,7 +78,7 @@ fn run_restore(args: &[String], settings: Settings) -> CliResult {
     let restored = state.store.transaction(|tx| {
         let r = mock_server::rolling::backup::restore(&state.cluster(tx), &dir, &db, snapshot.as_deref(), now)?;
         let actor = mock_server::store::audit::Actor::system("restore");
-        mock_server::store::audit::record(tx, &actor, "day.restore", serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}), now)?;
+        mock_server::store::audit::record(tx, &actor, actions::DAY_RESTORE, serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}), now)?;
         Ok::<_, mock_server::rolling::RollingError>(r)
     })?;
     println!("restored {} ({} documents) from snapshot {} of {}", restored.db, restored.doc_count, restored.snapshot_id, dir.display());

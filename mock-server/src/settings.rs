@@ -1,4 +1,4 @@
-//! Server settings, read from the environment (CONTRACT §6).
+//! Server settings, read from the environment (README: "The mock server", settings).
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! Management routes (CONTRACT §5): devices, companies, users, payment references, each with
+//! Management routes (README: "The mock server", management): devices, companies, users, payment references, each with
 //! its role and tenant checks and the contract's error body on bad input.
 
 mod common;

@@ -1,10 +1,11 @@
-//! Which route each management and operations call of the JS API uses (CONTRACT §5, §6).
+//! Which route each management and operations call of the JS API uses (README: "The mock server", management and operations).
 //! Ids become path segments only when they are plain (`A-Z a-z 0-9 . _ ~ -`), so no id can
 //! reach another route.
 
 use serde_json::Value;
 
 use super::ports::Method;
+use crate::protocol::routes::*;
 
 /// An id usable as one path segment.
 pub fn segment(what: &str, id: &str) -> Result<String, String> {
@@ -29,8 +30,9 @@ pub struct Route {
     pub needs_session: bool,
 }
 
-fn route(method: Method, path: String, body: Option<Value>) -> Route {
-    Route { method, path, body, needs_session: true }
+/// The route `call` with its ids filled in.
+fn to(call: Call, ids: &[&str], body: Option<Value>) -> Route {
+    Route { method: call.method, path: fill(call.path, ids), body, needs_session: true }
 }
 
 /// `AuthManager`'s management calls.
@@ -72,21 +74,20 @@ pub enum Management {
 impl Management {
     /// The route, or why an id cannot be one.
     pub fn route(&self) -> Result<Route, String> {
-        use Method::*;
         Ok(match self {
-            Management::AddDevice(info) => route(Post, "/devices".into(), Some(info.clone())),
-            Management::DeleteDevice(id) => route(Delete, ["/devices/", &segment("deviceId", id)?].concat(), None),
-            Management::GetDevices => route(Get, "/devices".into(), None),
-            Management::GetCompanies => route(Get, "/companies".into(), None),
-            Management::GetCompany(id) => route(Get, ["/companies/", &segment("companyId", id)?].concat(), None),
-            Management::UpdateCompany(id, changes) => route(Patch, ["/companies/", &segment("companyId", id)?].concat(), Some(changes.clone())),
-            Management::DeleteCompany(id) => route(Delete, ["/companies/", &segment("companyId", id)?].concat(), None),
-            Management::UpdateUser(id, changes) => route(Patch, ["/users/", &segment("userId", id)?].concat(), Some(changes.clone())),
-            Management::DeleteUser(id) => route(Delete, ["/users/", &segment("userId", id)?].concat(), None),
-            Management::ListUsers => route(Get, "/users".into(), None),
-            Management::GetMyUser => route(Get, "/users/me".into(), None),
+            Management::AddDevice(info) => to(ADD_DEVICE, &[], Some(info.clone())),
+            Management::DeleteDevice(id) => to(DELETE_DEVICE, &[&segment("deviceId", id)?], None),
+            Management::GetDevices => to(DEVICES, &[], None),
+            Management::GetCompanies => to(COMPANIES, &[], None),
+            Management::GetCompany(id) => to(COMPANY, &[&segment("companyId", id)?], None),
+            Management::UpdateCompany(id, changes) => to(UPDATE_COMPANY, &[&segment("companyId", id)?], Some(changes.clone())),
+            Management::DeleteCompany(id) => to(DELETE_COMPANY, &[&segment("companyId", id)?], None),
+            Management::UpdateUser(id, changes) => to(UPDATE_USER, &[&segment("userId", id)?], Some(changes.clone())),
+            Management::DeleteUser(id) => to(DELETE_USER, &[&segment("userId", id)?], None),
+            Management::ListUsers => to(USERS, &[], None),
+            Management::GetMyUser => to(ME, &[], None),
             Management::UpdatePaymentReference { company_id, sale_id, data } => {
-                route(Patch, ["/companies/", &segment("companyId", company_id)?, "/sales/", &segment("saleId", sale_id)?, "/payment-reference"].concat(), Some(data.clone()))
+                to(PAYMENT_REFERENCE, &[&segment("companyId", company_id)?, &segment("saleId", sale_id)?], Some(data.clone()))
             }
         })
     }
@@ -142,26 +143,28 @@ pub enum Admin {
 impl Admin {
     /// The route, or why an id cannot be one.
     pub fn route(&self) -> Result<Route, String> {
-        use Method::*;
-        let tenant = |id: &str, read: &str| -> Result<String, String> { Ok(["/admin/rolling-db/tenants/", &segment("companyId", id)?, "/", read].concat()) };
         Ok(match self {
-            Admin::Health => Route { method: Get, path: "/health".into(), body: None, needs_session: false },
-            Admin::Cluster => route(Get, "/admin/rolling-db/cluster".into(), None),
-            Admin::Tenants => route(Get, "/admin/rolling-db/tenants".into(), None),
-            Admin::Reconciliation(id) => route(Get, tenant(id, "reconciliation")?, None),
-            Admin::CleanupCandidates(id) => route(Get, tenant(id, "cleanup-candidates")?, None),
-            Admin::Topology(id) => route(Get, tenant(id, "topology")?, None),
-            Admin::Preflight(id) => route(Get, tenant(id, "preflight")?, None),
+            Admin::Health => Route { needs_session: false, ..to(HEALTH, &[], None) },
+            Admin::Cluster => to(CLUSTER, &[], None),
+            Admin::Tenants => to(TENANTS, &[], None),
+            Admin::Reconciliation(id) => to(RECONCILIATION, &[&segment("companyId", id)?], None),
+            Admin::CleanupCandidates(id) => to(CLEANUP_CANDIDATES, &[&segment("companyId", id)?], None),
+            Admin::Topology(id) => to(TOPOLOGY, &[&segment("companyId", id)?], None),
+            Admin::Preflight(id) => to(PREFLIGHT, &[&segment("companyId", id)?], None),
             Admin::SetFlags { company_id, flags, force } => {
-                route(Patch, ["/admin/rolling-db/flags/", &segment("companyId", company_id)?, if *force { "?force=true" } else { "" }].concat(), Some(flags.clone()))
+                let mut r = to(FLAGS, &[&segment("companyId", company_id)?], Some(flags.clone()));
+                if *force {
+                    r.path.push_str("?force=true");
+                }
+                r
             }
-            Admin::Crons => route(Get, "/admin/crons".into(), None),
-            Admin::RunCron(name) => route(Post, ["/admin/crons/", &segment("cron", name)?, "/run"].concat(), None),
-            Admin::CronRun(id) => route(Get, ["/admin/crons/runs/", &segment("runId", id)?].concat(), None),
-            Admin::InvalidateClients(id) => route(Post, ["/admin/invalidate-clients/", &segment("companyId", id)?].concat(), None),
+            Admin::Crons => to(CRONS, &[], None),
+            Admin::RunCron(name) => to(RUN_CRON, &[&segment("cron", name)?], None),
+            Admin::CronRun(id) => to(CRON_RUN, &[&segment("runId", id)?], None),
+            Admin::InvalidateClients(id) => to(INVALIDATE_CLIENTS, &[&segment("companyId", id)?], None),
             Admin::Audit { company_id, before, limit } => {
                 // Written out rather than joined: one generic `join` less in the module.
-                let (mut path, mut separator) = (String::from("/admin/audit"), '?');
+                let (mut path, mut separator) = (String::from(AUDIT.path), '?');
                 let mut param = |name: &str, value: &str| {
                     path.push(separator);
                     separator = '&';
@@ -178,7 +181,7 @@ impl Admin {
                 if let Some(limit) = limit {
                     param("limit", &limit.to_string());
                 }
-                route(Get, path, None)
+                Route { method: AUDIT.method, path, body: None, needs_session: true }
             }
         })
     }

@@ -25,6 +25,8 @@ crate::protocol::errors::codes! {
     REALTIME_REFUSED = "realtime_refused";
     /// The realtime session was closed before it was ready.
     CLOSED = "closed";
+    /// A realtime connection attempt failed (the `error` event; the session retries with backoff).
+    CONNECTION_FAILED = "connection_failed";
     /// The module was used before `await init()`.
     NOT_INITIALIZED = "not_initialized";
 }
@@ -50,5 +52,30 @@ mod tests {
         };
         assert_eq!(union("SdkErrorCode"), super::ALL);
         assert_eq!(union("ServerErrorCode"), crate::protocol::errors::ALL);
+    }
+
+    /// Every code the SDK emits comes from the list above: no code is written as a literal where
+    /// a failure or an `error` event is made (the unions could not know it).
+    #[test]
+    fn no_code_is_written_outside_the_list() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+        let mut found = Vec::new();
+        for sub in ["core", "core/session", "js", "web"] {
+            for entry in std::fs::read_dir(format!("{dir}/{sub}")).unwrap().flatten() {
+                let path = entry.path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if !name.ends_with(".rs") || name.ends_with("_tests.rs") || name == "codes.rs" {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                let code = text.split("#[cfg(all(test").next().unwrap();
+                for needle in ["emit_error(\"", " error(\"", "(error(\"", "failure(\"", "(\"code\", \""] {
+                    if code.contains(needle) {
+                        found.push(format!("{sub}/{name}: {needle}"));
+                    }
+                }
+            }
+        }
+        assert!(found.is_empty(), "codes written as literals: {found:?}");
     }
 }

@@ -18,7 +18,7 @@ pub const CATALOG_WRITE: &str = "catalog:write";
 /// Re-warm (dropping CORE): in no role's list, so `sys_admin` alone.
 pub const ROLLING_DB_REWARM: &str = "rollingDb:rewarm";
 
-/// CONTRACT §3's default map, action → roles. The mock server authorises its routes by this
+/// The default map (README: "The JS API", `hasPermission`), action → roles. The mock server authorises its routes by this
 /// same map, so `hasPermission` and the server never disagree.
 pub const DEFAULTS: [(&str, &[&str]); 6] = [
     (ROLLING_DB_READ, &["sys_admin"]),

@@ -1,8 +1,9 @@
-//! The device side of the catalogue cutover (CONTRACT §7): the realtime session that performs the
+//! The device side of the catalogue cutover (README: "Realtime: `SyncSession`"): the realtime session that performs the
 //! `sdk:init` → (`invalidate-local`) → `ready` handshake, destroys the local databases when told,
 //! bootstraps the catalogue from where the tenant routes, and reconnects with jittered
 //! exponential backoff until it is closed or the user signs out.
 
+use crate::protocol::routes::BOOTSTRAP;
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
@@ -12,8 +13,9 @@ use std::task::{Context, Poll, Waker};
 use crate::core::json;
 use serde_json::Value;
 
+use super::codes;
 use super::hooks::HookList;
-use super::ports::{LocalBoxFuture, Method};
+use super::ports::LocalBoxFuture;
 use super::session::Session;
 pub use crate::protocol::realtime::{is_refusal, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED};
 use crate::protocol::realtime::{ClientFrame, InvalidateLocal, Ready, SdkInit, ServerFrame};
@@ -363,7 +365,7 @@ impl SyncSession {
                     return;
                 }
                 Attempt::Transient(why) => {
-                    self.emit_error("connection_failed", &why).await;
+                    self.emit_error(codes::CONNECTION_FAILED, &why).await;
                     attempt = attempt.saturating_add(1);
                 }
             }
@@ -467,7 +469,7 @@ impl SyncSession {
 
     async fn bootstrap(&self, ready: &Ready) -> Result<(), String> {
         let database = ready.database.as_str();
-        let result = self.0.session.call(Method::Get, &["/bootstrap?database=", database].concat(), None).await;
+        let result = self.0.session.call(BOOTSTRAP.method, &[BOOTSTRAP.path, "?database=", database].concat(), None).await;
         let data = match (result.success, result.data) {
             (true, Some(data)) => data,
             _ => return Err(["bootstrap failed: ", &result.error.unwrap_or_default()].concat()),

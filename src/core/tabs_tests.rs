@@ -380,8 +380,10 @@ fn a_company_change_elsewhere_is_told_as_such() {
 
 #[test]
 fn auto_refresh_waits_for_the_margin_then_refreshes_once_and_rests_offline() {
+    // On by default: the core decides the defaults (`SessionConfig::new`), the facade only
+    // applies what the app overrides.
     let w = World::new();
-    let tab = w.tab_with(|c| c.auto_refresh = true);
+    let tab = w.tab();
     assert_eq!(tab.session.auto_refresh_delay(), None, "no session, nothing to watch");
     assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
     assert_eq!(tab.session.auto_refresh_delay(), Some(600_000), "capped: re-checked at least every 10 minutes");
@@ -399,7 +401,7 @@ fn auto_refresh_waits_for_the_margin_then_refreshes_once_and_rests_offline() {
 #[test]
 fn auto_refresh_backs_off_after_a_transient_failure() {
     let w = World::new();
-    let tab = w.tab_with(|c| c.auto_refresh = true);
+    let tab = w.tab();
     w.expired_session(&tab);
     *tab.transport.responder.borrow_mut() = Box::new(|_| Err(TransportError::Timeout));
     assert_eq!(finish(tab.session.auto_refresh_step(true)), Some(60_000));
@@ -411,7 +413,7 @@ fn auto_refresh_backs_off_after_a_transient_failure() {
 #[test]
 fn a_disabled_auto_refresh_watches_nothing() {
     let w = World::new();
-    let tab = w.tab();
+    let tab = w.tab_with(|c| c.auto_refresh = false);
     w.expired_session(&tab);
     assert_eq!(finish(tab.session.auto_refresh_step(true)), None);
     assert_eq!(tab.refresh_requests(), 0);

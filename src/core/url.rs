@@ -29,7 +29,7 @@ pub fn realtime_url(base: &str) -> String {
     } else {
         base.to_owned()
     };
-    join(&ws, "/realtime")
+    join(&ws, crate::protocol::routes::REALTIME.path)
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -12,13 +12,12 @@ use super::errors::{error, invalid};
 use super::hooks::subscribe;
 use crate::core::codes;
 use crate::core::hooks::SignOutReason;
-use crate::core::hooks::DEFAULT_HOOK_TIMEOUT_MS;
 use crate::core::json;
 use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::lease::StorageLease;
 use crate::core::permissions::PermissionMap;
 use crate::core::ports::{Clock, Storage};
-use crate::core::session::{Ports, Session, SessionConfig, TokenAnswer, DEFAULT_TIMEOUT_MS};
+use crate::core::session::{Ports, Session, SessionConfig, TokenAnswer};
 use crate::web::lock::BrowserLock;
 use crate::web::tabs::Coordinator;
 use crate::web::{idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter};
@@ -73,13 +72,13 @@ fn parse_options(options: &Map<String, Value>) -> Result<SessionConfig, String> 
         }
         Some(_) => return Err("permissions must be an object of action → role names".into()),
     }
-    config.timeout_ms = millis(options, "timeoutMs", DEFAULT_TIMEOUT_MS)?;
-    config.hook_timeout_ms = millis(options, "hookTimeoutMs", DEFAULT_HOOK_TIMEOUT_MS)?;
-    config.auto_refresh = match options.get("autoRefresh") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(on)) => *on,
+    config.timeout_ms = millis(options, "timeoutMs", config.timeout_ms)?;
+    config.hook_timeout_ms = millis(options, "hookTimeoutMs", config.hook_timeout_ms)?;
+    match options.get("autoRefresh") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(on)) => config.auto_refresh = *on,
         Some(_) => return Err("autoRefresh must be a boolean".into()),
-    };
+    }
     Ok(config)
 }
 

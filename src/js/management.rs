@@ -1,4 +1,4 @@
-//! `AuthManager`'s management calls (CONTRACT §5). Each resolves to `{success, data?, error?, status?}`.
+//! `AuthManager`'s management calls (README: "The JS API", management calls). Each resolves to `{success, data?, error?, status?}`.
 
 use js_sys::Promise;
 use serde_json::Value;

@@ -429,7 +429,7 @@ export interface InvalidationResult {
 export type SdkErrorCode =
   | "network" | "timeout" | "http_error" | "bad_response"
   | "not_signed_in" | "session_expired" | "storage_unavailable" | "invalid_argument"
-  | "permission_denied" | "realtime_refused" | "closed" | "not_initialized";
+  | "permission_denied" | "realtime_refused" | "closed" | "connection_failed" | "not_initialized";
 
 /** The server's codes, passed through as it sent them (src/protocol/errors.rs). */
 export type ServerErrorCode =

@@ -1,12 +1,13 @@
 //! Every name that crosses the wire or the process boundary, in one place, shared by the SDK and
-//! the mock server: the request and response bodies (CONTRACT §4–§6), the realtime frames and
-//! close codes (§7), the cron names and schedules, the error codes, and the SDK versions.
+//! the mock server: the request and response bodies (the README's "The mock server"), the realtime frames
+//! and close codes (README: "Realtime: `SyncSession`"), the cron names and schedules, the error codes, and the SDK versions.
 //! Both sides serialise through these types, so they cannot drift apart.
 
 mod auth;
 pub mod errors;
 pub mod ops;
 pub mod realtime;
+pub mod routes;
 
 pub use auth::*;
 

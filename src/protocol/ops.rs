@@ -29,7 +29,7 @@ pub const CRON_PRUNE: &str = "session-prune";
 /// Every cron, in the order `/admin/crons` lists them.
 pub const CRONS: [CronSpec; 5] = [
     CronSpec { name: CRON_ROTATE, hour: 5, minute: 0, description: "Rotate: warm CORE, prewarm day databases, cut over" },
-    CronSpec { name: CRON_DROP_EVAL, hour: 4, minute: 0, description: "Drop evaluation: drop what passed the three locks and the TTL" },
+    CronSpec { name: CRON_DROP_EVAL, hour: 4, minute: 0, description: "Drop evaluation: drop what passed the four locks and the TTL" },
     CronSpec { name: CRON_ARCHIVE, hour: 3, minute: 0, description: "Archive: drain, copy to *_archive, reconcile" },
     CronSpec { name: CRON_BACKUP, hour: 3, minute: 30, description: "Backup: a snapshot of every day database that changed, 30 kept" },
     CronSpec { name: CRON_PRUNE, hour: 2, minute: 0, description: "Housekeeping: expired sessions, old runs, long-unseen devices" },
@@ -41,3 +41,31 @@ pub const REASON_CUTOVER: &str = "rolling-db-cutover";
 pub const REASON_OPERATOR: &str = "operator";
 /// `invalidate-local.reason` of the legacy daily invalidation (tenants without `rollingDb`).
 pub const REASON_DAILY: &str = "invalidate_daily";
+
+/// The audit log's `action` names (`GET /admin/audit`), each written by one place of the server.
+pub mod audit {
+    /// A flag change through its preflight.
+    pub const FLAGS_CHANGE: &str = "flags.change";
+    /// A flag change that overrode a failing preflight (`?force=true`).
+    pub const FLAGS_FORCE: &str = "flags.force";
+    /// A tenant's devices told to drop their local data (an operator, or the rotate's cutover).
+    pub const CLIENTS_INVALIDATE: &str = "clients.invalidate";
+    /// CORE dropped for the next rotate to warm again.
+    pub const CORE_REWARM: &str = "core.rewarm";
+    /// A cron run started (by a user or the scheduler).
+    pub const CRON_RUN: &str = "cron.run";
+    /// A day database dropped by the drop evaluation.
+    pub const DAY_DROP: &str = "day.drop";
+    /// A dropped day database restored from its snapshot.
+    pub const DAY_RESTORE: &str = "day.restore";
+    /// A user created by a manager or sys_admin.
+    pub const USER_CREATE: &str = "user.create";
+    /// A user's roles changed.
+    pub const USER_ROLES: &str = "user.roles";
+    /// A user's password changed.
+    pub const USER_PASSWORD: &str = "user.password";
+    /// A user deleted.
+    pub const USER_DELETE: &str = "user.delete";
+    /// A public sign-up made a company and its manager.
+    pub const COMPANY_SIGN_UP: &str = "company.sign_up";
+}

@@ -1,4 +1,4 @@
-//! The realtime protocol (CONTRACT §7): `GET /realtime`, JSON text frames `{type, payload}`.
+//! The realtime protocol (README: "Realtime: `SyncSession`"): `GET /realtime`, JSON text frames `{type, payload}`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,6 +1,7 @@
 //! What each cron does, tenant by tenant: every tenant in its own transaction, so one tenant's
 //! failure (say `all_dbs_active`) leaves nothing half-done and the others go on.
 
+use session_broker::protocol::ops::audit as actions;
 use std::time::Duration;
 
 use crate::causes::chain;
@@ -206,7 +207,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     let rotate_one = |tx: &crate::docdb::Cluster, t: &tenants::Tenant, now: i64| {
         let r = rotate::rotate_tenant(tx, &settings, t, now)?;
         if r.invalidated {
-            audit::record(tx, &Actor::system(super::ROTATE), "clients.invalidate", serde_json::json!({"companyId": t.id, "reason": invalidation::REASON_CUTOVER}), now)?;
+            audit::record(tx, &Actor::system(super::ROTATE), actions::CLIENTS_INVALIDATE, serde_json::json!({"companyId": t.id, "reason": invalidation::REASON_CUTOVER}), now)?;
         }
         Ok(r)
     };

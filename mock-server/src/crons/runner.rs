@@ -1,5 +1,6 @@
 //! Starting a run: join the live one or take the lock and run the job on a thread of its own.
 
+use session_broker::protocol::ops::audit as actions;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::auth::secrets::random_id;
@@ -18,7 +19,7 @@ pub fn trigger(state: &AppState, cron: &'static CronDef, actor: &Actor) -> Resul
     let (run_id, already) = state.store.transaction(|tx| {
         let (run_id, already) = runs::start_or_join(tx, cron.name, &new_id, &state.instance_id, now)?;
         if !already {
-            audit::record(tx, actor, "cron.run", serde_json::json!({"cron": cron.name, "runId": run_id}), now)?;
+            audit::record(tx, actor, actions::CRON_RUN, serde_json::json!({"cron": cron.name, "runId": run_id}), now)?;
         }
         Ok::<_, StoreError>((run_id, already))
     })?;

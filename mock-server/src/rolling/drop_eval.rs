@@ -7,6 +7,7 @@
 use crate::docdb::Cluster;
 use rusqlite::params;
 use serde::Serialize;
+use session_broker::protocol::ops::audit as actions;
 
 use super::archive::reconcile_diff;
 use super::days::{set_day_status, stamp, DayStatus, Stamp};
@@ -109,7 +110,7 @@ pub fn evaluate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tena
         stamp(conn, &c.name, Stamp::Dropped, now_ms)?;
         let after = after_drop(conn, &c.name)?;
         let detail = serde_json::json!({ "companyId": tenant.id, "db": c.name, "after": after });
-        audit::record(conn, &Actor::system(session_broker::protocol::ops::CRON_DROP_EVAL), "day.drop", detail, now_ms)?;
+        audit::record(conn, &Actor::system(session_broker::protocol::ops::CRON_DROP_EVAL), actions::DAY_DROP, detail, now_ms)?;
         report.after.push(after);
         report.dropped.push(c.name);
     }

@@ -6,6 +6,8 @@ use axum::routing::{get, patch, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use session_broker::protocol::ops::audit as actions;
+use session_broker::protocol::routes;
 
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
@@ -19,16 +21,16 @@ use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/admin/rolling-db/cluster", get(cluster))
-        .route("/admin/rolling-db/tenants", get(fleet))
-        .route("/admin/rolling-db/tenants/{id}/reconciliation", get(reconciliation))
-        .route("/admin/rolling-db/tenants/{id}/cleanup-candidates", get(cleanup_candidates))
-        .route("/admin/rolling-db/tenants/{id}/topology", get(topology))
-        .route("/admin/rolling-db/tenants/{id}/preflight", get(preflight))
-        .route("/admin/rolling-db/flags/{id}", patch(set_flags))
-        .route("/admin/invalidate-clients/{id}", post(invalidate_clients))
-        .route("/admin/rolling-db/tenants/{id}/rewarm", post(rewarm))
-        .route("/admin/audit", get(audit_log))
+        .route(routes::CLUSTER.path, get(cluster))
+        .route(routes::TENANTS.path, get(fleet))
+        .route(routes::RECONCILIATION.path, get(reconciliation))
+        .route(routes::CLEANUP_CANDIDATES.path, get(cleanup_candidates))
+        .route(routes::TOPOLOGY.path, get(topology))
+        .route(routes::PREFLIGHT.path, get(preflight))
+        .route(routes::FLAGS.path, patch(set_flags))
+        .route(routes::INVALIDATE_CLIENTS.path, post(invalidate_clients))
+        .route(routes::REWARM.path, post(rewarm))
+        .route(routes::AUDIT.path, get(audit_log))
 }
 
 /// Query strings are read as text, so a malformed number gets the contract's error body.
@@ -144,7 +146,7 @@ async fn set_flags(
     let flags = state.store.tx(|tx| {
         let applied = flag_change::apply(&state.cluster(tx), &rolling, &id, patch, &user.0.user_id, force, now)?;
         let detail = json!({"companyId": id, "request": body, "before": applied.before, "after": applied.flags, "forced": force, "overridden": applied.overridden});
-        audit::record(tx, &Actor::user(&user.0, ip.0), if force { "flags.force" } else { "flags.change" }, detail, now)?;
+        audit::record(tx, &Actor::user(&user.0, ip.0), if force { actions::FLAGS_FORCE } else { actions::FLAGS_CHANGE }, detail, now)?;
         Ok::<_, AppError>(applied.flags)
     })?;
     tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.rolling_db, rolling_db_drop = flags.rolling_db_drop, "flags changed");
@@ -165,7 +167,7 @@ async fn rewarm(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Pat
     let now = state.clock.now_ms();
     let done = state.store.tx(|tx| {
         let done = crate::rolling::rewarm::rewarm(&state.cluster(tx), &state.settings.db_prefix, &id, req.invalidate, now)?;
-        audit::record(tx, &Actor::user(&user.0, ip.0), "core.rewarm", json!(done), now)?;
+        audit::record(tx, &Actor::user(&user.0, ip.0), actions::CORE_REWARM, json!(done), now)?;
         Ok::<_, AppError>(done)
     })?;
     if done.invalidated_at.is_some() {
@@ -182,7 +184,7 @@ async fn invalidate_clients(State(state): State<AppState>, user: AuthUser, ip: C
     let now = state.clock.now_ms();
     let (at, routing) = state.store.tx(|tx| {
         let (at, routing) = invalidation::invalidate_tenant(tx, &state.settings.db_prefix, &id, now)?;
-        audit::record(tx, &Actor::user(&user.0, ip.0), "clients.invalidate", json!({"companyId": id, "invalidatedAt": at, "routing": routing.as_str()}), now)?;
+        audit::record(tx, &Actor::user(&user.0, ip.0), actions::CLIENTS_INVALIDATE, json!({"companyId": id, "invalidatedAt": at, "routing": routing.as_str()}), now)?;
         Ok::<_, AppError>((at, routing))
     })?;
     state.realtime.close_tenant(&id);

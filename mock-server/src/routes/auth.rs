@@ -7,6 +7,8 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use session_broker::protocol::ops::audit as actions;
+use session_broker::protocol::routes;
 use session_broker::protocol::{AuthResponse, GoogleLoginRequest, LoginRequest, LogoutRequest, OkBody, RefreshRequest};
 
 use crate::auth::passwords::{self, Checked};
@@ -24,12 +26,12 @@ pub const GOOGLE_PREFIX: &str = "mock-google:";
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/auth", post(login))
-        .route("/auth/google", post(login_with_google))
-        .route("/auth/refresh", post(refresh))
-        .route("/auth/register", post(sign_up))
-        .route("/register-user", post(create_user))
-        .route("/auth/logout", post(logout))
+        .route(routes::LOGIN.path, post(login))
+        .route(routes::LOGIN_GOOGLE.path, post(login_with_google))
+        .route(routes::REFRESH.path, post(refresh))
+        .route(routes::REGISTER.path, post(sign_up))
+        .route(routes::CREATE_USER.path, post(create_user))
+        .route(routes::LOGOUT.path, post(logout))
         .route("/auth/company", post(switch_company))
 }
 
@@ -201,7 +203,13 @@ async fn create_user(State(state): State<AppState>, caller: AuthUser, ip: Client
             return Err(AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {company_id:?}")));
         }
         insert_user(tx, &user, now)?;
-        audit::record(tx, &Actor::user(&caller.0, ip.0), "user.create", json!({"companyId": company_id, "userId": user.id, "username": user.username, "roles": user.roles}), now)?;
+        audit::record(
+            tx,
+            &Actor::user(&caller.0, ip.0),
+            actions::USER_CREATE,
+            json!({"companyId": company_id, "userId": user.id, "username": user.username, "roles": user.roles}),
+            now,
+        )?;
         Ok(())
     })?;
     Ok((StatusCode::CREATED, Json(json!({"user": user}))))
@@ -235,7 +243,7 @@ async fn sign_up(State(state): State<AppState>, ip: ClientIp, ApiJson(req): ApiJ
         seed::create_tenant(&state.cluster(tx), &state.settings, &company_id, &name, now)?;
         insert_user(tx, &user, now)?;
         let actor = Actor { id: user.id.clone(), ip: ip.0 };
-        audit::record(tx, &actor, "company.sign_up", json!({"companyId": company_id, "userId": user.id, "username": user.username}), now)?;
+        audit::record(tx, &actor, actions::COMPANY_SIGN_UP, json!({"companyId": company_id, "userId": user.id, "username": user.username}), now)?;
         Ok(())
     })?;
     Ok((StatusCode::CREATED, Json(json!({"user": user, "company": {"id": company_id, "name": name}}))))

@@ -5,6 +5,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::Value;
+use session_broker::protocol::routes;
 
 use crate::error::{AppError, AppResult};
 use crate::extract::AuthUser;
@@ -15,7 +16,7 @@ use crate::state::AppState;
 use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/bootstrap", get(bootstrap))
+    Router::new().route(routes::BOOTSTRAP.path, get(bootstrap))
 }
 
 #[derive(Deserialize)]

@@ -7,6 +7,7 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use session_broker::protocol::routes;
 
 use crate::crons::{self, runner, runs, CRONS};
 use crate::error::{AppError, AppResult};
@@ -17,7 +18,7 @@ use session_broker::core::permissions::{CRONS_READ, CRONS_RUN};
 use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/admin/crons", get(list)).route("/admin/crons/runs/{run_id}", get(run_status)).route("/admin/crons/{name}/run", post(run))
+    Router::new().route(routes::CRONS.path, get(list)).route(routes::CRON_RUN.path, get(run_status)).route(routes::RUN_CRON.path, post(run))
 }
 
 /// Reads need `crons:read` (sys_admin), as the rest of the operators' reads do.

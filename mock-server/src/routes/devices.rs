@@ -5,6 +5,7 @@ use axum::routing::{post, put};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
+use session_broker::protocol::routes;
 use session_broker::protocol::ConnectResponse;
 
 use crate::auth::secrets::random_id;
@@ -15,7 +16,7 @@ use crate::store::devices::{self, Device};
 use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/auth/connect", post(connect)).route("/auth/status", put(status))
+    Router::new().route(routes::CONNECT.path, post(connect)).route(routes::STATUS.path, put(status))
 }
 
 /// The SDK version a device reports in its info, when it reports one.

@@ -4,12 +4,13 @@ use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use session_broker::protocol::routes;
 
 use crate::error::AppResult;
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/health", get(health))
+    Router::new().route(routes::HEALTH.path, get(health))
 }
 
 async fn health(State(state): State<AppState>) -> AppResult<Json<Value>> {

@@ -1,4 +1,4 @@
-//! Management routes (CONTRACT §5), role- and tenant-checked: devices, companies, users and a
+//! Management routes (README: "The mock server", management), role- and tenant-checked: devices, companies, users and a
 //! sale's payment reference. `sys_admin` sees every tenant; a `manager` manages its company; any
 //! user sees and manages what is its own.
 
@@ -7,6 +7,8 @@ use axum::http::StatusCode;
 use axum::routing::{get, patch};
 use axum::{Json, Router};
 use serde_json::{json, Map, Value};
+use session_broker::protocol::ops::audit as actions;
+use session_broker::protocol::routes;
 
 use crate::auth::passwords;
 use crate::auth::secrets::random_id;
@@ -28,14 +30,14 @@ fn is_manager(user: &AuthUser) -> bool {
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/devices", get(list_devices).post(add_device))
-        .route("/devices/{id}", axum::routing::delete(delete_device))
-        .route("/companies", get(list_companies))
-        .route("/companies/{id}", get(get_company).patch(update_company).delete(delete_company))
-        .route("/companies/{company_id}/sales/{sale_id}/payment-reference", patch(update_payment_reference))
-        .route("/users", get(list_users))
-        .route("/users/me", get(me))
-        .route("/users/{id}", patch(update_user).delete(delete_user))
+        .route(routes::DEVICES.path, get(list_devices).post(add_device))
+        .route(routes::DELETE_DEVICE.path, axum::routing::delete(delete_device))
+        .route(routes::COMPANIES.path, get(list_companies))
+        .route(routes::COMPANY.path, get(get_company).patch(update_company).delete(delete_company))
+        .route(routes::PAYMENT_REFERENCE.path, patch(update_payment_reference))
+        .route(routes::USERS.path, get(list_users))
+        .route(routes::ME.path, get(me))
+        .route(routes::UPDATE_USER.path, patch(update_user).delete(delete_user))
 }
 
 /// Only these fields, or a 400 naming the stray one.
@@ -223,7 +225,7 @@ async fn update_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
         if password.is_some() || roles.is_some() {
             let ended = refresh_tokens::revoke_user(tx, &id, now)?;
             let detail = json!({"companyId": target.company_id, "userId": id, "passwordChanged": password.is_some(), "roles": roles, "previousRoles": target.roles, "sessionsRevoked": ended});
-            audit::record(tx, &Actor::user(&user.0, ip.0), if roles.is_some() { "user.roles" } else { "user.password" }, detail, now)?;
+            audit::record(tx, &Actor::user(&user.0, ip.0), if roles.is_some() { actions::USER_ROLES } else { actions::USER_PASSWORD }, detail, now)?;
         }
         Ok(users::by_id(tx, &id)?)
     })?;
@@ -239,7 +241,7 @@ async fn delete_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
     state.store.tx(|tx| {
         let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
         users::delete(tx, &id)?;
-        audit::record(tx, &Actor::user(&user.0, ip.0), "user.delete", json!({"companyId": target.company_id, "userId": id, "username": target.username}), now)?;
+        audit::record(tx, &Actor::user(&user.0, ip.0), actions::USER_DELETE, json!({"companyId": target.company_id, "userId": id, "username": target.username}), now)?;
         Ok(())
     })?;
     Ok(Json(json!({ "ok": true })))

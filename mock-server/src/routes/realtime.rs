@@ -1,7 +1,8 @@
-//! `GET /realtime`: the WebSocket of CONTRACT §7. The device says `sdk:init`; the server answers
+//! `GET /realtime`: the WebSocket (README: "Realtime: `SyncSession`"). The device says `sdk:init`; the server answers
 //! `invalidate-local` when due, then `ready`; a tenant invalidation closes the socket with 4000
 //! so the device reconnects and meets it. A bad token gets an `error` frame and close 4401.
 
+use session_broker::protocol::routes;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -22,7 +23,7 @@ use crate::state::AppState;
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/realtime", get(upgrade))
+    Router::new().route(routes::REALTIME.path, get(upgrade))
 }
 
 /// The protocol's frames are small (`sdk:init` carries a JWT and three short fields; the server

@@ -1,13 +1,13 @@
 //! The device: its description (`deviceInfo`, always carrying this SDK's identity), its
 //! registration (`/auth/connect`) and its online status.
 
+use crate::protocol::routes::{CONNECT, STATUS};
 use serde_json::{Map, Value};
 
 use super::Session;
 use crate::core::codes;
 use crate::core::json;
 use crate::core::keys;
-use crate::core::ports::Method;
 use crate::core::results::{CallResult, DeviceResult};
 use crate::protocol::SDK_VERSION;
 
@@ -38,7 +38,7 @@ impl Session {
     /// `POST /auth/connect`: registers this device and stores its id.
     pub async fn register_device(&self) -> DeviceResult {
         let body = json::stringify(&Value::Object(self.device_info()));
-        let response = match self.authorized(Method::Post, "/auth/connect", Some(body)).await {
+        let response = match self.authorized(CONNECT.method, CONNECT.path, Some(body)).await {
             Ok(r) => r,
             Err(failure) => return DeviceResult::Failure(failure),
         };
@@ -57,6 +57,6 @@ impl Session {
 
     /// `POST /auth/status`: reports the device online or offline.
     pub async fn update_device_status(&self, is_online: bool) -> CallResult {
-        self.call(Method::Put, "/auth/status", Some(json::stringify(&json::object([("isOnline", is_online.into())])))).await
+        self.call(STATUS.method, STATUS.path, Some(json::stringify(&json::object([("isOnline", is_online.into())])))).await
     }
 }

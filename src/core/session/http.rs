@@ -1,6 +1,7 @@
 //! HTTP calls made with the session: anonymous, authorised (a fresh token first), and the
 //! management and operations routes.
 
+use crate::protocol::routes::{CREATE_USER, REGISTER};
 use serde_json::Value;
 
 use super::Session;
@@ -75,11 +76,11 @@ impl Session {
 
     /// `POST /auth/register`: signs up (creates the user and their company).
     pub async fn register_user(&self, credentials: &Value) -> CallResult {
-        self.call_optional_auth(Method::Post, "/auth/register", Some(json::stringify(credentials))).await
+        self.call_optional_auth(REGISTER.method, REGISTER.path, Some(json::stringify(credentials))).await
     }
 
     /// `POST /register-user`: a manager creates a user in their company.
     pub async fn create_user(&self, credentials: &Value) -> CallResult {
-        self.call_optional_auth(Method::Post, "/register-user", Some(json::stringify(credentials))).await
+        self.call_optional_auth(CREATE_USER.method, CREATE_USER.path, Some(json::stringify(credentials))).await
     }
 }

@@ -2,13 +2,14 @@
 //! before a new one is written, and the writes of a session to storage.
 
 use crate::core::json;
+use crate::protocol::routes::{LOGIN, LOGIN_GOOGLE};
 use serde_json::Value;
 
 use super::{company_record, parse_auth_response, InputError, Phase, Session};
 use crate::core::codes;
 use crate::core::hooks::{sign_out_event, SignOutReason};
 use crate::core::keys::{self, HeaderKind, TokenKind};
-use crate::core::ports::{HttpResponse, Method, TransportError};
+use crate::core::ports::{HttpResponse, TransportError};
 use crate::core::results::{failure_of, transport_failure, LoginResult};
 use crate::core::time::{expires_at, seconds_to_ms};
 use crate::core::token::Claims;
@@ -18,14 +19,14 @@ impl Session {
     /// `POST /auth` with a username and password; on success the session is stored and the login handlers run.
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
         let body = json::stringify(&json::object([("username", username.into()), ("password", password.into()), ("deviceInfo", self.device_info().into())]));
-        let response = self.send(Method::Post, "/auth", Some(body), None).await;
+        let response = self.send(LOGIN.method, LOGIN.path, Some(body), None).await;
         self.complete_login(response, Some(username)).await
     }
 
     /// `POST /auth/google` with an identity provider's credential; otherwise as [`Session::login`].
     pub async fn login_with_google(&self, credential: &str) -> LoginResult {
         let body = json::stringify(&json::object([("credential", credential.into())]));
-        let response = self.send(Method::Post, "/auth/google", Some(body), None).await;
+        let response = self.send(LOGIN_GOOGLE.method, LOGIN_GOOGLE.path, Some(body), None).await;
         self.complete_login(response, None).await
     }
 

@@ -1,6 +1,6 @@
 //! The session state machine: login, refresh (single flight, one tab at a time), sign-out,
 //! following other tabs, device registration and the local-data cleanup that keeps one tenant's
-//! offline data from reaching another. Every order is the contract's (CONTRACT §3 "Sequences").
+//! offline data from reaching another. Every order is the one the README's "The JS API" states.
 //!
 //! **Re-entrancy rule.** No path awaits itself: hooks may call any method.
 //! - The refresh flight's slot is cleared *before* its hooks run, so a hook's `getToken()` never
@@ -40,7 +40,7 @@ use super::url;
 use crate::protocol::AuthResponse;
 
 /// Where the refresh token is spent unless `options.refreshPath` says otherwise.
-pub const DEFAULT_REFRESH_PATH: &str = "/auth/refresh";
+pub const DEFAULT_REFRESH_PATH: &str = crate::protocol::routes::REFRESH.path;
 /// `timeoutMs` default: one HTTP request.
 pub const DEFAULT_TIMEOUT_MS: u32 = 15_000;
 
@@ -63,7 +63,8 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
-    /// Validates `base_url`; the other settings take the contract's defaults.
+    /// Validates `base_url`; the other settings take their defaults (the README's `AuthManager`
+    /// options: this is where they are decided, the facade only reads what the app overrides).
     pub fn new(base_url: &str) -> Result<Self, String> {
         Ok(SessionConfig {
             base_url: url::normalize_base_url(base_url)?,
@@ -72,7 +73,7 @@ impl SessionConfig {
             permissions: PermissionMap::default(),
             timeout_ms: DEFAULT_TIMEOUT_MS,
             hook_timeout_ms: DEFAULT_HOOK_TIMEOUT_MS,
-            auto_refresh: false,
+            auto_refresh: true,
         })
     }
 }

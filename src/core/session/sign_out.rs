@@ -2,11 +2,11 @@
 //! Never fails, never waits on itself, never waits forever on a handler.
 
 use crate::core::json;
+use crate::protocol::routes::LOGOUT;
 
 use super::{Phase, Session};
 use crate::core::hooks::{sign_out_event, SignOutReason};
 use crate::core::keys;
-use crate::core::ports::Method;
 use crate::core::results::failure_message;
 
 impl Session {
@@ -19,7 +19,7 @@ impl Session {
         self.set_phase(Phase::SigningOut(reason));
         if let Some((token, _)) = self.stored_token() {
             let body = json::stringify(&json::object([("deviceId", self.device_id().into())]));
-            match self.send(Method::Post, "/auth/logout", Some(body), Some(token)).await {
+            match self.send(LOGOUT.method, LOGOUT.path, Some(body), Some(token)).await {
                 Ok(r) if (200..300).contains(&r.status) => {}
                 Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
                 Err(e) => self.reporter().error(&["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat()),

@@ -4,20 +4,6 @@
 import { $, cells, el, emptyRow, explain, keyed, noteRow, setText, text, time } from "./dom.js";
 import { createPoller } from "./poller.js";
 
-/** `[major, minor, patch]` of a version, or null when unreadable. */
-function versionParts(version) {
-  const parts = String(version ?? "").replace(/^v/, "").split(/[-+]/)[0].split(".").slice(0, 3).map(Number);
-  return parts.some(Number.isNaN) ? null : [parts[0] ?? 0, parts[1] ?? 0, parts[2] ?? 0];
-}
-
-/** Whether a device's SDK predates the cutover version the server announces. */
-function beforeCutover(version, cutover) {
-  const [v, c] = [versionParts(version), versionParts(cutover)];
-  if (!v || !c) return false;
-  for (let i = 0; i < 3; i++) if (v[i] !== c[i]) return v[i] < c[i];
-  return false;
-}
-
 /** The cards the console fills, each refreshed only while some of it is on screen. */
 const CARDS = ["fleet-card", "crons-card", "tenant-card", "audit-card", "cluster-card", "clock-card"];
 
@@ -178,7 +164,7 @@ export function createConsole(auth, admin) {
       rollingDbDrop: t.rollingDbDrop,
       attention: t.attention,
       facts: [t.coreExists ? "exists" : "—", t.dayDatabases, t.devices.length
-        ? t.devices.map((d) => `${d.sdkVersion ?? "?"}${beforeCutover(d.sdkVersion, view.cutoverSdkVersion) ? " ⚠ too old" : ""}`).join(", ")
+        ? t.devices.map((d) => `${d.sdkVersion ?? "?"}${d.beforeCutover ? " ⚠ too old" : ""}`).join(", ")
         : "no devices yet"],
     })));
     const alarms = view.tenants.filter((t) => t.attention);

@@ -255,6 +255,8 @@ export interface Preflight {
 
 export interface TenantDevice {
   deviceId: string;
+  /** A readable SDK version older than the cutover switch (the server's rule, one definition). */
+  beforeCutover: boolean;
   sdkVersion: string | null;
   lastSeenAt: number | null;
 }

@@ -26,6 +26,13 @@ pub fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
     Some((parts.next()??, parts.next().unwrap_or(Some(0))?, parts.next().unwrap_or(Some(0))?))
 }
 
+/// Whether `version` is a readable version older than the cutover switch: what the preflight
+/// refuses `rollingDb` for, and what the console marks "too old" (an unreadable or absent version
+/// is not known to be older).
+pub fn predates_cutover(version: Option<&str>) -> bool {
+    version.and_then(parse_version).is_some() && !has_cutover_switch(version)
+}
+
 /// Whether `version` has the cutover switch; an unreadable or absent version has not.
 pub fn has_cutover_switch(version: Option<&str>) -> bool {
     match (version.and_then(parse_version), parse_version(CUTOVER_SDK_VERSION)) {

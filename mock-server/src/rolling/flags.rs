@@ -9,7 +9,7 @@ use super::{tenants, RollingResult};
 use crate::store::devices;
 
 /// The first SDK with the catalogue cutover switch.
-pub use session_broker::protocol::{has_cutover_switch, parse_version, CUTOVER_SDK_VERSION};
+pub use session_broker::protocol::{has_cutover_switch, parse_version, predates_cutover, CUTOVER_SDK_VERSION};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -51,7 +51,7 @@ pub fn devices_too_old(conn: &Connection, company_id: &str) -> RollingResult<Vec
         .into_iter()
         .filter_map(|d| {
             let v = d.sdk_version?;
-            (parse_version(&v).is_some() && !has_cutover_switch(Some(&v))).then_some((d.id, v))
+            predates_cutover(Some(&v)).then_some((d.id, v))
         })
         .collect())
 }
@@ -68,5 +68,8 @@ mod tests {
         assert_eq!(parse_version("web"), None);
         assert!(!has_cutover_switch(Some("1.4.16")));
         assert!(has_cutover_switch(Some("1.10.0")) && has_cutover_switch(Some(CUTOVER_SDK_VERSION)));
+        // The console's "too old" and the preflight's refusal: readable and older only.
+        assert!(predates_cutover(Some("1.4.16")) && predates_cutover(Some("v1.3.0-beta")));
+        assert!(!predates_cutover(Some(CUTOVER_SDK_VERSION)) && !predates_cutover(Some("web")) && !predates_cutover(None));
     }
 }

@@ -201,13 +201,6 @@ export function createConsole(auth, admin) {
     return tr;
   }
 
-  // key_manager may start the crons (crons:run) but not read them (crons:read, sys_admin's, as
-  // every read): its panel offers Run now for the protocol's crons, without their state.
-  const RUNNABLE = ["rolling-db-rotate", "rolling-db-drop-eval", "rolling-db-archive", "rolling-db-backup", "session-prune"];
-  function renderRunnable() {
-    renderCrons({ crons: RUNNABLE.map((name) => ({ name, schedule: null, running: false })) });
-  }
-
   function renderCrons(view) {
     keyed($("crons").tBodies[0], view.crons, (c) => c.name, cronRow, (tr, c) => {
       tr.cells[0].firstChild.title = c.description ?? "";
@@ -385,8 +378,8 @@ export function createConsole(auth, admin) {
       fail("");
       refreshFailed = false;
     }
+    // key_manager (crons:run without crons:read) is answered the names with their state null.
     if (crons?.success) renderCrons(crons.data);
-    else if (denied.has("crons") && shown.get("crons-card")) renderRunnable();
     if (cluster?.success) renderCluster(cluster.data);
     if (topo?.success) renderTenant(topo.data, recon?.success ? recon.data : null, cand?.success ? cand.data : null);
     const now = JSON.stringify([tenant, answers, keysFlags]);

@@ -91,10 +91,15 @@ impl AuthUser {
         self.0.roles.iter().any(|r| r == role)
     }
 
+    /// Whether the SDK's default permission map lets the caller's roles do `action`.
+    pub fn may(&self, action: &str) -> bool {
+        session_broker::core::permissions::PermissionMap::default().allows(action, &self.0.roles)
+    }
+
     /// 403 unless the SDK's default permission map lets the caller's roles do `action`: the
     /// server's role checks and `hasPermission` are one map.
     pub fn require_action(&self, action: &str) -> Result<(), AppError> {
-        if session_broker::core::permissions::PermissionMap::default().allows(action, &self.0.roles) {
+        if self.may(action) {
             Ok(())
         } else {
             Err(AppError::Forbidden(format!("this needs the permission {action}")))

@@ -43,8 +43,13 @@ async fn all_flags_off_is_parity() {
         assert_error(&s.get(path, Some(&keys)).await, 403, "forbidden");
         assert_error(&s.get(path, None).await, 401, "missing_token");
     }
-    // Reads need sys_admin, the crons list too (crons:read); key_manager runs them (crons:run).
-    assert_error(&s.get("/admin/crons", Some(&keys)).await, 403, "forbidden");
+    // Reads need sys_admin, the crons' state too (crons:read); key_manager runs them (crons:run)
+    // and is told which exist, their state null.
+    let listed = s.get("/admin/crons", Some(&keys)).await;
+    assert_eq!(listed.status, StatusCode::OK);
+    let names: Vec<&str> = listed.body["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, session_broker::protocol::ops::CRONS.map(|c| c.name));
+    assert!(listed.body["crons"].as_array().unwrap().iter().all(|c| c["schedule"].is_null() && c["lastResult"].is_null() && c["running"].is_null()), "{}", listed.body);
     assert_error(&s.get("/admin/crons", Some(&alice)).await, 403, "forbidden");
     let health = s.get("/health", None).await;
     assert_eq!(health.body, json!({"status": "ok", "db": true}));

@@ -368,9 +368,10 @@ export interface CronInfo {
   name: string;
   /** What it does, in a line. */
   description: string;
-  schedule: string;
-  scheduled: boolean;
-  running: boolean;
+  /** This and the rest of the state are null for a caller who may only start crons (key_manager). */
+  schedule: string | null;
+  scheduled: boolean | null;
+  running: boolean | null;
   runId: string | null;
   lastRunAt: number | null;
   lastResult: "succeeded" | "failed" | null;

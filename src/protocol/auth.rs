@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::core::json::object;
+
 /// Header name → string value, as stored under `X-Docdb-Headers-*`. A JSON map (rather than a
 /// map of strings) so the SDK's wasm module carries one map type only.
 pub type HeaderSet = Map<String, Value>;
@@ -18,6 +20,51 @@ pub struct LoginRequest {
     /// What the SDK reports of itself (`sdkVersion`, user agent, …); kept on the device row.
     #[serde(default)]
     pub device_info: Map<String, Value>,
+}
+
+/// The request bodies as the SDK writes them: built on its one JSON value type (the wasm module
+/// carries no serde serialiser), read by the server through the structs beside them. A test
+/// holds each builder and its struct to the same JSON, so neither side can rename a field alone.
+impl LoginRequest {
+    /// The body of `POST /auth`.
+    pub fn body(username: &str, password: &str, device_info: Map<String, Value>) -> Value {
+        object([("username", username.into()), ("password", password.into()), ("deviceInfo", Value::Object(device_info))])
+    }
+}
+
+impl GoogleLoginRequest {
+    /// The body of `POST /auth/google`.
+    pub fn body(credential: &str) -> Value {
+        object([("credential", credential.into())])
+    }
+}
+
+impl RefreshRequest {
+    /// The body of `POST /auth/refresh`.
+    pub fn body(refresh_token: &str) -> Value {
+        object([("refreshToken", refresh_token.into())])
+    }
+}
+
+impl StatusRequest {
+    /// The body of `PUT /auth/status` for the device the token's user was last seen on.
+    pub fn body(is_online: bool) -> Value {
+        object([("isOnline", is_online.into())])
+    }
+}
+
+impl LogoutRequest {
+    /// The body of `POST /auth/logout`.
+    pub fn body(device_id: Option<String>) -> Value {
+        object([("deviceId", device_id.into())])
+    }
+}
+
+impl ConnectResponse {
+    /// The device id in an answer of `POST /auth/connect`.
+    pub fn device_id_of(answer: &Value) -> Option<&str> {
+        crate::core::json::str_field(answer, "deviceId")
+    }
 }
 
 /// Body of `POST /auth/google`.
@@ -105,6 +152,9 @@ pub struct ConnectResponse {
 pub struct StatusRequest {
     /// Whether the device is online.
     pub is_online: bool,
+    /// The device; absent, the one the token's user was last seen on in its company.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_id: Option<String>,
 }
 
 /// Body of `POST /auth/logout`.
@@ -162,7 +212,29 @@ pub struct JwtClaims {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+    use serde::de::DeserializeOwned;
     use serde_json::json;
+
+    /// The builder's JSON reads back into the struct, and the struct writes that same JSON.
+    fn agrees<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(body: Value, expected: T) {
+        let read: T = serde_json::from_value(body.clone()).unwrap_or_else(|e| panic!("{body} does not read as the server's struct: {e}"));
+        assert_eq!(read, expected);
+        assert_eq!(serde_json::to_value(&read).unwrap(), body, "the struct writes other names than the SDK");
+    }
+
+    #[test]
+    fn the_sdk_bodies_are_the_servers_structs() {
+        let mut info = Map::new();
+        info.insert("sdkVersion".into(), "1.4.17".into());
+        agrees(LoginRequest::body("alice", "pw", info.clone()), LoginRequest { username: "alice".into(), password: "pw".into(), device_info: info });
+        agrees(GoogleLoginRequest::body("mock-google:bob"), GoogleLoginRequest { credential: "mock-google:bob".into() });
+        agrees(RefreshRequest::body("r1"), RefreshRequest { refresh_token: "r1".into() });
+        agrees(StatusRequest::body(true), StatusRequest { is_online: true, device_id: None });
+        agrees(LogoutRequest::body(Some("d1".into())), LogoutRequest { device_id: Some("d1".into()) });
+        agrees(LogoutRequest::body(None), LogoutRequest { device_id: None });
+        let answer = serde_json::to_value(ConnectResponse { device_id: "d9".into() }).unwrap();
+        assert_eq!(ConnectResponse::device_id_of(&answer), Some("d9"));
+    }
 
     #[test]
     fn from_json_agrees_with_the_serde_shape() {
@@ -200,7 +272,7 @@ mod tests {
             json!({"token": "t", "expiresIn": 900, "refreshToken": "r", "refreshExpiresIn": 60, "docdbHeaders": {"Remote": {"X-A": "1"}}}),
         );
         round_trip(ConnectResponse { device_id: "d".into() }, json!({"deviceId": "d"}));
-        round_trip(StatusRequest { is_online: true }, json!({"isOnline": true}));
+        round_trip(StatusRequest { is_online: true, device_id: None }, json!({"isOnline": true}));
         round_trip(LogoutRequest { device_id: None }, json!({"deviceId": null}));
         round_trip(OkBody { ok: true }, json!({"ok": true}));
         round_trip(ErrorBody { error: "invalid_token".into(), message: "m".into(), checks: None }, json!({"error": "invalid_token", "message": "m"}));

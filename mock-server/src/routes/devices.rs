@@ -3,10 +3,9 @@
 use axum::extract::State;
 use axum::routing::{post, put};
 use axum::{Json, Router};
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use session_broker::protocol::routes;
-use session_broker::protocol::ConnectResponse;
+use session_broker::protocol::{ConnectResponse, StatusRequest};
 
 use crate::auth::secrets::random_id;
 use crate::error::{AppError, AppResult};
@@ -54,16 +53,9 @@ async fn connect(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJ
     Ok(Json(ConnectResponse { device_id }))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StatusBody {
-    is_online: bool,
-    device_id: Option<String>,
-}
-
 /// Records the status on the named device, or on the one this user was last seen on in this
 /// company; with no device registered yet there is nothing to record (`deviceId: null`).
-async fn status(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJson(body): ApiJson<StatusBody>) -> AppResult<Json<Value>> {
+async fn status(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJson(body): ApiJson<StatusRequest>) -> AppResult<Json<Value>> {
     let now = state.clock.now_ms();
     let device_id = state.store.tx(|tx| {
         let id = match body.device_id {

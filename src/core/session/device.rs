@@ -9,7 +9,7 @@ use crate::core::codes;
 use crate::core::json;
 use crate::core::keys;
 use crate::core::results::{CallResult, DeviceResult};
-use crate::protocol::SDK_VERSION;
+use crate::protocol::{ConnectResponse, StatusRequest, SDK_VERSION};
 
 impl Session {
     /// `sdkVersion` and `platform` always describe this SDK, whatever the caller merged in.
@@ -45,7 +45,7 @@ impl Session {
         if !(200..300).contains(&response.status) {
             return DeviceResult::Failure(CallResult::from_response(&response));
         }
-        let Some(device_id) = json::parse(&response.body).and_then(|v| json::str_field(&v, "deviceId").map(str::to_owned)) else {
+        let Some(device_id) = json::parse(&response.body).and_then(|v| ConnectResponse::device_id_of(&v).map(str::to_owned)) else {
             return DeviceResult::Failure(CallResult::failure(codes::BAD_RESPONSE, "The server registered the device but sent no deviceId.", response.status));
         };
         if let Err(e) = self.storage().set(keys::DEVICE_ID, &device_id) {
@@ -57,6 +57,6 @@ impl Session {
 
     /// `POST /auth/status`: reports the device online or offline.
     pub async fn update_device_status(&self, is_online: bool) -> CallResult {
-        self.call(STATUS.method, STATUS.path, Some(json::stringify(&json::object([("isOnline", is_online.into())])))).await
+        self.call(STATUS.method, STATUS.path, Some(json::stringify(&StatusRequest::body(is_online)))).await
     }
 }

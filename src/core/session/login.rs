@@ -13,19 +13,19 @@ use crate::core::ports::{HttpResponse, TransportError};
 use crate::core::results::{failure_of, transport_failure, LoginResult};
 use crate::core::time::{expires_at, seconds_to_ms};
 use crate::core::token::Claims;
-use crate::protocol::AuthResponse;
+use crate::protocol::{AuthResponse, GoogleLoginRequest, LoginRequest};
 
 impl Session {
     /// `POST /auth` with a username and password; on success the session is stored and the login handlers run.
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
-        let body = json::stringify(&json::object([("username", username.into()), ("password", password.into()), ("deviceInfo", self.device_info().into())]));
+        let body = json::stringify(&LoginRequest::body(username, password, self.device_info()));
         let response = self.send(LOGIN.method, LOGIN.path, Some(body), None).await;
         self.complete_login(response, Some(username)).await
     }
 
     /// `POST /auth/google` with an identity provider's credential; otherwise as [`Session::login`].
     pub async fn login_with_google(&self, credential: &str) -> LoginResult {
-        let body = json::stringify(&json::object([("credential", credential.into())]));
+        let body = json::stringify(&GoogleLoginRequest::body(credential));
         let response = self.send(LOGIN_GOOGLE.method, LOGIN_GOOGLE.path, Some(body), None).await;
         self.complete_login(response, None).await
     }

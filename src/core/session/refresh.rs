@@ -179,7 +179,7 @@ impl Session {
             return Decided::Superseded;
         }
         let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
-        let body = json::stringify(&json::object([("refreshToken", refresh_token.as_str().into())]));
+        let body = json::stringify(&crate::protocol::RefreshRequest::body(&refresh_token));
         let path = self.0.config.refresh_path.clone();
         let response = match self.send(Method::Post, &path, Some(body), None).await {
             Ok(r) => r,

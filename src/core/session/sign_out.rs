@@ -18,7 +18,7 @@ impl Session {
         }
         self.set_phase(Phase::SigningOut(reason));
         if let Some((token, _)) = self.stored_token() {
-            let body = json::stringify(&json::object([("deviceId", self.device_id().into())]));
+            let body = json::stringify(&crate::protocol::LogoutRequest::body(self.device_id()));
             match self.send(LOGOUT.method, LOGOUT.path, Some(body), Some(token)).await {
                 Ok(r) if (200..300).contains(&r.status) => {}
                 Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),

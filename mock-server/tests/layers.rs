@@ -203,6 +203,25 @@ fn no_import_circles() {
 }
 
 #[test]
+fn no_http_type_below_the_http_edge() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut sources = BTreeMap::new();
+    files(&root, &root, &mut sources);
+    let edge = layer("error");
+    let mut found = Vec::new();
+    for (module, text) in &sources {
+        if layer(top(module)) < edge {
+            for http in ["axum::", "AppError", "StatusCode"] {
+                if code(text).contains(http) {
+                    found.push(format!("{module}: {http}"));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "HTTP types below routes/ and the edge: {found:?}");
+}
+
+#[test]
 fn the_reader_finds_what_it_checks() {
     // The checks above prove nothing if the reader misses imports: these are known to exist.
     let edges = graph();

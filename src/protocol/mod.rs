@@ -1,7 +1,9 @@
 //! Every name that crosses the wire or the process boundary, in one place, shared by the SDK and
-//! the mock server: the request and response bodies (the README's "The mock server"), the realtime frames
-//! and close codes (README: "Realtime: `SyncSession`"), the cron names and schedules, the error codes, and the SDK versions.
-//! Both sides serialise through these types, so they cannot drift apart.
+//! the mock server: the routes (`routes.rs`), the request and response bodies (the README's "The
+//! mock server"), the realtime frames and close codes (README: "Realtime: `SyncSession`"), the cron
+//! names and schedules, the audit actions, the error codes, and the SDK versions. The server reads
+//! and writes the bodies through these structs; the SDK, which carries no serde serialiser, writes
+//! them with the builders beside them, tested to agree.
 
 mod auth;
 pub mod errors;

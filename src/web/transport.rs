@@ -4,7 +4,7 @@
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::core::ports::{HttpRequest, HttpResponse, LocalBoxFuture, Method, Transport, TransportError};
+use crate::core::ports::{HttpRequest, HttpResponse, LocalBoxFuture, Transport, TransportError};
 
 // One call of `fetch` in JS (src/js/browser.js): a request builder in the module (gloo-net's,
 // with the `http` crate's methods) cost about 3.6 KB of the package for the two headers JS sets
@@ -19,19 +19,9 @@ pub struct FetchTransport {
     pub timeout_ms: u32,
 }
 
-fn method(m: Method) -> &'static str {
-    match m {
-        Method::Get => "GET",
-        Method::Post => "POST",
-        Method::Put => "PUT",
-        Method::Patch => "PATCH",
-        Method::Delete => "DELETE",
-    }
-}
-
 impl Transport for FetchTransport {
     fn send(&self, request: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
-        let answer = JsFuture::from(fetch(method(request.method), &request.url, request.bearer, request.body, self.timeout_ms));
+        let answer = JsFuture::from(fetch(request.method.as_str(), &request.url, request.bearer, request.body, self.timeout_ms));
         Box::pin(async move {
             match answer.await {
                 Ok(pair) => {

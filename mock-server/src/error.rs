@@ -163,13 +163,13 @@ pub async fn log_internal_errors(request: axum::extract::Request, next: axum::mi
 
 impl crate::store::Store {
     /// [`Store::transaction`](crate::store::Store::transaction) in the routes' error type.
-    pub fn tx<T>(&self, f: impl FnOnce(&rusqlite::Transaction) -> AppResult<T>) -> AppResult<T> {
+    pub fn tx<T>(&self, f: impl FnOnce(&crate::store::sql::Connection) -> AppResult<T>) -> AppResult<T> {
         self.transaction(f)
     }
 }
 
-impl From<rusqlite::Error> for AppError {
-    fn from(e: rusqlite::Error) -> Self {
+impl From<crate::store::sql::Error> for AppError {
+    fn from(e: crate::store::sql::Error) -> Self {
         crate::store::StoreError(e).into()
     }
 }
@@ -247,9 +247,9 @@ mod tests {
 
     #[test]
     fn an_internal_error_keeps_its_source_for_the_log_and_tells_the_client_nothing() {
-        let store = crate::store::StoreError(rusqlite::Error::QueryReturnedNoRows);
+        let store = crate::store::StoreError(crate::store::sql::Error::NoRows);
         let e = AppError::from(store);
-        assert_eq!(e.describe(), "the relational store failed: Query returned no rows", "the cause, told once");
+        assert_eq!(e.describe(), "the relational store failed: the query returned no rows", "the cause, told once");
         assert_eq!(e.body().error, "internal");
         assert!(!e.body().message.contains("Query"));
         let response = e.into_response();

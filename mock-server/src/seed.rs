@@ -1,6 +1,6 @@
 //! The demo seed (README: "The two commands", the demo's users), loaded into an empty store and by `POST /__mock/reset`.
 
-use rusqlite::{params, Connection};
+use crate::store::sql::{params, Connection};
 
 use crate::auth::passwords;
 use crate::docdb::naming::TenantNames;
@@ -90,7 +90,7 @@ pub fn clear_documents(c: &Cluster) -> DocDbResult<()> {
     Ok(())
 }
 
-pub fn clear(conn: &Connection) -> rusqlite::Result<()> {
+pub fn clear(conn: &Connection) -> crate::store::sql::Result<()> {
     for table in TABLES {
         let exists: i64 = conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?1", [table], |r| r.get(0))?;
         if exists > 0 {

@@ -129,7 +129,7 @@ pub struct AppState {
 
 impl AppState {
     /// The document cluster over `conn`: the engine's documents when `DOCDB_URL` names one.
-    pub fn cluster<'a>(&'a self, conn: &'a rusqlite::Connection) -> crate::docdb::Cluster<'a> {
+    pub fn cluster<'a>(&'a self, conn: &'a crate::store::sql::Connection<'a>) -> crate::docdb::Cluster<'a> {
         crate::docdb::Cluster::new(conn, self.engine.as_ref())
     }
 

@@ -63,7 +63,7 @@ fn an_unbaselined_store_is_refused_by_migrate_and_by_the_server_until_baselined(
     let conn = rusqlite::Connection::open(dir.join("mock-server.sqlite")).unwrap();
     let name: String = conn.query_row("SELECT name FROM companies WHERE id = 'acme'", [], |r| r.get(0)).unwrap();
     assert_eq!(name, "Acme Corp", "existing data untouched");
-    assert!(mock_server::store::migrate::two_flag_schema(&conn).unwrap());
+    assert!(mock_server::store::catalog::two_flag_schema(&conn).unwrap());
     assert!(!mock_server(&dir, &["migrate", "--baseline-through", "banana"]).status.success());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -123,5 +123,5 @@ fn baseline_on_a_pre_0012_store_applies_only_the_new_migrations() {
     assert_eq!(companies, 1, "existing data untouched");
     let last: i64 = conn.query_row("SELECT MAX(created_at) FROM __drizzle_migrations", [], |r| r.get(0)).unwrap();
     assert_eq!(last, migration("0016").when, "0016 is the last recorded");
-    assert!(mock_server::store::migrate::two_flag_schema(&conn).unwrap());
+    assert!(mock_server::store::catalog::two_flag_schema(&conn).unwrap());
 }

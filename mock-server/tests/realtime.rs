@@ -56,7 +56,10 @@ async fn legacy_tenant_handshake_invalidation_and_cutover() {
     let (_ws, _) = hello(&s, &alice, Some("invented-old-device"), "1.0.0", None).await;
     let admin = s.token("admin").await;
     let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
-    assert_eq!(fleet["tenants"][0]["devices"], json!([{"deviceId": dev_a, "beforeCutover": false, "sdkVersion": "1.4.17", "lastSeenAt": fleet["tenants"][0]["devices"][0]["lastSeenAt"]}]));
+    assert_eq!(
+        fleet["tenants"][0]["devices"],
+        json!([{"deviceId": dev_a, "beforeCutover": false, "sdkVersion": "1.4.17", "lastSeenAt": fleet["tenants"][0]["devices"][0]["lastSeenAt"]}])
+    );
     let dev_a = dev_a.as_str();
 
     // Cutover: the connected device is closed with 4000 and meets the invalidation on reconnect.

@@ -111,7 +111,7 @@ impl JobContext<'_> {
                         break;
                     }
                 }
-                Ok::<_, rusqlite::Error>(outcomes)
+                Ok::<_, crate::store::sql::Error>(outcomes)
             });
             // A failed transaction landed nothing of the tenants it had taken (at least one).
             let batch = &rest[..taken.max(1)];

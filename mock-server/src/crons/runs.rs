@@ -1,8 +1,7 @@
 //! Run records (`cron_runs`): status, progress and log of each run. Which run may go is the
 //! cluster lock's decision (`cluster_lock.rs`).
 
-use crate::store::{exec, query_row};
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 
 use super::cluster_lock::{self, Acquired};
 use serde::Serialize;
@@ -25,8 +24,8 @@ pub struct Run {
     pub log: Vec<String>,
 }
 
-pub fn get(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<Run>> {
-    query_row(conn, "SELECT run_id, cron, status, started_at, finished_at, done, total FROM cron_runs WHERE run_id = ?1", [run_id], |r| {
+pub fn get(conn: &Connection, run_id: &str) -> crate::store::sql::Result<Option<Run>> {
+    conn.query_row("SELECT run_id, cron, status, started_at, finished_at, done, total FROM cron_runs WHERE run_id = ?1", [run_id], |r| {
         Ok(Run {
             run_id: r.get(0)?,
             cron: r.get(1)?,
@@ -45,7 +44,7 @@ pub fn get(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<Run>> {
     .transpose()
 }
 
-pub fn last_finished(conn: &Connection, cron: &str) -> rusqlite::Result<Option<Run>> {
+pub fn last_finished(conn: &Connection, cron: &str) -> crate::store::sql::Result<Option<Run>> {
     let id: Option<String> =
         conn.query_row("SELECT run_id FROM cron_runs WHERE cron = ?1 AND status != 'running' ORDER BY started_at DESC, rowid DESC LIMIT 1", [cron], |r| r.get(0)).optional()?;
     match id {
@@ -56,15 +55,15 @@ pub fn last_finished(conn: &Connection, cron: &str) -> rusqlite::Result<Option<R
 
 /// Appends one line: a row of its own, so a run's log grows in constant time per line (the
 /// whole log is never read back and rewritten).
-pub fn append_log(conn: &Connection, run_id: &str, line: &str) -> rusqlite::Result<()> {
-    exec(conn, "INSERT INTO cron_run_log (run_id, seq, line) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM cron_run_log WHERE run_id = ?1), ?2)", params![run_id, line])
+pub fn append_log(conn: &Connection, run_id: &str, line: &str) -> crate::store::sql::Result<()> {
+    conn.execute("INSERT INTO cron_run_log (run_id, seq, line) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM cron_run_log WHERE run_id = ?1), ?2)", params![run_id, line])
         .map(|_| ())
 }
 
 /// The run's log lines from `from` (0-based), at most `limit`; older stores kept the lines as a
 /// JSON array in `cron_runs.log`, which comes first.
-pub fn log_lines(conn: &Connection, run_id: &str, from: u64, limit: u64) -> rusqlite::Result<Vec<String>> {
-    let legacy: String = query_row(conn, "SELECT log FROM cron_runs WHERE run_id = ?1", [run_id], |r| r.get(0)).optional()?.unwrap_or_default();
+pub fn log_lines(conn: &Connection, run_id: &str, from: u64, limit: u64) -> crate::store::sql::Result<Vec<String>> {
+    let legacy: String = conn.query_row("SELECT log FROM cron_runs WHERE run_id = ?1", [run_id], |r| r.get(0)).optional()?.unwrap_or_default();
     let mut lines: Vec<String> = serde_json::from_str(&legacy).unwrap_or_default();
     let mut stmt = conn.prepare("SELECT line FROM cron_run_log WHERE run_id = ?1 ORDER BY seq")?;
     for line in stmt.query_map([run_id], |r| r.get::<_, String>(0))? {
@@ -75,41 +74,40 @@ pub fn log_lines(conn: &Connection, run_id: &str, from: u64, limit: u64) -> rusq
 
 /// Joins the live run of `cron`, or starts a new one (marking an expired holder interrupted).
 /// Returns the run id and whether it was already running.
-pub fn start_or_join(conn: &Connection, cron: &str, new_run_id: &str, holder: &str, now_ms: i64) -> rusqlite::Result<(String, bool)> {
+pub fn start_or_join(conn: &Connection, cron: &str, new_run_id: &str, holder: &str, now_ms: i64) -> crate::store::sql::Result<(String, bool)> {
     match cluster_lock::acquire(conn, cron, new_run_id, holder, now_ms)? {
         Acquired::Held(run_id) => Ok((run_id, true)),
         Acquired::Taken { expired_run } => {
             if let Some(stale) = expired_run {
                 if get(conn, &stale)?.is_some_and(|r| r.status == "running") {
                     append_log(conn, &stale, "interrupted: the process running it stopped (its lock lease expired)")?;
-                    exec(conn, "UPDATE cron_runs SET status = 'failed', finished_at = ?2 WHERE run_id = ?1", params![stale, now_ms])?;
+                    conn.execute("UPDATE cron_runs SET status = 'failed', finished_at = ?2 WHERE run_id = ?1", params![stale, now_ms])?;
                 }
             }
-            exec(conn, "INSERT INTO cron_runs (run_id, cron, status, started_at) VALUES (?1, ?2, 'running', ?3)", params![new_run_id, cron, now_ms])?;
+            conn.execute("INSERT INTO cron_runs (run_id, cron, status, started_at) VALUES (?1, ?2, 'running', ?3)", params![new_run_id, cron, now_ms])?;
             Ok((new_run_id.to_owned(), false))
         }
     }
 }
 
 /// Records progress and a log line, and renews the lease.
-pub fn progress(conn: &Connection, run_id: &str, done: u64, total: u64, line: Option<&str>, now_ms: i64) -> rusqlite::Result<()> {
-    exec(conn, "UPDATE cron_runs SET done = ?2, total = ?3 WHERE run_id = ?1", params![run_id, done as i64, total as i64])?;
+pub fn progress(conn: &Connection, run_id: &str, done: u64, total: u64, line: Option<&str>, now_ms: i64) -> crate::store::sql::Result<()> {
+    conn.execute("UPDATE cron_runs SET done = ?2, total = ?3 WHERE run_id = ?1", params![run_id, done as i64, total as i64])?;
     if let Some(line) = line {
         append_log(conn, run_id, line)?;
     }
     cluster_lock::renew(conn, run_id, now_ms)
 }
 
-pub fn finish(conn: &Connection, run_id: &str, succeeded: bool, now_ms: i64) -> rusqlite::Result<()> {
+pub fn finish(conn: &Connection, run_id: &str, succeeded: bool, now_ms: i64) -> crate::store::sql::Result<()> {
     let status = if succeeded { "succeeded" } else { "failed" };
-    exec(conn, "UPDATE cron_runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1", params![run_id, status, now_ms])?;
+    conn.execute("UPDATE cron_runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1", params![run_id, status, now_ms])?;
     cluster_lock::release(conn, run_id)
 }
 
 /// Keeps the newest `keep` finished runs of each cron; a running one is never touched.
-pub fn prune(conn: &Connection, keep: u32) -> rusqlite::Result<usize> {
-    let removed = exec(
-        conn,
+pub fn prune(conn: &Connection, keep: u32) -> crate::store::sql::Result<usize> {
+    let removed = conn.execute(
         "DELETE FROM cron_runs WHERE status != 'running' AND run_id NOT IN (
            SELECT run_id FROM (
              SELECT run_id, ROW_NUMBER() OVER (PARTITION BY cron ORDER BY started_at DESC, run_id DESC) AS n
@@ -117,7 +115,7 @@ pub fn prune(conn: &Connection, keep: u32) -> rusqlite::Result<usize> {
            ) WHERE n <= ?1)",
         params![keep],
     )?;
-    exec(conn, "DELETE FROM cron_run_log WHERE run_id NOT IN (SELECT run_id FROM cron_runs)", [])?;
+    conn.execute("DELETE FROM cron_run_log WHERE run_id NOT IN (SELECT run_id FROM cron_runs)", [])?;
     Ok(removed)
 }
 
@@ -125,7 +123,7 @@ pub fn prune(conn: &Connection, keep: u32) -> rusqlite::Result<usize> {
 mod tests {
     use super::*;
 
-    fn conn() -> Connection {
+    fn conn() -> rusqlite::Connection {
         crate::store::test_connection(crate::store::schema::CRONS)
     }
 

@@ -4,16 +4,15 @@
 //! A database's row in the catalogue (written by `Cluster`) is its existence here; its
 //! `update_seq` is a column of that row.
 
+use crate::store::sql::{params, Connection, OptionalExtension};
 use md5::{Digest, Md5};
-use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{Map, Value};
 
 use super::documents::{Counts, Documents, Write};
 use super::{strip_reserved, Doc, DocDbError, DocDbResult, RawDoc};
-use crate::store::{exec, query_row};
 
 pub struct Embedded<'c> {
-    pub conn: &'c Connection,
+    pub conn: &'c Connection<'c>,
 }
 
 /// `N-<md5 hex>` of the body and the previous revision.
@@ -29,8 +28,7 @@ impl Embedded<'_> {
     /// Writes a document at `rev`, as the database's next change: a write and a restore alike.
     fn store(&self, db: &str, id: &str, rev: &str, body: Map<String, Value>) -> DocDbResult<()> {
         let seq = self.bump_seq(db)?;
-        exec(
-            self.conn,
+        self.conn.execute(
             "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(db, id) DO UPDATE SET rev = ?3, seq = ?4, body = ?5",
             params![db, id, rev, seq as i64, Value::Object(body).to_string()],
@@ -39,7 +37,9 @@ impl Embedded<'_> {
     }
 
     fn bump_seq(&self, db: &str) -> DocDbResult<u64> {
-        Ok(query_row(self.conn, "UPDATE docdb_databases SET update_seq = update_seq + 1 WHERE name = ?1 RETURNING update_seq", [db], |r| r.get::<_, i64>(0))
+        Ok(self
+            .conn
+            .query_row("UPDATE docdb_databases SET update_seq = update_seq + 1 WHERE name = ?1 RETURNING update_seq", [db], |r| r.get::<_, i64>(0))
             .optional()?
             .ok_or_else(|| DocDbError::Missing(db.to_owned()))? as u64)
     }
@@ -51,15 +51,15 @@ impl Documents for Embedded<'_> {
     }
 
     fn delete_db(&self, name: &str) -> DocDbResult<()> {
-        exec(self.conn, "DELETE FROM docdb_documents WHERE db = ?1", [name])?;
-        exec(self.conn, "DELETE FROM docdb_local_documents WHERE db = ?1", [name])?;
+        self.conn.execute("DELETE FROM docdb_documents WHERE db = ?1", [name])?;
+        self.conn.execute("DELETE FROM docdb_local_documents WHERE db = ?1", [name])?;
         Ok(())
     }
 
     fn counts(&self, name: &str) -> DocDbResult<Option<Counts>> {
-        let seq: Option<i64> = query_row(self.conn, "SELECT update_seq FROM docdb_databases WHERE name = ?1", [name], |r| r.get(0)).optional()?;
+        let seq: Option<i64> = self.conn.query_row("SELECT update_seq FROM docdb_databases WHERE name = ?1", [name], |r| r.get(0)).optional()?;
         let Some(update_seq) = seq else { return Ok(None) };
-        let doc_count: i64 = query_row(self.conn, "SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [name], |r| r.get(0))?;
+        let doc_count: i64 = self.conn.query_row("SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [name], |r| r.get(0))?;
         Ok(Some(Counts { doc_count: doc_count as u64, update_seq: update_seq as u64 }))
     }
 
@@ -86,22 +86,23 @@ impl Documents for Embedded<'_> {
     }
 
     fn get(&self, db: &str, id: &str) -> DocDbResult<Option<Doc>> {
-        query_row(self.conn, "SELECT id, rev, body FROM docdb_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| {
-            Ok(RawDoc { db: db.to_owned(), id: r.get(0)?, rev: r.get(1)?, body: r.get(2)? })
-        })
-        .optional()?
-        .map(RawDoc::parse)
-        .transpose()
+        self.conn
+            .query_row("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| {
+                Ok(RawDoc { db: db.to_owned(), id: r.get(0)?, rev: r.get(1)?, body: r.get(2)? })
+            })
+            .optional()?
+            .map(RawDoc::parse)
+            .transpose()
     }
 
     fn all_docs(&self, db: &str) -> DocDbResult<Vec<RawDoc>> {
-        let mut stmt = self.conn.prepare_cached("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 ORDER BY id")?;
+        let mut stmt = self.conn.prepare("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 ORDER BY id")?;
         let rows = stmt.query_map([db], |r| Ok(RawDoc { db: db.to_owned(), id: r.get(0)?, rev: r.get(1)?, body: r.get(2)? }))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        Ok(rows.collect::<crate::store::sql::Result<_>>()?)
     }
 
     fn put_local(&self, db: &str, id: &str, body: &Value) -> DocDbResult<()> {
-        exec(self.conn, "INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3", params![db, id, body.to_string()])?;
+        self.conn.execute("INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3", params![db, id, body.to_string()])?;
         Ok(())
     }
 
@@ -122,7 +123,8 @@ impl Documents for Embedded<'_> {
     }
 
     fn get_local(&self, db: &str, id: &str) -> DocDbResult<Option<Value>> {
-        query_row(self.conn, "SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
+        self.conn
+            .query_row("SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
             .optional()?
             .map(|b| serde_json::from_str(&b).map_err(|e| DocDbError::CorruptJson { what: format!("local document {id} of {db}"), source: e }))
             .transpose()

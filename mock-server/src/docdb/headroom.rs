@@ -2,7 +2,7 @@
 //! the handles every other tenant keeps. A fact of the cluster model (docdb/mod.rs: open handles,
 //! the LRU, pinned databases), asked by the rotate before it starts and by the flag's preflight.
 
-use rusqlite::Connection;
+use crate::store::sql::Connection;
 
 use super::DocDbResult;
 

@@ -25,9 +25,9 @@ pub fn percent_decoded(part: &str) -> String {
     percent_encoding::percent_decode_str(part).decode_utf8_lossy().into_owned()
 }
 
-use crate::store::{exec, query_row, StoreError};
+use crate::store::sql::{params, Connection, OptionalExtension};
+use crate::store::StoreError;
 use documents::{Counts, Documents, Write};
-use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -80,8 +80,8 @@ CREATE TABLE IF NOT EXISTS docdb_local_documents (
 /// Creates the tables, adds the handle columns to a data directory written before they existed,
 /// and sets the cluster's `max_dbs_open`.
 pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
-    let has_handles: i64 = query_row(conn, "SELECT COUNT(*) FROM pragma_table_info('docdb_databases') WHERE name = 'open'", [], |r| r.get(0))?;
-    let has_table: i64 = query_row(conn, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'docdb_databases'", [], |r| r.get(0))?;
+    let has_handles: i64 = conn.query_row("SELECT COUNT(*) FROM pragma_table_info('docdb_databases') WHERE name = 'open'", [], |r| r.get(0))?;
+    let has_table: i64 = conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'docdb_databases'", [], |r| r.get(0))?;
     if has_table > 0 && has_handles == 0 {
         conn.execute_batch(
             "ALTER TABLE docdb_databases ADD COLUMN open INTEGER NOT NULL DEFAULT 0;
@@ -90,7 +90,7 @@ pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
         )?;
     }
     conn.execute_batch(SCHEMA)?;
-    let has_prefix: i64 = query_row(conn, "SELECT COUNT(*) FROM pragma_table_info('docdb_cluster') WHERE name = 'db_prefix'", [], |r| r.get(0))?;
+    let has_prefix: i64 = conn.query_row("SELECT COUNT(*) FROM pragma_table_info('docdb_cluster') WHERE name = 'db_prefix'", [], |r| r.get(0))?;
     if has_prefix == 0 {
         conn.execute_batch("ALTER TABLE docdb_cluster ADD COLUMN db_prefix TEXT")?;
     }
@@ -102,19 +102,18 @@ pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
 /// prefix on the same data would orphan them all (the next rotate failing tenant by tenant), so
 /// it is refused, naming both.
 pub fn check_prefix(conn: &Connection, prefix: &str) -> DocDbResult<()> {
-    let recorded: Option<String> = query_row(conn, "SELECT db_prefix FROM docdb_cluster WHERE id = 1", [], |r| r.get(0)).optional()?.flatten();
+    let recorded: Option<String> = conn.query_row("SELECT db_prefix FROM docdb_cluster WHERE id = 1", [], |r| r.get(0)).optional()?.flatten();
     match recorded {
         Some(made_with) if made_with != prefix => Err(DocDbError::PrefixChanged { configured: prefix.to_owned(), recorded: made_with }),
         Some(_) => Ok(()),
-        None => Ok(exec(conn, "UPDATE docdb_cluster SET db_prefix = ?1 WHERE id = 1", [prefix]).map(drop)?),
+        None => Ok(conn.execute("UPDATE docdb_cluster SET db_prefix = ?1 WHERE id = 1", [prefix]).map(drop)?),
     }
 }
 
 /// Sets the cluster's `max_dbs_open`; handles over a lowered bound close as they are needed.
 /// The open-handle count is taken afresh here (at start-up), the triggers keep it after.
 pub fn set_max_open(conn: &Connection, max_open: usize) -> DocDbResult<()> {
-    exec(
-        conn,
+    conn.execute(
         "INSERT INTO docdb_cluster (id, max_open, open_handles) VALUES (1, ?1, (SELECT COUNT(*) FROM docdb_databases WHERE open = 1))
          ON CONFLICT(id) DO UPDATE SET max_open = ?1, open_handles = excluded.open_handles",
         [max_open as i64],
@@ -124,7 +123,7 @@ pub fn set_max_open(conn: &Connection, max_open: usize) -> DocDbResult<()> {
 
 /// The cluster's `max_dbs_open`.
 pub fn max_open(conn: &Connection) -> DocDbResult<usize> {
-    Ok(query_row(conn, "SELECT max_open FROM docdb_cluster WHERE id = 1", [], |r| r.get::<_, i64>(0)).optional()?.unwrap_or(0) as usize)
+    Ok(conn.query_row("SELECT max_open FROM docdb_cluster WHERE id = 1", [], |r| r.get::<_, i64>(0)).optional()?.unwrap_or(0) as usize)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -202,8 +201,8 @@ impl PartialEq for DocDbError {
     }
 }
 
-impl From<rusqlite::Error> for DocDbError {
-    fn from(e: rusqlite::Error) -> Self {
+impl From<crate::store::sql::Error> for DocDbError {
+    fn from(e: crate::store::sql::Error) -> Self {
         DocDbError::Store(StoreError(e))
     }
 }
@@ -258,7 +257,7 @@ pub(crate) fn strip_reserved(mut body: Map<String, Value>) -> Map<String, Value>
 }
 
 fn count(conn: &Connection, sql: &str) -> DocDbResult<usize> {
-    Ok(query_row(conn, sql, [], |r| r.get::<_, i64>(0))? as usize)
+    Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))? as usize)
 }
 
 /// Open handles (what `max_dbs_open` bounds).
@@ -283,15 +282,15 @@ fn make_room(conn: &Connection) -> DocDbResult<()> {
     if open < max {
         return Ok(());
     }
-    let lru: Option<String> = query_row(conn, "SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
+    let lru: Option<String> = conn.query_row("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
     match lru {
         Some(name) if open == max => {
-            exec(conn, "UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
+            conn.execute("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
             Ok(())
         }
         // Over a lowered bound: close idle handles until one fits.
         Some(name) => {
-            exec(conn, "UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
+            conn.execute("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
             make_room(conn)
         }
         None => Err(DocDbError::AllDbsActive { open, max }),
@@ -301,23 +300,23 @@ fn make_room(conn: &Connection) -> DocDbResult<()> {
 /// The cluster's use counter, for the LRU order (a counter, not a clock: accesses within one
 /// millisecond still order).
 fn tick(conn: &Connection) -> DocDbResult<i64> {
-    Ok(query_row(conn, "UPDATE docdb_cluster SET clock = clock + 1 WHERE id = 1 RETURNING clock", [], |r| r.get(0)).optional()?.unwrap_or(0))
+    Ok(conn.query_row("UPDATE docdb_cluster SET clock = clock + 1 WHERE id = 1 RETURNING clock", [], |r| r.get(0)).optional()?.unwrap_or(0))
 }
 
 /// Opens the database's handle (or marks an open one used): every access goes through here.
 /// A handle in use is never closed, so its recency is not recorded (reads stay reads).
 fn use_db(conn: &Connection, name: &str) -> DocDbResult<()> {
-    let handle: Option<(bool, bool)> = query_row(conn, "SELECT open, pinned FROM docdb_databases WHERE name = ?1", [name], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+    let handle: Option<(bool, bool)> = conn.query_row("SELECT open, pinned FROM docdb_databases WHERE name = ?1", [name], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
     match handle {
         None => Err(DocDbError::Missing(name.to_owned())),
         Some((true, true)) => Ok(()),
         Some((true, false)) => {
-            exec(conn, "UPDATE docdb_databases SET last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
+            conn.execute("UPDATE docdb_databases SET last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
             Ok(())
         }
         Some((false, _)) => {
             make_room(conn)?;
-            exec(conn, "UPDATE docdb_databases SET open = 1, last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
+            conn.execute("UPDATE docdb_databases SET open = 1, last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
             Ok(())
         }
     }
@@ -326,10 +325,10 @@ fn use_db(conn: &Connection, name: &str) -> DocDbResult<()> {
 /// Keeps exactly `names` of the tenant's databases in use (opening them), releasing its other
 /// pins: the rotate's prewarm (CORE, today, tomorrow).
 pub fn pin_only(conn: &Connection, company_id: &str, names: &[&str]) -> DocDbResult<()> {
-    exec(conn, "UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
+    conn.execute("UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
     for name in names {
         use_db(conn, name)?;
-        exec(conn, "UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
+        conn.execute("UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
     }
     Ok(())
 }
@@ -337,12 +336,12 @@ pub fn pin_only(conn: &Connection, company_id: &str, names: &[&str]) -> DocDbRes
 /// Handles the tenant holds in use now.
 pub fn pinned(conn: &Connection, company_id: &str) -> DocDbResult<Vec<String>> {
     let mut stmt = conn.prepare("SELECT name FROM docdb_databases WHERE company_id = ?1 AND pinned = 1 ORDER BY name")?;
-    let names = stmt.query_map([company_id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let names = stmt.query_map([company_id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
     Ok(names)
 }
 
 pub fn exists(conn: &Connection, name: &str) -> DocDbResult<bool> {
-    Ok(query_row(conn, "SELECT COUNT(*) FROM docdb_databases WHERE name = ?1", [name], |r| r.get::<_, i64>(0))? > 0)
+    Ok(conn.query_row("SELECT COUNT(*) FROM docdb_databases WHERE name = ?1", [name], |r| r.get::<_, i64>(0))? > 0)
 }
 
 /// Creates a database (its handle open), refusing an illegal name, an existing one, or one no
@@ -357,8 +356,7 @@ pub fn create(c: &Cluster, name: &str, company_id: &str, kind: Kind, now_ms: i64
     }
     make_room(c)?;
     c.docs.create_db(name)?;
-    exec(
-        c,
+    c.execute(
         "INSERT INTO docdb_databases (name, company_id, kind, created_at, open, last_used) VALUES (?1, ?2, ?3, ?4, 1, ?5)",
         params![name, company_id, kind.as_str(), now_ms, tick(c)?],
     )?;
@@ -372,22 +370,22 @@ pub fn drop_database(c: &Cluster, name: &str) -> DocDbResult<()> {
         return Err(DocDbError::Missing(name.to_owned()));
     }
     c.docs.delete_db(name)?;
-    exec(c, "DELETE FROM docdb_databases WHERE name = ?1", [name])?;
+    c.execute("DELETE FROM docdb_databases WHERE name = ?1", [name])?;
     Ok(())
 }
 
 pub fn add_index(conn: &Connection, db: &str, index: &str) -> DocDbResult<()> {
-    let current: Option<String> = query_row(conn, "SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
+    let current: Option<String> = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
     let mut indexes = parse_indexes(db, &current.ok_or_else(|| DocDbError::Missing(db.to_owned()))?)?;
     if !indexes.iter().any(|i| i == index) {
         indexes.push(index.to_owned());
-        exec(conn, "UPDATE docdb_databases SET indexes = ?2 WHERE name = ?1", params![db, serde_json::to_string(&indexes).unwrap_or_default()])?;
+        conn.execute("UPDATE docdb_databases SET indexes = ?2 WHERE name = ?1", params![db, serde_json::to_string(&indexes).unwrap_or_default()])?;
     }
     Ok(())
 }
 
 pub fn indexes(conn: &Connection, db: &str) -> DocDbResult<Vec<String>> {
-    let raw: String = query_row(conn, "SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?.ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
+    let raw: String = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?.ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
     parse_indexes(db, &raw)
 }
 
@@ -420,7 +418,7 @@ const INFO_COLUMNS: &str = "SELECT name, company_id, kind, open, pinned FROM doc
 
 type InfoRow = (String, String, String, bool, bool);
 
-fn info_row(r: &rusqlite::Row) -> rusqlite::Result<InfoRow> {
+fn info_row(r: &crate::store::sql::Row) -> crate::store::sql::Result<InfoRow> {
     Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
 }
 
@@ -428,13 +426,13 @@ fn info_row(r: &rusqlite::Row) -> rusqlite::Result<InfoRow> {
 /// relational store (the connection, which a `Cluster` derefs to, so the machine's relational
 /// work reads as before) and the documents behind the port.
 pub struct Cluster<'a> {
-    conn: &'a Connection,
+    conn: &'a Connection<'a>,
     docs: Box<dyn Documents + 'a>,
 }
 
 impl<'a> Cluster<'a> {
     /// The engine's documents when there is one (`DOCDB_URL`), the embedded model's otherwise.
-    pub fn new(conn: &'a Connection, engine: Option<&'a engine::Engine>) -> Cluster<'a> {
+    pub fn new(conn: &'a Connection<'a>, engine: Option<&'a engine::Engine>) -> Cluster<'a> {
         let docs: Box<dyn Documents + 'a> = match engine {
             Some(engine) => Box::new(on_engine::OnEngine { engine }),
             None => Box::new(embedded::Embedded { conn }),
@@ -442,7 +440,7 @@ impl<'a> Cluster<'a> {
         Cluster { conn, docs }
     }
 
-    pub fn embedded(conn: &'a Connection) -> Cluster<'a> {
+    pub fn embedded(conn: &'a Connection<'a>) -> Cluster<'a> {
         Cluster::new(conn, None)
     }
 
@@ -458,13 +456,15 @@ impl<'a> Cluster<'a> {
     }
 }
 
-impl std::ops::Deref for Cluster<'_> {
-    type Target = Connection;
+impl<'a> std::ops::Deref for Cluster<'a> {
+    type Target = Connection<'a>;
 
-    fn deref(&self) -> &Connection {
+    fn deref(&self) -> &Connection<'a> {
         self.conn
     }
 }
+
+crate::holds_a_connection!(Cluster<'_>);
 
 /// Writes a document; `expected_rev` must name the current revision of an existing document
 /// (CouchDB's optimistic concurrency). Returns the new revision.
@@ -525,13 +525,13 @@ pub fn get_local(c: &Cluster, db: &str, id: &str) -> DocDbResult<Option<Value>> 
 /// A database's description, its counts as the documents' side reports them (no handle is
 /// opened: this is the cluster's catalogue).
 pub fn info(c: &Cluster, name: &str) -> DocDbResult<Option<DbInfo>> {
-    let row = query_row(c, &format!("{INFO_COLUMNS} WHERE name = ?1"), [name], info_row).optional()?;
+    let row = c.query_row(&format!("{INFO_COLUMNS} WHERE name = ?1"), [name], info_row).optional()?;
     row.map(|row| c.info_from_row(row)).transpose()
 }
 
 /// The catalogue's entry alone (whose, which kind), without asking the documents' side.
 pub fn owner(conn: &Connection, name: &str) -> DocDbResult<Option<(String, Kind)>> {
-    query_row(conn, "SELECT company_id, kind FROM docdb_databases WHERE name = ?1", [name], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+    conn.query_row("SELECT company_id, kind FROM docdb_databases WHERE name = ?1", [name], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
         .optional()?
         .map(|(company, kind)| Ok((company, Kind::parse(&kind)?)))
         .transpose()
@@ -540,14 +540,14 @@ pub fn owner(conn: &Connection, name: &str) -> DocDbResult<Option<(String, Kind)
 /// The catalogue's database names.
 pub fn names(conn: &Connection) -> DocDbResult<Vec<String>> {
     let mut stmt = conn.prepare("SELECT name FROM docdb_databases ORDER BY name")?;
-    let names = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let names = stmt.query_map([], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
     Ok(names)
 }
 
 /// Every database of the cluster, open or not, by name.
 pub fn list(c: &Cluster) -> DocDbResult<Vec<DbInfo>> {
     let mut stmt = c.prepare(&format!("{INFO_COLUMNS} ORDER BY name"))?;
-    let rows: Vec<InfoRow> = stmt.query_map([], info_row)?.collect::<rusqlite::Result<_>>()?;
+    let rows: Vec<InfoRow> = stmt.query_map([], info_row)?.collect::<crate::store::sql::Result<_>>()?;
     rows.into_iter().map(|row| c.info_from_row(row)).collect()
 }
 
@@ -556,8 +556,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn conn_with(max_open: usize) -> Connection {
-        let c = Connection::open_in_memory().unwrap();
+    fn conn_with(max_open: usize) -> rusqlite::Connection {
+        let c = rusqlite::Connection::open_in_memory().unwrap();
         install(&c, max_open).unwrap();
         c
     }
@@ -612,7 +612,7 @@ mod tests {
 
     #[test]
     fn a_data_directory_from_before_the_handle_columns_is_upgraded() {
-        let c = Connection::open_in_memory().unwrap();
+        let c = rusqlite::Connection::open_in_memory().unwrap();
         c.execute_batch("CREATE TABLE docdb_databases (name TEXT PRIMARY KEY NOT NULL, company_id TEXT NOT NULL, kind TEXT NOT NULL, update_seq INTEGER NOT NULL DEFAULT 0, indexes TEXT NOT NULL DEFAULT '[]', created_at INTEGER NOT NULL);
             INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES ('old', 'acme', 'legacy', 0);").unwrap();
         install(&c, 5).unwrap();

@@ -7,11 +7,10 @@
 //! - A reconciliation regression: an archived day whose diff against the archive was 0 is no
 //!   longer 0 (documents changed or lost after the archive).
 
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::RollingResult;
-use crate::store::{exec, query_row};
 
 /// What an alarm tells the operator to do (the runbook's errors table).
 pub const INSTRUCTION: &str =
@@ -48,8 +47,7 @@ pub struct Alarm {
 /// Raises an alarm unless the same one (kind and subject) is already raised. Answers whether it
 /// is new.
 pub fn raise(conn: &Connection, company_id: &str, kind: Kind, subject: &str, detail: &str, now_ms: i64) -> RollingResult<bool> {
-    let open: i64 = query_row(
-        conn,
+    let open: i64 = conn.query_row(
         "SELECT COUNT(*) FROM guard_alarms WHERE company_id = ?1 AND kind = ?2 AND subject = ?3 AND cleared_at IS NULL",
         params![company_id, kind.as_str(), subject],
         |r| r.get(0),
@@ -57,28 +55,31 @@ pub fn raise(conn: &Connection, company_id: &str, kind: Kind, subject: &str, det
     if open > 0 {
         return Ok(false);
     }
-    exec(conn, "INSERT INTO guard_alarms (company_id, kind, subject, detail, raised_at) VALUES (?1, ?2, ?3, ?4, ?5)", params![company_id, kind.as_str(), subject, detail, now_ms])?;
+    conn.execute(
+        "INSERT INTO guard_alarms (company_id, kind, subject, detail, raised_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![company_id, kind.as_str(), subject, detail, now_ms],
+    )?;
     tracing::warn!(tenant = company_id, kind = kind.as_str(), subject, "rollback alarm: {detail}");
     Ok(true)
 }
 
 /// The tenant's raised alarms, oldest first.
 pub fn open(conn: &Connection, company_id: &str) -> RollingResult<Vec<Alarm>> {
-    let mut stmt = conn.prepare_cached("SELECT kind, subject, detail, raised_at FROM guard_alarms WHERE company_id = ?1 AND cleared_at IS NULL ORDER BY id")?;
+    let mut stmt = conn.prepare("SELECT kind, subject, detail, raised_at FROM guard_alarms WHERE company_id = ?1 AND cleared_at IS NULL ORDER BY id")?;
     let rows = stmt.query_map([company_id], |r| Ok(Alarm { kind: r.get(0)?, subject: r.get(1)?, detail: r.get(2)?, raised_at: r.get(3)? }))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
 /// Every tenant with a raised alarm.
 pub fn tenants_needing_attention(conn: &Connection) -> RollingResult<Vec<String>> {
-    let mut stmt = conn.prepare_cached("SELECT DISTINCT company_id FROM guard_alarms WHERE cleared_at IS NULL ORDER BY company_id")?;
+    let mut stmt = conn.prepare("SELECT DISTINCT company_id FROM guard_alarms WHERE cleared_at IS NULL ORDER BY company_id")?;
     let rows = stmt.query_map([], |r| r.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
 /// The rollback happened: the tenant's alarms are cleared (kept, with the time, for the record).
 pub fn clear(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<usize> {
-    Ok(exec(conn, "UPDATE guard_alarms SET cleared_at = ?2 WHERE company_id = ?1 AND cleared_at IS NULL", params![company_id, now_ms])?)
+    Ok(conn.execute("UPDATE guard_alarms SET cleared_at = ?2 WHERE company_id = ?1 AND cleared_at IS NULL", params![company_id, now_ms])?)
 }
 
 /// The `attention` of a tenant for the views: `null`, or its alarms with the instruction.
@@ -92,7 +93,7 @@ pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<serde_jso
 /// sent to it now, if any). Answers whether this was a destructive reset (alarm raised).
 pub fn device_handshake(conn: &Connection, company_id: &str, device_id: &str, reported: Option<i64>, will_obey: Option<i64>, now_ms: i64) -> RollingResult<bool> {
     let before: Option<i64> =
-        query_row(conn, "SELECT obeyed FROM guard_device_marks WHERE device_id = ?1 AND company_id = ?2", params![device_id, company_id], |r| r.get(0)).optional()?;
+        conn.query_row("SELECT obeyed FROM guard_device_marks WHERE device_id = ?1 AND company_id = ?2", params![device_id, company_id], |r| r.get(0)).optional()?;
     let reset = before.is_some_and(|obeyed| reported.is_none_or(|r| r < obeyed));
     if reset {
         let had = before.unwrap_or_default();
@@ -103,8 +104,7 @@ pub fn device_handshake(conn: &Connection, company_id: &str, device_id: &str, re
         raise(conn, company_id, Kind::DestructiveReset, device_id, &detail, now_ms)?;
     }
     if let Some(obeyed) = will_obey.or(reported) {
-        exec(
-            conn,
+        conn.execute(
             "INSERT INTO guard_device_marks (device_id, company_id, obeyed, updated_at) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT(device_id) DO UPDATE SET company_id = ?2, obeyed = ?3, updated_at = ?4",
             params![device_id, company_id, obeyed, now_ms],
@@ -117,7 +117,7 @@ pub fn device_handshake(conn: &Connection, company_id: &str, device_id: &str, re
 mod tests {
     use super::*;
 
-    fn conn() -> Connection {
+    fn conn() -> rusqlite::Connection {
         crate::store::test_connection(crate::store::schema::ALARMS)
     }
 

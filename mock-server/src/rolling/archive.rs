@@ -7,7 +7,7 @@
 //! after a crash ends as one clean run.
 
 use crate::docdb::Cluster;
-use rusqlite::params;
+use crate::store::sql::params;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -161,7 +161,7 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
     let today = day_of(now_ms);
     let mut report = ArchiveReport { company_id: tenant.id.clone(), ..Default::default() };
     let mut stmt = conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status IN ('PREWARMED', 'ACTIVE', 'DRAINED') ORDER BY day")?;
-    let days: Vec<String> = stmt.query_map(params![tenant.id, today], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let days: Vec<String> = stmt.query_map(params![tenant.id, today], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
     for day_db in days {
         if docdb::all_docs(conn, &day_db)?.iter().any(is_open_order) {
             report.still_open.push(day_db);
@@ -186,8 +186,8 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
     }
     // Days reconciled before must stay so: a diff now means documents changed or were lost after
     // the archive (the runbook's "loss of orders or payments": roll back).
-    let mut stmt = conn.prepare_cached("SELECT name FROM day_databases WHERE company_id = ?1 AND status = 'ARCHIVED' ORDER BY day")?;
-    let archived: Vec<String> = stmt.query_map([&tenant.id], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND status = 'ARCHIVED' ORDER BY day")?;
+    let archived: Vec<String> = stmt.query_map([&tenant.id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
     for day_db in archived {
         // A day archived before the relational archive existed (no rows of it at all, and still
         // matching its archive database) gets its rows now rather than an alarm.

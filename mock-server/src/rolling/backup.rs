@@ -13,7 +13,6 @@ use super::tenants::Tenant;
 use super::{RollingError, RollingResult};
 use crate::docdb::{self, Cluster, Kind};
 use crate::store::backups::{self, BackupError, Manifest};
-use crate::store::exec;
 
 /// Snapshots kept per database.
 pub const KEEP: usize = 30;
@@ -77,7 +76,7 @@ pub fn restore(conn: &Cluster, dir: &Path, db: &str, snapshot: Option<&str>, now
         return Err(RollingError::DocDb(docdb::DocDbError::Exists(db.to_owned())));
     }
     let company_id: String =
-        crate::store::query_row(conn, "SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0)).map_err(|_| RollingError::UnknownDayDatabase(db.to_owned()))?;
+        conn.query_row("SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0)).map_err(|_| RollingError::UnknownDayDatabase(db.to_owned()))?;
     let snapshots = backups::list(dir, db)?;
     let chosen = match snapshot {
         Some(id) => snapshots.iter().find(|m| m.snapshot_id == id).ok_or_else(|| BackupError::NoSnapshot { db: db.to_owned(), id: id.to_owned() })?,
@@ -90,6 +89,6 @@ pub fn restore(conn: &Cluster, dir: &Path, db: &str, snapshot: Option<&str>, now
     docdb::restore_docs(conn, db, docs)?;
     // Back to what it was before the drop: archived and reconciled (the drop needed both).
     set_day_status(conn, db, DayStatus::Archived, now_ms)?;
-    exec(conn, "UPDATE day_databases SET dropped_at = NULL WHERE name = ?1", [db])?;
+    conn.execute("UPDATE day_databases SET dropped_at = NULL WHERE name = ?1", [db])?;
     Ok(Restored { db: db.to_owned(), company_id, snapshot_id: chosen.snapshot_id.clone(), doc_count: chosen.doc_count })
 }

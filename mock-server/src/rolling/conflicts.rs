@@ -3,8 +3,7 @@
 //! operator to review, instead of the write being refused. No write is lost either way.
 
 use crate::docdb::Cluster;
-use crate::store::{exec, query_row};
-use rusqlite::{params, Connection};
+use crate::store::sql::{params, Connection};
 use serde_json::{Map, Value};
 
 use super::RollingResult;
@@ -35,8 +34,7 @@ pub fn write(conn: &Cluster, doc: DocRef, body: Map<String, Value>, rev: Option<
             let current = docdb::get(conn, db, id)?.map(|d| d.rev);
             let new_rev = docdb::put(conn, db, id, body, current.as_deref())?;
             let losing = current.clone().map(|r| vec![r]).unwrap_or_default();
-            exec(
-                conn,
+            conn.execute(
                 "INSERT INTO conflict_reviews (company_id, db_name, doc_id, winning_rev, losing_revs, status, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'open', ?6)",
                 params![company_id, db, id, new_rev, serde_json::to_string(&losing).unwrap_or_default(), now_ms],
             )?;
@@ -47,5 +45,5 @@ pub fn write(conn: &Cluster, doc: DocRef, body: Map<String, Value>, rev: Option<
 }
 
 pub fn open_count(conn: &Connection, company_id: &str) -> RollingResult<u64> {
-    Ok(query_row(conn, "SELECT COUNT(*) FROM conflict_reviews WHERE company_id = ?1 AND status = 'open'", [company_id], |r| r.get::<_, i64>(0))? as u64)
+    Ok(conn.query_row("SELECT COUNT(*) FROM conflict_reviews WHERE company_id = ?1 AND status = 'open'", [company_id], |r| r.get::<_, i64>(0))? as u64)
 }

@@ -3,8 +3,7 @@
 //! the stamps of the three locks of the drop (drained, archived, reconciled), shared by the
 //! rotate, the archive and the drop evaluation.
 
-use crate::store::{exec, query_row};
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::RollingResult;
@@ -47,21 +46,21 @@ pub struct DayDatabase {
 pub fn day_databases(conn: &Connection, company_id: &str) -> RollingResult<Vec<DayDatabase>> {
     let mut stmt = conn.prepare("SELECT name, day, status FROM day_databases WHERE company_id = ?1 ORDER BY day")?;
     let rows = stmt.query_map([company_id], |r| Ok(DayDatabase { name: r.get(0)?, date: r.get(1)?, status: read_status(r, 2)? }))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
 /// A stored status; one this server never writes is a corrupt row, reported.
-fn read_status(row: &rusqlite::Row, column: usize) -> rusqlite::Result<DayStatus> {
+fn read_status(row: &crate::store::sql::Row, column: usize) -> crate::store::sql::Result<DayStatus> {
     let raw: String = row.get(column)?;
-    DayStatus::parse(&raw).ok_or_else(|| rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, format!("unknown day status {raw:?}").into()))
+    DayStatus::parse(&raw).ok_or_else(|| crate::store::sql::Error::Decode { column, source: format!("unknown day status {raw:?}").into() })
 }
 
 pub fn day_status(conn: &Connection, name: &str) -> RollingResult<Option<DayStatus>> {
-    Ok(query_row(conn, "SELECT status FROM day_databases WHERE name = ?1", [name], |r| read_status(r, 0)).optional()?)
+    Ok(conn.query_row("SELECT status FROM day_databases WHERE name = ?1", [name], |r| read_status(r, 0)).optional()?)
 }
 
 pub fn set_day_status(conn: &Connection, name: &str, status: DayStatus, now_ms: i64) -> RollingResult<()> {
-    exec(conn, "UPDATE day_databases SET status = ?2, updated_at = ?3 WHERE name = ?1", params![name, status.as_str(), now_ms])?;
+    conn.execute("UPDATE day_databases SET status = ?2, updated_at = ?3 WHERE name = ?1", params![name, status.as_str(), now_ms])?;
     Ok(())
 }
 
@@ -81,6 +80,6 @@ pub fn stamp(conn: &Connection, name: &str, what: Stamp, now_ms: i64) -> Rolling
         Stamp::Reconciled => "reconciled_at",
         Stamp::Dropped => "dropped_at",
     };
-    exec(conn, &format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"), params![name, now_ms])?;
+    conn.execute(&format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"), params![name, now_ms])?;
     Ok(())
 }

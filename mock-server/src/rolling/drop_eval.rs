@@ -5,7 +5,7 @@
 //! archive, its orders and sales in the relational store, and the snapshot can restore it.
 
 use crate::docdb::Cluster;
-use rusqlite::params;
+use crate::store::sql::params;
 use serde::Serialize;
 use session_broker::protocol::ops::audit as actions;
 
@@ -43,7 +43,7 @@ pub fn candidates(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, n
          FROM day_databases WHERE company_id = ?1 AND status != 'DROPPED' ORDER BY day",
     )?;
     let rows: Vec<(String, String, bool, bool, bool)> =
-        stmt.query_map(params![tenant.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect::<rusqlite::Result<_>>()?;
+        stmt.query_map(params![tenant.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect::<crate::store::sql::Result<_>>()?;
     let mut out = Vec::new();
     for (name, date, drained, archived, reconciled_once) in rows {
         // Reconciled means reconciled now: a write after the archive breaks the lock.

@@ -4,12 +4,11 @@
 //! tenant reports an SDK older than the cutover switch), unless a sys_admin forces it. A change
 //! does nothing else: the rotate cron acts on it.
 
-use rusqlite::params;
+use crate::store::sql::params;
 
 use super::flags::{self, FlagPatch, Flags};
 use super::{alarms, preflight, RollingError, RollingResult, RollingSettings};
 use crate::docdb::Cluster;
-use crate::store::exec;
 
 /// What a flag change came to: the new record, and the failing checks a forced change overrode.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,8 +37,7 @@ pub fn apply(conn: &Cluster, settings: &RollingSettings, company_id: &str, patch
     if !failing.is_empty() && !force {
         return Err(RollingError::PreflightFailed(failing));
     }
-    exec(
-        conn,
+    conn.execute(
         "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(company_id) DO UPDATE SET rolling_db = ?2, rolling_db_drop = ?3, updated_at = ?4, updated_by = ?5",
         params![company_id, rolling_db as i64, rolling_db_drop as i64, now_ms, actor],

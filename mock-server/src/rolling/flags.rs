@@ -2,7 +2,7 @@
 //! off. How they change (and what a change is refused for) is `flag_change.rs`; the modules that
 //! only read them (the preflight, the invalidation's routing, the handshake) read them here.
 
-use rusqlite::{Connection, OptionalExtension};
+use crate::store::sql::{Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::{tenants, RollingResult};
@@ -42,7 +42,7 @@ pub fn get(conn: &Connection, company_id: &str) -> RollingResult<Flags> {
 pub fn rolling_tenants(conn: &Connection) -> RollingResult<Vec<String>> {
     let mut stmt = conn.prepare("SELECT company_id FROM company_feature_flags WHERE rolling_db = 1 ORDER BY company_id")?;
     let rows = stmt.query_map([], |r| r.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
 /// Devices reporting a readable SDK version older than the cutover switch.

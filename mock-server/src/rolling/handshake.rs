@@ -2,7 +2,7 @@
 //! whether it must drop its local database first (`invalidate-local`), and where it routes
 //! (`core` only for a rolling tenant whose CORE exists and an SDK with the cutover switch).
 
-use rusqlite::Connection;
+use crate::store::sql::Connection;
 use session_broker::protocol::has_cutover_switch;
 use session_broker::protocol::realtime::{InvalidateLocal, Ready, Routing};
 

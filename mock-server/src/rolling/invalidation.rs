@@ -1,8 +1,7 @@
 //! Tenant invalidation (`client_invalidations`, one row per tenant): every device meets it at its
 //! next realtime handshake, destroys its local database and bootstraps from the routing recorded.
 
-use crate::store::exec;
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::{flags, RollingResult};
@@ -34,8 +33,7 @@ pub fn invalidate(conn: &Connection, company_id: &str, reason: &str, routing: Ro
         Some(prev) if prev.invalidated_at >= now_ms => prev.invalidated_at + 1,
         _ => now_ms,
     };
-    exec(
-        conn,
+    conn.execute(
         "INSERT INTO client_invalidations (company_id, invalidated_at, reason, routing) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT(company_id) DO UPDATE SET invalidated_at = ?2, reason = ?3, routing = ?4",
         params![company_id, at, reason, routing.as_str()],

@@ -65,8 +65,8 @@ impl PartialEq for RollingError {
     }
 }
 
-impl From<rusqlite::Error> for RollingError {
-    fn from(e: rusqlite::Error) -> Self {
+impl From<crate::store::sql::Error> for RollingError {
+    fn from(e: crate::store::sql::Error) -> Self {
         RollingError::Store(StoreError(e))
     }
 }

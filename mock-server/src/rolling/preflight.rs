@@ -4,7 +4,7 @@
 //! overrides and is audited with the checks it overrode.
 
 use crate::docdb::Cluster;
-use rusqlite::Connection;
+use crate::store::sql::Connection;
 use serde::Serialize;
 use session_broker::protocol::errors as code;
 use session_broker::protocol::{has_cutover_switch, CUTOVER_SDK_VERSION};
@@ -16,7 +16,7 @@ use super::{RollingResult, RollingSettings};
 use crate::clock::DAY_MS;
 use crate::docdb::headroom::{headroom, PREWARMED_HANDLES};
 use crate::docdb::naming::day_of;
-use crate::store::{devices, migrate};
+use crate::store::{catalog, devices, migrate};
 
 /// One prerequisite: `{check, ok, detail, runbookStep}` (and, failing, the code a refusal carries).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,8 +41,8 @@ fn check(name: &'static str, ok: bool, detail: String, runbook_step: &'static st
 
 /// The checks for `rollingDb` on: schema, cluster headroom for the prewarm, SDK adoption.
 pub fn rolling_db(conn: &Connection, settings: &RollingSettings, company_id: &str, now_ms: i64) -> RollingResult<Vec<Check>> {
-    let schema = migrate::two_flag_schema(conn)?;
-    let last = migrate::last_applied(conn)?;
+    let schema = catalog::two_flag_schema(conn)?;
+    let last = catalog::last_applied(conn)?;
     let schema_ok = schema && last == Some(migrate::last_migration());
     let schema_detail = format!(
         "last migration applied: {}; company_feature_flags {} the two flag columns (rolling_db, rolling_db_drop)",

@@ -4,8 +4,7 @@
 //! a second run the same day creates nothing.
 
 use crate::docdb::Cluster;
-use crate::store::exec;
-use rusqlite::params;
+use crate::store::sql::params;
 use serde::Serialize;
 use serde_json::json;
 
@@ -42,8 +41,7 @@ pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant
         match day_status(conn, &name)? {
             None => {
                 docdb::create(conn, &name, &tenant.id, Kind::Day, now_ms)?;
-                exec(
-                    conn,
+                conn.execute(
                     "INSERT INTO day_databases (name, company_id, day, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                     params![name, tenant.id, day, status.as_str(), now_ms],
                 )?;

@@ -1,7 +1,6 @@
 //! Tenants (companies) as the machine sees them.
 
-use crate::store::query_row;
-use rusqlite::{Connection, OptionalExtension};
+use crate::store::sql::{Connection, OptionalExtension};
 
 use super::{RollingError, RollingResult};
 use crate::docdb::naming::TenantNames;
@@ -22,11 +21,11 @@ impl Tenant {
 pub fn all(conn: &Connection) -> RollingResult<Vec<Tenant>> {
     let mut stmt = conn.prepare("SELECT id, name, store_code FROM companies ORDER BY id")?;
     let rows = stmt.query_map([], |r| Ok(Tenant { id: r.get(0)?, name: r.get(1)?, store_code: r.get(2)? }))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
 pub fn get(conn: &Connection, id: &str) -> RollingResult<Tenant> {
-    query_row(conn, "SELECT id, name, store_code FROM companies WHERE id = ?1", [id], |r| Ok(Tenant { id: r.get(0)?, name: r.get(1)?, store_code: r.get(2)? }))
+    conn.query_row("SELECT id, name, store_code FROM companies WHERE id = ?1", [id], |r| Ok(Tenant { id: r.get(0)?, name: r.get(1)?, store_code: r.get(2)? }))
         .optional()?
         .ok_or_else(|| RollingError::UnknownTenant(id.to_owned()))
 }

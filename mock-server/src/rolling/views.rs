@@ -2,7 +2,7 @@
 //! cleanup candidates, topology and bootstrap. Shapes are the README's ("The mock server", operations).
 
 use crate::docdb::Cluster;
-use rusqlite::{params, Connection};
+use crate::store::sql::{params, Connection};
 use serde_json::{json, Value};
 
 use super::archive::reconcile;
@@ -65,7 +65,7 @@ pub fn reconciliation(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
     let today = day_of(now_ms);
     let mut stmt = conn.prepare("SELECT name, day, status, archived_at IS NOT NULL FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status != 'DROPPED' ORDER BY day")?;
     let rows: Vec<(String, String, String, bool)> =
-        stmt.query_map(params![tenant.id, today], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<rusqlite::Result<_>>()?;
+        stmt.query_map(params![tenant.id, today], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<crate::store::sql::Result<_>>()?;
     let mut total = 0;
     let mut days = Vec::new();
     for (name, date, status, archived) in rows {

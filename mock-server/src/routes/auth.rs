@@ -40,7 +40,7 @@ fn bad_credentials() -> AppError {
 }
 
 /// A new refresh token in `family` and an access token for the user's active company.
-fn issue(state: &AppState, tx: &rusqlite::Connection, user: &User, family: &str) -> AppResult<AuthResponse> {
+fn issue(state: &AppState, tx: &crate::store::sql::Connection, user: &User, family: &str) -> AppResult<AuthResponse> {
     let now = state.clock.now_ms();
     let refresh = random_token();
     let ttl = state.settings.refresh_token_ttl_secs;
@@ -172,7 +172,7 @@ fn new_user(req: &NewUserRequest, company_id: &str, roles: Vec<String>) -> User 
     }
 }
 
-fn insert_user(tx: &rusqlite::Connection, user: &User, now: i64) -> AppResult<()> {
+fn insert_user(tx: &crate::store::sql::Connection, user: &User, now: i64) -> AppResult<()> {
     if users::by_username(tx, &user.username)?.is_some() {
         return Err(AppError::Conflict(code::USERNAME_TAKEN, format!("the user name {:?} is taken", user.username)));
     }

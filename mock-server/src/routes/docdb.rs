@@ -139,7 +139,7 @@ fn copy_headers(from: &reqwest::header::HeaderMap, to: &mut HeaderMap) {
 }
 
 /// The database, when it belongs to the caller's tenant.
-fn owned(conn: &rusqlite::Connection, db: &str, company_id: &str) -> AppResult<Kind> {
+fn owned(conn: &crate::store::sql::Connection, db: &str, company_id: &str) -> AppResult<Kind> {
     let (owner, kind) = docdb::owner(conn, db)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no database {db}")))?;
     if owner != company_id {
         return Err(AppError::Forbidden(format!("{db} belongs to another tenant")));

@@ -84,7 +84,7 @@ async fn delete_device(State(state): State<AppState>, user: AuthUser, Path(id): 
 }
 
 /// The company, when the caller may see it.
-fn visible_company(conn: &rusqlite::Connection, user: &AuthUser, id: &str) -> AppResult<companies::Company> {
+fn visible_company(conn: &crate::store::sql::Connection, user: &AuthUser, id: &str) -> AppResult<companies::Company> {
     let company = companies::get(conn, id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))?;
     let member = users::by_id(conn, &user.0.user_id)?.is_some_and(|u| u.companies.iter().any(|c| c == id));
     if !member && !is_admin(user) {

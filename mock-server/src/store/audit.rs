@@ -1,10 +1,9 @@
 //! The audit log: who did what, when, from which address. Written in the same transaction as the
 //! change it records, so an entry exists exactly when the change does.
 
-use super::exec;
 use std::net::IpAddr;
 
-use rusqlite::{params, Connection};
+use crate::store::sql::{params, Connection};
 use serde_json::{json, Map, Value};
 use session_broker::protocol::JwtClaims;
 
@@ -26,18 +25,18 @@ impl Actor {
 }
 
 /// Records `action` with `detail` (an object; `companyId` in it scopes the entry to a tenant).
-pub fn record(conn: &Connection, actor: &Actor, action: &str, detail: Value, now_ms: i64) -> rusqlite::Result<()> {
+pub fn record(conn: &Connection, actor: &Actor, action: &str, detail: Value, now_ms: i64) -> crate::store::sql::Result<()> {
     let mut detail = match detail {
         Value::Object(map) => map,
         other => Map::from_iter([("value".to_owned(), other)]),
     };
     detail.insert("ip".into(), actor.ip.map_or(Value::Null, |ip| Value::String(ip.to_string())));
-    exec(conn, "INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)", params![now_ms, actor.id, action, Value::Object(detail).to_string()])?;
+    conn.execute("INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)", params![now_ms, actor.id, action, Value::Object(detail).to_string()])?;
     Ok(())
 }
 
 /// Newest first: at most `limit` entries older than entry `before`, of one tenant or all.
-pub fn list(conn: &Connection, company_id: Option<&str>, before: Option<i64>, limit: u32) -> rusqlite::Result<Vec<Value>> {
+pub fn list(conn: &Connection, company_id: Option<&str>, before: Option<i64>, limit: u32) -> crate::store::sql::Result<Vec<Value>> {
     let mut stmt = conn.prepare(
         "SELECT id, at, actor, action, detail FROM audit_log
          WHERE (?1 IS NULL OR json_extract(detail, '$.companyId') = ?1) AND (?2 IS NULL OR id < ?2)

@@ -1,7 +1,6 @@
 //! Devices: what `/auth/connect` registers, with the SDK version the tenants listing shows.
 
-use super::{exec, query_row};
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -19,7 +18,7 @@ pub struct Device {
 
 const SELECT: &str = "SELECT id, user_id, company_id, sdk_version, is_online, last_seen_at, info FROM devices";
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Device> {
+fn from_row(r: &crate::store::sql::Row) -> crate::store::sql::Result<Device> {
     let info: String = r.get(6)?;
     Ok(Device {
         id: r.get(0)?,
@@ -28,30 +27,29 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Device> {
         sdk_version: r.get(3)?,
         is_online: r.get::<_, i64>(4)? != 0,
         last_seen_at: r.get(5)?,
-        info: serde_json::from_str(&info).map_err(|e| rusqlite::Error::FromSqlConversionFailure(6, rusqlite::types::Type::Text, Box::new(e)))?,
+        info: serde_json::from_str(&info).map_err(|e| crate::store::sql::Error::Decode { column: 6, source: Box::new(e) })?,
     })
 }
 
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Device>> {
-    query_row(conn, &format!("{SELECT} WHERE id = ?1"), [id], from_row).optional()
+pub fn by_id(conn: &Connection, id: &str) -> crate::store::sql::Result<Option<Device>> {
+    conn.query_row(&format!("{SELECT} WHERE id = ?1"), [id], from_row).optional()
 }
 
-pub fn for_company(conn: &Connection, company_id: &str) -> rusqlite::Result<Vec<Device>> {
+pub fn for_company(conn: &Connection, company_id: &str) -> crate::store::sql::Result<Vec<Device>> {
     let mut stmt = conn.prepare(&format!("{SELECT} WHERE company_id = ?1 ORDER BY created_at"))?;
     let rows = stmt.query_map([company_id], from_row)?;
     rows.collect()
 }
 
-pub fn for_user(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Device>> {
+pub fn for_user(conn: &Connection, user_id: &str) -> crate::store::sql::Result<Vec<Device>> {
     let mut stmt = conn.prepare(&format!("{SELECT} WHERE user_id = ?1 ORDER BY created_at"))?;
     let rows = stmt.query_map([user_id], from_row)?;
     rows.collect()
 }
 
 /// Creates the device, or refreshes it when `id` is already this user's.
-pub fn upsert(conn: &Connection, d: &Device, now_ms: i64) -> rusqlite::Result<()> {
-    exec(
-        conn,
+pub fn upsert(conn: &Connection, d: &Device, now_ms: i64) -> crate::store::sql::Result<()> {
+    conn.execute(
         "INSERT INTO devices (id, user_id, company_id, info, sdk_version, is_online, last_seen_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?6)
          ON CONFLICT(id) DO UPDATE SET user_id = ?2, company_id = ?3, info = ?4, sdk_version = ?5, is_online = 1, last_seen_at = ?6",
@@ -60,21 +58,21 @@ pub fn upsert(conn: &Connection, d: &Device, now_ms: i64) -> rusqlite::Result<()
     .map(|_| ())
 }
 
-pub fn set_online(conn: &Connection, id: &str, is_online: bool, now_ms: i64) -> rusqlite::Result<usize> {
-    exec(conn, "UPDATE devices SET is_online = ?2, last_seen_at = ?3 WHERE id = ?1", params![id, is_online as i64, now_ms])
+pub fn set_online(conn: &Connection, id: &str, is_online: bool, now_ms: i64) -> crate::store::sql::Result<usize> {
+    conn.execute("UPDATE devices SET is_online = ?2, last_seen_at = ?3 WHERE id = ?1", params![id, is_online as i64, now_ms])
 }
 
 /// The device this user was last seen on in this company (for `PUT /auth/status`, which names none).
-pub fn latest_for(conn: &Connection, user_id: &str, company_id: &str) -> rusqlite::Result<Option<String>> {
-    query_row(conn, "SELECT id FROM devices WHERE user_id = ?1 AND company_id = ?2 ORDER BY last_seen_at DESC, created_at DESC LIMIT 1", params![user_id, company_id], |r| r.get(0))
+pub fn latest_for(conn: &Connection, user_id: &str, company_id: &str) -> crate::store::sql::Result<Option<String>> {
+    conn.query_row("SELECT id FROM devices WHERE user_id = ?1 AND company_id = ?2 ORDER BY last_seen_at DESC, created_at DESC LIMIT 1", params![user_id, company_id], |r| r.get(0))
         .optional()
 }
 
-pub fn delete(conn: &Connection, id: &str) -> rusqlite::Result<usize> {
-    exec(conn, "DELETE FROM devices WHERE id = ?1", [id])
+pub fn delete(conn: &Connection, id: &str) -> crate::store::sql::Result<usize> {
+    conn.execute("DELETE FROM devices WHERE id = ?1", [id])
 }
 
 /// Forgets devices last seen (or, never seen, created) before `before_ms`; answers how many.
-pub fn prune_unseen(conn: &Connection, before_ms: i64) -> rusqlite::Result<usize> {
-    exec(conn, "DELETE FROM devices WHERE COALESCE(last_seen_at, created_at) < ?1", params![before_ms])
+pub fn prune_unseen(conn: &Connection, before_ms: i64) -> crate::store::sql::Result<usize> {
+    conn.execute("DELETE FROM devices WHERE COALESCE(last_seen_at, created_at) < ?1", params![before_ms])
 }

@@ -8,12 +8,9 @@
 //! the plain form only when needed, and writes an identity key as SQLite's `AUTOINCREMENT`. A statement preceded by `-- only-if-column: table.column` runs only when
 //! that column exists (a data copy out of a column a later statement drops).
 
-use rusqlite::{params, Connection, OptionalExtension};
-use sha2::{Digest, Sha256};
+use rusqlite::{params, Connection};
 
-include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
-
-pub const BREAKPOINT: &str = "--> statement-breakpoint";
+pub use super::journal::{journal, last_migration, Migration, BREAKPOINT};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -46,6 +43,8 @@ pub enum MigrateError {
     Failed { tag: String, source: Box<dyn std::error::Error + Send + Sync> },
     #[error("the store")]
     Store(#[from] rusqlite::Error),
+    #[error("the store")]
+    Port(#[from] super::sql::Error),
     /// The PostgreSQL database (`--database-url`): a query failed.
     #[error("postgres")]
     Postgres(#[from] postgres::Error),
@@ -53,40 +52,8 @@ pub enum MigrateError {
     Connect { url: String, source: postgres::Error },
 }
 
-/// One journal entry and the SQL it runs.
-#[derive(Debug, Clone)]
-pub struct Migration {
-    pub tag: &'static str,
-    pub when: i64,
-    pub sql: &'static str,
-}
-
-impl Migration {
-    pub fn number(&self) -> u32 {
-        self.tag.get(..4).and_then(|n| n.parse().ok()).unwrap_or(u32::MAX)
-    }
-
-    pub fn hash(&self) -> String {
-        hex::encode(Sha256::digest(self.sql.as_bytes()))
-    }
-
-    pub fn statements(&self) -> impl Iterator<Item = &'static str> {
-        self.sql.split(BREAKPOINT).map(str::trim).filter(|s| !s.is_empty())
-    }
-}
-
-pub fn journal() -> Vec<Migration> {
-    EMBEDDED.iter().map(|&(tag, when, sql)| Migration { tag, when, sql }).collect()
-}
-
 fn ensure_tracking_table(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("CREATE TABLE IF NOT EXISTS __drizzle_migrations (id INTEGER PRIMARY KEY AUTOINCREMENT, hash TEXT NOT NULL, created_at NUMERIC)")
-}
-
-pub(crate) fn applied_whens(conn: &Connection) -> rusqlite::Result<Vec<i64>> {
-    let mut stmt = conn.prepare("SELECT created_at FROM __drizzle_migrations ORDER BY created_at")?;
-    let rows = stmt.query_map([], |r| r.get::<_, i64>(0))?;
-    rows.collect()
 }
 
 /// Prefixes of the tables the migrations do not own: the document cluster's (`docdb::SCHEMA`) and
@@ -107,7 +74,7 @@ fn record(conn: &Connection, m: &Migration) -> rusqlite::Result<()> {
 
 pub fn run(conn: &mut Connection, mode: Mode) -> Result<Report, MigrateError> {
     ensure_tracking_table(conn)?;
-    let applied = applied_whens(conn)?;
+    let applied = super::catalog::applied_whens(conn)?;
     let migrations = journal();
     let mut report = Report::default();
 
@@ -236,29 +203,8 @@ pub fn execute(conn: &Connection, statement: &str) -> rusqlite::Result<()> {
 }
 
 /// Each journal entry with whether the tracking table holds it.
-/// The flag columns after migration 0015; anything else (missing table, the four pre-0015
-/// columns) is not the schema the rollout needs.
-pub fn two_flag_schema(conn: &Connection) -> rusqlite::Result<bool> {
-    let mut stmt = conn.prepare("SELECT name FROM pragma_table_info('company_feature_flags')")?;
-    let columns: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
-    let flags: Vec<&String> = columns.iter().filter(|c| c.starts_with("rolling_db")).collect();
-    Ok(flags.len() == 2 && columns.iter().any(|c| c == "rolling_db") && columns.iter().any(|c| c == "rolling_db_drop"))
-}
-
-/// The journal's last migration (the schema the rollout needs: `0015_…`).
-pub fn last_migration() -> &'static str {
-    EMBEDDED.last().map_or("", |&(tag, _, _)| tag)
-}
-
-/// The newest journal entry the tracking table records as applied.
-pub fn last_applied(conn: &Connection) -> rusqlite::Result<Option<&'static str>> {
-    let applied = applied_whens(conn)?;
-    Ok(journal().into_iter().filter(|m| applied.contains(&m.when)).max_by_key(Migration::number).map(|m| m.tag))
-}
-
 pub fn status(conn: &Connection) -> Result<Vec<(String, bool)>, MigrateError> {
-    let exists: Option<String> = conn.query_row("SELECT name FROM sqlite_master WHERE type='table' AND name='__drizzle_migrations'", [], |r| r.get(0)).optional()?;
-    let applied = if exists.is_some() { applied_whens(conn)? } else { Vec::new() };
+    let applied = super::catalog::applied_whens(conn)?;
     Ok(journal().into_iter().map(|m| (m.tag.to_owned(), applied.contains(&m.when))).collect())
 }
 

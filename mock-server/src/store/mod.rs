@@ -1,27 +1,39 @@
-//! The relational store: SQLite (rusqlite, bundled) behind one mutex, and its record modules.
+//! The relational store: its port (`sql.rs`: what the record modules ask of a SQL database), the
+//! embedded SQLite adapter (rusqlite, bundled) behind one mutex, and the record modules.
 
 pub mod audit;
 pub mod backups;
+pub mod catalog;
 pub mod companies;
 pub mod devices;
+pub mod journal;
 pub mod migrate;
 pub mod postgres;
 pub mod refresh_tokens;
 pub mod relational_archive;
 pub mod schema;
+pub mod sql;
 pub mod users;
 
 use std::path::{Path, PathBuf};
 
 use parking_lot::{Mutex, MutexGuard};
-use rusqlite::Connection;
+use rusqlite::Connection as Sqlite;
+
+use sql::Connection;
 
 /// A failure of the store itself (SQLite), with its cause. The store knows nothing of HTTP: the
 /// routes turn this into their error type. Its text names the store and leaves the cause to the
 /// source chain, so a log prints the cause once.
 #[derive(Debug, PartialEq, thiserror::Error)]
 #[error("the relational store failed")]
-pub struct StoreError(#[from] pub rusqlite::Error);
+pub struct StoreError(#[from] pub sql::Error);
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError(sql::Error::Sqlite(e))
+    }
+}
 
 /// Why the store could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -47,18 +59,31 @@ pub(crate) fn blocking<T>(f: impl FnOnce() -> T) -> T {
 }
 
 pub struct Store {
-    conn: Mutex<Connection>,
+    conn: Mutex<Sqlite>,
 }
+
+/// The store's connection while it is held ([`Store::lock`]): any adapter's, as `&Connection`.
+pub struct Locked<'a>(MutexGuard<'a, Sqlite>);
+
+impl<'a> std::ops::Deref for Locked<'a> {
+    type Target = Connection<'a>;
+
+    fn deref(&self) -> &Connection<'a> {
+        &*self.0
+    }
+}
+
+crate::holds_a_connection!(Locked<'_>);
 
 /// Opens (creating) the SQLite file, in WAL mode so a `kill -9` never leaves a torn write, with
 /// `synchronous=NORMAL`: in WAL mode a commit is durable against a process crash (the WAL is
 /// written before the commit returns) and only the last commits may be lost on a power loss or
 /// an OS crash, never corrupted. For a mock server on developers' machines that trade (no fsync
 /// per commit, several times the write throughput) is the right one.
-pub fn open_connection(path: Option<&PathBuf>) -> rusqlite::Result<Connection> {
+pub fn open_connection(path: Option<&PathBuf>) -> rusqlite::Result<Sqlite> {
     let conn = match path {
-        Some(p) => Connection::open(p)?,
-        None => Connection::open_in_memory()?,
+        Some(p) => Sqlite::open(p)?,
+        None => Sqlite::open_in_memory()?,
     };
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -66,17 +91,6 @@ pub fn open_connection(path: Option<&PathBuf>) -> rusqlite::Result<Connection> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
     conn.set_prepared_statement_cache_capacity(256);
     Ok(conn)
-}
-
-/// `execute` through the connection's statement cache: a rotate runs the same few statements
-/// thousands of times, and parsing them each time was a fifth of its cost.
-pub fn exec(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> rusqlite::Result<usize> {
-    conn.prepare_cached(sql)?.execute(params)
-}
-
-/// `query_row` through the statement cache.
-pub fn query_row<T>(conn: &Connection, sql: &str, params: impl rusqlite::Params, f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>) -> rusqlite::Result<T> {
-    conn.prepare_cached(sql)?.query_row(params, f)
 }
 
 impl Store {
@@ -100,20 +114,30 @@ impl Store {
     /// The connection. Waiting for it blocks, so on the server's async workers the wait is
     /// announced to tokio (`block_in_place`): other requests move to another worker instead of
     /// stalling behind a cron's transaction.
-    pub fn lock(&self) -> MutexGuard<'_, Connection> {
-        blocking(|| self.conn.lock())
+    pub fn lock(&self) -> Locked<'_> {
+        Locked(blocking(|| self.conn.lock()))
     }
 
     /// Runs `f` in one transaction: all of it lands, or none of it. `E` is the caller's error
     /// type (a store error converts into it); the routes' shorthand is `Store::tx` (error.rs).
-    pub fn transaction<T, E: From<rusqlite::Error>>(&self, f: impl FnOnce(&rusqlite::Transaction) -> Result<T, E>) -> Result<T, E> {
+    pub fn transaction<T, E: From<sql::Error>>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
         blocking(|| {
-            let mut conn = self.conn.lock();
+            let conn = self.conn.lock();
             let out = (|| {
-                let tx = conn.transaction()?;
-                let out = f(&tx)?;
-                tx.commit()?;
-                Ok(out)
+                let c: &Connection = &*conn;
+                c.execute_batch("BEGIN")?;
+                match f(c) {
+                    Ok(out) => {
+                        c.execute_batch("COMMIT")?;
+                        Ok(out)
+                    }
+                    Err(e) => {
+                        // The caller's error is the story; a failed rollback leaves SQLite's
+                        // transaction to end with the connection's next BEGIN (refused, so seen).
+                        let _ = c.execute_batch("ROLLBACK");
+                        Err(e)
+                    }
+                }
             })();
             // A fair hand-over: a waiting request gets the connection before this thread (a
             // cron going tenant by tenant) can take it again.
@@ -125,8 +149,8 @@ impl Store {
 
 /// An in-memory connection with `schema` applied, for unit tests of the store's tables.
 #[cfg(test)]
-pub(crate) fn test_connection(schema: &str) -> Connection {
-    let c = Connection::open_in_memory().expect("an in-memory SQLite");
+pub(crate) fn test_connection(schema: &str) -> Sqlite {
+    let c = Sqlite::open_in_memory().expect("an in-memory SQLite");
     c.execute_batch(schema).expect("the schema applies");
     c
 }

@@ -1,7 +1,6 @@
 //! Refresh tokens, stored by hash and grouped in families (one family per login session).
 
-use super::{exec, query_row};
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefreshToken {
@@ -12,43 +11,42 @@ pub struct RefreshToken {
     pub revoked_at: Option<i64>,
 }
 
-pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, expires_at: i64, now_ms: i64) -> rusqlite::Result<()> {
-    exec(
-        conn,
+pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, expires_at: i64, now_ms: i64) -> crate::store::sql::Result<()> {
+    conn.execute(
         "INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![hash, family_id, user_id, expires_at, now_ms],
     )
     .map(|_| ())
 }
 
-pub fn find(conn: &Connection, hash: &str) -> rusqlite::Result<Option<RefreshToken>> {
-    query_row(conn, "SELECT family_id, user_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE token_hash = ?1", [hash], |r| {
+pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<RefreshToken>> {
+    conn.query_row("SELECT family_id, user_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE token_hash = ?1", [hash], |r| {
         Ok(RefreshToken { family_id: r.get(0)?, user_id: r.get(1)?, expires_at: r.get(2)?, used_at: r.get(3)?, revoked_at: r.get(4)? })
     })
     .optional()
 }
 
-pub fn mark_used(conn: &Connection, hash: &str, now_ms: i64) -> rusqlite::Result<()> {
-    exec(conn, "UPDATE refresh_tokens SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL", params![hash, now_ms]).map(|_| ())
+pub fn mark_used(conn: &Connection, hash: &str, now_ms: i64) -> crate::store::sql::Result<()> {
+    conn.execute("UPDATE refresh_tokens SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL", params![hash, now_ms]).map(|_| ())
 }
 
-pub fn revoke_family(conn: &Connection, family_id: &str, now_ms: i64) -> rusqlite::Result<usize> {
-    exec(conn, "UPDATE refresh_tokens SET revoked_at = ?2 WHERE family_id = ?1 AND revoked_at IS NULL", params![family_id, now_ms])
+pub fn revoke_family(conn: &Connection, family_id: &str, now_ms: i64) -> crate::store::sql::Result<usize> {
+    conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE family_id = ?1 AND revoked_at IS NULL", params![family_id, now_ms])
 }
 
 /// Forgets tokens past their expiry, and tokens revoked over a day ago (kept that long so a
 /// replay still reads as revoked); answers how many.
-pub fn prune(conn: &Connection, now_ms: i64) -> rusqlite::Result<usize> {
-    exec(conn, "DELETE FROM refresh_tokens WHERE expires_at <= ?1 OR (revoked_at IS NOT NULL AND revoked_at <= ?1 - 86400000)", params![now_ms])
+pub fn prune(conn: &Connection, now_ms: i64) -> crate::store::sql::Result<usize> {
+    conn.execute("DELETE FROM refresh_tokens WHERE expires_at <= ?1 OR (revoked_at IS NOT NULL AND revoked_at <= ?1 - 86400000)", params![now_ms])
 }
 
 /// Ends every session of a user (a password or role change); answers how many tokens it revoked.
-pub fn revoke_user(conn: &Connection, user_id: &str, now_ms: i64) -> rusqlite::Result<usize> {
-    exec(conn, "UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL", params![user_id, now_ms])
+pub fn revoke_user(conn: &Connection, user_id: &str, now_ms: i64) -> crate::store::sql::Result<usize> {
+    conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL", params![user_id, now_ms])
 }
 
 /// A session is live while its family holds an unrevoked, unexpired token.
-pub fn family_live(conn: &Connection, family_id: &str, now_ms: i64) -> rusqlite::Result<bool> {
-    query_row(conn, "SELECT COUNT(*) FROM refresh_tokens WHERE family_id = ?1 AND revoked_at IS NULL AND expires_at > ?2", params![family_id, now_ms], |r| r.get::<_, i64>(0))
+pub fn family_live(conn: &Connection, family_id: &str, now_ms: i64) -> crate::store::sql::Result<bool> {
+    conn.query_row("SELECT COUNT(*) FROM refresh_tokens WHERE family_id = ?1 AND revoked_at IS NULL AND expires_at > ?2", params![family_id, now_ms], |r| r.get::<_, i64>(0))
         .map(|n| n > 0)
 }

@@ -3,8 +3,7 @@
 //! row's id is `{source_db}:{document id}`, so an archive run again, or resumed after a crash,
 //! updates the rows it wrote instead of doubling them; `source_rev` is the revision it copied.
 
-use super::{exec, query_row};
-use rusqlite::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 
 /// Which table: the document type it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,9 +53,8 @@ pub fn row_id(source_db: &str, doc_id: &str) -> String {
     format!("{source_db}:{doc_id}")
 }
 
-pub fn put_order(conn: &Connection, company_id: &str, source_db: &str, row: &OrderRow) -> rusqlite::Result<()> {
-    exec(
-        conn,
+pub fn put_order(conn: &Connection, company_id: &str, source_db: &str, row: &OrderRow) -> crate::store::sql::Result<()> {
+    conn.execute(
         "INSERT INTO orders (id, company_id, status, total_cents, created_at, source_db, source_rev) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT(id) DO UPDATE SET status = excluded.status, total_cents = excluded.total_cents, source_rev = excluded.source_rev",
         params![row_id(source_db, row.doc_id), company_id, row.status, row.total_cents, row.created_at, source_db, row.rev],
@@ -66,13 +64,12 @@ pub fn put_order(conn: &Connection, company_id: &str, source_db: &str, row: &Ord
 
 /// A sale's `order_id` names the order's row when that order was archived from the same day
 /// (orders are written first); a sale of an order kept elsewhere keeps none.
-pub fn put_sale(conn: &Connection, company_id: &str, source_db: &str, row: &SaleRow) -> rusqlite::Result<()> {
+pub fn put_sale(conn: &Connection, company_id: &str, source_db: &str, row: &SaleRow) -> crate::store::sql::Result<()> {
     let order_id = match row.order_doc_id {
-        Some(order) => query_row(conn, "SELECT id FROM orders WHERE id = ?1", [row_id(source_db, order)], |r| r.get::<_, String>(0)).optional()?,
+        Some(order) => conn.query_row("SELECT id FROM orders WHERE id = ?1", [row_id(source_db, order)], |r| r.get::<_, String>(0)).optional()?,
         None => None,
     };
-    exec(
-        conn,
+    conn.execute(
         "INSERT INTO sales (id, company_id, order_id, amount_cents, created_at, source_db, source_rev) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT(id) DO UPDATE SET order_id = excluded.order_id, amount_cents = excluded.amount_cents, source_rev = excluded.source_rev",
         params![row_id(source_db, row.doc_id), company_id, order_id, row.amount_cents, row.created_at, source_db, row.rev],
@@ -81,17 +78,17 @@ pub fn put_sale(conn: &Connection, company_id: &str, source_db: &str, row: &Sale
 }
 
 /// `(document id, revision)` of every row archived from `source_db`, by id.
-pub fn revisions(conn: &Connection, table: Table, source_db: &str) -> rusqlite::Result<Vec<(String, String)>> {
+pub fn revisions(conn: &Connection, table: Table, source_db: &str) -> crate::store::sql::Result<Vec<(String, String)>> {
     let sql = format!("SELECT id, COALESCE(source_rev, '') FROM {} WHERE source_db = ?1 ORDER BY id", table.name());
     let prefix = row_id(source_db, "");
-    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([source_db], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
     rows.map(|r| r.map(|(id, rev)| (id.strip_prefix(&prefix).unwrap_or(&id).to_owned(), rev))).collect()
 }
 
 /// How many rows of each table came from `source_db`: `(orders, sales)`.
-pub fn counts(conn: &Connection, source_db: &str) -> rusqlite::Result<(u64, u64)> {
-    query_row(conn, "SELECT (SELECT COUNT(*) FROM orders WHERE source_db = ?1), (SELECT COUNT(*) FROM sales WHERE source_db = ?1)", [source_db], |r| {
+pub fn counts(conn: &Connection, source_db: &str) -> crate::store::sql::Result<(u64, u64)> {
+    conn.query_row("SELECT (SELECT COUNT(*) FROM orders WHERE source_db = ?1), (SELECT COUNT(*) FROM sales WHERE source_db = ?1)", [source_db], |r| {
         Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64))
     })
 }

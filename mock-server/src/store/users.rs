@@ -1,7 +1,6 @@
 //! Users, their companies and their active company.
 
-use super::{exec, query_row};
-use rusqlite::{params, Connection, OptionalExtension, Row};
+use crate::store::sql::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -18,78 +17,77 @@ pub struct User {
 
 const SELECT: &str = "SELECT id, username, password_hash, roles, COALESCE(active_company_id, company_id) FROM users";
 
-fn from_row(conn: &Connection, row: &Row) -> rusqlite::Result<User> {
+fn from_row(conn: &Connection, row: &Row) -> crate::store::sql::Result<User> {
     let id: String = row.get(0)?;
     let roles: String = row.get(3)?;
     let mut stmt = conn.prepare("SELECT company_id FROM user_companies WHERE user_id = ?1 ORDER BY rowid")?;
-    let companies = stmt.query_map([&id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+    let companies = stmt.query_map([&id], |r| r.get(0))?.collect::<crate::store::sql::Result<Vec<String>>>()?;
     Ok(User {
         username: row.get(1)?,
         password_hash: row.get(2)?,
         // Corrupt roles are an error, not "no roles": a row that does not read back is reported.
-        roles: serde_json::from_str(&roles).map_err(|e| rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e)))?,
+        roles: serde_json::from_str(&roles).map_err(|e| crate::store::sql::Error::Decode { column: 3, source: Box::new(e) })?,
         company_id: row.get(4)?,
         companies,
         id,
     })
 }
 
-fn find(conn: &Connection, column: &str, value: &str) -> rusqlite::Result<Option<User>> {
+fn find(conn: &Connection, column: &str, value: &str) -> crate::store::sql::Result<Option<User>> {
     let mut stmt = conn.prepare(&format!("{SELECT} WHERE {column} = ?1"))?;
     stmt.query_row([value], |row| from_row(conn, row)).optional()
 }
 
-pub fn by_username(conn: &Connection, username: &str) -> rusqlite::Result<Option<User>> {
+pub fn by_username(conn: &Connection, username: &str) -> crate::store::sql::Result<Option<User>> {
     find(conn, "username", username)
 }
 
-pub fn by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
+pub fn by_id(conn: &Connection, id: &str) -> crate::store::sql::Result<Option<User>> {
     find(conn, "id", id)
 }
 
-pub fn insert(conn: &Connection, user: &User, now_ms: i64) -> rusqlite::Result<()> {
-    exec(
-        conn,
+pub fn insert(conn: &Connection, user: &User, now_ms: i64) -> crate::store::sql::Result<()> {
+    conn.execute(
         "INSERT INTO users (id, username, password_hash, roles, company_id, active_company_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)",
         params![user.id, user.username, user.password_hash, serde_json::to_string(&user.roles).unwrap_or_else(|_| "[]".into()), user.company_id, now_ms],
     )?;
     for company in &user.companies {
-        exec(conn, "INSERT INTO user_companies (user_id, company_id) VALUES (?1, ?2)", params![user.id, company])?;
+        conn.execute("INSERT INTO user_companies (user_id, company_id) VALUES (?1, ?2)", params![user.id, company])?;
     }
     Ok(())
 }
 
-pub fn all(conn: &Connection) -> rusqlite::Result<Vec<User>> {
+pub fn all(conn: &Connection) -> crate::store::sql::Result<Vec<User>> {
     let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY username"))?;
     let rows = stmt.query_map([], |row| from_row(conn, row))?;
     rows.collect()
 }
 
 /// Members of the company (by membership, not only by active company).
-pub fn members(conn: &Connection, company_id: &str) -> rusqlite::Result<Vec<User>> {
+pub fn members(conn: &Connection, company_id: &str) -> crate::store::sql::Result<Vec<User>> {
     Ok(all(conn)?.into_iter().filter(|u| u.companies.iter().any(|c| c == company_id)).collect())
 }
 
-pub fn set_roles(conn: &Connection, user_id: &str, roles: &[String]) -> rusqlite::Result<()> {
-    exec(conn, "UPDATE users SET roles = ?2 WHERE id = ?1", params![user_id, serde_json::to_string(roles).unwrap_or_else(|_| "[]".into())]).map(|_| ())
+pub fn set_roles(conn: &Connection, user_id: &str, roles: &[String]) -> crate::store::sql::Result<()> {
+    conn.execute("UPDATE users SET roles = ?2 WHERE id = ?1", params![user_id, serde_json::to_string(roles).unwrap_or_else(|_| "[]".into())]).map(|_| ())
 }
 
-pub fn set_password_hash(conn: &Connection, user_id: &str, hash: &str) -> rusqlite::Result<()> {
-    exec(conn, "UPDATE users SET password_hash = ?2 WHERE id = ?1", params![user_id, hash]).map(|_| ())
+pub fn set_password_hash(conn: &Connection, user_id: &str, hash: &str) -> crate::store::sql::Result<()> {
+    conn.execute("UPDATE users SET password_hash = ?2 WHERE id = ?1", params![user_id, hash]).map(|_| ())
 }
 
 /// Removes the user with their memberships, devices and refresh tokens.
-pub fn delete(conn: &Connection, user_id: &str) -> rusqlite::Result<usize> {
+pub fn delete(conn: &Connection, user_id: &str) -> crate::store::sql::Result<usize> {
     for table in ["refresh_tokens", "devices", "user_companies"] {
-        exec(conn, &format!("DELETE FROM {table} WHERE user_id = ?1"), [user_id])?;
+        conn.execute(&format!("DELETE FROM {table} WHERE user_id = ?1"), [user_id])?;
     }
-    exec(conn, "DELETE FROM users WHERE id = ?1", [user_id])
+    conn.execute("DELETE FROM users WHERE id = ?1", [user_id])
 }
 
-pub fn set_active_company(conn: &Connection, user_id: &str, company_id: &str) -> rusqlite::Result<()> {
-    exec(conn, "UPDATE users SET active_company_id = ?2 WHERE id = ?1", params![user_id, company_id]).map(|_| ())
+pub fn set_active_company(conn: &Connection, user_id: &str, company_id: &str) -> crate::store::sql::Result<()> {
+    conn.execute("UPDATE users SET active_company_id = ?2 WHERE id = ?1", params![user_id, company_id]).map(|_| ())
 }
 
-pub fn company_exists(conn: &Connection, company_id: &str) -> rusqlite::Result<bool> {
-    query_row(conn, "SELECT COUNT(*) FROM companies WHERE id = ?1", [company_id], |r| r.get::<_, i64>(0)).map(|n| n > 0)
+pub fn company_exists(conn: &Connection, company_id: &str) -> crate::store::sql::Result<bool> {
+    conn.query_row("SELECT COUNT(*) FROM companies WHERE id = ?1", [company_id], |r| r.get::<_, i64>(0)).map(|n| n > 0)
 }

@@ -208,7 +208,7 @@ export function createConsole(auth, admin) {
         : [`${c.schedule} UTC${c.scheduled ? "" : " (off)"}`, c.lastResult ? `${c.lastResult}, ${time(c.lastRunAt)}` : "never", time(c.nextRunAt)], 1);
       const b = tr.cells[4].firstChild;
       text(b, c.running ? "running…" : "Run now");
-      busy(b, running || c.running);
+      busy(b, running || c.running === true); // null: a key_manager is not told the state
     });
   }
 

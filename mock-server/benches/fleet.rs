@@ -99,7 +99,7 @@ fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>
             Ok::<_, mock_server::docdb::DocDbError>(())
         })
         .unwrap();
-    let conn = store.lock();
+    let conn = store.lock().unwrap();
     let cluster = Cluster::new(&conn, engine.as_ref());
     let on = FlagPatch { rolling_db: Some(true), rolling_db_drop: None };
     let rolling = RollingSettings::from(&settings);

@@ -135,7 +135,7 @@ impl FromRequestParts<AppState> for DocdbUser {
         let get = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let caller = crate::auth::secrets::verify_docdb_headers(&state.tokens.docdb_key, get)
             .ok_or_else(|| AppError::Unauthorized(code::INVALID_TOKEN, "the X-Docdb-* headers are not ours".into()))?;
-        let live = crate::store::refresh_tokens::family_live(&state.store.lock(), &caller.session_id, state.clock.now_ms())?;
+        let live = crate::store::refresh_tokens::family_live(&state.store.lock()?, &caller.session_id, state.clock.now_ms())?;
         if !live {
             return Err(AppError::Unauthorized(code::SESSION_ENDED, "the session these headers belong to has ended; log in again".into()));
         }

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod auth;
+pub mod bridge;
 pub mod causes;
 pub mod clock;
 pub mod crons;

@@ -92,8 +92,7 @@ pub fn clear_documents(c: &Cluster) -> DocDbResult<()> {
 
 pub fn clear(conn: &Connection) -> crate::store::sql::Result<()> {
     for table in TABLES {
-        let exists: i64 = conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND name=?1", [table], |r| r.get(0))?;
-        if exists > 0 {
+        if crate::store::catalog::table_exists(conn, table)? {
             conn.execute(&format!("DELETE FROM {table}"), [])?;
         }
     }

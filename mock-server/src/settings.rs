@@ -37,6 +37,11 @@ pub struct Settings {
     pub sdk_adoption_days: u32,
     /// Where the SQLite file lives; `None` keeps the store in memory.
     pub data_dir: Option<PathBuf>,
+    /// `DATABASE_URL`: the store on PostgreSQL (`postgres://…`), shared by every replica given
+    /// the same URL; `None` keeps the embedded SQLite store.
+    pub database_url: Option<String>,
+    /// `DATABASE_POOL_SIZE`: connections one replica keeps to PostgreSQL.
+    pub database_pool_size: usize,
     pub test_controls: bool,
     /// `DOCDB_URL`: the CouchDB-protocol engine the document proxy forwards to; `None` keeps the
     /// embedded document model, which serves no replication protocol.
@@ -67,6 +72,8 @@ impl Default for Settings {
             drop_green_days: 14,
             sdk_adoption_days: 7,
             data_dir: None,
+            database_url: None,
+            database_pool_size: 16,
             test_controls: false,
             docdb_url: None,
             docdb_cors_origins: Vec::new(),
@@ -153,6 +160,17 @@ impl Settings {
         number(&get, "SDK_ADOPTION_DAYS", &mut s.sdk_adoption_days)?;
         if s.cron_batch_size == 0 {
             return Err(invalid("CRON_BATCH_SIZE", "must be at least 1"));
+        }
+        if let Some(v) = get("DATABASE_URL").filter(|v| !v.is_empty()) {
+            // The error never repeats the value: it holds the database's password.
+            if !(v.starts_with("postgres://") || v.starts_with("postgresql://")) {
+                return Err(invalid("DATABASE_URL", "a postgres:// URL"));
+            }
+            s.database_url = Some(v);
+        }
+        number(&get, "DATABASE_POOL_SIZE", &mut s.database_pool_size)?;
+        if s.database_pool_size == 0 {
+            return Err(invalid("DATABASE_POOL_SIZE", "must be at least 1"));
         }
         if let Some(v) = get("DATA_DIR") {
             if !v.is_empty() {

@@ -23,15 +23,26 @@ pub enum StartError {
     DocDb(#[from] DocDbError),
     #[error(transparent)]
     Secret(#[from] SecretError),
+    #[error("the store")]
+    Session(#[from] crate::store::sql::Error),
+    /// Replicas share one store, so they must share one signing secret: a secret generated per
+    /// replica would make each refuse the others' tokens.
+    #[error("DATABASE_URL is set but JWT_SECRET is not: replicas of one store must sign with one secret (set JWT_SECRET, at least 16 characters, the same on every replica)")]
+    SecretPerReplica,
 }
 
 /// Opens the store under the settings' `DATA_DIR` (or in memory), installs the document
 /// cluster's catalogue beside it (checking `DB_PREFIX` against the one its databases were made
 /// with), and seeds an empty one.
 pub fn open_store(settings: &Settings, engine: Option<&Engine>, now_ms: i64) -> Result<Store, StartError> {
-    let store = Store::open(settings.data_dir.as_deref())?;
+    let store = match &settings.database_url {
+        Some(url) => Store::open_postgres(url, settings.database_pool_size)?,
+        None => Store::open(settings.data_dir.as_deref())?,
+    };
+    // On PostgreSQL the lock is the store's advisory lock: replicas starting together install and
+    // seed one after the other, and the first to find the store empty seeds it.
     {
-        let conn = store.lock();
+        let conn = store.lock()?;
         docdb::install(&conn, settings.rolling_db_max_open)?;
         docdb::check_prefix(&conn, &settings.db_prefix)?;
         crate::seed::seed_if_empty(&docdb::Cluster::new(&conn, engine), settings, now_ms)?;
@@ -141,6 +152,9 @@ impl AppState {
                 // An in-memory server's snapshots in a directory of its own (tests run many).
                 None => std::env::temp_dir().join(crate::auth::secrets::random_id("mock-backups")),
             });
+        }
+        if settings.database_url.is_some() && settings.jwt_secret.is_none() {
+            return Err(StartError::SecretPerReplica);
         }
         let clock = Arc::new(Clock::default());
         let engine = settings.docdb_url.clone().map(Engine::new).transpose()?;

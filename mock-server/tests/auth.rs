@@ -143,7 +143,7 @@ async fn connect_registers_the_device_with_its_sdk_version() {
     let t = s.token("alice").await;
     let a = s.post("/auth/connect", Some(&t), json!({"sdkVersion": "1.4.17", "platform": "web"})).await;
     let id = a.body["deviceId"].as_str().unwrap().to_owned();
-    let d = mock_server::store::devices::by_id(&s.state.store.lock(), &id).unwrap().unwrap();
+    let d = mock_server::store::devices::by_id(&s.state.store.lock().unwrap(), &id).unwrap().unwrap();
     assert_eq!((d.sdk_version.as_deref(), d.company_id.as_str(), d.is_online), (Some("1.4.17"), "acme", true));
     // Same id sent back: the same device, not a new one.
     let again = s.post("/auth/connect", Some(&t), json!({"id": id, "sdkVersion": "1.4.18"})).await;

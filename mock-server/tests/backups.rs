@@ -19,7 +19,7 @@ async fn put(s: &Server, token: &str, db: &str, id: &str, body: Value) {
 }
 
 fn docs(s: &Server, db: &str) -> Vec<(String, String, Value)> {
-    let conn = s.state.store.lock();
+    let conn = s.state.store.lock().unwrap();
     let all = docdb::all_docs(&s.state.cluster(&conn), db).unwrap();
     all.into_iter().map(|d: Doc| (d.id.clone(), d.rev.clone(), Value::Object(d.body))).collect()
 }
@@ -62,7 +62,7 @@ async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
     assert!(before.iter().any(|(id, rev, _)| id == "order-1" && rev.starts_with("2-")));
     let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
     assert!(eval["log"].to_string().contains(&format!("dropped [{db0}")), "{eval}");
-    assert!(!docdb::exists(&s.state.store.lock(), &db0).unwrap());
+    assert!(!docdb::exists(&s.state.store.lock().unwrap(), &db0).unwrap());
 
     // The operator's restore, as a command on the same data (the server stays up).
     let out = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", &db0]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();

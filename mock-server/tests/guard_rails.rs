@@ -52,7 +52,7 @@ async fn the_preflight_answers_every_check_with_its_detail_and_runbook_step() {
 async fn a_store_behind_the_last_migration_refuses_rolling_db() {
     let s = spawn().await;
     let admin = s.token("admin").await;
-    s.state.store.lock().execute("DELETE FROM __drizzle_migrations WHERE id = (SELECT MAX(id) FROM __drizzle_migrations)", []).unwrap();
+    s.state.store.lock().unwrap().execute("DELETE FROM __drizzle_migrations WHERE id = (SELECT MAX(id) FROM __drizzle_migrations)", []).unwrap();
     let refused = s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
     assert_error(&refused, 409, "schema_behind");
     assert_eq!(refused.body["checks"].as_array().unwrap().len(), 1, "only the failing checks: {:?}", refused.body);
@@ -107,8 +107,8 @@ async fn a_reconciliation_that_regresses_raises_the_rollback_alarm_until_the_rol
     assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
 
     // After the archive, a paid order vanishes from the day database: a loss of orders.
-    mock_server::docdb::drop_database(&s.state.cluster(&s.state.store.lock()), &db0).ok();
-    s.state.store.lock().execute("INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES (?1, 'acme', 'day', 0)", [&db0]).unwrap();
+    mock_server::docdb::drop_database(&s.state.cluster(&s.state.store.lock().unwrap()), &db0).ok();
+    s.state.store.lock().unwrap().execute("INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES (?1, 'acme', 'day', 0)", [&db0]).unwrap();
     let run = s.run_cron(&admin, "rolling-db-archive").await;
     assert!(run["log"].to_string().contains("REGRESSED since reconciled"), "{run}");
     let attention = tenant(&s, &admin, "acme").await["attention"].clone();

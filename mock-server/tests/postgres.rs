@@ -2,79 +2,13 @@
 //! `make setup`): a cluster initialised in a temp dir, started on a free port and stopped by
 //! these tests. `initdb` refuses root, so as root it runs as the `postgres` user.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
+use common::pg::Cluster;
 use mock_server::store::migrate::journal;
 use mock_server::store::postgres as pg;
 use postgres::{Client, NoTls};
+use std::process::Command;
 
-/// A PostgreSQL cluster of its own for one test.
-struct Cluster {
-    dir: PathBuf,
-    bin: PathBuf,
-    port: u16,
-}
-
-fn pg_bin() -> PathBuf {
-    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .expect("PostgreSQL is installed (make setup installs Debian's postgresql)")
-        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
-        .filter(|p| p.join("initdb").exists())
-        .collect();
-    versions.sort();
-    versions.pop().expect("an initdb under /usr/lib/postgresql/*/bin")
-}
-
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
-}
-
-/// Runs a PostgreSQL program, as `postgres` when we are root.
-fn pg_run(bin: &Path, program: &str, args: &[&str]) -> Output {
-    let path = bin.join(program);
-    let output = if is_root() { Command::new("runuser").args(["-u", "postgres", "--"]).arg(&path).args(args).output() } else { Command::new(&path).args(args).output() };
-    output.unwrap_or_else(|e| panic!("{program}: {e}"))
-}
-
-impl Cluster {
-    fn start() -> Cluster {
-        let dir = std::env::temp_dir().join(format!("mock-pg-{}-{}", std::process::id(), rand_suffix()));
-        std::fs::create_dir_all(&dir).unwrap();
-        if is_root() {
-            assert!(Command::new("chown").args(["postgres:postgres"]).arg(&dir).status().unwrap().success());
-        }
-        let bin = pg_bin();
-        let data = dir.join("data");
-        let init = pg_run(&bin, "initdb", &["-D", data.to_str().unwrap(), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"]);
-        assert!(init.status.success(), "initdb: {}", String::from_utf8_lossy(&init.stderr));
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", dir.display());
-        let log = dir.join("log");
-        let started = pg_run(&bin, "pg_ctl", &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"]);
-        assert!(started.status.success(), "pg_ctl start: {} {}", String::from_utf8_lossy(&started.stderr), std::fs::read_to_string(&log).unwrap_or_default());
-        Cluster { dir, bin, port }
-    }
-
-    /// A new, empty database; its URL.
-    fn database(&self, name: &str) -> String {
-        let mut admin = Client::connect(&format!("postgres://postgres@127.0.0.1:{}/postgres", self.port), NoTls).unwrap();
-        admin.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
-        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let data = self.dir.join("data");
-        let _ = pg_run(&self.bin, "pg_ctl", &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]);
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn rand_suffix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64
-}
+mod common;
 
 /// Runs the SQL of migrations `from..=to` as written, outside the runner (what production has).
 fn run_sql(client: &mut Client, from: u32, to: u32) {
@@ -123,24 +57,26 @@ fn the_production_scenario_with_the_release_commands() {
     assert!(!table_exists(&mut client, "day_databases"), "nothing ran");
 
     let (ok, out) = cli(&url, &["--status"]);
-    assert!(ok && out.lines().filter(|l| l.starts_with("pending")).count() == 17, "{out}");
+    assert!(ok && out.lines().filter(|l| l.starts_with("pending")).count() == journal().len(), "{out}");
     let (ok, out) = cli(&url, &["--baseline-through", "0011"]);
     assert!(ok && out.contains("baseline: 12 recorded as applied, 0 already recorded"), "{out}");
 
     let (ok, out) = cli(&url, &["--dry-run"]);
     assert!(
-        ok && out.contains("would apply 0012_add_day_databases") && out.contains("CREATE TABLE day_databases") && out.contains("migrations: 5 would be applied, 12 skipped"),
+        ok && out.contains("would apply 0012_add_day_databases")
+            && out.contains("CREATE TABLE day_databases")
+            && out.contains(&format!("migrations: {} would be applied, 12 skipped", journal().len() - 12)),
         "{out}"
     );
     assert!(!table_exists(&mut client, "day_databases"), "a dry run changes nothing");
     assert_eq!(count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"), 12);
 
     let (ok, out) = cli(&url, &[]);
-    assert!(ok && out.contains("migrations: 5 applied, 12 skipped"), "{out}");
+    assert!(ok && out.contains(&format!("migrations: {} applied, 12 skipped", journal().len() - 12)), "{out}");
     let (ok, out) = cli(&url, &["--validate"]);
     assert!(ok && out.contains("validation: every check holds") && !out.contains("FAIL"), "{out}");
     let (ok, out) = cli(&url, &[]);
-    assert!(ok && out.contains("migrations: 0 applied, 17 skipped"), "a re-run is a no-op: {out}");
+    assert!(ok && out.contains(&format!("migrations: 0 applied, {} skipped", journal().len())), "a re-run is a no-op: {out}");
     assert_eq!(count(&mut client, "SELECT count(*) FROM companies"), 1, "existing data untouched");
     // The entries read ordered by created_at end with the journal's last.
     let last: i64 = client.query_one("SELECT created_at FROM drizzle.__drizzle_migrations ORDER BY created_at DESC LIMIT 1", &[]).unwrap().get(0);
@@ -158,7 +94,7 @@ fn a_fresh_database_gets_every_migration_and_validates() {
     let mut client = Client::connect(&url, NoTls).unwrap();
     let mut lines = Vec::new();
     let report = pg::apply(&mut client, false, &mut |l| lines.push(l)).unwrap();
-    assert_eq!((report.applied.len(), report.skipped.len()), (17, 0));
+    assert_eq!((report.applied.len(), report.skipped.len()), (journal().len(), 0));
     assert!(pg::validate(&mut client, &mut |l| lines.push(l)).unwrap(), "{lines:#?}");
 }
 
@@ -184,8 +120,8 @@ fn the_hand_made_alternative_is_detected_and_accepted() {
     register(&mut client, 12, 15);
     let mut lines = Vec::new();
     let report = pg::apply(&mut client, false, &mut |l| lines.push(l)).unwrap();
-    // Nothing of the rollout runs again; only what the journal added after it (0016).
-    assert_eq!(report.applied, ["0016_add_archive_sources"], "{report:?}");
+    // Nothing of the rollout runs again; only what the journal added after it (0016, 0017).
+    assert_eq!(report.applied, ["0016_add_archive_sources", "0017_widen_timestamps"], "{report:?}");
     assert!(lines.iter().any(|l| l.starts_with("alternative path detected") && l.contains("0011_create_audit_log")), "{lines:#?}");
     assert!(pg::validate(&mut client, &mut |l| lines.push(l)).unwrap(), "{lines:#?}");
 }
@@ -205,7 +141,7 @@ fn a_failing_migration_is_rolled_back_whole() {
     assert_eq!(count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"), 12, "no row for the failed migration");
     client.batch_execute("DROP TABLE squatter").unwrap();
     let report = pg::apply(&mut client, false, &mut |_| {}).unwrap();
-    assert_eq!(report.applied.len(), 5, "the next run applies it");
+    assert_eq!(report.applied.len(), journal().len() - 12, "the next run applies it");
 }
 
 #[test]
@@ -224,7 +160,7 @@ fn the_four_column_shape_of_0013_is_collapsed_by_0015_with_its_data() {
         )
         .unwrap();
     let report = pg::apply(&mut client, false, &mut |_| {}).unwrap();
-    assert_eq!(report.applied, ["0015_simplify_rolling_db_flags", "0016_add_archive_sources"]);
+    assert_eq!(report.applied, ["0015_simplify_rolling_db_flags", "0016_add_archive_sources", "0017_widen_timestamps"]);
     let rows: Vec<(String, i32, i32)> = client
         .query("SELECT company_id, rolling_db, rolling_db_drop FROM company_feature_flags ORDER BY company_id", &[])
         .unwrap()

@@ -278,7 +278,7 @@ async fn a_tenant_failing_inside_a_batch_changes_nothing_of_its_own_and_the_othe
     for id in ["acme", "globex", "initech"] {
         enable(&s, &admin, id).await;
     }
-    s.state.store.lock().execute("UPDATE docdb_documents SET body = 'not json' WHERE db = 'dev_globex_main_catalog'", []).unwrap();
+    s.state.store.lock().unwrap().execute("UPDATE docdb_documents SET body = 'not json' WHERE db = 'dev_globex_main_catalog'", []).unwrap();
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(run["status"], "failed", "{run}");
     let log: Vec<&str> = run["log"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
@@ -398,7 +398,7 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     assert_eq!((audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["after"].clone()), (json!("day.drop"), after.clone()));
     let alice = s.token("alice").await;
     assert_eq!(s.get("/docdb/dev_acme_main_archive/_all_docs", Some(&alice)).await.body["total_rows"], 2, "its data stays in the archive");
-    let kept = mock_server::store::relational_archive::revisions(&s.state.store.lock(), mock_server::store::relational_archive::Table::Orders, &db0).unwrap();
+    let kept = mock_server::store::relational_archive::revisions(&s.state.store.lock().unwrap(), mock_server::store::relational_archive::Table::Orders, &db0).unwrap();
     assert_eq!(
         kept.iter().map(|(id, rev)| (id.as_str(), rev.starts_with("2-"))).collect::<Vec<_>>(),
         [("order-1", false), ("order-2", true)],
@@ -438,7 +438,7 @@ async fn the_relational_archive_is_idempotent_and_reconciled() {
     let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
     assert_eq!(recon["diff"], 0, "{recon}");
     {
-        let conn = s.state.store.lock();
+        let conn = s.state.store.lock().unwrap();
         assert_eq!(relational::counts(&conn, &db0).unwrap(), (1, 1), "one row each after two runs; the note is no order or sale");
         let (order_id, amount): (Option<String>, i64) =
             conn.query_row("SELECT order_id, amount_cents FROM sales WHERE source_db = ?1", [&db0], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
@@ -594,7 +594,7 @@ async fn a_runs_log_is_kept_line_by_line_and_read_in_pages_with_a_summary() {
     let log: Vec<String> = run["log"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_owned()).collect();
     assert_eq!(run["logTotal"], log.len());
     assert!(log.iter().any(|l| l == "summary: 3 tenant(s) done, 0 failed"), "{log:?}");
-    let rows: i64 = s.state.store.lock().query_row("SELECT COUNT(*) FROM cron_run_log WHERE run_id = ?1", [run["runId"].as_str().unwrap()], |r| r.get(0)).unwrap();
+    let rows: i64 = s.state.store.lock().unwrap().query_row("SELECT COUNT(*) FROM cron_run_log WHERE run_id = ?1", [run["runId"].as_str().unwrap()], |r| r.get(0)).unwrap();
     assert_eq!(rows as usize, log.len(), "one row a line: appending never rewrites the log");
     let page = s.get(&format!("/admin/crons/runs/{}?logFrom=1&logLimit=2", run["runId"].as_str().unwrap()), Some(&admin)).await.body;
     assert_eq!(page["log"], json!([log[1], log[2]]));

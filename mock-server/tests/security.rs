@@ -83,7 +83,7 @@ async fn tokens_forged_with_a_well_known_secret_are_refused() {
 #[tokio::test]
 async fn passwords_are_argon2id_and_an_unknown_user_is_answered_like_a_wrong_password() {
     let s = spawn().await;
-    let stored: String = s.state.store.lock().query_row("SELECT password_hash FROM users WHERE username = 'alice'", [], |r| r.get(0)).unwrap();
+    let stored: String = s.state.store.lock().unwrap().query_row("SELECT password_hash FROM users WHERE username = 'alice'", [], |r| r.get(0)).unwrap();
     assert!(stored.starts_with("$argon2id$"), "{stored}");
     assert!(!stored.contains("alice-pass"));
     let wrong = s.post("/auth", None, json!({"username": "alice", "password": "not-her-pass"})).await;
@@ -202,7 +202,7 @@ async fn session_prune_removes_expired_sessions_old_runs_and_long_unseen_devices
     assert!(names.contains(&"session-prune".to_string()), "{names:?}");
     let alice = s.token("alice").await;
     s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await;
-    let count = |sql: &str| -> i64 { s.state.store.lock().query_row(sql, [], |r| r.get(0)).unwrap() };
+    let count = |sql: &str| -> i64 { s.state.store.lock().unwrap().query_row(sql, [], |r| r.get(0)).unwrap() };
     assert!(count("SELECT COUNT(*) FROM refresh_tokens") >= 2);
     assert_eq!(count("SELECT COUNT(*) FROM devices"), 1);
     // Half a year and more later: every refresh token has expired, the device was never seen again.
@@ -251,11 +251,11 @@ async fn a_corrupt_stored_row_is_an_error_reported_never_an_empty_answer() {
     let alice = s.token("alice").await;
     let db = "dev_acme_main_catalog";
     assert_eq!(s.get(&format!("/docdb/{db}/_all_docs"), Some(&alice)).await.status, StatusCode::OK);
-    s.state.store.lock().execute("UPDATE docdb_documents SET body = '{not json' WHERE db = ?1", [db]).unwrap();
+    s.state.store.lock().unwrap().execute("UPDATE docdb_documents SET body = '{not json' WHERE db = ?1", [db]).unwrap();
     let broken = s.get(&format!("/docdb/{db}/_all_docs"), Some(&alice)).await;
     assert_error(&broken, 500, "internal");
     assert!(!broken.body["message"].as_str().unwrap().contains("not json"), "no internals to the client");
-    s.state.store.lock().execute("UPDATE docdb_databases SET kind = 'mystery' WHERE name = ?1", [db]).unwrap();
+    s.state.store.lock().unwrap().execute("UPDATE docdb_databases SET kind = 'mystery' WHERE name = ?1", [db]).unwrap();
     assert_error(&s.get(&format!("/docdb/{db}/_all_docs"), Some(&alice)).await, 500, "internal");
 }
 

@@ -147,7 +147,7 @@ impl JobContext<'_> {
 
 /// Every tenant id; a store failure is the run's failure, written to its log (never "0 tenants").
 fn all_tenant_ids(ctx: &JobContext, cron: &str) -> Option<Vec<String>> {
-    let listed = tenants::all(&ctx.state.store.lock()).map(|ts| ts.into_iter().map(|t| t.id).collect());
+    let listed = ctx.state.store.lock().map_err(RollingError::from).and_then(|conn| tenants::all(&conn)).map(|ts| ts.into_iter().map(|t| t.id).collect());
     ctx.listed(cron, listed)
 }
 
@@ -180,14 +180,11 @@ fn rotate(ctx: &JobContext) -> bool {
 /// Answers whether every tenant succeeded, and the step count the daily invalidation ends.
 fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     let settings = ctx.settings();
-    let listed = flags::rolling_tenants(&ctx.state.store.lock());
+    let listed = ctx.state.store.lock().map_err(RollingError::from).and_then(|conn| flags::rolling_tenants(&conn));
     let rolling = ctx.listed(super::ROTATE, listed)?;
     let total = rolling.len() as u64 + 1;
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
-    let room = {
-        let conn = ctx.state.store.lock();
-        crate::docdb::headroom::headroom(&conn, &rolling)
-    };
+    let room = ctx.state.store.lock().map_err(crate::docdb::DocDbError::from).and_then(|conn| crate::docdb::headroom::headroom(&conn, &rolling));
     match room {
         Ok(room) if !room.enough() => {
             let line = format!(

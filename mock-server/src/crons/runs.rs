@@ -1,7 +1,7 @@
 //! Run records (`cron_runs`): status, progress and log of each run. Which run may go is the
 //! cluster lock's decision (`cluster_lock.rs`).
 
-use crate::store::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, Dialect, OptionalExtension};
 
 use super::cluster_lock::{self, Acquired};
 use serde::Serialize;
@@ -45,8 +45,13 @@ pub fn get(conn: &Connection, run_id: &str) -> crate::store::sql::Result<Option<
 }
 
 pub fn last_finished(conn: &Connection, cron: &str) -> crate::store::sql::Result<Option<Run>> {
-    let id: Option<String> =
-        conn.query_row("SELECT run_id FROM cron_runs WHERE cron = ?1 AND status != 'running' ORDER BY started_at DESC, rowid DESC LIMIT 1", [cron], |r| r.get(0)).optional()?;
+    // Runs started in the same millisecond come out in the order they were written.
+    let written = match conn.dialect() {
+        Dialect::Sqlite => "rowid",
+        Dialect::Postgres => "seq",
+    };
+    let sql = format!("SELECT run_id FROM cron_runs WHERE cron = ?1 AND status != 'running' ORDER BY started_at DESC, {written} DESC LIMIT 1");
+    let id: Option<String> = conn.query_row(&sql, [cron], |r| r.get(0)).optional()?;
     match id {
         Some(id) => get(conn, &id),
         None => Ok(None),
@@ -112,7 +117,7 @@ pub fn prune(conn: &Connection, keep: u32) -> crate::store::sql::Result<usize> {
            SELECT run_id FROM (
              SELECT run_id, ROW_NUMBER() OVER (PARTITION BY cron ORDER BY started_at DESC, run_id DESC) AS n
              FROM cron_runs WHERE status != 'running'
-           ) WHERE n <= ?1)",
+           ) ranked WHERE n <= ?1)",
         params![keep],
     )?;
     conn.execute("DELETE FROM cron_run_log WHERE run_id NOT IN (SELECT run_id FROM cron_runs)", [])?;

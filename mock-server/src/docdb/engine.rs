@@ -4,7 +4,8 @@
 //! auth added by the proxy), and never printed, logged or handed to a device.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+
+pub use crate::bridge::{wait, BridgeError};
 use std::time::Duration;
 
 /// `DOCDB_URL`, parsed: the engine's root and, apart, its credentials.
@@ -24,15 +25,6 @@ pub enum EngineUrlError {
     NotHttp(String),
     #[error("give the engine's root URL: http://user:password@host:port/")]
     NotRoot,
-}
-
-/// Why the bridge could not carry an engine request.
-#[derive(Debug, thiserror::Error)]
-pub enum BridgeError {
-    #[error("the engine bridge's runtime could not start")]
-    Runtime(#[source] Arc<std::io::Error>),
-    #[error("the engine bridge dropped a request")]
-    Dropped(#[from] std::sync::mpsc::RecvError),
 }
 
 impl EngineUrl {
@@ -76,30 +68,6 @@ pub struct Engine {
     url: EngineUrl,
     http: reqwest::Client,
     bridged: reqwest::Client,
-}
-
-/// The runtime the synchronous callers' engine requests run on. The rolling machine runs on a
-/// cron's thread and inside the relational store's transactions, where nothing can be awaited;
-/// its requests go to this runtime, of the process's whole life, and the caller waits for the
-/// answer. A runtime of its own rather than the server's: a test's single-threaded runtime would
-/// never drive a request its only thread is blocked waiting for.
-fn bridge() -> Result<&'static tokio::runtime::Runtime, BridgeError> {
-    static BRIDGE: OnceLock<Result<tokio::runtime::Runtime, Arc<std::io::Error>>> = OnceLock::new();
-    BRIDGE
-        .get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("docdb-engine").enable_all().build().map_err(Arc::new))
-        .as_ref()
-        .map_err(|e| BridgeError::Runtime(e.clone()))
-}
-
-/// Runs `work` on the bridge and waits for it (announced to tokio where the caller is one of its
-/// workers, as the store's lock is).
-pub fn wait<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, BridgeError> {
-    let bridge = bridge()?;
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    bridge.spawn(async move {
-        let _ = tx.send(work.await);
-    });
-    Ok(crate::store::blocking(|| rx.recv())?)
 }
 
 impl Engine {

@@ -31,67 +31,23 @@ use documents::{Counts, Documents, Write};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS docdb_databases (
-  name TEXT PRIMARY KEY NOT NULL,
-  company_id TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  update_seq INTEGER NOT NULL DEFAULT 0,
-  indexes TEXT NOT NULL DEFAULT '[]',
-  created_at INTEGER NOT NULL,
-  open INTEGER NOT NULL DEFAULT 0,
-  pinned INTEGER NOT NULL DEFAULT 0,
-  last_used INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS docdb_databases_lru ON docdb_databases (open, pinned, last_used);
-CREATE INDEX IF NOT EXISTS docdb_databases_company ON docdb_databases (company_id);
-CREATE TABLE IF NOT EXISTS docdb_cluster (
-  id INTEGER PRIMARY KEY CHECK (id = 1),
-  max_open INTEGER NOT NULL,
-  clock INTEGER NOT NULL DEFAULT 0,
-  open_handles INTEGER NOT NULL DEFAULT 0,
-  db_prefix TEXT
-);
--- The open-handle count kept by triggers, whatever path opens, closes or deletes a database:
--- counting the rows on every open made a 10,000-tenant rotate quadratic.
-CREATE TRIGGER IF NOT EXISTS docdb_handle_opened AFTER INSERT ON docdb_databases WHEN NEW.open = 1
-  BEGIN UPDATE docdb_cluster SET open_handles = open_handles + 1; END;
-CREATE TRIGGER IF NOT EXISTS docdb_handle_deleted AFTER DELETE ON docdb_databases WHEN OLD.open = 1
-  BEGIN UPDATE docdb_cluster SET open_handles = open_handles - 1; END;
-CREATE TRIGGER IF NOT EXISTS docdb_handle_changed AFTER UPDATE OF open ON docdb_databases WHEN NEW.open != OLD.open
-  BEGIN UPDATE docdb_cluster SET open_handles = open_handles + (CASE WHEN NEW.open = 1 THEN 1 ELSE -1 END); END;
-CREATE TABLE IF NOT EXISTS docdb_documents (
-  db TEXT NOT NULL REFERENCES docdb_databases(name) ON DELETE CASCADE,
-  id TEXT NOT NULL,
-  rev TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  body TEXT NOT NULL,
-  PRIMARY KEY (db, id)
-);
-CREATE TABLE IF NOT EXISTS docdb_local_documents (
-  db TEXT NOT NULL REFERENCES docdb_databases(name) ON DELETE CASCADE,
-  id TEXT NOT NULL,
-  body TEXT NOT NULL,
-  PRIMARY KEY (db, id)
-);";
-
-// Its tables' prefix is one of `store::migrate::UNTRACKED_TABLE_PREFIXES`.
-
 /// Creates the tables, adds the handle columns to a data directory written before they existed,
 /// and sets the cluster's `max_dbs_open`.
+/// On PostgreSQL the tables are the migrate job's (`store::schema::POSTGRES`): only the bound is set.
 pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
-    let has_handles: i64 = conn.query_row("SELECT COUNT(*) FROM pragma_table_info('docdb_databases') WHERE name = 'open'", [], |r| r.get(0))?;
-    let has_table: i64 = conn.query_row("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'docdb_databases'", [], |r| r.get(0))?;
-    if has_table > 0 && has_handles == 0 {
+    if conn.dialect() == crate::store::sql::Dialect::Postgres {
+        return set_max_open(conn, max_open);
+    }
+    let columns = crate::store::catalog::columns(conn, "docdb_databases")?;
+    if !columns.is_empty() && !columns.iter().any(|c| c == "open") {
         conn.execute_batch(
             "ALTER TABLE docdb_databases ADD COLUMN open INTEGER NOT NULL DEFAULT 0;
              ALTER TABLE docdb_databases ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
              ALTER TABLE docdb_databases ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;",
         )?;
     }
-    conn.execute_batch(SCHEMA)?;
-    let has_prefix: i64 = conn.query_row("SELECT COUNT(*) FROM pragma_table_info('docdb_cluster') WHERE name = 'db_prefix'", [], |r| r.get(0))?;
-    if has_prefix == 0 {
+    conn.execute_batch(crate::store::schema::DOCDB)?;
+    if !crate::store::catalog::columns(conn, "docdb_cluster")?.iter().any(|c| c == "db_prefix") {
         conn.execute_batch("ALTER TABLE docdb_cluster ADD COLUMN db_prefix TEXT")?;
     }
     set_max_open(conn, max_open)

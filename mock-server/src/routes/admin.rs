@@ -48,7 +48,7 @@ async fn audit_log(State(state): State<AppState>, user: AuthUser, Query(q): Quer
     user.require_action(ROLLING_DB_READ)?;
     let limit = query_number::<u32>(q.limit.as_deref(), "limit")?.unwrap_or(50).clamp(1, 500);
     let before = query_number::<i64>(q.before.as_deref(), "before")?;
-    let entries = audit::list(&state.store.lock(), q.company_id.as_deref(), before, limit)?;
+    let entries = audit::list(&state.store.lock()?, q.company_id.as_deref(), before, limit)?;
     let next = if entries.len() == limit as usize { entries.last().and_then(|e| e["id"].as_i64()) } else { None };
     Ok(Json(json!({ "entries": entries, "nextBefore": next })))
 }
@@ -59,17 +59,17 @@ fn settings(state: &AppState) -> RollingSettings {
 
 async fn cluster(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_READ)?;
-    Ok(Json(views::cluster(&state.cluster(&state.store.lock()))?))
+    Ok(Json(views::cluster(&state.cluster(&state.store.lock()?))?))
 }
 
 async fn fleet(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_READ)?;
-    Ok(Json(views::tenants(&state.store.lock(), &settings(&state))?))
+    Ok(Json(views::tenants(&state.store.lock()?, &settings(&state))?))
 }
 
 async fn reconciliation(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_READ)?;
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
     Ok(Json(views::reconciliation(&cluster, &settings(&state), &tenant, state.clock.now_ms())?))
@@ -77,7 +77,7 @@ async fn reconciliation(State(state): State<AppState>, user: AuthUser, Path(id):
 
 async fn cleanup_candidates(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_READ)?;
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
     Ok(Json(views::cleanup_candidates(&cluster, &settings(&state), &tenant, state.clock.now_ms())?))
@@ -85,7 +85,7 @@ async fn cleanup_candidates(State(state): State<AppState>, user: AuthUser, Path(
 
 async fn topology(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_READ)?;
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
     Ok(Json(views::topology(&cluster, &settings(&state), &tenant)?))
@@ -95,7 +95,7 @@ async fn topology(State(state): State<AppState>, user: AuthUser, Path(id): Path<
 async fn preflight(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_FLAGS)?;
     let now = state.clock.now_ms();
-    Ok(Json(preflight::both(&state.cluster(&state.store.lock()), &settings(&state), &id, now)?))
+    Ok(Json(preflight::both(&state.cluster(&state.store.lock()?), &settings(&state), &id, now)?))
 }
 
 #[derive(Deserialize)]

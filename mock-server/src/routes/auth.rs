@@ -64,7 +64,7 @@ async fn login(State(state): State<AppState>, ApiJson(req): ApiJson<LoginRequest
     if req.username.is_empty() || req.password.is_empty() {
         return Err(AppError::bad_request("username and password are required"));
     }
-    let user = users::by_username(&state.store.lock(), &req.username)?;
+    let user = users::by_username(&state.store.lock()?, &req.username)?;
     // Checked even for an unknown user (against a decoy): same work, same answer.
     let stored = user.as_ref().map(|u| u.password_hash.clone());
     let (username, password) = (req.username.clone(), req.password.clone());
@@ -73,7 +73,7 @@ async fn login(State(state): State<AppState>, ApiJson(req): ApiJson<LoginRequest
     if let (Some(u), Checked::ValidLegacy) = (&user, checked) {
         let password = req.password.clone();
         let rehashed = state.hashing.run(move || passwords::hash(&password)).await?;
-        users::set_password_hash(&state.store.lock(), &u.id, &rehashed)?;
+        users::set_password_hash(&state.store.lock()?, &u.id, &rehashed)?;
     }
     start_session(&state, user)
 }
@@ -83,7 +83,7 @@ async fn login_with_google(State(state): State<AppState>, ApiJson(req): ApiJson<
         req.credential.strip_prefix(GOOGLE_PREFIX).filter(|u| !u.is_empty()).ok_or_else(|| {
             AppError::Unauthorized(code::INVALID_CREDENTIAL, format!("the identity provider did not vouch for this credential (expected {GOOGLE_PREFIX}<username>)"))
         })?;
-    let user = users::by_username(&state.store.lock(), username)?;
+    let user = users::by_username(&state.store.lock()?, username)?;
     start_session(&state, user)
 }
 

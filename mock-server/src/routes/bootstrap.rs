@@ -31,7 +31,7 @@ async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Qu
         _ => return Err(AppError::bad_request("database must be core or legacy")),
     };
     let read = {
-        let conn = state.store.lock();
+        let conn = state.store.lock()?;
         let tenant = tenants::get(&conn, &claims.company_id)?;
         let cluster = state.cluster(&conn);
         views::bootstrap(&cluster, &RollingSettings::from(&*state.settings), &tenant, database)

@@ -34,7 +34,7 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
         return Ok(Json(json!({ "crons": names })));
     }
     let now = state.clock.now_ms();
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     let mut out = Vec::new();
     for cron in &CRONS {
         let last = runs::last_finished(&conn, cron.name)?;
@@ -77,7 +77,7 @@ struct LogPage {
 async fn run_status(State(state): State<AppState>, user: AuthUser, Path(run_id): Path<String>, Query(page): Query<LogPage>) -> AppResult<Json<Value>> {
     user.require_action(CRONS_READ)?;
     let (from, limit) = (query_number::<u64>(page.log_from.as_deref(), "logFrom")?, query_number::<u64>(page.log_limit.as_deref(), "logLimit")?);
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     let run = runs::get(&conn, &run_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
     let total = run.log.len();
     let mut body = serde_json::to_value(&run)?;

@@ -86,7 +86,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     let db = docdb::percent_decoded(db_raw);
     let rest: Vec<String> = rest_raw.map(|r| r.split('/').map(docdb::percent_decoded).collect()).unwrap_or_default();
     let kind = {
-        let conn = state.store.lock();
+        let conn = state.store.lock()?;
         let tenant = tenants::get(&conn, &caller.company_id)?;
         tenant.names(&state.settings.db_prefix).kind_of(&db)
     };
@@ -148,7 +148,7 @@ fn owned(conn: &crate::store::sql::Connection, db: &str, company_id: &str) -> Ap
 }
 
 async fn all_docs(State(state): State<AppState>, claims: DocdbUser, Path(db): Path<String>) -> AppResult<Json<Value>> {
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     owned(&conn, &db, &claims.company_id)?;
     let rows: Vec<Value> = docdb::all_docs(&docdb::Cluster::embedded(&conn), &db)?.into_iter().map(|d| json!({ "id": d.id, "rev": d.rev, "doc": d.to_json() })).collect();
     Ok(Json(json!({ "total_rows": rows.len(), "rows": rows })))
@@ -159,7 +159,7 @@ async fn get_doc(State(state): State<AppState>, claims: DocdbUser, Path((db, doc
         // `_changes`, `_local/…`, `_revs_diff`…: the replication protocol, not documents.
         return Err(engine_required().await);
     }
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     owned(&conn, &db, &claims.company_id)?;
     let doc = docdb::get(&docdb::Cluster::embedded(&conn), &db, &doc_id)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no document {doc_id} in {db}")))?;
     Ok(Json(doc.to_json()))

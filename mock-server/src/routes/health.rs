@@ -14,6 +14,6 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn health(State(state): State<AppState>) -> AppResult<Json<Value>> {
-    let db = crate::store::catalog::two_flag_schema(&state.store.lock())?;
+    let db = crate::store::catalog::two_flag_schema(&state.store.lock()?)?;
     Ok(Json(json!({"status": "ok", "db": db})))
 }

@@ -49,7 +49,7 @@ fn only(body: &Map<String, Value>, allowed: &[&str]) -> AppResult<()> {
 }
 
 async fn list_devices(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     let list = if is_manager(&user) { devices::for_company(&conn, &user.0.company_id)? } else { devices::for_user(&conn, &user.0.user_id)? };
     Ok(Json(json!({ "devices": list })))
 }
@@ -94,7 +94,7 @@ fn visible_company(conn: &crate::store::sql::Connection, user: &AuthUser, id: &s
 }
 
 async fn list_companies(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     let all = companies::all(&conn)?;
     let list: Vec<companies::Company> = if is_admin(&user) {
         all
@@ -106,7 +106,7 @@ async fn list_companies(State(state): State<AppState>, user: AuthUser) -> AppRes
 }
 
 async fn get_company(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     Ok(Json(json!({ "company": visible_company(&conn, &user, &id)? })))
 }
 
@@ -162,7 +162,7 @@ async fn update_payment_reference(
 }
 
 async fn list_users(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
-    let conn = state.store.lock();
+    let conn = state.store.lock()?;
     let list = if is_admin(&user) {
         users::all(&conn)?
     } else if is_manager(&user) {
@@ -174,7 +174,7 @@ async fn list_users(State(state): State<AppState>, user: AuthUser) -> AppResult<
 }
 
 async fn me(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
-    let me = users::by_id(&state.store.lock(), &user.0.user_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
+    let me = users::by_id(&state.store.lock()?, &user.0.user_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
     Ok(Json(json!({ "user": me })))
 }
 

@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-use crate::store::sql::{params, Connection};
+use crate::store::sql::{params, Connection, Dialect};
 use serde_json::{json, Map, Value};
 use session_broker::protocol::JwtClaims;
 
@@ -37,11 +37,15 @@ pub fn record(conn: &Connection, actor: &Actor, action: &str, detail: Value, now
 
 /// Newest first: at most `limit` entries older than entry `before`, of one tenant or all.
 pub fn list(conn: &Connection, company_id: Option<&str>, before: Option<i64>, limit: u32) -> crate::store::sql::Result<Vec<Value>> {
-    let mut stmt = conn.prepare(
+    let company = match conn.dialect() {
+        Dialect::Sqlite => "json_extract(detail, '$.companyId')",
+        Dialect::Postgres => "(detail::jsonb ->> 'companyId')",
+    };
+    let mut stmt = conn.prepare(&format!(
         "SELECT id, at, actor, action, detail FROM audit_log
-         WHERE (?1 IS NULL OR json_extract(detail, '$.companyId') = ?1) AND (?2 IS NULL OR id < ?2)
-         ORDER BY id DESC LIMIT ?3",
-    )?;
+         WHERE (CAST(?1 AS TEXT) IS NULL OR {company} = CAST(?1 AS TEXT)) AND (CAST(?2 AS BIGINT) IS NULL OR id < CAST(?2 AS BIGINT))
+         ORDER BY id DESC LIMIT ?3"
+    ))?;
     let rows = stmt.query_map(params![company_id, before, limit], |r| {
         let detail: String = r.get(4)?;
         let detail: Value = serde_json::from_str(&detail).unwrap_or_else(|_| json!({"unreadable": detail}));

@@ -42,10 +42,11 @@ pub fn last_applied(conn: &Connection) -> Result<Option<&'static str>> {
     Ok(journal().into_iter().filter(|m| applied.contains(&m.when)).max_by_key(Migration::number).map(|m| m.tag))
 }
 
-/// The journal's entries the tracking table does not record, oldest first.
+/// The journal's entries newer than the newest the tracking table records, oldest first: what a
+/// migration run would apply (older ones missing are the runbook's tables made by hand).
 pub fn missing(conn: &Connection) -> Result<Vec<&'static str>> {
-    let applied = applied_whens(conn)?;
-    Ok(journal().into_iter().filter(|m| !applied.contains(&m.when)).map(|m| m.tag).collect())
+    let newest = applied_whens(conn)?.into_iter().max();
+    Ok(journal().into_iter().filter(|m| newest.is_none_or(|n| m.when > n)).map(|m| m.tag).collect())
 }
 
 /// Whether `company_feature_flags` has exactly the two flag columns of 0015.

@@ -58,7 +58,7 @@ fn ensure_tracking_table(conn: &Connection) -> rusqlite::Result<()> {
 
 /// Prefixes of the tables the migrations do not own: the document cluster's (`docdb::SCHEMA`) and
 /// the crons' (`crons::runs::SCHEMA`), created beside them in the same file.
-pub const UNTRACKED_TABLE_PREFIXES: [&str; 3] = ["docdb_", "cron_", "guard_"];
+pub const UNTRACKED_TABLE_PREFIXES: [&str; 4] = ["docdb_", "cron_", "guard_", "mock_"];
 
 /// Relational tables other than the tracking table and the untracked ones.
 pub fn existing_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
@@ -142,6 +142,9 @@ pub(crate) enum Plan {
         column: String,
         sql: String,
     },
+    /// `ALTER COLUMN … TYPE`: nothing to do on SQLite, where a declared type constrains no value
+    /// and every INTEGER is 64-bit.
+    ColumnType,
 }
 
 pub(crate) fn plan(statement: &str) -> Plan {
@@ -169,6 +172,9 @@ pub(crate) fn plan(statement: &str) -> Plan {
             let rest = words[9..].join(" ");
             return Plan::AddColumn { sql: format!("ALTER TABLE {table} ADD COLUMN {column} {rest}").trim().to_owned(), table, column };
         }
+        if is(3, "ALTER") && is(4, "COLUMN") && is(6, "TYPE") {
+            return Plan::ColumnType;
+        }
         if is(3, "DROP") && is(4, "COLUMN") && is(5, "IF") && is(6, "EXISTS") && words.len() > 7 {
             let column = words[7].trim_end_matches(';').to_owned();
             return Plan::DropColumn { sql: format!("ALTER TABLE {table} DROP COLUMN {column}"), table, column };
@@ -185,6 +191,7 @@ pub fn execute(conn: &Connection, statement: &str) -> rusqlite::Result<()> {
     let statement = statement.replace(IDENTITY_KEY.0, IDENTITY_KEY.1);
     match plan(&statement) {
         Plan::Run(sql) => conn.execute_batch(&sql),
+        Plan::ColumnType => Ok(()),
         Plan::AddColumn { table, column, sql } => {
             if column_exists(conn, &table, &column)? {
                 Ok(())

@@ -8,6 +8,7 @@ pub mod companies;
 pub mod devices;
 pub mod journal;
 pub mod migrate;
+pub mod on_postgres;
 pub mod postgres;
 pub mod refresh_tokens;
 pub mod relational_archive;
@@ -20,7 +21,9 @@ use std::path::{Path, PathBuf};
 use parking_lot::{Mutex, MutexGuard};
 use rusqlite::Connection as Sqlite;
 
-use sql::Connection;
+use crate::bridge::blocking;
+use on_postgres::{PgConn, PgPool};
+use sql::{Conn, Connection};
 
 /// A failure of the store itself (SQLite), with its cause. The store knows nothing of HTTP: the
 /// routes turn this into their error type. Its text names the store and leaves the cause to the
@@ -46,30 +49,54 @@ pub enum OpenError {
     Migrate(#[from] migrate::MigrateError),
     #[error("the store's own tables")]
     Schema(#[source] rusqlite::Error),
+    #[error("the PostgreSQL store")]
+    Postgres(#[source] sql::Error),
+    #[error("the PostgreSQL database is behind the journal: {} not applied; run `mock-server migrate --database-url …` (replicas never migrate it)", .0.join(", "))]
+    BehindJournal(Vec<&'static str>),
+    #[error("the PostgreSQL database lacks the server's own tables ({}); run `mock-server migrate --database-url …`", .0.join(", "))]
+    NoOwnTables(Vec<&'static str>),
 }
 
 pub const DB_FILE: &str = "mock-server.sqlite";
 
-/// Runs blocking store work; on a multi-threaded tokio runtime it tells tokio first.
-pub(crate) fn blocking<T>(f: impl FnOnce() -> T) -> T {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
-        _ => f(),
-    }
+/// The relational store: the embedded SQLite file, or PostgreSQL (`DATABASE_URL`).
+pub struct Store {
+    backend: Backend,
 }
 
-pub struct Store {
-    conn: Mutex<Sqlite>,
+enum Backend {
+    Sqlite(Mutex<Sqlite>),
+    Postgres(PgPool),
 }
 
 /// The store's connection while it is held ([`Store::lock`]): any adapter's, as `&Connection`.
-pub struct Locked<'a>(MutexGuard<'a, Sqlite>);
+/// On PostgreSQL it is a transaction holding the store's lock, committed when dropped (what is
+/// done through it is reads, and the few writes that the embedded store's mutex also made one).
+pub struct Locked<'a>(Held<'a>);
+
+enum Held<'a> {
+    Sqlite(MutexGuard<'a, Sqlite>),
+    Postgres(Box<PgConn>),
+}
 
 impl<'a> std::ops::Deref for Locked<'a> {
     type Target = Connection<'a>;
 
     fn deref(&self) -> &Connection<'a> {
-        &*self.0
+        match &self.0 {
+            Held::Sqlite(guard) => &**guard,
+            Held::Postgres(conn) => &**conn,
+        }
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        if let Held::Postgres(conn) = &self.0 {
+            if let Err(e) = conn.batch("COMMIT") {
+                tracing::error!("ending a store session: {}", crate::causes::chain(&e));
+            }
+        }
     }
 }
 
@@ -108,42 +135,80 @@ impl Store {
         migrate::run(&mut conn, migrate::Mode::Apply)?;
         conn.execute_batch(schema::CRONS).map_err(OpenError::Schema)?;
         conn.execute_batch(schema::ALARMS).map_err(OpenError::Schema)?;
-        Ok(Store { conn: Mutex::new(conn) })
+        Ok(Store { backend: Backend::Sqlite(Mutex::new(conn)) })
+    }
+
+    /// The store on PostgreSQL at `url` with a pool of `pool_size` connections. A replica never
+    /// migrates PostgreSQL (`mock-server migrate` does, as the runbook's migrate job): a database
+    /// behind the journal, or without the server's own tables, is refused, naming what is missing.
+    pub fn open_postgres(url: &str, pool_size: usize) -> Result<Store, OpenError> {
+        let pool = PgPool::new(url, pool_size).map_err(OpenError::Postgres)?;
+        let session = pool.session().map_err(OpenError::Postgres)?;
+        let missing = catalog::missing(&session).map_err(OpenError::Postgres)?;
+        if !missing.is_empty() {
+            return Err(OpenError::BehindJournal(missing));
+        }
+        let absent: Vec<&str> = schema::OWN_TABLES.into_iter().filter(|t| !catalog::table_exists(&session, t).unwrap_or(false)).collect();
+        if !absent.is_empty() {
+            return Err(OpenError::NoOwnTables(absent));
+        }
+        drop(session);
+        Ok(Store { backend: Backend::Postgres(pool) })
+    }
+
+    /// Which SQL the store speaks.
+    pub fn dialect(&self) -> sql::Dialect {
+        match self.backend {
+            Backend::Sqlite(_) => sql::Dialect::Sqlite,
+            Backend::Postgres(_) => sql::Dialect::Postgres,
+        }
     }
 
     /// The connection. Waiting for it blocks, so on the server's async workers the wait is
     /// announced to tokio (`block_in_place`): other requests move to another worker instead of
     /// stalling behind a cron's transaction.
-    pub fn lock(&self) -> Locked<'_> {
-        Locked(blocking(|| self.conn.lock()))
+    pub fn lock(&self) -> sql::Result<Locked<'_>> {
+        Ok(Locked(match &self.backend {
+            Backend::Sqlite(conn) => Held::Sqlite(blocking(|| conn.lock())),
+            Backend::Postgres(pool) => Held::Postgres(Box::new(pool.begin()?)),
+        }))
     }
 
     /// Runs `f` in one transaction: all of it lands, or none of it. `E` is the caller's error
     /// type (a store error converts into it); the routes' shorthand is `Store::tx` (error.rs).
     pub fn transaction<T, E: From<sql::Error>>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
-        blocking(|| {
-            let conn = self.conn.lock();
-            let out = (|| {
+        match &self.backend {
+            Backend::Sqlite(conn) => blocking(|| {
+                let conn = conn.lock();
                 let c: &Connection = &*conn;
                 c.execute_batch("BEGIN")?;
-                match f(c) {
-                    Ok(out) => {
-                        c.execute_batch("COMMIT")?;
-                        Ok(out)
-                    }
-                    Err(e) => {
-                        // The caller's error is the story; a failed rollback leaves SQLite's
-                        // transaction to end with the connection's next BEGIN (refused, so seen).
-                        let _ = c.execute_batch("ROLLBACK");
-                        Err(e)
-                    }
-                }
-            })();
-            // A fair hand-over: a waiting request gets the connection before this thread (a
-            // cron going tenant by tenant) can take it again.
-            MutexGuard::unlock_fair(conn);
-            out
-        })
+                let out = finish(c, f(c));
+                // A fair hand-over: a waiting request gets the connection before this thread (a
+                // cron going tenant by tenant) can take it again.
+                MutexGuard::unlock_fair(conn);
+                out
+            }),
+            Backend::Postgres(pool) => {
+                let conn = pool.begin()?;
+                finish(&conn, f(&conn))
+            }
+        }
+    }
+}
+
+/// Commits what `f` answered `Ok` for, rolls back the rest.
+fn finish<T, E: From<sql::Error>>(c: &Connection, out: Result<T, E>) -> Result<T, E> {
+    match out {
+        Ok(out) => {
+            c.execute_batch("COMMIT")?;
+            Ok(out)
+        }
+        Err(e) => {
+            // The caller's error is the story; a failed rollback ends with the connection (a
+            // SQLite BEGIN refused next time, a PostgreSQL connection the pool drops).
+            let _ = c.execute_batch("ROLLBACK");
+            Err(e)
+        }
     }
 }
 

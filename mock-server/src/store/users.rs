@@ -20,7 +20,7 @@ const SELECT: &str = "SELECT id, username, password_hash, roles, COALESCE(active
 fn from_row(conn: &Connection, row: &Row) -> crate::store::sql::Result<User> {
     let id: String = row.get(0)?;
     let roles: String = row.get(3)?;
-    let mut stmt = conn.prepare("SELECT company_id FROM user_companies WHERE user_id = ?1 ORDER BY rowid")?;
+    let mut stmt = conn.prepare("SELECT company_id FROM user_companies WHERE user_id = ?1 ORDER BY company_id")?;
     let companies = stmt.query_map([&id], |r| r.get(0))?.collect::<crate::store::sql::Result<Vec<String>>>()?;
     Ok(User {
         username: row.get(1)?,

@@ -113,3 +113,4 @@ impl Server {
     }
 }
 pub mod engine;
+pub mod pg;

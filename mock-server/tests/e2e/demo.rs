@@ -238,7 +238,7 @@ async fn the_console_keeps_the_operators_place_across_refreshes() {
     let (base, state) = serve_with(repo_root().join("www"), settings).await;
     {
         let rolling = RollingSettings::from(&*state.settings);
-        let conn = state.store.lock();
+        let conn = state.store.lock().unwrap();
         for id in ["globex", "initech"] {
             let on = FlagPatch { rolling_db: Some(true), ..FlagPatch::default() };
             flag_change::apply(&state.cluster(&conn), &rolling, id, on, "e2e", true, state.clock.now_ms()).unwrap();

@@ -88,7 +88,7 @@ pub async fn serve_on_engine(www: std::path::PathBuf) -> (String, AppState, engi
 pub fn cut_over(state: &AppState, tenant: &str) {
     let rolling = RollingSettings::from(&*state.settings);
     {
-        let conn = state.store.lock();
+        let conn = state.store.lock().unwrap();
         let on = FlagPatch { rolling_db: Some(true), ..FlagPatch::default() };
         flag_change::apply(&state.cluster(&conn), &rolling, tenant, on, "e2e", false, state.clock.now_ms()).unwrap();
     }

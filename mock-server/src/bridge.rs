@@ -1,0 +1,44 @@
+//! The runtime the synchronous callers' I/O runs on: the document engine's requests
+//! (`docdb/engine.rs`) and the PostgreSQL store's statements (`store/on_postgres.rs`). The rolling
+//! machine runs on a cron's thread and inside the store's transactions, where nothing can be
+//! awaited; its requests go to this runtime, of the process's whole life, and the caller waits for
+//! the answer. A runtime of its own rather than the server's: a test's single-threaded runtime
+//! would never drive a request its only thread is blocked waiting for.
+
+use std::sync::{Arc, OnceLock};
+
+/// Why the bridge could not carry a request.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("the bridge runtime could not start")]
+    Runtime(#[source] Arc<std::io::Error>),
+    #[error("the bridge runtime dropped a request")]
+    Dropped(#[from] std::sync::mpsc::RecvError),
+}
+
+fn bridge() -> Result<&'static tokio::runtime::Runtime, BridgeError> {
+    static BRIDGE: OnceLock<Result<tokio::runtime::Runtime, Arc<std::io::Error>>> = OnceLock::new();
+    BRIDGE
+        .get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("bridge").enable_all().build().map_err(Arc::new))
+        .as_ref()
+        .map_err(|e| BridgeError::Runtime(e.clone()))
+}
+
+/// Runs `work` on the bridge and waits for it (announced to tokio where the caller is one of its
+/// workers, as the store's lock is).
+pub fn wait<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, BridgeError> {
+    let bridge = bridge()?;
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    bridge.spawn(async move {
+        let _ = tx.send(work.await);
+    });
+    Ok(blocking(|| rx.recv())?)
+}
+
+/// Runs blocking work; on a multi-threaded tokio runtime it tells tokio first.
+pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}

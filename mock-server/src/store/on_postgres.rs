@@ -1,0 +1,247 @@
+//! The store's PostgreSQL adapter (`DATABASE_URL`): a pool of tokio-postgres connections
+//! (deadpool-postgres), driven from the bridge runtime as the document engine's requests are, so
+//! the record modules stay the synchronous code they are on SQLite. Each transaction takes one
+//! cluster-wide advisory lock first: every replica's writes are serialised as the embedded
+//! store's mutex serialises one process's, so the rules (a lease, a handle count, a spent refresh
+//! token) hold across replicas without each being rewritten for concurrent transactions.
+
+use std::cell::RefCell;
+use std::error::Error as StdError;
+
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
+use tokio_postgres::NoTls;
+
+use super::sql::{Conn, Dialect, Error, Result, Row, Value};
+use crate::bridge::wait;
+
+/// The advisory lock every transaction takes (any number, the same on every replica).
+pub const STORE_LOCK: i64 = 0x5e55_10b7;
+
+type BoxError = Box<dyn StdError + Sync + Send>;
+
+/// The pool of one replica.
+#[derive(Clone)]
+pub struct PgPool {
+    pool: Pool,
+}
+
+impl std::fmt::Debug for PgPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PgPool({:?})", self.pool.status())
+    }
+}
+
+impl PgPool {
+    /// A pool of at most `size` connections to `url`; nothing is connected until first used.
+    pub fn new(url: &str, size: usize) -> Result<PgPool> {
+        let config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| Error::Unavailable(Box::new(e)))?;
+        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(size)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            // A store that does not answer fails the request in a few seconds instead of hanging it.
+            .wait_timeout(Some(std::time::Duration::from_secs(5)))
+            .create_timeout(Some(std::time::Duration::from_secs(3)))
+            .build()
+            .map_err(|e| Error::Unavailable(Box::new(e)))?;
+        Ok(PgPool { pool })
+    }
+
+    /// One connection of the pool, in autocommit.
+    pub fn session(&self) -> Result<PgConn> {
+        let pool = self.pool.clone();
+        let client = wait(async move { pool.get().await }).map_err(|e| Error::Unavailable(Box::new(e)))?.map_err(|e| Error::Unavailable(Box::new(e)))?;
+        Ok(PgConn { client: RefCell::new(Some(client)) })
+    }
+
+    /// One connection in a transaction that holds the store's lock until it ends.
+    pub fn begin(&self) -> Result<PgConn> {
+        let conn = self.session()?;
+        conn.batch(&format!("BEGIN; SELECT pg_advisory_xact_lock({STORE_LOCK})"))?;
+        Ok(conn)
+    }
+}
+
+/// One pooled connection, lent to the synchronous record modules.
+pub struct PgConn {
+    /// Taken out while a statement runs on the bridge, put back after.
+    client: RefCell<Option<Object>>,
+}
+
+impl PgConn {
+    fn on_bridge<T: Send + 'static>(&self, work: impl FnOnce(Object) -> std::pin::Pin<Box<dyn std::future::Future<Output = (Object, Result<T>)> + Send>>) -> Result<T> {
+        let client = self.client.borrow_mut().take().ok_or_else(|| Error::Unavailable("the connection was lost by an earlier statement".into()))?;
+        let (client, out) = wait(work(client)).map_err(|e| Error::Unavailable(Box::new(e)))?;
+        *self.client.borrow_mut() = Some(client);
+        out
+    }
+}
+
+/// A statement with SQLite's `?N` placeholders numbered PostgreSQL's way (`$N`); quoted text is
+/// left alone.
+pub fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut quoted = false;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                out.push(c);
+            }
+            '?' if !quoted && chars.peek().is_some_and(char::is_ascii_digit) => out.push('$'),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A failure of PostgreSQL: the server gone (a connection error, an administrator's shutdown)
+/// is [`Error::Unavailable`], anything else the statement's own failure.
+fn classify(e: tokio_postgres::Error) -> Error {
+    let gone = e.is_closed() || e.code().is_none_or(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
+    if gone {
+        Error::Unavailable(Box::new(e))
+    } else {
+        Error::Postgres(Box::new(e))
+    }
+}
+
+async fn fetch(client: &Object, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+    let statement = client.prepare_cached(sql).await.map_err(classify)?;
+    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+    let rows = client.query(&statement, &refs).await.map_err(classify)?;
+    rows.iter().map(|r| (0..r.len()).map(|i| r.try_get::<_, Value>(i).map_err(classify)).collect::<Result<Vec<_>>>().map(Row)).collect()
+}
+
+async fn run(client: &Object, sql: &str, params: &[Value]) -> Result<usize> {
+    let statement = client.prepare_cached(sql).await.map_err(classify)?;
+    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
+    Ok(client.execute(&statement, &refs).await.map_err(classify)? as usize)
+}
+
+impl Conn for PgConn {
+    fn run(&self, sql: &str, params: &[Value]) -> Result<usize> {
+        let (sql, params) = (numbered(sql), params.to_vec());
+        self.on_bridge(move |client| {
+            Box::pin(async move {
+                let out = run(&client, &sql, &params).await;
+                (client, out)
+            })
+        })
+    }
+
+    fn fetch(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+        let (sql, params) = (numbered(sql), params.to_vec());
+        self.on_bridge(move |client| {
+            Box::pin(async move {
+                let out = fetch(&client, &sql, &params).await;
+                (client, out)
+            })
+        })
+    }
+
+    fn batch(&self, sql: &str) -> Result<()> {
+        let sql = sql.to_owned();
+        self.on_bridge(move |client| {
+            Box::pin(async move {
+                let out = client.batch_execute(&sql).await.map_err(classify);
+                (client, out)
+            })
+        })
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+}
+
+impl ToSql for Value {
+    /// Each value as the column's type: the store's integers go into `integer`, `bigint` or
+    /// `boolean` columns alike, as SQLite takes them.
+    fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> std::result::Result<IsNull, BoxError> {
+        match self {
+            Value::Null => Ok(IsNull::Yes),
+            Value::Int(i) => match *ty {
+                Type::INT2 => i16::try_from(*i)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(*i)?.to_sql(ty, out),
+                Type::INT8 => i.to_sql(ty, out),
+                Type::BOOL => (*i != 0).to_sql(ty, out),
+                Type::FLOAT4 => (*i as f32).to_sql(ty, out),
+                Type::FLOAT8 => (*i as f64).to_sql(ty, out),
+                _ => i.to_string().as_str().to_sql(ty, out),
+            },
+            Value::Real(f) => match *ty {
+                Type::FLOAT4 => (*f as f32).to_sql(ty, out),
+                Type::FLOAT8 => f.to_sql(ty, out),
+                _ => f.to_string().as_str().to_sql(ty, out),
+            },
+            Value::Text(s) => match *ty {
+                Type::INT2 => s.parse::<i16>()?.to_sql(ty, out),
+                Type::INT4 => s.parse::<i32>()?.to_sql(ty, out),
+                Type::INT8 => s.parse::<i64>()?.to_sql(ty, out),
+                _ => s.as_str().to_sql(ty, out),
+            },
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    to_sql_checked!();
+}
+
+impl<'a> FromSql<'a> for Value {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> std::result::Result<Value, BoxError> {
+        Ok(match *ty {
+            Type::INT2 => Value::Int(i16::from_sql(ty, raw)?.into()),
+            Type::INT4 => Value::Int(i32::from_sql(ty, raw)?.into()),
+            Type::INT8 => Value::Int(i64::from_sql(ty, raw)?),
+            Type::OID => Value::Int(u32::from_sql(ty, raw)?.into()),
+            Type::BOOL => Value::Int(bool::from_sql(ty, raw)?.into()),
+            Type::FLOAT4 => Value::Real(f32::from_sql(ty, raw)?.into()),
+            Type::FLOAT8 => Value::Real(f64::from_sql(ty, raw)?),
+            Type::NUMERIC => numeric(raw)?,
+            _ => Value::Text(String::from_utf8(raw.to_vec())?),
+        })
+    }
+
+    fn from_sql_null(_: &Type) -> std::result::Result<Value, BoxError> {
+        Ok(Value::Null)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}
+
+/// PostgreSQL's binary `numeric` (what `SUM` of a `bigint` answers): base-10000 digits with a
+/// weight; an integral value comes back as an integer, any other as a float.
+fn numeric(raw: &[u8]) -> std::result::Result<Value, BoxError> {
+    let word = |i: usize| -> std::result::Result<i16, BoxError> { Ok(i16::from_be_bytes(raw.get(i..i + 2).ok_or("a short numeric")?.try_into()?)) };
+    let (ndigits, weight, sign) = (word(0)? as usize, word(2)? as i32, word(4)? as u16);
+    if sign == 0xC000 {
+        return Ok(Value::Real(f64::NAN));
+    }
+    let mut value = 0f64;
+    for i in 0..ndigits {
+        value += f64::from(word(8 + 2 * i)?) * 10000f64.powi(weight - i as i32);
+    }
+    if sign == 0x4000 {
+        value = -value;
+    }
+    Ok(if value.fract() == 0.0 && value.abs() < 9.0e15 { Value::Int(value as i64) } else { Value::Real(value) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_outside_quotes() {
+        assert_eq!(numbered("SELECT ?1, '?2', ?12 WHERE a = ?3"), "SELECT $1, '?2', $12 WHERE a = $3");
+        assert_eq!(numbered("SELECT 'it''s ?1', ?1"), "SELECT 'it''s ?1', $1");
+    }
+}

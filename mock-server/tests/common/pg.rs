@@ -1,0 +1,111 @@
+//! A PostgreSQL cluster of its own for a test (Debian's `postgresql`, installed by `make setup`):
+//! initialised in a temp dir, started on a free port, stopped (immediately) when dropped.
+//! `initdb` refuses root, so as root it runs as the `postgres` user.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use postgres::{Client, NoTls};
+
+/// A PostgreSQL cluster of its own for one test.
+pub struct Cluster {
+    dir: PathBuf,
+    bin: PathBuf,
+    port: u16,
+}
+
+fn pg_bin() -> PathBuf {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL is installed (make setup installs Debian's postgresql)")
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|p| p.join("initdb").exists())
+        .collect();
+    versions.sort();
+    versions.pop().expect("an initdb under /usr/lib/postgresql/*/bin")
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Runs a PostgreSQL program, as `postgres` when we are root.
+fn pg_run(bin: &Path, program: &str, args: &[&str]) -> Output {
+    let path = bin.join(program);
+    let output = if is_root() { Command::new("runuser").args(["-u", "postgres", "--"]).arg(&path).args(args).output() } else { Command::new(&path).args(args).output() };
+    output.unwrap_or_else(|e| panic!("{program}: {e}"))
+}
+
+impl Cluster {
+    pub fn start() -> Cluster {
+        let dir = std::env::temp_dir().join(format!("mock-pg-{}-{}", std::process::id(), rand_suffix()));
+        std::fs::create_dir_all(&dir).unwrap();
+        if is_root() {
+            assert!(Command::new("chown").args(["postgres:postgres"]).arg(&dir).status().unwrap().success());
+        }
+        let bin = pg_bin();
+        let data = dir.join("data");
+        let init = pg_run(&bin, "initdb", &["-D", data.to_str().unwrap(), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"]);
+        assert!(init.status.success(), "initdb: {}", String::from_utf8_lossy(&init.stderr));
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", dir.display());
+        let log = dir.join("log");
+        let started = pg_run(&bin, "pg_ctl", &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"]);
+        assert!(started.status.success(), "pg_ctl start: {} {}", String::from_utf8_lossy(&started.stderr), std::fs::read_to_string(&log).unwrap_or_default());
+        Cluster { dir, bin, port }
+    }
+
+    /// A new, empty database; its URL.
+    pub fn database(&self, name: &str) -> String {
+        let admin_url = format!("postgres://postgres@127.0.0.1:{}/postgres", self.port);
+        let create = format!("CREATE DATABASE {name}");
+        off_runtime(move || Client::connect(&admin_url, NoTls).unwrap().batch_execute(&create).unwrap());
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let data = self.dir.join("data");
+        let _ = pg_run(&self.bin, "pg_ctl", &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn rand_suffix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos() as u64
+}
+
+impl Cluster {
+    /// Stops the server (as a crash would: `immediate`), keeping its data.
+    pub fn stop(&self) {
+        let data = self.dir.join("data");
+        let out = pg_run(&self.bin, "pg_ctl", &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]);
+        assert!(out.status.success(), "pg_ctl stop: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// Starts it again on the same port and data.
+    pub fn restart(&self) {
+        let data = self.dir.join("data");
+        let options = format!("-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", self.port, self.dir.display());
+        let log = self.dir.join("log");
+        let out = pg_run(&self.bin, "pg_ctl", &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"]);
+        assert!(out.status.success(), "pg_ctl start: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// A new database with the journal and the server's own tables applied (`mock-server migrate`).
+    pub fn migrated(&self, name: &str) -> String {
+        let url = self.database(name);
+        let target = url.clone();
+        off_runtime(move || {
+            let mut client = Client::connect(&target, NoTls).unwrap();
+            mock_server::store::postgres::apply(&mut client, false, &mut |_| {}).expect("the migrations apply");
+        });
+        url
+    }
+}
+
+/// Runs `f` on a thread of its own: the `postgres` crate's blocking client runs a runtime of its
+/// own, which tokio refuses inside a test's.
+pub fn off_runtime<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::spawn(f).join().expect("the PostgreSQL call")
+}

@@ -1,0 +1,105 @@
+//! The mock server on PostgreSQL (`DATABASE_URL`), against a cluster these tests start: the same
+//! routes, rules and crons as on the embedded store, and what only PostgreSQL brings (replicas on
+//! one database, a database behind the journal refused).
+
+mod common;
+
+use common::pg::Cluster;
+use common::{assert_error, spawn_with, Server};
+use mock_server::settings::Settings;
+use reqwest::StatusCode;
+use serde_json::json;
+
+const SECRET: &str = "0123456789abcdef-replicas";
+
+fn on(url: &str) -> Settings {
+    Settings { database_url: Some(url.to_owned()), jwt_secret: Some(SECRET.into()), test_controls: true, ..Settings::default() }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_runs_on_postgres_as_on_the_embedded_store() {
+    let cluster = Cluster::start();
+    let url = cluster.migrated("walk");
+    let s = spawn_with(on(&url)).await;
+    // Sessions: login, refresh (rotated), device, logout.
+    let login = s.login("alice").await;
+    let refreshed = s.post("/auth/refresh", None, json!({"refreshToken": login["refreshToken"]})).await;
+    assert_eq!(refreshed.status, StatusCode::OK, "{:?}", refreshed.body);
+    let token = refreshed.body["token"].as_str().unwrap().to_owned();
+    let device = s.post("/auth/connect", Some(&token), json!({"sdkVersion": "1.4.17"})).await;
+    assert_eq!(device.status, StatusCode::OK, "{:?}", device.body);
+    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": "nope"})).await, 401, "invalid_refresh_token");
+    // The rollout: a flag through its preflight, the rotate cron, the views, the audit log.
+    let admin = s.token("admin").await;
+    let flags = s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true})).await;
+    assert_eq!(flags.status, StatusCode::OK, "{:?}", flags.body);
+    let run = s.run_cron(&admin, "rolling-db-rotate").await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let topology = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await;
+    assert_eq!(topology.status, StatusCode::OK, "{:?}", topology.body);
+    let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+    assert_eq!(fleet["tenants"][0]["coreExists"], true, "{fleet}");
+    let audit = s.get("/admin/audit?companyId=acme&limit=5", Some(&admin)).await;
+    assert_eq!(audit.status, StatusCode::OK, "{:?}", audit.body);
+    let actions: Vec<&str> = audit.body["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    assert!(actions.contains(&"flags.force"), "{actions:?}");
+    let health = s.get("/health", None).await;
+    assert_eq!(health.body, json!({"status": "ok", "db": true}));
+    for ended in ["session-prune", "rolling-db-drop-eval", "rolling-db-archive"] {
+        let run = s.run_cron(&admin, ended).await;
+        assert_eq!(run["status"], "succeeded", "{ended}: {run}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refresh_token_is_spent_once_whichever_replica_gets_it() {
+    let cluster = Cluster::start();
+    let url = cluster.migrated("race");
+    let strict = |url: &str| Settings { refresh_reuse_grace_secs: 0, ..on(url) };
+    let (a, b) = (spawn_with(strict(&url)).await, spawn_with(strict(&url)).await);
+    for _ in 0..5 {
+        let refresh = a.login("carol").await["refreshToken"].clone();
+        let body = json!({"refreshToken": refresh});
+        let (x, y) = tokio::join!(a.post("/auth/refresh", None, body.clone()), b.post("/auth/refresh", None, body));
+        let mut statuses = [x.status.as_u16(), y.status.as_u16()];
+        statuses.sort();
+        assert_eq!(statuses, [200, 401], "{:?} {:?}", x.body, y.body);
+        let refused = if x.status == StatusCode::OK { &y } else { &x };
+        assert_eq!(refused.body["error"], "refresh_token_reused", "{:?}", refused.body);
+    }
+    // A login on one replica is a session on the other: one store, one signing secret.
+    let token = a.token("bob").await;
+    assert_eq!(b.get("/users/me", Some(&token)).await.status, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_behind_the_journal_is_refused_naming_what_is_missing() {
+    let cluster = Cluster::start();
+    let empty = cluster.database("empty");
+    let refused = mock_server::state::AppState::new(on(&empty), Default::default()).err().expect("an empty database is refused");
+    let told = mock_server::causes::chain(&refused);
+    assert!(told.contains("0000_create_companies") && told.contains("mock-server migrate"), "{told}");
+    // Without JWT_SECRET a replica refuses to start: a secret per replica would split the fleet.
+    let url = cluster.migrated("secretless");
+    let refused = mock_server::state::AppState::new(Settings { jwt_secret: None, ..on(&url) }, Default::default()).err().expect("no secret, no replica");
+    assert!(mock_server::causes::chain(&refused).contains("JWT_SECRET"), "{refused}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_starting_together_seed_once() {
+    let cluster = Cluster::start();
+    let url = cluster.migrated("seed");
+    let starts: Vec<_> = (0..3)
+        .map(|_| {
+            let url = url.clone();
+            tokio::task::spawn_blocking(move || mock_server::state::AppState::new(on(&url), Default::default()).map(|_| ()))
+        })
+        .collect();
+    for s in starts {
+        s.await.unwrap().expect("each replica starts");
+    }
+    let server: Server = spawn_with(on(&url)).await;
+    let admin = server.token("admin").await;
+    let fleet = server.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+    assert_eq!(fleet["tenants"].as_array().unwrap().len(), 3, "{fleet}");
+}

@@ -35,6 +35,17 @@ pub fn wait<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send
     Ok(blocking(|| rx.recv())?)
 }
 
+/// Runs `work` on the bridge for as long as it takes (a listener); a bridge that cannot start is
+/// logged, the work not run.
+pub fn spawn(work: impl std::future::Future<Output = ()> + Send + 'static) {
+    match bridge() {
+        Ok(bridge) => {
+            bridge.spawn(work);
+        }
+        Err(e) => tracing::error!("{}", crate::causes::chain(&e)),
+    }
+}
+
 /// Runs blocking work; on a multi-threaded tokio runtime it tells tokio first.
 pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {

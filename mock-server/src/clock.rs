@@ -8,6 +8,9 @@ pub const DAY_MS: i64 = 24 * 3600 * 1000;
 #[derive(Debug, Default)]
 pub struct Clock {
     offset_ms: AtomicI64,
+    /// The version of the shared offset this clock holds (replicas on PostgreSQL; 0 before any);
+    /// held while the offset is replaced, so two versions never cross.
+    version: parking_lot::Mutex<i64>,
 }
 
 fn system_ms() -> i64 {
@@ -23,16 +26,27 @@ impl Clock {
         self.now_ms().div_euclid(1000)
     }
 
-    /// Moves the clock so that now is `at_ms`.
-    pub fn set(&self, at_ms: i64) {
-        self.offset_ms.store(at_ms - system_ms(), Ordering::SeqCst);
+    /// Moves this process's clock (`AppState::move_clock` moves every replica's).
+    pub fn set_offset(&self, offset_ms: i64) {
+        self.offset_ms.store(offset_ms, Ordering::SeqCst);
     }
 
-    pub fn advance(&self, ms: i64) {
-        self.offset_ms.fetch_add(ms, Ordering::SeqCst);
+    pub fn offset_ms(&self) -> i64 {
+        self.offset_ms.load(Ordering::SeqCst)
     }
 
-    pub fn reset(&self) {
-        self.offset_ms.store(0, Ordering::SeqCst);
+    /// The offset every replica shares, at `version`: taken only when newer than the one held,
+    /// so a late notification never moves the clock back to an offset already replaced.
+    pub fn apply_shared(&self, version: i64, offset_ms: i64) {
+        let mut held = self.version.lock();
+        if version > *held {
+            *held = version;
+            self.offset_ms.store(offset_ms, Ordering::SeqCst);
+        }
+    }
+
+    /// The offset that makes now `at_ms`.
+    pub fn offset_for(at_ms: i64) -> i64 {
+        at_ms - system_ms()
     }
 }

@@ -138,7 +138,46 @@ pub struct AppState {
     pub engine: Option<crate::docdb::engine::Engine>,
 }
 
+/// On PostgreSQL this replica hears the others: the shared test clock (read once now, so it
+/// starts on it) and every tenant invalidated, whichever replica did it, whose sockets it closes
+/// here. A tenant whose invalidation this replica has already acted on is not closed twice.
+fn follow_replicas(url: &str, store: &Store, clock: &Arc<Clock>, hub: &Arc<crate::realtime::Hub>) -> Result<(), StartError> {
+    use crate::store::notifications::{follow, Handlers};
+    let shared = store.lock()?.query_row("SELECT version, offset_ms FROM mock_clock WHERE id = 1", [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
+    if let Ok((version, offset)) = shared {
+        clock.apply_shared(version, offset);
+    }
+    let acted: std::sync::Mutex<HashMap<String, i64>> = std::sync::Mutex::default();
+    let (hub, clock) = (hub.clone(), clock.clone());
+    let invalidated = Box::new(move |company_id: &str, at: i64| {
+        let mut acted = acted.lock().unwrap_or_else(|p| p.into_inner());
+        if acted.insert(company_id.to_owned(), at) != Some(at) {
+            hub.close_tenant(company_id);
+        }
+    });
+    follow(url.to_owned(), Handlers { invalidated, clock: Box::new(move |version, offset| clock.apply_shared(version, offset)) });
+    Ok(())
+}
+
 impl AppState {
+    /// A tenant was invalidated by this process: its sockets close. On PostgreSQL every replica
+    /// (this one too) closes them when the invalidation's notification reaches it.
+    pub fn tenant_invalidated(&self, company_id: &str) {
+        if self.settings.database_url.is_none() {
+            self.realtime.close_tenant(company_id);
+        }
+    }
+
+    /// Moves the test clock: this process's, or on PostgreSQL every replica's.
+    pub fn move_clock(&self, offset_ms: i64) -> Result<(), crate::store::sql::Error> {
+        if self.settings.database_url.is_some() {
+            let version = self.store.transaction(|tx| crate::store::notifications::clock_moved(tx, offset_ms))?;
+            self.clock.apply_shared(version, offset_ms);
+        } else {
+            self.clock.set_offset(offset_ms);
+        }
+        Ok(())
+    }
     /// The document cluster over `conn`: the engine's documents when `DOCDB_URL` names one.
     pub fn cluster<'a>(&'a self, conn: &'a crate::store::sql::Connection<'a>) -> crate::docdb::Cluster<'a> {
         crate::docdb::Cluster::new(conn, self.engine.as_ref())
@@ -159,6 +198,10 @@ impl AppState {
         let clock = Arc::new(Clock::default());
         let engine = settings.docdb_url.clone().map(Engine::new).transpose()?;
         let store = open_store(&settings, engine.as_ref(), clock.now_ms())?;
+        let realtime: Arc<crate::realtime::Hub> = Arc::default();
+        if let Some(url) = &settings.database_url {
+            follow_replicas(url, &store, &clock, &realtime)?;
+        }
         Ok(AppState {
             engine,
             tokens: Arc::new(TokenKeys::new(&crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?, settings.access_token_ttl_secs)),
@@ -170,7 +213,7 @@ impl AppState {
             instance_id: crate::auth::secrets::random_id("proc"),
             schedule: Arc::default(),
             test: Arc::default(),
-            realtime: Arc::default(),
+            realtime,
             grace_replays: Arc::default(),
             hashing: Arc::default(),
         })

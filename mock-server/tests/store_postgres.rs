@@ -103,3 +103,56 @@ async fn three_replicas_starting_together_seed_once() {
     let fleet = server.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
     assert_eq!(fleet["tenants"].as_array().unwrap().len(), 3, "{fleet}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalidation_through_any_replica_reaches_the_devices_of_every_replica_once() {
+    use common::ws::{close_code, hello};
+    let cluster = Cluster::start();
+    let url = cluster.migrated("invalidate");
+    let replicas = [spawn_with(on(&url)).await, spawn_with(on(&url)).await, spawn_with(on(&url)).await];
+    let alice = replicas[0].token("alice").await;
+    // A device on each replica, each told nothing yet.
+    let mut sockets = Vec::new();
+    for (i, r) in replicas.iter().enumerate() {
+        let (ws, frames) = hello(r, &alice, Some(&format!("dev-{i}")), "1.4.17", None).await;
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        sockets.push(ws);
+    }
+    let keys = replicas[1].token("keys").await;
+    let done = replicas[1].post("/admin/invalidate-clients/acme", Some(&keys), json!({})).await;
+    assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+    let at = done.body["invalidatedAt"].as_i64().unwrap();
+    for ws in &mut sockets {
+        assert_eq!(close_code(ws).await, Some(4000.into()), "every replica closes the tenant's sockets");
+    }
+    // Each device comes back on another replica: invalidated once, then not again.
+    for i in 0..3 {
+        let r = &replicas[(i + 1) % 3];
+        let (_ws, frames) = hello(r, &alice, Some(&format!("dev-{i}")), "1.4.17", None).await;
+        assert_eq!(frames[0]["type"], "invalidate-local", "{frames:?}");
+        assert_eq!(frames[0]["payload"]["invalidatedAt"], at);
+        let (_ws, frames) = hello(&replicas[i], &alice, Some(&format!("dev-{i}")), "1.4.17", Some(at)).await;
+        assert_eq!(frames.len(), 1, "obeyed: only ready: {frames:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_test_clock_is_the_same_on_every_replica() {
+    let cluster = Cluster::start();
+    let url = cluster.migrated("clock");
+    let (a, b) = (spawn_with(on(&url)).await, spawn_with(on(&url)).await);
+    let moved = a.post("/__mock/clock", None, json!({"advanceDays": 3})).await.body["now"].as_i64().unwrap();
+    // The other replica hears it (a notification): within a moment, the same clock.
+    let mut seen = 0;
+    for _ in 0..100 {
+        seen = b.get("/__mock/clock", None).await.body["now"].as_i64().unwrap();
+        if seen >= moved {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(seen >= moved && seen - moved < 60_000, "moved {moved}, the other replica says {seen}");
+    // A replica started later starts on it.
+    let c = spawn_with(on(&url)).await;
+    assert!(c.now() >= moved, "{} < {moved}", c.now());
+}

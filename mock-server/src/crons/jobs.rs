@@ -210,7 +210,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     };
     let close_if_invalidated = |id: &str, r: &TenantRotation| {
         if r.invalidated {
-            ctx.state.realtime.close_tenant(id);
+            ctx.state.tenant_invalidated(id);
         }
     };
     let ok = ctx.per_tenant(&rolling, total, rotate_one, describe_rotation, close_if_invalidated);
@@ -231,7 +231,7 @@ fn invalidate_legacy_daily(ctx: &JobContext, total: u64) -> bool {
         Ok::<_, RollingError>(invalidated)
     });
     for id in daily.iter().flatten() {
-        ctx.state.realtime.close_tenant(id);
+        ctx.state.tenant_invalidated(id);
     }
     let line = match &daily {
         Ok(ids) => format!("invalidate_daily: {} legacy tenant(s) invalidated", ids.len()),

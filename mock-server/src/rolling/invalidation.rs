@@ -38,6 +38,7 @@ pub fn invalidate(conn: &Connection, company_id: &str, reason: &str, routing: Ro
          ON CONFLICT(company_id) DO UPDATE SET invalidated_at = ?2, reason = ?3, routing = ?4",
         params![company_id, at, reason, routing.as_str()],
     )?;
+    crate::store::notifications::invalidated(conn, company_id, at)?;
     Ok(at)
 }
 

@@ -171,7 +171,7 @@ async fn rewarm(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Pat
         Ok::<_, AppError>(done)
     })?;
     if done.invalidated_at.is_some() {
-        state.realtime.close_tenant(&id);
+        state.tenant_invalidated(&id);
     }
     tracing::info!(tenant = %id, core = %done.dropped, by = %user.0.user_id, "CORE dropped for a re-warm");
     Ok(Json(json!(done)))
@@ -187,7 +187,7 @@ async fn invalidate_clients(State(state): State<AppState>, user: AuthUser, ip: C
         audit::record(tx, &Actor::user(&user.0, ip.0), actions::CLIENTS_INVALIDATE, json!({"companyId": id, "invalidatedAt": at, "routing": routing.as_str()}), now)?;
         Ok::<_, AppError>((at, routing))
     })?;
-    state.realtime.close_tenant(&id);
+    state.tenant_invalidated(&id);
     tracing::info!(tenant = %id, routing = routing.as_str(), by = %user.0.user_id, "clients invalidated");
     Ok(Json(json!({ "companyId": id, "invalidatedAt": at })))
 }

@@ -10,7 +10,7 @@ use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::clock::DAY_MS;
+use crate::clock::{Clock, DAY_MS};
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, ClientIp};
 use crate::state::AppState;
@@ -53,11 +53,12 @@ struct ClockRequest {
 }
 
 async fn clock(State(state): State<AppState>, ApiJson(req): ApiJson<ClockRequest>) -> AppResult<Json<Value>> {
-    match (req.now, req.advance_days) {
-        (Some(now), None) => state.clock.set(now),
-        (None, Some(days)) if days.is_finite() => state.clock.advance((days * DAY_MS as f64) as i64),
+    let offset = match (req.now, req.advance_days) {
+        (Some(now), None) => Clock::offset_for(now),
+        (None, Some(days)) if days.is_finite() => state.clock.offset_ms().saturating_add((days * DAY_MS as f64) as i64),
         _ => return Err(AppError::bad_request("send exactly one of {now: <ms>} or {advanceDays: <number>}")),
-    }
+    };
+    state.move_clock(offset)?;
     Ok(Json(json!({"now": state.clock.now_ms()})))
 }
 
@@ -66,7 +67,7 @@ async fn now(State(state): State<AppState>) -> Json<Value> {
 }
 
 async fn reset(State(state): State<AppState>) -> AppResult<Json<Value>> {
-    state.clock.reset();
+    state.move_clock(0)?;
     state.test.set_step_delay_ms(0);
     crate::seed::reset(&state.store, &state.settings, state.engine.as_ref(), state.clock.now_ms())?;
     Ok(Json(json!({"ok": true})))

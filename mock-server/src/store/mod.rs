@@ -8,6 +8,7 @@ pub mod companies;
 pub mod devices;
 pub mod journal;
 pub mod migrate;
+pub mod notifications;
 pub mod on_postgres;
 pub mod postgres;
 pub mod refresh_tokens;

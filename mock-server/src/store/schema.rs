@@ -185,7 +185,8 @@ CREATE TABLE IF NOT EXISTS docdb_local_documents (
 );
 CREATE TABLE IF NOT EXISTS mock_clock (
   id BIGINT PRIMARY KEY CHECK (id = 1),
-  offset_ms BIGINT NOT NULL
+  offset_ms BIGINT NOT NULL,
+  version BIGINT NOT NULL
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.

@@ -114,3 +114,4 @@ impl Server {
 }
 pub mod engine;
 pub mod pg;
+pub mod ws;

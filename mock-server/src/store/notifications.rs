@@ -1,0 +1,111 @@
+//! What one replica tells the others through PostgreSQL (`LISTEN`/`NOTIFY`): a tenant
+//! invalidated (every replica closes that tenant's sockets), the test clock moved (every replica
+//! takes the new offset). A notification is sent by the transaction that made the change and is
+//! delivered when it commits, in commit order, to every replica listening, the sender included.
+//! On SQLite (one process) there is nobody to tell and these are no-ops.
+
+use std::time::Duration;
+
+use tokio_postgres::{AsyncMessage, NoTls};
+
+use super::sql::{Connection, Dialect, Result};
+
+/// The channel of invalidations: payload `company_id <TAB> invalidated_at`.
+pub const INVALIDATIONS: &str = "sb_invalidations";
+/// The channel of the test clock: payload `version <TAB> offset_ms`.
+pub const CLOCK: &str = "sb_clock";
+
+/// Tells every replica that `company_id` was invalidated at `at` (when the caller commits).
+pub fn invalidated(conn: &Connection, company_id: &str, at: i64) -> Result<()> {
+    if conn.dialect() == Dialect::Postgres {
+        conn.query_row("SELECT pg_notify(?1, ?2)::text", [INVALIDATIONS, &format!("{company_id}\t{at}")], |_| Ok(()))?;
+    }
+    Ok(())
+}
+
+/// Records the shared test clock's offset and tells every replica; answers its version (newer
+/// versions win, so a replica never goes back to an offset it has seen replaced).
+pub fn clock_moved(conn: &Connection, offset_ms: i64) -> Result<i64> {
+    let version = conn.query_row(
+        "INSERT INTO mock_clock (id, offset_ms, version) VALUES (1, ?1, 1)
+         ON CONFLICT (id) DO UPDATE SET offset_ms = ?1, version = mock_clock.version + 1 RETURNING version",
+        [offset_ms],
+        |r| r.get::<_, i64>(0),
+    )?;
+    conn.query_row("SELECT pg_notify(?1, ?2)::text", [CLOCK, &format!("{version}\t{offset_ms}")], |_| Ok(()))?;
+    Ok(version)
+}
+
+/// A handler of a tenant's invalidation (`company_id`, `invalidated_at`).
+pub type OnInvalidated = Box<dyn Fn(&str, i64) + Send + Sync>;
+/// A handler of the shared clock (`version`, `offset_ms`).
+pub type OnClock = Box<dyn Fn(i64, i64) + Send + Sync>;
+
+/// What a replica does with what it hears.
+pub struct Handlers {
+    /// A tenant invalidated at a time (also called for every tenant at each (re)connection, so
+    /// an invalidation made while this replica could not hear is not missed: compare and act).
+    pub invalidated: OnInvalidated,
+    /// The shared clock's `(version, offset_ms)`.
+    pub clock: OnClock,
+}
+
+/// Listens on a connection of its own (the bridge runtime) for as long as the process lives,
+/// reconnecting after a PostgreSQL restart.
+pub fn follow(url: String, handlers: Handlers) {
+    crate::bridge::spawn(async move {
+        loop {
+            if let Err(e) = listen(&url, &handlers).await {
+                tracing::warn!("listening for other replicas: {}; reconnecting", crate::causes::chain(&e));
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    });
+}
+
+async fn listen(url: &str, handlers: &Handlers) -> std::result::Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = tokio_postgres::connect(url, NoTls).await?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let driver = tokio::spawn(async move {
+        while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+            match message {
+                Ok(AsyncMessage::Notification(n)) => {
+                    if tx.send((n.channel().to_owned(), n.payload().to_owned())).is_err() {
+                        break;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    });
+    client.batch_execute(&format!("LISTEN {INVALIDATIONS}; LISTEN {CLOCK}")).await?;
+    // What happened while this replica was not listening (its start, an outage).
+    for row in client.query("SELECT version, offset_ms FROM mock_clock WHERE id = 1", &[]).await? {
+        (handlers.clock)(row.get(0), row.get(1));
+    }
+    for row in client.query("SELECT company_id, invalidated_at FROM client_invalidations", &[]).await? {
+        (handlers.invalidated)(row.get::<_, String>(0).as_str(), row.get(1));
+    }
+    while let Some((channel, payload)) = rx.recv().await {
+        let Some((a, b)) = payload.split_once('\t') else { continue };
+        match channel.as_str() {
+            INVALIDATIONS => {
+                if let Ok(at) = b.parse() {
+                    (handlers.invalidated)(a, at);
+                }
+            }
+            CLOCK => {
+                if let (Ok(version), Ok(offset)) = (a.parse(), b.parse()) {
+                    (handlers.clock)(version, offset);
+                }
+            }
+            _ => {}
+        }
+    }
+    match driver.await {
+        Ok(Err(e)) => Err(e),
+        _ => Ok(()),
+    }
+}

@@ -73,6 +73,8 @@ pub enum AppError {
     RateLimited { retry_after_secs: u64 },
     /// 500: a bug or a broken store; the cause goes to the log, not to the client.
     Internal(Cause),
+    /// 503: the store (PostgreSQL) does not answer; the cause goes to the log.
+    StoreUnavailable(Cause),
 }
 
 pub type AppResult<T> = Result<T, AppError>;
@@ -85,7 +87,7 @@ impl AppError {
     /// The whole story, for a log or a cron run's log (the client gets `body()`).
     pub fn describe(&self) -> String {
         match self {
-            AppError::Internal(cause) => cause.chain(),
+            AppError::Internal(cause) | AppError::StoreUnavailable(cause) => cause.chain(),
             other => other.body().message,
         }
     }
@@ -104,6 +106,7 @@ impl AppError {
             AppError::EngineUnavailable(_) => StatusCode::BAD_GATEWAY,
             AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AppError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -119,6 +122,7 @@ impl AppError {
             AppError::UnsupportedMediaType => (code::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json".into()),
             AppError::RateLimited { .. } => (code::RATE_LIMITED, "too many sign-in requests from this address; wait and try again".into()),
             AppError::Internal(_) => (code::INTERNAL, "the server failed; see its log".into()),
+            AppError::StoreUnavailable(_) => (code::STORE_UNAVAILABLE, "the server's database does not answer; try again shortly".into()),
         };
         let checks = match self {
             AppError::Refused { checks, .. } => Some(checks.clone()),
@@ -133,7 +137,7 @@ impl IntoResponse for AppError {
         let mut response = (self.status(), Json(self.body())).into_response();
         match self {
             // Logged by `log_internal_errors`, where every request's outcome is seen.
-            AppError::Internal(cause) => {
+            AppError::Internal(cause) | AppError::StoreUnavailable(cause) => {
                 response.extensions_mut().insert(cause);
             }
             AppError::RateLimited { retry_after_secs } => {
@@ -156,7 +160,7 @@ pub async fn log_internal_errors(request: axum::extract::Request, next: axum::mi
     let (method, path) = (request.method().clone(), request.uri().path().to_owned());
     let response = next.run(request).await;
     if let Some(cause) = response.extensions().get::<Cause>() {
-        tracing::error!(%method, %path, "internal error: {}", cause.chain());
+        tracing::error!(%method, %path, status = response.status().as_u16(), "{}", cause.chain());
     }
     response
 }
@@ -183,6 +187,16 @@ impl From<tokio::task::JoinError> for AppError {
 
 impl From<crate::store::StoreError> for AppError {
     fn from(e: crate::store::StoreError) -> Self {
+        store_failure(e.0.is_unavailable(), e)
+    }
+}
+
+/// The store's failure as the client is told it: 503 while the store does not answer (a
+/// client may retry), 500 for anything else; the cause goes to the log either way.
+fn store_failure(unavailable: bool, e: impl std::error::Error + Send + Sync + 'static) -> AppError {
+    if unavailable {
+        AppError::StoreUnavailable(Cause::new(e))
+    } else {
         AppError::Internal(Cause::new(e))
     }
 }
@@ -211,9 +225,8 @@ impl From<crate::rolling::RollingError> for AppError {
             // The engine's failure is the operator's to see: the message carries its causes.
             R::DocDb(DocDbError::Engine(_) | DocDbError::EngineUnreachable(_) | DocDbError::Bridge(_)) => AppError::EngineUnavailable(crate::causes::chain(&e)),
             // The server's own failure: the whole error goes to the log, with its causes.
-            R::Backup(_) | R::Store(_) | R::DocDb(DocDbError::Store(_) | DocDbError::Corrupt(_) | DocDbError::CorruptJson { .. } | DocDbError::PrefixChanged { .. }) => {
-                AppError::Internal(Cause::new(e))
-            }
+            R::Store(crate::store::StoreError(s)) | R::DocDb(DocDbError::Store(crate::store::StoreError(s))) => store_failure(s.is_unavailable(), e),
+            R::Backup(_) | R::DocDb(DocDbError::Corrupt(_) | DocDbError::CorruptJson { .. } | DocDbError::PrefixChanged { .. }) => AppError::Internal(Cause::new(e)),
         }
     }
 }

@@ -36,9 +36,20 @@ fn start_with(data_dir: &std::path::Path, docdb_url: Option<&str>) -> Proc {
     if let Some(url) = docdb_url {
         command.env("DOCDB_URL", url);
     }
+    command.env("DATA_DIR", data_dir);
+    spawn(command)
+}
+
+/// A replica of the store on PostgreSQL at `database_url`.
+fn start_replica(database_url: &str) -> Proc {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mock-server"));
+    command.env("DATABASE_URL", database_url).env("JWT_SECRET", "0123456789abcdef-replicas");
+    spawn(command)
+}
+
+fn spawn(mut command: Command) -> Proc {
     let mut child = command
         .args(["--listen", "127.0.0.1:0"])
-        .env("DATA_DIR", data_dir)
         .env("MOCK_TEST_CONTROLS", "1")
         // One tenant a transaction, so a kill can fall between two tenants.
         .env("CRON_BATCH_SIZE", "1")
@@ -305,4 +316,71 @@ async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run()
     }
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Three replicas on one PostgreSQL: the rotate triggered on all at once runs once (the others
+/// answer 202 naming the same run); the replica running it is killed (SIGKILL) between tenants;
+/// after the lease another replica's trigger takes the lock over, and the tenants end as one clean
+/// run leaves them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_rotate_once_and_a_killed_replicas_rotate_is_taken_over_after_the_lease() {
+    let cluster = common::pg::Cluster::start();
+    let url = cluster.migrated("takeover");
+    let client = Client::new();
+    let replicas: Vec<Proc> = (0..3).map(|_| start_replica(&url)).collect();
+    let token = admin_token(&client, &replicas[0].base).await;
+    for id in ["acme", "globex", "initech"] {
+        call(&client, reqwest::Method::PATCH, format!("{}/admin/rolling-db/flags/{id}", replicas[1].base), Some(&token), Some(json!({"rollingDb": true}))).await;
+    }
+    // Only the replica that will run it is slowed, so the kill falls between two tenants.
+    call(&client, reqwest::Method::POST, format!("{}/__mock/slow", replicas[0].base), None, Some(json!({"stepDelayMs": 800}))).await;
+    let first = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", replicas[0].base), Some(&token), Some(json!({}))).await;
+    let run_id = first["runId"].as_str().unwrap().to_owned();
+    let trigger = |base: String| {
+        let (client, token) = (client.clone(), token.clone());
+        async move { call(&client, reqwest::Method::POST, format!("{base}/admin/crons/rolling-db-rotate/run"), Some(&token), Some(json!({}))).await }
+    };
+    let (a, b) = tokio::join!(trigger(replicas[1].base.clone()), trigger(replicas[2].base.clone()));
+    for joined in [&a, &b] {
+        assert_eq!((joined["runId"].as_str(), joined["alreadyRunning"].as_bool()), (Some(run_id.as_str()), Some(true)), "{joined}");
+    }
+    // Killed once the first tenant is done, in the pause before the second.
+    for _ in 0..500 {
+        let run = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", replicas[2].base), Some(&token), None).await;
+        if run["progress"]["done"].as_u64().unwrap_or(0) >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let mut replicas = replicas.into_iter();
+    drop(replicas.next()); // SIGKILL, mid-run
+    let (second, third) = (replicas.next().unwrap(), replicas.next().unwrap());
+    let after_kill = shape(&client, &second.base, &token).await;
+    assert!(after_kill.iter().any(|t| t.0) && after_kill.iter().any(|t| !t.0), "killed between tenants: {after_kill:?}");
+    assert!(after_kill.iter().all(|&(core, days, cut)| (core && days == 2 && cut) || (!core && days == 0 && !cut)), "no tenant half-rotated: {after_kill:?}");
+    // Within the lease the dead replica's run still holds the lock: joined, never doubled.
+    let held = trigger(second.base.clone()).await;
+    assert_eq!(held["runId"], run_id.as_str(), "{held}");
+    // The lease runs out on the shared clock; the next trigger, on another replica, takes over.
+    call(&client, reqwest::Method::POST, format!("{}/__mock/clock", third.base), None, Some(json!({"advanceDays": 0.001}))).await;
+    let mut next = Value::Null;
+    for _ in 0..100 {
+        next = trigger(second.base.clone()).await;
+        if next["alreadyRunning"] == false {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(next["alreadyRunning"], false, "{next}");
+    let finished = finished_run(&client, &third.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(20)).await;
+    assert_eq!(finished["status"], "succeeded", "{finished}");
+    assert_eq!(shape(&client, &third.base, &token).await, vec![(true, 2, true); 3], "one clean run's result");
+    let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", third.base), Some(&token), None).await;
+    assert_eq!(old["status"], "failed", "{old}");
+    // Each tenant cut over once: one cutover invalidation in the audit log.
+    for id in ["acme", "globex", "initech"] {
+        let audit = call(&client, reqwest::Method::GET, format!("{}/admin/audit?companyId={id}&limit=100", second.base), Some(&token), None).await;
+        let cutovers = audit["entries"].as_array().unwrap().iter().filter(|e| e["action"] == "clients.invalidate").count();
+        assert_eq!(cutovers, 1, "{id}: {audit}");
+    }
 }

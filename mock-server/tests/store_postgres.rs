@@ -156,3 +156,42 @@ async fn the_test_clock_is_the_same_on_every_replica() {
     let c = spawn_with(on(&url)).await;
     assert!(c.now() >= moved, "{} < {moved}", c.now());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_outage_answers_503_and_the_replicas_serve_again_without_a_restart() {
+    let cluster = std::sync::Arc::new(Cluster::start());
+    let url = cluster.migrated("outage");
+    let replicas = std::sync::Arc::new([spawn_with(on(&url)).await, spawn_with(on(&url)).await]);
+    let token = replicas[0].token("alice").await;
+    let stopped = cluster.clone();
+    tokio::task::spawn_blocking(move || stopped.stop()).await.unwrap();
+    // Ten seconds of load on both replicas while the store is down.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut answers = std::collections::BTreeMap::<u16, u32>::new();
+    while std::time::Instant::now() < until {
+        for r in replicas.iter() {
+            let a = r.get("/users/me", Some(&token)).await;
+            *answers.entry(a.status.as_u16()).or_default() += 1;
+            if a.status != StatusCode::OK {
+                assert_error(&a, 503, "store_unavailable");
+            }
+        }
+    }
+    assert!(answers.get(&503).is_some_and(|n| *n > 0), "{answers:?}");
+    let restarted = cluster.clone();
+    tokio::task::spawn_blocking(move || restarted.restart()).await.unwrap();
+    let back = std::time::Instant::now();
+    for r in replicas.iter() {
+        loop {
+            if r.get("/users/me", Some(&token)).await.status == StatusCode::OK {
+                break;
+            }
+            assert!(back.elapsed() < std::time::Duration::from_secs(5), "a replica still fails {:?} after the store returned", back.elapsed());
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+    // Writes too: a login on each.
+    for r in replicas.iter() {
+        r.login("bob").await;
+    }
+}

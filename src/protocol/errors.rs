@@ -112,4 +112,6 @@ codes! {
     DOCDB_ENGINE_UNAVAILABLE = "docdb_engine_unavailable";
     /// 409: devices are routed to CORE: a re-warm must invalidate them too (`invalidate: true`).
     REWARM_NEEDS_INVALIDATION = "rewarm_needs_invalidation";
+    /// 503: the relational store (PostgreSQL) does not answer; try again shortly.
+    STORE_UNAVAILABLE = "store_unavailable";
 }

@@ -47,6 +47,13 @@ pub enum Error {
     Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
+impl Error {
+    /// Whether the store could not be reached (as opposed to refusing a statement).
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Error::Unavailable(_))
+    }
+}
+
 impl PartialEq for Error {
     fn eq(&self, other: &Self) -> bool {
         crate::causes::chain(self) == crate::causes::chain(other)

@@ -20,7 +20,8 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the seed and reset own, children before parents.
-const TABLES: [&str; 19] = [
+const TABLES: [&str; 20] = [
+    "guard_refresh_replays",
     "guard_alarms",
     "guard_device_marks",
     "cron_locks",

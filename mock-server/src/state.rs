@@ -87,21 +87,6 @@ impl Schedule {
     }
 }
 
-/// Spent refresh tokens that were already replayed once inside the grace window: each may have
-/// at most one successor from a replay. Kept in memory: an entry matters only for the grace
-/// window (seconds), and a restart inside it merely refuses nothing more than before.
-#[derive(Debug, Default)]
-pub struct GraceReplays(Mutex<HashMap<String, i64>>);
-
-impl GraceReplays {
-    /// True the first time `hash` is replayed; entries older than `window_ms` are forgotten.
-    pub fn first(&self, hash: &str, now_ms: i64, window_ms: i64) -> bool {
-        let mut seen = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        seen.retain(|_, at| now_ms.saturating_sub(*at) <= window_ms);
-        seen.insert(hash.to_owned(), now_ms).is_none()
-    }
-}
-
 /// Knobs only `MOCK_TEST_CONTROLS` exposes.
 #[derive(Debug, Default)]
 pub struct TestControls {
@@ -131,7 +116,6 @@ pub struct AppState {
     pub schedule: Arc<Schedule>,
     pub test: Arc<TestControls>,
     pub realtime: Arc<crate::realtime::Hub>,
-    pub grace_replays: Arc<GraceReplays>,
     /// Password hashing and checking, off the async workers.
     pub hashing: Arc<crate::auth::passwords::Hashing>,
     /// The document engine behind the proxy (`DOCDB_URL`); `None`: the embedded model.
@@ -214,7 +198,6 @@ impl AppState {
             schedule: Arc::default(),
             test: Arc::default(),
             realtime,
-            grace_replays: Arc::default(),
             hashing: Arc::default(),
         })
     }

@@ -67,6 +67,15 @@ async fn a_refresh_token_is_spent_once_whichever_replica_gets_it() {
         let refused = if x.status == StatusCode::OK { &y } else { &x };
         assert_eq!(refused.body["error"], "refresh_token_reused", "{:?}", refused.body);
     }
+    // With the grace window (the default 10 s) a racing tab gets one successor, whichever replica
+    // it reaches; a third presentation is a replay.
+    let (c, d) = (spawn_with(on(&url)).await, spawn_with(on(&url)).await);
+    let body = json!({"refreshToken": c.login("carol").await["refreshToken"].clone()});
+    let (x, y) = tokio::join!(c.post("/auth/refresh", None, body.clone()), d.post("/auth/refresh", None, body.clone()));
+    assert_eq!((x.status, y.status), (StatusCode::OK, StatusCode::OK), "{:?} {:?}", x.body, y.body);
+    for r in [&c, &d] {
+        assert_error(&r.post("/auth/refresh", None, body.clone()).await, 401, "refresh_token_replayed");
+    }
     // A login on one replica is a session on the other: one store, one signing secret.
     let token = a.token("bob").await;
     assert_eq!(b.get("/users/me", Some(&token)).await.status, StatusCode::OK);

@@ -118,7 +118,7 @@ mod tests {
     use super::*;
 
     fn conn() -> rusqlite::Connection {
-        crate::store::test_connection(crate::store::schema::ALARMS)
+        crate::store::test_connection(crate::store::schema::GUARDS)
     }
 
     #[test]

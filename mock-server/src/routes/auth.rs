@@ -115,7 +115,7 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
                 return Ok(RefreshOutcome::Reused);
             }
             // Inside the window a racing tab gets one successor, a replaying thief no more.
-            if !state.grace_replays.first(&hash, now, grace_ms) {
+            if !refresh_tokens::first_replay(tx, &hash, now, grace_ms)? {
                 return Ok(RefreshOutcome::Replayed);
             }
         }

@@ -135,7 +135,7 @@ impl Store {
         let mut conn = open_connection(path.as_ref()).map_err(OpenError::Open)?;
         migrate::run(&mut conn, migrate::Mode::Apply)?;
         conn.execute_batch(schema::CRONS).map_err(OpenError::Schema)?;
-        conn.execute_batch(schema::ALARMS).map_err(OpenError::Schema)?;
+        conn.execute_batch(schema::GUARDS).map_err(OpenError::Schema)?;
         Ok(Store { backend: Backend::Sqlite(Mutex::new(conn)) })
     }
 

@@ -50,3 +50,11 @@ pub fn family_live(conn: &Connection, family_id: &str, now_ms: i64) -> crate::st
     conn.query_row("SELECT COUNT(*) FROM refresh_tokens WHERE family_id = ?1 AND revoked_at IS NULL AND expires_at > ?2", params![family_id, now_ms], |r| r.get::<_, i64>(0))
         .map(|n| n > 0)
 }
+
+/// True the first time a spent token is replayed inside the grace window (the racing tab's one
+/// successor); replays older than the window are forgotten. Kept in the store, so the grace is
+/// one per token whichever replica the replays reach.
+pub fn first_replay(conn: &Connection, hash: &str, now_ms: i64, window_ms: i64) -> crate::store::sql::Result<bool> {
+    conn.execute("DELETE FROM guard_refresh_replays WHERE at < ?1", [now_ms.saturating_sub(window_ms)])?;
+    Ok(conn.execute("INSERT INTO guard_refresh_replays (token_hash, at) VALUES (?1, ?2) ON CONFLICT (token_hash) DO NOTHING", params![hash, now_ms])? == 1)
+}

@@ -29,8 +29,9 @@ CREATE TABLE IF NOT EXISTS cron_locks (
   expires_at INTEGER NOT NULL
 );";
 
-/// Tables of their own beside the drizzle ones (prefix in `store::migrate::UNTRACKED_TABLE_PREFIXES`).
-pub const ALARMS: &str = "
+/// The guards' tables: the rollback guard's alarms and device marks, the refresh reuse guard's
+/// replays (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
+pub const GUARDS: &str = "
 CREATE TABLE IF NOT EXISTS guard_alarms (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   company_id TEXT NOT NULL,
@@ -46,6 +47,10 @@ CREATE TABLE IF NOT EXISTS guard_device_marks (
   company_id TEXT NOT NULL,
   obeyed INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_refresh_replays (
+  token_hash TEXT PRIMARY KEY NOT NULL,
+  at INTEGER NOT NULL
 );";
 
 pub const DOCDB: &str = "
@@ -92,7 +97,7 @@ CREATE TABLE IF NOT EXISTS docdb_local_documents (
   PRIMARY KEY (db, id)
 );";
 
-/// The server's own tables on PostgreSQL (what [`CRONS`], [`ALARMS`] and [`DOCDB`] are on SQLite):
+/// The server's own tables on PostgreSQL (what [`CRONS`], [`GUARDS`] and [`DOCDB`] are on SQLite):
 /// every integer a `bigint` (the store keeps milliseconds since the epoch), the handle count kept
 /// by one trigger function.
 pub const POSTGRES: &str = "
@@ -134,6 +139,10 @@ CREATE TABLE IF NOT EXISTS guard_device_marks (
   company_id TEXT NOT NULL,
   obeyed BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_refresh_replays (
+  token_hash TEXT PRIMARY KEY NOT NULL,
+  at BIGINT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS docdb_databases (
   name TEXT PRIMARY KEY NOT NULL,
@@ -190,7 +199,8 @@ CREATE TABLE IF NOT EXISTS mock_clock (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 11] = [
+pub const OWN_TABLES: [&str; 12] = [
+    "guard_refresh_replays",
     "cron_runs",
     "cron_run_log",
     "cron_locks",

@@ -3,12 +3,17 @@
 //! the server's own store code before it starts. Prints a table; asserts nothing (shared machines
 //! are noisy). Bounded: every wait has a deadline, every count is fixed.
 //!
-//! `cargo bench -p mock-server --bench fleet [-- quick] [rotate|engine|auth|bootstrap|storm…]`
-//! (`quick` skips the 10,000-tenant rotate, runs 100 tenants, not 1,000, on the engine and skips
-//! the 5,000-device storm; names pick sections).
+//! `cargo bench -p mock-server --bench fleet [-- quick] [rotate|postgres|engine|auth|bootstrap|storm…]`
+//! (`quick` skips the 10,000-tenant rotates, runs 100 tenants, not 1,000, on the engine and the
+//! storms at 1,000 devices; names pick sections; `postgres`: the rotate at 1,000 and 10,000 tenants
+//! on PostgreSQL, refresh throughput of 3 replicas beside one SQLite server, 5,000 devices over 3
+//! replicas back after an invalidation).
 
 #[path = "../tests/common/engine.rs"]
 mod engine;
+#[path = "../tests/common/pg.rs"]
+#[allow(dead_code)]
+mod pg;
 
 use mock_server::docdb::engine::EngineUrl;
 use mock_server::docdb::Cluster;
@@ -30,63 +35,121 @@ use session_broker::protocol::realtime::CLOSE_INVALIDATED;
 use tokio_tungstenite::tungstenite::Message;
 
 /// The release server on a free loopback port, with its own data directory (and, for the
-/// engine's rotate, its own PouchDB Server, ended after the server).
+/// engine's rotate, its own PouchDB Server, ended after the server); or, on PostgreSQL, its
+/// replicas on one database of a cluster of their own.
 struct Server {
-    child: Child,
+    children: Vec<Child>,
+    /// `base` is the first replica's; `bases` every replica's.
     base: String,
+    bases: Vec<String>,
     dir: PathBuf,
     engine: Option<engine::Engine>,
+    postgres: Option<pg::Cluster>,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Where the bench keeps the fleet: the embedded SQLite file, or PostgreSQL with this many replicas.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Store {
+    Sqlite,
+    Postgres(usize),
 }
 
 impl Server {
     /// A data directory holding the demo seed plus `tenants` rolling tenants, then the server.
     async fn start(name: &str, tenants: usize, max_open: usize, engine: Option<engine::Engine>) -> (Server, Duration) {
+        Server::start_on(name, tenants, max_open, engine, Store::Sqlite).await
+    }
+
+    async fn start_on(name: &str, tenants: usize, max_open: usize, engine: Option<engine::Engine>, store: Store) -> (Server, Duration) {
         let dir = std::env::temp_dir().join(format!("sb-fleet-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let docdb_url = engine.as_ref().map(|e| e.url_with_credentials());
+        let (postgres, database_url, replicas) = match store {
+            Store::Sqlite => (None, None, 1),
+            Store::Postgres(n) => {
+                let cluster = pg::Cluster::start();
+                let url = cluster.migrated("fleet");
+                (Some(cluster), Some(url), n)
+            }
+        };
         let t = Instant::now();
-        create_tenants(&dir, tenants, max_open, docdb_url.as_deref());
+        create_tenants(&dir, tenants, max_open, docdb_url.as_deref(), database_url.as_deref());
         let created = t.elapsed();
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_mock-server"));
-        command
-            .args(["--listen", &format!("127.0.0.1:{port}")])
-            .env("DATA_DIR", &dir)
-            .env("ROLLING_DB_MAX_OPEN", max_open.to_string())
-            .env("AUTH_RATE_PER_MIN", "0")
-            .env("RUST_LOG", "warn");
-        if let Some(url) = &docdb_url {
-            command.env("DOCDB_URL", url);
+        let mut server = Server { children: Vec::new(), base: String::new(), bases: Vec::new(), dir, engine, postgres };
+        for _ in 0..replicas {
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let mut command = Command::new(env!("CARGO_BIN_EXE_mock-server"));
+            command.args(["--listen", &format!("127.0.0.1:{port}")]).env("ROLLING_DB_MAX_OPEN", max_open.to_string()).env("AUTH_RATE_PER_MIN", "0").env("RUST_LOG", "warn");
+            match &database_url {
+                Some(url) => command.env("DATABASE_URL", url).env("JWT_SECRET", "0123456789abcdef-fleet-bench"),
+                None => command.env("DATA_DIR", &server.dir),
+            };
+            if let Some(url) = &docdb_url {
+                command.env("DOCDB_URL", url);
+            }
+            server.children.push(command.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("the release mock-server binary"));
+            server.bases.push(format!("http://127.0.0.1:{port}"));
         }
-        let child = command.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("the release mock-server binary");
-        let server = Server { child, base: format!("http://127.0.0.1:{port}"), dir, engine };
+        server.base = server.bases[0].clone();
         let client = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while client.get(format!("{}/health", server.base)).send().await.is_err() {
-            assert!(Instant::now() < deadline, "the server did not answer within 60 s");
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        let deadline = Instant::now() + Duration::from_secs(120);
+        for base in &server.bases {
+            while client.get(format!("{base}/health")).send().await.is_err() {
+                assert!(Instant::now() < deadline, "a server did not answer within 120 s");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
         }
         (server, created)
     }
 
     fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
-        status.lines().find_map(|l| l.strip_prefix("VmRSS:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+        self.children.iter().map(|c| proc_status_kib(c.id(), "VmRSS:")).sum()
     }
+
+    /// CPU time (user + system) the replicas and their PostgreSQL have used so far.
+    fn cpu(&self) -> Duration {
+        let mut pids: Vec<u32> = self.children.iter().map(Child::id).collect();
+        if let Some(pg) = &self.postgres {
+            pids.extend(pg.server_pids());
+        }
+        pids.into_iter().map(cpu_of).sum()
+    }
+}
+
+fn proc_status_kib(pid: u32, key: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+}
+
+/// A process's user + system CPU time, from `/proc/<pid>/stat` (in clock ticks of 1/100 s).
+fn cpu_of(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command (which may hold spaces) start after its closing parenthesis.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok()).unwrap_or(0);
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
 /// `n` tenants with a legacy catalogue and `rollingDb` on, plus acme (the demo's) rolling too;
 /// their documents on the engine at `docdb_url` when there is one, as the server keeps them.
-fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>) {
-    let settings = Settings { data_dir: Some(dir.to_owned()), rolling_db_max_open: max_open, docdb_url: docdb_url.map(|u| EngineUrl::parse(u).unwrap()), ..Settings::default() };
+fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>, database_url: Option<&str>) {
+    let settings = Settings {
+        data_dir: Some(dir.to_owned()),
+        rolling_db_max_open: max_open,
+        docdb_url: docdb_url.map(|u| EngineUrl::parse(u).unwrap()),
+        database_url: database_url.map(str::to_owned),
+        ..Settings::default()
+    };
     let engine = settings.docdb_url.clone().map(|u| mock_server::docdb::engine::Engine::new(u).unwrap());
     let store = mock_server::state::open_store(&settings, engine.as_ref(), 0).unwrap();
     let now = 1_700_000_000_000;
@@ -155,12 +218,12 @@ fn row(what: &str, figure: String) {
 
 /// The rotate over `tenants` tenants, their documents in the embedded model or, `on_engine`, on
 /// a PouchDB Server of its own; after it, the engine's own figures for one tenant's CORE.
-async fn rotate(tenants: usize, on_engine: bool) {
+async fn rotate(tenants: usize, on_engine: bool, store: Store) {
     // Room for every tenant's prewarm (3 handles each) and the demo's catalogues.
     let max_open = (tenants * 3 + 100).max(5000);
     let engine = if on_engine { Some(engine::Engine::start().await) } else { None };
-    let name = format!("rotate{tenants}{}", if on_engine { "-engine" } else { "" });
-    let (server, created) = Server::start(&name, tenants, max_open, engine).await;
+    let name = format!("rotate{tenants}{}{}", if on_engine { "-engine" } else { "" }, if store == Store::Sqlite { "" } else { "-pg" });
+    let (server, created) = Server::start_on(&name, tenants, max_open, engine, store).await;
     let base = server.base.clone();
     let client = client();
     let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
@@ -204,7 +267,11 @@ async fn rotate(tenants: usize, on_engine: bool) {
     let half = half.unwrap_or(total);
     let per = |d: Duration, n: usize| d.as_secs_f64() * 1000.0 / n.max(1) as f64;
     let (first, second) = (per(half, tenants / 2), per(total.saturating_sub(half), tenants - tenants / 2));
-    let adapter = if on_engine { "on PouchDB Server" } else { "embedded" };
+    let adapter = match (on_engine, store) {
+        (true, _) => "on PouchDB Server",
+        (false, Store::Sqlite) => "embedded",
+        (false, Store::Postgres(_)) => "on PostgreSQL",
+    };
     row(
         &format!("rotate, {tenants} tenants {adapter} ({status}; set-up {:.1} s)", created.as_secs_f64()),
         format!("{:.2} s; {first:.2} / {second:.2} ms a tenant (1st / 2nd half)", total.as_secs_f64()),
@@ -247,8 +314,10 @@ where
     (rate, p50, p99)
 }
 
-async fn auth_throughput(server: &Server) {
+/// Logins and refreshes by 50 clients, spread over the server's replicas; answers the refresh rate.
+async fn auth_throughput(server: &Server, label: &str) -> f64 {
     let base = server.base.clone();
+    let bases = server.bases.clone();
     let (rate, p50, p99) = throughput(50, 3, |_| {
         let (client, base) = (client(), base.clone());
         move || {
@@ -257,14 +326,16 @@ async fn auth_throughput(server: &Server) {
         }
     })
     .await;
-    row("POST /auth, 50 concurrent clients, 3 s", format!("{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms"));
+    row(&format!("POST /auth, 50 concurrent clients, 3 s{label}"), format!("{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms"));
     let mut tokens = Vec::new();
     let seed_client = client();
     for _ in 0..50 {
         tokens.push(login(&seed_client, &base, "alice").await["refreshToken"].as_str().unwrap().to_owned());
     }
+    let cpu_before = server.cpu();
     let (rate, p50, p99) = throughput(50, 3, |i| {
-        let (client, base) = (client(), base.clone());
+        // Client i talks to replica i mod n: the load spread as a load balancer spreads it.
+        let (client, base) = (client(), bases[i % bases.len()].clone());
         let token = Arc::new(parking_lot::Mutex::new(tokens[i].clone()));
         move || {
             let (client, base, token) = (client.clone(), base.clone(), token.clone());
@@ -282,7 +353,9 @@ async fn auth_throughput(server: &Server) {
         }
     })
     .await;
-    row("POST /auth/refresh (each client its own chain), 50 concurrent", format!("{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms"));
+    let cpu = server.cpu().saturating_sub(cpu_before).as_secs_f64() * 1000.0 / (rate * 3.0).max(1.0);
+    row(&format!("POST /auth/refresh (each client its own chain), 50 concurrent{label}"), format!("{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms; {cpu:.2} ms CPU a request"));
+    rate
 }
 
 async fn bootstrap_burst(server: &Server) {
@@ -354,14 +427,16 @@ async fn storm(server: &Server, devices: usize) {
     let client = client();
     let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
     let alice = login(&client, &base, "alice").await["token"].as_str().unwrap().to_owned();
-    let url = format!("{}/realtime", base.replace("http://", "ws://"));
+    // Device i on replica i mod n, and back on replica i+1 mod n after the invalidation.
+    let urls: Vec<String> = server.bases.iter().map(|b| format!("{}/realtime", b.replace("http://", "ws://"))).collect();
+    let url_of = |i: usize| urls[i % urls.len()].clone();
     let rss_before = server.rss_kib();
     // Connect the fleet (in batches, so the set-up itself is no storm).
     let mut sockets = Vec::new();
     for chunk in 0..devices.div_ceil(250) {
         let batch: Vec<_> = (chunk * 250..((chunk + 1) * 250).min(devices))
-            .map(|_| {
-                let (url, token) = (url.clone(), alice.clone());
+            .map(|i| {
+                let (url, token) = (url_of(i), alice.clone());
                 tokio::spawn(async move { handshake(&url, &token).await.map(|(_, ws)| ws) })
             })
             .collect();
@@ -377,8 +452,9 @@ async fn storm(server: &Server, devices: usize) {
     let start = Instant::now();
     let devices_tasks: Vec<_> = sockets
         .into_iter()
-        .map(|mut ws| {
-            let (url, token) = (url.clone(), alice.clone());
+        .enumerate()
+        .map(|(i, mut ws)| {
+            let (url, token) = (url_of(i + 1), alice.clone());
             tokio::spawn(async move {
                 let mut code = None;
                 while let Some(m) = ws.next().await {
@@ -420,8 +496,9 @@ async fn storm(server: &Server, devices: usize) {
     let (p50, p99, _) = percentiles(handshakes);
     let overflowed = listen_overflows().saturating_sub(overflows);
     let per_socket = (rss_open.saturating_sub(rss_before) as f64 / connected.max(1) as f64).max(0.0);
+    let over = if urls.len() > 1 { format!(" over {} replicas on PostgreSQL", urls.len()) } else { String::new() };
     row(
-        &format!("{devices} devices reconnecting after an invalidation"),
+        &format!("{devices} devices reconnecting after an invalidation{over}"),
         format!("{ready}/{connected} ready in {:.2} s; handshake p50 {p50:.0} ms, p99 {p99:.0} ms", last_ready.as_secs_f64()),
     );
     row("  listen-queue overflows; server memory", format!("{overflowed}; RSS {} MiB open, {per_socket:.1} KiB a socket", rss_open / 1024));
@@ -443,15 +520,26 @@ async fn main() {
     if wanted("rotate") {
         let sizes: &[usize] = if quick { &[100, 1000] } else { &[100, 1000, 10_000] };
         for &n in sizes {
-            rotate(n, false).await;
+            rotate(n, false, Store::Sqlite).await;
+        }
+    }
+    if wanted("postgres") {
+        let sizes: &[usize] = if quick { &[1000] } else { &[1000, 10_000] };
+        for &n in sizes {
+            rotate(n, false, Store::Postgres(1)).await;
         }
     }
     if wanted("engine") {
-        rotate(if quick { 100 } else { 1000 }, true).await;
+        rotate(if quick { 100 } else { 1000 }, true, Store::Sqlite).await;
     }
     let (server, _) = Server::start("load", 0, 5000, None).await;
-    if wanted("auth") {
-        auth_throughput(&server).await;
+    if wanted("auth") || wanted("postgres") {
+        let sqlite = auth_throughput(&server, "").await;
+        if wanted("postgres") {
+            let (replicas, _) = Server::start_on("load-pg", 0, 5000, None, Store::Postgres(3)).await;
+            let postgres = auth_throughput(&replicas, ", 3 replicas on PostgreSQL").await;
+            row("  refresh throughput, 3 replicas on PostgreSQL / 1 on SQLite", format!("{:.2}x (same run, same machine)", postgres / sqlite.max(1.0)));
+        }
     }
     if wanted("bootstrap") {
         bootstrap_burst(&server).await;
@@ -464,5 +552,10 @@ async fn main() {
             let (server, _) = Server::start(&format!("storm{n}"), 0, 5000, None).await;
             storm(&server, n).await;
         }
+    }
+    if wanted("postgres") {
+        let n = if quick { 1000 } else { 5000 };
+        let (replicas, _) = Server::start_on(&format!("storm{n}-pg"), 0, 5000, None, Store::Postgres(3)).await;
+        storm(&replicas, n).await;
     }
 }

@@ -92,6 +92,22 @@ impl Cluster {
         assert!(out.status.success(), "pg_ctl start: {}", String::from_utf8_lossy(&out.stderr));
     }
 
+    /// The PostgreSQL server's processes (the postmaster and its children), for CPU accounting.
+    pub fn server_pids(&self) -> Vec<u32> {
+        let pid_file = std::fs::read_to_string(self.dir.join("data").join("postmaster.pid")).unwrap_or_default();
+        let Some(master) = pid_file.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else { return Vec::new() };
+        let mut pids = vec![master];
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+            let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+            if ppid == Some(master) {
+                pids.push(pid);
+            }
+        }
+        pids
+    }
+
     /// A new database with the journal and the server's own tables applied (`mock-server migrate`).
     pub fn migrated(&self, name: &str) -> String {
         let url = self.database(name);

@@ -7,7 +7,7 @@
 //! (`quick` skips the 10,000-tenant rotates, runs 100 tenants, not 1,000, on the engine and the
 //! storms at 1,000 devices; names pick sections; `postgres`: the rotate at 1,000 and 10,000 tenants
 //! on PostgreSQL, refresh throughput of 3 replicas beside one SQLite server, 5,000 devices over 3
-//! replicas back after an invalidation).
+//! replicas back after an invalidation; `pg-auth`: only the throughput beside SQLite's).
 
 #[path = "../tests/common/engine.rs"]
 mod engine;
@@ -533,9 +533,9 @@ async fn main() {
         rotate(if quick { 100 } else { 1000 }, true, Store::Sqlite).await;
     }
     let (server, _) = Server::start("load", 0, 5000, None).await;
-    if wanted("auth") || wanted("postgres") {
+    if wanted("auth") || wanted("postgres") || wanted("pg-auth") {
         let sqlite = auth_throughput(&server, "").await;
-        if wanted("postgres") {
+        if wanted("postgres") || wanted("pg-auth") {
             let (replicas, _) = Server::start_on("load-pg", 0, 5000, None, Store::Postgres(3)).await;
             let postgres = auth_throughput(&replicas, ", 3 replicas on PostgreSQL").await;
             row("  refresh throughput, 3 replicas on PostgreSQL / 1 on SQLite", format!("{:.2}x (same run, same machine)", postgres / sqlite.max(1.0)));

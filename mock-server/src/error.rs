@@ -170,6 +170,11 @@ impl crate::store::Store {
     pub fn tx<T>(&self, f: impl FnOnce(&crate::store::sql::Connection) -> AppResult<T>) -> AppResult<T> {
         self.transaction(f)
     }
+
+    /// [`Store::shared_transaction`](crate::store::Store::shared_transaction) in the routes' error type.
+    pub fn shared_tx<T>(&self, f: impl FnOnce(&crate::store::sql::Connection) -> AppResult<T>) -> AppResult<T> {
+        self.shared_transaction(f)
+    }
 }
 
 impl From<crate::store::sql::Error> for AppError {

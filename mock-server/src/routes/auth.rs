@@ -57,14 +57,15 @@ fn issue(state: &AppState, tx: &crate::store::sql::Connection, user: &User, fami
 
 fn start_session(state: &AppState, user: Option<User>) -> AppResult<Json<AuthResponse>> {
     let user = user.ok_or_else(bad_credentials)?;
-    state.store.tx(|tx| issue(state, tx, &user, &random_id("sess"))).map(Json)
+    // A new family: nothing another transaction touches.
+    state.store.shared_tx(|tx| issue(state, tx, &user, &random_id("sess"))).map(Json)
 }
 
 async fn login(State(state): State<AppState>, ApiJson(req): ApiJson<LoginRequest>) -> AppResult<Json<AuthResponse>> {
     if req.username.is_empty() || req.password.is_empty() {
         return Err(AppError::bad_request("username and password are required"));
     }
-    let user = users::by_username(&state.store.lock()?, &req.username)?;
+    let user = state.store.shared_tx(|tx| Ok(users::by_username(tx, &req.username)?))?;
     // Checked even for an unknown user (against a decoy): same work, same answer.
     let stored = user.as_ref().map(|u| u.password_hash.clone());
     let (username, password) = (req.username.clone(), req.password.clone());
@@ -99,8 +100,12 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
     let hash = token_hash(&req.refresh_token);
     // The family's revocation must commit even though the answer is an error: decide inside,
     // answer outside.
-    let outcome = state.store.tx(|tx| {
-        let rt = refresh_tokens::find(tx, &hash)?.ok_or_else(|| AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "unknown refresh token".into()))?;
+    let outcome = state.store.shared_tx(|tx| {
+        let unknown = || AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "unknown refresh token".into());
+        let family = refresh_tokens::find(tx, &hash)?.ok_or_else(unknown)?.family_id;
+        // The family is this transaction's alone from here, and read again under its lock.
+        crate::store::sql::lock_key(tx, &family)?;
+        let rt = refresh_tokens::find(tx, &hash)?.ok_or_else(unknown)?;
         if rt.revoked_at.is_some() {
             return Err(AppError::Unauthorized(code::REFRESH_TOKEN_REVOKED, "this session has ended; log in again".into()));
         }

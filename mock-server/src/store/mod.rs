@@ -171,7 +171,7 @@ impl Store {
     pub fn lock(&self) -> sql::Result<Locked<'_>> {
         Ok(Locked(match &self.backend {
             Backend::Sqlite(conn) => Held::Sqlite(blocking(|| conn.lock())),
-            Backend::Postgres(pool) => Held::Postgres(Box::new(pool.begin()?)),
+            Backend::Postgres(pool) => Held::Postgres(Box::new(pool.begin(false)?)),
         }))
     }
 
@@ -190,7 +190,21 @@ impl Store {
                 out
             }),
             Backend::Postgres(pool) => {
-                let conn = pool.begin()?;
+                let conn = pool.begin(false)?;
+                finish(&conn, f(&conn))
+            }
+        }
+    }
+
+    /// [`Store::transaction`] for the session routes (a login, a refresh): on PostgreSQL it runs
+    /// beside the others of its kind, each locking by key what it touches (`sql::lock_key`: a
+    /// refresh token's family), and alone against every other transaction. On SQLite it is
+    /// [`Store::transaction`].
+    pub fn shared_transaction<T, E: From<sql::Error>>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
+        match &self.backend {
+            Backend::Sqlite(_) => self.transaction(f),
+            Backend::Postgres(pool) => {
+                let conn = pool.begin(true)?;
                 finish(&conn, f(&conn))
             }
         }

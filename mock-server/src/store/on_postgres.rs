@@ -55,10 +55,13 @@ impl PgPool {
         Ok(PgConn { client: RefCell::new(Some(client)) })
     }
 
-    /// One connection in a transaction that holds the store's lock until it ends.
-    pub fn begin(&self) -> Result<PgConn> {
+    /// One connection in a transaction that holds the store's lock until it ends: alone
+    /// (`shared` false, the rules' transactions) or beside other shared holders (`shared` true,
+    /// the session routes', which lock what they touch by key, [`super::sql::lock_key`]).
+    pub fn begin(&self, shared: bool) -> Result<PgConn> {
         let conn = self.session()?;
-        conn.batch(&format!("BEGIN; SELECT pg_advisory_xact_lock({STORE_LOCK})"))?;
+        let lock = if shared { "pg_advisory_xact_lock_shared" } else { "pg_advisory_xact_lock" };
+        conn.batch(&format!("BEGIN; SELECT {lock}({STORE_LOCK})"))?;
         Ok(conn)
     }
 }

@@ -152,6 +152,15 @@ impl dyn Conn + '_ {
     }
 }
 
+/// Holds `key` until the transaction ends: two shared transactions (`Store::shared_transaction`)
+/// on the same key run one after the other. On SQLite every transaction is alone already.
+pub fn lock_key(conn: &Connection, key: &str) -> Result<()> {
+    if conn.dialect() == Dialect::Postgres {
+        conn.query_row("SELECT pg_advisory_xact_lock(1, hashtext(?1))::text", [key], |_| Ok(()))?;
+    }
+    Ok(())
+}
+
 /// A statement of [`Connection::prepare`].
 pub struct Statement<'s> {
     conn: &'s Connection<'s>,

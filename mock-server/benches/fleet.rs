@@ -162,6 +162,23 @@ fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>
             Ok::<_, mock_server::docdb::DocDbError>(())
         })
         .unwrap();
+    if database_url.is_some() {
+        // On PostgreSQL the flags are written as a migrate job would, not through the preflight,
+        // whose headroom check reads every rolling tenant's handles (n^2 round trips at set-up).
+        store
+            .transaction(|tx| {
+                for id in (0..n).map(|i| format!("t{i:05}")).chain(["acme".to_owned()]) {
+                    tx.execute(
+                        "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, 1, 0, ?2, 'bench')
+                         ON CONFLICT (company_id) DO UPDATE SET rolling_db = 1",
+                        mock_server::store::sql::params![id, now],
+                    )?;
+                }
+                Ok::<_, mock_server::store::sql::Error>(())
+            })
+            .unwrap();
+        return;
+    }
     let conn = store.lock().unwrap();
     let cluster = Cluster::new(&conn, engine.as_ref());
     let on = FlagPatch { rolling_db: Some(true), rolling_db_drop: None };

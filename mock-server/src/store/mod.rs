@@ -26,7 +26,7 @@ use crate::bridge::blocking;
 use on_postgres::{PgConn, PgPool};
 use sql::{Conn, Connection};
 
-/// A failure of the store itself (SQLite), with its cause. The store knows nothing of HTTP: the
+/// A failure of the store itself (either adapter), with its cause. The store knows nothing of HTTP: the
 /// routes turn this into their error type. Its text names the store and leaves the cause to the
 /// source chain, so a log prints the cause once.
 #[derive(Debug, PartialEq, thiserror::Error)]

@@ -7,7 +7,7 @@
 //! (`quick` skips the 10,000-tenant rotates, runs 100 tenants, not 1,000, on the engine and the
 //! storms at 1,000 devices; names pick sections; `postgres`: the rotate at 1,000 and 10,000 tenants
 //! on PostgreSQL, refresh throughput of 3 replicas beside one SQLite server, 5,000 devices over 3
-//! replicas back after an invalidation; `pg-auth`: only the throughput beside SQLite's).
+//! replicas back after an invalidation; `pg-auth`: only the throughput beside SQLite's; `pg-storm`: only the devices).
 
 #[path = "../tests/common/engine.rs"]
 mod engine;
@@ -570,7 +570,7 @@ async fn main() {
             storm(&server, n).await;
         }
     }
-    if wanted("postgres") {
+    if wanted("postgres") || wanted("pg-storm") {
         let n = if quick { 1000 } else { 5000 };
         let (replicas, _) = Server::start_on(&format!("storm{n}-pg"), 0, 5000, None, Store::Postgres(3)).await;
         storm(&replicas, n).await;

@@ -30,7 +30,12 @@ pub struct Answer {
     pub ready: Ready,
 }
 
+/// Runs in a shared transaction (`Store::shared_transaction`): what it writes is the device's own
+/// (its row, its guard mark), locked by key first.
 pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_ms: i64) -> RollingResult<Answer> {
+    if let Some(id) = &hello.device_id {
+        crate::store::sql::lock_key(conn, &format!("device:{id}"))?;
+    }
     let tenant = tenants::get(conn, &hello.company_id)?;
     // Devices are registered by /auth/connect only; the handshake refreshes what the user's own
     // device reports (its SDK version, last sight) and never creates one, so nobody can block a

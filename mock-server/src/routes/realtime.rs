@@ -87,7 +87,7 @@ async fn session(mut socket: WebSocket, state: AppState) {
     let hello = Hello { user_id: claims.user_id.clone(), company_id: claims.company_id.clone(), device_id, sdk_version, last_invalidation };
     let settings = RollingSettings::from(&*state.settings);
     let now = state.clock.now_ms();
-    let answer = match state.store.tx(|tx| handshake::answer(tx, &settings, &hello, now).map_err(AppError::from)) {
+    let answer = match state.store.shared_tx(|tx| handshake::answer(tx, &settings, &hello, now).map_err(AppError::from)) {
         Ok(a) => a,
         Err(e) => {
             let body = e.body();

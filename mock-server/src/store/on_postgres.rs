@@ -100,10 +100,12 @@ pub fn numbered(sql: &str) -> String {
     out
 }
 
-/// A failure of PostgreSQL: the server gone (a connection error, an administrator's shutdown)
-/// is [`Error::Unavailable`], anything else the statement's own failure.
+/// A failure of PostgreSQL: the server gone (the connection closed or failing, SQLSTATE class 08,
+/// an administrator's shutdown 57P) is [`Error::Unavailable`]; anything else (a refused
+/// statement, a value that does not convert) is the statement's own failure.
 fn classify(e: tokio_postgres::Error) -> Error {
-    let gone = e.is_closed() || e.code().is_none_or(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
+    let io = StdError::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+    let gone = e.is_closed() || io || e.code().is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
     if gone {
         Error::Unavailable(Box::new(e))
     } else {

@@ -14,7 +14,7 @@ use futures_util::future::{ready, FutureExt, Shared};
 
 use super::{parse_auth_response, Phase, Session};
 use crate::core::hooks::{token_refresh_event, SignOutReason};
-use crate::core::ports::{LocalBoxFuture, LockError, LockGuard, Method};
+use crate::core::ports::{LocalBoxFuture, LockError, LockGuard};
 use crate::core::results::failure_message;
 use crate::core::token::Claims;
 
@@ -181,7 +181,7 @@ impl Session {
         let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
         let body = json::stringify(&crate::protocol::RefreshRequest::body(&refresh_token));
         let path = self.0.config.refresh_path.clone();
-        let response = match self.send(Method::Post, &path, Some(body), None).await {
+        let response = match self.send(crate::protocol::routes::REFRESH.method, &path, Some(body), None).await {
             Ok(r) => r,
             Err(e) => return Decided::Transient(e.to_string()),
         };

@@ -168,13 +168,9 @@ fn create_tenants(dir: &Path, n: usize, max_open: usize, docdb_url: Option<&str>
         store
             .transaction(|tx| {
                 for id in (0..n).map(|i| format!("t{i:05}")).chain(["acme".to_owned()]) {
-                    tx.execute(
-                        "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, 1, 0, ?2, 'bench')
-                         ON CONFLICT (company_id) DO UPDATE SET rolling_db = 1",
-                        mock_server::store::sql::params![id, now],
-                    )?;
+                    mock_server::rolling::flags::record(tx, &id, true, false, "bench", now)?;
                 }
-                Ok::<_, mock_server::store::sql::Error>(())
+                Ok::<_, mock_server::rolling::RollingError>(())
             })
             .unwrap();
         return;

@@ -126,9 +126,10 @@ pub struct AppState {
 /// starts on it) and every tenant invalidated, whichever replica did it, whose sockets it closes
 /// here. A tenant whose invalidation this replica has already acted on is not closed twice.
 fn follow_replicas(url: &str, store: &Store, clock: &Arc<Clock>, hub: &Arc<crate::realtime::Hub>) -> Result<(), StartError> {
-    use crate::store::notifications::{follow, Handlers};
-    let shared = store.lock()?.query_row("SELECT version, offset_ms FROM mock_clock WHERE id = 1", [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
-    if let Ok((version, offset)) = shared {
+    use crate::store::notifications::{follow, Handlers, SHARED_CLOCK};
+    use crate::store::sql::OptionalExtension;
+    let shared = store.lock()?.query_row(SHARED_CLOCK, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))).optional()?;
+    if let Some((version, offset)) = shared {
         clock.apply_shared(version, offset);
     }
     let acted: std::sync::Mutex<HashMap<String, i64>> = std::sync::Mutex::default();
@@ -162,6 +163,7 @@ impl AppState {
         }
         Ok(())
     }
+
     /// The document cluster over `conn`: the engine's documents when `DOCDB_URL` names one.
     pub fn cluster<'a>(&'a self, conn: &'a crate::store::sql::Connection<'a>) -> crate::docdb::Cluster<'a> {
         crate::docdb::Cluster::new(conn, self.engine.as_ref())

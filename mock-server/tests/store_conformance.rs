@@ -42,6 +42,7 @@ on_both_stores!(transactions_on_sqlite, transactions_on_postgres, transactions_l
 on_both_stores!(cron_lease_on_sqlite, cron_lease_on_postgres, the_cron_lease_and_its_runs);
 on_both_stores!(audit_on_sqlite, audit_on_postgres, the_audit_log_filters_and_pages);
 on_both_stores!(handles_on_sqlite, handles_on_postgres, the_document_catalogue_counts_its_handles);
+on_both_stores!(panic_on_sqlite, panic_on_postgres, a_panic_inside_a_transaction_leaves_the_store_usable);
 
 fn values_round_trip(store: &Store) {
     store
@@ -159,4 +160,20 @@ fn the_document_catalogue_counts_its_handles(store: &Store) {
     docdb::drop_database(&c, "t_b").unwrap();
     assert_eq!(docdb::open_count(&conn).unwrap(), before + 1, "and as they go");
     assert!(matches!(docdb::create(&c, "t_a", "acme", Kind::Day, NOW), Err(DocDbError::Exists(_))));
+}
+
+/// A cron's job runs under `catch_unwind`: a panic inside its transaction must roll it back and
+/// leave the store (on PostgreSQL, the store-wide lock) to the next transaction.
+fn a_panic_inside_a_transaction_leaves_the_store_usable(store: &Store) {
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _: Result<(), Error> = store.transaction(|c: &Connection| {
+            c.execute("UPDATE companies SET name = 'Half done' WHERE id = 'acme'", [])?;
+            panic!("a bug in a rule");
+        });
+    }));
+    assert!(panicked.is_err());
+    for _ in 0..2 {
+        let name: String = store.transaction(|c: &Connection| c.query_row("SELECT name FROM companies WHERE id = 'acme'", [], |r| r.get(0))).unwrap();
+        assert_eq!(name, "Acme Corp", "rolled back, and the next transactions run");
+    }
 }

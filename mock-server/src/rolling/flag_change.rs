@@ -4,8 +4,6 @@
 //! tenant reports an SDK older than the cutover switch), unless a sys_admin forces it. A change
 //! does nothing else: the rotate cron acts on it.
 
-use crate::store::sql::params;
-
 use super::flags::{self, FlagPatch, Flags};
 use super::{alarms, preflight, RollingError, RollingResult, RollingSettings};
 use crate::docdb::Cluster;
@@ -37,11 +35,7 @@ pub fn apply(conn: &Cluster, settings: &RollingSettings, company_id: &str, patch
     if !failing.is_empty() && !force {
         return Err(RollingError::PreflightFailed(failing));
     }
-    conn.execute(
-        "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT(company_id) DO UPDATE SET rolling_db = ?2, rolling_db_drop = ?3, updated_at = ?4, updated_by = ?5",
-        params![company_id, rolling_db as i64, rolling_db_drop as i64, now_ms, actor],
-    )?;
+    flags::record(conn, company_id, rolling_db, rolling_db_drop, actor, now_ms)?;
     if current.rolling_db && !rolling_db {
         alarms::clear(conn, company_id, now_ms)?;
     }

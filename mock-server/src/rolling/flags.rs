@@ -2,7 +2,7 @@
 //! off. How they change (and what a change is refused for) is `flag_change.rs`; the modules that
 //! only read them (the preflight, the invalidation's routing, the handshake) read them here.
 
-use crate::store::sql::{Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::{tenants, RollingResult};
@@ -36,6 +36,16 @@ pub fn get(conn: &Connection, company_id: &str) -> RollingResult<Flags> {
         .optional()?;
     let (rolling_db, rolling_db_drop, updated_at, updated_by) = row.unwrap_or((false, false, None, None));
     Ok(Flags { company_id: company_id.to_owned(), rolling_db, rolling_db_drop, updated_at, updated_by })
+}
+
+/// Records the tenant's flags as given (`flag_change::apply` decides what they may be).
+pub fn record(conn: &Connection, company_id: &str, rolling_db: bool, rolling_db_drop: bool, actor: &str, now_ms: i64) -> RollingResult<()> {
+    conn.execute(
+        "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(company_id) DO UPDATE SET rolling_db = ?2, rolling_db_drop = ?3, updated_at = ?4, updated_by = ?5",
+        params![company_id, rolling_db, rolling_db_drop, now_ms, actor],
+    )?;
+    Ok(())
 }
 
 /// Tenants with `rollingDb` on.

@@ -2,7 +2,7 @@
 //! table's columns, whether a table exists, which migrations the tracking table records. (The
 //! migration runners, `migrate.rs` and `postgres.rs`, speak their own database directly.)
 
-use super::journal::{journal, last_migration, Migration};
+use super::journal::{journal, Migration};
 use super::sql::{Connection, Dialect, Result};
 
 /// The columns of `table`, in order.
@@ -54,9 +54,4 @@ pub fn two_flag_schema(conn: &Connection) -> Result<bool> {
     let columns = columns(conn, "company_feature_flags")?;
     let flags = columns.iter().filter(|c| c.starts_with("rolling_db")).count();
     Ok(flags == 2 && columns.iter().any(|c| c == "rolling_db") && columns.iter().any(|c| c == "rolling_db_drop"))
-}
-
-/// Whether the schema is the journal's newest.
-pub fn is_current(conn: &Connection) -> Result<bool> {
-    Ok(last_applied(conn)? == Some(last_migration()))
 }

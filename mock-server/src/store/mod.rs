@@ -24,7 +24,7 @@ use rusqlite::Connection as Sqlite;
 
 use crate::bridge::blocking;
 use on_postgres::{PgConn, PgPool};
-use sql::{Conn, Connection};
+use sql::Connection;
 
 /// A failure of the store itself (either adapter), with its cause. The store knows nothing of HTTP: the
 /// routes turn this into their error type. Its text names the store and leaves the cause to the
@@ -94,7 +94,7 @@ impl<'a> std::ops::Deref for Locked<'a> {
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
         if let Held::Postgres(conn) = &self.0 {
-            if let Err(e) = conn.batch("COMMIT") {
+            if let Err(e) = conn.end("COMMIT") {
                 tracing::error!("ending a store session: {}", crate::causes::chain(&e));
             }
         }
@@ -123,7 +123,7 @@ pub fn open_connection(path: Option<&PathBuf>) -> rusqlite::Result<Sqlite> {
 
 impl Store {
     /// Opens the store under `data_dir` (or in memory), migrates it and adds the tables outside
-    /// the journal (the crons' and the alarms', `schema.rs`).
+    /// the journal (the crons' and the guards', `schema.rs`).
     pub fn open(data_dir: Option<&Path>) -> Result<Store, OpenError> {
         let path = match data_dir {
             Some(dir) => {
@@ -149,20 +149,17 @@ impl Store {
         if !missing.is_empty() {
             return Err(OpenError::BehindJournal(missing));
         }
-        let absent: Vec<&str> = schema::OWN_TABLES.into_iter().filter(|t| !catalog::table_exists(&session, t).unwrap_or(false)).collect();
+        let mut absent = Vec::new();
+        for table in schema::OWN_TABLES {
+            if !catalog::table_exists(&session, table).map_err(OpenError::Postgres)? {
+                absent.push(table);
+            }
+        }
         if !absent.is_empty() {
             return Err(OpenError::NoOwnTables(absent));
         }
         drop(session);
         Ok(Store { backend: Backend::Postgres(pool) })
-    }
-
-    /// Which SQL the store speaks.
-    pub fn dialect(&self) -> sql::Dialect {
-        match self.backend {
-            Backend::Sqlite(_) => sql::Dialect::Sqlite,
-            Backend::Postgres(_) => sql::Dialect::Postgres,
-        }
     }
 
     /// The connection. Waiting for it blocks, so on the server's async workers the wait is
@@ -178,51 +175,49 @@ impl Store {
     /// Runs `f` in one transaction: all of it lands, or none of it. `E` is the caller's error
     /// type (a store error converts into it); the routes' shorthand is `Store::tx` (error.rs).
     pub fn transaction<T, E: From<sql::Error>>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
+        self.in_transaction(false, f)
+    }
+
+    /// [`Store::transaction`] for the session routes (a login, a refresh, a handshake): on
+    /// PostgreSQL it runs beside the others of its kind, each locking by key what it writes
+    /// (`sql::lock_key`: a refresh token's family, a device), and alone against every other
+    /// transaction. On SQLite it is [`Store::transaction`].
+    pub fn shared_transaction<T, E: From<sql::Error>>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
+        self.in_transaction(true, f)
+    }
+
+    fn in_transaction<T, E: From<sql::Error>>(&self, shared: bool, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
         match &self.backend {
             Backend::Sqlite(conn) => blocking(|| {
                 let conn = conn.lock();
-                let c: &Connection = &*conn;
-                c.execute_batch("BEGIN")?;
-                let out = finish(c, f(c));
+                let out = (|| {
+                    // Rolled back when dropped uncommitted: on an error, and on a panic in `f`
+                    // (a cron's is caught), which must not leave the connection mid-transaction.
+                    let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Deferred).map_err(sql::Error::from)?;
+                    let out = f(&*tx)?;
+                    tx.commit().map_err(sql::Error::from)?;
+                    Ok(out)
+                })();
                 // A fair hand-over: a waiting request gets the connection before this thread (a
                 // cron going tenant by tenant) can take it again.
                 MutexGuard::unlock_fair(conn);
                 out
             }),
             Backend::Postgres(pool) => {
-                let conn = pool.begin(false)?;
-                finish(&conn, f(&conn))
+                // Dropped uncommitted (a panic in `f`), the connection is closed, not pooled.
+                let conn = pool.begin(shared)?;
+                match f(&conn) {
+                    Ok(out) => {
+                        conn.end("COMMIT")?;
+                        Ok(out)
+                    }
+                    Err(e) => {
+                        // The caller's error is the story; a failed rollback closes the connection.
+                        let _ = conn.end("ROLLBACK");
+                        Err(e)
+                    }
+                }
             }
-        }
-    }
-
-    /// [`Store::transaction`] for the session routes (a login, a refresh): on PostgreSQL it runs
-    /// beside the others of its kind, each locking by key what it touches (`sql::lock_key`: a
-    /// refresh token's family), and alone against every other transaction. On SQLite it is
-    /// [`Store::transaction`].
-    pub fn shared_transaction<T, E: From<sql::Error>>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
-        match &self.backend {
-            Backend::Sqlite(_) => self.transaction(f),
-            Backend::Postgres(pool) => {
-                let conn = pool.begin(true)?;
-                finish(&conn, f(&conn))
-            }
-        }
-    }
-}
-
-/// Commits what `f` answered `Ok` for, rolls back the rest.
-fn finish<T, E: From<sql::Error>>(c: &Connection, out: Result<T, E>) -> Result<T, E> {
-    match out {
-        Ok(out) => {
-            c.execute_batch("COMMIT")?;
-            Ok(out)
-        }
-        Err(e) => {
-            // The caller's error is the story; a failed rollback ends with the connection (a
-            // SQLite BEGIN refused next time, a PostgreSQL connection the pool drops).
-            let _ = c.execute_batch("ROLLBACK");
-            Err(e)
         }
     }
 }

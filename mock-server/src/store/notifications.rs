@@ -15,6 +15,9 @@ pub const INVALIDATIONS: &str = "sb_invalidations";
 /// The channel of the test clock: payload `version <TAB> offset_ms`.
 pub const CLOCK: &str = "sb_clock";
 
+/// The shared clock's row: `(version, offset_ms)`, none before the clock was first moved.
+pub const SHARED_CLOCK: &str = "SELECT version, offset_ms FROM mock_clock WHERE id = 1";
+
 /// Tells every replica that `company_id` was invalidated at `at` (when the caller commits).
 pub fn invalidated(conn: &Connection, company_id: &str, at: i64) -> Result<()> {
     if conn.dialect() == Dialect::Postgres {
@@ -82,7 +85,7 @@ async fn listen(url: &str, handlers: &Handlers) -> std::result::Result<(), tokio
     });
     client.batch_execute(&format!("LISTEN {INVALIDATIONS}; LISTEN {CLOCK}")).await?;
     // What happened while this replica was not listening (its start, an outage).
-    for row in client.query("SELECT version, offset_ms FROM mock_clock WHERE id = 1", &[]).await? {
+    for row in client.query(SHARED_CLOCK, &[]).await? {
         (handlers.clock)(row.get(0), row.get(1));
     }
     for row in client.query("SELECT company_id, invalidated_at FROM client_invalidations", &[]).await? {

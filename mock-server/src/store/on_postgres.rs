@@ -5,7 +5,7 @@
 //! store's mutex serialises one process's, so the rules (a lease, a handle count, a spent refresh
 //! token) hold across replicas without each being rewritten for concurrent transactions.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::error::Error as StdError;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
@@ -26,16 +26,10 @@ pub struct PgPool {
     pool: Pool,
 }
 
-impl std::fmt::Debug for PgPool {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PgPool({:?})", self.pool.status())
-    }
-}
-
 impl PgPool {
     /// A pool of at most `size` connections to `url`; nothing is connected until first used.
     pub fn new(url: &str, size: usize) -> Result<PgPool> {
-        let config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| Error::Unavailable(Box::new(e)))?;
+        let config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| Error::Postgres(Box::new(e)))?;
         let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
         let pool = Pool::builder(manager)
             .max_size(size)
@@ -52,7 +46,7 @@ impl PgPool {
     pub fn session(&self) -> Result<PgConn> {
         let pool = self.pool.clone();
         let client = wait(async move { pool.get().await }).map_err(|e| Error::Unavailable(Box::new(e)))?.map_err(|e| Error::Unavailable(Box::new(e)))?;
-        Ok(PgConn { client: RefCell::new(Some(client)) })
+        Ok(PgConn { client: RefCell::new(Some(client)), open: Cell::new(false) })
     }
 
     /// One connection in a transaction that holds the store's lock until it ends: alone
@@ -61,6 +55,7 @@ impl PgPool {
     pub fn begin(&self, shared: bool) -> Result<PgConn> {
         let conn = self.session()?;
         let lock = if shared { "pg_advisory_xact_lock_shared" } else { "pg_advisory_xact_lock" };
+        conn.open.set(true);
         conn.batch(&format!("BEGIN; SELECT {lock}({STORE_LOCK})"))?;
         Ok(conn)
     }
@@ -70,9 +65,32 @@ impl PgPool {
 pub struct PgConn {
     /// Taken out while a statement runs on the bridge, put back after.
     client: RefCell<Option<Object>>,
+    /// A transaction begun and not yet ended ([`PgConn::end`]).
+    open: Cell<bool>,
+}
+
+/// A connection dropped inside its transaction (a panic in the caller, a failed `COMMIT`) is not
+/// handed back to the pool: it would carry the open transaction, and the store's advisory lock
+/// with it, to its next user and stall every replica. It is closed instead, which makes
+/// PostgreSQL roll the transaction back and release the lock.
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        if self.open.get() {
+            if let Some(client) = self.client.get_mut().take() {
+                drop(Object::take(client));
+            }
+        }
+    }
 }
 
 impl PgConn {
+    /// Ends the transaction `begin` opened (`COMMIT` or `ROLLBACK`).
+    pub fn end(&self, how: &str) -> Result<()> {
+        self.batch(how)?;
+        self.open.set(false);
+        Ok(())
+    }
+
     fn on_bridge<T: Send + 'static>(&self, work: impl FnOnce(Object) -> std::pin::Pin<Box<dyn std::future::Future<Output = (Object, Result<T>)> + Send>>) -> Result<T> {
         let client = self.client.borrow_mut().take().ok_or_else(|| Error::Unavailable("the connection was lost by an earlier statement".into()))?;
         let (client, out) = wait(work(client)).map_err(|e| Error::Unavailable(Box::new(e)))?;

@@ -1,7 +1,7 @@
 //! The store's port: the few things the record modules ask of a SQL database (run a statement,
 //! read rows, run a batch), over plain values, so that one text of each statement serves every
 //! adapter. SQLite (rusqlite, the embedded default) is one adapter; PostgreSQL (`DATABASE_URL`,
-//! `postgres.rs`'s pool) the other. Statements are written with SQLite's `?N` placeholders and
+//! `on_postgres.rs`'s pool) the other. Statements are written with SQLite's `?N` placeholders and
 //! the dialect both share; PostgreSQL's adapter numbers them `$N`. Where the dialects differ (a
 //! catalogue query, say) the caller asks [`Connection::dialect`].
 //!
@@ -175,10 +175,6 @@ impl Statement<'_> {
 
     pub fn query_row<T, P: Params>(&mut self, params: P, f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
         self.conn.query_row(&self.sql, params, f)
-    }
-
-    pub fn execute<P: Params>(&mut self, params: P) -> Result<usize> {
-        self.conn.run(&self.sql, &params.values())
     }
 }
 

@@ -12,3 +12,16 @@ pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     }
     out
 }
+
+/// `PartialEq` for an error type whose values tests compare: two errors are the same when they
+/// tell the same, causes included (the sources, `io::Error` say, have no equality of their own).
+#[macro_export]
+macro_rules! equal_when_told {
+    ($t:ty) => {
+        impl PartialEq for $t {
+            fn eq(&self, other: &Self) -> bool {
+                $crate::causes::chain(self) == $crate::causes::chain(other)
+            }
+        }
+    };
+}

@@ -150,12 +150,7 @@ pub enum DocDbError {
     Bridge(#[from] engine::BridgeError),
 }
 
-/// Tests compare outcomes; two errors are the same when they say the same.
-impl PartialEq for DocDbError {
-    fn eq(&self, other: &Self) -> bool {
-        self.to_string() == other.to_string()
-    }
-}
+crate::equal_when_told!(DocDbError);
 
 impl From<crate::store::sql::Error> for DocDbError {
     fn from(e: crate::store::sql::Error) -> Self {

@@ -58,12 +58,7 @@ pub enum RollingError {
     Store(#[from] StoreError),
 }
 
-/// Tests compare outcomes; two errors are the same when they say the same.
-impl PartialEq for RollingError {
-    fn eq(&self, other: &Self) -> bool {
-        self.to_string() == other.to_string()
-    }
-}
+crate::equal_when_told!(RollingError);
 
 impl From<crate::store::sql::Error> for RollingError {
     fn from(e: crate::store::sql::Error) -> Self {

@@ -54,11 +54,7 @@ impl Error {
     }
 }
 
-impl PartialEq for Error {
-    fn eq(&self, other: &Self) -> bool {
-        crate::causes::chain(self) == crate::causes::chain(other)
-    }
-}
+crate::equal_when_told!(Error);
 
 pub type Result<T> = std::result::Result<T, Error>;
 

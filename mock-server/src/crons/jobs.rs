@@ -102,9 +102,9 @@ impl JobContext<'_> {
                 let started = std::time::Instant::now();
                 let mut outcomes = Vec::with_capacity(size.min(rest.len()));
                 for id in rest.iter().take(size) {
-                    tx.execute_batch("SAVEPOINT tenant")?;
+                    tx.batch_later("SAVEPOINT tenant")?;
                     let outcome = tenants::get(tx, id).and_then(|tenant| step(&cluster, &tenant, now));
-                    tx.execute_batch(if outcome.is_ok() { "RELEASE tenant" } else { "ROLLBACK TO tenant; RELEASE tenant" })?;
+                    tx.batch_later(if outcome.is_ok() { "RELEASE tenant" } else { "ROLLBACK TO tenant; RELEASE tenant" })?;
                     outcomes.push(outcome);
                     taken += 1;
                     if started.elapsed() >= BATCH_HOLD {

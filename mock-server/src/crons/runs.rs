@@ -61,8 +61,10 @@ pub fn last_finished(conn: &Connection, cron: &str) -> crate::store::sql::Result
 /// Appends one line: a row of its own, so a run's log grows in constant time per line (the
 /// whole log is never read back and rewritten).
 pub fn append_log(conn: &Connection, run_id: &str, line: &str) -> crate::store::sql::Result<()> {
-    conn.execute("INSERT INTO cron_run_log (run_id, seq, line) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM cron_run_log WHERE run_id = ?1), ?2)", params![run_id, line])
-        .map(|_| ())
+    conn.execute_later(
+        "INSERT INTO cron_run_log (run_id, seq, line) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM cron_run_log WHERE run_id = ?1), ?2)",
+        params![run_id, line],
+    )
 }
 
 /// The run's log lines from `from` (0-based), at most `limit`; older stores kept the lines as a
@@ -97,7 +99,7 @@ pub fn start_or_join(conn: &Connection, cron: &str, new_run_id: &str, holder: &s
 
 /// Records progress and a log line, and renews the lease.
 pub fn progress(conn: &Connection, run_id: &str, done: u64, total: u64, line: Option<&str>, now_ms: i64) -> crate::store::sql::Result<()> {
-    conn.execute("UPDATE cron_runs SET done = ?2, total = ?3 WHERE run_id = ?1", params![run_id, done as i64, total as i64])?;
+    conn.execute_later("UPDATE cron_runs SET done = ?2, total = ?3 WHERE run_id = ?1", params![run_id, done as i64, total as i64])?;
     if let Some(line) = line {
         append_log(conn, run_id, line)?;
     }

@@ -4,7 +4,9 @@
 //! A database's row in the catalogue (written by `Cluster`) is its existence here; its
 //! `update_seq` is a column of that row.
 
-use crate::store::sql::{params, Connection, OptionalExtension};
+use std::collections::HashMap;
+
+use crate::store::sql::{params, Connection, OptionalExtension, Value as SqlValue};
 use md5::{Digest, Md5};
 use serde_json::{Map, Value};
 
@@ -24,24 +26,78 @@ pub fn next_rev(previous: Option<&str>, body: &Map<String, Value>) -> String {
     format!("{generation}-{}", hex::encode(hasher.finalize()))
 }
 
+/// Rows a multi-row statement carries at most; a batch goes as chunks of powers of two up to
+/// it, so each statement's text is one of a few (the adapters cache them prepared).
+const CHUNK: usize = 128;
+
+/// `n` split into powers of two of at most [`CHUNK`], largest first.
+fn chunks(mut n: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    while n > 0 {
+        let size = if n >= CHUNK { CHUNK } else { 1 << (usize::BITS - 1 - n.leading_zeros()) };
+        out.push(size);
+        n -= size;
+    }
+    out
+}
+
+/// `(?a, ?a+1, …), (…)`: `rows` groups of `columns` numbered placeholders.
+fn placeholders(rows: usize, columns: usize) -> String {
+    (0..rows).map(|r| format!("({})", (1..=columns).map(|c| format!("?{}", r * columns + c)).collect::<Vec<_>>().join(", "))).collect::<Vec<_>>().join(", ")
+}
+
 impl Embedded<'_> {
-    /// Writes a document at `rev`, as the database's next change: a write and a restore alike.
-    fn store(&self, db: &str, id: &str, rev: &str, body: Map<String, Value>) -> DocDbResult<()> {
-        let seq = self.bump_seq(db)?;
-        self.conn.execute(
-            "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT(db, id) DO UPDATE SET rev = ?3, seq = ?4, body = ?5",
-            params![db, id, rev, seq as i64, Value::Object(body).to_string()],
-        )?;
-        Ok(())
+    /// The current revisions of `ids` in `db`, in one statement per [`CHUNK`] ids (the last
+    /// chunk padded to a power of two with its last id).
+    fn revisions(&self, db: &str, ids: &[&str]) -> DocDbResult<HashMap<String, String>> {
+        let mut out = HashMap::new();
+        for part in ids.chunks(CHUNK) {
+            let size = part.len().next_power_of_two();
+            let list = (2..size + 2).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
+            let mut params = vec![SqlValue::Text(db.to_owned())];
+            params.extend((0..size).map(|i| SqlValue::Text(part[i.min(part.len() - 1)].to_owned())));
+            for row in self.conn.fetch(&format!("SELECT id, rev FROM docdb_documents WHERE db = ?1 AND id IN ({list})"), &params)? {
+                out.insert(row.get(0)?, row.get(1)?);
+            }
+        }
+        Ok(out)
     }
 
-    fn bump_seq(&self, db: &str) -> DocDbResult<u64> {
-        Ok(self
+    /// Writes documents at their revisions, each as the database's next change (a write and a
+    /// restore alike): the update sequence moved once for all of them, the rows written in
+    /// chunks, sent with the transaction's next statement.
+    fn store(&self, db: &str, docs: Vec<(String, String, Map<String, Value>)>) -> DocDbResult<()> {
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let last = self
             .conn
-            .query_row("UPDATE docdb_databases SET update_seq = update_seq + 1 WHERE name = ?1 RETURNING update_seq", [db], |r| r.get::<_, i64>(0))
+            .query_row("UPDATE docdb_databases SET update_seq = update_seq + ?2 WHERE name = ?1 RETURNING update_seq", params![db, docs.len() as i64], |r| r.get::<_, i64>(0))
             .optional()?
-            .ok_or_else(|| DocDbError::Missing(db.to_owned()))? as u64)
+            .ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
+        let first = last - docs.len() as i64 + 1;
+        // A document written twice keeps its last write (one statement may not touch a row twice).
+        let mut latest: HashMap<String, (i64, String, Map<String, Value>)> = HashMap::new();
+        for (seq, (id, rev, body)) in (first..).zip(docs) {
+            latest.insert(id, (seq, rev, body));
+        }
+        let mut rows: Vec<_> = latest.into_iter().collect();
+        rows.sort_by_key(|(_, (seq, _, _))| *seq);
+        let mut rows = rows.into_iter();
+        for size in chunks(rows.len()) {
+            let mut params = Vec::with_capacity(size * 5);
+            for (id, (seq, rev, body)) in rows.by_ref().take(size) {
+                params.extend([SqlValue::Text(db.to_owned()), SqlValue::Text(id), SqlValue::Text(rev), SqlValue::Int(seq), SqlValue::Text(Value::Object(body).to_string())]);
+            }
+            self.conn.run_later(
+                &format!(
+                    "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES {} ON CONFLICT(db, id) DO UPDATE SET rev = excluded.rev, seq = excluded.seq, body = excluded.body",
+                    placeholders(size, 5)
+                ),
+                &params,
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -64,24 +120,29 @@ impl Documents for Embedded<'_> {
     }
 
     fn put(&self, db: &str, id: &str, body: Map<String, Value>, expected_rev: Option<&str>) -> DocDbResult<String> {
-        let body = strip_reserved(body);
-        let current = self.get(db, id)?;
-        if current.as_ref().map(|d| d.rev.as_str()) != expected_rev {
-            return Err(DocDbError::Conflict(id.to_owned()));
-        }
-        let rev = next_rev(expected_rev, &body);
-        self.store(db, id, &rev, body)?;
-        Ok(rev)
+        let write = Write { id: id.to_owned(), body, rev: expected_rev.map(str::to_owned) };
+        self.bulk_put(db, vec![write])?.pop().unwrap_or_else(|| Err(DocDbError::Conflict(id.to_owned())))
     }
 
+    /// Each write checked against the revision before it (an earlier write of the same batch
+    /// included, as CouchDB's `_bulk_docs` does), then all stored at once.
     fn bulk_put(&self, db: &str, writes: Vec<Write>) -> DocDbResult<Vec<DocDbResult<String>>> {
+        let ids: Vec<&str> = writes.iter().map(|w| w.id.as_str()).collect();
+        let mut current = self.revisions(db, &ids)?;
         let mut out = Vec::with_capacity(writes.len());
+        let mut docs = Vec::with_capacity(writes.len());
         for w in writes {
-            out.push(match self.put(db, &w.id, w.body, w.rev.as_deref()) {
-                Err(e @ (DocDbError::Store(_) | DocDbError::Missing(_))) => return Err(e),
-                answer => answer,
-            });
+            if current.get(&w.id).map(String::as_str) != w.rev.as_deref() {
+                out.push(Err(DocDbError::Conflict(w.id)));
+                continue;
+            }
+            let body = strip_reserved(w.body);
+            let rev = next_rev(w.rev.as_deref(), &body);
+            current.insert(w.id.clone(), rev.clone());
+            out.push(Ok(rev.clone()));
+            docs.push((w.id, rev, body));
         }
+        self.store(db, docs)?;
         Ok(out)
     }
 
@@ -102,19 +163,21 @@ impl Documents for Embedded<'_> {
     }
 
     fn put_local(&self, db: &str, id: &str, body: &Value) -> DocDbResult<()> {
-        self.conn.execute("INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3", params![db, id, body.to_string()])?;
+        self.conn
+            .execute_later("INSERT INTO docdb_local_documents (db, id, body) VALUES (?1, ?2, ?3) ON CONFLICT(db, id) DO UPDATE SET body = ?3", params![db, id, body.to_string()])?;
         Ok(())
     }
 
     fn restore(&self, db: &str, docs: Vec<Value>) -> DocDbResult<()> {
+        let mut rows = Vec::with_capacity(docs.len());
         for doc in docs {
             let Value::Object(mut body) = doc else { return Err(DocDbError::Corrupt(format!("a document to restore into {db} is not an object"))) };
             let (Some(Value::String(id)), Some(Value::String(rev))) = (body.remove("_id"), body.remove("_rev")) else {
                 return Err(DocDbError::Corrupt(format!("a document to restore into {db} lacks _id or _rev")));
             };
-            self.store(db, &id, &rev, body)?;
+            rows.push((id, rev, body));
         }
-        Ok(())
+        self.store(db, rows)
     }
 
     /// The embedded model runs no replications: it has no replicator database.

@@ -25,7 +25,7 @@ pub fn percent_decoded(part: &str) -> String {
     percent_encoding::percent_decode_str(part).decode_utf8_lossy().into_owned()
 }
 
-use crate::store::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, OptionalExtension, ToValue};
 use crate::store::StoreError;
 use documents::{Counts, Documents, Write};
 use serde::Serialize;
@@ -226,49 +226,53 @@ pub fn existing_count(conn: &Connection) -> DocDbResult<usize> {
     count(conn, "SELECT COUNT(*) FROM docdb_databases")
 }
 
-/// Makes room for one more handle: under the bound nothing to do, at it the least recently used
-/// idle handle is closed, and with every handle in use the answer is `all_dbs_active`.
-fn make_room(conn: &Connection) -> DocDbResult<()> {
-    let (open, max) = (open_count(conn)?, max_open(conn)?);
-    if open < max {
-        return Ok(());
-    }
-    let lru: Option<String> = conn.query_row("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
-    match lru {
-        Some(name) if open == max => {
-            conn.execute("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
-            Ok(())
-        }
-        // Over a lowered bound: close idle handles until one fits.
-        Some(name) => {
-            conn.execute("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
-            make_room(conn)
-        }
-        None => Err(DocDbError::AllDbsActive { open, max }),
-    }
+/// The open handles against the bound (`max_dbs_open`).
+#[derive(Debug, Clone, Copy)]
+struct Handles {
+    open: usize,
+    max: usize,
 }
 
-/// The cluster's use counter, for the LRU order (a counter, not a clock: accesses within one
-/// millisecond still order).
-fn tick(conn: &Connection) -> DocDbResult<i64> {
-    Ok(conn.query_row("UPDATE docdb_cluster SET clock = clock + 1 WHERE id = 1 RETURNING clock", [], |r| r.get(0)).optional()?.unwrap_or(0))
+/// A database's handle, `(open, in use)` (`None`: no such database), and the cluster's open
+/// handles against the bound, in one statement.
+fn handle(conn: &Connection, name: &str) -> DocDbResult<(Option<(bool, bool)>, Handles)> {
+    let row = conn
+        .query_row("SELECT d.open, d.pinned, c.open_handles, c.max_open FROM docdb_cluster c LEFT JOIN docdb_databases d ON d.name = ?1 WHERE c.id = 1", [name], |r| {
+            Ok((r.get::<_, Option<bool>>(0)?.zip(r.get::<_, Option<bool>>(1)?), Handles { open: r.get::<_, i64>(2)? as usize, max: r.get::<_, i64>(3)? as usize }))
+        })
+        .optional()?;
+    // A cluster never installed has no room: every open is refused as `all_dbs_active`.
+    Ok(row.unwrap_or((None, Handles { open: 0, max: 0 })))
 }
+
+/// Makes room for one more handle: under the bound nothing to do, at it the least recently used
+/// idle handle is closed (over a lowered bound, as many as it takes), and with every handle in
+/// use the answer is `all_dbs_active`.
+fn make_room(conn: &Connection, Handles { mut open, max }: Handles) -> DocDbResult<()> {
+    while open >= max {
+        let lru: Option<String> = conn.query_row("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
+        let Some(name) = lru else { return Err(DocDbError::AllDbsActive { open, max }) };
+        conn.execute_later("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
+        open -= 1;
+    }
+    Ok(())
+}
+
+/// A use's place in the LRU order: one past the latest (a counter, not a clock: accesses within
+/// one millisecond still order), taken inside the statement that records the use.
+const NEXT_USE: &str = "(SELECT COALESCE(MAX(last_used), 0) + 1 FROM docdb_databases)";
 
 /// Opens the database's handle (or marks an open one used): every access goes through here.
 /// A handle in use is never closed, so its recency is not recorded (reads stay reads).
 fn use_db(conn: &Connection, name: &str) -> DocDbResult<()> {
-    let handle: Option<(bool, bool)> = conn.query_row("SELECT open, pinned FROM docdb_databases WHERE name = ?1", [name], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+    let (handle, handles) = handle(conn, name)?;
     match handle {
         None => Err(DocDbError::Missing(name.to_owned())),
         Some((true, true)) => Ok(()),
-        Some((true, false)) => {
-            conn.execute("UPDATE docdb_databases SET last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
-            Ok(())
-        }
+        Some((true, false)) => Ok(conn.execute_later(&format!("UPDATE docdb_databases SET last_used = {NEXT_USE} WHERE name = ?1"), [name])?),
         Some((false, _)) => {
-            make_room(conn)?;
-            conn.execute("UPDATE docdb_databases SET open = 1, last_used = ?2 WHERE name = ?1", params![name, tick(conn)?])?;
-            Ok(())
+            make_room(conn, handles)?;
+            Ok(conn.execute_later(&format!("UPDATE docdb_databases SET open = 1, last_used = {NEXT_USE} WHERE name = ?1"), [name])?)
         }
     }
 }
@@ -276,10 +280,23 @@ fn use_db(conn: &Connection, name: &str) -> DocDbResult<()> {
 /// Keeps exactly `names` of the tenant's databases in use (opening them), releasing its other
 /// pins: the rotate's prewarm (CORE, today, tomorrow).
 pub fn pin_only(conn: &Connection, company_id: &str, names: &[&str]) -> DocDbResult<()> {
-    conn.execute("UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
-    for name in names {
+    conn.execute_later("UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
+    // Their handles read together: the open ones pinned first, as they are (so opening the
+    // others cannot close them), then the closed ones opened and pinned.
+    let in_list = |n: usize| (1..=n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
+    let params: Vec<_> = names.iter().map(|n| n.to_value()).collect();
+    let rows = conn.fetch(&format!("SELECT name, open FROM docdb_databases WHERE name IN ({})", in_list(names.len())), &params)?;
+    let handles = rows.iter().map(|r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?))).collect::<crate::store::sql::Result<Vec<_>>>()?;
+    if let Some(missing) = names.iter().find(|name| !handles.iter().any(|(n, _)| n == *name)) {
+        return Err(DocDbError::Missing((*missing).to_owned()));
+    }
+    let open: Vec<_> = handles.iter().filter(|(_, open)| *open).map(|(n, _)| n.to_value()).collect();
+    if !open.is_empty() {
+        conn.run_later(&format!("UPDATE docdb_databases SET pinned = 1, last_used = {NEXT_USE} WHERE name IN ({})", in_list(open.len())), &open)?;
+    }
+    for (name, _) in handles.iter().filter(|(_, open)| !open) {
         use_db(conn, name)?;
-        conn.execute("UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
+        conn.execute_later("UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
     }
     Ok(())
 }
@@ -302,14 +319,15 @@ pub fn create(c: &Cluster, name: &str, company_id: &str, kind: Kind, now_ms: i64
     if !is_legal_name(name) {
         return Err(DocDbError::IllegalName(name.to_owned()));
     }
-    if exists(c, name)? {
+    let (handle, handles) = handle(c, name)?;
+    if handle.is_some() {
         return Err(DocDbError::Exists(name.to_owned()));
     }
-    make_room(c)?;
+    make_room(c, handles)?;
     c.docs.create_db(name)?;
-    c.execute(
-        "INSERT INTO docdb_databases (name, company_id, kind, created_at, open, last_used) VALUES (?1, ?2, ?3, ?4, 1, ?5)",
-        params![name, company_id, kind.as_str(), now_ms, tick(c)?],
+    c.execute_later(
+        &format!("INSERT INTO docdb_databases (name, company_id, kind, created_at, open, last_used) VALUES (?1, ?2, ?3, ?4, 1, {NEXT_USE})"),
+        params![name, company_id, kind.as_str(), now_ms],
     )?;
     Ok(())
 }
@@ -325,12 +343,17 @@ pub fn drop_database(c: &Cluster, name: &str) -> DocDbResult<()> {
     Ok(())
 }
 
-pub fn add_index(conn: &Connection, db: &str, index: &str) -> DocDbResult<()> {
-    let current: Option<String> = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
-    let mut indexes = parse_indexes(db, &current.ok_or_else(|| DocDbError::Missing(db.to_owned()))?)?;
-    if !indexes.iter().any(|i| i == index) {
-        indexes.push(index.to_owned());
-        conn.execute("UPDATE docdb_databases SET indexes = ?2 WHERE name = ?1", params![db, serde_json::to_string(&indexes).unwrap_or_default()])?;
+/// Adds the indexes the database lacks (a `_index` request each, in CouchDB).
+pub fn add_indexes(conn: &Connection, db: &str, wanted: &[&str]) -> DocDbResult<()> {
+    let mut indexes = self::indexes(conn, db)?;
+    let before = indexes.len();
+    for index in wanted {
+        if !indexes.iter().any(|i| i == index) {
+            indexes.push((*index).to_owned());
+        }
+    }
+    if indexes.len() > before {
+        conn.execute_later("UPDATE docdb_databases SET indexes = ?2 WHERE name = ?1", params![db, serde_json::to_string(&indexes).unwrap_or_default()])?;
     }
     Ok(())
 }

@@ -60,7 +60,7 @@ pub fn day_status(conn: &Connection, name: &str) -> RollingResult<Option<DayStat
 }
 
 pub fn set_day_status(conn: &Connection, name: &str, status: DayStatus, now_ms: i64) -> RollingResult<()> {
-    conn.execute("UPDATE day_databases SET status = ?2, updated_at = ?3 WHERE name = ?1", params![name, status.as_str(), now_ms])?;
+    conn.execute_later("UPDATE day_databases SET status = ?2, updated_at = ?3 WHERE name = ?1", params![name, status.as_str(), now_ms])?;
     Ok(())
 }
 
@@ -80,6 +80,6 @@ pub fn stamp(conn: &Connection, name: &str, what: Stamp, now_ms: i64) -> Rolling
         Stamp::Reconciled => "reconciled_at",
         Stamp::Dropped => "dropped_at",
     };
-    conn.execute(&format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"), params![name, now_ms])?;
+    conn.execute_later(&format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"), params![name, now_ms])?;
     Ok(())
 }

@@ -29,14 +29,13 @@ pub fn last(conn: &Connection, company_id: &str) -> RollingResult<Option<Invalid
 
 /// Upserts the tenant's row; `invalidatedAt` always moves forward, so devices see it as newer.
 pub fn invalidate(conn: &Connection, company_id: &str, reason: &str, routing: Routing, now_ms: i64) -> RollingResult<i64> {
-    let at = match last(conn, company_id)? {
-        Some(prev) if prev.invalidated_at >= now_ms => prev.invalidated_at + 1,
-        _ => now_ms,
-    };
-    conn.execute(
+    let at = conn.query_row(
         "INSERT INTO client_invalidations (company_id, invalidated_at, reason, routing) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT(company_id) DO UPDATE SET invalidated_at = ?2, reason = ?3, routing = ?4",
-        params![company_id, at, reason, routing.as_str()],
+         ON CONFLICT(company_id) DO UPDATE SET reason = ?3, routing = ?4,
+           invalidated_at = CASE WHEN client_invalidations.invalidated_at >= ?2 THEN client_invalidations.invalidated_at + 1 ELSE ?2 END
+         RETURNING invalidated_at",
+        params![company_id, now_ms, reason, routing.as_str()],
+        |r| r.get::<_, i64>(0),
     )?;
     crate::store::notifications::invalidated(conn, company_id, at)?;
     Ok(at)

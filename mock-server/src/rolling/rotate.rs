@@ -8,7 +8,7 @@ use crate::store::sql::params;
 use serde::Serialize;
 use serde_json::json;
 
-use super::days::{day_databases, day_status, set_day_status, DayStatus};
+use super::days::{day_databases, set_day_status, DayDatabase, DayStatus};
 use super::invalidation::{self, Routing, REASON_CUTOVER};
 use super::tenants::Tenant;
 use super::warm::{warm_core, WarmOutcome};
@@ -35,26 +35,33 @@ pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant
     }
     let today = day_of(now_ms);
     let tomorrow = next_day(&today);
+    // The tenant's days read once: the statuses decided here, the manifest's list after.
+    let mut days = day_databases(conn, &tenant.id)?;
     let mut created_days = Vec::new();
     for (day, status) in [(&today, DayStatus::Active), (&tomorrow, DayStatus::Prewarmed)] {
         let name = names.day(day);
-        match day_status(conn, &name)? {
+        match days.iter_mut().find(|d| d.name == name) {
             None => {
                 docdb::create(conn, &name, &tenant.id, Kind::Day, now_ms)?;
-                conn.execute(
+                conn.execute_later(
                     "INSERT INTO day_databases (name, company_id, day, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                     params![name, tenant.id, day, status.as_str(), now_ms],
                 )?;
+                days.push(DayDatabase { name: name.clone(), date: day.clone(), status });
                 created_days.push(name);
             }
             // Yesterday's prewarmed database becomes today's active one.
-            Some(DayStatus::Prewarmed) if status == DayStatus::Active => set_day_status(conn, &name, DayStatus::Active, now_ms)?,
+            Some(d) if d.status == DayStatus::Prewarmed && status == DayStatus::Active => {
+                set_day_status(conn, &name, DayStatus::Active, now_ms)?;
+                d.status = DayStatus::Active;
+            }
             Some(_) => {}
         }
     }
     // The prewarm: these three stay open (devices replicate them); older days may close.
     docdb::pin_only(conn, &tenant.id, &[&names.core(), &names.day(&today), &names.day(&tomorrow)])?;
-    let live: Vec<String> = day_databases(conn, &tenant.id)?.into_iter().filter(|d| d.status != DayStatus::Dropped).map(|d| d.name).collect();
+    days.sort_by(|a, b| a.date.cmp(&b.date));
+    let live: Vec<String> = days.into_iter().filter(|d| d.status != DayStatus::Dropped).map(|d| d.name).collect();
     let manifest = json!({ "today": names.day(&today), "tomorrow": names.day(&tomorrow), "days": live, "updatedAt": now_ms });
     let previous = docdb::get_local(conn, &names.core(), MANIFEST_ID)?;
     let changed = previous.as_ref().is_none_or(|p| p["today"] != manifest["today"] || p["days"] != manifest["days"]);

@@ -36,9 +36,7 @@ pub fn warm_core(conn: &Cluster, names: &TenantNames, company_id: &str, now_ms: 
         return Ok(WarmOutcome::NoLegacy);
     }
     docdb::create(conn, &core, company_id, Kind::Core, now_ms)?;
-    for index in CORE_INDEXES {
-        docdb::add_index(conn, &core, index)?;
-    }
+    docdb::add_indexes(conn, &core, &CORE_INDEXES)?;
     let writes: Vec<Write> = docdb::all_docs(conn, &legacy)?
         .into_iter()
         .filter(|d| is_static(&d.body))

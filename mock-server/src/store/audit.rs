@@ -31,8 +31,7 @@ pub fn record(conn: &Connection, actor: &Actor, action: &str, detail: Value, now
         other => Map::from_iter([("value".to_owned(), other)]),
     };
     detail.insert("ip".into(), actor.ip.map_or(Value::Null, |ip| Value::String(ip.to_string())));
-    conn.execute("INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)", params![now_ms, actor.id, action, Value::Object(detail).to_string()])?;
-    Ok(())
+    conn.execute_later("INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)", params![now_ms, actor.id, action, Value::Object(detail).to_string()])
 }
 
 /// Newest first: at most `limit` entries older than entry `before`, of one tenant or all.

@@ -49,13 +49,12 @@ pub fn for_user(conn: &Connection, user_id: &str) -> crate::store::sql::Result<V
 
 /// Creates the device, or refreshes it when `id` is already this user's.
 pub fn upsert(conn: &Connection, d: &Device, now_ms: i64) -> crate::store::sql::Result<()> {
-    conn.execute(
+    conn.execute_later(
         "INSERT INTO devices (id, user_id, company_id, info, sdk_version, is_online, last_seen_at, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, ?6)
          ON CONFLICT(id) DO UPDATE SET user_id = ?2, company_id = ?3, info = ?4, sdk_version = ?5, is_online = 1, last_seen_at = ?6",
         params![d.id, d.user_id, d.company_id, d.info.to_string(), d.sdk_version, now_ms],
     )
-    .map(|_| ())
 }
 
 pub fn set_online(conn: &Connection, id: &str, is_online: bool, now_ms: i64) -> crate::store::sql::Result<usize> {

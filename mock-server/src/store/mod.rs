@@ -203,7 +203,9 @@ impl Store {
                 MutexGuard::unlock_fair(conn);
                 out
             }),
-            Backend::Postgres(pool) => {
+            // One announcement to tokio for the whole transaction: each statement's wait on the
+            // bridge then costs no hand-over of the worker.
+            Backend::Postgres(pool) => blocking(|| {
                 // Dropped uncommitted (a panic in `f`), the connection is closed, not pooled.
                 let conn = pool.begin(shared)?;
                 match f(&conn) {
@@ -217,7 +219,7 @@ impl Store {
                         Err(e)
                     }
                 }
-            }
+            }),
         }
     }
 }

@@ -21,7 +21,7 @@ pub const SHARED_CLOCK: &str = "SELECT version, offset_ms FROM mock_clock WHERE 
 /// Tells every replica that `company_id` was invalidated at `at` (when the caller commits).
 pub fn invalidated(conn: &Connection, company_id: &str, at: i64) -> Result<()> {
     if conn.dialect() == Dialect::Postgres {
-        conn.query_row("SELECT pg_notify(?1, ?2)::text", [INVALIDATIONS, &format!("{company_id}\t{at}")], |_| Ok(()))?;
+        conn.execute_later("SELECT pg_notify(?1, ?2)::text", [INVALIDATIONS, &format!("{company_id}\t{at}")])?;
     }
     Ok(())
 }
@@ -35,7 +35,7 @@ pub fn clock_moved(conn: &Connection, offset_ms: i64) -> Result<i64> {
         [offset_ms],
         |r| r.get::<_, i64>(0),
     )?;
-    conn.query_row("SELECT pg_notify(?1, ?2)::text", [CLOCK, &format!("{version}\t{offset_ms}")], |_| Ok(()))?;
+    conn.execute_later("SELECT pg_notify(?1, ?2)::text", [CLOCK, &format!("{version}\t{offset_ms}")])?;
     Ok(version)
 }
 

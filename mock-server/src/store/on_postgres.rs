@@ -46,7 +46,7 @@ impl PgPool {
     pub fn session(&self) -> Result<PgConn> {
         let pool = self.pool.clone();
         let client = wait(async move { pool.get().await }).map_err(|e| Error::Unavailable(Box::new(e)))?.map_err(|e| Error::Unavailable(Box::new(e)))?;
-        Ok(PgConn { client: RefCell::new(Some(client)), open: Cell::new(false) })
+        Ok(PgConn::new(client))
     }
 
     /// One connection in a transaction that holds the store's lock until it ends: alone
@@ -56,7 +56,8 @@ impl PgPool {
         let conn = self.session()?;
         let lock = if shared { "pg_advisory_xact_lock_shared" } else { "pg_advisory_xact_lock" };
         conn.open.set(true);
-        conn.batch(&format!("BEGIN; SELECT {lock}({STORE_LOCK})"))?;
+        // Sent with the transaction's first statement.
+        conn.later(Step::Batch(format!("BEGIN; SELECT {lock}({STORE_LOCK})")))?;
         Ok(conn)
     }
 }
@@ -67,6 +68,23 @@ pub struct PgConn {
     client: RefCell<Option<Object>>,
     /// A transaction begun and not yet ended ([`PgConn::end`]).
     open: Cell<bool>,
+    /// Statements of the open transaction not sent yet ([`Conn::run_later`]): they go in order
+    /// with the next one, in one round trip.
+    pending: RefCell<Vec<Step>>,
+}
+
+/// One statement to send.
+enum Step {
+    Run(String, Vec<Value>),
+    Fetch(String, Vec<Value>),
+    Batch(String),
+}
+
+/// What a step answers.
+enum Answer {
+    Count(usize),
+    Rows(Vec<Row>),
+    Done,
 }
 
 /// A connection dropped inside its transaction (a panic in the caller, a failed `COMMIT`) is not
@@ -84,19 +102,81 @@ impl Drop for PgConn {
 }
 
 impl PgConn {
-    /// Ends the transaction `begin` opened (`COMMIT` or `ROLLBACK`).
+    fn new(client: Object) -> PgConn {
+        PgConn { client: RefCell::new(Some(client)), open: Cell::new(false), pending: RefCell::new(Vec::new()) }
+    }
+
+    /// Ends the transaction `begin` opened (`COMMIT`, with the writes still pending, or
+    /// `ROLLBACK`, which drops them unsent).
     pub fn end(&self, how: &str) -> Result<()> {
+        if how != "COMMIT" {
+            self.pending.borrow_mut().clear();
+        }
         self.batch(how)?;
         self.open.set(false);
         Ok(())
     }
 
-    fn on_bridge<T: Send + 'static>(&self, work: impl FnOnce(Object) -> std::pin::Pin<Box<dyn std::future::Future<Output = (Object, Result<T>)> + Send>>) -> Result<T> {
+    /// Sends the pending steps and `last` in one pipeline on the bridge; answers `last`'s
+    /// answer, or the first failure in order (a failed step aborts the transaction, so the
+    /// steps after it fail too, for its reason).
+    fn send(&self, last: Step) -> Result<Answer> {
+        let mut steps = std::mem::take(&mut *self.pending.borrow_mut());
+        steps.push(last);
         let client = self.client.borrow_mut().take().ok_or_else(|| Error::Unavailable("the connection was lost by an earlier statement".into()))?;
-        let (client, out) = wait(work(client)).map_err(|e| Error::Unavailable(Box::new(e)))?;
+        let (client, out) = wait(async move {
+            let out = pipeline(&client, &steps).await;
+            (client, out)
+        })
+        .map_err(|e| Error::Unavailable(Box::new(e)))?;
         *self.client.borrow_mut() = Some(client);
         out
     }
+
+    /// Queues `step` inside a transaction; outside one it is sent now.
+    fn later(&self, step: Step) -> Result<()> {
+        if self.open.get() {
+            self.pending.borrow_mut().push(step);
+            Ok(())
+        } else {
+            self.send(step).map(|_| ())
+        }
+    }
+}
+
+/// The steps pipelined: each prepared first, in order (a cached statement costs no round trip),
+/// then all sent at once. tokio-postgres sends a request when its future is first polled, and
+/// `join_all` polls them in order, so PostgreSQL runs them in the order given.
+fn refs(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
+}
+
+async fn pipeline(client: &Object, steps: &[Step]) -> Result<Answer> {
+    let mut prepared = Vec::with_capacity(steps.len());
+    for step in steps {
+        prepared.push(match step {
+            Step::Run(sql, _) | Step::Fetch(sql, _) => Some(client.prepare_cached(sql).await.map_err(classify)?),
+            Step::Batch(_) => None,
+        });
+    }
+    let answers = futures_util::future::join_all(steps.iter().zip(&prepared).map(|(step, statement)| async move {
+        match (step, statement) {
+            (Step::Run(_, params), Some(statement)) => Ok(Answer::Count(client.execute(statement, &refs(params)).await.map_err(classify)? as usize)),
+            (Step::Fetch(_, params), Some(statement)) => {
+                let rows = client.query(statement, &refs(params)).await.map_err(classify)?;
+                let rows = rows.iter().map(|r| (0..r.len()).map(|i| r.try_get::<_, Value>(i).map_err(classify)).collect::<Result<Vec<_>>>().map(Row)).collect::<Result<_>>()?;
+                Ok(Answer::Rows(rows))
+            }
+            (Step::Batch(sql), _) => client.batch_execute(sql).await.map(|_| Answer::Done).map_err(classify),
+            (_, None) => Err(Error::Postgres("a statement was not prepared".into())),
+        }
+    }))
+    .await;
+    let mut last = Answer::Done;
+    for answer in answers {
+        last = answer?;
+    }
+    Ok(last)
 }
 
 /// A statement with SQLite's `?N` placeholders numbered PostgreSQL's way (`$N`); quoted text is
@@ -131,48 +211,31 @@ fn classify(e: tokio_postgres::Error) -> Error {
     }
 }
 
-async fn fetch(client: &Object, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-    let statement = client.prepare_cached(sql).await.map_err(classify)?;
-    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-    let rows = client.query(&statement, &refs).await.map_err(classify)?;
-    rows.iter().map(|r| (0..r.len()).map(|i| r.try_get::<_, Value>(i).map_err(classify)).collect::<Result<Vec<_>>>().map(Row)).collect()
-}
-
-async fn run(client: &Object, sql: &str, params: &[Value]) -> Result<usize> {
-    let statement = client.prepare_cached(sql).await.map_err(classify)?;
-    let refs: Vec<&(dyn ToSql + Sync)> = params.iter().map(|p| p as &(dyn ToSql + Sync)).collect();
-    Ok(client.execute(&statement, &refs).await.map_err(classify)? as usize)
-}
-
 impl Conn for PgConn {
     fn run(&self, sql: &str, params: &[Value]) -> Result<usize> {
-        let (sql, params) = (numbered(sql), params.to_vec());
-        self.on_bridge(move |client| {
-            Box::pin(async move {
-                let out = run(&client, &sql, &params).await;
-                (client, out)
-            })
-        })
+        match self.send(Step::Run(numbered(sql), params.to_vec()))? {
+            Answer::Count(n) => Ok(n),
+            _ => Ok(0),
+        }
     }
 
     fn fetch(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
-        let (sql, params) = (numbered(sql), params.to_vec());
-        self.on_bridge(move |client| {
-            Box::pin(async move {
-                let out = fetch(&client, &sql, &params).await;
-                (client, out)
-            })
-        })
+        match self.send(Step::Fetch(numbered(sql), params.to_vec()))? {
+            Answer::Rows(rows) => Ok(rows),
+            _ => Ok(Vec::new()),
+        }
     }
 
     fn batch(&self, sql: &str) -> Result<()> {
-        let sql = sql.to_owned();
-        self.on_bridge(move |client| {
-            Box::pin(async move {
-                let out = client.batch_execute(&sql).await.map_err(classify);
-                (client, out)
-            })
-        })
+        self.send(Step::Batch(sql.to_owned())).map(|_| ())
+    }
+
+    fn run_later(&self, sql: &str, params: &[Value]) -> Result<()> {
+        self.later(Step::Run(numbered(sql), params.to_vec()))
+    }
+
+    fn batch_later(&self, sql: &str) -> Result<()> {
+        self.later(Step::Batch(sql.to_owned()))
     }
 
     fn dialect(&self) -> Dialect {

@@ -12,11 +12,10 @@ pub struct RefreshToken {
 }
 
 pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, expires_at: i64, now_ms: i64) -> crate::store::sql::Result<()> {
-    conn.execute(
+    conn.execute_later(
         "INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![hash, family_id, user_id, expires_at, now_ms],
     )
-    .map(|_| ())
 }
 
 pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<RefreshToken>> {
@@ -27,7 +26,7 @@ pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<R
 }
 
 pub fn mark_used(conn: &Connection, hash: &str, now_ms: i64) -> crate::store::sql::Result<()> {
-    conn.execute("UPDATE refresh_tokens SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL", params![hash, now_ms]).map(|_| ())
+    conn.execute_later("UPDATE refresh_tokens SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL", params![hash, now_ms])
 }
 
 pub fn revoke_family(conn: &Connection, family_id: &str, now_ms: i64) -> crate::store::sql::Result<usize> {

@@ -67,10 +67,11 @@ CREATE TABLE IF NOT EXISTS docdb_databases (
 );
 CREATE INDEX IF NOT EXISTS docdb_databases_lru ON docdb_databases (open, pinned, last_used);
 CREATE INDEX IF NOT EXISTS docdb_databases_company ON docdb_databases (company_id);
+-- The latest use, read by every use to place itself after it (docdb::NEXT_USE).
+CREATE INDEX IF NOT EXISTS docdb_databases_recency ON docdb_databases (last_used);
 CREATE TABLE IF NOT EXISTS docdb_cluster (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   max_open INTEGER NOT NULL,
-  clock INTEGER NOT NULL DEFAULT 0,
   open_handles INTEGER NOT NULL DEFAULT 0,
   db_prefix TEXT
 );
@@ -157,10 +158,11 @@ CREATE TABLE IF NOT EXISTS docdb_databases (
 );
 CREATE INDEX IF NOT EXISTS docdb_databases_lru ON docdb_databases (open, pinned, last_used);
 CREATE INDEX IF NOT EXISTS docdb_databases_company ON docdb_databases (company_id);
+-- The latest use, read by every use to place itself after it (docdb::NEXT_USE).
+CREATE INDEX IF NOT EXISTS docdb_databases_recency ON docdb_databases (last_used);
 CREATE TABLE IF NOT EXISTS docdb_cluster (
   id BIGINT PRIMARY KEY CHECK (id = 1),
   max_open BIGINT NOT NULL,
-  clock BIGINT NOT NULL DEFAULT 0,
   open_handles BIGINT NOT NULL DEFAULT 0,
   db_prefix TEXT
 );

@@ -66,6 +66,16 @@ pub trait Conn {
     fn fetch(&self, sql: &str, params: &[Value]) -> Result<Vec<Row>>;
     /// Runs statements separated by `;`, without parameters.
     fn batch(&self, sql: &str) -> Result<()>;
+    /// Runs a statement whose answer the caller does not need. Inside a transaction an adapter
+    /// may send it with the next statement (one round trip for both), so its failure may be
+    /// answered there instead: the transaction fails either way.
+    fn run_later(&self, sql: &str, params: &[Value]) -> Result<()> {
+        self.run(sql, params).map(|_| ())
+    }
+    /// [`Conn::batch`], sent as [`Conn::run_later`] sends.
+    fn batch_later(&self, sql: &str) -> Result<()> {
+        self.batch(sql)
+    }
     fn dialect(&self) -> Dialect;
 }
 
@@ -88,6 +98,14 @@ macro_rules! holds_a_connection {
 
             fn batch(&self, sql: &str) -> $crate::store::sql::Result<()> {
                 (**self).batch(sql)
+            }
+
+            fn run_later(&self, sql: &str, params: &[$crate::store::sql::Value]) -> $crate::store::sql::Result<()> {
+                (**self).run_later(sql, params)
+            }
+
+            fn batch_later(&self, sql: &str) -> $crate::store::sql::Result<()> {
+                (**self).batch_later(sql)
             }
 
             fn dialect(&self) -> $crate::store::sql::Dialect {
@@ -130,6 +148,11 @@ impl dyn Conn + '_ {
         self.batch(sql)
     }
 
+    /// [`Conn::run_later`]: a write whose count nobody reads.
+    pub fn execute_later<P: Params>(&self, sql: &str, params: P) -> Result<()> {
+        self.run_later(sql, &params.values())
+    }
+
     /// The first row through `f`; [`Error::NoRows`] when there is none.
     pub fn query_row<T, P: Params>(&self, sql: &str, params: P, f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
         let rows = self.fetch(sql, &params.values())?;
@@ -152,7 +175,7 @@ impl dyn Conn + '_ {
 /// on the same key run one after the other. On SQLite every transaction is alone already.
 pub fn lock_key(conn: &Connection, key: &str) -> Result<()> {
     if conn.dialect() == Dialect::Postgres {
-        conn.query_row("SELECT pg_advisory_xact_lock(1, hashtext(?1))::text", [key], |_| Ok(()))?;
+        conn.execute_later("SELECT pg_advisory_xact_lock(1, hashtext(?1))::text", [key])?;
     }
     Ok(())
 }

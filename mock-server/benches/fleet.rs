@@ -7,7 +7,7 @@
 //! (`quick` skips the 10,000-tenant rotates, runs 100 tenants, not 1,000, on the engine and the
 //! storms at 1,000 devices; names pick sections; `postgres`: the rotate at 1,000 and 10,000 tenants
 //! on PostgreSQL, refresh throughput of 3 replicas beside one SQLite server, 5,000 devices over 3
-//! replicas back after an invalidation; `pg-auth`: only the throughput beside SQLite's; `pg-storm`: only the devices).
+//! replicas back after an invalidation; `pg-rotate`, `pg-auth`, `pg-storm`: one of those).
 
 #[path = "../tests/common/engine.rs"]
 mod engine;
@@ -541,7 +541,7 @@ async fn main() {
             rotate(n, false, Store::Sqlite).await;
         }
     }
-    if wanted("postgres") {
+    if wanted("postgres") || wanted("pg-rotate") {
         let sizes: &[usize] = if quick { &[1000] } else { &[1000, 10_000] };
         for &n in sizes {
             rotate(n, false, Store::Postgres(1)).await;

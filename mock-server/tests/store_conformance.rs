@@ -156,7 +156,7 @@ fn the_document_catalogue_counts_its_handles(store: &Store) {
         docdb::create(&c, name, "acme", Kind::Day, NOW).unwrap();
     }
     assert_eq!(docdb::open_count(&conn).unwrap(), before + 2, "counted as they open");
-    docdb::pin_only(&conn, "acme", &["t_a", "t_b"]).unwrap();
+    docdb::pin_only(&c, "acme", &["t_a", "t_b"]).unwrap();
     docdb::drop_database(&c, "t_b").unwrap();
     assert_eq!(docdb::open_count(&conn).unwrap(), before + 1, "and as they go");
     assert!(matches!(docdb::create(&c, "t_a", "acme", Kind::Day, NOW), Err(DocDbError::Exists(_))));

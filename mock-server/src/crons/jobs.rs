@@ -98,10 +98,11 @@ impl JobContext<'_> {
             let now = self.now();
             let mut taken = 0;
             let outcomes = self.state.store.transaction(|tx| {
-                let cluster = self.state.cluster(tx);
                 let started = std::time::Instant::now();
                 let mut outcomes = Vec::with_capacity(size.min(rest.len()));
                 for id in rest.iter().take(size) {
+                    // A cluster a tenant: what one knows of its handles goes with a rolled-back step.
+                    let cluster = self.state.cluster(tx);
                     tx.batch_later("SAVEPOINT tenant")?;
                     let outcome = tenants::get(tx, id).and_then(|tenant| step(&cluster, &tenant, now));
                     tx.batch_later(if outcome.is_ok() { "RELEASE tenant" } else { "ROLLBACK TO tenant; RELEASE tenant" })?;

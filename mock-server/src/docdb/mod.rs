@@ -25,6 +25,9 @@ pub fn percent_decoded(part: &str) -> String {
     percent_encoding::percent_decode_str(part).decode_utf8_lossy().into_owned()
 }
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use crate::store::sql::{params, Connection, OptionalExtension, ToValue};
 use crate::store::StoreError;
 use documents::{Counts, Documents, Write};
@@ -248,11 +251,12 @@ fn handle(conn: &Connection, name: &str) -> DocDbResult<(Option<(bool, bool)>, H
 /// Makes room for one more handle: under the bound nothing to do, at it the least recently used
 /// idle handle is closed (over a lowered bound, as many as it takes), and with every handle in
 /// use the answer is `all_dbs_active`.
-fn make_room(conn: &Connection, Handles { mut open, max }: Handles) -> DocDbResult<()> {
+fn make_room(c: &Cluster, Handles { mut open, max }: Handles) -> DocDbResult<()> {
     while open >= max {
-        let lru: Option<String> = conn.query_row("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
+        let lru: Option<String> = c.query_row("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
         let Some(name) = lru else { return Err(DocDbError::AllDbsActive { open, max }) };
-        conn.execute_later("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [name])?;
+        c.execute_later("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [&name])?;
+        c.known.borrow_mut().remove(&name);
         open -= 1;
     }
     Ok(())
@@ -264,29 +268,37 @@ const NEXT_USE: &str = "(SELECT COALESCE(MAX(last_used), 0) + 1 FROM docdb_datab
 
 /// Opens the database's handle (or marks an open one used): every access goes through here.
 /// A handle in use is never closed, so its recency is not recorded (reads stay reads).
-fn use_db(conn: &Connection, name: &str) -> DocDbResult<()> {
-    let (handle, handles) = handle(conn, name)?;
-    match handle {
-        None => Err(DocDbError::Missing(name.to_owned())),
-        Some((true, true)) => Ok(()),
-        Some((true, false)) => Ok(conn.execute_later(&format!("UPDATE docdb_databases SET last_used = {NEXT_USE} WHERE name = ?1"), [name])?),
-        Some((false, _)) => {
-            make_room(conn, handles)?;
-            Ok(conn.execute_later(&format!("UPDATE docdb_databases SET open = 1, last_used = {NEXT_USE} WHERE name = ?1"), [name])?)
-        }
+fn use_db(c: &Cluster, name: &str) -> DocDbResult<()> {
+    // Known open in this transaction (the store's lock held alone): no need to read it again.
+    let known = c.known.borrow().get(name).copied();
+    let (in_use, opening) = match known {
+        Some(in_use) => (in_use, false),
+        None => match handle(c, name)? {
+            (None, _) => return Err(DocDbError::Missing(name.to_owned())),
+            (Some((true, in_use)), _) => (in_use, false),
+            (Some((false, pinned)), handles) => {
+                make_room(c, handles)?;
+                (pinned, true)
+            }
+        },
+    };
+    if opening || !in_use {
+        let open = if opening { "open = 1, " } else { "" };
+        c.execute_later(&format!("UPDATE docdb_databases SET {open}last_used = {NEXT_USE} WHERE name = ?1"), [name])?;
     }
+    c.known.borrow_mut().insert(name.to_owned(), in_use);
+    Ok(())
 }
 
 /// Keeps exactly `names` of the tenant's databases in use (opening them), releasing its other
 /// pins: the rotate's prewarm (CORE, today, tomorrow).
-pub fn pin_only(conn: &Connection, company_id: &str, names: &[&str]) -> DocDbResult<()> {
+pub fn pin_only(conn: &Cluster, company_id: &str, names: &[&str]) -> DocDbResult<()> {
+    // Every pin of the tenant changes: what the cluster knew of its handles is read again.
+    conn.known.borrow_mut().clear();
     conn.execute_later("UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
     // Their handles read together: the open ones pinned first, as they are (so opening the
     // others cannot close them), then the closed ones opened and pinned.
-    let in_list = |n: usize| (1..=n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
-    let params: Vec<_> = names.iter().map(|n| n.to_value()).collect();
-    let rows = conn.fetch(&format!("SELECT name, open FROM docdb_databases WHERE name IN ({})", in_list(names.len())), &params)?;
-    let handles = rows.iter().map(|r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?))).collect::<crate::store::sql::Result<Vec<_>>>()?;
+    let handles = existing(conn, names)?;
     if let Some(missing) = names.iter().find(|name| !handles.iter().any(|(n, _)| n == *name)) {
         return Err(DocDbError::Missing((*missing).to_owned()));
     }
@@ -298,6 +310,7 @@ pub fn pin_only(conn: &Connection, company_id: &str, names: &[&str]) -> DocDbRes
         use_db(conn, name)?;
         conn.execute_later("UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
     }
+    conn.known.borrow_mut().extend(names.iter().map(|n| ((*n).to_owned(), true)));
     Ok(())
 }
 
@@ -308,6 +321,18 @@ pub fn pinned(conn: &Connection, company_id: &str) -> DocDbResult<Vec<String>> {
     Ok(names)
 }
 
+/// Which of `names` exist, each with whether its handle is open, in one statement.
+pub fn existing(conn: &Connection, names: &[&str]) -> DocDbResult<Vec<(String, bool)>> {
+    let params: Vec<_> = names.iter().map(|n| n.to_value()).collect();
+    let rows = conn.fetch(&format!("SELECT name, open FROM docdb_databases WHERE name IN ({})", in_list(names.len())), &params)?;
+    Ok(rows.iter().map(|r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?))).collect::<crate::store::sql::Result<_>>()?)
+}
+
+/// `?1, ?2, …, ?n`.
+fn in_list(n: usize) -> String {
+    (1..=n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
+}
+
 pub fn exists(conn: &Connection, name: &str) -> DocDbResult<bool> {
     Ok(conn.query_row("SELECT COUNT(*) FROM docdb_databases WHERE name = ?1", [name], |r| r.get::<_, i64>(0))? > 0)
 }
@@ -316,6 +341,11 @@ pub fn exists(conn: &Connection, name: &str) -> DocDbResult<bool> {
 /// handle can be found for (`all_dbs_active`). The engine's database is made first: a step
 /// killed before its catalogue row lands finds it there and goes on.
 pub fn create(c: &Cluster, name: &str, company_id: &str, kind: Kind, now_ms: i64) -> DocDbResult<()> {
+    create_indexed(c, name, company_id, kind, &[], now_ms)
+}
+
+/// [`create`] with its indexes (the warm's CORE): one write, not a create and an update.
+pub fn create_indexed(c: &Cluster, name: &str, company_id: &str, kind: Kind, indexes: &[&str], now_ms: i64) -> DocDbResult<()> {
     if !is_legal_name(name) {
         return Err(DocDbError::IllegalName(name.to_owned()));
     }
@@ -326,9 +356,10 @@ pub fn create(c: &Cluster, name: &str, company_id: &str, kind: Kind, now_ms: i64
     make_room(c, handles)?;
     c.docs.create_db(name)?;
     c.execute_later(
-        &format!("INSERT INTO docdb_databases (name, company_id, kind, created_at, open, last_used) VALUES (?1, ?2, ?3, ?4, 1, {NEXT_USE})"),
-        params![name, company_id, kind.as_str(), now_ms],
+        &format!("INSERT INTO docdb_databases (name, company_id, kind, created_at, indexes, open, last_used) VALUES (?1, ?2, ?3, ?4, ?5, 1, {NEXT_USE})"),
+        params![name, company_id, kind.as_str(), now_ms, serde_json::to_string(indexes).unwrap_or_default()],
     )?;
+    c.known.borrow_mut().insert(name.to_owned(), false);
     Ok(())
 }
 
@@ -340,21 +371,7 @@ pub fn drop_database(c: &Cluster, name: &str) -> DocDbResult<()> {
     }
     c.docs.delete_db(name)?;
     c.execute("DELETE FROM docdb_databases WHERE name = ?1", [name])?;
-    Ok(())
-}
-
-/// Adds the indexes the database lacks (a `_index` request each, in CouchDB).
-pub fn add_indexes(conn: &Connection, db: &str, wanted: &[&str]) -> DocDbResult<()> {
-    let mut indexes = self::indexes(conn, db)?;
-    let before = indexes.len();
-    for index in wanted {
-        if !indexes.iter().any(|i| i == index) {
-            indexes.push((*index).to_owned());
-        }
-    }
-    if indexes.len() > before {
-        conn.execute_later("UPDATE docdb_databases SET indexes = ?2 WHERE name = ?1", params![db, serde_json::to_string(&indexes).unwrap_or_default()])?;
-    }
+    c.known.borrow_mut().remove(name);
     Ok(())
 }
 
@@ -402,6 +419,11 @@ fn info_row(r: &crate::store::sql::Row) -> crate::store::sql::Result<InfoRow> {
 pub struct Cluster<'a> {
     conn: &'a Connection<'a>,
     docs: Box<dyn Documents + 'a>,
+    /// The handles this cluster opened or found open, and whether each is in use. A cluster
+    /// lives in one transaction holding the store's lock alone, where only it opens or closes
+    /// handles, so a second use of a database needs no read of its handle (a round trip each on
+    /// PostgreSQL). A tenant's failed step is rolled back to its savepoint: its cluster with it.
+    known: RefCell<HashMap<String, bool>>,
 }
 
 impl<'a> Cluster<'a> {
@@ -411,7 +433,7 @@ impl<'a> Cluster<'a> {
             Some(engine) => Box::new(on_engine::OnEngine { engine }),
             None => Box::new(embedded::Embedded { conn }),
         };
-        Cluster { conn, docs }
+        Cluster { conn, docs, known: RefCell::default() }
     }
 
     pub fn embedded(conn: &'a Connection<'a>) -> Cluster<'a> {

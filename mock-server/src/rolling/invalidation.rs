@@ -29,15 +29,32 @@ pub fn last(conn: &Connection, company_id: &str) -> RollingResult<Option<Invalid
 
 /// Upserts the tenant's row; `invalidatedAt` always moves forward, so devices see it as newer.
 pub fn invalidate(conn: &Connection, company_id: &str, reason: &str, routing: Routing, now_ms: i64) -> RollingResult<i64> {
-    let at = conn.query_row(
-        "INSERT INTO client_invalidations (company_id, invalidated_at, reason, routing) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT(company_id) DO UPDATE SET reason = ?3, routing = ?4,
-           invalidated_at = CASE WHEN client_invalidations.invalidated_at >= ?2 THEN client_invalidations.invalidated_at + 1 ELSE ?2 END
-         RETURNING invalidated_at",
-        params![company_id, now_ms, reason, routing.as_str()],
-        |r| r.get::<_, i64>(0),
-    )?;
-    crate::store::notifications::invalidated(conn, company_id, at)?;
+    // Without a condition the upsert always writes its row.
+    Ok(upsert(conn, company_id, reason, routing, now_ms, "")?.ok_or(crate::store::sql::Error::NoRows)?)
+}
+
+/// [`invalidate`] unless the tenant's latest invalidation already routes there (the rotate's
+/// cutover, once): the check and the write in one statement. `None`: nothing to do.
+pub fn invalidate_unless_routed(conn: &Connection, company_id: &str, reason: &str, routing: Routing, now_ms: i64) -> RollingResult<Option<i64>> {
+    upsert(conn, company_id, reason, routing, now_ms, " WHERE client_invalidations.routing <> ?4")
+}
+
+fn upsert(conn: &Connection, company_id: &str, reason: &str, routing: Routing, now_ms: i64, only: &str) -> RollingResult<Option<i64>> {
+    let at = conn
+        .query_row(
+            &format!(
+                "INSERT INTO client_invalidations (company_id, invalidated_at, reason, routing) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(company_id) DO UPDATE SET reason = ?3, routing = ?4,
+                   invalidated_at = CASE WHEN client_invalidations.invalidated_at >= ?2 THEN client_invalidations.invalidated_at + 1 ELSE ?2 END{only}
+                 RETURNING invalidated_at"
+            ),
+            params![company_id, now_ms, reason, routing.as_str()],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()?;
+    if let Some(at) = at {
+        crate::store::notifications::invalidated(conn, company_id, at)?;
+    }
     Ok(at)
 }
 

@@ -68,10 +68,6 @@ pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant
     if changed {
         docdb::put_local(conn, &names.core(), MANIFEST_ID, &manifest)?;
     }
-    let routed_to_core = invalidation::last(conn, &tenant.id)?.is_some_and(|i| i.routing == Routing::Core.as_str());
-    let invalidated = !routed_to_core;
-    if invalidated {
-        invalidation::invalidate(conn, &tenant.id, REASON_CUTOVER, Routing::Core, now_ms)?;
-    }
+    let invalidated = invalidation::invalidate_unless_routed(conn, &tenant.id, REASON_CUTOVER, Routing::Core, now_ms)?.is_some();
     Ok(TenantRotation { company_id: tenant.id.clone(), warm, created_days, invalidated })
 }

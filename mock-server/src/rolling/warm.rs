@@ -27,16 +27,16 @@ pub fn is_static(body: &serde_json::Map<String, serde_json::Value>) -> bool {
 }
 
 pub fn warm_core(conn: &Cluster, names: &TenantNames, company_id: &str, now_ms: i64) -> RollingResult<WarmOutcome> {
-    let core = names.core();
-    if docdb::exists(conn, &core)? {
+    let (core, legacy) = (names.core(), names.legacy());
+    let found = docdb::existing(conn, &[&core, &legacy])?;
+    let exists = |name: &str| found.iter().any(|(n, _)| n == name);
+    if exists(&core) {
         return Ok(WarmOutcome::AlreadyExists);
     }
-    let legacy = names.legacy();
-    if !docdb::exists(conn, &legacy)? {
+    if !exists(&legacy) {
         return Ok(WarmOutcome::NoLegacy);
     }
-    docdb::create(conn, &core, company_id, Kind::Core, now_ms)?;
-    docdb::add_indexes(conn, &core, &CORE_INDEXES)?;
+    docdb::create_indexed(conn, &core, company_id, Kind::Core, &CORE_INDEXES, now_ms)?;
     let writes: Vec<Write> = docdb::all_docs(conn, &legacy)?
         .into_iter()
         .filter(|d| is_static(&d.body))

@@ -1,6 +1,8 @@
-//! The store's PostgreSQL adapter (`DATABASE_URL`): a pool of tokio-postgres connections
-//! (deadpool-postgres), driven from the bridge runtime as the document engine's requests are, so
-//! the record modules stay the synchronous code they are on SQLite. Each transaction takes one
+//! The store's PostgreSQL adapter (`DATABASE_URL`): a pool (deadpool) of tokio-postgres
+//! connections, each driven by a single-threaded runtime of its own on the thread that waits for
+//! it, so the record modules stay the synchronous code they are on SQLite and a round trip wakes
+//! no other thread (on a busy 2-core machine each hand-over between threads cost as much as
+//! PostgreSQL's own work). Each transaction takes one
 //! cluster-wide advisory lock first: every replica's writes are serialised as the embedded
 //! store's mutex serialises one process's, so the rules (a lease, a handle count, a spent refresh
 //! token) hold across replicas without each being rewritten for concurrent transactions.
@@ -8,12 +10,14 @@
 use std::cell::{Cell, RefCell};
 use std::error::Error as StdError;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use std::collections::HashMap;
+
+use deadpool::managed::{Manager, Metrics, Object, Pool, RecycleError, RecycleResult};
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
-use tokio_postgres::NoTls;
+use tokio_postgres::{Client, NoTls, Statement};
 
 use super::sql::{Conn, Dialect, Error, Result, Row, Value};
-use crate::bridge::wait;
+use crate::bridge::{blocking, wait};
 
 /// The advisory lock every transaction takes (any number, the same on every replica).
 pub const STORE_LOCK: i64 = 0x5e55_10b7;
@@ -23,17 +27,16 @@ type BoxError = Box<dyn StdError + Sync + Send>;
 /// The pool of one replica.
 #[derive(Clone)]
 pub struct PgPool {
-    pool: Pool,
+    pool: Pool<Connector>,
 }
 
 impl PgPool {
     /// A pool of at most `size` connections to `url`; nothing is connected until first used.
     pub fn new(url: &str, size: usize) -> Result<PgPool> {
         let config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| Error::Postgres(Box::new(e)))?;
-        let manager = Manager::from_config(config, NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
-        let pool = Pool::builder(manager)
+        let pool = Pool::builder(Connector { config })
             .max_size(size)
-            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .runtime(deadpool::Runtime::Tokio1)
             // A store that does not answer fails the request in a few seconds instead of hanging it.
             .wait_timeout(Some(std::time::Duration::from_secs(5)))
             .create_timeout(Some(std::time::Duration::from_secs(3)))
@@ -62,10 +65,87 @@ impl PgPool {
     }
 }
 
+/// Makes the pool's connections: each with its runtime, its connection task spawned there.
+struct Connector {
+    config: tokio_postgres::Config,
+}
+
+/// A connection and the runtime that drives it, with the statements it has prepared.
+pub struct Driven {
+    runtime: Option<tokio::runtime::Runtime>,
+    client: Client,
+    prepared: HashMap<String, Statement>,
+}
+
+impl Driven {
+    /// Runs `work` on this connection's runtime, on the calling thread.
+    fn run<T: Send>(
+        &mut self,
+        work: impl for<'a> FnOnce(&'a Client, &'a mut HashMap<String, Statement>) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>,
+    ) -> T {
+        let runtime = self.runtime.as_ref().expect("a connection's runtime lives as long as it");
+        let future = work(&self.client, &mut self.prepared);
+        match tokio::runtime::Handle::try_current() {
+            // A single-threaded runtime's only thread cannot start another runtime: a helper
+            // thread waits instead (tests; the server's runtime is multi-threaded).
+            Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread => {
+                std::thread::scope(|s| s.spawn(|| runtime.block_on(future)).join()).unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }
+            _ => blocking(|| runtime.block_on(future)),
+        }
+    }
+}
+
+/// A runtime is dropped without waiting (the pool may let a connection go inside async code,
+/// where a blocking drop is refused); its connection task ends with it and PostgreSQL sees the
+/// socket close.
+impl Drop for Driven {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl Manager for Connector {
+    type Type = Driven;
+    type Error = Error;
+
+    async fn create(&self) -> Result<Driven> {
+        // Connected from a thread of its own: the socket belongs to the new runtime's reactor,
+        // and no runtime may be started inside the pool's.
+        let config = self.config.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            let made = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| Error::Unavailable(Box::new(e))).and_then(|runtime| {
+                match runtime.block_on(config.connect(NoTls)) {
+                    Ok((client, connection)) => {
+                        runtime.spawn(connection);
+                        Ok(Driven { runtime: Some(runtime), client, prepared: HashMap::new() })
+                    }
+                    Err(e) => {
+                        runtime.shutdown_background();
+                        Err(Error::Unavailable(Box::new(e)))
+                    }
+                }
+            });
+            let _ = tx.send(made);
+        });
+        rx.await.map_err(|e| Error::Unavailable(Box::new(e)))?
+    }
+
+    async fn recycle(&self, driven: &mut Driven, _: &Metrics) -> RecycleResult<Error> {
+        if driven.client.is_closed() {
+            return Err(RecycleError::message("the connection is closed"));
+        }
+        Ok(())
+    }
+}
+
 /// One pooled connection, lent to the synchronous record modules.
 pub struct PgConn {
-    /// Taken out while a statement runs on the bridge, put back after.
-    client: RefCell<Option<Object>>,
+    /// Taken out while a statement runs, put back after.
+    client: RefCell<Option<Object<Connector>>>,
     /// A transaction begun and not yet ended ([`PgConn::end`]).
     open: Cell<bool>,
     /// Statements of the open transaction not sent yet ([`Conn::run_later`]): they go in order
@@ -102,7 +182,7 @@ impl Drop for PgConn {
 }
 
 impl PgConn {
-    fn new(client: Object) -> PgConn {
+    fn new(client: Object<Connector>) -> PgConn {
         PgConn { client: RefCell::new(Some(client)), open: Cell::new(false), pending: RefCell::new(Vec::new()) }
     }
 
@@ -123,14 +203,9 @@ impl PgConn {
     fn send(&self, last: Step) -> Result<Answer> {
         let mut steps = std::mem::take(&mut *self.pending.borrow_mut());
         steps.push(last);
-        let client = self.client.borrow_mut().take().ok_or_else(|| Error::Unavailable("the connection was lost by an earlier statement".into()))?;
-        let (client, out) = wait(async move {
-            let out = pipeline(&client, &steps).await;
-            (client, out)
-        })
-        .map_err(|e| Error::Unavailable(Box::new(e)))?;
-        *self.client.borrow_mut() = Some(client);
-        out
+        let mut client = self.client.borrow_mut();
+        let driven = client.as_mut().ok_or_else(|| Error::Unavailable("the connection was lost by an earlier statement".into()))?;
+        driven.run(|client, prepared| Box::pin(pipeline(client, prepared, steps)))
     }
 
     /// Queues `step` inside a transaction; outside one it is sent now.
@@ -151,14 +226,22 @@ fn refs(params: &[Value]) -> Vec<&(dyn ToSql + Sync)> {
     params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
 }
 
-async fn pipeline(client: &Object, steps: &[Step]) -> Result<Answer> {
+async fn pipeline(client: &Client, cache: &mut HashMap<String, Statement>, steps: Vec<Step>) -> Result<Answer> {
     let mut prepared = Vec::with_capacity(steps.len());
-    for step in steps {
+    for step in &steps {
         prepared.push(match step {
-            Step::Run(sql, _) | Step::Fetch(sql, _) => Some(client.prepare_cached(sql).await.map_err(classify)?),
+            Step::Run(sql, _) | Step::Fetch(sql, _) => Some(match cache.get(sql) {
+                Some(statement) => statement.clone(),
+                None => {
+                    let statement = client.prepare(sql).await.map_err(classify)?;
+                    cache.insert(sql.clone(), statement.clone());
+                    statement
+                }
+            }),
             Step::Batch(_) => None,
         });
     }
+    let steps = &steps;
     let answers = futures_util::future::join_all(steps.iter().zip(&prepared).map(|(step, statement)| async move {
         match (step, statement) {
             (Step::Run(_, params), Some(statement)) => Ok(Answer::Count(client.execute(statement, &refs(params)).await.map_err(classify)? as usize)),

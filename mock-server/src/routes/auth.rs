@@ -102,9 +102,8 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
     // answer outside.
     let outcome = state.store.shared_tx(|tx| {
         let unknown = || AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "unknown refresh token".into());
-        let family = refresh_tokens::find(tx, &hash)?.ok_or_else(unknown)?.family_id;
-        // The family is this transaction's alone from here, and read again under its lock.
-        crate::store::sql::lock_key(tx, &format!("family:{family}"))?;
+        // The token's family is this transaction's alone from here; the token is read under its lock.
+        refresh_tokens::lock_family_of(tx, &hash)?;
         let rt = refresh_tokens::find(tx, &hash)?.ok_or_else(unknown)?;
         if rt.revoked_at.is_some() {
             return Err(AppError::Unauthorized(code::REFRESH_TOKEN_REVOKED, "this session has ended; log in again".into()));

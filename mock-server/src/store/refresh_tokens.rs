@@ -18,6 +18,12 @@ pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, exp
     )
 }
 
+/// Locks the family of the token `hash` names (`sql::lock_key`, key `family:<id>`) until the
+/// transaction ends: refreshes of one family run one after the other on every replica.
+pub fn lock_family_of(conn: &Connection, hash: &str) -> crate::store::sql::Result<()> {
+    crate::store::sql::lock_keys_where(conn, "'family:' || family_id", "FROM refresh_tokens WHERE token_hash = ?1", [hash])
+}
+
 pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<RefreshToken>> {
     conn.query_row("SELECT family_id, user_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE token_hash = ?1", [hash], |r| {
         Ok(RefreshToken { family_id: r.get(0)?, user_id: r.get(1)?, expires_at: r.get(2)?, used_at: r.get(3)?, revoked_at: r.get(4)? })

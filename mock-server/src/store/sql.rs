@@ -174,8 +174,14 @@ impl dyn Conn + '_ {
 /// Holds `key` until the transaction ends: two shared transactions (`Store::shared_transaction`)
 /// on the same key run one after the other. On SQLite every transaction is alone already.
 pub fn lock_key(conn: &Connection, key: &str) -> Result<()> {
+    lock_keys_where(conn, "?1", "", [key])
+}
+
+/// [`lock_key`] for the keys an SQL expression `key` names over the rows of `from` (`FROM …
+/// WHERE …`): read and locked in one statement, sent with the next.
+pub fn lock_keys_where<P: Params>(conn: &Connection, key: &str, from: &str, params: P) -> Result<()> {
     if conn.dialect() == Dialect::Postgres {
-        conn.execute_later("SELECT pg_advisory_xact_lock(1, hashtext(?1))::text", [key])?;
+        conn.execute_later(&format!("SELECT pg_advisory_xact_lock(1, hashtext({key}))::text {from}"), params)?;
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! Users, their companies and their active company.
 
-use crate::store::sql::{params, Connection, OptionalExtension, Row};
+use crate::store::sql::{params, Connection, Row, ToValue};
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -15,27 +15,38 @@ pub struct User {
     pub password_hash: String,
 }
 
-const SELECT: &str = "SELECT id, username, password_hash, roles, COALESCE(active_company_id, company_id) FROM users";
+/// A user's row once for each company (`LEFT JOIN`: a user of none too), companies in order.
+const SELECT: &str = "SELECT u.id, u.username, u.password_hash, u.roles, COALESCE(u.active_company_id, u.company_id), c.company_id
+     FROM users u LEFT JOIN user_companies c ON c.user_id = u.id";
 
-fn from_row(conn: &Connection, row: &Row) -> crate::store::sql::Result<User> {
-    let id: String = row.get(0)?;
-    let roles: String = row.get(3)?;
-    let mut stmt = conn.prepare("SELECT company_id FROM user_companies WHERE user_id = ?1 ORDER BY company_id")?;
-    let companies = stmt.query_map([&id], |r| r.get(0))?.collect::<crate::store::sql::Result<Vec<String>>>()?;
-    Ok(User {
-        username: row.get(1)?,
-        password_hash: row.get(2)?,
-        // Corrupt roles are an error, not "no roles": a row that does not read back is reported.
-        roles: serde_json::from_str(&roles).map_err(|e| crate::store::sql::Error::Decode { column: 3, source: Box::new(e) })?,
-        company_id: row.get(4)?,
-        companies,
-        id,
-    })
+/// Users from their rows (each user's rows together), in the rows' order.
+fn from_rows(rows: &[Row]) -> crate::store::sql::Result<Vec<User>> {
+    let mut users: Vec<User> = Vec::new();
+    for row in rows {
+        let id: String = row.get(0)?;
+        let company: Option<String> = row.get(5)?;
+        if users.last().is_none_or(|u| u.id != id) {
+            let roles: String = row.get(3)?;
+            users.push(User {
+                username: row.get(1)?,
+                password_hash: row.get(2)?,
+                // Corrupt roles are an error, not "no roles": a row that does not read back is reported.
+                roles: serde_json::from_str(&roles).map_err(|e| crate::store::sql::Error::Decode { column: 3, source: Box::new(e) })?,
+                company_id: row.get(4)?,
+                companies: Vec::new(),
+                id,
+            });
+        }
+        if let (Some(user), Some(company)) = (users.last_mut(), company) {
+            user.companies.push(company);
+        }
+    }
+    Ok(users)
 }
 
 fn find(conn: &Connection, column: &str, value: &str) -> crate::store::sql::Result<Option<User>> {
-    let mut stmt = conn.prepare(&format!("{SELECT} WHERE {column} = ?1"))?;
-    stmt.query_row([value], |row| from_row(conn, row)).optional()
+    let rows = conn.fetch(&format!("{SELECT} WHERE u.{column} = ?1 ORDER BY c.company_id"), &[value.to_value()])?;
+    Ok(from_rows(&rows)?.pop())
 }
 
 pub fn by_username(conn: &Connection, username: &str) -> crate::store::sql::Result<Option<User>> {
@@ -58,9 +69,7 @@ pub fn insert(conn: &Connection, user: &User, now_ms: i64) -> crate::store::sql:
 }
 
 pub fn all(conn: &Connection) -> crate::store::sql::Result<Vec<User>> {
-    let mut stmt = conn.prepare(&format!("{SELECT} ORDER BY username"))?;
-    let rows = stmt.query_map([], |row| from_row(conn, row))?;
-    rows.collect()
+    from_rows(&conn.fetch(&format!("{SELECT} ORDER BY u.username, c.company_id"), &[])?)
 }
 
 /// Members of the company (by membership, not only by active company).

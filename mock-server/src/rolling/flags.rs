@@ -5,7 +5,7 @@
 use crate::store::sql::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
-use super::{tenants, RollingResult};
+use super::{RollingError, RollingResult};
 use crate::store::devices;
 
 /// The first SDK with the catalogue cutover switch.
@@ -28,13 +28,15 @@ pub struct FlagPatch {
 }
 
 pub fn get(conn: &Connection, company_id: &str) -> RollingResult<Flags> {
-    tenants::get(conn, company_id)?;
+    // The tenant and its flags in one read: no tenant, no row; a tenant never flagged, NULLs.
     let row = conn
-        .query_row("SELECT rolling_db, rolling_db_drop, updated_at, updated_by FROM company_feature_flags WHERE company_id = ?1", [company_id], |r| {
-            Ok((r.get::<_, i64>(0)? != 0, r.get::<_, i64>(1)? != 0, r.get(2)?, r.get(3)?))
-        })
+        .query_row(
+            "SELECT f.rolling_db, f.rolling_db_drop, f.updated_at, f.updated_by FROM companies c LEFT JOIN company_feature_flags f ON f.company_id = c.id WHERE c.id = ?1",
+            [company_id],
+            |r| Ok((r.get::<_, Option<i64>>(0)?.is_some_and(|v| v != 0), r.get::<_, Option<i64>>(1)?.is_some_and(|v| v != 0), r.get(2)?, r.get(3)?)),
+        )
         .optional()?;
-    let (rolling_db, rolling_db_drop, updated_at, updated_by) = row.unwrap_or((false, false, None, None));
+    let (rolling_db, rolling_db_drop, updated_at, updated_by) = row.ok_or_else(|| RollingError::UnknownTenant(company_id.to_owned()))?;
     Ok(Flags { company_id: company_id.to_owned(), rolling_db, rolling_db_drop, updated_at, updated_by })
 }
 

@@ -12,7 +12,8 @@ use std::error::Error as StdError;
 
 use std::collections::HashMap;
 
-use deadpool::managed::{Manager, Metrics, Object, Pool, RecycleError, RecycleResult};
+use deadpool::managed::{Manager, Metrics, Object, Pool, RecycleError, RecycleResult, Timeouts};
+use futures_util::FutureExt;
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, NoTls, Statement};
 
@@ -47,6 +48,13 @@ impl PgPool {
 
     /// One connection of the pool, in autocommit.
     pub fn session(&self) -> Result<PgConn> {
+        // An idle connection is taken here, its future ready at once (no timer, nothing to
+        // await); waiting for one, or making one, goes to the bridge runtime.
+        if self.pool.status().available > 0 {
+            if let Some(Ok(client)) = self.pool.timeout_get(&Timeouts::new()).now_or_never() {
+                return Ok(PgConn::new(client));
+            }
+        }
         let pool = self.pool.clone();
         let client = wait(async move { pool.get().await }).map_err(|e| Error::Unavailable(Box::new(e)))?.map_err(|e| Error::Unavailable(Box::new(e)))?;
         Ok(PgConn::new(client))

@@ -68,7 +68,9 @@ impl PgPool {
         let lock = if shared { "pg_advisory_xact_lock_shared" } else { "pg_advisory_xact_lock" };
         conn.open.set(true);
         // Sent with the transaction's first statement.
-        conn.later(Step::Batch(format!("BEGIN; SELECT {lock}({STORE_LOCK})")))?;
+        // Prepared statements (parsed once a connection), not a text batch parsed each time.
+        conn.later(Step::Run("BEGIN".into(), Vec::new()))?;
+        conn.later(Step::Run(format!("SELECT {lock}({STORE_LOCK})::text"), Vec::new()))?;
         Ok(conn)
     }
 }
@@ -200,7 +202,7 @@ impl PgConn {
         if how != "COMMIT" {
             self.pending.borrow_mut().clear();
         }
-        self.batch(how)?;
+        self.run(how, &[])?;
         self.open.set(false);
         Ok(())
     }

@@ -41,11 +41,6 @@ fn chunks(mut n: usize) -> Vec<usize> {
     out
 }
 
-/// `(?a, ?a+1, …), (…)`: `rows` groups of `columns` numbered placeholders.
-fn placeholders(rows: usize, columns: usize) -> String {
-    (0..rows).map(|r| format!("({})", (1..=columns).map(|c| format!("?{}", r * columns + c)).collect::<Vec<_>>().join(", "))).collect::<Vec<_>>().join(", ")
-}
-
 impl Embedded<'_> {
     /// The current revisions of `ids` in `db`, in one statement per [`CHUNK`] ids (the last
     /// chunk padded to a power of two with its last id).
@@ -70,29 +65,35 @@ impl Embedded<'_> {
         if docs.is_empty() {
             return Ok(());
         }
-        let last = self
-            .conn
-            .query_row("UPDATE docdb_databases SET update_seq = update_seq + ?2 WHERE name = ?1 RETURNING update_seq", params![db, docs.len() as i64], |r| r.get::<_, i64>(0))
-            .optional()?
-            .ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
-        let first = last - docs.len() as i64 + 1;
+        // Every write is sent with the transaction's next statement: the sequence moved by the
+        // count, each row's sequence its place below the new one (the database exists: every
+        // access has opened its handle first).
+        let count = docs.len() as i64;
+        self.conn.run_later("UPDATE docdb_databases SET update_seq = update_seq + ?2 WHERE name = ?1", &[SqlValue::Text(db.to_owned()), SqlValue::Int(count)])?;
         // A document written twice keeps its last write (one statement may not touch a row twice).
         let mut latest: HashMap<String, (i64, String, Map<String, Value>)> = HashMap::new();
-        for (seq, (id, rev, body)) in (first..).zip(docs) {
-            latest.insert(id, (seq, rev, body));
+        for (place, (id, rev, body)) in (1 - count..).zip(docs) {
+            latest.insert(id, (place, rev, body));
         }
         let mut rows: Vec<_> = latest.into_iter().collect();
-        rows.sort_by_key(|(_, (seq, _, _))| *seq);
+        rows.sort_by_key(|(_, (place, _, _))| *place);
         let mut rows = rows.into_iter();
         for size in chunks(rows.len()) {
-            let mut params = Vec::with_capacity(size * 5);
-            for (id, (seq, rev, body)) in rows.by_ref().take(size) {
-                params.extend([SqlValue::Text(db.to_owned()), SqlValue::Text(id), SqlValue::Text(rev), SqlValue::Int(seq), SqlValue::Text(Value::Object(body).to_string())]);
+            let mut params = Vec::with_capacity(size * 4 + 1);
+            params.push(SqlValue::Text(db.to_owned()));
+            for (id, (place, rev, body)) in rows.by_ref().take(size) {
+                params.extend([SqlValue::Text(id), SqlValue::Text(rev), SqlValue::Int(place), SqlValue::Text(Value::Object(body).to_string())]);
             }
+            let values = (0..size)
+                .map(|r| {
+                    let p = |c: usize| r * 4 + c + 1;
+                    format!("(?1, ?{}, ?{}, (SELECT update_seq FROM docdb_databases WHERE name = ?1) + ?{}, ?{})", p(1), p(2), p(3), p(4))
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
             self.conn.run_later(
                 &format!(
-                    "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES {} ON CONFLICT(db, id) DO UPDATE SET rev = excluded.rev, seq = excluded.seq, body = excluded.body",
-                    placeholders(size, 5)
+                    "INSERT INTO docdb_documents (db, id, rev, seq, body) VALUES {values} ON CONFLICT(db, id) DO UPDATE SET rev = excluded.rev, seq = excluded.seq, body = excluded.body"
                 ),
                 &params,
             )?;

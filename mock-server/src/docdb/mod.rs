@@ -236,16 +236,60 @@ struct Handles {
     max: usize,
 }
 
-/// A database's handle, `(open, in use)` (`None`: no such database), and the cluster's open
-/// handles against the bound, in one statement.
-fn handle(conn: &Connection, name: &str) -> DocDbResult<(Option<(bool, bool)>, Handles)> {
-    let row = conn
-        .query_row("SELECT d.open, d.pinned, c.open_handles, c.max_open FROM docdb_cluster c LEFT JOIN docdb_databases d ON d.name = ?1 WHERE c.id = 1", [name], |r| {
-            Ok((r.get::<_, Option<bool>>(0)?.zip(r.get::<_, Option<bool>>(1)?), Handles { open: r.get::<_, i64>(2)? as usize, max: r.get::<_, i64>(3)? as usize }))
-        })
-        .optional()?;
+/// What a cluster knows of the handles, read once in its transaction (the store's lock held
+/// alone, where only it opens or closes handles) and kept up to date as it changes them, so a
+/// second use of a database, or a create after a read, needs no read (a round trip each on
+/// PostgreSQL). A tenant's failed step is rolled back to its savepoint: its cluster with it.
+/// The bound is read with the first handle: `set_max_open` is for the next cluster.
+#[derive(Default)]
+struct Known {
+    /// Per database: `None` absent, else `(open, pinned)`.
+    dbs: HashMap<String, Option<(bool, bool)>>,
+    handles: Option<Handles>,
+}
+
+/// The handles of `names` and the cluster's count against the bound, read in one statement
+/// unless all are known.
+fn read_handles(c: &Cluster, names: &[&str]) -> DocDbResult<Handles> {
+    {
+        let known = c.known.borrow();
+        if let Some(handles) = known.handles.filter(|_| names.iter().all(|n| known.dbs.contains_key(*n))) {
+            return Ok(handles);
+        }
+    }
+    let params: Vec<_> = names.iter().map(|n| n.to_value()).collect();
+    let join = if names.is_empty() { "1 = 0".to_owned() } else { format!("d.name IN ({})", in_list(names.len())) };
+    let rows =
+        c.fetch(&format!("SELECT c.open_handles, c.max_open, d.name, d.open, d.pinned FROM docdb_cluster c LEFT JOIN docdb_databases d ON {join} WHERE c.id = 1"), &params)?;
+    let mut known = c.known.borrow_mut();
+    for name in names {
+        known.dbs.insert((*name).to_owned(), None);
+    }
     // A cluster never installed has no room: every open is refused as `all_dbs_active`.
-    Ok(row.unwrap_or((None, Handles { open: 0, max: 0 })))
+    let mut handles = Handles { open: 0, max: 0 };
+    for r in &rows {
+        handles = Handles { open: r.get::<_, i64>(0)? as usize, max: r.get::<_, i64>(1)? as usize };
+        if let Some(name) = r.get::<_, Option<String>>(2)? {
+            known.dbs.insert(name, Some((r.get(3)?, r.get(4)?)));
+        }
+    }
+    known.handles = Some(handles);
+    Ok(handles)
+}
+
+/// A database's handle as known: `None` absent, else `(open, pinned)`.
+fn handle(c: &Cluster, name: &str) -> DocDbResult<(Option<(bool, bool)>, Handles)> {
+    let handles = read_handles(c, &[name])?;
+    Ok((c.known.borrow().dbs.get(name).copied().flatten(), handles))
+}
+
+/// Records a handle opened (`+1`) or closed (`-1`), and the database's new state.
+fn opened(c: &Cluster, name: &str, state: Option<(bool, bool)>, change: isize) {
+    let mut known = c.known.borrow_mut();
+    known.dbs.insert(name.to_owned(), state);
+    if let Some(h) = known.handles.as_mut() {
+        h.open = h.open.saturating_add_signed(change);
+    }
 }
 
 /// Makes room for one more handle: under the bound nothing to do, at it the least recently used
@@ -256,7 +300,7 @@ fn make_room(c: &Cluster, Handles { mut open, max }: Handles) -> DocDbResult<()>
         let lru: Option<String> = c.query_row("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
         let Some(name) = lru else { return Err(DocDbError::AllDbsActive { open, max }) };
         c.execute_later("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [&name])?;
-        c.known.borrow_mut().remove(&name);
+        opened(c, &name, Some((false, false)), -1);
         open -= 1;
     }
     Ok(())
@@ -269,48 +313,45 @@ const NEXT_USE: &str = "(SELECT COALESCE(MAX(last_used), 0) + 1 FROM docdb_datab
 /// Opens the database's handle (or marks an open one used): every access goes through here.
 /// A handle in use is never closed, so its recency is not recorded (reads stay reads).
 fn use_db(c: &Cluster, name: &str) -> DocDbResult<()> {
-    // Known open in this transaction (the store's lock held alone): no need to read it again.
-    let known = c.known.borrow().get(name).copied();
-    let (in_use, opening) = match known {
-        Some(in_use) => (in_use, false),
-        None => match handle(c, name)? {
-            (None, _) => return Err(DocDbError::Missing(name.to_owned())),
-            (Some((true, in_use)), _) => (in_use, false),
-            (Some((false, pinned)), handles) => {
-                make_room(c, handles)?;
-                (pinned, true)
-            }
-        },
-    };
-    if opening || !in_use {
-        let open = if opening { "open = 1, " } else { "" };
-        c.execute_later(&format!("UPDATE docdb_databases SET {open}last_used = {NEXT_USE} WHERE name = ?1"), [name])?;
+    match handle(c, name)? {
+        (None, _) => Err(DocDbError::Missing(name.to_owned())),
+        (Some((true, true)), _) => Ok(()),
+        (Some((true, false)), _) => Ok(c.execute_later(&format!("UPDATE docdb_databases SET last_used = {NEXT_USE} WHERE name = ?1"), [name])?),
+        (Some((false, pinned)), handles) => {
+            make_room(c, handles)?;
+            c.execute_later(&format!("UPDATE docdb_databases SET open = 1, last_used = {NEXT_USE} WHERE name = ?1"), [name])?;
+            opened(c, name, Some((true, pinned)), 1);
+            Ok(())
+        }
     }
-    c.known.borrow_mut().insert(name.to_owned(), in_use);
-    Ok(())
 }
 
 /// Keeps exactly `names` of the tenant's databases in use (opening them), releasing its other
 /// pins: the rotate's prewarm (CORE, today, tomorrow).
-pub fn pin_only(conn: &Cluster, company_id: &str, names: &[&str]) -> DocDbResult<()> {
-    // Every pin of the tenant changes: what the cluster knew of its handles is read again.
-    conn.known.borrow_mut().clear();
-    conn.execute_later("UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
-    // Their handles read together: the open ones pinned first, as they are (so opening the
-    // others cannot close them), then the closed ones opened and pinned.
-    let handles = existing(conn, names)?;
-    if let Some(missing) = names.iter().find(|name| !handles.iter().any(|(n, _)| n == *name)) {
+pub fn pin_only(c: &Cluster, company_id: &str, names: &[&str]) -> DocDbResult<()> {
+    // Their handles read together (unless known): the open ones pinned first, as they are (so
+    // opening the others cannot close them), then the closed ones opened and pinned.
+    read_handles(c, names)?;
+    let handles: Vec<(&str, Option<(bool, bool)>)> = names.iter().map(|n| (*n, c.known.borrow().dbs.get(*n).copied().flatten())).collect();
+    if let Some((missing, _)) = handles.iter().find(|(_, h)| h.is_none()) {
         return Err(DocDbError::Missing((*missing).to_owned()));
     }
-    let open: Vec<_> = handles.iter().filter(|(_, open)| *open).map(|(n, _)| n.to_value()).collect();
+    c.execute_later("UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
+    // The tenant's other pins are released: what is known of pins is not any more.
+    c.known.borrow_mut().dbs.retain(|_, h| !matches!(h, Some((_, true))));
+    let open: Vec<_> = handles.iter().filter(|(_, h)| h.is_some_and(|(open, _)| open)).map(|(n, _)| n.to_value()).collect();
     if !open.is_empty() {
-        conn.run_later(&format!("UPDATE docdb_databases SET pinned = 1, last_used = {NEXT_USE} WHERE name IN ({})", in_list(open.len())), &open)?;
+        c.run_later(&format!("UPDATE docdb_databases SET pinned = 1, last_used = {NEXT_USE} WHERE name IN ({})", in_list(open.len())), &open)?;
+        for (name, _) in handles.iter().filter(|(_, h)| h.is_some_and(|(open, _)| open)) {
+            c.known.borrow_mut().dbs.insert((*name).to_owned(), Some((true, true)));
+        }
     }
-    for (name, _) in handles.iter().filter(|(_, open)| !open) {
-        use_db(conn, name)?;
-        conn.execute_later("UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
+    for (name, _) in handles.iter().filter(|(_, h)| h.is_some_and(|(open, _)| !open)) {
+        c.known.borrow_mut().dbs.insert((*name).to_owned(), Some((false, false)));
+        use_db(c, name)?;
+        c.execute_later("UPDATE docdb_databases SET pinned = 1 WHERE name = ?1", [name])?;
+        c.known.borrow_mut().dbs.insert((*name).to_owned(), Some((true, true)));
     }
-    conn.known.borrow_mut().extend(names.iter().map(|n| ((*n).to_owned(), true)));
     Ok(())
 }
 
@@ -321,11 +362,12 @@ pub fn pinned(conn: &Connection, company_id: &str) -> DocDbResult<Vec<String>> {
     Ok(names)
 }
 
-/// Which of `names` exist, each with whether its handle is open, in one statement.
-pub fn existing(conn: &Connection, names: &[&str]) -> DocDbResult<Vec<(String, bool)>> {
-    let params: Vec<_> = names.iter().map(|n| n.to_value()).collect();
-    let rows = conn.fetch(&format!("SELECT name, open FROM docdb_databases WHERE name IN ({})", in_list(names.len())), &params)?;
-    Ok(rows.iter().map(|r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?))).collect::<crate::store::sql::Result<_>>()?)
+/// Which of `names` exist, in one statement (none when the cluster knows them all already);
+/// what it reads spares the creates and uses that follow their own reads.
+pub fn existing(c: &Cluster, names: &[&str]) -> DocDbResult<Vec<String>> {
+    read_handles(c, names)?;
+    let known = c.known.borrow();
+    Ok(names.iter().filter(|n| known.dbs.get(**n).is_some_and(Option::is_some)).map(|n| (*n).to_owned()).collect())
 }
 
 /// `?1, ?2, …, ?n`.
@@ -359,7 +401,7 @@ pub fn create_indexed(c: &Cluster, name: &str, company_id: &str, kind: Kind, ind
         &format!("INSERT INTO docdb_databases (name, company_id, kind, created_at, indexes, open, last_used) VALUES (?1, ?2, ?3, ?4, ?5, 1, {NEXT_USE})"),
         params![name, company_id, kind.as_str(), now_ms, serde_json::to_string(indexes).unwrap_or_default()],
     )?;
-    c.known.borrow_mut().insert(name.to_owned(), false);
+    opened(c, name, Some((true, false)), 1);
     Ok(())
 }
 
@@ -371,7 +413,10 @@ pub fn drop_database(c: &Cluster, name: &str) -> DocDbResult<()> {
     }
     c.docs.delete_db(name)?;
     c.execute("DELETE FROM docdb_databases WHERE name = ?1", [name])?;
-    c.known.borrow_mut().remove(name);
+    // Whether its handle was open is not known here: the count is read again when needed.
+    let mut known = c.known.borrow_mut();
+    known.dbs.remove(name);
+    known.handles = None;
     Ok(())
 }
 
@@ -419,11 +464,7 @@ fn info_row(r: &crate::store::sql::Row) -> crate::store::sql::Result<InfoRow> {
 pub struct Cluster<'a> {
     conn: &'a Connection<'a>,
     docs: Box<dyn Documents + 'a>,
-    /// The handles this cluster opened or found open, and whether each is in use. A cluster
-    /// lives in one transaction holding the store's lock alone, where only it opens or closes
-    /// handles, so a second use of a database needs no read of its handle (a round trip each on
-    /// PostgreSQL). A tenant's failed step is rolled back to its savepoint: its cluster with it.
-    known: RefCell<HashMap<String, bool>>,
+    known: RefCell<Known>,
 }
 
 impl<'a> Cluster<'a> {
@@ -596,6 +637,8 @@ mod tests {
         assert_eq!(pinned(&c, "acme").unwrap(), ["a"]);
         // A lowered bound closes idle handles as room is needed.
         set_max_open(&c, 1).unwrap();
+        // The bound is read once a cluster (one operation): the next one sees the new bound.
+        let c = Cluster::embedded(&conn);
         assert_eq!(get(&c, "c", "x"), Err(DocDbError::AllDbsActive { open: 1, max: 1 }), "a is the one handle and in use");
         pin_only(&c, "acme", &[]).unwrap();
         assert_eq!(get(&c, "c", "x"), Ok(None));

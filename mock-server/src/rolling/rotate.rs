@@ -29,12 +29,15 @@ pub struct TenantRotation {
 
 pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<TenantRotation> {
     let names = tenant.names(&settings.db_prefix);
+    let today = day_of(now_ms);
+    let tomorrow = next_day(&today);
+    // Every handle the rotate touches, read together: the warm, the creates and the pins below
+    // then read none.
+    docdb::existing(conn, &[&names.core(), &names.legacy(), &names.day(&today), &names.day(&tomorrow)])?;
     let warm = warm_core(conn, &names, &tenant.id, now_ms)?;
     if warm == WarmOutcome::NoLegacy {
         return Err(RollingError::NoCatalogue(tenant.id.clone()));
     }
-    let today = day_of(now_ms);
-    let tomorrow = next_day(&today);
     // The tenant's days read once: the statuses decided here, the manifest's list after.
     let mut days = day_databases(conn, &tenant.id)?;
     let mut created_days = Vec::new();

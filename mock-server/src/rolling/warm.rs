@@ -29,7 +29,7 @@ pub fn is_static(body: &serde_json::Map<String, serde_json::Value>) -> bool {
 pub fn warm_core(conn: &Cluster, names: &TenantNames, company_id: &str, now_ms: i64) -> RollingResult<WarmOutcome> {
     let (core, legacy) = (names.core(), names.legacy());
     let found = docdb::existing(conn, &[&core, &legacy])?;
-    let exists = |name: &str| found.iter().any(|(n, _)| n == name);
+    let exists = |name: &str| found.iter().any(|n| n == name);
     if exists(&core) {
         return Ok(WarmOutcome::AlreadyExists);
     }

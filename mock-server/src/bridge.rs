@@ -1,5 +1,7 @@
 //! The runtime the synchronous callers' I/O runs on: the document engine's requests
-//! (`docdb/engine.rs`) and the PostgreSQL store's statements (`store/on_postgres.rs`). The rolling
+//! (`docdb/engine.rs`), the PostgreSQL pool's waits and new connections and its listener
+//! (`store/on_postgres.rs`, `store/notifications.rs`; a pooled connection's statements run on its
+//! own runtime, on the waiting thread). The rolling
 //! machine runs on a cron's thread and inside the store's transactions, where nothing can be
 //! awaited; its requests go to this runtime, of the process's whole life, and the caller waits for
 //! the answer. A runtime of its own rather than the server's: a test's single-threaded runtime

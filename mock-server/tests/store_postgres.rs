@@ -35,6 +35,10 @@ async fn the_server_runs_on_postgres_as_on_the_embedded_store() {
     assert_eq!(flags.status, StatusCode::OK, "{:?}", flags.body);
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(run["status"], "succeeded", "{run}");
+    // The log read a page at a time, as the operator's console polls it.
+    let log = run["log"].as_array().unwrap().clone();
+    let page = s.get(&format!("/admin/crons/runs/{}?logFrom=1&logLimit=1", run["runId"].as_str().unwrap()), Some(&admin)).await.body;
+    assert_eq!((&page["log"], &page["logTotal"]), (&json!([log[1]]), &json!(log.len())), "{page}");
     let topology = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await;
     assert_eq!(topology.status, StatusCode::OK, "{:?}", topology.body);
     let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;

@@ -25,23 +25,47 @@ pub struct Run {
 }
 
 pub fn get(conn: &Connection, run_id: &str) -> crate::store::sql::Result<Option<Run>> {
-    conn.query_row("SELECT run_id, cron, status, started_at, finished_at, done, total FROM cron_runs WHERE run_id = ?1", [run_id], |r| {
-        Ok(Run {
-            run_id: r.get(0)?,
-            cron: r.get(1)?,
-            status: r.get(2)?,
-            started_at: r.get(3)?,
-            finished_at: r.get(4)?,
-            progress: Progress { done: r.get::<_, i64>(5)? as u64, total: r.get::<_, i64>(6)? as u64 },
-            log: Vec::new(),
-        })
-    })
-    .optional()?
-    .map(|mut run| {
-        run.log = log_lines(conn, run_id, 0, u64::MAX)?;
-        Ok(run)
-    })
-    .transpose()
+    Ok(page(conn, run_id, 0, u64::MAX)?.map(|(run, _)| run))
+}
+
+/// A run with the page of its log from line `from` (0-based), at most `limit` lines, and how
+/// many lines the log has: a poll of a 10,000-tenant rotate reads its page, not the whole log.
+/// Older stores kept the lines as a JSON array in `cron_runs.log`, which comes first.
+pub fn page(conn: &Connection, run_id: &str, from: u64, limit: u64) -> crate::store::sql::Result<Option<(Run, u64)>> {
+    let found = conn
+        .query_row(
+            "SELECT run_id, cron, status, started_at, finished_at, done, total, log, (SELECT COUNT(*) FROM cron_run_log l WHERE l.run_id = cron_runs.run_id)
+             FROM cron_runs WHERE run_id = ?1",
+            [run_id],
+            |r| {
+                let run = Run {
+                    run_id: r.get(0)?,
+                    cron: r.get(1)?,
+                    status: r.get(2)?,
+                    started_at: r.get(3)?,
+                    finished_at: r.get(4)?,
+                    progress: Progress { done: r.get::<_, i64>(5)? as u64, total: r.get::<_, i64>(6)? as u64 },
+                    log: Vec::new(),
+                };
+                let legacy: Vec<String> = serde_json::from_str(&r.get::<_, Option<String>>(7)?.unwrap_or_default()).unwrap_or_default();
+                Ok((run, legacy, r.get::<_, i64>(8)?.max(0) as u64))
+            },
+        )
+        .optional()?;
+    let Some((mut run, legacy, stored)) = found else { return Ok(None) };
+    let total = legacy.len() as u64 + stored;
+    let (from, limit) = (usize::try_from(from).unwrap_or(usize::MAX), usize::try_from(limit).unwrap_or(usize::MAX));
+    run.log = legacy.iter().skip(from).take(limit).cloned().collect();
+    let rest = limit - run.log.len();
+    if rest > 0 {
+        let offset = from.saturating_sub(legacy.len());
+        let (rest, offset) = (i64::try_from(rest).unwrap_or(i64::MAX), i64::try_from(offset).unwrap_or(i64::MAX));
+        let mut stmt = conn.prepare("SELECT line FROM cron_run_log WHERE run_id = ?1 ORDER BY seq LIMIT ?2 OFFSET ?3")?;
+        for line in stmt.query_map(params![run_id, rest, offset], |r| r.get::<_, String>(0))? {
+            run.log.push(line?);
+        }
+    }
+    Ok(Some((run, total)))
 }
 
 pub fn last_finished(conn: &Connection, cron: &str) -> crate::store::sql::Result<Option<Run>> {
@@ -65,18 +89,6 @@ pub fn append_log(conn: &Connection, run_id: &str, line: &str) -> crate::store::
         "INSERT INTO cron_run_log (run_id, seq, line) VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM cron_run_log WHERE run_id = ?1), ?2)",
         params![run_id, line],
     )
-}
-
-/// The run's log lines from `from` (0-based), at most `limit`; older stores kept the lines as a
-/// JSON array in `cron_runs.log`, which comes first.
-pub fn log_lines(conn: &Connection, run_id: &str, from: u64, limit: u64) -> crate::store::sql::Result<Vec<String>> {
-    let legacy: String = conn.query_row("SELECT log FROM cron_runs WHERE run_id = ?1", [run_id], |r| r.get(0)).optional()?.unwrap_or_default();
-    let mut lines: Vec<String> = serde_json::from_str(&legacy).unwrap_or_default();
-    let mut stmt = conn.prepare("SELECT line FROM cron_run_log WHERE run_id = ?1 ORDER BY seq")?;
-    for line in stmt.query_map([run_id], |r| r.get::<_, String>(0))? {
-        lines.push(line?);
-    }
-    Ok(lines.into_iter().skip(usize::try_from(from).unwrap_or(usize::MAX)).take(usize::try_from(limit).unwrap_or(usize::MAX)).collect())
 }
 
 /// Joins the live run of `cron`, or starts a new one (marking an expired holder interrupted).

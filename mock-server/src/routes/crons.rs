@@ -78,12 +78,9 @@ async fn run_status(State(state): State<AppState>, user: AuthUser, Path(run_id):
     user.require_action(CRONS_READ)?;
     let (from, limit) = (query_number::<u64>(page.log_from.as_deref(), "logFrom")?, query_number::<u64>(page.log_limit.as_deref(), "logLimit")?);
     let conn = state.store.lock()?;
-    let run = runs::get(&conn, &run_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
-    let total = run.log.len();
+    let (run, total) =
+        runs::page(&conn, &run_id, from.unwrap_or(0), limit.unwrap_or(u64::MAX))?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
     let mut body = serde_json::to_value(&run)?;
-    if from.is_some() || limit.is_some() {
-        body["log"] = json!(runs::log_lines(&conn, &run_id, from.unwrap_or(0), limit.unwrap_or(u64::MAX))?);
-    }
     body["logTotal"] = json!(total);
     Ok(Json(body))
 }

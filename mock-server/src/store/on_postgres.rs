@@ -2,15 +2,14 @@
 //! connections, each driven by a single-threaded runtime of its own on the thread that waits for
 //! it, so the record modules stay the synchronous code they are on SQLite and a round trip wakes
 //! no other thread (on a busy 2-core machine each hand-over between threads cost as much as
-//! PostgreSQL's own work). Each transaction takes one
-//! cluster-wide advisory lock first: every replica's writes are serialised as the embedded
-//! store's mutex serialises one process's, so the rules (a lease, a handle count, a spent refresh
-//! token) hold across replicas without each being rewritten for concurrent transactions.
+//! PostgreSQL's own work). Each transaction takes one cluster-wide advisory lock first: every
+//! replica's writes are serialised as the embedded store's mutex serialises one process's, so the
+//! rules (a lease, a handle count, a spent refresh token) hold across replicas without each being
+//! rewritten for concurrent transactions.
 
 use std::cell::{Cell, RefCell};
-use std::error::Error as StdError;
-
 use std::collections::HashMap;
+use std::error::Error as StdError;
 
 use deadpool::managed::{Manager, Metrics, Object, Pool, RecycleError, RecycleResult, Timeouts};
 use futures_util::FutureExt;
@@ -67,8 +66,8 @@ impl PgPool {
         let conn = self.session()?;
         let lock = if shared { "pg_advisory_xact_lock_shared" } else { "pg_advisory_xact_lock" };
         conn.open.set(true);
-        // Sent with the transaction's first statement.
-        // Prepared statements (parsed once a connection), not a text batch parsed each time.
+        // Sent with the transaction's first statement, as prepared statements (parsed once a
+        // connection, not a text batch parsed each time).
         conn.later(Step::Run("BEGIN".into(), Vec::new()))?;
         conn.later(Step::Run(format!("SELECT {lock}({STORE_LOCK})::text"), Vec::new()))?;
         Ok(conn)
@@ -81,7 +80,7 @@ struct Connector {
 }
 
 /// A connection and the runtime that drives it, with the statements it has prepared.
-pub struct Driven {
+struct Driven {
     runtime: Option<tokio::runtime::Runtime>,
     client: Client,
     prepared: HashMap<String, Statement>,
@@ -154,7 +153,7 @@ impl Manager for Connector {
 
 /// One pooled connection, lent to the synchronous record modules.
 pub struct PgConn {
-    /// Taken out while a statement runs, put back after.
+    /// `None` only once let go of ([`Drop`]).
     client: RefCell<Option<Object<Connector>>>,
     /// A transaction begun and not yet ended ([`PgConn::end`]).
     open: Cell<bool>,

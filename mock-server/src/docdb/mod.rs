@@ -28,7 +28,7 @@ pub fn percent_decoded(part: &str) -> String {
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use crate::store::sql::{params, Connection, OptionalExtension, ToValue};
+use crate::store::sql::{in_list, params, Connection, OptionalExtension, ToValue};
 use crate::store::StoreError;
 use documents::{Counts, Documents, Write};
 use serde::Serialize;
@@ -368,11 +368,6 @@ pub fn existing(c: &Cluster, names: &[&str]) -> DocDbResult<Vec<String>> {
     read_handles(c, names)?;
     let known = c.known.borrow();
     Ok(names.iter().filter(|n| known.dbs.get(**n).is_some_and(Option::is_some)).map(|n| (*n).to_owned()).collect())
-}
-
-/// `?1, ?2, …, ?n`.
-fn in_list(n: usize) -> String {
-    (1..=n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
 }
 
 pub fn exists(conn: &Connection, name: &str) -> DocDbResult<bool> {

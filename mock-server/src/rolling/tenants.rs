@@ -1,6 +1,6 @@
 //! Tenants (companies) as the machine sees them.
 
-use crate::store::sql::{Connection, OptionalExtension};
+use crate::store::sql::{in_list, Connection, OptionalExtension, ToValue};
 
 use super::{RollingError, RollingResult};
 use crate::docdb::naming::TenantNames;
@@ -16,6 +16,16 @@ impl Tenant {
     pub fn names(&self, env: &str) -> TenantNames {
         TenantNames::new(env, &self.id, &self.store_code)
     }
+}
+
+/// Those of `ids` that exist, in one statement (a cron's batch).
+pub fn some(conn: &Connection, ids: &[String]) -> crate::store::sql::Result<Vec<Tenant>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let params: Vec<_> = ids.iter().map(|id| id.to_value()).collect();
+    let rows = conn.fetch(&format!("SELECT id, name, store_code FROM companies WHERE id IN ({})", in_list(ids.len())), &params)?;
+    rows.iter().map(|r| Ok(Tenant { id: r.get(0)?, name: r.get(1)?, store_code: r.get(2)? })).collect()
 }
 
 pub fn all(conn: &Connection) -> RollingResult<Vec<Tenant>> {

@@ -171,6 +171,11 @@ impl dyn Conn + '_ {
     }
 }
 
+/// `?1, ?2, …, ?n`: the placeholders of an `IN (…)` list.
+pub fn in_list(n: usize) -> String {
+    (1..=n).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ")
+}
+
 /// Holds `key` until the transaction ends: two shared transactions (`Store::shared_transaction`)
 /// on the same key run one after the other. On SQLite every transaction is alone already.
 pub fn lock_key(conn: &Connection, key: &str) -> Result<()> {

@@ -203,8 +203,8 @@ impl Store {
                 MutexGuard::unlock_fair(conn);
                 out
             }),
-            // One announcement to tokio for the whole transaction: each statement's wait on the
-            // bridge then costs no hand-over of the worker.
+            // One announcement to tokio for the whole transaction: each statement's wait then
+            // costs no hand-over of the worker.
             Backend::Postgres(pool) => blocking(|| {
                 // Dropped uncommitted (a panic in `f`), the connection is closed, not pooled.
                 let conn = pool.begin(shared)?;

@@ -355,13 +355,6 @@ pub fn pin_only(c: &Cluster, company_id: &str, names: &[&str]) -> DocDbResult<()
     Ok(())
 }
 
-/// Handles the tenant holds in use now.
-pub fn pinned(conn: &Connection, company_id: &str) -> DocDbResult<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT name FROM docdb_databases WHERE company_id = ?1 AND pinned = 1 ORDER BY name")?;
-    let names = stmt.query_map([company_id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
-    Ok(names)
-}
-
 /// Which of `names` exist, in one statement (none when the cluster knows them all already);
 /// what it reads spares the creates and uses that follow their own reads.
 pub fn existing(c: &Cluster, names: &[&str]) -> DocDbResult<Vec<String>> {
@@ -592,6 +585,13 @@ mod tests {
         let c = rusqlite::Connection::open_in_memory().unwrap();
         install(&c, max_open).unwrap();
         c
+    }
+
+    /// Handles the tenant holds in use now.
+    fn pinned(conn: &Connection, company_id: &str) -> DocDbResult<Vec<String>> {
+        let mut stmt = conn.prepare("SELECT name FROM docdb_databases WHERE company_id = ?1 AND pinned = 1 ORDER BY name")?;
+        let names = stmt.query_map([company_id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
+        Ok(names)
     }
 
     fn body(v: Value) -> Map<String, Value> {

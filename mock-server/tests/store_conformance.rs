@@ -52,6 +52,7 @@ fn values_round_trip(store: &Store) {
             refresh_tokens::insert(c, "h-1", "fam-1", &alice.id, NOW + 1, NOW)?;
             let found = refresh_tokens::find(c, "h-1")?.expect("found");
             assert_eq!((found.expires_at, found.used_at, found.revoked_at), (NOW + 1, None, None));
+            assert_eq!(found.holder.as_ref(), Some(&alice), "read with its holder, companies and all");
             // Quotes and a placeholder-looking text inside a literal stay text.
             let text: String = c.query_row("SELECT 'it''s ?1' || ?1", ["!"], |r| r.get(0))?;
             assert_eq!(text, "it's ?1!");

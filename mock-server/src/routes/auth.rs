@@ -124,7 +124,7 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
             }
         }
         refresh_tokens::mark_used(tx, &hash, now)?;
-        let user = users::by_id(tx, &rt.user_id)?.ok_or_else(|| AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "the user no longer exists".into()))?;
+        let user = rt.holder.ok_or_else(|| AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "the user no longer exists".into()))?;
         issue(&state, tx, &user, &rt.family_id).map(RefreshOutcome::Issued)
     })?;
     match outcome {

@@ -1,6 +1,7 @@
 //! Refresh tokens, stored by hash and grouped in families (one family per login session).
 
-use crate::store::sql::{params, Connection, OptionalExtension};
+use crate::store::sql::{params, Connection, ToValue};
+use crate::store::users::{self, User};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefreshToken {
@@ -9,6 +10,8 @@ pub struct RefreshToken {
     pub expires_at: i64,
     pub used_at: Option<i64>,
     pub revoked_at: Option<i64>,
+    /// The user it was issued to, read with it (`None` once the user is gone).
+    pub holder: Option<User>,
 }
 
 pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, expires_at: i64, now_ms: i64) -> crate::store::sql::Result<()> {
@@ -24,11 +27,19 @@ pub fn lock_family_of(conn: &Connection, hash: &str) -> crate::store::sql::Resul
     crate::store::sql::lock_keys_where(conn, "'family:' || family_id", "FROM refresh_tokens WHERE token_hash = ?1", [hash])
 }
 
+/// The token `hash` names, with its holder: one statement, as a refresh is one round trip fewer.
 pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<RefreshToken>> {
-    conn.query_row("SELECT family_id, user_id, expires_at, used_at, revoked_at FROM refresh_tokens WHERE token_hash = ?1", [hash], |r| {
-        Ok(RefreshToken { family_id: r.get(0)?, user_id: r.get(1)?, expires_at: r.get(2)?, used_at: r.get(3)?, revoked_at: r.get(4)? })
-    })
-    .optional()
+    let rows = conn.fetch(
+        &format!(
+            "SELECT t.family_id, t.user_id, t.expires_at, t.used_at, t.revoked_at, {}
+             FROM refresh_tokens t LEFT JOIN users u ON u.id = t.user_id {} WHERE t.token_hash = ?1 ORDER BY c.company_id",
+            users::COLUMNS,
+            users::COMPANIES
+        ),
+        &[hash.to_value()],
+    )?;
+    let Some(r) = rows.first() else { return Ok(None) };
+    Ok(Some(RefreshToken { family_id: r.get(0)?, user_id: r.get(1)?, expires_at: r.get(2)?, used_at: r.get(3)?, revoked_at: r.get(4)?, holder: users::from_rows(&rows, 5)?.pop() }))
 }
 
 pub fn mark_used(conn: &Connection, hash: &str, now_ms: i64) -> crate::store::sql::Result<()> {

@@ -15,24 +15,27 @@ pub struct User {
     pub password_hash: String,
 }
 
-/// A user's row once for each company (`LEFT JOIN`: a user of none too), companies in order.
-const SELECT: &str = "SELECT u.id, u.username, u.password_hash, u.roles, COALESCE(u.active_company_id, u.company_id), c.company_id
-     FROM users u LEFT JOIN user_companies c ON c.user_id = u.id";
+/// A user's columns ([`from_rows`] reads them), from `users u` joined [`COMPANIES`].
+pub(crate) const COLUMNS: &str = "u.id, u.username, u.password_hash, u.roles, COALESCE(u.active_company_id, u.company_id), c.company_id";
+/// A user's row once for each company (`LEFT JOIN`: a user of none too). Written after `users u`,
+/// never nested in parentheses: SQLite would materialise the whole nested join for each lookup.
+pub(crate) const COMPANIES: &str = "LEFT JOIN user_companies c ON c.user_id = u.id";
 
-/// Users from their rows (each user's rows together), in the rows' order.
-fn from_rows(rows: &[Row]) -> crate::store::sql::Result<Vec<User>> {
+/// Users from their rows (each user's rows together, companies in order), in the rows' order;
+/// [`COLUMNS`] start at column `at`, and a row without a user (an outer join's) is skipped.
+pub(crate) fn from_rows(rows: &[Row], at: usize) -> crate::store::sql::Result<Vec<User>> {
     let mut users: Vec<User> = Vec::new();
     for row in rows {
-        let id: String = row.get(0)?;
-        let company: Option<String> = row.get(5)?;
+        let Some(id) = row.get::<_, Option<String>>(at)? else { continue };
+        let company: Option<String> = row.get(at + 5)?;
         if users.last().is_none_or(|u| u.id != id) {
-            let roles: String = row.get(3)?;
+            let roles: String = row.get(at + 3)?;
             users.push(User {
-                username: row.get(1)?,
-                password_hash: row.get(2)?,
+                username: row.get(at + 1)?,
+                password_hash: row.get(at + 2)?,
                 // Corrupt roles are an error, not "no roles": a row that does not read back is reported.
-                roles: serde_json::from_str(&roles).map_err(|e| crate::store::sql::Error::Decode { column: 3, source: Box::new(e) })?,
-                company_id: row.get(4)?,
+                roles: serde_json::from_str(&roles).map_err(|e| crate::store::sql::Error::Decode { column: at + 3, source: Box::new(e) })?,
+                company_id: row.get(at + 4)?,
                 companies: Vec::new(),
                 id,
             });
@@ -45,8 +48,8 @@ fn from_rows(rows: &[Row]) -> crate::store::sql::Result<Vec<User>> {
 }
 
 fn find(conn: &Connection, column: &str, value: &str) -> crate::store::sql::Result<Option<User>> {
-    let rows = conn.fetch(&format!("{SELECT} WHERE u.{column} = ?1 ORDER BY c.company_id"), &[value.to_value()])?;
-    Ok(from_rows(&rows)?.pop())
+    let rows = conn.fetch(&format!("SELECT {COLUMNS} FROM users u {COMPANIES} WHERE u.{column} = ?1 ORDER BY c.company_id"), &[value.to_value()])?;
+    Ok(from_rows(&rows, 0)?.pop())
 }
 
 pub fn by_username(conn: &Connection, username: &str) -> crate::store::sql::Result<Option<User>> {
@@ -69,7 +72,7 @@ pub fn insert(conn: &Connection, user: &User, now_ms: i64) -> crate::store::sql:
 }
 
 pub fn all(conn: &Connection) -> crate::store::sql::Result<Vec<User>> {
-    from_rows(&conn.fetch(&format!("{SELECT} ORDER BY u.username, c.company_id"), &[])?)
+    from_rows(&conn.fetch(&format!("SELECT {COLUMNS} FROM users u {COMPANIES} ORDER BY u.username, c.company_id"), &[])?, 0)
 }
 
 /// Members of the company (by membership, not only by active company).

@@ -37,6 +37,20 @@ pub fn wait<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send
     Ok(blocking(|| rx.recv())?)
 }
 
+/// Runs `work` to its end on the calling thread, on a timer-only runtime of the thread's own
+/// (made on first use): a wait that needs no socket of the bridge's (the store pool's, for a free
+/// connection) then costs no hand-over to the bridge's threads and back. On a single-threaded
+/// runtime's only thread, which cannot start another runtime, it goes to the bridge instead.
+pub fn wait_here<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, BridgeError> {
+    thread_local! {
+        static HERE: Result<tokio::runtime::Runtime, Arc<std::io::Error>> = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(Arc::new);
+    }
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread => wait(work),
+        _ => blocking(|| HERE.with(|here| here.as_ref().map(|rt| rt.block_on(work)).map_err(|e| BridgeError::Runtime(e.clone())))),
+    }
+}
+
 /// Runs `work` on the bridge for as long as it takes (a listener); a bridge that cannot start is
 /// logged, the work not run.
 pub fn spawn(work: impl std::future::Future<Output = ()> + Send + 'static) {

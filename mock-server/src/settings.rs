@@ -40,7 +40,9 @@ pub struct Settings {
     /// `DATABASE_URL`: the store on PostgreSQL (`postgres://…`), shared by every replica given
     /// the same URL; `None` keeps the embedded SQLite store.
     pub database_url: Option<String>,
-    /// `DATABASE_POOL_SIZE`: connections one replica keeps to PostgreSQL.
+    /// `DATABASE_POOL_SIZE`: connections one replica keeps to PostgreSQL (default two a core, at
+    /// least 4: more backends than PostgreSQL has cores to run them only queue up inside it, and
+    /// on a 2-core machine a pool of 16 a replica cost a third of the refresh throughput).
     pub database_pool_size: usize,
     pub test_controls: bool,
     /// `DOCDB_URL`: the CouchDB-protocol engine the document proxy forwards to; `None` keeps the
@@ -73,7 +75,7 @@ impl Default for Settings {
             sdk_adoption_days: 7,
             data_dir: None,
             database_url: None,
-            database_pool_size: 16,
+            database_pool_size: std::thread::available_parallelism().map_or(4, |n| (2 * n.get()).max(4)),
             test_controls: false,
             docdb_url: None,
             docdb_cors_origins: Vec::new(),

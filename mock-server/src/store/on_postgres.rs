@@ -17,7 +17,7 @@ use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use tokio_postgres::{Client, NoTls, Statement};
 
 use super::sql::{Conn, Dialect, Error, Result, Row, Value};
-use crate::bridge::{blocking, wait};
+use crate::bridge::{blocking, wait_here};
 
 /// The advisory lock every transaction takes (any number, the same on every replica).
 pub const STORE_LOCK: i64 = 0x5e55_10b7;
@@ -48,14 +48,14 @@ impl PgPool {
     /// One connection of the pool, in autocommit.
     pub fn session(&self) -> Result<PgConn> {
         // An idle connection is taken here, its future ready at once (no timer, nothing to
-        // await); waiting for one, or making one, goes to the bridge runtime.
+        // await); waiting for one, or making one, is waited for on this thread too.
         if self.pool.status().available > 0 {
             if let Some(Ok(client)) = self.pool.timeout_get(&Timeouts::new()).now_or_never() {
                 return Ok(PgConn::new(client));
             }
         }
         let pool = self.pool.clone();
-        let client = wait(async move { pool.get().await }).map_err(|e| Error::Unavailable(Box::new(e)))?.map_err(|e| Error::Unavailable(Box::new(e)))?;
+        let client = wait_here(async move { pool.get().await }).map_err(|e| Error::Unavailable(Box::new(e)))?.map_err(|e| Error::Unavailable(Box::new(e)))?;
         Ok(PgConn::new(client))
     }
 

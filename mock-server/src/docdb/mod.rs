@@ -246,6 +246,23 @@ struct Known {
     /// Per database: `None` absent, else `(open, pinned)`.
     dbs: HashMap<String, Option<(bool, bool)>>,
     handles: Option<Handles>,
+    /// The least recently used idle handles, in that order, read ahead by the first close
+    /// ([`EVICTION_READ_AHEAD`] of them) and kept true as this cluster uses, pins or closes
+    /// databases; `None` until read, or once a release of pins may have reordered them.
+    evictable: Option<std::collections::VecDeque<String>>,
+}
+
+/// How many idle handles the first close at the bound reads: a tenant's rotate closes up to four
+/// (CORE, today, tomorrow and its catalogue), each a round trip on PostgreSQL if read one by one.
+const EVICTION_READ_AHEAD: usize = 8;
+
+impl Known {
+    /// `name` was used, pinned or closed by this cluster: it is not the least recently used.
+    fn touched(&mut self, name: &str) {
+        if let Some(queue) = self.evictable.as_mut() {
+            queue.retain(|n| n != name);
+        }
+    }
 }
 
 /// The handles of `names` and the cluster's count against the bound, read in one statement
@@ -286,6 +303,7 @@ fn handle(c: &Cluster, name: &str) -> DocDbResult<(Option<(bool, bool)>, Handles
 /// Records a handle opened (`+1`) or closed (`-1`), and the database's new state.
 fn opened(c: &Cluster, name: &str, state: Option<(bool, bool)>, change: isize) {
     let mut known = c.known.borrow_mut();
+    known.touched(name);
     known.dbs.insert(name.to_owned(), state);
     if let Some(h) = known.handles.as_mut() {
         h.open = h.open.saturating_add_signed(change);
@@ -297,13 +315,24 @@ fn opened(c: &Cluster, name: &str, state: Option<(bool, bool)>, change: isize) {
 /// use the answer is `all_dbs_active`.
 fn make_room(c: &Cluster, Handles { mut open, max }: Handles) -> DocDbResult<()> {
     while open >= max {
-        let lru: Option<String> = c.query_row("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT 1", [], |r| r.get(0)).optional()?;
-        let Some(name) = lru else { return Err(DocDbError::AllDbsActive { open, max }) };
+        let Some(name) = least_recently_used(c)? else { return Err(DocDbError::AllDbsActive { open, max }) };
         c.execute_later("UPDATE docdb_databases SET open = 0 WHERE name = ?1", [&name])?;
         opened(c, &name, Some((false, false)), -1);
         open -= 1;
     }
     Ok(())
+}
+
+/// The least recently used idle handle, from the cluster's read-ahead (read again once used up).
+fn least_recently_used(c: &Cluster) -> DocDbResult<Option<String>> {
+    if let Some(name) = c.known.borrow_mut().evictable.as_mut().and_then(|q| q.pop_front()) {
+        return Ok(Some(name));
+    }
+    let mut stmt = c.prepare("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT ?1")?;
+    let mut queue = stmt.query_map([EVICTION_READ_AHEAD as i64], |r| r.get(0))?.collect::<crate::store::sql::Result<std::collections::VecDeque<String>>>()?;
+    let first = queue.pop_front();
+    c.known.borrow_mut().evictable = Some(queue);
+    Ok(first)
 }
 
 /// A use's place in the LRU order: one past the latest (a counter, not a clock: accesses within
@@ -316,7 +345,10 @@ fn use_db(c: &Cluster, name: &str) -> DocDbResult<()> {
     match handle(c, name)? {
         (None, _) => Err(DocDbError::Missing(name.to_owned())),
         (Some((true, true)), _) => Ok(()),
-        (Some((true, false)), _) => Ok(c.execute_later(&format!("UPDATE docdb_databases SET last_used = {NEXT_USE} WHERE name = ?1"), [name])?),
+        (Some((true, false)), _) => {
+            c.known.borrow_mut().touched(name);
+            Ok(c.execute_later(&format!("UPDATE docdb_databases SET last_used = {NEXT_USE} WHERE name = ?1"), [name])?)
+        }
         (Some((false, pinned)), handles) => {
             make_room(c, handles)?;
             c.execute_later(&format!("UPDATE docdb_databases SET open = 1, last_used = {NEXT_USE} WHERE name = ?1"), [name])?;
@@ -337,13 +369,20 @@ pub fn pin_only(c: &Cluster, company_id: &str, names: &[&str]) -> DocDbResult<()
         return Err(DocDbError::Missing((*missing).to_owned()));
     }
     c.execute_later("UPDATE docdb_databases SET pinned = 0 WHERE company_id = ?1 AND pinned = 1", [company_id])?;
-    // The tenant's other pins are released: what is known of pins is not any more.
-    c.known.borrow_mut().dbs.retain(|_, h| !matches!(h, Some((_, true))));
+    // The tenant's other pins are released: what is known of pins is not any more, nor which
+    // idle handles are the least recently used.
+    {
+        let mut known = c.known.borrow_mut();
+        known.dbs.retain(|_, h| !matches!(h, Some((_, true))));
+        known.evictable = None;
+    }
     let open: Vec<_> = handles.iter().filter(|(_, h)| h.is_some_and(|(open, _)| open)).map(|(n, _)| n.to_value()).collect();
     if !open.is_empty() {
         c.run_later(&format!("UPDATE docdb_databases SET pinned = 1, last_used = {NEXT_USE} WHERE name IN ({})", in_list(open.len())), &open)?;
         for (name, _) in handles.iter().filter(|(_, h)| h.is_some_and(|(open, _)| open)) {
-            c.known.borrow_mut().dbs.insert((*name).to_owned(), Some((true, true)));
+            let mut known = c.known.borrow_mut();
+            known.touched(name);
+            known.dbs.insert((*name).to_owned(), Some((true, true)));
         }
     }
     for (name, _) in handles.iter().filter(|(_, h)| h.is_some_and(|(open, _)| !open)) {
@@ -403,6 +442,7 @@ pub fn drop_database(c: &Cluster, name: &str) -> DocDbResult<()> {
     c.execute("DELETE FROM docdb_databases WHERE name = ?1", [name])?;
     // Whether its handle was open is not known here: the count is read again when needed.
     let mut known = c.known.borrow_mut();
+    known.touched(name);
     known.dbs.remove(name);
     known.handles = None;
     Ok(())
@@ -642,6 +682,34 @@ mod tests {
         c.execute("DELETE FROM docdb_databases WHERE name = 'a'", []).unwrap();
         let counted: i64 = c.query_row("SELECT COUNT(*) FROM docdb_databases WHERE open = 1", [], |r| r.get(0)).unwrap();
         assert_eq!(open_count(&c).unwrap(), counted as usize, "the kept count follows every path");
+    }
+
+    /// The closes of one cluster, read ahead at the first, close what reading one at a time would.
+    #[test]
+    fn the_read_ahead_of_idle_handles_follows_every_use_and_pin() {
+        let conn = conn_with(3);
+        let open_now = |c: &Cluster| -> Vec<String> { list(c).unwrap().into_iter().filter(|d| d.open).map(|d| d.name).collect() };
+        let c = Cluster::embedded(&conn);
+        for name in ["a", "b", "c"] {
+            create(&c, name, "acme", Kind::Day, 0).unwrap();
+        }
+        let c = Cluster::embedded(&conn);
+        put(&c, "a", "x", body(json!({})), None).unwrap(); // LRU order now b, c, a
+        create(&c, "d", "acme", Kind::Day, 0).unwrap(); // closes b, reads c and a ahead
+        assert_eq!(open_now(&c), ["a", "c", "d"]);
+        put(&c, "c", "x", body(json!({})), None).unwrap(); // c leaves the read-ahead: a, d, c
+        create(&c, "e", "acme", Kind::Day, 0).unwrap();
+        assert_eq!(open_now(&c), ["c", "d", "e"], "a, still ahead, was the least recently used");
+        create(&c, "f", "acme", Kind::Day, 0).unwrap(); // the read-ahead used up: read again
+        assert_eq!(open_now(&c), ["c", "e", "f"], "d, older than c's use");
+        // A released pin may be older than anything read ahead.
+        let c = Cluster::embedded(&conn);
+        pin_only(&c, "acme", &["c"]).unwrap();
+        put(&c, "f", "x", body(json!({})), None).unwrap(); // f used after c was pinned
+        create(&c, "g", "acme", Kind::Day, 0).unwrap(); // closes e, reads f ahead
+        pin_only(&c, "acme", &[]).unwrap(); // c idle again, and older than f
+        create(&c, "h", "acme", Kind::Day, 0).unwrap();
+        assert_eq!(open_now(&c), ["f", "g", "h"], "c, released, was older than f");
     }
 
     #[test]

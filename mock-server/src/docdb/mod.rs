@@ -252,8 +252,9 @@ struct Known {
     evictable: Option<std::collections::VecDeque<String>>,
 }
 
-/// How many idle handles the first close at the bound reads: a tenant's rotate closes up to four
-/// (CORE, today, tomorrow and its catalogue), each a round trip on PostgreSQL if read one by one.
+/// How many idle handles the first close at the bound reads: at the bound a tenant's rotate opens
+/// up to four (its catalogue, CORE, today, tomorrow), each closing one, and on PostgreSQL each read
+/// walks the LRU index past every handle closed since it was last vacuumed.
 const EVICTION_READ_AHEAD: usize = 8;
 
 impl Known {

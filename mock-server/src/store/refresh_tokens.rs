@@ -27,7 +27,8 @@ pub fn lock_family_of(conn: &Connection, hash: &str) -> crate::store::sql::Resul
     crate::store::sql::lock_keys_where(conn, "'family:' || family_id", "FROM refresh_tokens WHERE token_hash = ?1", [hash])
 }
 
-/// The token `hash` names, with its holder: one statement, as a refresh is one round trip fewer.
+/// The token `hash` names, read with its holder in one statement (on PostgreSQL a refresh's
+/// round trip fewer).
 pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<RefreshToken>> {
     let rows = conn.fetch(
         &format!(

@@ -6,7 +6,6 @@ use crate::store::users::{self, User};
 #[derive(Debug, Clone, PartialEq)]
 pub struct RefreshToken {
     pub family_id: String,
-    pub user_id: String,
     pub expires_at: i64,
     pub used_at: Option<i64>,
     pub revoked_at: Option<i64>,
@@ -32,7 +31,7 @@ pub fn lock_family_of(conn: &Connection, hash: &str) -> crate::store::sql::Resul
 pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<RefreshToken>> {
     let rows = conn.fetch(
         &format!(
-            "SELECT t.family_id, t.user_id, t.expires_at, t.used_at, t.revoked_at, {}
+            "SELECT t.family_id, t.expires_at, t.used_at, t.revoked_at, {}
              FROM refresh_tokens t LEFT JOIN users u ON u.id = t.user_id {} WHERE t.token_hash = ?1 ORDER BY c.company_id",
             users::COLUMNS,
             users::COMPANIES
@@ -40,7 +39,7 @@ pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<R
         &[hash.to_value()],
     )?;
     let Some(r) = rows.first() else { return Ok(None) };
-    Ok(Some(RefreshToken { family_id: r.get(0)?, user_id: r.get(1)?, expires_at: r.get(2)?, used_at: r.get(3)?, revoked_at: r.get(4)?, holder: users::from_rows(&rows, 5)?.pop() }))
+    Ok(Some(RefreshToken { family_id: r.get(0)?, expires_at: r.get(1)?, used_at: r.get(2)?, revoked_at: r.get(3)?, holder: users::from_rows(&rows, 4)?.pop() }))
 }
 
 pub fn mark_used(conn: &Connection, hash: &str, now_ms: i64) -> crate::store::sql::Result<()> {

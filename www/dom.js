@@ -28,6 +28,8 @@ const WORDS = {
   timeout: "The server did not answer in time. Try again.",
   invalid_credentials: "Wrong username or password.",
   rate_limited: "Too many sign-in attempts from here: wait a minute and try again.",
+  account_throttled: "Too many wrong passwords for this account: wait a few minutes, or sign in on a device you used before.",
+  session_ended: "Your session was ended (signed out, or your password or role changed): log in again.",
   not_signed_in: "Log in first.",
   session_expired: "Your session has ended: log in again.",
   token_expired: "Your session has ended: log in again.",

@@ -3,7 +3,7 @@
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::handler::HandlerWithoutStateExt;
 use axum::middleware::{self, Next};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::Router;
 use tower_http::cors::CorsLayer;
 use tower_http::services::ServeDir;
@@ -16,6 +16,22 @@ use session_broker::protocol::errors as code;
 
 /// Bodies above this are refused with 413 and the contract's error body.
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
+
+/// Requests whose headers (names, values and the request's target) add up to more than this are
+/// refused with 431 before any route reads them, as most servers do past 8 to 16 KiB.
+pub const HEADER_LIMIT_BYTES: usize = 16 * 1024;
+
+async fn bound_headers(request: Request, next: Next) -> Response {
+    let target = request.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    let size = request.headers().iter().fold(target, |n, (name, value)| n.saturating_add(name.as_str().len() + value.len() + 4));
+    if size > HEADER_LIMIT_BYTES {
+        let mut response = AppError::HeadersTooLarge.into_response();
+        // What follows the headers was never read: this connection carries no other request.
+        response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+        return response;
+    }
+    next.run(request).await
+}
 
 async fn not_found() -> AppError {
     AppError::NotFound(code::NOT_FOUND, "no such route".into())
@@ -63,5 +79,6 @@ pub fn app(state: AppState) -> Router {
         .layer(middleware::from_fn(crate::error::log_internal_errors))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(TraceLayer::new_for_http())
+        .layer(middleware::from_fn(bound_headers))
         .with_state(state)
 }

@@ -69,8 +69,11 @@ pub enum AppError {
     EngineRequired(String),
     /// 502: the document engine did not answer the proxy.
     EngineUnavailable(String),
-    /// 429: too many sign-in requests from one address; try again after this many seconds.
-    RateLimited { retry_after_secs: u64 },
+    /// 429: too many of something (sign-ins from one address, failed sign-ins of one account,
+    /// open feeds of one session); `Retry-After` when a wait is known.
+    TooMany { code: &'static str, message: String, retry_after_secs: Option<u64> },
+    /// 431: the request's headers are larger than the server reads.
+    HeadersTooLarge,
     /// 500: a bug or a broken store; the cause goes to the log, not to the client.
     Internal(Cause),
     /// 503: the store (PostgreSQL) does not answer; the cause goes to the log.
@@ -104,7 +107,8 @@ impl AppError {
             AppError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             AppError::EngineRequired(_) => StatusCode::NOT_IMPLEMENTED,
             AppError::EngineUnavailable(_) => StatusCode::BAD_GATEWAY,
-            AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AppError::TooMany { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AppError::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             AppError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             AppError::StoreUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -113,6 +117,7 @@ impl AppError {
     pub fn body(&self) -> ErrorBody {
         let (code, message): (&str, String) = match self {
             AppError::BadRequest(c, m) | AppError::Unauthorized(c, m) | AppError::NotFound(c, m) | AppError::Conflict(c, m) => (c, m.clone()),
+            AppError::TooMany { code, message, .. } => (code, message.clone()),
             AppError::Forbidden(m) => (code::FORBIDDEN, m.clone()),
             AppError::EngineRequired(m) => (code::DOCDB_ENGINE_REQUIRED, m.clone()),
             AppError::EngineUnavailable(m) => (code::DOCDB_ENGINE_UNAVAILABLE, m.clone()),
@@ -120,7 +125,7 @@ impl AppError {
             AppError::MethodNotAllowed => (code::METHOD_NOT_ALLOWED, "this route does not accept that method".into()),
             AppError::PayloadTooLarge => (code::PAYLOAD_TOO_LARGE, "the request body is larger than the server accepts".into()),
             AppError::UnsupportedMediaType => (code::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json".into()),
-            AppError::RateLimited { .. } => (code::RATE_LIMITED, "too many sign-in requests from this address; wait and try again".into()),
+            AppError::HeadersTooLarge => (code::HEADERS_TOO_LARGE, "the request's headers are larger than the server reads (16 KiB)".into()),
             AppError::Internal(_) => (code::INTERNAL, "the server failed; see its log".into()),
             AppError::StoreUnavailable(_) => (code::STORE_UNAVAILABLE, "the server's database does not answer; try again shortly".into()),
         };
@@ -140,8 +145,8 @@ impl IntoResponse for AppError {
             AppError::Internal(cause) | AppError::StoreUnavailable(cause) => {
                 response.extensions_mut().insert(cause);
             }
-            AppError::RateLimited { retry_after_secs } => {
-                response.headers_mut().insert(axum::http::header::RETRY_AFTER, retry_after_secs.into());
+            AppError::TooMany { retry_after_secs: Some(secs), .. } => {
+                response.headers_mut().insert(axum::http::header::RETRY_AFTER, secs.into());
             }
             // The rest of the body was never read, so the connection cannot carry another
             // request: say so, or a client may reuse it from its pool and lose that request to

@@ -39,6 +39,19 @@ fn json_rejection(rejection: JsonRejection) -> AppError {
 /// The caller, from a valid, unexpired `Authorization: Bearer <jwt>`.
 pub struct AuthUser(pub JwtClaims);
 
+/// The one check of an access token, wherever one is presented (Bearer on any route, the
+/// realtime handshake): signed by this server, unexpired, and naming a session that has not
+/// ended (`AppState::ended`, kept in memory: a live session's request costs no store read).
+pub fn verify_access(state: &AppState, token: &str) -> Result<JwtClaims, AppError> {
+    let now = state.clock.now_secs();
+    let claims = state.tokens.verify(token, now, true)?;
+    match claims.sid.as_deref() {
+        None => Err(AppError::Unauthorized(code::INVALID_TOKEN, "the token names no session".into())),
+        Some(sid) if state.ended.contains(sid, now) => Err(AppError::Unauthorized(code::SESSION_ENDED, "the session this token belongs to has ended; log in again".into())),
+        Some(_) => Ok(claims),
+    }
+}
+
 /// The caller from a correctly signed token, expired or not (logout accepts it: revoking an
 /// old session must not need a fresh one).
 pub struct SignedUser(pub JwtClaims);
@@ -59,8 +72,7 @@ impl FromRequestParts<AppState> for AuthUser {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        let token = bearer(parts)?;
-        Ok(AuthUser(state.tokens.verify(token, state.clock.now_secs(), true)?))
+        Ok(AuthUser(verify_access(state, bearer(parts)?)?))
     }
 }
 
@@ -117,11 +129,13 @@ impl AuthUser {
 }
 
 /// The caller of a document-database route: a Bearer token, or the document-database header set
-/// issued with the session (`X-Docdb-*`). The headers are checked against their own key and
-/// their session, so they stop working when the session ends (logout, password change).
+/// issued with the session (`X-Docdb-*`). Either stops working when its session ends: the token
+/// by `AppState::verify_access`, the headers (which do not expire by themselves) by the store.
 pub struct DocdbUser {
     pub company_id: String,
     pub roles: Vec<String>,
+    /// The session the credential belongs to (its open feeds are counted and cut by it).
+    pub session_id: String,
 }
 
 impl FromRequestParts<AppState> for DocdbUser {
@@ -130,7 +144,9 @@ impl FromRequestParts<AppState> for DocdbUser {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         if parts.headers.contains_key(axum::http::header::AUTHORIZATION) || !parts.headers.contains_key("x-docdb-token") {
             let AuthUser(claims) = AuthUser::from_request_parts(parts, state).await?;
-            return Ok(DocdbUser { company_id: claims.company_id, roles: claims.roles });
+            // `verify_access` refused a token without a session.
+            let session_id = claims.sid.unwrap_or_default();
+            return Ok(DocdbUser { company_id: claims.company_id, roles: claims.roles, session_id });
         }
         let get = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let caller = crate::auth::secrets::verify_docdb_headers(&state.tokens.docdb_key, get)
@@ -139,7 +155,7 @@ impl FromRequestParts<AppState> for DocdbUser {
         if !live {
             return Err(AppError::Unauthorized(code::SESSION_ENDED, "the session these headers belong to has ended; log in again".into()));
         }
-        Ok(DocdbUser { company_id: caller.company_id, roles: caller.roles })
+        Ok(DocdbUser { company_id: caller.company_id, roles: caller.roles, session_id: caller.session_id })
     }
 }
 

@@ -35,7 +35,11 @@ impl KeyExtractor for PeerAddress {
 /// The limiter's refusal, rendered by the server's one error type.
 fn refused(e: GovernorError) -> Response<Body> {
     match e {
-        GovernorError::TooManyRequests { wait_time, .. } => AppError::RateLimited { retry_after_secs: wait_time.max(1) },
+        GovernorError::TooManyRequests { wait_time, .. } => AppError::TooMany {
+            code: session_broker::protocol::errors::RATE_LIMITED,
+            message: "too many sign-in requests from this address; wait and try again".into(),
+            retry_after_secs: Some(wait_time.max(1)),
+        },
         other => AppError::Internal(Cause::msg(["the rate limiter failed: ", &other.to_string()].concat())),
     }
     .into_response()

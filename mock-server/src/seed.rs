@@ -20,8 +20,9 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the seed and reset own, children before parents.
-const TABLES: [&str; 20] = [
+const TABLES: [&str; 21] = [
     "guard_refresh_replays",
+    "guard_login_failures",
     "guard_alarms",
     "guard_device_marks",
     "cron_locks",

@@ -24,6 +24,14 @@ pub struct Settings {
     pub auth_rate_per_min: u32,
     /// How many of them may come at once.
     pub auth_rate_burst: u32,
+    /// Failed sign-ins of one account, from anywhere, before each further one locks it for a
+    /// while (`AUTH_ACCOUNT_FREE_FAILURES`).
+    pub auth_account_free_failures: u32,
+    /// The longest such lock, in seconds (`AUTH_ACCOUNT_LOCK_MAX_SECS`): the most an attacker can
+    /// keep the real user out (a device the user signed in on before is never locked out).
+    pub auth_account_lock_max_secs: u64,
+    /// `_changes` feeds one session may hold open through the proxy (`DOCDB_FEEDS_PER_SESSION`).
+    pub docdb_feeds_per_session: usize,
     /// An invalidated tenant's sockets close in waves of about this many (`INVALIDATION_WAVE_SIZE`).
     pub invalidation_wave_size: u64,
     /// Milliseconds between two waves (`INVALIDATION_WAVE_SPACING_MS`).
@@ -68,6 +76,9 @@ impl Default for Settings {
             refresh_reuse_grace_secs: 10,
             auth_rate_per_min: 600,
             auth_rate_burst: 60,
+            auth_account_free_failures: 5,
+            auth_account_lock_max_secs: 300,
+            docdb_feeds_per_session: 8,
             invalidation_wave_size: 500,
             invalidation_wave_spacing_ms: 150,
             cron_batch_size: 20,
@@ -155,6 +166,12 @@ impl Settings {
         number(&get, "REFRESH_REUSE_GRACE_SECS", &mut s.refresh_reuse_grace_secs)?;
         number(&get, "AUTH_RATE_PER_MIN", &mut s.auth_rate_per_min)?;
         number(&get, "AUTH_RATE_BURST", &mut s.auth_rate_burst)?;
+        number(&get, "AUTH_ACCOUNT_FREE_FAILURES", &mut s.auth_account_free_failures)?;
+        number(&get, "AUTH_ACCOUNT_LOCK_MAX_SECS", &mut s.auth_account_lock_max_secs)?;
+        number(&get, "DOCDB_FEEDS_PER_SESSION", &mut s.docdb_feeds_per_session)?;
+        if s.docdb_feeds_per_session == 0 {
+            return Err(invalid("DOCDB_FEEDS_PER_SESSION", "must be at least 1"));
+        }
         number(&get, "INVALIDATION_WAVE_SIZE", &mut s.invalidation_wave_size)?;
         number(&get, "INVALIDATION_WAVE_SPACING_MS", &mut s.invalidation_wave_spacing_ms)?;
         number(&get, "CRON_BATCH_SIZE", &mut s.cron_batch_size)?;

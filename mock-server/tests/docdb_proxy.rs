@@ -99,6 +99,35 @@ async fn every_refusal_reaches_nothing() {
         ("a design document", Method::PUT, "dev_acme_main_catalog/_design/app", json(json!({"views": {}})), 403, "forbidden"),
         ("a design document, escaped", Method::PUT, "dev_acme_main_catalog/_design%2Fapp", json(json!({"views": {}})), 403, "forbidden"),
         ("a design document in bulk", Method::POST, "dev_acme_main_catalog/_bulk_docs", json(json!({"docs": [{"_id": "a"}, {"_id": "_design/x"}]})), 403, "forbidden"),
+        (
+            "a design document in bulk, as a replication writes",
+            Method::POST,
+            "dev_acme_main_catalog/_bulk_docs",
+            json(json!({"new_edits": false, "docs": [{"_id": "_design/x", "_rev": "1-a"}]})),
+            403,
+            "forbidden",
+        ),
+        (
+            "a design document posted to the database",
+            Method::POST,
+            "dev_acme_main_catalog",
+            json(json!({"_id": "_design/evil", "validate_doc_update": "function () { throw({forbidden: 'no'}); }"})),
+            403,
+            "forbidden",
+        ),
+        ("a design document posted to the database/", Method::POST, "dev_acme_main_catalog/", json(json!({"_id": "_design/evil", "views": {}})), 403, "forbidden"),
+        ("a design document's id escaped in JSON", Method::POST, "dev_acme_main_catalog", Some(br#"{"_id": "\u005fdesign/evil", "views": {}}"#.to_vec()), 403, "forbidden"),
+        ("a key given twice", Method::POST, "dev_acme_main_catalog", Some(br#"{"_id": "order-1", "_id": "_design/evil"}"#.to_vec()), 400, "malformed_json"),
+        (
+            "a key given twice in bulk",
+            Method::POST,
+            "dev_acme_main_catalog/_bulk_docs",
+            Some(br#"{"docs": [{"_id": "a"}], "docs": [{"_id": "_design/x"}]}"#.to_vec()),
+            400,
+            "malformed_json",
+        ),
+        ("invalid UTF-8", Method::POST, "dev_acme_main_catalog", Some(b"{\"_id\": \"\xff\"}".to_vec()), 400, "malformed_json"),
+        ("a query name given twice", Method::GET, "dev_acme_main_catalog/_changes?feed=normal&feed=continuous", None, 400, "malformed_json"),
         ("creating a database", Method::PUT, "daily_dev_acme_main_20300101", None, 403, "forbidden"),
         ("deleting a database", Method::DELETE, "dev_acme_main_catalog", None, 403, "forbidden"),
         ("writing an archive", Method::PUT, "dev_acme_main_archive/order-1", json(json!({"a": 1})), 403, "forbidden"),
@@ -129,7 +158,11 @@ async fn every_refusal_reaches_nothing() {
     let carol = s.login("carol").await;
     s.post("/auth/logout", carol["token"].as_str(), json!({})).await;
     assert_error(&docdb(&s, Method::GET, "dev_acme_main_catalog/", &remote_headers(&carol), None).await, 401, "session_ended");
+    let bearer = Map::from_iter([("Authorization".to_owned(), json!(format!("Bearer {}", carol["token"].as_str().unwrap())))]);
+    assert_error(&docdb(&s, Method::GET, "dev_acme_main_catalog/", &bearer, None).await, 401, "session_ended");
     assert_eq!(hits.load(Ordering::SeqCst), 0, "a refused request reached the engine");
+    let designs = real.get("dev_acme_main_catalog/_all_docs?startkey=%22_design%2F%22&endkey=%22_design0%22").await;
+    assert_eq!(designs["rows"], json!([]), "the engine holds no design document");
 
     // The same caller on its own databases does reach it (the counter counts).
     assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/", &h, None).await.status, StatusCode::OK);
@@ -287,4 +320,115 @@ async fn a_continuous_feed_is_streamed_through_the_proxy() {
     })
     .await;
     assert_eq!(arrived, Ok(true), "the change arrived on the open feed; read so far: {seen:?}");
+}
+
+/// Connections to the engine that carry a continuous feed, counted at the TCP level in front of
+/// it (what the proxy holds towards the engine, whatever its client pools): a connection counts
+/// from the request that opens a feed on it until it closes.
+async fn counting_feed_connections(engine: &Engine) -> (String, Arc<AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = engine.root().trim_start_matches("http://").trim_end_matches('/').to_owned();
+    let feeds = Arc::new(AtomicUsize::new(0));
+    let counter = feeds.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let (counter, upstream) = (counter.clone(), upstream.clone());
+            tokio::spawn(async move {
+                let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else { return };
+                let ((mut client_read, mut client_write), (mut server_read, mut server_write)) = (client.into_split(), server.into_split());
+                let answers = tokio::spawn(async move { tokio::io::copy(&mut server_read, &mut client_write).await });
+                let mut is_feed = false;
+                let mut buf = vec![0u8; 64 * 1024];
+                while let Ok(n) = client_read.read(&mut buf).await {
+                    if n == 0 || server_write.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                    if !is_feed && String::from_utf8_lossy(&buf[..n]).contains("feed=continuous") {
+                        is_feed = true;
+                        counter.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                let _ = server_write.shutdown().await;
+                let _ = answers.await;
+                if is_feed {
+                    counter.fetch_sub(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    (format!("http://{}:{}@{addr}/", engine::ADMIN.0, engine::ADMIN.1), feeds)
+}
+
+async fn open_feed(s: &Server, day: &str, headers: &Map<String, Value>) -> reqwest::Response {
+    let mut req = s.client.get(format!("{}/docdb/{day}/_changes?feed=continuous&since=now&heartbeat=100", s.base));
+    for (k, v) in headers {
+        req = req.header(k, v.as_str().unwrap());
+    }
+    req.send().await.unwrap()
+}
+
+/// Polls `check` every 50 ms for up to 10 s.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    for _ in 0..200 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{what}: not within 10 s");
+}
+
+/// A session holds at most `DOCDB_FEEDS_PER_SESSION` open feeds (then 429 with the error body);
+/// a feed its client closed gives its place back and is closed towards the engine; and every
+/// feed of a session is cut when the session ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_feeds_are_bounded_per_session_closed_with_their_client_and_cut_at_logout() {
+    let real = Engine::start().await;
+    let (url, feeds) = counting_feed_connections(&real).await;
+    let s = spawn_with(Settings { docdb_feeds_per_session: 2, ..with_engine(&url) }).await;
+    let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
+    real.create_db(&day).await;
+    let alice = s.login("alice").await;
+    let h = remote_headers(&alice);
+    let first = open_feed(&s, &day, &h).await;
+    let mut second = open_feed(&s, &day, &h).await;
+    assert_eq!((first.status(), second.status()), (StatusCode::OK, StatusCode::OK));
+    let third = open_feed(&s, &day, &h).await;
+    assert_eq!(third.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(third.json::<Value>().await.unwrap()["error"], "too_many_feeds");
+    let other = s.login("alice").await;
+    let others = open_feed(&s, &day, &remote_headers(&other)).await;
+    assert_eq!(others.status(), StatusCode::OK, "another session has its own places");
+    eventually("three feeds open towards the engine", || feeds.load(Ordering::SeqCst) == 3).await;
+    drop(first);
+    eventually("the closed feed's engine connection closed", || feeds.load(Ordering::SeqCst) == 2).await;
+    let mut again = None;
+    for _ in 0..200 {
+        let feed = open_feed(&s, &day, &h).await;
+        if feed.status() == StatusCode::OK {
+            again = Some(feed);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let mut again = again.expect("the closed feed's place was given back");
+
+    s.post("/auth/logout", alice["token"].as_str(), json!({})).await;
+    for feed in [&mut second, &mut again] {
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            loop {
+                match feed.chunk().await {
+                    Ok(Some(_)) => continue,
+                    _ => return true,
+                }
+            }
+        })
+        .await;
+        assert_eq!(ended, Ok(true), "an ended session's feed is cut");
+    }
+    eventually("the cut feeds closed towards the engine", || feeds.load(Ordering::SeqCst) == 1).await;
+    drop(others);
+    assert_error(&docdb(&s, Method::GET, &format!("{day}/_changes?feed=continuous"), &h, None).await, 401, "session_ended");
 }

@@ -74,7 +74,11 @@ async fn users_are_listed_changed_and_removed_by_the_right_roles() {
 
     let changed = s.patch("/users/user-alice", Some(&alice), json!({"password": "a-new-password", "currentPassword": "alice-pass"})).await;
     assert_eq!(changed.status, StatusCode::OK);
-    assert_eq!(s.post("/auth", None, json!({"username": "alice", "password": "a-new-password", "deviceInfo": {}})).await.status, StatusCode::OK);
+    // The change ended every session of hers, the one that made it included.
+    assert_error(&s.get("/users/me", Some(&alice)).await, 401, "session_ended");
+    let again = s.post("/auth", None, json!({"username": "alice", "password": "a-new-password", "deviceInfo": {}})).await;
+    assert_eq!(again.status, StatusCode::OK);
+    let alice = again.body["token"].as_str().unwrap().to_owned();
     assert_error(&s.patch("/users/user-alice", Some(&alice), json!({"roles": ["sys_admin"]})).await, 403, "forbidden");
     assert_error(&s.patch("/users/user-bob", Some(&alice), json!({"password": "whatever-1"})).await, 403, "forbidden");
     assert_error(&s.patch("/users/user-alice", Some(&alice), json!({"password": "short"})).await, 400, "bad_request");

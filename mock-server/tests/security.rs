@@ -299,3 +299,77 @@ async fn every_action_of_the_permission_map_agrees_with_the_server_for_every_dem
         }
     }
 }
+
+#[tokio::test]
+async fn request_headers_past_16_kib_are_answered_431_with_the_error_body() {
+    let s = spawn().await;
+    let token = s.token("alice").await;
+    for (what, size) in [("a large cookie", 200 * 1024), ("just past the bound", 16 * 1024)] {
+        let a = s.client.get(format!("{}/users/me", s.base)).bearer_auth(&token).header("x-padding", "a".repeat(size)).send().await.unwrap();
+        assert_eq!(a.status().as_u16(), 431, "{what}");
+        let body: Value = a.json().await.unwrap();
+        assert_eq!(body["error"], "headers_too_large", "{what}: {body}");
+    }
+    let fine = s.client.get(format!("{}/users/me", s.base)).bearer_auth(&token).header("x-padding", "a".repeat(8 * 1024)).send().await.unwrap();
+    assert_eq!(fine.status(), StatusCode::OK, "8 KiB of headers are served");
+}
+
+/// Failed sign-ins of one account are slowed whatever the address: past the free failures each
+/// one locks the account for a doubling while, bounded; the right password waits too, except on
+/// a device the user signed in on before; the lock is audited and a success forgets it all.
+#[tokio::test]
+async fn failed_sign_ins_are_throttled_per_account_from_every_address() {
+    // The per-address limit off: what is left is the account's own.
+    let settings = mock_server::settings::Settings { test_controls: true, auth_rate_per_min: 0, auth_account_lock_max_secs: 60, ..Default::default() };
+    let state = mock_server::state::AppState::new(settings, Default::default()).unwrap();
+    let app = mock_server::app(state.clone());
+    let wrong = json!({"username": "alice", "password": "wrong-pass"});
+    let right = json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}});
+    // A device alice signed in on before, registered to her.
+    let (_, login) = from_peer(app.clone(), "192.0.2.1:1", "POST", "/auth", right.clone()).await;
+    let token = login["token"].as_str().unwrap().to_owned();
+    let connect = {
+        use tower::ServiceExt;
+        let request = axum::http::Request::post("/auth/connect")
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {token}"))
+            .body(axum::body::Body::from("{}"))
+            .unwrap();
+        let response = app.clone().oneshot(request).await.unwrap();
+        serde_json::from_slice::<Value>(&axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap()).unwrap()
+    };
+    let device_id = connect["deviceId"].as_str().unwrap().to_owned();
+
+    for i in 0..5 {
+        let peer = format!("198.51.100.{i}:4000");
+        assert_eq!(from_peer(app.clone(), &peer, "POST", "/auth", wrong.clone()).await.0, StatusCode::UNAUTHORIZED, "free failure {i}");
+    }
+    // The fifth failure locked the account for a second: from any address, even the right password.
+    let (status, body) = from_peer(app.clone(), "203.0.113.9:1", "POST", "/auth", right.clone()).await;
+    assert_eq!((status, body["error"].clone()), (StatusCode::TOO_MANY_REQUESTS, json!("account_throttled")), "{body}");
+    // Another account is not touched.
+    assert_eq!(from_peer(app.clone(), "203.0.113.9:1", "POST", "/auth", json!({"username": "bob", "password": "bob-pass"})).await.0, StatusCode::OK);
+    // Her own device is never locked out.
+    let own = json!({"username": "alice", "password": "alice-pass", "deviceInfo": {"id": device_id}});
+    // (A failure from it first: the lock is still not applied to it.)
+    assert_eq!(
+        from_peer(app.clone(), "192.0.2.1:1", "POST", "/auth", json!({"username": "alice", "password": "typo", "deviceInfo": {"id": device_id}})).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    // The failures go on doubling the lock, bounded by AUTH_ACCOUNT_LOCK_MAX_SECS.
+    let mut locks = Vec::new();
+    for _ in 0..10 {
+        state.clock.set_offset(state.clock.offset_ms() + 3_600_000 / 60);
+        assert_eq!(from_peer(app.clone(), "198.51.100.77:1", "POST", "/auth", wrong.clone()).await.0, StatusCode::UNAUTHORIZED);
+    }
+    let audited = state.store.lock().unwrap().query_map("SELECT detail FROM audit_log WHERE action = 'account.throttled' ORDER BY id", [], |r| r.get::<_, String>(0)).unwrap();
+    for detail in &audited {
+        let detail: Value = serde_json::from_str(detail).unwrap();
+        assert_eq!((detail["username"].as_str(), detail["companyId"].as_str()), (Some("alice"), Some("acme")));
+        locks.push(detail["lockedForSecs"].as_u64().unwrap());
+    }
+    assert_eq!(locks, [1, 2, 4, 8, 16, 32, 60, 60, 60, 60, 60, 60], "every lock audited, doubling, bounded");
+    assert_eq!(from_peer(app.clone(), "192.0.2.1:1", "POST", "/auth", own).await.0, StatusCode::OK, "the user's own device signs in during a lock");
+    // The success forgot the failures: a wrong password from elsewhere is a free failure again.
+    assert_eq!(from_peer(app.clone(), "198.51.100.77:1", "POST", "/auth", right.clone()).await.0, StatusCode::OK);
+}

@@ -448,7 +448,8 @@ export type ServerErrorCode =
   | "token_expired" | "unknown_company" | "unknown_cron" | "unknown_device"
   | "unknown_run" | "unknown_sale" | "unknown_tenant" | "unknown_user"
   | "unsupported_media_type" | "username_taken" | "docdb_engine_required" | "docdb_engine_unavailable"
-  | "rewarm_needs_invalidation" | "store_unavailable";
+  | "rewarm_needs_invalidation" | "store_unavailable" | "account_throttled" | "too_many_feeds"
+  | "headers_too_large";
 
 /** A failure's `code`: one of the lists above, or a code a newer server sends. */
 export type ErrorCode = SdkErrorCode | ServerErrorCode | (string & {});

@@ -83,7 +83,8 @@ codes! {
     BACKUPS_DISABLED = "backups_disabled";
     /// 409 (preflight): not every day of the last `DROP_GREEN_DAYS` is archived with diff 0.
     RECONCILIATION_NOT_GREEN = "reconciliation_not_green";
-    /// 401: the session the docdb headers belong to has ended.
+    /// 401: the session the token or the docdb headers belong to has ended (logout, password or
+    /// role change, a refresh token reused): log in again.
     SESSION_ENDED = "session_ended";
     /// 401: the access token is past its expiry: refresh it.
     TOKEN_EXPIRED = "token_expired";
@@ -114,4 +115,10 @@ codes! {
     REWARM_NEEDS_INVALIDATION = "rewarm_needs_invalidation";
     /// 503: the relational store (PostgreSQL) does not answer; try again shortly.
     STORE_UNAVAILABLE = "store_unavailable";
+    /// 429: too many failed sign-ins for this account, from anywhere; `Retry-After` says when.
+    ACCOUNT_THROTTLED = "account_throttled";
+    /// 429: the session already holds as many open `_changes` feeds as the server allows.
+    TOO_MANY_FEEDS = "too_many_feeds";
+    /// 431: the request's headers are larger than the server reads.
+    HEADERS_TOO_LARGE = "headers_too_large";
 }

@@ -66,6 +66,8 @@ pub mod audit {
     pub const USER_PASSWORD: &str = "user.password";
     /// A user deleted.
     pub const USER_DELETE: &str = "user.delete";
+    /// An account locked for a while after failed sign-ins (the username, the failures, how long).
+    pub const ACCOUNT_THROTTLED: &str = "account.throttled";
     /// A public sign-up made a company and its manager.
     pub const COMPANY_SIGN_UP: &str = "company.sign_up";
 }

@@ -3,3 +3,5 @@
 pub mod jwt;
 pub mod passwords;
 pub mod secrets;
+pub mod sessions;
+pub mod throttle;

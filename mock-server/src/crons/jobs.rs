@@ -323,7 +323,9 @@ fn prune(ctx: &JobContext) -> bool {
     let now = ctx.now();
     ctx.progress(0, 3, Some("session-prune: expired sessions, old cron runs, long-unseen devices"));
     let result = ctx.state.store.transaction(|tx| {
+        // Old failed sign-ins go with the sessions: both are the sign-in's bookkeeping.
         let tokens = refresh_tokens::prune(tx, now)?;
+        crate::store::login_failures::prune(tx, now)?;
         let runs = runs::prune(tx, RUN_HISTORY)?;
         let devices = devices::prune_unseen(tx, now.saturating_sub(DEVICE_UNSEEN_DAYS * DAY_MS))?;
         Ok::<_, StoreError>((tokens, runs, devices))

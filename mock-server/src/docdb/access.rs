@@ -1,7 +1,9 @@
 //! What the document proxy lets through to the engine: the CouchDB replication protocol on the
-//! caller's own databases, and nothing else. Rules only (no HTTP types): the route hands in the
-//! method's name, the path's segments after the database (percent-decoded) and the database's
-//! kind for the caller's tenant.
+//! caller's own databases, and nothing else. Rules only (no HTTP types). Every proxied request
+//! goes through `decide`, which answers exactly what the engine gets (path, query, body) or why
+//! nothing is sent: the engine never reads a byte the rule did not judge.
+
+use serde_json::Value;
 
 use super::Kind;
 
@@ -14,16 +16,27 @@ pub enum Op {
     Checkpoint,
     /// A document written or deleted, one at a time.
     Write,
-    /// `_bulk_docs`: the body's ids are checked too (`check_bulk`).
+    /// `_bulk_docs`: every document's id in the body is checked too.
     BulkWrite,
 }
 
-/// Why a request is refused (the route answers 403 with this, and the engine sees nothing).
+/// Why a request is refused; the engine sees nothing of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal(pub String);
+pub enum Refusal {
+    /// 401: no session stands behind the request.
+    Unauthenticated,
+    /// 403: outside the caller's databases or outside the replication protocol.
+    Forbidden(String),
+    /// 400: a path, query or body that cannot be read one way only.
+    Unreadable(String),
+}
 
 fn refuse<T>(why: impl Into<String>) -> Result<T, Refusal> {
-    Err(Refusal(why.into()))
+    Err(Refusal::Forbidden(why.into()))
+}
+
+fn unreadable<T>(why: impl Into<String>) -> Result<T, Refusal> {
+    Err(Refusal::Unreadable(why.into()))
 }
 
 /// Reads that a replication sends as POST (their bodies are lists of ids or revisions).
@@ -82,15 +95,164 @@ pub fn allow(kind: Kind, op: Op, may_write_catalogue: bool) -> Result<(), Refusa
     }
 }
 
-/// Refuses a `_bulk_docs` body that writes a design document, or is not `{docs: [...]}` at all.
-pub fn check_bulk(body: &serde_json::Value) -> Result<(), Refusal> {
-    let Some(docs) = body.get("docs").and_then(|d| d.as_array()) else {
-        return refuse("a _bulk_docs body is {\"docs\": [...]}");
+/// Who is asking, once their credentials were checked (`None`: no live session).
+#[derive(Debug, Clone, Copy)]
+pub struct Caller<'a> {
+    pub company_id: &'a str,
+    /// Whether the caller's roles allow `catalog:write` (writes to CORE).
+    pub may_write_catalogue: bool,
+}
+
+/// A request as the proxy received it.
+#[derive(Debug, Clone, Copy)]
+pub struct Incoming<'a> {
+    pub method: &'a str,
+    /// The path after `/docdb/`, exactly as received (still percent-encoded).
+    pub path: &'a str,
+    pub query: Option<&'a str>,
+    pub content_type: Option<&'a str>,
+    pub body: &'a [u8],
+}
+
+/// Exactly what the engine receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forward {
+    pub op: Op,
+    /// The database the request is on (decoded).
+    pub db: String,
+    /// Path and query from the checked segments and pairs, each encoded again: the engine reads
+    /// the names the rule judged, whatever its own decoding.
+    pub path: String,
+    pub content_type: Option<String>,
+    /// A JSON body as the rule parsed it, written again; an attachment's bytes as they came;
+    /// nothing for GET, HEAD and DELETE.
+    pub body: Vec<u8>,
+    /// A `_changes` feed that stays open (continuous, longpoll, eventsource): counted per session.
+    pub live_feed: bool,
+}
+
+/// What may be in a path segment or a query value unencoded: RFC 3986's unreserved characters.
+const ENCODED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+fn encode(part: &str) -> percent_encoding::PercentEncode<'_> {
+    percent_encoding::utf8_percent_encode(part, ENCODED)
+}
+
+fn decode(part: &str, plus_is_space: bool) -> Result<String, Refusal> {
+    let spaced;
+    let part = if plus_is_space {
+        spaced = part.replace('+', " ");
+        spaced.as_str()
+    } else {
+        part
     };
-    if docs.iter().any(|d| d.get("_id").and_then(|i| i.as_str()).is_some_and(|id| is_design(id) || id == "_design")) {
-        return refuse(DESIGN_WRITE);
+    match percent_encoding::percent_decode_str(part).decode_utf8() {
+        Ok(s) => Ok(s.into_owned()),
+        Err(_) => unreadable("the path or query decodes to invalid UTF-8"),
     }
-    Ok(())
+}
+
+/// The query's pairs, decoded as CouchDB decodes them (`+` is a space); a name given twice is
+/// refused, as two readers may take different ones.
+fn query_pairs(query: &str) -> Result<Vec<(String, String)>, Refusal> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let (name, value) = (decode(name, true)?, decode(value, true)?);
+        if pairs.iter().any(|(n, _)| *n == name) {
+            return unreadable(format!("the query names {name:?} twice"));
+        }
+        pairs.push((name, value));
+    }
+    Ok(pairs)
+}
+
+const LIVE_FEEDS: [&str; 3] = ["continuous", "longpoll", "eventsource"];
+
+/// A written document's id: none (the engine picks one), or a string naming no reserved document
+/// (`_design/…` runs code in the engine; `_local/…` is written by its own route).
+fn writable_id(doc: &Value, path_id: Option<&str>) -> Result<(), Refusal> {
+    match (doc.get("_id"), path_id) {
+        (None, _) => Ok(()),
+        (Some(Value::String(id)), Some(path_id)) if id != path_id => unreadable(format!("the body's _id {id:?} is not the path's {path_id:?}")),
+        (Some(Value::String(id)), _) if is_design(id) || id == "_design" => refuse(DESIGN_WRITE),
+        (Some(Value::String(id)), None) if id.starts_with('_') => refuse(format!("{id} is a reserved id: devices write documents only")),
+        (Some(Value::String(_)), _) => Ok(()),
+        (Some(_), _) => unreadable("_id must be a string"),
+    }
+}
+
+fn json_body(body: &[u8]) -> Result<Value, Refusal> {
+    crate::docdb::strict_json::parse(body).map_err(|e| Refusal::Unreadable(format!("the body is not JSON that reads one way only: {e}")))
+}
+
+/// Checks what a request writes into the engine and answers the body to send.
+fn written(op: Op, method: &str, rest: &[String], incoming: &Incoming) -> Result<(Option<String>, Vec<u8>), Refusal> {
+    const JSON: &str = "application/json";
+    if matches!(method, "GET" | "HEAD" | "DELETE") {
+        return Ok((None, Vec::new()));
+    }
+    // An attachment (`PUT db/doc/name`): opaque bytes, placed by the path the rule checked.
+    if op == Op::Write && rest.len() == 2 {
+        return Ok((incoming.content_type.map(str::to_owned), incoming.body.to_vec()));
+    }
+    let value = json_body(incoming.body)?;
+    match op {
+        Op::BulkWrite => {
+            let Some(docs) = value.get("docs").and_then(Value::as_array) else { return unreadable("a _bulk_docs body is {\"docs\": [...]}") };
+            for doc in docs {
+                if !doc.is_object() {
+                    return unreadable("every entry of docs is a document (an object)");
+                }
+                writable_id(doc, None)?;
+            }
+        }
+        Op::Write | Op::Checkpoint => {
+            if !value.is_object() {
+                return unreadable("a document is a JSON object");
+            }
+            // `POST db` names its id in the body; `PUT db/id` and `PUT db/_local/id` in the path.
+            let path_id = match rest {
+                [] | [_] if rest.first().is_none_or(String::is_empty) => None,
+                [id] => Some(id.clone()),
+                [local, id] => Some(format!("{local}/{id}")),
+                _ => None,
+            };
+            writable_id(&value, path_id.as_deref())?;
+        }
+        Op::Read => {}
+    }
+    Ok((Some(JSON.to_owned()), serde_json::to_vec(&value).map_err(|e| Refusal::Unreadable(e.to_string()))?))
+}
+
+/// The proxy's rule, whole: `Ok` with exactly what to send to the engine, or the refusal.
+/// `kind_of` names the caller's tenant's databases (`None` for any other name).
+pub fn decide(incoming: &Incoming, caller: Option<Caller>, kind_of: impl Fn(&str) -> Option<Kind>) -> Result<Forward, Refusal> {
+    let caller = caller.ok_or(Refusal::Unauthenticated)?;
+    let (db_raw, rest_raw) = match incoming.path.split_once('/') {
+        Some((db, rest)) => (db, Some(rest)),
+        None => (incoming.path, None),
+    };
+    let db = decode(db_raw, false)?;
+    let rest: Vec<String> = rest_raw.map(|r| r.split('/').map(|s| decode(s, false)).collect()).transpose()?.unwrap_or_default();
+    let kind = kind_of(&db).ok_or_else(|| Refusal::Forbidden(format!("{db} is not a database of tenant {}", caller.company_id)))?;
+    let op = classify(incoming.method, &rest)?;
+    allow(kind, op, caller.may_write_catalogue)?;
+    let pairs = query_pairs(incoming.query.unwrap_or(""))?;
+    let (content_type, body) = written(op, incoming.method, &rest, incoming)?;
+
+    let mut path = encode(&db).to_string();
+    if rest_raw.is_some() {
+        // `_design/x` and `_local/x` stay two segments, as the engine routes them.
+        let segments: Vec<String> = rest.iter().map(|s| encode(s).to_string()).collect();
+        path = [path, segments.join("/")].join("/");
+    }
+    if !pairs.is_empty() {
+        let query: Vec<String> = pairs.iter().map(|(n, v)| format!("{}={}", encode(n), encode(v))).collect();
+        path = [path, query.join("&")].join("?");
+    }
+    let live_feed = op == Op::Read && rest.first().is_some_and(|s| s == "_changes") && pairs.iter().any(|(n, v)| n == "feed" && LIVE_FEEDS.contains(&v.as_str()));
+    Ok(Forward { op, db, path, content_type, body, live_feed })
 }
 
 #[cfg(test)]
@@ -168,11 +330,52 @@ mod tests {
         assert!(allow(Kind::Core, Op::Read, false).is_ok());
     }
 
+    fn acme(db: &str) -> Option<Kind> {
+        crate::docdb::naming::TenantNames::new("dev", "acme", "main").kind_of(db)
+    }
+
+    fn cashier() -> Option<Caller<'static>> {
+        Some(Caller { company_id: "acme", may_write_catalogue: false })
+    }
+
+    fn post(path: &str, body: &str) -> Result<Forward, Refusal> {
+        decide(&Incoming { method: "POST", path, query: None, content_type: Some("application/json"), body: body.as_bytes() }, cashier(), acme)
+    }
+
     #[test]
-    fn a_bulk_write_of_a_design_document_is_seen() {
-        let json = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
-        assert_eq!(check_bulk(&json(r#"{"docs":[{"_id":"a"},{"_id":"b"}]}"#)), Ok(()));
-        assert_eq!(check_bulk(&json(r#"{"docs":[{"_id":"a"},{"_id":"_design/x"}]}"#)), Err(Refusal(DESIGN_WRITE.into())));
-        assert!(check_bulk(&json(r#"[1]"#)).is_err());
+    fn a_design_document_is_refused_by_every_write_route() {
+        for (path, body) in [
+            ("dev_acme_main_catalog", r#"{"_id":"_design/evil","views":{}}"#),
+            ("dev_acme_main_catalog/", r#"{"_id":"_design/evil"}"#),
+            ("dev_acme_main_catalog", r#"{"_id":"\u005fdesign/evil"}"#),
+            ("dev_acme_main_catalog/_bulk_docs", r#"{"docs":[{"_id":"a"},{"_id":"_design/x"}]}"#),
+            ("dev_acme_main_catalog/_bulk_docs", r#"{"new_edits":false,"docs":[{"_id":"_design/x","_rev":"1-a"}]}"#),
+        ] {
+            assert!(matches!(post(path, body), Err(Refusal::Forbidden(_))), "{path} {body}");
+        }
+        for (path, body) in [
+            ("dev_acme_main_catalog", r#"{"_id":"a","_id":"_design/x"}"#),
+            ("dev_acme_main_catalog/_bulk_docs", r#"{"docs":[{"_id":"a"}],"docs":[{"_id":"_design/x"}]}"#),
+            ("dev_acme_main_catalog/_bulk_docs", r#"{"docs":[1]}"#),
+            ("dev_acme_main_catalog", r#"{"_id":7}"#),
+        ] {
+            assert!(matches!(post(path, body), Err(Refusal::Unreadable(_))), "{path} {body}");
+        }
+    }
+
+    #[test]
+    fn what_is_forwarded_is_what_was_judged() {
+        let f = post("dev_acme_main_catalog/_bulk_docs", "{ \"docs\" : [ {\"_id\":\"order:1\", \"n\": 1e2} ] }").unwrap();
+        assert_eq!((f.op, f.path.as_str()), (Op::BulkWrite, "dev_acme_main_catalog/_bulk_docs"));
+        assert_eq!(String::from_utf8(f.body).unwrap(), r#"{"docs":[{"_id":"order:1","n":100.0}]}"#);
+        let get = |path, query| decide(&Incoming { method: "GET", path, query, content_type: None, body: b"ignored" }, cashier(), acme);
+        let f = get("dev_acme_main_catalog/_design%2Fapp", None).unwrap();
+        assert_eq!((f.path.as_str(), f.body.len()), ("dev_acme_main_catalog/_design%2Fapp", 0));
+        let f = get("dev_acme_main_catalog/_changes", Some("feed=longpoll&since=now&filter=_doc_ids&doc_ids=%5B%22a+b%22%5D")).unwrap();
+        assert!(f.live_feed);
+        assert_eq!(f.path, "dev_acme_main_catalog/_changes?feed=longpoll&since=now&filter=_doc_ids&doc_ids=%5B%22a%20b%22%5D");
+        assert!(!get("dev_acme_main_catalog/_changes", Some("feed=normal")).unwrap().live_feed);
+        assert!(matches!(get("dev_acme_main_catalog/_changes", Some("feed=normal&feed=continuous")), Err(Refusal::Unreadable(_))));
+        assert_eq!(decide(&Incoming { method: "GET", path: "dev_acme_main_catalog", query: None, content_type: None, body: b"" }, None, acme), Err(Refusal::Unauthenticated));
     }
 }

@@ -15,10 +15,12 @@ pub mod cors;
 pub mod documents;
 pub mod embedded;
 pub mod engine;
+pub mod feeds;
 pub mod headroom;
 pub mod naming;
 pub mod on_engine;
 pub mod seed;
+pub mod strict_json;
 
 /// A percent-encoded URL part (a path segment, a user name) as text.
 pub fn percent_decoded(part: &str) -> String {

@@ -13,13 +13,14 @@ use session_broker::protocol::{AuthResponse, GoogleLoginRequest, LoginRequest, L
 
 use crate::auth::passwords::{self, Checked};
 use crate::auth::secrets::{docdb_headers, random_id, random_token, token_hash};
+use crate::auth::throttle;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser, ClientIp, SignedUser};
 use crate::seed;
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
 use crate::store::users::User;
-use crate::store::{devices, refresh_tokens, users};
+use crate::store::{devices, login_failures, refresh_tokens, users};
 use session_broker::protocol::errors as code;
 
 pub const GOOGLE_PREFIX: &str = "mock-google:";
@@ -61,22 +62,71 @@ fn start_session(state: &AppState, user: Option<User>) -> AppResult<Json<AuthRes
     state.store.shared_tx(|tx| issue(state, tx, &user, &random_id("sess"))).map(Json)
 }
 
-async fn login(State(state): State<AppState>, ApiJson(req): ApiJson<LoginRequest>) -> AppResult<Json<AuthResponse>> {
+async fn login(State(state): State<AppState>, ip: ClientIp, ApiJson(req): ApiJson<LoginRequest>) -> AppResult<Json<AuthResponse>> {
     if req.username.is_empty() || req.password.is_empty() {
         return Err(AppError::bad_request("username and password are required"));
     }
-    let user = state.store.shared_tx(|tx| Ok(users::by_username(tx, &req.username)?))?;
+    let now = state.clock.now_ms();
+    let (user, failed_before, locked_until) = state.store.shared_tx(|tx| {
+        let user = users::by_username(tx, &req.username)?;
+        // A device the user registered before is never locked out of its own account.
+        let device = req.device_info.get("id").and_then(Value::as_str);
+        let known_device = match (&user, device) {
+            (Some(u), Some(id)) => devices::by_id(tx, id)?.is_some_and(|d| d.user_id == u.id),
+            _ => false,
+        };
+        let failures = login_failures::get(tx, &req.username)?;
+        Ok((user, failures.is_some(), failures.map(|(_, until)| until).filter(|_| !known_device)))
+    })?;
+    if let Some(until) = locked_until.filter(|until| *until > now) {
+        return Err(account_throttled(until - now));
+    }
     // Checked even for an unknown user (against a decoy): same work, same answer.
     let stored = user.as_ref().map(|u| u.password_hash.clone());
     let (username, password) = (req.username.clone(), req.password.clone());
     let checked = state.hashing.run(move || passwords::check(stored.as_deref(), &username, &password)).await?;
-    let user = user.filter(|_| checked.ok());
-    if let (Some(u), Checked::ValidLegacy) = (&user, checked) {
+    let Some(user) = user.filter(|_| checked.ok()) else {
+        sign_in_failed(&state, &req.username, ip)?;
+        return Err(bad_credentials());
+    };
+    if failed_before {
+        login_failures::clear(&state.store.lock()?, &user.username)?;
+    }
+    if checked == Checked::ValidLegacy {
         let password = req.password.clone();
         let rehashed = state.hashing.run(move || passwords::hash(&password)).await?;
-        users::set_password_hash(&state.store.lock()?, &u.id, &rehashed)?;
+        users::set_password_hash(&state.store.lock()?, &user.id, &rehashed)?;
     }
-    start_session(&state, user)
+    start_session(&state, Some(user))
+}
+
+fn account_throttled(wait_ms: i64) -> AppError {
+    let secs = u64::try_from(wait_ms.saturating_add(999) / 1000).unwrap_or(1).max(1);
+    AppError::TooMany {
+        code: code::ACCOUNT_THROTTLED,
+        message: format!("too many failed sign-ins for this account; try again in {secs} s, or sign in on a device you used before"),
+        retry_after_secs: Some(secs),
+    }
+}
+
+/// Counts a failed sign-in of `username`; past the free failures it locks the account for a
+/// while (`auth::throttle`), which the audit log records.
+fn sign_in_failed(state: &AppState, username: &str, ip: ClientIp) -> AppResult<()> {
+    let now = state.clock.now_ms();
+    let settings = &state.settings;
+    state.store.shared_tx(|tx| {
+        let failures = login_failures::failed(tx, username, now)?;
+        let secs = throttle::lock_secs(failures, settings.auth_account_free_failures, settings.auth_account_lock_max_secs);
+        if secs > 0 {
+            let until = now.saturating_add(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX));
+            login_failures::lock(tx, username, until)?;
+            let company_id = users::by_username(tx, username)?.map(|u| u.company_id);
+            let detail = json!({"username": username, "companyId": company_id, "failures": failures, "lockedForSecs": secs});
+            audit::record(tx, &Actor { id: "anonymous".into(), ip: ip.0 }, actions::ACCOUNT_THROTTLED, detail, now)?;
+            tracing::warn!(failures, secs, "sign-ins of one account throttled");
+        }
+        Ok(())
+    })
 }
 
 async fn login_with_google(State(state): State<AppState>, ApiJson(req): ApiJson<GoogleLoginRequest>) -> AppResult<Json<AuthResponse>> {
@@ -90,7 +140,8 @@ async fn login_with_google(State(state): State<AppState>, ApiJson(req): ApiJson<
 
 enum RefreshOutcome {
     Issued(AuthResponse),
-    Reused,
+    /// The family that was revoked for it.
+    Reused(String),
     /// A second replay inside the grace window: refused, the family kept.
     Replayed,
 }
@@ -116,7 +167,7 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
             if grace_ms == 0 || now.saturating_sub(used_at) > grace_ms {
                 refresh_tokens::revoke_family(tx, &rt.family_id, now)?;
                 tracing::warn!(family = %rt.family_id, "refresh token reused after the grace window: family revoked");
-                return Ok(RefreshOutcome::Reused);
+                return Ok(RefreshOutcome::Reused(rt.family_id));
             }
             // Inside the window a racing tab gets one successor, a replaying thief no more.
             if !refresh_tokens::first_replay(tx, &hash, now, grace_ms)? {
@@ -129,7 +180,10 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
     })?;
     match outcome {
         RefreshOutcome::Issued(auth) => Ok(Json(auth)),
-        RefreshOutcome::Reused => Err(AppError::Unauthorized(code::REFRESH_TOKEN_REUSED, "this refresh token was already used; the whole session is revoked".into())),
+        RefreshOutcome::Reused(family) => {
+            state.sessions_ended(&[family]);
+            Err(AppError::Unauthorized(code::REFRESH_TOKEN_REUSED, "this refresh token was already used; the whole session is revoked".into()))
+        }
         RefreshOutcome::Replayed => {
             Err(AppError::Unauthorized(code::REFRESH_TOKEN_REPLAYED, "this refresh token was already used and replayed once; use the newest refresh token".into()))
         }
@@ -267,6 +321,9 @@ async fn logout(State(state): State<AppState>, SignedUser(claims): SignedUser, A
         }
         Ok(())
     })?;
+    if let Some(sid) = claims.sid {
+        state.sessions_ended(&[sid]);
+    }
     Ok(Json(OkBody { ok: true }))
 }
 

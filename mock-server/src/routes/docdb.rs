@@ -70,61 +70,61 @@ fn may_write_catalogue(caller: &DocdbUser) -> bool {
 }
 
 fn refused(r: Refusal) -> AppError {
-    AppError::Forbidden(r.0)
+    match r {
+        Refusal::Unauthenticated => AppError::Unauthorized(code::MISSING_TOKEN, "the document routes need a session's Bearer token or X-Docdb-* headers".into()),
+        Refusal::Forbidden(why) => AppError::Forbidden(why),
+        Refusal::Unreadable(why) => AppError::BadRequest(code::MALFORMED_JSON, why),
+    }
 }
 
-/// One request of the replication protocol, checked, then forwarded to the engine.
+/// One request of the replication protocol: read whole (within `PROXY_BODY_LIMIT_BYTES`), judged
+/// by `access::decide`, and what it answers forwarded to the engine (never the request itself);
+/// the engine's answer streamed back. A live `_changes` feed takes one of its session's places.
 async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Request) -> AppResult<Response> {
     let Some(engine) = state.engine.clone() else { return Err(engine_required().await) };
-    // The raw path, so a document id's own escaping (`a%2Fb`) reaches the engine as it came.
-    let uri = request.uri().clone();
-    let raw = uri.path().strip_prefix("/docdb/").unwrap_or("");
-    let (db_raw, rest_raw) = match raw.split_once('/') {
-        Some((db, rest)) => (db, Some(rest)),
-        None => (raw, None),
-    };
-    let db = docdb::percent_decoded(db_raw);
-    let rest: Vec<String> = rest_raw.map(|r| r.split('/').map(docdb::percent_decoded).collect()).unwrap_or_default();
-    let kind = {
-        let conn = state.store.lock()?;
-        let tenant = tenants::get(&conn, &caller.company_id)?;
-        tenant.names(&state.settings.db_prefix).kind_of(&db)
-    };
-    let kind = kind.ok_or_else(|| AppError::Forbidden(format!("{db} is not a database of tenant {}", caller.company_id)))?;
-    let method = request.method().clone();
-    let op = access::classify(method.as_str(), &rest).map_err(refused)?;
-    access::allow(kind, op, may_write_catalogue(&caller)).map_err(refused)?;
-
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, PROXY_BODY_LIMIT_BYTES).await.map_err(|_| AppError::PayloadTooLarge)?;
-    if op == Op::BulkWrite {
-        let docs: Value = serde_json::from_slice(&body).map_err(|e| AppError::BadRequest(code::MALFORMED_JSON, format!("the _bulk_docs body is not JSON: {e}")))?;
-        access::check_bulk(&docs).map_err(refused)?;
-    }
+    let names = {
+        let conn = state.store.lock()?;
+        tenants::get(&conn, &caller.company_id)?.names(&state.settings.db_prefix)
+    };
+    let incoming = access::Incoming {
+        method: parts.method.as_str(),
+        path: parts.uri.path().strip_prefix("/docdb/").unwrap_or(""),
+        query: parts.uri.query(),
+        content_type: parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()),
+        body: &body,
+    };
+    let who = access::Caller { company_id: &caller.company_id, may_write_catalogue: may_write_catalogue(&caller) };
+    let forward = access::decide(&incoming, Some(who), |db| names.kind_of(db)).map_err(refused)?;
+    let place = match forward.live_feed {
+        true => Some(state.feeds.hold(&caller.session_id, state.settings.docdb_feeds_per_session).ok_or_else(|| AppError::TooMany {
+            code: code::TOO_MANY_FEEDS,
+            message: format!("this session already holds {} open _changes feeds (DOCDB_FEEDS_PER_SESSION); close one first", state.settings.docdb_feeds_per_session),
+            retry_after_secs: None,
+        })?),
+        false => None,
+    };
 
-    let mut path = String::from(db_raw);
-    if let Some(rest) = rest_raw {
-        path.push('/');
-        path.push_str(rest);
+    let mut request = engine.request(parts.method, &forward.path);
+    if let Some(content_type) = &forward.content_type {
+        request = request.header(header::CONTENT_TYPE, content_type);
     }
-    if let Some(query) = uri.query() {
-        path.push('?');
-        path.push_str(query);
+    if let Some(accept) = parts.headers.get(header::ACCEPT) {
+        request = request.header(header::ACCEPT, accept);
     }
-    let mut forward = engine.request(method, &path);
-    for name in [header::CONTENT_TYPE, header::ACCEPT] {
-        if let Some(value) = parts.headers.get(&name) {
-            forward = forward.header(name, value);
-        }
-    }
-    let answer = forward.body(body).send().await.map_err(|e| {
+    let answer = request.body(forward.body).send().await.map_err(|e| {
         tracing::warn!("document engine at {}: {e}", engine.url().root());
         AppError::EngineUnavailable("the document engine did not answer; try again".into())
     })?;
     let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).map_err(|e| AppError::Internal(Cause::new(e)))?;
     let mut headers = HeaderMap::new();
     copy_headers(answer.headers(), &mut headers);
-    let mut response = Response::new(Body::from_stream(answer.bytes_stream()));
+    let stream = answer.bytes_stream();
+    let mut response = Response::new(match place {
+        Some(place) => Body::from_stream(place.carry(stream)),
+        None => Body::from_stream(stream),
+    });
     *response.status_mut() = status;
     *response.headers_mut() = headers;
     Ok(response)
@@ -182,7 +182,10 @@ async fn put_doc(
     let now = state.clock.now_ms();
     let written = state.store.tx(|tx| {
         // The proxy's rule on the embedded route too: archives read-only, CORE for catalog:write.
-        access::allow(owned(tx, &db, &claims.company_id)?, Op::Write, may_write_catalogue(&claims)).map_err(|r| AppError::Forbidden(format!("{db}: {}", r.0)))?;
+        access::allow(owned(tx, &db, &claims.company_id)?, Op::Write, may_write_catalogue(&claims)).map_err(|r| match r {
+            Refusal::Forbidden(why) => AppError::Forbidden(format!("{db}: {why}")),
+            other => refused(other),
+        })?;
         let doc = conflicts::DocRef { company_id: &claims.company_id, db: &db, id: &doc_id };
         Ok(conflicts::write(&docdb::Cluster::embedded(tx), doc, body, rev.as_deref(), state.settings.conflicts_enabled, now)?)
     })?;

@@ -222,13 +222,16 @@ async fn update_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
         if let Some(r) = &roles {
             users::set_roles(tx, &id, r)?;
         }
+        let mut ended = Vec::new();
         if password.is_some() || roles.is_some() {
-            let ended = refresh_tokens::revoke_user(tx, &id, now)?;
-            let detail = json!({"companyId": target.company_id, "userId": id, "passwordChanged": password.is_some(), "roles": roles, "previousRoles": target.roles, "sessionsRevoked": ended});
+            ended = refresh_tokens::revoke_user(tx, &id, now)?;
+            let detail = json!({"companyId": target.company_id, "userId": id, "passwordChanged": password.is_some(), "roles": roles, "previousRoles": target.roles, "sessionsRevoked": ended.len()});
             audit::record(tx, &Actor::user(&user.0, ip.0), if roles.is_some() { actions::USER_ROLES } else { actions::USER_PASSWORD }, detail, now)?;
         }
-        Ok(users::by_id(tx, &id)?)
+        Ok((users::by_id(tx, &id)?, ended))
     })?;
+    let (updated, ended) = updated;
+    state.sessions_ended(&ended);
     Ok(Json(json!({ "user": updated })))
 }
 
@@ -238,11 +241,14 @@ async fn delete_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
         return Err(AppError::Conflict(code::CANNOT_DELETE_SELF, "sys_admin cannot delete its own user".into()));
     }
     let now = state.clock.now_ms();
-    state.store.tx(|tx| {
+    let ended = state.store.tx(|tx| {
         let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
+        // Its sessions end before its rows go, so every replica refuses its access tokens.
+        let ended = refresh_tokens::revoke_user(tx, &id, now)?;
         users::delete(tx, &id)?;
         audit::record(tx, &Actor::user(&user.0, ip.0), actions::USER_DELETE, json!({"companyId": target.company_id, "userId": id, "username": target.username}), now)?;
-        Ok(())
+        Ok(ended)
     })?;
+    state.sessions_ended(&ended);
     Ok(Json(json!({ "ok": true })))
 }

@@ -74,10 +74,10 @@ async fn session(mut socket: WebSocket, state: AppState) {
         Ok(init) => init,
         Err(why) => return refuse(socket, CLOSE_BAD_REQUEST, code::BAD_REQUEST, &why).await,
     };
-    let claims = match state.tokens.verify(&token, state.clock.now_secs(), true) {
+    let claims = match crate::extract::verify_access(&state, &token) {
         Ok(c) => c,
         Err(e) => {
-            let body = AppError::from(e).body();
+            let body = e.body();
             return refuse(socket, CLOSE_UNAUTHORIZED, &body.error, &body.message).await;
         }
     };

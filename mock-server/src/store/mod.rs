@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod companies;
 pub mod devices;
 pub mod journal;
+pub mod login_failures;
 pub mod migrate;
 pub mod notifications;
 pub mod on_postgres;

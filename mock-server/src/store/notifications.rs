@@ -1,6 +1,7 @@
 //! What one replica tells the others through PostgreSQL (`LISTEN`/`NOTIFY`): a tenant
-//! invalidated (every replica closes that tenant's sockets), the test clock moved (every replica
-//! takes the new offset). A notification is sent by the transaction that made the change and is
+//! invalidated (every replica closes that tenant's sockets), sessions ended (every replica
+//! refuses their access tokens and cuts their feeds), the test clock moved (every replica takes
+//! the new offset). A notification is sent by the transaction that made the change and is
 //! delivered when it commits, in commit order, to every replica listening, the sender included.
 //! On SQLite (one process) there is nobody to tell and these are no-ops.
 
@@ -14,6 +15,13 @@ use super::sql::{Connection, Dialect, Result};
 pub const INVALIDATIONS: &str = "sb_invalidations";
 /// The channel of the test clock: payload `version <TAB> offset_ms`.
 pub const CLOCK: &str = "sb_clock";
+/// The channel of ended sessions: payload `ended_at <TAB> session <TAB> session…`.
+pub const SESSIONS_ENDED: &str = "sb_sessions_ended";
+/// Sessions named in one notification (PostgreSQL's payload holds 8000 bytes).
+const SESSIONS_A_NOTIFICATION: usize = 100;
+
+/// Every ended session with when it ended (revoked refresh tokens are kept a day).
+pub const ENDED_SESSIONS: &str = "SELECT family_id, MAX(revoked_at) FROM refresh_tokens WHERE revoked_at IS NOT NULL GROUP BY family_id";
 
 /// The shared clock's row: `(version, offset_ms)`, none before the clock was first moved.
 pub const SHARED_CLOCK: &str = "SELECT version, offset_ms FROM mock_clock WHERE id = 1";
@@ -22,6 +30,16 @@ pub const SHARED_CLOCK: &str = "SELECT version, offset_ms FROM mock_clock WHERE 
 pub fn invalidated(conn: &Connection, company_id: &str, at: i64) -> Result<()> {
     if conn.dialect() == Dialect::Postgres {
         conn.execute_later("SELECT pg_notify(?1, ?2)::text", [INVALIDATIONS, &format!("{company_id}\t{at}")])?;
+    }
+    Ok(())
+}
+
+/// Tells every replica that `sessions` ended at `at` (when the caller commits).
+pub fn sessions_ended(conn: &Connection, at: i64, sessions: &[String]) -> Result<()> {
+    if conn.dialect() == Dialect::Postgres {
+        for some in sessions.chunks(SESSIONS_A_NOTIFICATION) {
+            conn.execute_later("SELECT pg_notify(?1, ?2)::text", [SESSIONS_ENDED, &format!("{at}\t{}", some.join("\t"))])?;
+        }
     }
     Ok(())
 }
@@ -43,6 +61,8 @@ pub fn clock_moved(conn: &Connection, offset_ms: i64) -> Result<i64> {
 pub type OnInvalidated = Box<dyn Fn(&str, i64) + Send + Sync>;
 /// A handler of the shared clock (`version`, `offset_ms`).
 pub type OnClock = Box<dyn Fn(i64, i64) + Send + Sync>;
+/// A handler of an ended session (`session`, `ended_at`).
+pub type OnSessionEnded = Box<dyn Fn(&str, i64) + Send + Sync>;
 
 /// What a replica does with what it hears.
 pub struct Handlers {
@@ -51,6 +71,8 @@ pub struct Handlers {
     pub invalidated: OnInvalidated,
     /// The shared clock's `(version, offset_ms)`.
     pub clock: OnClock,
+    /// A session ended (also called for every ended session at each (re)connection).
+    pub session_ended: OnSessionEnded,
 }
 
 /// Listens on a connection of its own (the bridge runtime) for as long as the process lives,
@@ -83,7 +105,7 @@ async fn listen(url: &str, handlers: &Handlers) -> std::result::Result<(), tokio
         }
         Ok(())
     });
-    client.batch_execute(&format!("LISTEN {INVALIDATIONS}; LISTEN {CLOCK}")).await?;
+    client.batch_execute(&format!("LISTEN {INVALIDATIONS}; LISTEN {CLOCK}; LISTEN {SESSIONS_ENDED}")).await?;
     // What happened while this replica was not listening (its start, an outage).
     for row in client.query(SHARED_CLOCK, &[]).await? {
         (handlers.clock)(row.get(0), row.get(1));
@@ -91,9 +113,17 @@ async fn listen(url: &str, handlers: &Handlers) -> std::result::Result<(), tokio
     for row in client.query("SELECT company_id, invalidated_at FROM client_invalidations", &[]).await? {
         (handlers.invalidated)(row.get::<_, String>(0).as_str(), row.get(1));
     }
+    for row in client.query(ENDED_SESSIONS, &[]).await? {
+        (handlers.session_ended)(row.get::<_, String>(0).as_str(), row.get(1));
+    }
     while let Some((channel, payload)) = rx.recv().await {
         let Some((a, b)) = payload.split_once('\t') else { continue };
         match channel.as_str() {
+            SESSIONS_ENDED => {
+                if let Ok(at) = a.parse() {
+                    b.split('\t').for_each(|session| (handlers.session_ended)(session, at));
+                }
+            }
             INVALIDATIONS => {
                 if let Ok(at) = b.parse() {
                     (handlers.invalidated)(a, at);

@@ -46,7 +46,9 @@ pub fn mark_used(conn: &Connection, hash: &str, now_ms: i64) -> crate::store::sq
     conn.execute_later("UPDATE refresh_tokens SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL", params![hash, now_ms])
 }
 
+/// Ends the session `family_id` (every replica is told when the caller commits).
 pub fn revoke_family(conn: &Connection, family_id: &str, now_ms: i64) -> crate::store::sql::Result<usize> {
+    crate::store::notifications::sessions_ended(conn, now_ms, &[family_id.to_owned()])?;
     conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE family_id = ?1 AND revoked_at IS NULL", params![family_id, now_ms])
 }
 
@@ -56,9 +58,23 @@ pub fn prune(conn: &Connection, now_ms: i64) -> crate::store::sql::Result<usize>
     conn.execute("DELETE FROM refresh_tokens WHERE expires_at <= ?1 OR (revoked_at IS NOT NULL AND revoked_at <= ?1 - 86400000)", params![now_ms])
 }
 
-/// Ends every session of a user (a password or role change); answers how many tokens it revoked.
-pub fn revoke_user(conn: &Connection, user_id: &str, now_ms: i64) -> crate::store::sql::Result<usize> {
-    conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL", params![user_id, now_ms])
+/// Ends every session of a user (a password or role change, the user deleted); answers the
+/// sessions it ended (every replica is told when the caller commits).
+pub fn revoke_user(conn: &Connection, user_id: &str, now_ms: i64) -> crate::store::sql::Result<Vec<String>> {
+    let mut families =
+        conn.query_map("UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL RETURNING family_id", params![user_id, now_ms], |r| {
+            r.get::<_, String>(0)
+        })?;
+    families.sort_unstable();
+    families.dedup();
+    crate::store::notifications::sessions_ended(conn, now_ms, &families)?;
+    Ok(families)
+}
+
+/// Every session that has ended, with when (revoked tokens are kept a day, `prune`): what a
+/// server or a replica that was not listening learns at its start.
+pub fn ended(conn: &Connection) -> crate::store::sql::Result<Vec<(String, i64)>> {
+    conn.query_map(crate::store::notifications::ENDED_SESSIONS, [], |r| Ok((r.get(0)?, r.get(1)?)))
 }
 
 /// A session is live while its family holds an unrevoked, unexpired token.

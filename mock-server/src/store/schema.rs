@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS cron_locks (
 );";
 
 /// The guards' tables: the rollback guard's alarms and device marks, the refresh reuse guard's
-/// replays (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
+/// replays, the sign-in throttle's failures per account (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
 pub const GUARDS: &str = "
 CREATE TABLE IF NOT EXISTS guard_alarms (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -51,6 +51,12 @@ CREATE TABLE IF NOT EXISTS guard_device_marks (
 CREATE TABLE IF NOT EXISTS guard_refresh_replays (
   token_hash TEXT PRIMARY KEY NOT NULL,
   at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_login_failures (
+  username TEXT PRIMARY KEY NOT NULL,
+  failures INTEGER NOT NULL,
+  locked_until INTEGER NOT NULL,
+  last_failure_at INTEGER NOT NULL
 );";
 
 pub const DOCDB: &str = "
@@ -145,6 +151,12 @@ CREATE TABLE IF NOT EXISTS guard_refresh_replays (
   token_hash TEXT PRIMARY KEY NOT NULL,
   at BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_login_failures (
+  username TEXT PRIMARY KEY NOT NULL,
+  failures BIGINT NOT NULL,
+  locked_until BIGINT NOT NULL,
+  last_failure_at BIGINT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS docdb_databases (
   name TEXT PRIMARY KEY NOT NULL,
   company_id TEXT NOT NULL,
@@ -201,8 +213,9 @@ CREATE TABLE IF NOT EXISTS mock_clock (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 12] = [
+pub const OWN_TABLES: [&str; 13] = [
     "guard_refresh_replays",
+    "guard_login_failures",
     "cron_runs",
     "cron_run_log",
     "cron_locks",

@@ -1,0 +1,310 @@
+//! The document proxy's rule (`docdb::access::decide`) held against a model written apart from
+//! it, on generated requests: methods, path spellings (percent-encodings in either case, dot
+//! segments, doubled and trailing slashes, `%2F` inside an id), query strings, bodies (design
+//! documents anywhere a write can carry one, ids hidden behind `\u` escapes, keys given twice,
+//! invalid UTF-8) and callers. Nothing the model refuses is forwarded, and what is forwarded is
+//! what the model read: the same database and segments, the same JSON.
+
+use mock_server::docdb::access::{decide, Caller, Incoming, Refusal};
+use mock_server::docdb::naming::TenantNames;
+use proptest::prelude::*;
+use serde_json::Value;
+
+// ---- the model --------------------------------------------------------------------------------
+
+/// Percent-decoding as a reader of URLs does it, byte by byte (`None`: not UTF-8 after).
+fn model_decode(s: &str, plus_is_space: bool) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit)).and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b'+', _) if plus_is_space => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A generated request, with what its author knows of its body and query.
+#[derive(Debug, Clone)]
+struct Req {
+    method: &'static str,
+    path: String,
+    query: Option<String>,
+    body: Vec<u8>,
+    /// The body's own `_id` names a design document (what `POST db`, `PUT db/id` write).
+    design_at_top: bool,
+    /// An `_id` in the body's `docs` names one (what `_bulk_docs` writes).
+    design_in_docs: bool,
+    /// The body can be read two ways (a key given twice) or not at all as UTF-8.
+    body_ambiguous: bool,
+    query_ambiguous: bool,
+    caller: Option<(&'static str, bool)>,
+}
+
+const READS_BY_POST: [&str; 4] = ["_revs_diff", "_bulk_get", "_all_docs", "_changes"];
+
+/// The model's verdict: `true` when the request must not reach the engine.
+fn model_refuses(r: &Req) -> bool {
+    let Some((company, catalogue_writer)) = r.caller else { return true };
+    let (db_raw, rest_raw) = match r.path.split_once('/') {
+        Some((d, rest)) => (d, Some(rest)),
+        None => (r.path.as_str(), None),
+    };
+    let Some(db) = model_decode(db_raw, false) else { return true };
+    let names = TenantNames::new("dev", company, "main");
+    let own: Vec<String> = vec![names.legacy(), names.core(), names.archive(), format!("daily_dev_{company}_main_20301231")];
+    if !own.contains(&db) {
+        return true;
+    }
+    let rest: Vec<String> = match rest_raw {
+        None => Vec::new(),
+        Some(raw) => match raw.split('/').map(|s| model_decode(s, false)).collect::<Option<Vec<_>>>() {
+            Some(rest) => rest,
+            None => return true,
+        },
+    };
+    if rest.iter().any(|s| s == "." || s == "..") || (rest.len() > 1 && rest.iter().any(String::is_empty)) {
+        return true;
+    }
+    if r.query_ambiguous {
+        return true;
+    }
+    let on_database = rest.is_empty() || rest == [""];
+    let reads = matches!(r.method, "GET" | "HEAD") || (r.method == "POST" && rest.len() == 1 && READS_BY_POST.contains(&rest[0].as_str()));
+    if r.method == "POST" && r.body_ambiguous {
+        return true;
+    }
+    if reads {
+        return false;
+    }
+    if on_database && r.method != "POST" {
+        return true;
+    }
+    if rest.first().is_some_and(|s| s.starts_with("_design")) {
+        return true;
+    }
+    let attachment = r.method == "PUT" && rest.len() == 2 && rest[0] != "_local";
+    let bulk = r.method == "POST" && rest == ["_bulk_docs"];
+    let names_design = if bulk { r.design_in_docs } else { r.design_at_top };
+    // GET, HEAD and DELETE carry no body in the protocol: only POST and PUT write one.
+    let writes_body = matches!(r.method, "POST" | "PUT") && !attachment;
+    if writes_body && (names_design || r.body_ambiguous) {
+        return true;
+    }
+    let local = rest.first().is_some_and(|s| s == "_local");
+    if !local && db == names.archive() {
+        return true;
+    }
+    !local && db == names.core() && !catalogue_writer
+}
+
+// ---- the generators ---------------------------------------------------------------------------
+
+/// `s` with some characters percent-encoded, in upper or lower case hex.
+fn spelled(s: &'static str) -> impl Strategy<Value = String> {
+    proptest::collection::vec((any::<bool>(), any::<bool>()), s.len()).prop_map(move |choices| {
+        s.chars()
+            .zip(choices)
+            .map(|(c, (encode, lower))| match (encode && c.is_ascii(), lower) {
+                (true, false) => format!("%{:02X}", c as u32),
+                (true, true) => format!("%{:02x}", c as u32),
+                _ => c.to_string(),
+            })
+            .collect()
+    })
+}
+
+fn database() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => spelled("dev_acme_main_catalog"),
+        1 => spelled("dev_acme_main_core"),
+        1 => spelled("dev_acme_main_archive"),
+        2 => Just("daily_dev_acme_main_20301231".to_owned()),
+        1 => spelled("dev_globex_main_catalog"),
+        1 => Just("_all_dbs".to_owned()),
+        1 => Just("_users".to_owned()),
+    ]
+}
+
+fn segment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just(".".to_owned()),
+        Just("..".to_owned()),
+        Just("%2e%2E".to_owned()),
+        spelled("_bulk_docs"),
+        spelled("_changes"),
+        Just("_all_docs".to_owned()),
+        Just("_revs_diff".to_owned()),
+        Just("_bulk_get".to_owned()),
+        spelled("_design"),
+        Just("_DESIGN".to_owned()),
+        spelled("_design/app"),
+        Just("app".to_owned()),
+        Just("_local".to_owned()),
+        Just("ckpt".to_owned()),
+        spelled("order-1"),
+        Just("order%2F1".to_owned()),
+        Just("_security".to_owned()),
+        Just("_compact".to_owned()),
+        Just("%ff".to_owned()),
+    ]
+}
+
+/// The part after the database: the protocol's own shapes most often, any mix of segments too.
+fn rest() -> impl Strategy<Value = Option<Vec<String>>> {
+    let endpoint = prop_oneof![spelled("_bulk_docs"), spelled("_changes"), Just("_all_docs".to_owned()), Just("_revs_diff".to_owned())];
+    prop_oneof![
+        1 => Just(None),
+        1 => Just(Some(vec![String::new()])),
+        4 => endpoint.prop_map(|e| Some(vec![e])),
+        2 => prop_oneof![spelled("order-1"), spelled("_design/app"), Just("order%2F1".to_owned())].prop_map(|d| Some(vec![d])),
+        2 => (prop_oneof![Just("_local".to_owned()), spelled("_design"), Just("order-1".to_owned())], segment()).prop_map(|(a, b)| Some(vec![a, b])),
+        3 => proptest::collection::vec(segment(), 0..4).prop_map(Some),
+    ]
+}
+
+fn path() -> impl Strategy<Value = String> {
+    (database(), rest(), any::<bool>()).prop_map(|(db, rest, trailing)| match rest {
+        None => db,
+        Some(rest) => {
+            let mut p = format!("{db}/{}", rest.join("/"));
+            if trailing && !p.ends_with('/') {
+                p.push('/');
+            }
+            p
+        }
+    })
+}
+
+/// A query and whether it names something twice.
+fn query() -> impl Strategy<Value = (Option<String>, bool)> {
+    prop_oneof![
+        Just((None, false)),
+        Just((Some("new_edits=false".to_owned()), false)),
+        Just((Some("feed=continuous&since=now&heartbeat=1000".to_owned()), false)),
+        Just((Some("feed=longpoll&include_docs=true".to_owned()), false)),
+        Just((Some("feed=normal&feed=continuous".to_owned()), true)),
+        Just((Some("a+b=c%20d&keys=%5B%22x%22%5D".to_owned()), false)),
+        Just((Some("feed=longpoll&FEED=normal".to_owned()), false)),
+    ]
+}
+
+/// An id as it is written in JSON text, and whether it names a design document.
+fn id() -> impl Strategy<Value = (String, bool)> {
+    prop_oneof![
+        Just((r#""order-1""#.to_owned(), false)),
+        Just((r#""_design/evil""#.to_owned(), true)),
+        Just((r#""_design""#.to_owned(), true)),
+        Just((r#""\u005fdesign/evil""#.to_owned(), true)),
+        Just((r#""_\u0064esign/evil""#.to_owned(), true)),
+        Just((r#""_DESIGN/x""#.to_owned(), false)),
+        Just((r#""_local/x""#.to_owned(), false)),
+        Just(("7".to_owned(), false)),
+    ]
+}
+
+/// A document, whether it names a design document, whether it repeats a key.
+fn document() -> impl Strategy<Value = (String, bool, bool)> {
+    (id(), proptest::option::of(id()), any::<bool>()).prop_map(|((first, design), second, escaped_key)| {
+        let key = if escaped_key { r#""\u005fid""# } else { r#""_id""# };
+        match second {
+            None => (format!("{{{key}: {first}, \"total\": 12.5}}"), design, false),
+            // The same key twice: which one a reader keeps is the reader's choice.
+            Some((other, other_design)) => (format!("{{\"_id\": {first}, {key}: {other}}}"), design || other_design, true),
+        }
+    })
+}
+
+/// A body: its bytes, a design id at its top, a design id in its `docs`, whether it is ambiguous.
+fn body() -> impl Strategy<Value = (Vec<u8>, bool, bool, bool)> {
+    prop_oneof![
+        Just((Vec::new(), false, false, false)),
+        document().prop_map(|(d, design, dup)| (d.into_bytes(), design, false, dup)),
+        (proptest::collection::vec(document(), 0..3), any::<bool>()).prop_map(|(docs, new_edits)| {
+            let (design, dup) = (docs.iter().any(|d| d.1), docs.iter().any(|d| d.2));
+            let list: Vec<String> = docs.into_iter().map(|d| d.0).collect();
+            let extra = if new_edits { r#""new_edits": false, "# } else { "" };
+            (format!("{{{extra}\"docs\": [{}]}}", list.join(", ")).into_bytes(), false, design, dup)
+        }),
+        document().prop_map(|(d, design, _)| (format!(r#"{{"docs": [], "docs": [{d}]}}"#).into_bytes(), false, design, true)),
+        Just((b"{\"_id\": \"\xff\"}".to_vec(), false, false, true)),
+        Just((b"[{\"_id\": \"_design/x\"}]".to_vec(), true, true, false)),
+        Just((b"not json".to_vec(), false, false, false)),
+    ]
+}
+
+fn request() -> impl Strategy<Value = Req> {
+    let method = prop_oneof![2 => Just("GET"), 1 => Just("HEAD"), 4 => Just("POST"), 3 => Just("PUT"), 1 => Just("DELETE"), 1 => Just("COPY"), 1 => Just("PATCH")];
+    let caller = prop_oneof![1 => Just(None), 4 => Just(Some(("acme", false))), 2 => Just(Some(("acme", true))), 1 => Just(Some(("globex", false)))];
+    (method, path(), query(), body(), caller).prop_map(|(method, path, (query, query_ambiguous), (body, design_at_top, design_in_docs, body_ambiguous), caller)| Req {
+        method,
+        path,
+        query,
+        body,
+        design_at_top,
+        design_in_docs,
+        body_ambiguous,
+        query_ambiguous,
+        caller,
+    })
+}
+
+fn decided(r: &Req) -> Result<mock_server::docdb::access::Forward, Refusal> {
+    let incoming = Incoming { method: r.method, path: &r.path, query: r.query.as_deref(), content_type: Some("application/json"), body: &r.body };
+    let caller = r.caller.map(|(company_id, may_write_catalogue)| Caller { company_id, may_write_catalogue });
+    let names = TenantNames::new("dev", r.caller.map_or("acme", |c| c.0), "main");
+    decide(&incoming, caller, |db| names.kind_of(db))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4000, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn nothing_the_model_refuses_is_forwarded(r in request()) {
+        let decision = decided(&r);
+        if model_refuses(&r) {
+            prop_assert!(decision.is_err(), "forwarded what the model refuses: {r:?} -> {decision:?}");
+        }
+        if let Ok(forward) = decision {
+            // The engine reads the database and segments the model read.
+            let (path, _) = forward.path.split_once('?').unwrap_or((&forward.path, ""));
+            let theirs: Vec<Option<String>> = path.split('/').map(|s| model_decode(s, false)).collect();
+            let ours: Vec<Option<String>> = r.path.split('/').map(|s| model_decode(s, false)).collect();
+            let flatten = |v: Vec<Option<String>>| v.into_iter().map(|s| s.unwrap_or_default()).collect::<Vec<_>>().join("/");
+            prop_assert_eq!(flatten(theirs), flatten(ours));
+            // And the JSON the model read (its body is unambiguous, or it was never sent); an
+            // attachment's bytes go as they came.
+            if forward.content_type.as_deref() == Some("application/json") && forward.body != r.body {
+                let sent: Value = serde_json::from_slice(&forward.body).unwrap();
+                let read: Value = serde_json::from_slice(&r.body).unwrap();
+                prop_assert_eq!(sent, read);
+            }
+        }
+    }
+
+    #[test]
+    fn any_request_is_decided_without_a_panic(
+        method in "[A-Za-z]{1,8}",
+        path in "\\PC{0,60}",
+        query in proptest::option::of("\\PC{0,40}"),
+        body in proptest::collection::vec(any::<u8>(), 0..200),
+    ) {
+        let incoming = Incoming { method: &method, path: &path, query: query.as_deref(), content_type: None, body: &body };
+        let names = TenantNames::new("dev", "acme", "main");
+        let _ = decide(&incoming, Some(Caller { company_id: "acme", may_write_catalogue: true }), |db| names.kind_of(db));
+    }
+}

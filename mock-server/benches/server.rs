@@ -1,6 +1,7 @@
 //! The mock server's main operations through HTTP on loopback, sequential, in-process: login,
-//! refresh, a full rotate of the seeded tenants, a CORE bootstrap. Prints the median of several
-//! rounds; asserts nothing (shared machines are noisy).
+//! refresh, a full rotate of the seeded tenants, a CORE bootstrap; then what the ended-session
+//! check costs an access token (in-process, beside the bootstrap it guards). Prints the median of
+//! several rounds; asserts nothing (shared machines are noisy).
 
 use std::time::{Duration, Instant};
 
@@ -82,5 +83,47 @@ async fn main() {
         client.get(format!("{base}/bootstrap?database=core")).bearer_auth(&alice).send().await.unwrap().bytes().await.unwrap();
         samples.push(t.elapsed());
     }
-    println!("{:<44} {:>10.2?}", "GET /bootstrap?database=core (17 docs)", median(samples));
+    let bootstrap = median(samples);
+    println!("{:<44} {:>10.2?}", "GET /bootstrap?database=core (17 docs)", bootstrap);
+
+    // The ended-session check on an access token: the signature check alone, then the whole
+    // check (`verify_access`), with no ended session and with 100,000 of them remembered. A
+    // refresh presents no access token: its path has no such check.
+    let per_call = |f: &dyn Fn()| {
+        let rounds: Vec<Duration> = (0..7)
+            .map(|_| {
+                let t = Instant::now();
+                for _ in 0..20_000 {
+                    f();
+                }
+                t.elapsed() / 20_000
+            })
+            .collect();
+        median(rounds)
+    };
+    let now = state.clock.now_secs();
+    let signature = per_call(&|| {
+        state.tokens.verify(&alice, now, true).unwrap();
+    });
+    let check = || {
+        mock_server::extract::verify_access(&state, &alice).unwrap();
+    };
+    let empty = per_call(&check);
+    for i in 0..100_000 {
+        state.ended.end(&format!("sess-bench-{i}"), now + 900, now);
+    }
+    let full = per_call(&check);
+    let mut samples = Vec::new();
+    for _ in 0..100 {
+        let t = Instant::now();
+        client.get(format!("{base}/bootstrap?database=core")).bearer_auth(&alice).send().await.unwrap().bytes().await.unwrap();
+        samples.push(t.elapsed());
+    }
+    let bootstrap_full = median(samples);
+    println!("{:<44} {:>10.2?}", "access token: signature and expiry only", signature);
+    println!("{:<44} {:>10.2?}", "access token: whole check, 0 ended sessions", empty);
+    println!("{:<44} {:>10.2?}", "access token: whole check, 100,000 ended", full);
+    println!("{:<44} {:>10.2?}", "GET /bootstrap, 100,000 ended sessions", bootstrap_full);
+    let share = full.saturating_sub(signature).as_secs_f64() / bootstrap.as_secs_f64() * 100.0;
+    println!("{:<44} {:>9.2}%  (goal: under 5%)", "ended-session check / bootstrap request", share);
 }

@@ -208,3 +208,47 @@ async fn a_store_outage_answers_503_and_the_replicas_serve_again_without_a_resta
         r.login("bob").await;
     }
 }
+
+/// Polls `replica` with `token` on `/users/me` until it is refused (every 10 ms, for up to 5 s),
+/// and answers how long that took: the ended session reaches another replica by the store's
+/// notification, the moment it commits.
+async fn refused_after(replica: &Server, token: &str) -> std::time::Duration {
+    let start = std::time::Instant::now();
+    for _ in 0..500 {
+        let a = replica.get("/users/me", Some(token)).await;
+        if a.status == StatusCode::UNAUTHORIZED {
+            assert_error(&a, 401, "session_ended");
+            return start.elapsed();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("the ended session still reaches {} after 5 s", replica.base);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_ended_on_one_replica_is_refused_on_every_replica() {
+    let cluster = Cluster::start();
+    let url = cluster.migrated("ended");
+    let replicas = [spawn_with(on(&url)).await, spawn_with(on(&url)).await, spawn_with(on(&url)).await];
+    let alice = replicas[0].token("alice").await;
+    for r in &replicas {
+        assert_eq!(r.get("/users/me", Some(&alice)).await.status, StatusCode::OK);
+    }
+    assert_eq!(replicas[0].post("/auth/logout", Some(&alice), json!({})).await.status, StatusCode::OK);
+    // The replica that ended it refuses at once; the others as soon as they hear it.
+    assert_error(&replicas[0].get("/users/me", Some(&alice)).await, 401, "session_ended");
+    for r in &replicas[1..] {
+        let took = refused_after(r, &alice).await;
+        eprintln!("logout heard by another replica after {took:?}");
+    }
+    // A role taken away on one replica ends the operator's token on the others.
+    let keys = replicas[2].token("keys").await;
+    let admin = replicas[0].token("admin").await;
+    assert_eq!(replicas[1].patch("/users/user-keys", Some(&admin), json!({"roles": ["cashier"]})).await.status, StatusCode::OK);
+    refused_after(&replicas[2], &keys).await;
+    assert_error(&replicas[0].patch("/admin/rolling-db/flags/globex", Some(&keys), json!({"rollingDb": false})).await, 401, "session_ended");
+    // A replica that starts later learns every ended session from the store.
+    let late = spawn_with(on(&url)).await;
+    assert_error(&late.get("/users/me", Some(&alice)).await, 401, "session_ended");
+    assert_error(&late.get("/users/me", Some(&keys)).await, 401, "session_ended");
+}

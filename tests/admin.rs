@@ -101,6 +101,11 @@ async fn management_calls_reach_their_routes() {
     assert_eq!(denied["status"], 403);
     let changed = value(auth.update_user("user-carol".into(), js(json!({"password": "carol-new-pass", "currentPassword": "carol-pass"}))).unwrap()).await;
     assert_eq!(changed["success"], true);
+    // The change ended every session of hers, this one included: the next call says so.
+    let ended = value(auth.get_my_user().unwrap()).await;
+    assert_eq!((ended["status"].clone(), ended["code"].clone()), (json!(401), json!("session_ended")), "{ended}");
+    let again = value(auth.login(js(json!({"username": "carol", "password": "carol-new-pass"})))).await;
+    assert_eq!(again["success"], true, "{again}");
     assert_eq!(value(auth.delete_user("user-bob".into()).unwrap()).await["status"], 403);
     assert_eq!(value(auth.delete_company("acme".into()).unwrap()).await["status"], 403);
     assert_eq!(value(auth.update_company("globex".into(), js(json!({"name": "G"}))).unwrap()).await["status"], 403);

@@ -130,12 +130,15 @@ impl AuthUser {
 
 /// The caller of a document-database route: a Bearer token, or the document-database header set
 /// issued with the session (`X-Docdb-*`). Either stops working when its session ends: the token
-/// by `AppState::verify_access`, the headers (which do not expire by themselves) by the store.
+/// by `verify_access`, the headers (which do not expire by themselves) by the store, which also
+/// keeps them working through a logout's sign-out window (for the device's final replication).
 pub struct DocdbUser {
     pub company_id: String,
     pub roles: Vec<String>,
     /// The session the credential belongs to (its open feeds are counted and cut by it).
     pub session_id: String,
+    /// The session is signing out: it may finish its replication, not open live feeds.
+    pub signing_out: bool,
 }
 
 impl FromRequestParts<AppState> for DocdbUser {
@@ -146,16 +149,18 @@ impl FromRequestParts<AppState> for DocdbUser {
             let AuthUser(claims) = AuthUser::from_request_parts(parts, state).await?;
             // `verify_access` refused a token without a session.
             let session_id = claims.sid.unwrap_or_default();
-            return Ok(DocdbUser { company_id: claims.company_id, roles: claims.roles, session_id });
+            return Ok(DocdbUser { company_id: claims.company_id, roles: claims.roles, session_id, signing_out: false });
         }
         let get = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let caller = crate::auth::secrets::verify_docdb_headers(&state.tokens.docdb_key, get)
             .ok_or_else(|| AppError::Unauthorized(code::INVALID_TOKEN, "the X-Docdb-* headers are not ours".into()))?;
-        let live = crate::store::refresh_tokens::family_live(&state.store.lock()?, &caller.session_id, state.clock.now_ms())?;
-        if !live {
-            return Err(AppError::Unauthorized(code::SESSION_ENDED, "the session these headers belong to has ended; log in again".into()));
-        }
-        Ok(DocdbUser { company_id: caller.company_id, roles: caller.roles, session_id: caller.session_id })
+        use crate::store::refresh_tokens::{session_state, SessionState};
+        let signing_out = match session_state(&state.store.lock()?, &caller.session_id, state.clock.now_ms())? {
+            SessionState::Live => false,
+            SessionState::SigningOut => true,
+            SessionState::Ended => return Err(AppError::Unauthorized(code::SESSION_ENDED, "the session these headers belong to has ended; log in again".into())),
+        };
+        Ok(DocdbUser { company_id: caller.company_id, roles: caller.roles, session_id: caller.session_id, signing_out })
     }
 }
 

@@ -20,9 +20,10 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the seed and reset own, children before parents.
-const TABLES: [&str; 21] = [
+const TABLES: [&str; 22] = [
     "guard_refresh_replays",
     "guard_login_failures",
+    "guard_signing_out",
     "guard_alarms",
     "guard_device_marks",
     "cron_locks",

@@ -32,6 +32,9 @@ pub struct Settings {
     pub auth_account_lock_max_secs: u64,
     /// `_changes` feeds one session may hold open through the proxy (`DOCDB_FEEDS_PER_SESSION`).
     pub docdb_feeds_per_session: usize,
+    /// How long a logged-out session's document headers keep working for its sign-out handlers
+    /// (a final replication) when the SDK never reports the sign-out complete (`SIGN_OUT_GRACE_SECS`).
+    pub sign_out_grace_secs: u64,
     /// An invalidated tenant's sockets close in waves of about this many (`INVALIDATION_WAVE_SIZE`).
     pub invalidation_wave_size: u64,
     /// Milliseconds between two waves (`INVALIDATION_WAVE_SPACING_MS`).
@@ -79,6 +82,7 @@ impl Default for Settings {
             auth_account_free_failures: 5,
             auth_account_lock_max_secs: 300,
             docdb_feeds_per_session: 8,
+            sign_out_grace_secs: 120,
             invalidation_wave_size: 500,
             invalidation_wave_spacing_ms: 150,
             cron_batch_size: 20,
@@ -169,6 +173,7 @@ impl Settings {
         number(&get, "AUTH_ACCOUNT_FREE_FAILURES", &mut s.auth_account_free_failures)?;
         number(&get, "AUTH_ACCOUNT_LOCK_MAX_SECS", &mut s.auth_account_lock_max_secs)?;
         number(&get, "DOCDB_FEEDS_PER_SESSION", &mut s.docdb_feeds_per_session)?;
+        number(&get, "SIGN_OUT_GRACE_SECS", &mut s.sign_out_grace_secs)?;
         if s.docdb_feeds_per_session == 0 {
             return Err(invalid("DOCDB_FEEDS_PER_SESSION", "must be at least 1"));
         }

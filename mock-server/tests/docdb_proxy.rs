@@ -156,7 +156,7 @@ async fn every_refusal_reaches_nothing() {
     assert_error(&docdb(&s, Method::GET, "dev_globex_main_catalog/", &forged, None).await, 401, "invalid_token");
     assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/", &Map::new(), None).await.status, StatusCode::UNAUTHORIZED, "no headers");
     let carol = s.login("carol").await;
-    s.post("/auth/logout", carol["token"].as_str(), json!({})).await;
+    s.post("/auth/logout", carol["token"].as_str(), json!({"complete": true})).await;
     assert_error(&docdb(&s, Method::GET, "dev_acme_main_catalog/", &remote_headers(&carol), None).await, 401, "session_ended");
     let bearer = Map::from_iter([("Authorization".to_owned(), json!(format!("Bearer {}", carol["token"].as_str().unwrap())))]);
     assert_error(&docdb(&s, Method::GET, "dev_acme_main_catalog/", &bearer, None).await, 401, "session_ended");

@@ -84,7 +84,7 @@ fn refresh_token_lifecycle(store: &Store) {
             let bob = users::by_username(c, "bob")?.unwrap();
             refresh_tokens::insert(c, "t1", "fam", &bob.id, NOW + 60_000, NOW)?;
             refresh_tokens::insert(c, "t2", "fam", &bob.id, NOW + 60_000, NOW)?;
-            assert!(refresh_tokens::family_live(c, "fam", NOW)?);
+            assert_eq!(refresh_tokens::session_state(c, "fam", NOW)?, refresh_tokens::SessionState::Live);
             refresh_tokens::mark_used(c, "t1", NOW + 1)?;
             refresh_tokens::mark_used(c, "t1", NOW + 2)?;
             assert_eq!(refresh_tokens::find(c, "t1")?.unwrap().used_at, Some(NOW + 1), "spent once, at its first use");
@@ -92,7 +92,7 @@ fn refresh_token_lifecycle(store: &Store) {
             assert!(!refresh_tokens::first_replay(c, "t1", NOW + 4, 10_000)?, "one grace successor");
             assert!(refresh_tokens::first_replay(c, "t1", NOW + 20_000, 10_000)?, "forgotten after the window");
             assert_eq!(refresh_tokens::revoke_family(c, "fam", NOW + 5)?, 2);
-            assert!(!refresh_tokens::family_live(c, "fam", NOW + 5)?);
+            assert_eq!(refresh_tokens::session_state(c, "fam", NOW + 5)?, refresh_tokens::SessionState::Ended);
             assert_eq!(refresh_tokens::prune(c, NOW + 60_000 + 86_400_000)?, 2);
             Ok::<_, Error>(())
         })

@@ -29,6 +29,8 @@ crate::protocol::errors::codes! {
     CONNECTION_FAILED = "connection_failed";
     /// The module was used before `await init()`.
     NOT_INITIALIZED = "not_initialized";
+    /// `logout()` was called while the login ran: its new session was ended, nothing stored.
+    SIGNED_OUT = "signed_out";
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -47,8 +47,9 @@ pub struct CallResult {
 pub enum DeviceResult {
     /// Registered.
     Success {
-        /// The id the server assigned (stored).
-        device_id: String,
+        /// The id the server assigned (stored), or the one the device had when the answer named
+        /// none (`None`: it has none yet).
+        device_id: Option<String>,
     },
     /// Not registered.
     Failure(CallResult),
@@ -147,7 +148,7 @@ impl DeviceResult {
     /// The JS shape.
     pub fn to_value(&self) -> Value {
         match self {
-            DeviceResult::Success { device_id } => json::object([("success", true.into()), ("deviceId", device_id.as_str().into())]),
+            DeviceResult::Success { device_id } => json::object([("success", true.into()), ("deviceId", device_id.clone().into())]),
             DeviceResult::Failure(f) => f.to_value(),
         }
     }
@@ -163,7 +164,8 @@ mod tests {
         let ok = LoginResult::Success { user: json!({"userId": "u"}) };
         assert_eq!(ok.to_value(), json!({"success": true, "user": {"userId": "u"}}));
         assert_eq!(LoginResult::failure("invalid_credentials", "nope", 401).to_value(), json!({"success": false, "error": "nope", "code": "invalid_credentials", "status": 401}));
-        assert_eq!(DeviceResult::Success { device_id: "d1".into() }.to_value(), json!({"success": true, "deviceId": "d1"}));
+        assert_eq!(DeviceResult::Success { device_id: Some("d1".into()) }.to_value(), json!({"success": true, "deviceId": "d1"}));
+        assert_eq!(DeviceResult::Success { device_id: None }.to_value(), json!({"success": true, "deviceId": null}));
         assert_eq!(CallResult::failure(codes::NOT_SIGNED_IN, "x", 0).to_value(), json!({"success": false, "error": "x", "code": "not_signed_in", "status": 0}));
     }
 

@@ -307,7 +307,7 @@ fn missing_refresh_token_is_a_rejection() {
     expire(&h);
     assert_eq!(block_on(h.session.get_token()), None);
     assert!(!h.session.check_if_logged_in());
-    assert_eq!(h.transport.paths(), vec!["/auth/logout"]);
+    assert_eq!(h.transport.paths(), vec!["/auth/logout", "/auth/logout"], "the logout, then its completion");
 }
 
 #[test]
@@ -383,10 +383,16 @@ fn sign_out_notifies_server_then_handlers_then_clears_keys() {
     let ev = events(&h);
     assert_eq!(ev[0], "http POST http://server.test/auth/logout");
     assert_eq!(ev[1], "handler sees token: true");
-    assert_eq!(&ev[2..], keys::SESSION_KEYS.iter().map(|k| format!("remove {k}")).collect::<Vec<_>>().as_slice());
-    let req = h.transport.requests.borrow().last().cloned().unwrap();
-    assert_eq!(req.body.as_deref(), Some(r#"{"deviceId":"dev-1"}"#));
-    assert_eq!(req.bearer, Some(jwt("acme", &["cashier"])));
+    // Once the handlers have run, the server is told the sign-out is complete: the session's
+    // document headers, which served the handlers' final replication, stop working.
+    assert_eq!(ev[2], "http POST http://server.test/auth/logout");
+    assert_eq!(&ev[3..], keys::SESSION_KEYS.iter().map(|k| format!("remove {k}")).collect::<Vec<_>>().as_slice());
+    let requests = h.transport.requests.borrow().clone();
+    let [.., first, second] = requests.as_slice() else { panic!("two logout calls") };
+    let body = |r: &HttpRequest| serde_json::from_str::<Value>(r.body.as_deref().unwrap()).unwrap();
+    assert_eq!(body(first), json!({"deviceId": "dev-1", "complete": false}));
+    assert_eq!(body(second), json!({"deviceId": "dev-1", "complete": true}));
+    assert_eq!(second.bearer, Some(jwt("acme", &["cashier"])));
     // Kept: same device, databases still to destroy at the next login, last obeyed invalidation.
     assert_eq!(h.storage.get(keys::DEVICE_ID).as_deref(), Some("dev-1"));
     assert!(h.storage.get(keys::LOCAL_DATABASES).is_some());
@@ -401,6 +407,51 @@ fn sign_out_without_token_sends_nothing_and_still_runs_handlers() {
     record_hooks(&h);
     block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
     assert_eq!(events(&h), vec!["onSignOut logout"]);
+}
+
+/// `logout()` during a login's cleanup (a sign-out handler calls it) or while the login's answer
+/// is on its way: the device ends signed out, the new session ended on the server.
+#[test]
+fn a_logout_during_a_login_is_never_lost() {
+    use super::hooks::SignOutReason;
+    // Inside the cleanup, with a previous session stored.
+    let (h, _) = logged_in();
+    let session = h.session.clone();
+    h.session.hooks().sign_out.register(Rc::new(move |e: &Value| {
+        let (session, login) = (session.clone(), e["reason"] == "login");
+        Box::pin(async move {
+            if login {
+                session.sign_out(SignOutReason::Logout).await;
+            }
+            Ok(())
+        })
+    }));
+    let result = block_on(h.session.login("alice", "pw"));
+    assert!(matches!(&result, LoginResult::Failure { code, .. } if code == "signed_out"), "{result:?}");
+    assert!(!h.session.check_if_logged_in());
+    for key in keys::SESSION_KEYS {
+        assert_eq!(h.storage.get(key), None, "{key}");
+    }
+    let bodies: Vec<(String, Option<String>)> = h.transport.requests.borrow().iter().map(|r| (r.url.clone(), r.body.clone())).collect();
+    let logouts: Vec<&(String, Option<String>)> = bodies.iter().filter(|(url, _)| url.ends_with("/auth/logout")).collect();
+    assert_eq!(logouts.len(), 3, "the new session ended (complete), the previous one signed out and completed: {bodies:?}");
+
+    // While the answer is on its way, with nothing stored before.
+    let h = harness(server(Rc::new(RefCell::new("acme".into()))));
+    let (result, ()) = block_on(futures::future::join(h.session.login("alice", "pw"), h.session.sign_out(SignOutReason::Logout)));
+    assert!(matches!(&result, LoginResult::Failure { code, .. } if code == "signed_out"), "{result:?}");
+    assert!(!h.session.check_if_logged_in());
+    assert_eq!(h.storage.get(keys::AUTH), None);
+    assert_eq!(h.transport.paths(), vec!["/auth", "/auth/logout"], "the new session was ended on the server");
+}
+
+#[test]
+fn a_logout_the_server_refused_is_not_completed() {
+    let (h, _) = logged_in();
+    *h.transport.responder.borrow_mut() = Box::new(|_| status(500, "internal"));
+    block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
+    assert!(!h.session.check_if_logged_in());
+    assert_eq!(h.transport.paths(), vec!["/auth/logout"], "nothing to complete");
 }
 
 #[test]
@@ -504,12 +555,27 @@ fn register_device_needs_a_token_and_sends_nothing_without_one() {
     }
 }
 
+/// The answer "may contain `deviceId`": without one, the registration succeeded and the id the
+/// device had stays (none, or the one a previous registration stored).
+#[test]
+fn register_device_without_a_device_id_in_the_answer_succeeds_and_keeps_the_id() {
+    let (h, _) = logged_in();
+    *h.transport.responder.borrow_mut() = Box::new(|_| ok(json!({"ok": true}).to_string()));
+    assert_eq!(block_on(h.session.register_device()), DeviceResult::Success { device_id: None });
+    assert!(h.session.device_info().get("id").is_none());
+    h.storage.set(keys::DEVICE_ID, "dev-0").unwrap();
+    h.session.update_device_info(serde_json::from_value(json!({"id": "dev-0"})).unwrap());
+    assert_eq!(block_on(h.session.register_device()), DeviceResult::Success { device_id: Some("dev-0".into()) });
+    assert_eq!(h.session.device_info()["id"], "dev-0");
+    assert_eq!(h.storage.get(keys::DEVICE_ID).as_deref(), Some("dev-0"));
+}
+
 #[test]
 fn register_device_stores_the_returned_device_id() {
     let (h, _) = logged_in();
     h.session.update_device_info(serde_json::from_value(json!({"name": "till 3", "sdkVersion": "0.1"})).unwrap());
     let result = block_on(h.session.register_device());
-    assert_eq!(result, DeviceResult::Success { device_id: "dev-1".into() });
+    assert_eq!(result, DeviceResult::Success { device_id: Some("dev-1".into()) });
     assert_eq!(h.storage.get(keys::DEVICE_ID).as_deref(), Some("dev-1"));
     let info = h.session.device_info();
     assert_eq!(info["id"], "dev-1");

@@ -74,7 +74,7 @@ export type LoginResult = { success: true; user: JwtClaims } | Failure;
 /** Narrow on `success`: `if (r.success) r.data` is `T`; otherwise `r.code` says why. */
 export type CallResult<T = unknown> = { success: true; data: T; status: number } | Failure;
 
-export type RegisterDeviceResult = { success: true; deviceId: string } | Failure;
+export type RegisterDeviceResult = { success: true; deviceId: string | null } | Failure;
 
 export interface DeviceStatus {
   isOnline: boolean;
@@ -432,7 +432,8 @@ export interface InvalidationResult {
 export type SdkErrorCode =
   | "network" | "timeout" | "http_error" | "bad_response"
   | "not_signed_in" | "session_expired" | "storage_unavailable" | "invalid_argument"
-  | "permission_denied" | "realtime_refused" | "closed" | "connection_failed" | "not_initialized";
+  | "permission_denied" | "realtime_refused" | "closed" | "connection_failed" | "not_initialized"
+  | "signed_out";
 
 /** The server's codes, passed through as it sent them (src/protocol/errors.rs). */
 export type ServerErrorCode =

@@ -54,9 +54,10 @@ impl StatusRequest {
 }
 
 impl LogoutRequest {
-    /// The body of `POST /auth/logout`.
-    pub fn body(device_id: Option<String>) -> Value {
-        object([("deviceId", device_id.into())])
+    /// The body of `POST /auth/logout`: the first call starts the sign-out, the second
+    /// (`complete`) says its handlers have run.
+    pub fn body(device_id: Option<String>, complete: bool) -> Value {
+        object([("deviceId", device_id.into()), ("complete", complete.into())])
     }
 }
 
@@ -163,6 +164,10 @@ pub struct StatusRequest {
 pub struct LogoutRequest {
     /// The device to sign out with the session, when it registered one.
     pub device_id: Option<String>,
+    /// The sign-out's handlers have run (its final replication is done): the session's document
+    /// headers stop working now rather than at the end of the server's sign-out window.
+    #[serde(default)]
+    pub complete: bool,
 }
 
 /// The `{ok: true}` body of routes that answer nothing else.
@@ -230,8 +235,8 @@ mod tests {
         agrees(GoogleLoginRequest::body("mock-google:bob"), GoogleLoginRequest { credential: "mock-google:bob".into() });
         agrees(RefreshRequest::body("r1"), RefreshRequest { refresh_token: "r1".into() });
         agrees(StatusRequest::body(true), StatusRequest { is_online: true, device_id: None });
-        agrees(LogoutRequest::body(Some("d1".into())), LogoutRequest { device_id: Some("d1".into()) });
-        agrees(LogoutRequest::body(None), LogoutRequest { device_id: None });
+        agrees(LogoutRequest::body(Some("d1".into()), false), LogoutRequest { device_id: Some("d1".into()), complete: false });
+        agrees(LogoutRequest::body(None, true), LogoutRequest { device_id: None, complete: true });
         let answer = serde_json::to_value(ConnectResponse { device_id: "d9".into() }).unwrap();
         assert_eq!(ConnectResponse::device_id_of(&answer), Some("d9"));
     }
@@ -273,7 +278,7 @@ mod tests {
         );
         round_trip(ConnectResponse { device_id: "d".into() }, json!({"deviceId": "d"}));
         round_trip(StatusRequest { is_online: true, device_id: None }, json!({"isOnline": true}));
-        round_trip(LogoutRequest { device_id: None }, json!({"deviceId": null}));
+        round_trip(LogoutRequest { device_id: None, complete: false }, json!({"deviceId": null, "complete": false}));
         round_trip(OkBody { ok: true }, json!({"ok": true}));
         round_trip(ErrorBody { error: "invalid_token".into(), message: "m".into(), checks: None }, json!({"error": "invalid_token", "message": "m"}));
         round_trip(

@@ -307,12 +307,18 @@ async fn sign_up(State(state): State<AppState>, ip: ClientIp, ApiJson(req): ApiJ
     Ok((StatusCode::CREATED, Json(json!({"user": user, "company": {"id": company_id, "name": name}}))))
 }
 
-/// Accepts an expired token: ending a session must not need a fresh one.
+/// Accepts an expired token: ending a session must not need a fresh one. The first call ends the
+/// session's refresh and its access token at once, and opens its sign-out window: the document
+/// headers keep working for the sign-out's handlers (a final replication) until a call with
+/// `complete` or `SIGN_OUT_GRACE_SECS`, whichever comes first.
 async fn logout(State(state): State<AppState>, SignedUser(claims): SignedUser, ApiJson(req): ApiJson<LogoutRequest>) -> AppResult<Json<OkBody>> {
     let now = state.clock.now_ms();
+    let window_ms = i64::try_from(state.settings.sign_out_grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
     state.store.tx(|tx| {
-        if let Some(sid) = &claims.sid {
-            refresh_tokens::revoke_family(tx, sid, now)?;
+        match &claims.sid {
+            Some(sid) if req.complete => refresh_tokens::signed_out(tx, sid, now)?,
+            Some(sid) => refresh_tokens::signing_out(tx, sid, now, now.saturating_add(window_ms))?,
+            None => {}
         }
         if let Some(device_id) = &req.device_id {
             if devices::by_id(tx, device_id)?.is_some_and(|d| d.user_id == claims.user_id) {

@@ -97,6 +97,9 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     };
     let who = access::Caller { company_id: &caller.company_id, may_write_catalogue: may_write_catalogue(&caller) };
     let forward = access::decide(&incoming, Some(who), |db| names.kind_of(db)).map_err(refused)?;
+    if forward.live_feed && caller.signing_out {
+        return Err(AppError::Unauthorized(code::SESSION_ENDED, "this session is signing out: it may finish its replication, not open a live feed".into()));
+    }
     let place = match forward.live_feed {
         true => Some(state.feeds.hold(&caller.session_id, state.settings.docdb_feeds_per_session).ok_or_else(|| AppError::TooMany {
             code: code::TOO_MANY_FEEDS,

@@ -61,6 +61,8 @@ pub fn prune(conn: &Connection, now_ms: i64) -> crate::store::sql::Result<usize>
 /// Ends every session of a user (a password or role change, the user deleted); answers the
 /// sessions it ended (every replica is told when the caller commits).
 pub fn revoke_user(conn: &Connection, user_id: &str, now_ms: i64) -> crate::store::sql::Result<Vec<String>> {
+    // A session of the user that is signing out ends now too.
+    conn.execute("DELETE FROM guard_signing_out WHERE family_id IN (SELECT family_id FROM refresh_tokens WHERE user_id = ?1)", [user_id])?;
     let mut families =
         conn.query_map("UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL RETURNING family_id", params![user_id, now_ms], |r| {
             r.get::<_, String>(0)
@@ -77,10 +79,47 @@ pub fn ended(conn: &Connection) -> crate::store::sql::Result<Vec<(String, i64)>>
     conn.query_map(crate::store::notifications::ENDED_SESSIONS, [], |r| Ok((r.get(0)?, r.get(1)?)))
 }
 
-/// A session is live while its family holds an unrevoked, unexpired token.
-pub fn family_live(conn: &Connection, family_id: &str, now_ms: i64) -> crate::store::sql::Result<bool> {
-    conn.query_row("SELECT COUNT(*) FROM refresh_tokens WHERE family_id = ?1 AND revoked_at IS NULL AND expires_at > ?2", params![family_id, now_ms], |r| r.get::<_, i64>(0))
-        .map(|n| n > 0)
+/// What a session's document headers may still do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionState {
+    /// Its family holds an unrevoked, unexpired refresh token.
+    Live,
+    /// Logged out, its sign-out handlers still running (a final replication): its refresh is
+    /// revoked, its document headers work until the sign-out completes or its window closes.
+    SigningOut,
+    Ended,
+}
+
+pub fn session_state(conn: &Connection, family_id: &str, now_ms: i64) -> crate::store::sql::Result<SessionState> {
+    conn.query_row(
+        "SELECT (SELECT COUNT(*) FROM refresh_tokens WHERE family_id = ?1 AND revoked_at IS NULL AND expires_at > ?2),
+                (SELECT COUNT(*) FROM guard_signing_out WHERE family_id = ?1 AND until > ?2)",
+        params![family_id, now_ms],
+        |r| {
+            Ok(match (r.get::<_, i64>(0)?, r.get::<_, i64>(1)?) {
+                (0, 0) => SessionState::Ended,
+                (0, _) => SessionState::SigningOut,
+                _ => SessionState::Live,
+            })
+        },
+    )
+}
+
+/// Logs the session `family_id` out: its refresh ends now, its document headers at `until_ms`
+/// at the latest (`signed_out` ends them sooner). Only a live session gets the window: a logout
+/// with the token of a session that has already ended reopens nothing.
+pub fn signing_out(conn: &Connection, family_id: &str, now_ms: i64, until_ms: i64) -> crate::store::sql::Result<()> {
+    conn.execute("DELETE FROM guard_signing_out WHERE until <= ?1", [now_ms])?;
+    if session_state(conn, family_id, now_ms)? == SessionState::Live {
+        conn.execute("INSERT INTO guard_signing_out (family_id, until) VALUES (?1, ?2)", params![family_id, until_ms])?;
+    }
+    revoke_family(conn, family_id, now_ms).map(|_| ())
+}
+
+/// The sign-out of `family_id` is complete: nothing of the session works any more.
+pub fn signed_out(conn: &Connection, family_id: &str, now_ms: i64) -> crate::store::sql::Result<()> {
+    revoke_family(conn, family_id, now_ms)?;
+    conn.execute("DELETE FROM guard_signing_out WHERE family_id = ?1", [family_id]).map(|_| ())
 }
 
 /// True the first time a spent token is replayed inside the grace window (the racing tab's one

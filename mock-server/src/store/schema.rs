@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS cron_locks (
 );";
 
 /// The guards' tables: the rollback guard's alarms and device marks, the refresh reuse guard's
-/// replays, the sign-in throttle's failures per account (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
+/// replays, the sign-in throttle's failures per account, the sessions signing out (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
 pub const GUARDS: &str = "
 CREATE TABLE IF NOT EXISTS guard_alarms (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -57,6 +57,10 @@ CREATE TABLE IF NOT EXISTS guard_login_failures (
   failures INTEGER NOT NULL,
   locked_until INTEGER NOT NULL,
   last_failure_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_signing_out (
+  family_id TEXT PRIMARY KEY NOT NULL,
+  until INTEGER NOT NULL
 );";
 
 pub const DOCDB: &str = "
@@ -157,6 +161,10 @@ CREATE TABLE IF NOT EXISTS guard_login_failures (
   locked_until BIGINT NOT NULL,
   last_failure_at BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_signing_out (
+  family_id TEXT PRIMARY KEY NOT NULL,
+  until BIGINT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS docdb_databases (
   name TEXT PRIMARY KEY NOT NULL,
   company_id TEXT NOT NULL,
@@ -213,9 +221,10 @@ CREATE TABLE IF NOT EXISTS mock_clock (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 13] = [
+pub const OWN_TABLES: [&str; 14] = [
     "guard_refresh_replays",
     "guard_login_failures",
+    "guard_signing_out",
     "cron_runs",
     "cron_run_log",
     "cron_locks",

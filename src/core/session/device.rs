@@ -5,7 +5,6 @@ use crate::protocol::routes::{CONNECT, STATUS};
 use serde_json::{Map, Value};
 
 use super::Session;
-use crate::core::codes;
 use crate::core::json;
 use crate::core::keys;
 use crate::core::results::{CallResult, DeviceResult};
@@ -35,7 +34,9 @@ impl Session {
         keys::read_opaque(self.storage(), keys::DEVICE_ID).or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
     }
 
-    /// `POST /auth/connect`: registers this device and stores its id.
+    /// `POST /auth/connect`: registers this device. The answer may carry a `deviceId`; when it
+    /// does, it is stored and becomes `deviceInfo.id`, and when it does not, the registration
+    /// still succeeded and the id stays as it was.
     pub async fn register_device(&self) -> DeviceResult {
         let body = json::stringify(&Value::Object(self.device_info()));
         let response = match self.authorized(CONNECT.method, CONNECT.path, Some(body)).await {
@@ -46,13 +47,13 @@ impl Session {
             return DeviceResult::Failure(CallResult::from_response(&response));
         }
         let Some(device_id) = json::parse(&response.body).and_then(|v| ConnectResponse::device_id_of(&v).map(str::to_owned)) else {
-            return DeviceResult::Failure(CallResult::failure(codes::BAD_RESPONSE, "The server registered the device but sent no deviceId.", response.status));
+            return DeviceResult::Success { device_id: self.device_id() };
         };
         if let Err(e) = self.storage().set(keys::DEVICE_ID, &device_id) {
             self.reporter().error(&["session-broker: could not store the device id: ", &e].concat());
         }
         self.0.memory.borrow_mut().device_info.insert("id".into(), Value::String(device_id.clone()));
-        DeviceResult::Success { device_id }
+        DeviceResult::Success { device_id: Some(device_id) }
     }
 
     /// `POST /auth/status`: reports the device online or offline.

@@ -18,20 +18,23 @@ use crate::protocol::{AuthResponse, GoogleLoginRequest, LoginRequest};
 impl Session {
     /// `POST /auth` with a username and password; on success the session is stored and the login handlers run.
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
+        let asked = self.0.sign_outs.get();
         let body = json::stringify(&LoginRequest::body(username, password, self.device_info()));
         let response = self.send(LOGIN.method, LOGIN.path, Some(body), None).await;
-        self.complete_login(response, Some(username)).await
+        self.complete_login(response, Some(username), asked).await
     }
 
     /// `POST /auth/google` with an identity provider's credential; otherwise as [`Session::login`].
     pub async fn login_with_google(&self, credential: &str) -> LoginResult {
+        let asked = self.0.sign_outs.get();
         let body = json::stringify(&GoogleLoginRequest::body(credential));
         let response = self.send(LOGIN_GOOGLE.method, LOGIN_GOOGLE.path, Some(body), None).await;
-        self.complete_login(response, None).await
+        self.complete_login(response, None, asked).await
     }
 
     /// Validates the answer before anything local is touched; then cleanup, persist, handlers.
-    async fn complete_login(&self, response: Result<HttpResponse, TransportError>, username: Option<&str>) -> LoginResult {
+    /// `asked`: the sign-outs asked for when the login started (a `logout()` since is obeyed).
+    async fn complete_login(&self, response: Result<HttpResponse, TransportError>, username: Option<&str>, asked: u32) -> LoginResult {
         let response = match response {
             Ok(r) => r,
             Err(e) => {
@@ -46,7 +49,20 @@ impl Session {
         let Some((auth, claims)) = parse_auth_response(&response.body) else {
             return LoginResult::failure(codes::BAD_RESPONSE, "The server accepted the login but its answer carried no valid token.", response.status);
         };
-        self.end_previous_session(SignOutReason::Login).await;
+        let logged_out = || self.0.sign_outs.get() != asked;
+        if !logged_out() {
+            self.end_previous_session(SignOutReason::Login).await;
+        }
+        if logged_out() {
+            // logout() came while this login ran (its answer pending, or inside its cleanup): the
+            // new session ends on the server, none of it is stored, and a session still stored
+            // signs out as asked.
+            self.tell_logout(&auth.token, true).await;
+            if self.stored_token().is_some() {
+                self.sign_out(SignOutReason::Logout).await;
+            }
+            return LoginResult::failure(codes::SIGNED_OUT, "logout() was called while the login ran: its session was ended and nothing was stored.", response.status);
+        }
         if let Err(e) = self.persist(&auth, true) {
             return LoginResult::failure(codes::STORAGE_UNAVAILABLE, ["The session could not be stored in this browser: ", &e].concat(), response.status);
         }

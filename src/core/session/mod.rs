@@ -165,6 +165,8 @@ struct Inner {
     auto: auto_refresh::AutoState,
     /// Called after this session wrote or followed a change (the auto-refresh timer re-arms).
     changed: RefCell<Option<Rc<dyn Fn()>>>,
+    /// Sign-outs asked for so far: a login that sees it change while it runs stores nothing.
+    sign_outs: Cell<u32>,
 }
 
 /// The session broker. Cheap to clone: clones share one state.
@@ -205,6 +207,7 @@ impl Session {
             follow: follow::FollowState::default(),
             auto: auto_refresh::AutoState::default(),
             changed: RefCell::new(None),
+            sign_outs: Cell::new(0),
         }));
         session.force_device_identity();
         session

@@ -1,5 +1,7 @@
 //! Sign-out: the server first (only with a token), then the handlers, then memory, then keys.
-//! Never fails, never waits on itself, never waits forever on a handler.
+//! Never fails, never waits on itself, never waits forever on a handler. The server ends the
+//! session's refresh at the first call but keeps its document headers working for the handlers (a
+//! final replication); once they have run, a second call tells it so and the headers stop.
 
 use crate::core::json;
 use crate::protocol::routes::LOGOUT;
@@ -13,20 +15,23 @@ impl Session {
     /// A sign-out already in progress is not run twice, nor waited for (a handler may be the
     /// caller): the second call returns at once.
     pub async fn sign_out(&self, reason: SignOutReason) {
+        // Counted even when skipped: a login running its cleanup sees it and stores nothing.
+        self.0.sign_outs.set(self.0.sign_outs.get().wrapping_add(1));
         if self.0.phase.get() != Phase::Idle {
             return;
         }
         self.set_phase(Phase::SigningOut(reason));
+        let mut told = None;
         if let Some((token, _)) = self.stored_token() {
-            let body = json::stringify(&crate::protocol::LogoutRequest::body(self.device_id()));
-            match self.send(LOGOUT.method, LOGOUT.path, Some(body), Some(token)).await {
-                Ok(r) if (200..300).contains(&r.status) => {}
-                Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
-                Err(e) => self.reporter().error(&["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat()),
+            if self.tell_logout(&token, false).await {
+                told = Some(token);
             }
         }
         let event = sign_out_event(reason);
         self.0.hooks.sign_out.run(&event, self.hook_context()).await;
+        if let Some(token) = told {
+            self.tell_logout(&token, true).await;
+        }
         self.forget_session();
         for key in keys::SESSION_KEYS {
             self.storage().remove(key);
@@ -34,6 +39,17 @@ impl Session {
         self.notify_changed();
         self.0.ended.run(&event, self.hook_context()).await;
         self.set_phase(Phase::Idle);
+    }
+
+    /// `POST /auth/logout`; a failure is reported, never raised. Answers whether the server took it.
+    pub(super) async fn tell_logout(&self, token: &str, complete: bool) -> bool {
+        let body = json::stringify(&crate::protocol::LogoutRequest::body(self.device_id(), complete));
+        match self.send(LOGOUT.method, LOGOUT.path, Some(body), Some(token.to_owned())).await {
+            Ok(r) if (200..300).contains(&r.status) => return true,
+            Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
+            Err(e) => self.reporter().error(&["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat()),
+        }
+        false
     }
 
     /// Clears the in-memory session (token, lastCredentials, currentCompany).

@@ -110,7 +110,7 @@ async fn main() {
     };
     let empty = per_call(&check);
     for i in 0..100_000 {
-        state.ended.end(&format!("sess-bench-{i}"), now + 900, now);
+        state.sessions.ended.end(&format!("sess-bench-{i}"), now + 900, now);
     }
     let full = per_call(&check);
     let mut samples = Vec::new();

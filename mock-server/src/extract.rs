@@ -47,7 +47,9 @@ pub fn verify_access(state: &AppState, token: &str) -> Result<JwtClaims, AppErro
     let claims = state.tokens.verify(token, now, true)?;
     match claims.sid.as_deref() {
         None => Err(AppError::Unauthorized(code::INVALID_TOKEN, "the token names no session".into())),
-        Some(sid) if state.ended.contains(sid, now) => Err(AppError::Unauthorized(code::SESSION_ENDED, "the session this token belongs to has ended; log in again".into())),
+        Some(sid) if state.sessions.ended.contains(sid, now) => {
+            Err(AppError::Unauthorized(code::SESSION_ENDED, "the session this token belongs to has ended; log in again".into()))
+        }
         Some(_) => Ok(claims),
     }
 }

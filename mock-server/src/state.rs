@@ -120,24 +120,14 @@ pub struct AppState {
     pub hashing: Arc<crate::auth::passwords::Hashing>,
     /// The document engine behind the proxy (`DOCDB_URL`); `None`: the embedded model.
     pub engine: Option<crate::docdb::engine::Engine>,
-    /// Sessions ended while their access tokens may be unexpired.
-    pub ended: Arc<crate::auth::sessions::EndedSessions>,
-    /// The `_changes` feeds each session holds open through the proxy.
-    pub feeds: Arc<crate::docdb::feeds::Feeds>,
-}
-
-/// What ending `session` (at `ended_at_ms`) does on this process: its access tokens are refused
-/// until the last of them has expired, its open feeds are cut.
-fn end_session(ended: &crate::auth::sessions::EndedSessions, feeds: &crate::docdb::feeds::Feeds, clock: &Clock, ttl_secs: u64, session: &str, ended_at_ms: i64) {
-    let until = ended_at_ms.div_euclid(1000).saturating_add(i64::try_from(ttl_secs).unwrap_or(i64::MAX)).saturating_add(1);
-    ended.end(session, until, clock.now_secs());
-    feeds.cut(session);
+    /// What each session holds here that its end reaches: ended sessions, open feeds and sockets.
+    pub sessions: crate::auth::sessions::Sessions,
 }
 
 /// On PostgreSQL this replica hears the others: the shared test clock (read once now, so it
-/// starts on it) and every tenant invalidated, whichever replica did it, whose sockets it closes
-/// here. A tenant whose invalidation this replica has already acted on is not closed twice.
-fn follow_replicas(url: &str, store: &Store, clock: &Arc<Clock>, hub: &Arc<crate::realtime::Hub>, sessions: Sessions) -> Result<(), StartError> {
+/// starts on it), every session ended (refused and cut here too) and every tenant invalidated,
+/// whichever replica did it, whose sockets it closes here. A tenant whose invalidation this replica has already acted on is not closed twice.
+fn follow_replicas(url: &str, store: &Store, clock: &Arc<Clock>, hub: &Arc<crate::realtime::Hub>, sessions: crate::auth::sessions::Sessions) -> Result<(), StartError> {
     use crate::store::notifications::{follow, Handlers, SHARED_CLOCK};
     use crate::store::sql::OptionalExtension;
     let shared = store.lock()?.query_row(SHARED_CLOCK, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))).optional()?;
@@ -146,7 +136,7 @@ fn follow_replicas(url: &str, store: &Store, clock: &Arc<Clock>, hub: &Arc<crate
     }
     let acted: std::sync::Mutex<HashMap<String, i64>> = std::sync::Mutex::default();
     let (hub, clock, session_clock) = (hub.clone(), clock.clone(), clock.clone());
-    let session_ended = Box::new(move |session: &str, at: i64| end_session(&sessions.0, &sessions.1, &session_clock, sessions.2, session, at));
+    let session_ended = Box::new(move |session: &str, at: i64| sessions.end(&session_clock, session, at));
     let invalidated = Box::new(move |company_id: &str, at: i64| {
         let mut acted = acted.lock().unwrap_or_else(|p| p.into_inner());
         if acted.insert(company_id.to_owned(), at) != Some(at) {
@@ -157,16 +147,13 @@ fn follow_replicas(url: &str, store: &Store, clock: &Arc<Clock>, hub: &Arc<crate
     Ok(())
 }
 
-/// The ended sessions, the feeds and the access tokens' lifetime, as a replica's listener needs them.
-type Sessions = (Arc<crate::auth::sessions::EndedSessions>, Arc<crate::docdb::feeds::Feeds>, u64);
-
 impl AppState {
     /// Sessions this process ended, once the transaction that ended them has committed: refused
     /// here at once; on PostgreSQL every replica also hears it from the store's notification.
     pub fn sessions_ended(&self, sessions: &[String]) {
         let now = self.clock.now_ms();
         for session in sessions {
-            end_session(&self.ended, &self.feeds, &self.clock, self.tokens.access_ttl_secs, session, now);
+            self.sessions.end(&self.clock, session, now);
         }
     }
 
@@ -210,12 +197,12 @@ impl AppState {
         let engine = settings.docdb_url.clone().map(Engine::new).transpose()?;
         let store = open_store(&settings, engine.as_ref(), clock.now_ms())?;
         let realtime: Arc<crate::realtime::Hub> = Arc::default();
-        let (ended, feeds): (Arc<crate::auth::sessions::EndedSessions>, Arc<crate::docdb::feeds::Feeds>) = Default::default();
+        let sessions = crate::auth::sessions::Sessions { token_ttl_secs: settings.access_token_ttl_secs, ..Default::default() };
         for (session, at) in crate::store::refresh_tokens::ended(&store.lock()?)? {
-            end_session(&ended, &feeds, &clock, settings.access_token_ttl_secs, &session, at);
+            sessions.end(&clock, &session, at);
         }
         if let Some(url) = &settings.database_url {
-            follow_replicas(url, &store, &clock, &realtime, (ended.clone(), feeds.clone(), settings.access_token_ttl_secs))?;
+            follow_replicas(url, &store, &clock, &realtime, sessions.clone())?;
         }
         Ok(AppState {
             engine,
@@ -230,8 +217,7 @@ impl AppState {
             test: Arc::default(),
             realtime,
             hashing: Arc::default(),
-            ended,
-            feeds,
+            sessions,
         })
     }
 }

@@ -69,6 +69,23 @@ async fn after_logout_the_access_token_reaches_nothing() {
 }
 
 #[tokio::test]
+async fn a_realtime_socket_open_when_its_session_ends_is_closed_4401() {
+    let s = spawn().await;
+    let token = s.token("alice").await;
+    let other = s.token("alice").await;
+    let (mut socket, frames) = ws::hello(&s, &token, None, "1.4.17", None).await;
+    let (mut others, _) = ws::hello(&s, &other, None, "1.4.17", None).await;
+    assert_eq!(frames.last().unwrap()["type"], "ready");
+    s.post("/auth/logout", Some(&token), json!({})).await;
+    assert_eq!(ws::close_code(&mut socket).await, Some(4401.into()));
+    // Another session's socket stays.
+    use futures_util::SinkExt;
+    others.send(tokio_tungstenite::tungstenite::Message::Text(json!({"type": "ping"}).to_string().into())).await.unwrap();
+    let pong = tokio::time::timeout(std::time::Duration::from_secs(5), futures_util::StreamExt::next(&mut others)).await.unwrap();
+    assert!(matches!(pong, Some(Ok(tokio_tungstenite::tungstenite::Message::Text(t))) if t.contains("pong")));
+}
+
+#[tokio::test]
 async fn a_role_taken_away_takes_effect_on_the_operator_routes_at_once() {
     let s = spawn().await;
     let admin = s.token("admin").await;

@@ -104,6 +104,12 @@ pub fn sign_out_event(reason: SignOutReason) -> Value {
     json::object([("reason", reason.as_str().into())])
 }
 
+/// `onSignOut` payload of a login's or a company change's cleanup: `{reason, headers}`, naming the
+/// headers `docdbFetch` serves its handlers: `"new"` (the new session's, same tenant) or `"previous"`.
+pub fn cleanup_sign_out_event(reason: SignOutReason, new_headers: bool) -> Value {
+    json::object([("reason", reason.as_str().into()), ("headers", if new_headers { "new" } else { "previous" }.into())])
+}
+
 /// `onSignOut` payload when another tab ended the session: `{reason, otherTab: true}`.
 pub fn other_tab_sign_out_event(reason: SignOutReason) -> Value {
     json::object([("reason", reason.as_str().into()), ("otherTab", true.into())])
@@ -199,6 +205,7 @@ mod tests {
         assert_eq!(sign_out_event(SignOutReason::Login), json!({"reason": "login"}));
         assert_eq!(sign_out_event(SignOutReason::CompanyChange), json!({"reason": "company-change"}));
         assert_eq!(sign_out_event(SignOutReason::RefreshRejected), json!({"reason": "refresh-rejected"}));
+        assert_eq!(cleanup_sign_out_event(SignOutReason::Login, true), json!({"reason": "login", "headers": "new"}));
         assert_eq!(token_refresh_event(json!({}), vec!["a".into()], true), json!({"user": {}, "roles": ["a"], "companyChanged": true}));
     }
 }

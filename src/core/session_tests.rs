@@ -354,6 +354,50 @@ fn company_change_on_refresh_runs_the_login_cleanup_before_refresh_handlers() {
     assert!(h.session.check_if_logged_in());
 }
 
+/// What `docdbFetch` serves the sign-out handlers of a cleanup, for a final push of the previous
+/// session's work: the new session's headers within one tenant, never across tenants, and the
+/// previous company's own at a company change.
+#[test]
+fn a_cleanup_serves_the_headers_its_final_push_may_use() {
+    let company = Rc::new(RefCell::new("acme".to_string()));
+    let n = Rc::new(Cell::new(0));
+    let (c, count) = (company.clone(), n.clone());
+    let h = harness(move |req| {
+        count.set(count.get() + 1);
+        let headers = json!({"Remote": {"X-Docdb-Token": format!("set-{}", count.get())}});
+        let mut body: Value = serde_json::from_str(&auth_body(&jwt(&c.borrow(), &["cashier"]), &format!("r{}", count.get()), false)).unwrap();
+        body["docdbHeaders"] = headers;
+        match req.url.trim_start_matches("http://server.test") {
+            "/auth" | "/auth/refresh" => ok(body.to_string()),
+            _ => ok(json!({"ok": true}).to_string()),
+        }
+    });
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let (session, log) = (h.session.clone(), seen.clone());
+    h.session.hooks().sign_out.register(Rc::new(move |e: &Value| {
+        let served = session.docdb_headers(HeaderKind::Remote).map(|s| s["X-Docdb-Token"].clone());
+        log.borrow_mut().push(format!("{} {} {}", e["reason"], e["headers"], served.unwrap_or_default()));
+        Box::pin(async { Ok(()) })
+    }));
+    assert!(block_on(h.session.login("alice", "pw")).is_success());
+    assert!(block_on(h.session.login("alice", "pw")).is_success());
+    *company.borrow_mut() = "globex".into();
+    assert!(block_on(h.session.login("carol", "pw")).is_success());
+    *company.borrow_mut() = "acme".into();
+    assert!(block_on(h.session.refresh_authentication()));
+    assert_eq!(
+        *seen.borrow(),
+        vec![
+            // The first login has no previous session: nothing to lend, the (empty) stored headers.
+            r#""login" "previous" null"#.to_owned(),
+            r#""login" "new" "set-2""#.to_owned(),
+            r#""login" "previous" "set-2""#.to_owned(),
+            r#""company-change" "previous" "set-3""#.to_owned(),
+        ]
+    );
+    assert_eq!(h.session.docdb_headers(HeaderKind::Remote).unwrap()["X-Docdb-Token"], "set-4", "the cleanup's headers are not kept");
+}
+
 #[test]
 fn same_company_refresh_keeps_local_databases() {
     let (h, _) = logged_in();

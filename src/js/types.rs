@@ -93,6 +93,13 @@ export interface SignOutEvent {
   reason: SignOutReason;
   /** Present and true when another tab of this origin ended the session (its sign-out, a login or a company change there). */
   otherTab?: true;
+  /**
+   * In a login's or a company change's cleanup (this tab): whose headers `docdbFetch` serves the
+   * handler for a final push of the previous session's work. `"new"`: the new session's (a login
+   * into the same tenant); `"previous"`: the previous session's own (another tenant's login, which
+   * never lends its headers, or a company change). During `logout()` they are the session's own.
+   */
+  headers?: "new" | "previous";
 }
 
 export interface TokenRefreshEvent {

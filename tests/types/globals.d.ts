@@ -1,8 +1,9 @@
 // The names the README's examples use without declaring them (a block continues the one before).
-import type { AuthManager } from "session-broker";
+import type { AuthManager, SyncSession } from "session-broker";
 
 declare global {
   var auth: AuthManager;
+  var sync: SyncSession;
   function showWrongPassword(): void;
   function hideTheButton(): void;
 }

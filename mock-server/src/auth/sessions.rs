@@ -6,7 +6,34 @@
 //! store's notifications. An entry is kept until every access token of its session has expired.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+
+use crate::clock::Clock;
+use crate::docdb::feeds::Feeds;
+
+/// What a session holds on this process that its end must reach.
+#[derive(Clone, Default)]
+pub struct Sessions {
+    /// Sessions ended while their access tokens may be unexpired.
+    pub ended: Arc<EndedSessions>,
+    /// The `_changes` feeds each session holds open through the proxy.
+    pub feeds: Arc<Feeds>,
+    /// The realtime sockets each session holds open.
+    pub sockets: Arc<Feeds>,
+    /// How long an access token lives (`ACCESS_TOKEN_TTL_SECS`).
+    pub token_ttl_secs: u64,
+}
+
+impl Sessions {
+    /// `session` ended at `ended_at_ms`: its access tokens are refused until the last of them has
+    /// expired, its open feeds and sockets are cut.
+    pub fn end(&self, clock: &Clock, session: &str, ended_at_ms: i64) {
+        let until = ended_at_ms.div_euclid(1000).saturating_add(i64::try_from(self.token_ttl_secs).unwrap_or(i64::MAX)).saturating_add(1);
+        self.ended.end(session, until, clock.now_secs());
+        self.feeds.cut(session);
+        self.sockets.cut(session);
+    }
+}
 
 /// Entries past which the list drops those whose tokens have all expired.
 const TIDY_AT: usize = 4096;

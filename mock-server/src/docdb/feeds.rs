@@ -1,7 +1,8 @@
-//! The `_changes` feeds each session holds open through the proxy: at most a bound of them
-//! (`DOCDB_FEEDS_PER_SESSION`), each one's place given back when its stream is dropped (the
-//! device closed it, or the engine ended it), and every one cut when its session ends. A dropped
-//! stream drops the engine's response with it, so the engine's feed closes too.
+//! What each session holds open: the `_changes` feeds through the proxy, at most a bound of them
+//! (`DOCDB_FEEDS_PER_SESSION`), and (in a registry of their own) its realtime sockets. Each one's
+//! place is given back when it is dropped (the device closed it, or the engine ended it), and
+//! every one is cut when its session ends. A dropped feed drops the engine's response with it,
+//! so the engine's feed closes too.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,6 +77,11 @@ impl Feeds {
 }
 
 impl Held {
+    /// Resolves when the session is cut.
+    pub async fn cut(&mut self) {
+        let _ = (&mut self.cut).await;
+    }
+
     /// `stream`, ended when the session is cut; the place is given back when it is dropped.
     pub fn carry<S: Stream + Send + 'static>(self, stream: S) -> impl Stream<Item = S::Item> + Send + 'static {
         let Held { place, cut } = self;

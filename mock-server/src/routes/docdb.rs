@@ -101,7 +101,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
         return Err(AppError::Unauthorized(code::SESSION_ENDED, "this session is signing out: it may finish its replication, not open a live feed".into()));
     }
     let place = match forward.live_feed {
-        true => Some(state.feeds.hold(&caller.session_id, state.settings.docdb_feeds_per_session).ok_or_else(|| AppError::TooMany {
+        true => Some(state.sessions.feeds.hold(&caller.session_id, state.settings.docdb_feeds_per_session).ok_or_else(|| AppError::TooMany {
             code: code::TOO_MANY_FEEDS,
             message: format!("this session already holds {} open _changes feeds (DOCDB_FEEDS_PER_SESSION); close one first", state.settings.docdb_feeds_per_session),
             retry_after_secs: None,

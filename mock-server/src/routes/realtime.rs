@@ -81,6 +81,8 @@ async fn session(mut socket: WebSocket, state: AppState) {
             return refuse(socket, CLOSE_UNAUTHORIZED, &body.error, &body.message).await;
         }
     };
+    // The socket is its session's: cut when the session ends.
+    let Some(mut held) = state.sessions.sockets.hold(claims.sid.as_deref().unwrap_or_default(), usize::MAX) else { return };
     // Subscribe before answering, so an invalidation during the handshake is not missed.
     let mut subscription = state.realtime.subscribe(&claims.company_id);
     subscription.invalidations.borrow_and_update();
@@ -110,6 +112,10 @@ async fn session(mut socket: WebSocket, state: AppState) {
                     tokio::time::sleep(subscription.wave_delay(invalidated, state.settings.invalidation_waves())).await;
                     let _ = socket.send(Message::Close(Some(CloseFrame { code: CLOSE_INVALIDATED, reason: "invalidated".into() }))).await;
                 }
+                return;
+            }
+            () = held.cut() => {
+                let _ = socket.send(Message::Close(Some(CloseFrame { code: CLOSE_UNAUTHORIZED, reason: "session ended".into() }))).await;
                 return;
             }
             incoming = socket.recv() => match incoming {

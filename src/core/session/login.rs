@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{company_record, parse_auth_response, InputError, Phase, Session};
 use crate::core::codes;
-use crate::core::hooks::{sign_out_event, SignOutReason};
+use crate::core::hooks::{cleanup_sign_out_event, SignOutReason};
 use crate::core::keys::{self, HeaderKind, TokenKind};
 use crate::core::ports::{HttpResponse, TransportError};
 use crate::core::results::{failure_of, transport_failure, LoginResult};
@@ -51,7 +51,12 @@ impl Session {
         };
         let logged_out = || self.0.sign_outs.get() != asked;
         if !logged_out() {
-            self.end_previous_session(SignOutReason::Login).await;
+            // The previous session's pending work may be pushed in the cleanup: with the new
+            // session's headers when it is of the same tenant (whether or not the previous one
+            // still lives), else with the previous session's own, never another tenant's.
+            let previous = self.stored_token().and_then(|(_, c)| c.company_id());
+            let same_tenant = previous.is_some() && previous == claims.company_id();
+            self.end_previous_session(SignOutReason::Login, same_tenant.then(|| auth.docdb_headers.clone().unwrap_or_default()), same_tenant).await;
         }
         if logged_out() {
             // logout() came while this login ran (its answer pending, or inside its cleanup): the
@@ -78,10 +83,15 @@ impl Session {
 
     /// The cleanup a login and a company change share. Deliberately aggressive: the previous
     /// user's (or tenant's) handlers and local data go before the new tokens are in use, so
-    /// nothing of a previous tenant reaches the new one.
-    pub(super) async fn end_previous_session(&self, reason: SignOutReason) {
-        let event = sign_out_event(reason);
+    /// nothing of a previous tenant reaches the new one. While the handlers run (a final push of
+    /// the previous session's work), `docdbFetch` serves `lent` instead of the stored headers when
+    /// given; the handlers are told whose headers they push with (`headers: "new"` for the new
+    /// session's, lent only within one tenant, else `"previous"`).
+    pub(super) async fn end_previous_session(&self, reason: SignOutReason, lent: Option<crate::protocol::DocdbHeaders>, new_headers: bool) {
+        let event = cleanup_sign_out_event(reason, new_headers);
+        self.0.memory.borrow_mut().cleanup_headers = lent;
         self.run_sign_out_handlers(Phase::SigningOut(reason), &event).await;
+        self.0.memory.borrow_mut().cleanup_headers = None;
         self.destroy_all_local_databases().await;
         self.storage().remove(keys::LAST_INVALIDATION);
     }

@@ -10,6 +10,7 @@
 //! it is discarded, never written over the newer state.
 
 use crate::core::json;
+use crate::core::keys::HeaderKind;
 use futures_util::future::{ready, FutureExt, Shared};
 
 use super::{parse_auth_response, Phase, Session};
@@ -59,7 +60,8 @@ enum Decided {
     Refreshed {
         token: String,
         claims: Claims,
-        company_changed: bool,
+        /// The previous company's headers when the company changed.
+        previous_headers: Option<crate::protocol::DocdbHeaders>,
     },
     Rejected(String),
     Transient(String),
@@ -132,10 +134,13 @@ impl Session {
         // Cleared before any hook runs: a hook's getToken() never joins the flight running it.
         self.0.flight.borrow_mut().take();
         match decided {
-            Decided::Refreshed { token, claims, company_changed } => {
+            Decided::Refreshed { token, claims, previous_headers } => {
+                let company_changed = previous_headers.is_some();
                 if company_changed {
                     self.0.memory.borrow_mut().current_company = None;
-                    self.end_previous_session(SignOutReason::CompanyChange).await;
+                    // The previous company's work is pushed with its own headers (the session
+                    // still lives; the new ones open only the new company's databases).
+                    self.end_previous_session(SignOutReason::CompanyChange, previous_headers, false).await;
                 }
                 let event = token_refresh_event(claims.to_value(), claims.roles(), company_changed);
                 *self.0.refreshed.borrow_mut() = Some(token.clone());
@@ -200,11 +205,14 @@ impl Session {
         let Some((auth, claims)) = parse_auth_response(&response.body) else {
             return Decided::Transient("the refresh answer carried no valid token".into());
         };
+        let company_changed = previous_company.is_some() && claims.company_id() != previous_company;
+        // Read before the new ones are written: the cleanup of a company change serves them.
+        let previous_headers =
+            company_changed.then(|| crate::protocol::DocdbHeaders { remote: self.docdb_headers(HeaderKind::Remote), local: self.docdb_headers(HeaderKind::Local) });
         if let Err(e) = self.persist(&auth, false) {
             return Decided::Transient(["the refreshed session could not be stored: ", &e].concat());
         }
-        let company_changed = previous_company.is_some() && claims.company_id() != previous_company;
-        Decided::Refreshed { token: auth.token, claims, company_changed }
+        Decided::Refreshed { token: auth.token, claims, previous_headers }
     }
 
     /// The cross-tab refresh lock, waited for at most one request's time plus a margin, then

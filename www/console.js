@@ -281,13 +281,24 @@ export function createConsole(auth, admin) {
       }
       text(box, `${d.date.slice(4, 6)}-${d.date.slice(6)}`);
       box.className = `day ${d.status}`;
-      box.title = `${d.name}: ${d.status}`;
+      box.title = `${d.name}: ${d.status}${d.held ? ", held until released" : ""}`;
     });
     const mark = (b) => (b ? "✓" : "✗");
     let rows = (candidates?.candidates ?? []).map((c) => ({
       key: c.name,
-      cells: [c.name, mark(c.drained), mark(c.archived), mark(c.reconciled), mark(c.backedUp), c.ageDays < 0 ? "tomorrow" : `${c.ageDays} d`, c.eligible ? "eligible" : "kept"],
+      cells: [c.name, mark(c.drained), mark(c.archived), mark(c.reconciled), mark(c.backedUp), c.ageDays < 0 ? "tomorrow" : `${c.ageDays} d`,
+        c.held ? "held (restored)" : c.eligible ? "eligible" : "kept"],
     }));
+    // A restored day is held until sys_admin releases it (audited as day.release).
+    keyed($("t-held"), (candidates?.candidates ?? []).filter((c) => c.held), (c) => c.name, (c) => {
+      const b = el("button", `Release ${c.name}`);
+      b.type = "button";
+      b.addEventListener("click", () => release(c.name));
+      return b;
+    }, (b) => {
+      busy(b, !isSysAdmin());
+      b.title = isSysAdmin() ? "back to the drop's usual locks" : "sys_admin only";
+    });
     if (!candidates) rows = [{ key: "note", note: "The cleanup candidates need sys_admin." }];
     else if (!rows.length) rows = [{ key: "note", note: "No day database yet: the rotate creates them, and they become candidates once past." }];
     renderRows($("t-candidates"), rows, 7);
@@ -459,6 +470,16 @@ export function createConsole(auth, admin) {
     const body = await res.json().catch(() => ({}));
     return res.ok ? { success: true, data: body } : { success: false, status: res.status, code: body.error, error: body.message };
   }
+  async function release(db) {
+    const res = await fetch(`/admin/rolling-db/tenants/${encodeURIComponent(tenant)}/days/${encodeURIComponent(db)}/release`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${await auth.getToken()}` },
+    });
+    const body = await res.json().catch(() => ({}));
+    fail(res.ok ? "" : `Not released: ${explain({ success: false, status: res.status, code: body.error, error: body.message })}`);
+    refresh();
+  }
+
   $("rewarm").addEventListener("click", () => {
     guided("rewarm-confirm", `Confirm: drop ${tenant}'s CORE and invalidate its clients`, [
       "Drop CORE (sys_admin only, audited): the next rotate warms it again from the legacy catalogue, with fresh revisions.",

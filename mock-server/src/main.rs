@@ -82,6 +82,10 @@ fn run_restore(args: &[String], settings: Settings) -> CliResult {
         Ok::<_, mock_server::rolling::RollingError>(r)
     })?;
     println!("restored {} ({} documents) from snapshot {} of {}", restored.db, restored.doc_count, restored.snapshot_id, dir.display());
+    println!(
+        "{} is held: no drop evaluation takes it until a sys_admin releases it (the console, or POST /admin/rolling-db/tenants/{}/days/{}/release)",
+        restored.db, restored.company_id, restored.db
+    );
     Ok(())
 }
 

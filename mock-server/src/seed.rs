@@ -20,8 +20,9 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the seed and reset own, children before parents.
-const TABLES: [&str; 22] = [
+const TABLES: [&str; 23] = [
     "guard_refresh_replays",
+    "guard_held_days",
     "guard_login_failures",
     "guard_signing_out",
     "guard_alarms",

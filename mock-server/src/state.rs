@@ -127,13 +127,8 @@ pub struct AppState {
 /// On PostgreSQL this replica hears the others: the shared test clock (read once now, so it
 /// starts on it), every session ended (refused and cut here too) and every tenant invalidated,
 /// whichever replica did it, whose sockets it closes here. A tenant whose invalidation this replica has already acted on is not closed twice.
-fn follow_replicas(url: &str, store: &Store, clock: &Arc<Clock>, hub: &Arc<crate::realtime::Hub>, sessions: crate::auth::sessions::Sessions) -> Result<(), StartError> {
-    use crate::store::notifications::{follow, Handlers, SHARED_CLOCK};
-    use crate::store::sql::OptionalExtension;
-    let shared = store.lock()?.query_row(SHARED_CLOCK, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))).optional()?;
-    if let Some((version, offset)) = shared {
-        clock.apply_shared(version, offset);
-    }
+fn follow_replicas(url: &str, clock: &Arc<Clock>, hub: &Arc<crate::realtime::Hub>, sessions: crate::auth::sessions::Sessions) -> Result<(), StartError> {
+    use crate::store::notifications::{follow, Handlers};
     let acted: std::sync::Mutex<HashMap<String, i64>> = std::sync::Mutex::default();
     let (hub, clock, session_clock) = (hub.clone(), clock.clone(), clock.clone());
     let session_ended = Box::new(move |session: &str, at: i64| sessions.end(&session_clock, session, at));
@@ -165,14 +160,11 @@ impl AppState {
         }
     }
 
-    /// Moves the test clock: this process's, or on PostgreSQL every replica's.
+    /// Moves the test clock: this process's, or on PostgreSQL every replica's; kept in the store
+    /// either way, so a restart (the demo's, or one after a restore) keeps the day.
     pub fn move_clock(&self, offset_ms: i64) -> Result<(), crate::store::sql::Error> {
-        if self.settings.database_url.is_some() {
-            let version = self.store.transaction(|tx| crate::store::notifications::clock_moved(tx, offset_ms))?;
-            self.clock.apply_shared(version, offset_ms);
-        } else {
-            self.clock.set_offset(offset_ms);
-        }
+        let version = self.store.transaction(|tx| crate::store::notifications::clock_moved(tx, offset_ms))?;
+        self.clock.apply_shared(version, offset_ms);
         Ok(())
     }
 
@@ -196,13 +188,21 @@ impl AppState {
         let clock = Arc::new(Clock::default());
         let engine = settings.docdb_url.clone().map(Engine::new).transpose()?;
         let store = open_store(&settings, engine.as_ref(), clock.now_ms())?;
+        // The test clock where the data left it (moved before a restart, or by another replica).
+        {
+            use crate::store::sql::OptionalExtension;
+            let kept = store.lock()?.query_row(crate::store::notifications::SHARED_CLOCK, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))).optional()?;
+            if let Some((version, offset)) = kept {
+                clock.apply_shared(version, offset);
+            }
+        }
         let realtime: Arc<crate::realtime::Hub> = Arc::default();
         let sessions = crate::auth::sessions::Sessions { token_ttl_secs: settings.access_token_ttl_secs, ..Default::default() };
         for (session, at) in crate::store::refresh_tokens::ended(&store.lock()?)? {
             sessions.end(&clock, &session, at);
         }
         if let Some(url) = &settings.database_url {
-            follow_replicas(url, &store, &clock, &realtime, sessions.clone())?;
+            follow_replicas(url, &clock, &realtime, sessions.clone())?;
         }
         Ok(AppState {
             engine,

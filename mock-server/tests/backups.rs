@@ -6,7 +6,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{spawn_with, Server};
+use common::{assert_error, spawn_with, Server};
 use mock_server::docdb::naming::day_of;
 use mock_server::docdb::{self, Doc};
 use mock_server::settings::Settings;
@@ -81,10 +81,69 @@ async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
     let unknown = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", "daily_dev_acme_main_19990101"]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();
     assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no day database"), "{}", String::from_utf8_lossy(&unknown.stderr));
 
-    // A write after the newest snapshot makes it stale: the fourth lock opens only at the next backup.
-    put(&s, &s.token("alice").await, &db0, "late", json!({"type": "note"})).await;
+    // The restored day is held: a later morning of crons past the TTL (archive, backup, drop
+    // evaluation) leaves it there with the same revisions, until an operator releases it.
+    let held = docs(&s, &db0);
     let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
-    assert_eq!(candidate(&c, &db0)["backedUp"], false, "{c}");
+    assert_eq!((candidate(&c, &db0)["held"].clone(), candidate(&c, &db0)["eligible"].clone()), (json!(true), json!(false)), "{c}");
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert!(topo["days"].as_array().unwrap().iter().any(|d| d["name"] == db0.as_str() && d["held"] == true), "{topo}");
+    s.advance_days(2.0).await;
+    let admin = s.token("admin").await;
+    for cron in ["rolling-db-archive", "rolling-db-backup", "rolling-db-drop-eval"] {
+        let run = s.run_cron(&admin, cron).await;
+        assert_eq!(run["status"], "succeeded", "{cron}: {run}");
+    }
+    assert_eq!(docs(&s, &db0), held, "still there, the same documents and revisions");
+    let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    let kept = candidate(&c, &db0);
+    assert_eq!(
+        (kept["backedUp"].clone(), kept["reconciled"].clone(), kept["held"].clone(), kept["eligible"].clone()),
+        (json!(true), json!(true), json!(true), json!(false)),
+        "{c}"
+    );
+    // Released by sys_admin only, audited; then the usual locks apply again.
+    let release = format!("/admin/rolling-db/tenants/acme/days/{db0}/release");
+    let keys = s.token("keys").await;
+    assert_error(&s.post(&release, Some(&keys), json!({})).await, 403, "forbidden");
+    assert_error(&s.post("/admin/rolling-db/tenants/globex/days/nope/release", Some(&admin), json!({})).await, 404, "not_found");
+    assert_eq!(s.post(&release, Some(&admin), json!({})).await.body, json!({"companyId": "acme", "db": db0, "held": false}));
+    assert_error(&s.post(&release, Some(&admin), json!({})).await, 404, "not_found");
+    let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
+    assert_eq!(audit["entries"][0]["action"], "day.release", "{audit}");
+    let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
+    assert!(eval["log"].to_string().contains(&format!("dropped [{db0}")), "{eval}");
+
+    // A write after the newest snapshot makes it stale: the fourth lock opens only at the next backup.
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    s.run_cron(&admin, "rolling-db-backup").await;
+    let db1 = format!("daily_dev_acme_main_{}", day_of(s.now()));
+    let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    assert_eq!(candidate(&c, &db1)["backedUp"], true, "{c}");
+    put(&s, &s.token("alice").await, &db1, "late", json!({"type": "note"})).await;
+    let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    assert_eq!(candidate(&c, &db1)["backedUp"], false, "{c}");
+    let _ = std::fs::remove_dir_all(&data);
+}
+
+/// With `DATA_DIR` on disk the test clock is kept with the data: a server restarted after "+7 days"
+/// (the demo's button, or days moved before a restore) is on the same day as its databases.
+#[tokio::test]
+async fn the_test_clock_survives_a_restart_with_the_data() {
+    let data = std::env::temp_dir().join(mock_server::auth::secrets::random_id("clock-test"));
+    let settings = || Settings { test_controls: true, data_dir: Some(data.clone()), ..Settings::default() };
+    let first = spawn_with(settings()).await;
+    first.advance_days(7.0).await;
+    let moved = first.now();
+    drop(first);
+    let second = spawn_with(settings()).await;
+    let now = second.now();
+    assert!(now >= moved && now - moved < 60_000, "moved to {moved}, the restarted server says {now}");
+    // A reset goes back to today, and stays there across a restart too.
+    second.post("/__mock/reset", None, json!({})).await;
+    drop(second);
+    let third = spawn_with(settings()).await;
+    assert!(third.now() < moved - 6 * 86_400_000, "back to today");
     let _ = std::fs::remove_dir_all(&data);
 }
 

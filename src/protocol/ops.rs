@@ -58,6 +58,8 @@ pub mod audit {
     pub const DAY_DROP: &str = "day.drop";
     /// A dropped day database restored from its snapshot.
     pub const DAY_RESTORE: &str = "day.restore";
+    /// A held (restored) day database released to the drop's usual locks.
+    pub const DAY_RELEASE: &str = "day.release";
     /// A user created by a manager or sys_admin.
     pub const USER_CREATE: &str = "user.create";
     /// A user's roles changed.

@@ -80,6 +80,8 @@ pub const TOPOLOGY: Call = call(Get, "/admin/rolling-db/tenants/{id}/topology");
 pub const PREFLIGHT: Call = call(Get, "/admin/rolling-db/tenants/{id}/preflight");
 /// `POST /admin/rolling-db/tenants/{id}/rewarm` (the console's; the SDK does not wrap it).
 pub const REWARM: Call = call(Post, "/admin/rolling-db/tenants/{id}/rewarm");
+/// `POST /admin/rolling-db/tenants/{id}/days/{db}/release` (the console's; the SDK does not wrap it).
+pub const RELEASE_DAY: Call = call(Post, "/admin/rolling-db/tenants/{id}/days/{db}/release");
 /// `PATCH /admin/rolling-db/flags/{id}` (`?force=true` to override the preflight).
 pub const FLAGS: Call = call(Patch, "/admin/rolling-db/flags/{id}");
 /// `GET /admin/crons`.
@@ -93,8 +95,9 @@ pub const INVALIDATE_CLIENTS: Call = call(Post, "/admin/invalidate-clients/{id}"
 /// `GET /admin/audit`.
 pub const AUDIT: Call = call(Get, "/admin/audit");
 
-/// Every route the SDK (and the demo console, for re-warm) calls: the route-agreement test's list.
-pub const CLIENT_CALLS: [Call; 36] = [
+/// Every route the SDK (and the demo console, for re-warm and releasing a held day) calls: the
+/// route-agreement test's list.
+pub const CLIENT_CALLS: [Call; 37] = [
     LOGIN,
     LOGIN_GOOGLE,
     REFRESH,
@@ -125,6 +128,7 @@ pub const CLIENT_CALLS: [Call; 36] = [
     TOPOLOGY,
     PREFLIGHT,
     REWARM,
+    RELEASE_DAY,
     FLAGS,
     CRONS,
     RUN_CRON,

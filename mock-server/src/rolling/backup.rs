@@ -90,5 +90,8 @@ pub fn restore(conn: &Cluster, dir: &Path, db: &str, snapshot: Option<&str>, now
     // Back to what it was before the drop: archived and reconciled (the drop needed both).
     set_day_status(conn, db, DayStatus::Archived, now_ms)?;
     conn.execute("UPDATE day_databases SET dropped_at = NULL WHERE name = ?1", [db])?;
+    // Restored to be looked at or recovered from: no drop evaluation takes it again until an
+    // operator releases it.
+    super::days::hold(conn, db, "restored", now_ms)?;
     Ok(Restored { db: db.to_owned(), company_id, snapshot_id: chosen.snapshot_id.clone(), doc_count: chosen.doc_count })
 }

@@ -40,13 +40,30 @@ pub struct DayDatabase {
     pub name: String,
     pub date: String,
     pub status: DayStatus,
+    /// Held back from the drop (a restored day) until an operator releases it.
+    pub held: bool,
 }
 
 /// The tenant's day databases, oldest first (dropped ones included).
 pub fn day_databases(conn: &Connection, company_id: &str) -> RollingResult<Vec<DayDatabase>> {
-    let mut stmt = conn.prepare("SELECT name, day, status FROM day_databases WHERE company_id = ?1 ORDER BY day")?;
-    let rows = stmt.query_map([company_id], |r| Ok(DayDatabase { name: r.get(0)?, date: r.get(1)?, status: read_status(r, 2)? }))?;
+    let mut stmt = conn.prepare(
+        "SELECT d.name, d.day, d.status, h.name IS NOT NULL FROM day_databases d LEFT JOIN guard_held_days h ON h.name = d.name
+         WHERE d.company_id = ?1 ORDER BY d.day",
+    )?;
+    let rows = stmt.query_map([company_id], |r| Ok(DayDatabase { name: r.get(0)?, date: r.get(1)?, status: read_status(r, 2)?, held: r.get(3)? }))?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
+}
+
+/// Holds the day database `name` back from every drop evaluation (`reason` says why: a restore)
+/// until `release`.
+pub fn hold(conn: &Connection, name: &str, reason: &str, now_ms: i64) -> RollingResult<()> {
+    conn.execute("INSERT INTO guard_held_days (name, held_at, reason) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING", params![name, now_ms, reason])?;
+    Ok(())
+}
+
+/// Releases a held day database to the drop's usual locks; `false` when it was not held.
+pub fn release(conn: &Connection, name: &str) -> RollingResult<bool> {
+    Ok(conn.execute("DELETE FROM guard_held_days WHERE name = ?1", [name])? == 1)
 }
 
 /// A stored status; one this server never writes is a corrupt row, reported.

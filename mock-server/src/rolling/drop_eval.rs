@@ -1,6 +1,7 @@
 //! Drop evaluation: a day database is physically dropped only when it is drained, archived and
 //! reconciled (the runbook's three locks), has a verified snapshot taken after its last write
-//! (the fourth: backups that exist, not only a setting) and is older than the TTL, only for
+//! (the fourth: backups that exist, not only a setting), is not held by an operator (a restored
+//! day stays until released) and is older than the TTL, only for
 //! tenants with `rollingDbDrop`, and only while backups are enabled. Its documents stay in the
 //! archive, its orders and sales in the relational store, and the snapshot can restore it.
 
@@ -31,6 +32,8 @@ pub struct Candidate {
     pub reconciled: bool,
     /// A verified snapshot taken after the database's last write (`rolling-db-backup`).
     pub backed_up: bool,
+    /// Held back by an operator (a restored day): never eligible until released.
+    pub held: bool,
     pub age_days: i64,
     pub eligible: bool,
 }
@@ -39,19 +42,20 @@ pub struct Candidate {
 pub fn candidates(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Vec<Candidate>> {
     let archive_db = tenant.names(&settings.db_prefix).archive();
     let mut stmt = conn.prepare(
-        "SELECT name, day, drained_at IS NOT NULL, archived_at IS NOT NULL, reconciled_at IS NOT NULL
-         FROM day_databases WHERE company_id = ?1 AND status != 'DROPPED' ORDER BY day",
+        "SELECT d.name, d.day, d.drained_at IS NOT NULL, d.archived_at IS NOT NULL, d.reconciled_at IS NOT NULL, h.name IS NOT NULL
+         FROM day_databases d LEFT JOIN guard_held_days h ON h.name = d.name WHERE d.company_id = ?1 AND d.status != 'DROPPED' ORDER BY d.day",
     )?;
-    let rows: Vec<(String, String, bool, bool, bool)> =
-        stmt.query_map(params![tenant.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?.collect::<crate::store::sql::Result<_>>()?;
+    type Row = (String, String, bool, bool, bool, bool);
+    let rows: Vec<Row> =
+        stmt.query_map(params![tenant.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?.collect::<crate::store::sql::Result<_>>()?;
     let mut out = Vec::new();
-    for (name, date, drained, archived, reconciled_once) in rows {
+    for (name, date, drained, archived, reconciled_once, held) in rows {
         // Reconciled means reconciled now: a write after the archive breaks the lock.
         let reconciled = reconciled_once && reconcile_diff(conn, &name, &archive_db)? == 0;
         let backed_up = super::backup::current_snapshot(conn, &settings.backup_dir, &name)?.is_some();
         let age = age_days(&date, now_ms);
-        let eligible = drained && archived && reconciled && backed_up && age > TTL_DAYS;
-        out.push(Candidate { eligible, name, date, drained, archived, reconciled, backed_up, age_days: age });
+        let eligible = drained && archived && reconciled && backed_up && !held && age > TTL_DAYS;
+        out.push(Candidate { eligible, name, date, drained, archived, reconciled, backed_up, held, age_days: age });
     }
     Ok(out)
 }

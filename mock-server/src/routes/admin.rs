@@ -30,6 +30,7 @@ pub fn router() -> Router<AppState> {
         .route(routes::FLAGS.path, patch(set_flags))
         .route(routes::INVALIDATE_CLIENTS.path, post(invalidate_clients))
         .route(routes::REWARM.path, post(rewarm))
+        .route(routes::RELEASE_DAY.path, post(release_day))
         .route(routes::AUDIT.path, get(audit_log))
 }
 
@@ -175,6 +176,23 @@ async fn rewarm(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Pat
     }
     tracing::info!(tenant = %id, core = %done.dropped, by = %user.0.user_id, "CORE dropped for a re-warm");
     Ok(Json(json!(done)))
+}
+
+/// A held day database (a restored one) released to the drop's usual locks: sys_admin only,
+/// audited. 404 when the tenant holds no such day.
+async fn release_day(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path((id, db)): Path<(String, String)>) -> AppResult<Json<Value>> {
+    user.require_any(&["sys_admin"])?;
+    let now = state.clock.now_ms();
+    state.store.tx(|tx| {
+        let ours = crate::rolling::days::day_databases(tx, &id)?.into_iter().any(|d| d.name == db && d.held);
+        if !ours || !crate::rolling::days::release(tx, &db)? {
+            return Err(AppError::NotFound(code::NOT_FOUND, format!("{id} holds no day database {db}")));
+        }
+        audit::record(tx, &Actor::user(&user.0, ip.0), actions::DAY_RELEASE, json!({"companyId": id, "db": db}), now)?;
+        Ok(())
+    })?;
+    tracing::info!(tenant = %id, db = %db, by = %user.0.user_id, "held day database released");
+    Ok(Json(json!({ "companyId": id, "db": db, "held": false })))
 }
 
 /// Every device of the tenant re-bootstraps at its next handshake, from where the tenant's

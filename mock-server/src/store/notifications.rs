@@ -44,8 +44,9 @@ pub fn sessions_ended(conn: &Connection, at: i64, sessions: &[String]) -> Result
     Ok(())
 }
 
-/// Records the shared test clock's offset and tells every replica; answers its version (newer
-/// versions win, so a replica never goes back to an offset it has seen replaced).
+/// Records the test clock's offset with the data (a restarted server starts on it) and, on
+/// PostgreSQL, tells every replica; answers its version (newer versions win, so a replica never
+/// goes back to an offset it has seen replaced).
 pub fn clock_moved(conn: &Connection, offset_ms: i64) -> Result<i64> {
     let version = conn.query_row(
         "INSERT INTO mock_clock (id, offset_ms, version) VALUES (1, ?1, 1)
@@ -53,7 +54,9 @@ pub fn clock_moved(conn: &Connection, offset_ms: i64) -> Result<i64> {
         [offset_ms],
         |r| r.get::<_, i64>(0),
     )?;
-    conn.execute_later("SELECT pg_notify(?1, ?2)::text", [CLOCK, &format!("{version}\t{offset_ms}")])?;
+    if conn.dialect() == Dialect::Postgres {
+        conn.execute_later("SELECT pg_notify(?1, ?2)::text", [CLOCK, &format!("{version}\t{offset_ms}")])?;
+    }
     Ok(version)
 }
 

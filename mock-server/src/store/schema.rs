@@ -30,7 +30,9 @@ CREATE TABLE IF NOT EXISTS cron_locks (
 );";
 
 /// The guards' tables: the rollback guard's alarms and device marks, the refresh reuse guard's
-/// replays, the sign-in throttle's failures per account, the sessions signing out (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
+/// replays, the sign-in throttle's failures per account, the sessions signing out, the day databases an
+/// operator holds back from the drop; and the test clock's offset (`mock_clock`), kept with the
+/// data so that a restarted server is on the same day as its databases (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
 pub const GUARDS: &str = "
 CREATE TABLE IF NOT EXISTS guard_alarms (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -61,6 +63,16 @@ CREATE TABLE IF NOT EXISTS guard_login_failures (
 CREATE TABLE IF NOT EXISTS guard_signing_out (
   family_id TEXT PRIMARY KEY NOT NULL,
   until INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_held_days (
+  name TEXT PRIMARY KEY NOT NULL,
+  held_at INTEGER NOT NULL,
+  reason TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS mock_clock (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  offset_ms INTEGER NOT NULL,
+  version INTEGER NOT NULL
 );";
 
 pub const DOCDB: &str = "
@@ -165,6 +177,11 @@ CREATE TABLE IF NOT EXISTS guard_signing_out (
   family_id TEXT PRIMARY KEY NOT NULL,
   until BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_held_days (
+  name TEXT PRIMARY KEY NOT NULL,
+  held_at BIGINT NOT NULL,
+  reason TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS docdb_databases (
   name TEXT PRIMARY KEY NOT NULL,
   company_id TEXT NOT NULL,
@@ -221,8 +238,9 @@ CREATE TABLE IF NOT EXISTS mock_clock (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 14] = [
+pub const OWN_TABLES: [&str; 15] = [
     "guard_refresh_replays",
+    "guard_held_days",
     "guard_login_failures",
     "guard_signing_out",
     "cron_runs",

@@ -461,14 +461,15 @@ export function createConsole(auth, admin) {
 
   // Re-warm: not wrapped by RollingDbAdmin (the package's size budget), so the page calls the
   // route itself with the session's token, as any app may.
-  async function rewarm(invalidate) {
-    const res = await fetch(`/admin/rolling-db/tenants/${encodeURIComponent(tenant)}/rewarm`, {
+  async function rewarm(invalidate, confirm) {
+    const query = confirm === undefined ? "" : `?confirm=${confirm}`;
+    const res = await fetch(`/admin/rolling-db/tenants/${encodeURIComponent(tenant)}/rewarm${query}`, {
       method: "POST",
       headers: { Authorization: `Bearer ${await auth.getToken()}`, "Content-Type": "application/json" },
       body: JSON.stringify({ invalidate }),
     });
     const body = await res.json().catch(() => ({}));
-    return res.ok ? { success: true, data: body } : { success: false, status: res.status, code: body.error, error: body.message };
+    return res.ok ? { success: true, data: body } : { success: false, status: res.status, code: body.error, error: body.message, checks: body.checks };
   }
   async function release(db) {
     const res = await fetch(`/admin/rolling-db/tenants/${encodeURIComponent(tenant)}/days/${encodeURIComponent(db)}/release`, {
@@ -485,11 +486,20 @@ export function createConsole(auth, admin) {
       "Drop CORE (sys_admin only, audited): the next rotate warms it again from the legacy catalogue, with fresh revisions.",
       "Invalidate the tenant's clients: devices use the legacy catalogue until that rotate cuts them over again.",
     ], async (confirm, items) => {
+      const done = (r, button, steps) => {
+        for (const step of steps) step.classList.add("done");
+        button.textContent = `${r.data.dropped} dropped (snapshot ${r.data.snapshot.snapshotId}, ${r.data.snapshot.docCount} docs): the next rotate recreates it`;
+        refresh();
+      };
       const r = await rewarm(true);
-      if (!r.success) return fail(`Not re-warmed: ${explain(r)}`);
-      for (const item of items) item.classList.add("done");
-      confirm.textContent = `${r.data.dropped} dropped: the next rotate recreates it`;
-      refresh();
+      if (r.success) return done(r, confirm, items);
+      if (r.code !== "core_edited") return fail(`Not re-warmed: ${explain(r)}`);
+      // CORE holds documents written since its warm: the operator sees them and confirms.
+      guided("rewarm-edited", `Confirm: re-warm and leave ${r.checks.count} edited document(s) to the snapshot`, [r.error], async (again, steps) => {
+        const forced = await rewarm(true, r.checks.count);
+        if (!forced.success) return fail(`Not re-warmed: ${explain(forced)}`);
+        done(forced, again, steps);
+      });
     });
   });
 

@@ -39,7 +39,7 @@ async fn main() {
     let state = AppState::new(settings, StaticDirs::default()).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, mock_server::app(state)).await.unwrap() });
+    tokio::spawn(async move { axum::serve(mock_server::app::listener(listener), mock_server::app(state)).await.unwrap() });
 
     let http = reqwest::Client::new();
     let login: Value =

@@ -96,7 +96,7 @@ async fn serve() -> String {
     }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    tokio::spawn(async move { axum::serve(mock_server::app::listener(listener), app).await.unwrap() });
     base
 }
 

@@ -48,6 +48,21 @@ async fn count_requests(State(state): State<AppState>, request: Request, next: N
     next.run(request).await
 }
 
+/// The server's listener: every connection it accepts sends each write at once (`TCP_NODELAY`).
+/// Without it a response written in pieces (a static file, a proxied answer) meets Nagle's
+/// algorithm and the client's delayed ACK: about 40 ms on every response after the first on a
+/// keep-alive connection.
+pub fn listener(listener: tokio::net::TcpListener) -> axum::serve::TapIo<tokio::net::TcpListener, fn(&mut tokio::net::TcpStream)> {
+    use axum::serve::ListenerExt;
+    listener.tap_io(no_delay as fn(&mut tokio::net::TcpStream))
+}
+
+fn no_delay(tcp: &mut tokio::net::TcpStream) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::debug!("TCP_NODELAY on an accepted connection: {e}");
+    }
+}
+
 pub fn app(state: AppState) -> Router {
     let mut router = Router::new()
         .merge(routes::health::router())
@@ -81,4 +96,18 @@ pub fn app(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http())
         .layer(middleware::from_fn(bound_headers))
         .with_state(state)
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn every_accepted_connection_sends_without_delay() {
+        use axum::serve::Listener;
+        let raw = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = raw.local_addr().unwrap();
+        let mut listener = super::listener(raw);
+        let (accepted, client) = tokio::join!(listener.accept(), tokio::net::TcpStream::connect(addr));
+        let _client = client.unwrap();
+        assert!(accepted.0.nodelay().unwrap(), "TCP_NODELAY on the accepted side");
+    }
 }

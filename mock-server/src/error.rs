@@ -227,6 +227,7 @@ impl From<crate::rolling::RollingError> for AppError {
             R::UnknownDayDatabase(_) => AppError::NotFound(code::NOT_FOUND, message),
             R::NoCore(_) => AppError::NotFound(code::CORE_MISSING, message),
             R::RewarmNeedsInvalidation(_) => AppError::Conflict(code::REWARM_NEEDS_INVALIDATION, message),
+            R::CoreEdited { count, ids, .. } => AppError::Refused { code: code::CORE_EDITED, message, checks: serde_json::json!({"count": count, "ids": ids}) },
             R::DocDb(DocDbError::AllDbsActive { .. }) => AppError::Conflict(code::ALL_DBS_ACTIVE, message),
             R::DocDb(DocDbError::Conflict(_)) => AppError::Conflict(code::CONFLICT, message),
             R::DocDb(DocDbError::Exists(_)) => AppError::Conflict(code::FILE_EXISTS, message),

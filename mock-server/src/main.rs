@@ -76,16 +76,20 @@ fn run_restore(args: &[String], settings: Settings) -> CliResult {
     let dir = mock_server::rolling::RollingSettings::from(&*state.settings).backup_dir;
     let now = state.clock.now_ms();
     let restored = state.store.transaction(|tx| {
-        let r = mock_server::rolling::backup::restore(&state.cluster(tx), &dir, &db, snapshot.as_deref(), now)?;
+        let r = mock_server::rolling::backup::restore(&state.cluster(tx), &dir, &state.settings.db_prefix, &db, snapshot.as_deref(), now)?;
         let actor = mock_server::store::audit::Actor::system("restore");
         mock_server::store::audit::record(tx, &actor, actions::DAY_RESTORE, serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}), now)?;
         Ok::<_, mock_server::rolling::RollingError>(r)
     })?;
     println!("restored {} ({} documents) from snapshot {} of {}", restored.db, restored.doc_count, restored.snapshot_id, dir.display());
-    println!(
-        "{} is held: no drop evaluation takes it until a sys_admin releases it (the console, or POST /admin/rolling-db/tenants/{}/days/{}/release)",
-        restored.db, restored.company_id, restored.db
-    );
+    if restored.held {
+        println!(
+            "{} is held: no drop evaluation takes it until a sys_admin releases it (the console, or POST /admin/rolling-db/tenants/{}/days/{}/release)",
+            restored.db, restored.company_id, restored.db
+        );
+    } else {
+        println!("{} is back: invalidate {}'s clients to send its devices to it", restored.db, restored.company_id);
+    }
     Ok(())
 }
 
@@ -166,7 +170,7 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
         mock_server::crons::scheduler::start(state.clone());
         // Connection info gives handlers the peer address (rate limit, audit log).
         let app = mock_server::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-        axum::serve(listener, app).with_graceful_shutdown(shutdown()).await.map_err(ServeError::Io)?;
+        axum::serve(mock_server::app::listener(listener), app).with_graceful_shutdown(shutdown()).await.map_err(ServeError::Io)?;
         Ok(())
     })
 }

@@ -126,6 +126,49 @@ async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
     let _ = std::fs::remove_dir_all(&data);
 }
 
+/// A re-warm keeps a way back: CORE's documents written since its warm are counted and must be
+/// confirmed, CORE is snapshotted (verified) before it is dropped, and `mock-server restore`
+/// brings that CORE back with the same documents and revisions.
+#[tokio::test]
+async fn a_rewarm_snapshots_core_and_refuses_unconfirmed_edits() {
+    let data = std::env::temp_dir().join(mock_server::auth::secrets::random_id("rewarm-test"));
+    let s = spawn_with(Settings { test_controls: true, data_dir: Some(data.clone()), ..Settings::default() }).await;
+    let admin = s.token("admin").await;
+    s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true})).await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let core = "dev_acme_main_core";
+    // An edit of a warmed document and a new one, written in CORE by a catalogue writer.
+    let first = docs(&s, core).into_iter().next().unwrap();
+    put(&s, &admin, core, &first.0, json!({"_rev": first.1, "class": "STATIC", "type": "product", "name": "edited"})).await;
+    put(&s, &admin, core, "product-new", json!({"class": "STATIC", "type": "product", "name": "new"})).await;
+    let before = docs(&s, core);
+    let rewarm = |query: &'static str| {
+        let (s, admin) = (&s, admin.clone());
+        async move { s.post(&format!("/admin/rolling-db/tenants/acme/rewarm{query}"), Some(&admin), json!({"invalidate": true})).await }
+    };
+    let refused = rewarm("").await;
+    assert_error(&refused, 409, "core_edited");
+    assert_eq!(refused.body["checks"]["count"], 2, "{:?}", refused.body);
+    let ids = refused.body["checks"]["ids"].as_array().unwrap();
+    assert!(ids.contains(&json!(first.0)) && ids.contains(&json!("product-new")), "{ids:?}");
+    assert!(refused.body["message"].as_str().unwrap().contains("?confirm=2"), "{:?}", refused.body);
+    assert_error(&rewarm("?confirm=1").await, 409, "core_edited");
+    assert_eq!(docs(&s, core), before, "a refusal drops nothing");
+
+    let done = rewarm("?confirm=2").await;
+    assert_eq!(done.status, reqwest::StatusCode::OK, "{:?}", done.body);
+    assert_eq!((done.body["editedSinceWarm"].clone(), done.body["snapshot"]["docCount"].clone()), (json!(2), json!(before.len())), "{:?}", done.body);
+    let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
+    assert_eq!(audit["entries"][0]["detail"]["snapshot"]["snapshotId"], done.body["snapshot"]["snapshotId"], "{audit}");
+    assert!(!docdb::exists(&s.state.store.lock().unwrap(), core).unwrap());
+
+    let out = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", core]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.contains(&format!("{core} is back")), "{said}");
+    assert_eq!(docs(&s, core), before, "CORE back with the same documents and revisions");
+    let _ = std::fs::remove_dir_all(&data);
+}
+
 /// With `DATA_DIR` on disk the test clock is kept with the data: a server restarted after "+7 days"
 /// (the demo's button, or days moved before a restore) is on the same day as its databases.
 #[tokio::test]

@@ -457,7 +457,7 @@ export type ServerErrorCode =
   | "unknown_run" | "unknown_sale" | "unknown_tenant" | "unknown_user"
   | "unsupported_media_type" | "username_taken" | "docdb_engine_required" | "docdb_engine_unavailable"
   | "rewarm_needs_invalidation" | "store_unavailable" | "account_throttled" | "too_many_feeds"
-  | "headers_too_large";
+  | "headers_too_large" | "core_edited";
 
 /** A failure's `code`: one of the lists above, or a code a newer server sends. */
 export type ErrorCode = SdkErrorCode | ServerErrorCode | (string & {});

@@ -121,4 +121,6 @@ codes! {
     TOO_MANY_FEEDS = "too_many_feeds";
     /// 431: the request's headers are larger than the server reads.
     HEADERS_TOO_LARGE = "headers_too_large";
+    /// 409: CORE holds documents written since its warm; a re-warm needs `?confirm=` their count.
+    CORE_EDITED = "core_edited";
 }

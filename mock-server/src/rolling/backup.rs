@@ -66,17 +66,24 @@ pub struct Restored {
     pub company_id: String,
     pub snapshot_id: String,
     pub doc_count: u64,
+    /// A restored day is held back from the drop until released (CORE never is a candidate).
+    pub held: bool,
 }
 
-/// Brings a dropped day database back from a snapshot (`snapshot`: its id; default the newest
-/// that verifies). Refused for a database that exists (a restore never mixes into live data) or
-/// that is no day database of a tenant.
-pub fn restore(conn: &Cluster, dir: &Path, db: &str, snapshot: Option<&str>, now_ms: i64) -> RollingResult<Restored> {
+/// Brings a dropped day database, or a tenant's CORE dropped by a re-warm, back from a snapshot
+/// (`snapshot`: its id; default the newest that verifies). Refused for a database that exists (a
+/// restore never mixes into live data) or that is neither.
+pub fn restore(conn: &Cluster, dir: &Path, db_prefix: &str, db: &str, snapshot: Option<&str>, now_ms: i64) -> RollingResult<Restored> {
     if docdb::exists(conn, db)? {
         return Err(RollingError::DocDb(docdb::DocDbError::Exists(db.to_owned())));
     }
-    let company_id: String =
-        conn.query_row("SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0)).map_err(|_| RollingError::UnknownDayDatabase(db.to_owned()))?;
+    use crate::store::sql::OptionalExtension;
+    let day: Option<String> = conn.query_row("SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
+    let core_of = match &day {
+        Some(_) => None,
+        None => super::tenants::all(conn)?.into_iter().find(|t| t.names(db_prefix).core() == db).map(|t| t.id),
+    };
+    let company_id = day.clone().or(core_of).ok_or_else(|| RollingError::UnknownDayDatabase(db.to_owned()))?;
     let snapshots = backups::list(dir, db)?;
     let chosen = match snapshot {
         Some(id) => snapshots.iter().find(|m| m.snapshot_id == id).ok_or_else(|| BackupError::NoSnapshot { db: db.to_owned(), id: id.to_owned() })?,
@@ -85,6 +92,13 @@ pub fn restore(conn: &Cluster, dir: &Path, db: &str, snapshot: Option<&str>, now
         }
     };
     let docs = backups::read_verified(dir, chosen)?;
+    if day.is_none() {
+        // CORE, from the snapshot a re-warm took: the devices go back to it at the tenant's next
+        // invalidation (or the next rotate's cutover).
+        docdb::create_indexed(conn, db, &company_id, Kind::Core, &super::warm::CORE_INDEXES, now_ms)?;
+        docdb::restore_docs(conn, db, docs)?;
+        return Ok(Restored { db: db.to_owned(), company_id, snapshot_id: chosen.snapshot_id.clone(), doc_count: chosen.doc_count, held: false });
+    }
     docdb::create(conn, db, &company_id, Kind::Day, now_ms)?;
     docdb::restore_docs(conn, db, docs)?;
     // Back to what it was before the drop: archived and reconciled (the drop needed both).
@@ -93,5 +107,5 @@ pub fn restore(conn: &Cluster, dir: &Path, db: &str, snapshot: Option<&str>, now
     // Restored to be looked at or recovered from: no drop evaluation takes it again until an
     // operator releases it.
     super::days::hold(conn, db, "restored", now_ms)?;
-    Ok(Restored { db: db.to_owned(), company_id, snapshot_id: chosen.snapshot_id.clone(), doc_count: chosen.doc_count })
+    Ok(Restored { db: db.to_owned(), company_id, snapshot_id: chosen.snapshot_id.clone(), doc_count: chosen.doc_count, held: true })
 }

@@ -41,8 +41,8 @@ pub enum RollingError {
     /// A snapshot could not be written, read or verified.
     #[error("backup")]
     Backup(#[from] BackupError),
-    /// A restore of a database that is no tenant's day database.
-    #[error("{0} is no day database of a tenant")]
+    /// A restore of a database that is no tenant's day database or CORE.
+    #[error("{0} is no day database or CORE of a tenant")]
     UnknownDayDatabase(String),
     /// A re-warm of a tenant without CORE.
     #[error("tenant {0} has no CORE database to re-warm (the next rotate creates it)")]
@@ -52,6 +52,13 @@ pub enum RollingError {
         "devices of {0} are routed to CORE: dropping it under them would leave them replicating a database that is gone; re-warm with invalidate: true (they return to the legacy catalogue until the next rotate recreates CORE and cuts them over)"
     )]
     RewarmNeedsInvalidation(String),
+    /// A re-warm would throw away documents written in CORE since its warm: refused unless the
+    /// operator confirms their count.
+    #[error(
+        "CORE of {company_id} holds {count} document(s) written since its warm ({}{}): a re-warm rebuilds CORE from the legacy catalogue and would throw them away; it keeps them in its snapshot. Confirm with ?confirm={count}",
+        ids.join(", "), if *count > ids.len() { ", …" } else { "" }
+    )]
+    CoreEdited { company_id: String, count: usize, ids: Vec<String> },
     #[error(transparent)]
     DocDb(#[from] DocDbError),
     #[error(transparent)]

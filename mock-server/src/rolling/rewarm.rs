@@ -3,13 +3,23 @@
 //! over with its invalidation. While devices are routed to CORE, dropping it under them would
 //! leave them replicating a database that is gone, so the re-warm then needs an invalidation of
 //! its own (they return to the legacy catalogue until the rotate); without one it is refused,
-//! saying so.
+//! saying so. It keeps a way back: CORE is snapshotted first (verified, the day backups' format,
+//! named in the answer and the audit; `mock-server restore` brings it back), and documents
+//! written in CORE since its warm, which the rebuild from the legacy catalogue would lose, are
+//! counted and must be confirmed.
+
+use std::collections::HashSet;
+use std::path::Path;
 
 use serde::Serialize;
 
 use super::invalidation::{self, Routing};
 use super::{RollingError, RollingResult};
 use crate::docdb::{self, Cluster};
+use crate::store::backups;
+
+/// Ids of the edited documents a refusal names.
+const IDS_NAMED: usize = 5;
 
 /// The invalidation reason a re-warm gives its devices.
 pub const REASON_REWARM: &str = "rewarm";
@@ -22,9 +32,33 @@ pub struct Rewarm {
     /// When the tenant's devices were invalidated (they go to the legacy catalogue until the
     /// next rotate recreates CORE).
     pub invalidated_at: Option<i64>,
+    /// The verified snapshot of CORE taken before the drop (`mock-server restore` takes it back).
+    pub snapshot: Snapshot,
+    /// Documents written in CORE since its warm, which the rebuild does not carry (confirmed).
+    pub edited_since_warm: usize,
 }
 
-pub fn rewarm(conn: &Cluster, db_prefix: &str, company_id: &str, invalidate: bool, now_ms: i64) -> RollingResult<Rewarm> {
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    pub snapshot_id: String,
+    pub doc_count: u64,
+    pub dir: String,
+}
+
+/// Documents of CORE written since its warm: edited (a revision past the warm's first) or not
+/// among the legacy catalogue's STATIC documents the warm copied.
+pub fn edited_since_warm(conn: &Cluster, core: &str, legacy: &str) -> RollingResult<Vec<String>> {
+    let copied: HashSet<String> = match docdb::exists(conn, legacy)? {
+        true => docdb::all_docs(conn, legacy)?.into_iter().filter(|d| super::warm::is_static(&d.body)).map(|d| d.id).collect(),
+        false => HashSet::new(),
+    };
+    Ok(docdb::all_docs(conn, core)?.into_iter().filter(|d| !d.rev.starts_with("1-") || !copied.contains(&d.id)).map(|d| d.id).collect())
+}
+
+/// `confirm`: the count of documents written since the warm the operator accepts to leave to the
+/// snapshot (refused when it is not the count now).
+pub fn rewarm(conn: &Cluster, db_prefix: &str, backup_dir: &Path, company_id: &str, invalidate: bool, confirm: Option<usize>, now_ms: i64) -> RollingResult<Rewarm> {
     let tenant = super::tenants::get(conn, company_id)?;
     let names = tenant.names(db_prefix);
     let core = names.core();
@@ -35,11 +69,21 @@ pub fn rewarm(conn: &Cluster, db_prefix: &str, company_id: &str, invalidate: boo
     if routed_to_core && !invalidate {
         return Err(RollingError::RewarmNeedsInvalidation(tenant.id));
     }
+    let edited = edited_since_warm(conn, &core, &names.legacy())?;
+    if !edited.is_empty() && confirm != Some(edited.len()) {
+        return Err(RollingError::CoreEdited { company_id: tenant.id, count: edited.len(), ids: edited.into_iter().take(IDS_NAMED).collect() });
+    }
+    // The way back, verified before anything is dropped.
+    let info = docdb::info(conn, &core)?.ok_or_else(|| RollingError::NoCore(tenant.id.clone()))?;
+    let docs: Vec<serde_json::Value> = docdb::all_docs(conn, &core)?.iter().map(docdb::Doc::to_json).collect();
+    let manifest = backups::write(backup_dir, &core, now_ms, info.update_seq, &docs)?;
+    backups::read_verified(backup_dir, &manifest)?;
     docdb::drop_database(conn, &core)?;
     let invalidated_at = match invalidate {
         // CORE is gone now, so the invalidation routes the devices to the legacy catalogue.
         true => Some(invalidation::invalidate(conn, &tenant.id, REASON_REWARM, Routing::Legacy, now_ms)?),
         false => None,
     };
-    Ok(Rewarm { company_id: tenant.id, dropped: core, invalidated_at })
+    let snapshot = Snapshot { snapshot_id: manifest.snapshot_id, doc_count: manifest.doc_count, dir: backup_dir.display().to_string() };
+    Ok(Rewarm { company_id: tenant.id, dropped: core, invalidated_at, snapshot, edited_since_warm: edited.len() })
 }

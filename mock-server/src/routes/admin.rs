@@ -1,6 +1,8 @@
 //! Operators' routes: the fleet and cluster reads (`sys_admin`), flag changes and tenant
 //! invalidation (`sys_admin` or `key_manager`).
 
+use std::collections::HashMap;
+
 use axum::extract::{Path, Query, State};
 use axum::routing::{get, patch, post};
 use axum::{Json, Router};
@@ -161,13 +163,24 @@ struct RewarmRequest {
     invalidate: bool,
 }
 
-/// Re-warm: CORE dropped for the next rotate to recreate with fresh revisions (sys_admin only,
-/// audited); refused while devices are routed to CORE unless they are invalidated with it.
-async fn rewarm(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>, ApiJson(req): ApiJson<RewarmRequest>) -> AppResult<Json<Value>> {
+/// Re-warm: CORE snapshotted, then dropped for the next rotate to recreate with fresh revisions
+/// (sys_admin only, audited with the snapshot); refused while devices are routed to CORE unless
+/// they are invalidated with it, and while CORE holds documents written since its warm unless
+/// `?confirm=` names their count.
+async fn rewarm(
+    State(state): State<AppState>,
+    user: AuthUser,
+    ip: ClientIp,
+    Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+    ApiJson(req): ApiJson<RewarmRequest>,
+) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_REWARM)?;
+    let confirm = query_number::<usize>(query.get("confirm").map(String::as_str), "confirm")?;
+    let backup_dir = RollingSettings::from(&*state.settings).backup_dir;
     let now = state.clock.now_ms();
     let done = state.store.tx(|tx| {
-        let done = crate::rolling::rewarm::rewarm(&state.cluster(tx), &state.settings.db_prefix, &id, req.invalidate, now)?;
+        let done = crate::rolling::rewarm::rewarm(&state.cluster(tx), &state.settings.db_prefix, &backup_dir, &id, req.invalidate, confirm, now)?;
         audit::record(tx, &Actor::user(&user.0, ip.0), actions::CORE_REWARM, json!(done), now)?;
         Ok::<_, AppError>(done)
     })?;

@@ -17,7 +17,7 @@ pub async fn spawn_with(settings: Settings) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let app = mock_server::app(state.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    tokio::spawn(async move { axum::serve(mock_server::app::listener(listener), app).await.unwrap() });
     Server { base: format!("http://{addr}"), state, client: Client::new() }
 }
 

@@ -32,7 +32,7 @@ pub async fn serve_with(www: PathBuf, settings: Settings) -> (String, AppState) 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = mock_server::app(state.clone());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    tokio::spawn(async move { axum::serve(mock_server::app::listener(listener), app).await.unwrap() });
     (base, state)
 }
 

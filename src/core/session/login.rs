@@ -56,20 +56,20 @@ impl Session {
             // still lives), else with the previous session's own, never another tenant's.
             let previous = self.stored_token().and_then(|(_, c)| c.company_id());
             let same_tenant = previous.is_some() && previous == claims.company_id();
-            self.end_previous_session(SignOutReason::Login, same_tenant.then(|| auth.docdb_headers.clone().unwrap_or_default()), same_tenant).await;
-        }
-        if logged_out() {
-            // logout() came while this login ran (its answer pending, or inside its cleanup): the
-            // new session ends on the server, none of it is stored, and a session still stored
-            // signs out as asked.
-            self.tell_logout(&auth.token, true).await;
-            if self.stored_token().is_some() {
-                self.sign_out(SignOutReason::Logout).await;
+            if same_tenant {
+                // Stored before the cleanup, so docdbFetch serves them to its handlers.
+                let _ = self.write_headers(auth.docdb_headers.clone(), true);
             }
-            return LoginResult::failure(codes::SIGNED_OUT, "logout() was called while the login ran: its session was ended and nothing was stored.", response.status);
+            self.end_previous_session(SignOutReason::Login, same_tenant).await;
         }
         if let Err(e) = self.persist(&auth, true) {
             return LoginResult::failure(codes::STORAGE_UNAVAILABLE, ["The session could not be stored in this browser: ", &e].concat(), response.status);
+        }
+        if logged_out() {
+            // logout() came while this login ran (its answer pending, or inside its cleanup): the
+            // new session signs out at once, on the server too, before any login handler runs.
+            self.sign_out(SignOutReason::Logout).await;
+            return LoginResult::failure(codes::SIGNED_OUT, "logout() was called during the login.", response.status);
         }
         {
             let mut memory = self.0.memory.borrow_mut();
@@ -83,15 +83,12 @@ impl Session {
 
     /// The cleanup a login and a company change share. Deliberately aggressive: the previous
     /// user's (or tenant's) handlers and local data go before the new tokens are in use, so
-    /// nothing of a previous tenant reaches the new one. While the handlers run (a final push of
-    /// the previous session's work), `docdbFetch` serves `lent` instead of the stored headers when
-    /// given; the handlers are told whose headers they push with (`headers: "new"` for the new
-    /// session's, lent only within one tenant, else `"previous"`).
-    pub(super) async fn end_previous_session(&self, reason: SignOutReason, lent: Option<crate::protocol::DocdbHeaders>, new_headers: bool) {
+    /// nothing of a previous tenant reaches the new one. The handlers (a final push of the previous
+    /// session's work) are told whose headers `docdbFetch` serves them: `headers: "new"`, the new
+    /// session's, stored first by a login of the same tenant; else `"previous"`.
+    pub(super) async fn end_previous_session(&self, reason: SignOutReason, new_headers: bool) {
         let event = cleanup_sign_out_event(reason, new_headers);
-        self.0.memory.borrow_mut().cleanup_headers = lent;
         self.run_sign_out_handlers(Phase::SigningOut(reason), &event).await;
-        self.0.memory.borrow_mut().cleanup_headers = None;
         self.destroy_all_local_databases().await;
         self.storage().remove(keys::LAST_INVALIDATION);
     }
@@ -129,11 +126,16 @@ impl Session {
         storage.set(keys::EXPIRES_AT_AUTH, &expires_at(now, seconds_to_ms(auth.expires_in)).to_string())?;
         storage.set(keys::REFRESH, &auth.refresh_token)?;
         storage.set(keys::EXPIRES_AT_REFRESH, &expires_at(now, seconds_to_ms(auth.refresh_expires_in)).to_string())?;
-        let headers = auth.docdb_headers.clone().unwrap_or_default();
+        self.write_headers(auth.docdb_headers.clone(), replace_headers)
+    }
+
+    /// Writes the header sets an answer carried; with `replace`, removes the ones it did not.
+    pub(super) fn write_headers(&self, headers: Option<crate::protocol::DocdbHeaders>, replace: bool) -> Result<(), String> {
+        let headers = headers.unwrap_or_default();
         for (kind, set) in [(HeaderKind::Remote, headers.remote), (HeaderKind::Local, headers.local)] {
             match set {
-                Some(set) => storage.set(kind.key(), &json::stringify(&Value::Object(set)))?,
-                None if replace_headers => storage.remove(kind.key()),
+                Some(set) => self.storage().set(kind.key(), &json::stringify(&Value::Object(set)))?,
+                None if replace => self.storage().remove(kind.key()),
                 None => {}
             }
         }

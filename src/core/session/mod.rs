@@ -133,9 +133,6 @@ struct Memory {
     last_credentials: Option<String>,
     current_company: Option<Map<String, Value>>,
     device_info: Map<String, Value>,
-    /// The document headers served while a login's or a company change's cleanup runs, instead
-    /// of the stored ones (see `end_previous_session`).
-    cleanup_headers: Option<crate::protocol::DocdbHeaders>,
 }
 
 /// What the session is doing that other calls must not wait on (see the re-entrancy rule).

@@ -136,14 +136,8 @@ impl Session {
         keys::read_opaque(self.storage(), keys::REFRESH)
     }
 
-    /// The docdb headers of one kind: the stored ones, or during a cleanup the set it serves.
+    /// The stored docdb headers of one kind.
     pub fn docdb_headers(&self, kind: HeaderKind) -> Option<Map<String, Value>> {
-        if let Some(set) = &self.0.memory.borrow().cleanup_headers {
-            return match kind {
-                HeaderKind::Remote => set.remote.clone(),
-                HeaderKind::Local => set.local.clone(),
-            };
-        }
         keys::read_headers(self.storage(), kind)
     }
 

@@ -10,7 +10,6 @@
 //! it is discarded, never written over the newer state.
 
 use crate::core::json;
-use crate::core::keys::HeaderKind;
 use futures_util::future::{ready, FutureExt, Shared};
 
 use super::{parse_auth_response, Phase, Session};
@@ -60,8 +59,9 @@ enum Decided {
     Refreshed {
         token: String,
         claims: Claims,
-        /// The previous company's headers when the company changed.
-        previous_headers: Option<crate::protocol::DocdbHeaders>,
+        company_changed: bool,
+        /// At a company change, the new company's headers, written after its cleanup.
+        new_headers: Option<crate::protocol::DocdbHeaders>,
     },
     Rejected(String),
     Transient(String),
@@ -134,13 +134,16 @@ impl Session {
         // Cleared before any hook runs: a hook's getToken() never joins the flight running it.
         self.0.flight.borrow_mut().take();
         match decided {
-            Decided::Refreshed { token, claims, previous_headers } => {
-                let company_changed = previous_headers.is_some();
+            Decided::Refreshed { token, claims, company_changed, new_headers } => {
                 if company_changed {
                     self.0.memory.borrow_mut().current_company = None;
                     // The previous company's work is pushed with its own headers (the session
-                    // still lives; the new ones open only the new company's databases).
-                    self.end_previous_session(SignOutReason::CompanyChange, previous_headers, false).await;
+                    // still lives; the new ones open only the new company's databases): the new
+                    // ones are written after the cleanup.
+                    self.end_previous_session(SignOutReason::CompanyChange, false).await;
+                    if let Err(e) = self.write_headers(new_headers, false) {
+                        self.reporter().error(&["session-broker: the new company's document headers could not be stored: ", &e].concat());
+                    }
                 }
                 let event = token_refresh_event(claims.to_value(), claims.roles(), company_changed);
                 *self.0.refreshed.borrow_mut() = Some(token.clone());
@@ -206,13 +209,12 @@ impl Session {
             return Decided::Transient("the refresh answer carried no valid token".into());
         };
         let company_changed = previous_company.is_some() && claims.company_id() != previous_company;
-        // Read before the new ones are written: the cleanup of a company change serves them.
-        let previous_headers =
-            company_changed.then(|| crate::protocol::DocdbHeaders { remote: self.docdb_headers(HeaderKind::Remote), local: self.docdb_headers(HeaderKind::Local) });
+        let mut auth = auth;
+        let new_headers = if company_changed { auth.docdb_headers.take() } else { None };
         if let Err(e) = self.persist(&auth, false) {
             return Decided::Transient(["the refreshed session could not be stored: ", &e].concat());
         }
-        Decided::Refreshed { token: auth.token, claims, previous_headers }
+        Decided::Refreshed { token: auth.token, claims, company_changed, new_headers }
     }
 
     /// The cross-tab refresh lock, waited for at most one request's time plus a margin, then

@@ -21,16 +21,22 @@ impl Session {
             return;
         }
         self.set_phase(Phase::SigningOut(reason));
-        let mut told = None;
-        if let Some((token, _)) = self.stored_token() {
-            if self.tell_logout(&token, false).await {
-                told = Some(token);
+        let token = self.stored_token().map(|(token, _)| token);
+        let body = |complete| Some(json::stringify(&crate::protocol::LogoutRequest::body(self.device_id(), complete)));
+        let mut told = false;
+        if let Some(token) = &token {
+            match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
+                Ok(r) if (200..300).contains(&r.status) => told = true,
+                Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
+                Err(e) => self.reporter().error(&["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat()),
             }
         }
         let event = sign_out_event(reason);
         self.0.hooks.sign_out.run(&event, self.hook_context()).await;
-        if let Some(token) = told {
-            self.tell_logout(&token, true).await;
+        if told {
+            // The handlers have run: the session's document headers end now, not at the
+            // server's bound (a failure here leaves them to that bound).
+            let _ = self.send(LOGOUT.method, LOGOUT.path, body(true), token).await;
         }
         self.forget_session();
         for key in keys::SESSION_KEYS {
@@ -39,17 +45,6 @@ impl Session {
         self.notify_changed();
         self.0.ended.run(&event, self.hook_context()).await;
         self.set_phase(Phase::Idle);
-    }
-
-    /// `POST /auth/logout`; a failure is reported, never raised. Answers whether the server took it.
-    pub(super) async fn tell_logout(&self, token: &str, complete: bool) -> bool {
-        let body = json::stringify(&crate::protocol::LogoutRequest::body(self.device_id(), complete));
-        match self.send(LOGOUT.method, LOGOUT.path, Some(body), Some(token.to_owned())).await {
-            Ok(r) if (200..300).contains(&r.status) => return true,
-            Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
-            Err(e) => self.reporter().error(&["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat()),
-        }
-        false
     }
 
     /// Clears the in-memory session (token, lastCredentials, currentCompany).

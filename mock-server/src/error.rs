@@ -225,6 +225,7 @@ impl From<crate::rolling::RollingError> for AppError {
             R::NothingToChange => AppError::bad_request(message),
             R::NoCatalogue(_) => AppError::Conflict(code::NO_CATALOGUE, message),
             R::UnknownDayDatabase(_) => AppError::NotFound(code::NOT_FOUND, message),
+            R::BackupsUnshared(_) => AppError::Conflict(code::CONFLICT, message),
             R::NoCore(_) => AppError::NotFound(code::CORE_MISSING, message),
             R::RewarmNeedsInvalidation(_) => AppError::Conflict(code::REWARM_NEEDS_INVALIDATION, message),
             R::CoreEdited { count, ids, .. } => AppError::Refused { code: code::CORE_EDITED, message, checks: serde_json::json!({"count": count, "ids": ids}) },

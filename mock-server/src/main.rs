@@ -76,6 +76,9 @@ fn run_restore(args: &[String], settings: Settings) -> CliResult {
     let dir = mock_server::rolling::RollingSettings::from(&*state.settings).backup_dir;
     let now = state.clock.now_ms();
     let restored = state.store.transaction(|tx| {
+        if let Some(why) = mock_server::rolling::backup::unshared(tx, &dir)? {
+            return Err(mock_server::rolling::RollingError::BackupsUnshared(why));
+        }
         let r = mock_server::rolling::backup::restore(&state.cluster(tx), &dir, &state.settings.db_prefix, &db, snapshot.as_deref(), now)?;
         let actor = mock_server::store::audit::Actor::system("restore");
         mock_server::store::audit::record(tx, &actor, actions::DAY_RESTORE, serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}), now)?;

@@ -197,6 +197,15 @@ impl AppState {
             }
         }
         let realtime: Arc<crate::realtime::Hub> = Arc::default();
+        // The first server of a store marks its backup directory; a later one checks it shares it.
+        if settings.backup_enabled {
+            let dir = settings.backup_dir.clone().unwrap_or_default();
+            match store.transaction(|tx| crate::rolling::backup::unshared(tx, &dir)) {
+                Ok(None) => {}
+                Ok(Some(why)) => tracing::warn!("{why}"),
+                Err(e) => tracing::warn!("the backup directory could not be checked: {}", crate::causes::chain(&e)),
+            }
+        }
         let sessions = crate::auth::sessions::Sessions { token_ttl_secs: settings.access_token_ttl_secs, ..Default::default() };
         for (session, at) in crate::store::refresh_tokens::ended(&store.lock()?)? {
             sessions.end(&clock, &session, at);

@@ -252,3 +252,37 @@ async fn a_session_ended_on_one_replica_is_refused_on_every_replica() {
     assert_error(&late.get("/users/me", Some(&alice)).await, 401, "session_ended");
     assert_error(&late.get("/users/me", Some(&keys)).await, 401, "session_ended");
 }
+
+/// Every replica of one store backs up into, drops against and restores from the same
+/// snapshots: the first marks its BACKUP_DIR, a replica that shares it works, and one with a
+/// directory of its own takes no backup and drops nothing, saying why in its run's log and /health.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_share_their_backup_directory_or_take_no_backup() {
+    let cluster = Cluster::start();
+    let url = cluster.migrated("shared_backups");
+    let (shared, own) = (std::env::temp_dir().join(mock_server::auth::secrets::random_id("shared")), std::env::temp_dir().join(mock_server::auth::secrets::random_id("own")));
+    let with = |dir: &std::path::PathBuf| Settings { backup_dir: Some(dir.clone()), drop_green_days: 0, conflicts_enabled: true, ..on(&url) };
+    let first = spawn_with(with(&shared)).await;
+    let sharing = spawn_with(with(&shared)).await;
+    let apart = spawn_with(with(&own)).await;
+    for r in [&first, &sharing] {
+        assert_eq!(r.get("/health", None).await.body, json!({"status": "ok", "db": true}));
+    }
+    let health = apart.get("/health", None).await.body;
+    assert!(health["backups"].as_str().is_some_and(|w| w.contains("BACKUP_DIR") && w.contains("shared")), "{health}");
+
+    let admin = first.token("admin").await;
+    first.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    first.run_cron(&admin, "rolling-db-rotate").await;
+    for cron in ["rolling-db-backup", "rolling-db-drop-eval"] {
+        let run = apart.run_cron(&admin, cron).await;
+        assert_eq!(run["status"], "failed", "{cron}: {run}");
+        assert!(run["log"].to_string().contains("does not hold this store's marker"), "{cron}: {run}");
+    }
+    assert!(std::fs::read_dir(&own).map_or(true, |d| d.count() == 0), "no snapshot written apart");
+    let run = sharing.run_cron(&admin, "rolling-db-backup").await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(first.now()));
+    assert!(shared.join(&day).is_dir(), "the snapshot is where every sharing replica sees it");
+    let _ = (std::fs::remove_dir_all(&shared), std::fs::remove_dir_all(&own));
+}

@@ -275,6 +275,9 @@ fn backup(ctx: &JobContext) -> bool {
         ctx.progress(0, 0, Some("backup: BACKUP_ENABLED is false, no snapshots taken"));
         return true;
     }
+    if !backups_seen(ctx, "backup: no snapshot taken") {
+        return false;
+    }
     let Some(ids) = all_tenant_ids(ctx, super::BACKUP) else { return false };
     let total = ids.len() as u64;
     ctx.progress(0, total, Some(&format!("backup: {total} tenant(s) into {}, the newest {} per database kept", settings.backup_dir.display(), backup::KEEP)));
@@ -288,8 +291,30 @@ fn backup(ctx: &JobContext) -> bool {
     )
 }
 
+/// Whether this server sees its store's snapshots (`backup::unshared`); if not, the run's log and
+/// the server's log say why, after `what`.
+fn backups_seen(ctx: &JobContext, what: &str) -> bool {
+    let dir = ctx.settings().backup_dir;
+    match ctx.state.store.transaction(|tx| backup::unshared(tx, &dir)) {
+        Ok(None) => true,
+        Ok(Some(why)) => {
+            tracing::warn!("{what}: {why}");
+            ctx.progress(0, 0, Some(&format!("{what}: {why}")));
+            false
+        }
+        Err(e) => {
+            ctx.progress(0, 0, Some(&format!("{what}: the backup directory could not be checked: {}", chain(&e))));
+            false
+        }
+    }
+}
+
 fn drop_eval(ctx: &JobContext) -> bool {
     let settings = ctx.settings();
+    // Dropping needs the snapshots every server sees (the fourth lock, the restore).
+    if settings.backup_enabled && !backups_seen(ctx, "drop-eval: nothing dropped") {
+        return false;
+    }
     let Some(ids) = all_tenant_ids(ctx, super::DROP_EVAL) else { return false };
     let total = ids.len() as u64;
     ctx.progress(0, total, Some(&format!("drop-eval: {total} tenant(s), TTL {} days", drop_eval::TTL_DAYS)));

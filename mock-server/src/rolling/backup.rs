@@ -17,6 +17,36 @@ use crate::store::backups::{self, BackupError, Manifest};
 /// Snapshots kept per database.
 pub const KEEP: usize = 30;
 
+/// The file in `BACKUP_DIR` that names the store its snapshots belong to.
+pub const MARKER: &str = ".session-broker-store";
+
+/// Why this server does not see its store's snapshots, if it does not. Every server of one store
+/// (the replicas on PostgreSQL) must back up into, drop against and restore from the same
+/// snapshots, so they must share one `BACKUP_DIR`: the first server of a store writes a marker
+/// into its directory and records it in the store; every server after it finds that marker in
+/// its own `BACKUP_DIR`, or takes no backup and drops nothing, saying why.
+pub fn unshared(conn: &crate::store::sql::Connection, dir: &Path) -> RollingResult<Option<String>> {
+    use crate::store::sql::OptionalExtension;
+    let recorded: Option<String> = conn.query_row("SELECT token FROM mock_backup_marker WHERE id = 1", [], |r| r.get(0)).optional()?;
+    let Some(token) = recorded else {
+        let token = crate::auth::secrets::random_id("backups");
+        // The marker is written only by the server whose record won, so two servers starting
+        // together never leave a marker that the store does not name.
+        if conn.execute("INSERT INTO mock_backup_marker (id, token) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING", [&token])? == 1 {
+            std::fs::create_dir_all(dir).and_then(|()| std::fs::write(dir.join(MARKER), &token)).map_err(|e| BackupError::Io { path: dir.join(MARKER), source: e })?;
+            return Ok(None);
+        }
+        return unshared(conn, dir);
+    };
+    let found = std::fs::read_to_string(dir.join(MARKER)).ok();
+    Ok((found.as_deref().map(str::trim) != Some(token.as_str())).then(|| {
+        format!(
+            "BACKUP_DIR {} does not hold this store's marker ({MARKER}): it is not the directory the store's other servers back up into; give every replica the same, shared BACKUP_DIR (no backup is taken and nothing is dropped here)",
+            dir.display()
+        )
+    }))
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BackupReport {

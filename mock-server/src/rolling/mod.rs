@@ -41,6 +41,9 @@ pub enum RollingError {
     /// A snapshot could not be written, read or verified.
     #[error("backup")]
     Backup(#[from] BackupError),
+    /// This server's `BACKUP_DIR` is not the one its store's snapshots are in (`backup::unshared`).
+    #[error("{0}")]
+    BackupsUnshared(String),
     /// A restore of a database that is no tenant's day database or CORE.
     #[error("{0} is no day database or CORE of a tenant")]
     UnknownDayDatabase(String),

@@ -1,4 +1,6 @@
-//! `GET /health`: `db` is true only on the two-flag schema of `company_feature_flags`.
+//! `GET /health`: `db` is true only on the two-flag schema of `company_feature_flags`; `backups`
+//! appears, saying why, when this server does not see its store's snapshots (`BACKUP_DIR` not
+//! shared with the store's other servers): it then takes no backup and drops nothing.
 
 use axum::extract::State;
 use axum::routing::get;
@@ -14,6 +16,14 @@ pub fn router() -> Router<AppState> {
 }
 
 async fn health(State(state): State<AppState>) -> AppResult<Json<Value>> {
-    let db = crate::store::catalog::two_flag_schema(&state.store.lock()?)?;
-    Ok(Json(json!({"status": "ok", "db": db})))
+    let conn = state.store.lock()?;
+    let db = crate::store::catalog::two_flag_schema(&conn)?;
+    let mut answer = json!({"status": "ok", "db": db});
+    if state.settings.backup_enabled {
+        let dir = crate::rolling::RollingSettings::from(&*state.settings).backup_dir;
+        if let Some(why) = crate::rolling::backup::unshared(&conn, &dir)? {
+            answer["backups"] = json!(why);
+        }
+    }
+    Ok(Json(answer))
 }

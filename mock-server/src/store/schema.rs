@@ -31,8 +31,9 @@ CREATE TABLE IF NOT EXISTS cron_locks (
 
 /// The guards' tables: the rollback guard's alarms and device marks, the refresh reuse guard's
 /// replays, the sign-in throttle's failures per account, the sessions signing out, the day databases an
-/// operator holds back from the drop; and the test clock's offset (`mock_clock`), kept with the
-/// data so that a restarted server is on the same day as its databases (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
+/// operator holds back from the drop; the test clock's offset (`mock_clock`), kept with the
+/// data so that a restarted server is on the same day as its databases; the marker of the
+/// store's backup directory (`mock_backup_marker`, see `rolling::backup::unshared`) (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
 pub const GUARDS: &str = "
 CREATE TABLE IF NOT EXISTS guard_alarms (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -73,6 +74,10 @@ CREATE TABLE IF NOT EXISTS mock_clock (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   offset_ms INTEGER NOT NULL,
   version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS mock_backup_marker (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  token TEXT NOT NULL
 );";
 
 pub const DOCDB: &str = "
@@ -235,10 +240,15 @@ CREATE TABLE IF NOT EXISTS mock_clock (
   id BIGINT PRIMARY KEY CHECK (id = 1),
   offset_ms BIGINT NOT NULL,
   version BIGINT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS mock_backup_marker (
+  id BIGINT PRIMARY KEY CHECK (id = 1),
+  token TEXT NOT NULL
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 15] = [
+pub const OWN_TABLES: [&str; 16] = [
+    "mock_backup_marker",
     "guard_refresh_replays",
     "guard_held_days",
     "guard_login_failures",

@@ -17,6 +17,17 @@ async fn post(client: &reqwest::Client, url: String, token: Option<&str>, body: 
     req.send().await.unwrap().json().await.unwrap()
 }
 
+/// The median of 100 `GET /bootstrap?database=core` with `token`.
+async fn bootstrap_median(client: &reqwest::Client, base: &str, token: &str) -> Duration {
+    let mut samples = Vec::new();
+    for _ in 0..100 {
+        let t = Instant::now();
+        client.get(format!("{base}/bootstrap?database=core")).bearer_auth(token).send().await.unwrap().bytes().await.unwrap();
+        samples.push(t.elapsed());
+    }
+    median(samples)
+}
+
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
@@ -77,13 +88,7 @@ async fn main() {
     println!("{:<44} {:>10.2?}", "rotate, 3 tenants (warm CORE + 2 days each)", median(samples));
 
     let alice = login("alice").await["token"].as_str().unwrap().to_owned();
-    let mut samples = Vec::new();
-    for _ in 0..100 {
-        let t = Instant::now();
-        client.get(format!("{base}/bootstrap?database=core")).bearer_auth(&alice).send().await.unwrap().bytes().await.unwrap();
-        samples.push(t.elapsed());
-    }
-    let bootstrap = median(samples);
+    let bootstrap = bootstrap_median(&client, &base, &alice).await;
 
     // Static files one after another on one keep-alive connection (as a page loads its glue,
     // module and styles): without TCP_NODELAY each after the first stalls about 40 ms on Nagle's
@@ -141,13 +146,7 @@ async fn main() {
         state.sessions.ended.end(&format!("sess-bench-{i}"), now + 900, now);
     }
     let full = per_call(&check);
-    let mut samples = Vec::new();
-    for _ in 0..100 {
-        let t = Instant::now();
-        client.get(format!("{base}/bootstrap?database=core")).bearer_auth(&alice).send().await.unwrap().bytes().await.unwrap();
-        samples.push(t.elapsed());
-    }
-    let bootstrap_full = median(samples);
+    let bootstrap_full = bootstrap_median(&client, &base, &alice).await;
     println!("{:<44} {:>10.2?}", "access token: signature and expiry only", signature);
     println!("{:<44} {:>10.2?}", "access token: whole check, 0 ended sessions", empty);
     println!("{:<44} {:>10.2?}", "access token: whole check, 100,000 ended", full);

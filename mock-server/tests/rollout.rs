@@ -601,3 +601,41 @@ async fn a_runs_log_is_kept_line_by_line_and_read_in_pages_with_a_summary() {
     assert_eq!(page["logTotal"], log.len());
     assert_error(&s.get(&format!("/admin/crons/runs/{}?logFrom=x", run["runId"].as_str().unwrap()), Some(&admin)).await, 400, "bad_request");
 }
+
+/// The legacy archive: a tenant without rollingDb (and the legacy database after a cutover) has
+/// its legacy database's closed orders and sales older than a day copied into the relational
+/// store and `*_archive` with `source_db` naming the legacy database, idempotently and reconciled;
+/// open orders and recent ones stay, and the legacy database itself is never dropped.
+#[tokio::test]
+async fn the_legacy_database_is_archived_in_part_and_never_dropped() {
+    let s = spawn().await;
+    let bob = s.token("bob").await; // manager, globex: no rollingDb
+    let legacy = "dev_globex_main_catalog";
+    let day = 86_400_000;
+    for (id, doc) in [
+        ("order-closed-old", json!({"type": "order", "status": "paid", "totalCents": 700, "createdAt": s.now() - 2 * day})),
+        ("order-open-old", json!({"type": "order", "status": "open", "totalCents": 300, "createdAt": s.now() - 2 * day})),
+        ("order-closed-new", json!({"type": "order", "status": "paid", "totalCents": 100, "createdAt": s.now()})),
+        ("sale-old", json!({"type": "sale", "orderId": "order-closed-old", "amountCents": 700, "createdAt": s.now() - 2 * day})),
+    ] {
+        let a = s.call(reqwest::Method::PUT, &format!("/docdb/{legacy}/{id}"), Some(&bob), Some(doc)).await;
+        assert_eq!(a.status, StatusCode::OK, "{id}: {:?}", a.body);
+    }
+    let before = s.get(&format!("/docdb/{legacy}/_all_docs"), Some(&bob)).await.body["rows"].as_array().unwrap().len();
+    let admin = s.token("admin").await;
+    for round in 0..2 {
+        let run = s.run_cron(&admin, "rolling-db-archive").await;
+        assert!(run["log"].to_string().contains(&format!("legacy {legacy}: 2 closed order(s) and sale(s) archived, reconciled")), "round {round}: {run}");
+        let archive = s.get("/docdb/dev_globex_main_archive/_all_docs", Some(&bob)).await.body;
+        let ids: Vec<&str> = archive["rows"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, [format!("{legacy}:order-closed-old"), format!("{legacy}:sale-old")], "round {round}: only once each");
+        let copy = s.get(&format!("/docdb/dev_globex_main_archive/{legacy}:order-closed-old"), Some(&bob)).await.body;
+        assert_eq!((copy["source_db"].as_str(), copy["totalCents"].as_i64()), (Some(legacy), Some(700)));
+        let rows = mock_server::store::relational_archive::counts(&s.state.store.lock().unwrap(), legacy).unwrap();
+        assert_eq!(rows, (1, 1), "round {round}: one order row and one sale row");
+    }
+    let recon = s.get("/admin/rolling-db/tenants/globex/reconciliation", Some(&admin)).await.body;
+    assert_eq!(recon["legacy"], json!({"db": legacy, "documents": 2, "diff": 0}), "{recon}");
+    let after = s.get(&format!("/docdb/{legacy}/_all_docs"), Some(&bob)).await.body["rows"].as_array().unwrap().len();
+    assert_eq!(after, before, "the legacy database keeps every document");
+}

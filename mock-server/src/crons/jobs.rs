@@ -257,12 +257,17 @@ fn archive(ctx: &JobContext) -> bool {
         |tx, t, now| archive::archive_tenant(tx, &settings, t, now),
         |id, r| {
             format!(
-                "{id}: drained [{}], archived [{}], still open [{}]{}{}",
+                "{id}: drained [{}], archived [{}], still open [{}]{}{}{}",
                 r.drained.join(", "),
                 r.archived.join(", "),
                 r.still_open.join(", "),
                 if r.unreconciled.is_empty() { String::new() } else { format!(", NOT reconciled [{}]", r.unreconciled.join(", ")) },
-                if r.regressed.is_empty() { String::new() } else { format!(", REGRESSED since reconciled [{}]: roll back", r.regressed.join(", ")) }
+                if r.regressed.is_empty() { String::new() } else { format!(", REGRESSED since reconciled [{}]: roll back", r.regressed.join(", ")) },
+                match &r.legacy {
+                    Some(l) if l.diff == 0 => format!("; legacy {}: {} closed order(s) and sale(s) archived, reconciled", l.db, l.documents),
+                    Some(l) => format!("; legacy {}: {} closed order(s) and sale(s), NOT reconciled (diff {})", l.db, l.documents, l.diff),
+                    None => String::new(),
+                }
             )
         },
         |_, _| {},

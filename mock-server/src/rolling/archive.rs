@@ -4,7 +4,10 @@
 //! (`store::relational_archive`); reconciliation compares the day database with both (diff 0 =
 //! reconciled), after which the day database is ARCHIVED. An open order keeps its day ACTIVE
 //! (still payable). Every copy is an upsert keyed by the source, so a re-run or a run resumed
-//! after a crash ends as one clean run.
+//! after a crash ends as one clean run. The legacy database (every tenant's before its cutover,
+//! and the rollback's target after) is archived the same way, in part: its closed orders and its
+//! sales older than a day, with `source_db` naming it, reconciled over those documents; it is
+//! never drained nor dropped.
 
 use crate::docdb::Cluster;
 use crate::store::sql::params;
@@ -32,6 +35,30 @@ pub struct ArchiveReport {
     pub unreconciled: Vec<String>,
     /// Days reconciled earlier that no longer match their archive (an alarm is raised).
     pub regressed: Vec<String>,
+    /// The legacy database's closed orders and sales older than a day, now in the archive and
+    /// the relational store, and how many of them differ there (0: reconciled).
+    pub legacy: Option<LegacyArchive>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LegacyArchive {
+    pub db: String,
+    /// The legacy documents that belong in the archive (closed orders, sales, older than a day).
+    pub documents: u64,
+    /// How many of them the archive or the relational store lacks or holds at another revision.
+    pub diff: u64,
+}
+
+/// Milliseconds a legacy order or sale is kept out of the archive (it may still change).
+const LEGACY_AGE_MS: i64 = 24 * 3600 * 1000;
+
+/// A legacy document the archive takes: a closed (not open) order or a sale, created more than a
+/// day before `now_ms` (one without `createdAt` is never taken: its age is unknown).
+fn legacy_archivable(doc: &Doc, now_ms: i64) -> bool {
+    let kind = doc.body.get("type").and_then(Value::as_str);
+    let created = doc.body.get("createdAt").and_then(Value::as_i64);
+    matches!(kind, Some("order" | "sale")) && !is_open_order(doc) && created.is_some_and(|at| at < now_ms.saturating_sub(LEGACY_AGE_MS))
 }
 
 pub fn is_open_order(doc: &Doc) -> bool {
@@ -61,7 +88,8 @@ fn of_type<'a>(docs: &'a [Doc], doc_type: &str) -> impl Iterator<Item = &'a Doc>
     docs.iter().filter(move |d| d.body.get("type").and_then(Value::as_str) == Some(doc_type.as_str()))
 }
 
-/// The day's orders and sales against the relational store, type by type.
+/// The source's orders and sales (a day's, or the legacy database's archived part) against the
+/// relational store, type by type.
 fn relational_checks(conn: &Cluster, day_db: &str, day_docs: &[Doc]) -> RollingResult<Vec<TypeCheck>> {
     let mut out = Vec::new();
     for table in Table::ALL {
@@ -117,8 +145,9 @@ fn archive_diff(conn: &Cluster, day_db: &str, archive_db: &str, day_docs: &[Doc]
     Ok(diff)
 }
 
-fn copy_into_archive(conn: &Cluster, day_db: &str, archive_db: &str) -> RollingResult<()> {
-    for doc in docdb::all_docs(conn, day_db)? {
+/// `docs` of `day_db` (a day's, or the legacy database's archived part) into the archive database.
+fn copy_into_archive(conn: &Cluster, day_db: &str, archive_db: &str, docs: &[Doc]) -> RollingResult<()> {
+    for doc in docs {
         let id = archive_id(day_db, &doc.id);
         let existing = docdb::get(conn, archive_db, &id)?;
         if existing.as_ref().is_some_and(|e| e.body.get("source_rev").and_then(Value::as_str) == Some(doc.rev.as_str())) {
@@ -137,16 +166,16 @@ fn number(doc: &Doc, field: &str) -> i64 {
     doc.body.get(field).and_then(Value::as_i64).unwrap_or(0)
 }
 
-/// The day's orders, then its sales (a sale names its order's row), into the relational store.
-fn copy_into_relational(conn: &Cluster, company_id: &str, day_db: &str, now_ms: i64) -> RollingResult<()> {
-    let docs = docdb::all_docs(conn, day_db)?;
+/// The orders of `docs`, then its sales (a sale names its order's row), into the relational store
+/// with `day_db` as their source.
+fn copy_into_relational(conn: &Cluster, company_id: &str, day_db: &str, docs: &[Doc], now_ms: i64) -> RollingResult<()> {
     let created = |d: &Doc| d.body.get("createdAt").and_then(Value::as_i64).unwrap_or(now_ms);
-    for d in of_type(&docs, Table::Orders.doc_type()) {
+    for d in of_type(docs, Table::Orders.doc_type()) {
         let status = d.body.get("status").and_then(Value::as_str).unwrap_or("");
         let row = OrderRow { doc_id: &d.id, rev: &d.rev, status, total_cents: number(d, "totalCents"), created_at: created(d) };
         relational::put_order(conn, company_id, day_db, &row)?;
     }
-    for d in of_type(&docs, Table::Sales.doc_type()) {
+    for d in of_type(docs, Table::Sales.doc_type()) {
         let order = d.body.get("orderId").and_then(Value::as_str);
         let row = SaleRow { doc_id: &d.id, rev: &d.rev, order_doc_id: order, amount_cents: number(d, "amountCents"), created_at: created(d) };
         relational::put_sale(conn, company_id, day_db, &row)?;
@@ -173,8 +202,9 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
         if !docdb::exists(conn, &archive_db)? {
             docdb::create(conn, &archive_db, &tenant.id, Kind::Archive, now_ms)?;
         }
-        copy_into_archive(conn, &day_db, &archive_db)?;
-        copy_into_relational(conn, &tenant.id, &day_db, now_ms)?;
+        let docs = docdb::all_docs(conn, &day_db)?;
+        copy_into_archive(conn, &day_db, &archive_db, &docs)?;
+        copy_into_relational(conn, &tenant.id, &day_db, &docs, now_ms)?;
         stamp(conn, &day_db, Stamp::Archived, now_ms)?;
         if reconcile_diff(conn, &day_db, &archive_db)? == 0 {
             stamp(conn, &day_db, Stamp::Reconciled, now_ms)?;
@@ -191,8 +221,11 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
     for day_db in archived {
         // A day archived before the relational archive existed (no rows of it at all, and still
         // matching its archive database) gets its rows now rather than an alarm.
-        if relational::counts(conn, &day_db)? == (0, 0) && docdb::exists(conn, &day_db)? && archive_diff(conn, &day_db, &archive_db, &docdb::all_docs(conn, &day_db)?)? == 0 {
-            copy_into_relational(conn, &tenant.id, &day_db, now_ms)?;
+        if relational::counts(conn, &day_db)? == (0, 0) && docdb::exists(conn, &day_db)? {
+            let docs = docdb::all_docs(conn, &day_db)?;
+            if archive_diff(conn, &day_db, &archive_db, &docs)? == 0 {
+                copy_into_relational(conn, &tenant.id, &day_db, &docs, now_ms)?;
+            }
         }
         let diff = reconcile_diff(conn, &day_db, &archive_db)?;
         if diff != 0 {
@@ -201,5 +234,38 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
             report.regressed.push(day_db);
         }
     }
+    report.legacy = archive_legacy(conn, &names, &tenant.id, now_ms)?;
     Ok(report)
+}
+
+/// The legacy database's part the archive takes (`legacy_archivable`), copied, then reconciled;
+/// `None` when the tenant has no legacy database.
+fn archive_legacy(conn: &Cluster, names: &TenantNames, company_id: &str, now_ms: i64) -> RollingResult<Option<LegacyArchive>> {
+    let (legacy, archive_db) = (names.legacy(), names.archive());
+    let Some(docs) = legacy_archivable_docs(conn, &legacy, now_ms)? else { return Ok(None) };
+    if !docs.is_empty() {
+        if !docdb::exists(conn, &archive_db)? {
+            docdb::create(conn, &archive_db, company_id, Kind::Archive, now_ms)?;
+        }
+        copy_into_archive(conn, &legacy, &archive_db, &docs)?;
+        copy_into_relational(conn, company_id, &legacy, &docs, now_ms)?;
+    }
+    legacy_status(conn, names, now_ms)
+}
+
+fn legacy_archivable_docs(conn: &Cluster, legacy: &str, now_ms: i64) -> RollingResult<Option<Vec<Doc>>> {
+    if !docdb::exists(conn, legacy)? {
+        return Ok(None);
+    }
+    Ok(Some(docdb::all_docs(conn, legacy)?.into_iter().filter(|d| legacy_archivable(d, now_ms)).collect()))
+}
+
+/// How the legacy database's archivable part stands against the archive and the relational
+/// store (a document closed since the last archive run counts until the next one copies it).
+pub fn legacy_status(conn: &Cluster, names: &TenantNames, now_ms: i64) -> RollingResult<Option<LegacyArchive>> {
+    let (legacy, archive_db) = (names.legacy(), names.archive());
+    let Some(docs) = legacy_archivable_docs(conn, &legacy, now_ms)? else { return Ok(None) };
+    let relational: u64 = relational_checks(conn, &legacy, &docs)?.iter().map(|c| c.diff).sum();
+    let archived = archive_diff(conn, &legacy, &archive_db, &docs)?;
+    Ok(Some(LegacyArchive { db: legacy, documents: docs.len() as u64, diff: archived + relational }))
 }

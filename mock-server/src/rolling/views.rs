@@ -81,7 +81,10 @@ pub fn reconciliation(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
         total += diff.unwrap_or(0);
         days.push(json!({ "name": name, "date": date, "status": status, "docCount": doc_count, "archived": archived, "diff": diff, "relational": relational }));
     }
-    Ok(json!({ "companyId": tenant.id, "diff": total, "days": days }))
+    // The legacy database's closed orders and sales older than a day, archived apart from `diff`
+    // (which is the rolling days' own).
+    let legacy = super::archive::legacy_status(conn, &tenant.names(&settings.db_prefix), now_ms)?;
+    Ok(json!({ "companyId": tenant.id, "diff": total, "days": days, "legacy": legacy }))
 }
 
 pub fn cleanup_candidates(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {

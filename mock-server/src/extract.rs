@@ -41,7 +41,7 @@ pub struct AuthUser(pub JwtClaims);
 
 /// The one check of an access token, wherever one is presented (Bearer on any route, the
 /// realtime handshake): signed by this server, unexpired, and naming a session that has not
-/// ended (`AppState::ended`, kept in memory: a live session's request costs no store read).
+/// ended (`AppState::sessions`, kept in memory: a live session's request costs no store read).
 pub fn verify_access(state: &AppState, token: &str) -> Result<JwtClaims, AppError> {
     let now = state.clock.now_secs();
     let claims = state.tokens.verify(token, now, true)?;

@@ -124,9 +124,10 @@ pub struct AppState {
     pub sessions: crate::auth::sessions::Sessions,
 }
 
-/// On PostgreSQL this replica hears the others: the shared test clock (read once now, so it
-/// starts on it), every session ended (refused and cut here too) and every tenant invalidated,
-/// whichever replica did it, whose sockets it closes here. A tenant whose invalidation this replica has already acted on is not closed twice.
+/// On PostgreSQL this replica hears the others: the shared test clock, every session ended
+/// (refused and cut here too) and every tenant invalidated, whichever replica did it, whose
+/// sockets it closes here. A tenant whose invalidation this replica has already acted on is not
+/// closed twice.
 fn follow_replicas(url: &str, clock: &Arc<Clock>, hub: &Arc<crate::realtime::Hub>, sessions: crate::auth::sessions::Sessions) -> Result<(), StartError> {
     use crate::store::notifications::{follow, Handlers};
     let acted: std::sync::Mutex<HashMap<String, i64>> = std::sync::Mutex::default();

@@ -1,5 +1,5 @@
 CREATE TABLE companies (
   id TEXT PRIMARY KEY NOT NULL,
   name TEXT NOT NULL,
-  created_at INTEGER NOT NULL
+  created_at BIGINT NOT NULL
 );

@@ -4,5 +4,5 @@ CREATE TABLE users (
   password_hash TEXT NOT NULL,
   roles TEXT NOT NULL DEFAULT '[]',
   company_id TEXT NOT NULL REFERENCES companies(id),
-  created_at INTEGER NOT NULL
+  created_at BIGINT NOT NULL
 );

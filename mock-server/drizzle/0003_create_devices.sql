@@ -3,5 +3,5 @@ CREATE TABLE devices (
   user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
   company_id TEXT NOT NULL REFERENCES companies(id),
   info TEXT NOT NULL DEFAULT '{}',
-  created_at INTEGER NOT NULL
+  created_at BIGINT NOT NULL
 );

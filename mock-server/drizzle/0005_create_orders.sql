@@ -3,5 +3,5 @@ CREATE TABLE orders (
   company_id TEXT NOT NULL REFERENCES companies(id),
   status TEXT NOT NULL DEFAULT 'open',
   total_cents INTEGER NOT NULL DEFAULT 0,
-  created_at INTEGER NOT NULL
+  created_at BIGINT NOT NULL
 );

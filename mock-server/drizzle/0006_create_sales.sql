@@ -3,5 +3,5 @@ CREATE TABLE sales (
   company_id TEXT NOT NULL REFERENCES companies(id),
   order_id TEXT REFERENCES orders(id),
   amount_cents INTEGER NOT NULL DEFAULT 0,
-  created_at INTEGER NOT NULL
+  created_at BIGINT NOT NULL
 );

@@ -4,6 +4,6 @@ CREATE TABLE company_feature_flags (
   rolling_db_prewarm INTEGER NOT NULL DEFAULT 0,
   rolling_db_cutover INTEGER NOT NULL DEFAULT 0,
   rolling_db_drop_enabled INTEGER NOT NULL DEFAULT 0,
-  updated_at INTEGER,
+  updated_at BIGINT,
   updated_by TEXT
 );

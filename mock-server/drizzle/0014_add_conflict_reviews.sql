@@ -6,6 +6,6 @@ CREATE TABLE conflict_reviews (
   winning_rev TEXT NOT NULL,
   losing_revs TEXT NOT NULL DEFAULT '[]',
   status TEXT NOT NULL DEFAULT 'open',
-  created_at INTEGER NOT NULL,
-  resolved_at INTEGER
+  created_at BIGINT NOT NULL,
+  resolved_at BIGINT
 );

@@ -20,7 +20,7 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the seed and reset own, children before parents.
-const TABLES: [&str; 23] = [
+const TABLES: [&str; 24] = [
     "guard_refresh_replays",
     "guard_held_days",
     "guard_login_failures",
@@ -31,6 +31,7 @@ const TABLES: [&str; 23] = [
     "cron_runs",
     "docdb_local_documents",
     "docdb_documents",
+    "docdb_archived_rows",
     "docdb_databases",
     "conflict_reviews",
     "day_databases",

@@ -39,6 +39,30 @@ fn count(client: &mut Client, sql: &str) -> i64 {
     client.query_one(sql, &[]).unwrap().get(0)
 }
 
+/// Every pre-feature table (those 0000–0011 create): its columns with their types, nullability
+/// and defaults, its indexes, and a checksum of its rows.
+fn pre_feature(client: &mut Client) -> Vec<String> {
+    let tables = ["companies", "users", "user_companies", "devices", "refresh_tokens", "orders", "sales", "audit_log", "client_invalidations"];
+    let mut out = Vec::new();
+    for table in tables {
+        for r in client
+            .query(
+                "SELECT concat_ws(' ', column_name, data_type, is_nullable, column_default) FROM information_schema.columns WHERE table_schema = 'public' AND table_name = $1 ORDER BY 1",
+                &[&table],
+            )
+            .unwrap()
+        {
+            out.push(format!("{table} column {}", r.get::<_, String>(0)));
+        }
+        for r in client.query("SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1 ORDER BY 1", &[&table]).unwrap() {
+            out.push(format!("{table} index {}", r.get::<_, String>(0)));
+        }
+        let sum: String = client.query_one(&format!("SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') FROM {table} t"), &[]).unwrap().get(0);
+        out.push(format!("{table} rows {sum}"));
+    }
+    out
+}
+
 fn table_exists(client: &mut Client, table: &str) -> bool {
     client.query_one("SELECT to_regclass($1) IS NOT NULL", &[&format!("public.{table}")]).unwrap().get(0)
 }
@@ -50,7 +74,13 @@ fn the_production_scenario_with_the_release_commands() {
     let mut client = Client::connect(&url, NoTls).unwrap();
     // Production: the tables of 0000–0011 exist, the tracking table is empty.
     run_sql(&mut client, 0, 11);
-    client.batch_execute("INSERT INTO companies (id, name, created_at) VALUES ('acme', 'Acme', 1)").unwrap();
+    client
+        .batch_execute(
+            "INSERT INTO companies (id, name, created_at) VALUES ('acme', 'Acme', 1764000000000);
+             INSERT INTO users (id, username, password_hash, company_id, roles, created_at) VALUES ('u1', 'ann', 'x', 'acme', '[]', 1764000000000);
+             INSERT INTO orders (id, company_id, status, total_cents, created_at) VALUES ('o1', 'acme', 'paid', 500, 1764000000000);",
+        )
+        .unwrap();
 
     let (ok, out) = cli(&url, &[]);
     assert!(!ok && out.contains("refusing to migrate") && out.contains("--baseline-through 0011"), "{out}");
@@ -71,8 +101,14 @@ fn the_production_scenario_with_the_release_commands() {
     assert!(!table_exists(&mut client, "day_databases"), "a dry run changes nothing");
     assert_eq!(count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"), 12);
 
+    let before = pre_feature(&mut client);
     let (ok, out) = cli(&url, &[]);
-    assert!(ok && out.contains(&format!("migrations: {} applied, 12 skipped", journal().len() - 12)), "{out}");
+    assert!(ok && out.contains("migrations: 4 applied, 12 skipped"), "{out}");
+    for tag in ["0012_add_day_databases", "0013_add_company_feature_flags", "0014_add_conflict_reviews", "0015_simplify_rolling_db_flags"] {
+        assert!(out.contains(&format!("applied {tag}")), "{out}");
+    }
+    assert_eq!(count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"), 16, "0000–0015, nothing else");
+    assert_eq!(pre_feature(&mut client), before, "no pre-feature table's columns, types, indexes or rows changed");
     let (ok, out) = cli(&url, &["--validate"]);
     assert!(ok && out.contains("validation: every check holds") && !out.contains("FAIL"), "{out}");
     let (ok, out) = cli(&url, &[]);
@@ -84,7 +120,10 @@ fn the_production_scenario_with_the_release_commands() {
     // A pre-existing table changed by someone is what validation exists to catch.
     client.batch_execute("ALTER TABLE companies ADD COLUMN extra integer").unwrap();
     let (ok, out) = cli(&url, &["--validate"]);
-    assert!(!ok && out.contains("FAIL the tables of 0000–0011 are as the journal's migrations made them (changed: companies)"), "{out}");
+    assert!(!ok && out.contains("FAIL the tables of 0000–0011 are exactly as those migrations made them (columns, types, indexes) (changed: companies)"), "{out}");
+    client.batch_execute("ALTER TABLE companies DROP COLUMN extra; CREATE INDEX companies_name ON companies (name)").unwrap();
+    let (ok, out) = cli(&url, &["--validate"]);
+    assert!(!ok && out.contains("(changed: companies)"), "an index added is a change too: {out}");
 }
 
 #[test]
@@ -120,8 +159,8 @@ fn the_hand_made_alternative_is_detected_and_accepted() {
     register(&mut client, 12, 15);
     let mut lines = Vec::new();
     let report = pg::apply(&mut client, false, &mut |l| lines.push(l)).unwrap();
-    // Nothing of the rollout runs again; only what the journal added after it (0016, 0017).
-    assert_eq!(report.applied, ["0016_add_archive_sources", "0017_widen_timestamps"], "{report:?}");
+    // Nothing of the rollout runs again, and nothing else is in the journal.
+    assert!(report.applied.is_empty(), "{report:?}");
     assert!(lines.iter().any(|l| l.starts_with("alternative path detected") && l.contains("0011_create_audit_log")), "{lines:#?}");
     assert!(pg::validate(&mut client, &mut |l| lines.push(l)).unwrap(), "{lines:#?}");
 }
@@ -160,7 +199,7 @@ fn the_four_column_shape_of_0013_is_collapsed_by_0015_with_its_data() {
         )
         .unwrap();
     let report = pg::apply(&mut client, false, &mut |_| {}).unwrap();
-    assert_eq!(report.applied, ["0015_simplify_rolling_db_flags", "0016_add_archive_sources", "0017_widen_timestamps"]);
+    assert_eq!(report.applied, ["0015_simplify_rolling_db_flags"]);
     let rows: Vec<(String, i32, i32)> = client
         .query("SELECT company_id, rolling_db, rolling_db_drop FROM company_feature_flags ORDER BY company_id", &[])
         .unwrap()

@@ -441,10 +441,10 @@ async fn the_relational_archive_is_idempotent_and_reconciled() {
         let conn = s.state.store.lock().unwrap();
         assert_eq!(relational::counts(&conn, &db0).unwrap(), (1, 1), "one row each after two runs; the note is no order or sale");
         let (order_id, amount): (Option<String>, i64) =
-            conn.query_row("SELECT order_id, amount_cents FROM sales WHERE source_db = ?1", [&db0], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+            conn.query_row("SELECT order_id, amount_cents FROM sales WHERE id = ?1", [relational::row_id(&db0, "sale-7")], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
         assert_eq!((order_id.as_deref(), amount), (Some(relational::row_id(&db0, "order-7").as_str()), 990));
         assert_eq!(relational::revisions(&conn, Table::Sales, &db0).unwrap()[0].0, "sale-7");
-        conn.execute("DELETE FROM sales WHERE source_db = ?1", [&db0]).unwrap();
+        conn.execute("DELETE FROM sales WHERE id = ?1", [relational::row_id(&db0, "sale-7")]).unwrap();
     }
     let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
     let sales = &recon["days"][0]["relational"][1];

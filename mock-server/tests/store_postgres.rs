@@ -286,3 +286,40 @@ async fn replicas_share_their_backup_directory_or_take_no_backup() {
     assert!(shared.join(&day).is_dir(), "the snapshot is where every sharing replica sees it");
     let _ = (std::fs::remove_dir_all(&shared), std::fs::remove_dir_all(&own));
 }
+
+/// A database migrated by the former journal, whose 0016 added source columns to `orders` and
+/// `sales` and whose 0017 widened the time columns, keeps working: nothing runs again, the
+/// server's own tables are added, and the server archives into them (the extra columns stay,
+/// unused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_migrated_through_the_former_0017_keeps_working() {
+    let cluster = Cluster::start();
+    let url = cluster.migrated("former");
+    let target = url.clone();
+    common::pg::off_runtime(move || {
+        let mut c = postgres::Client::connect(&target, postgres::NoTls).unwrap();
+        c.batch_execute(
+            "ALTER TABLE orders ADD COLUMN source_db TEXT; ALTER TABLE orders ADD COLUMN source_rev TEXT;
+             ALTER TABLE sales ADD COLUMN source_db TEXT; ALTER TABLE sales ADD COLUMN source_rev TEXT;
+             INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('former-0016', 1700000016000), ('former-0017', 1700000017000);",
+        )
+        .unwrap();
+        let report = mock_server::store::postgres::apply(&mut c, false, &mut |_| {}).unwrap();
+        assert!(report.applied.is_empty(), "{report:?}");
+    });
+    let s = spawn_with(on(&url)).await;
+    let admin = s.token("admin").await;
+    s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true})).await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
+    let alice = s.token("alice").await;
+    let put = s.call(reqwest::Method::PUT, &format!("/docdb/{day}/order-1"), Some(&alice), Some(json!({"type": "order", "status": "paid", "totalCents": 400}))).await;
+    assert_eq!(put.status, StatusCode::OK, "{:?}", put.body);
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let run = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(run["status"] == "succeeded" && run["log"].to_string().contains(&format!("archived [{day}]")), "{run}");
+    let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
+    assert_eq!(recon["diff"], 0, "{recon}");
+}

@@ -123,7 +123,14 @@ CREATE TABLE IF NOT EXISTS docdb_local_documents (
   id TEXT NOT NULL,
   body TEXT NOT NULL,
   PRIMARY KEY (db, id)
-);";
+);
+CREATE TABLE IF NOT EXISTS docdb_archived_rows (
+  id TEXT PRIMARY KEY NOT NULL,
+  kind TEXT NOT NULL,
+  source_db TEXT NOT NULL,
+  source_rev TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS docdb_archived_rows_source ON docdb_archived_rows (source_db, kind);";
 
 /// The server's own tables on PostgreSQL (what [`CRONS`], [`GUARDS`] and [`DOCDB`] are on SQLite):
 /// every integer a `bigint` (the store keeps milliseconds since the epoch), the handle count kept
@@ -236,6 +243,13 @@ CREATE TABLE IF NOT EXISTS docdb_local_documents (
   body TEXT NOT NULL,
   PRIMARY KEY (db, id)
 );
+CREATE TABLE IF NOT EXISTS docdb_archived_rows (
+  id TEXT PRIMARY KEY NOT NULL,
+  kind TEXT NOT NULL,
+  source_db TEXT NOT NULL,
+  source_rev TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS docdb_archived_rows_source ON docdb_archived_rows (source_db, kind);
 CREATE TABLE IF NOT EXISTS mock_clock (
   id BIGINT PRIMARY KEY CHECK (id = 1),
   offset_ms BIGINT NOT NULL,
@@ -247,8 +261,9 @@ CREATE TABLE IF NOT EXISTS mock_backup_marker (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 16] = [
+pub const OWN_TABLES: [&str; 17] = [
     "mock_backup_marker",
+    "docdb_archived_rows",
     "guard_refresh_replays",
     "guard_held_days",
     "guard_login_failures",

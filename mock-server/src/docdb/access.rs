@@ -211,10 +211,10 @@ fn written(op: Op, method: &str, rest: &[String], incoming: &Incoming) -> Result
             if !value.is_object() {
                 return unreadable("a document is a JSON object");
             }
-            // `POST db` names its id in the body; `PUT db/id` and `PUT db/_local/id` in the path.
+            // `PUT db/id` and `PUT db/_local/id` name the id in the path; `POST db` (and `db/`)
+            // in the body.
             let path_id = match rest {
-                [] | [_] if rest.first().is_none_or(String::is_empty) => None,
-                [id] => Some(id.clone()),
+                [id] if !id.is_empty() => Some(id.clone()),
                 [local, id] => Some(format!("{local}/{id}")),
                 _ => None,
             };

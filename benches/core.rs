@@ -48,6 +48,9 @@ impl LocalDatabases for NoDbs {
     fn destroy(&self, _: &str) -> LocalBoxFuture<'static, Result<(), String>> {
         Box::pin(async { Ok(()) })
     }
+    fn push(&self, _: &[String], _: Option<PushTo>, _: u32) -> LocalBoxFuture<'static, PushReport> {
+        Box::pin(async { PushReport::default() })
+    }
 }
 struct Quiet;
 impl Reporter for Quiet {

@@ -62,7 +62,7 @@ async fn failed_login_touches_nothing() {
     fresh().await;
     let m = manager();
     login(&m, "alice").await;
-    m.track_local_database("alice-orders".into()).unwrap();
+    m.track_local_database("alice-orders".into(), None).unwrap();
     create_idb("alice-orders").await;
     let log = Rc::new(RefCell::new(Vec::new()));
     m.register_on_sign_out(recorder(&log, "signOut")).unwrap();
@@ -89,7 +89,7 @@ async fn login_cleanup_destroys_the_previous_tenants_databases_before_handlers_s
     login(&m, "bob").await;
     create_idb("globex-catalog").await;
     create_idb("_pouch_globex-catalog").await;
-    m.track_local_database("globex-catalog".into()).unwrap();
+    m.track_local_database("globex-catalog".into(), None).unwrap();
     let log = Rc::new(RefCell::new(Vec::new()));
     m.register_on_sign_out(recorder(&log, "signOut")).unwrap();
     m.register_on_login(recorder(&log, "login")).unwrap();
@@ -146,7 +146,7 @@ async fn company_change_on_refresh_destroys_local_data_and_same_company_keeps_it
     let m = manager();
     login(&m, "carol").await;
     create_idb("acme-orders").await;
-    m.track_local_database("acme-orders".into()).unwrap();
+    m.track_local_database("acme-orders".into(), None).unwrap();
     // Same company: the offline data stays.
     assert_eq!(value(m.refresh_authentication()).await, json!(true));
     assert!(idb_exists("acme-orders").await);
@@ -174,7 +174,7 @@ async fn sign_out_calls_the_server_then_handlers_then_clears_keys() {
     login(&m, "alice").await;
     let device = value(m.register_device()).await;
     let device_id = device["deviceId"].as_str().unwrap().to_owned();
-    m.track_local_database("kept-for-next-login".into()).unwrap();
+    m.track_local_database("kept-for-next-login".into(), None).unwrap();
     let before = hits("POST /auth/logout").await;
     // The handler looks at the world as it runs: server already told, token still there.
     let seen = Rc::new(RefCell::new(None));
@@ -324,11 +324,11 @@ fn bad_options_and_arguments_throw_session_broker_errors() {
     let m = manager();
     assert!(m.save_token("Bearer".into(), "x".into(), 1.into()).is_err());
     assert!(m.get_docdb_headers("Elsewhere".into()).is_err());
-    assert!(m.track_local_database(5.into()).is_err());
+    assert!(m.track_local_database(5.into(), None).is_err());
     // An object is a local PouchDB or nothing: no name, no destroy, or a remote one is refused.
     let remote = js_sys::Function::new_no_args("return { name: 'http://x/db', adapter: 'http', destroy() {} }").call0(&JsValue::NULL).unwrap();
     for bad in [js(json!({})), js(json!({"name": "orders"})), remote] {
-        let err = m.track_local_database(bad).err().expect("refused");
+        let err = m.track_local_database(bad, None).err().expect("refused");
         assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "invalid_argument");
     }
     assert!(!m.get_tracked_local_databases().iter().any(|n| n == "orders" || n == "http://x/db"));

@@ -157,11 +157,18 @@ impl Future for Yield {
     }
 }
 
+/// Local databases: `pending` documents per database, taken by a push (of a database marked in
+/// `targets`) whose `X-Docdb-Token` header is not in `refused` (a server that ended that
+/// session); pushes are logged as `push <name> -> <url> <token>`.
 #[derive(Default)]
 pub struct FakeLocalDatabases {
     pub destroyed: RefCell<Vec<String>>,
     pub failing: RefCell<BTreeSet<String>>,
     pub log: Option<EventLog>,
+    pub pending: RefCell<BTreeMap<String, u32>>,
+    pub refused: RefCell<BTreeSet<String>>,
+    /// `pushTo` marks: a database name, or `None` for the routed day database.
+    pub targets: RefCell<BTreeMap<String, Option<String>>>,
 }
 
 impl LocalDatabases for FakeLocalDatabases {
@@ -176,6 +183,30 @@ impl LocalDatabases for FakeLocalDatabases {
             Ok(())
         };
         Box::pin(async move { result })
+    }
+
+    fn push(&self, tracked: &[String], to: Option<PushTo>, _bound_ms: u32) -> LocalBoxFuture<'static, PushReport> {
+        let mut report = PushReport::default();
+        let token = to.as_ref().and_then(|t| t.headers.get("X-Docdb-Token")?.as_str()).unwrap_or("").to_owned();
+        for (name, target) in self.targets.borrow().iter().filter(|(n, _)| tracked.contains(n)) {
+            let mut pending = self.pending.borrow_mut();
+            let left = pending.get(name).copied().unwrap_or(0);
+            let url = to.as_ref().and_then(|t| Some([t.docdb.as_str(), target.as_deref().or(t.dynamic_db.as_deref())?].concat()));
+            let mut taken = false;
+            if let Some(url) = url {
+                if let Some(log) = &self.log {
+                    log.borrow_mut().push(format!("push {name} -> {url} {token}"));
+                }
+                taken = !self.refused.borrow().contains(&token);
+                report.pushed.insert(name.clone(), if taken { left } else { 0 }.into());
+            }
+            if taken {
+                pending.insert(name.clone(), 0);
+            } else if left > 0 {
+                report.unpushed.insert(name.clone(), left.into());
+            }
+        }
+        Box::pin(async move { report })
     }
 }
 

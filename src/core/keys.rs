@@ -27,10 +27,14 @@ pub const DEVICE_ID: &str = "serviceProxyToken-deviceId";
 pub const LOCAL_DATABASES: &str = "serviceProxyToken-localDatabases";
 /// The last `invalidatedAt` (ms) this device obeyed.
 pub const LAST_INVALIDATION: &str = "serviceProxyToken-lastInvalidation";
+/// Whose the tracked local data is: `[companyId, dynamicDb]` (JSON; `""`: no routed database
+/// known yet). Present only while something is tracked (see `session::Owner`).
+pub const LOCAL_DATA_OWNER: &str = "serviceProxyToken-localDataOwner";
 /// The refresh lease, only where the browser has no Web Locks, and only while a tab refreshes.
 pub const REFRESH_LOCK: &str = "serviceProxyToken-refreshLock";
 
-/// What sign-out removes. `deviceId`, `localDatabases` and `lastInvalidation` outlive the session.
+/// What sign-out removes. `deviceId`, `localDatabases`, `localDataOwner` and `lastInvalidation`
+/// outlive the session.
 pub const SESSION_KEYS: [&str; 6] = [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, HEADERS_REMOTE, HEADERS_LOCAL];
 
 /// Which header set: the remote document database or the device's local one.
@@ -177,7 +181,7 @@ mod tests {
 
     #[test]
     fn every_key_shares_the_prefix_except_the_header_sets() {
-        for k in [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, DEVICE_ID, LOCAL_DATABASES, LAST_INVALIDATION, REFRESH_LOCK] {
+        for k in [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, DEVICE_ID, LOCAL_DATABASES, LOCAL_DATA_OWNER, LAST_INVALIDATION, REFRESH_LOCK] {
             assert!(k.starts_with(TOKEN_PREFIX));
         }
     }

@@ -20,6 +20,8 @@ pub mod url;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) mod fakes;
 #[cfg(all(test, not(target_arch = "wasm32")))]
+mod final_push_tests;
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod hostile_input_tests;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod realtime_tests;

@@ -126,6 +126,45 @@ pub trait Transport {
 pub trait LocalDatabases {
     /// Deletes the database `name` and everything stored for it.
     fn destroy(&self, name: &str) -> LocalBoxFuture<'static, Result<(), String>>;
+    /// The SDK's final push of the `tracked` databases the app marked as holding the device's
+    /// writes (`pushTo`: the routed day database or a name; the adapter keeps the marks, as it keeps
+    /// the PouchDB instances), each given up after `bound_ms`. `to`: what the push may use, or
+    /// `None` when no push is possible and the documents are only counted. Failures are reported
+    /// by the adapter; what it answers is the report.
+    fn push(&self, tracked: &[String], to: Option<PushTo>, bound_ms: u32) -> LocalBoxFuture<'static, PushReport>;
+}
+
+/// Where a final push may go and with what.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PushTo {
+    /// The document routes' base URL, ending in `/` (a database name completes it).
+    pub docdb: String,
+    /// The routed day database (`pushTo: "dynamic"`), when a realtime `ready` named one.
+    pub dynamic_db: Option<String>,
+    /// The `X-Docdb-*` headers to send.
+    pub headers: serde_json::Map<String, serde_json::Value>,
+}
+
+/// What the SDK's final push did, database → documents: the ones the server took (for every
+/// database a push was tried for), and the ones it could not push where any were left (still on
+/// the device, or destroyed and logged).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PushReport {
+    /// Database → documents written.
+    pub pushed: serde_json::Map<String, serde_json::Value>,
+    /// Database → documents not pushed.
+    pub unpushed: serde_json::Map<String, serde_json::Value>,
+}
+
+impl PushReport {
+    /// Adds `pushed` and `unpushed` to an event object when there is something to say (nothing
+    /// tried and nothing left: the event keeps its plain shape).
+    pub fn annotate(&self, event: &mut serde_json::Value) {
+        if let (serde_json::Value::Object(map), false) = (event, self.pushed.is_empty() && self.unpushed.is_empty()) {
+            map.insert("pushed".into(), serde_json::Value::Object(self.pushed.clone()));
+            map.insert("unpushed".into(), serde_json::Value::Object(self.unpushed.clone()));
+        }
+    }
 }
 
 /// Where failures that must not interrupt a sequence are reported (`console.error` in the browser).

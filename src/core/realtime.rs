@@ -444,10 +444,15 @@ impl SyncSession {
         }
     }
 
-    /// Destroys the tracked local databases and remembers the invalidation obeyed.
+    /// Pushes what the device wrote (`pushTo` databases, the report added to the event), runs the
+    /// handlers, destroys the tracked local databases and remembers the invalidation obeyed.
     async fn invalidate_local(&self, payload: &InvalidateLocal) {
-        self.0.events.invalidate_local.run(&payload.to_json(), self.0.session.hook_context()).await;
-        self.0.session.destroy_all_local_databases().await;
+        let session = &self.0.session;
+        let pushed = session.push_tracked().await;
+        let mut event = payload.to_json();
+        pushed.annotate(&mut event);
+        self.0.events.invalidate_local.run(&event, session.hook_context()).await;
+        session.destroy_tracked(pushed).await;
         if let Err(e) = self.0.session.set_last_invalidation(payload.invalidated_at) {
             self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e].concat());
         }
@@ -457,6 +462,7 @@ impl SyncSession {
     async fn ready(&self, payload: &Ready) -> Result<(), String> {
         let value = payload.to_json();
         *self.0.routing.borrow_mut() = Some(value.clone());
+        self.0.session.note_routing(&payload.company_id, &payload.dynamic_db);
         let static_db = &payload.static_db;
         let tracked = self.0.session.tracked_local_databases().contains(static_db);
         if static_db.is_empty() || !tracked || !(self.0.ports.catalog_exists)(static_db).await {

@@ -16,7 +16,7 @@ use super::hooks::SignOutReason;
 use super::keys;
 use super::ports::*;
 use super::realtime::*;
-use super::session::{Ports, Session, SessionConfig};
+use super::session::{Owner, Ports, Session, SessionConfig};
 use super::token::encode_for_test;
 
 #[derive(Default)]
@@ -231,6 +231,29 @@ fn an_invalidation_closes_reconnects_destroys_and_rebootstraps_from_core() {
     assert_eq!(init["payload"]["lastInvalidation"], 5000);
     assert_eq!(w.written.borrow().len(), 2, "the catalogue is there: no re-bootstrap");
     assert_eq!(w.sync.state(), SyncState::Ready);
+}
+
+#[test]
+fn an_invalidation_pushes_the_devices_writes_to_the_routed_day_database_before_destroying() {
+    let mut w = world();
+    w.storage.set(keys::HEADERS_REMOTE, r#"{"X-Docdb-Token":"live"}"#).unwrap();
+    let first = socket(&w);
+    first.text(json!({"type": "ready", "payload": {"companyId": "acme", "database": "legacy", "staticDb": "dev_acme_main_catalog", "dynamicDb": "dev_acme_main_20260101"}}));
+    let sync = w.sync.clone();
+    w.pool.run_until(async move { sync.connect().await }).unwrap();
+    assert_eq!(w.session.local_data_owner(Owner::DynamicDb).as_deref(), Some("dev_acme_main_20260101"), "recorded at ready");
+    w.session.track_local_database("orders").unwrap();
+    w.dbs.targets.borrow_mut().insert("orders".into(), None);
+    w.dbs.pending.borrow_mut().insert("orders".into(), 3);
+    let second = socket(&w);
+    second.text(json!({"type": "invalidate-local", "payload": {"companyId": "acme", "invalidatedAt": 5000, "reason": "rolling-db-cutover"}}));
+    second.text(ready("core", "dev_acme_main_core", Some(5000)));
+    first.push(Incoming::Closed(CLOSE_INVALIDATED));
+    w.pool.run_until_stalled();
+    let invalidation = w.events.borrow().iter().find(|e| e.starts_with("invalidate-local")).cloned().unwrap();
+    assert!(invalidation.contains(r#""pushed":{"orders":3},"reason":"rolling-db-cutover","unpushed":{}"#), "{invalidation}");
+    assert_eq!(w.dbs.pending.borrow()["orders"], 0, "taken by the push");
+    assert!(w.dbs.destroyed.borrow().contains(&"orders".to_string()));
 }
 
 #[test]

@@ -346,6 +346,7 @@ fn company_change_on_refresh_runs_the_login_cleanup_before_refresh_handlers() {
             "onSignOut company-change",
             "destroy acme-orders",
             "remove serviceProxyToken-localDatabases",
+            "remove serviceProxyToken-localDataOwner",
             "remove serviceProxyToken-lastInvalidation",
             "onTokenRefresh changed=true roles=[\"manager\"]",
         ]

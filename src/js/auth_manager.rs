@@ -301,12 +301,14 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = trackLocalDatabase)]
-    /// Tracks a local database for destruction at the next login, company change or invalidation: a local PouchDB instance (destroyed through PouchDB, on any adapter, its open instances told by their `destroyed` event) or a database name (`_pouch_<name>` and the IndexedDB database `name` deleted).
-    pub fn track_local_database(&self, #[wasm_bindgen(unchecked_param_type = "string | LocalPouchDB")] db: JsValue) -> Result<(), JsValue> {
-        let name = match db.is_object() {
-            true => crate::web::idb::track_pouch(&db).ok_or_else(|| invalid("a tracked database is a name or a local PouchDB (not a remote one)"))?,
-            false => string_arg(&db, "name")?,
-        };
+    /// Tracks a local database for destruction at the next login, company change or invalidation: a local PouchDB instance (destroyed through PouchDB, on any adapter, its open instances told by their `destroyed` event) or a database name (`_pouch_<name>` and the IndexedDB database `name` deleted). With `pushTo` (a PouchDB instance only), the SDK pushes its documents there before destroying it, and at `logout()`.
+    pub fn track_local_database(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | LocalPouchDB")] db: JsValue,
+        options: Option<super::types::TrackOptionsArg>,
+    ) -> Result<(), JsValue> {
+        let options = options.map_or(JsValue::UNDEFINED, JsValue::from);
+        let name = crate::web::idb::track(&db, &options).map_err(invalid)?;
         self.session.track_local_database(&name).map_err(|e| invalid(e.to_string()))
     }
 

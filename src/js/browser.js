@@ -83,11 +83,22 @@ const idbDelete = (name) => idbDone(idbFactory().deleteDatabase(name));
 // The PouchDB instances an app tracked, by name: destroyed through PouchDB, so every adapter
 // (the `indexeddb` one keeps open handles of its own) and every open instance of that name
 // learns of it (their `destroyed` event) and the next `new PouchDB(name)` opens a fresh one.
-const pouches = new Map();
-/** The name of a local PouchDB (remembered), or `undefined` for anything else. */
-export function sbTrackPouch(db) {
-  if (typeof db.name != "string" || typeof db.destroy != "function" || /^https?$/.test(db.adapter)) return;
+// `targets`: where the ones marked `pushTo` send the device's writes at the final push;
+// `pushedUpTo`: the sequence of its last complete push from this page.
+const pouches = new Map(), targets = new Map(), pushedUpTo = new Map();
+/** `trackLocalDatabase(db, options)`: the name to track; throws the reason for bad arguments. */
+export function sbTrack(db, options) {
+  const to = options == null ? undefined : options.pushTo;
+  if (typeof db == "string") {
+    if (to != null) throw "pushTo needs a local PouchDB instance, not a name";
+    return db;
+  }
+  if (db == null || typeof db.name != "string" || typeof db.destroy != "function" || /^https?$/.test(db.adapter))
+    throw "a tracked database is a name or a local PouchDB (not a remote one)";
+  if (to != null && to !== "dynamic" && typeof (to && to.database) != "string")
+    throw 'pushTo must be "dynamic" or {database: string}';
   pouches.set(db.name, db);
+  if (to != null) targets.set(db.name, to);
   return db.name;
 }
 /** Destroys local database `name`: a tracked PouchDB through PouchDB, then the IndexedDB
@@ -98,8 +109,49 @@ export function sbIdbDestroy(name, boundMs) {
     if (db) await new db.constructor(name, { adapter: db.adapter }).destroy();
     await idbDelete("_pouch_" + name);
     await idbDelete(name);
-    if (pouches.get(name) === db) pouches.delete(name);
+    if (pouches.get(name) === db) for (const m of [pouches, targets, pushedUpTo]) m.delete(name);
   })(), boundMs);
+}
+// The SDK's final push (web/idb.rs): each `tracked` PouchDB marked `pushTo` is replicated to its
+// database under `docdb` (the document routes' URL), with `headers` (JSON) on every request,
+// given up after `boundMs` (`docdb` null, or no routed day database known: none possible, only
+// counted). Resolves the JSON of `{pushed, unpushed}` (name → documents); never rejects,
+// failures are logged. Unpushed counts the changes since this page's last complete push of that
+// database (all of them before one), so it may count documents an app's own replication already
+// sent: an overcount, never a silent loss.
+export async function sbPush(tracked, docdb, dynamicDb, headers, boundMs) {
+  const report = { pushed: {}, unpushed: {} };
+  headers = JSON.parse(headers);
+  const fetch = (input, init = {}) => {
+    const sent = new Headers(init.headers);
+    for (const k in headers) sent.set(k, headers[k]);
+    return globalThis.fetch(input, { ...init, headers: sent, credentials: "omit" });
+  };
+  for (const [name, target] of targets) {
+    if (!tracked.includes(name)) continue;
+    const db = pouches.get(name), fail = (why) => console.error(`session-broker: the final push of "${name}" failed: ${why}`);
+    const remote = docdb && (target === "dynamic" ? dynamicDb : target.database);
+    try {
+      if (remote) {
+        report.pushed[name] = 0;
+        const replication = db.replicate.to(new db.constructor(docdb + remote, { fetch }));
+        try {
+          const done = await bounded(replication, boundMs);
+          report.pushed[name] = done.docs_written;
+          if (!done.doc_write_failures) { pushedUpTo.set(name, done.last_seq); continue; }
+          fail(done.doc_write_failures + " document(s) refused");
+        } catch (e) {
+          replication.cancel();
+          fail((e && (e.message || e.reason)) || e);
+        }
+      }
+      const left = (await db.changes({ since: pushedUpTo.get(name) || 0 })).results.filter((c) => !c.id.startsWith("_design/")).length;
+      if (left) report.unpushed[name] = left;
+    } catch (e) {
+      fail(e);
+    }
+  }
+  return JSON.stringify(report);
 }
 export async function sbIdbExists(name) {
   const list = await idbFactory().databases();

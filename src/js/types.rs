@@ -100,6 +100,10 @@ export interface SignOutEvent {
    * never lends its headers, or a company change). During `logout()` they are the session's own.
    */
   headers?: "new" | "previous";
+  /** The SDK's own final push (databases tracked with `pushTo`), when it tried one or left work. */
+  pushed?: Record<string, number>;
+  /** Documents it could not push (see `PushCounts`). */
+  unpushed?: Record<string, number>;
 }
 
 export interface TokenRefreshEvent {
@@ -110,9 +114,33 @@ export interface TokenRefreshEvent {
 
 export type Unsubscribe = () => void;
 
-export interface DestroyResult {
+/** Documents per database: what the SDK's final push sent, and what it could not. */
+export interface PushCounts {
+  /** Documents the server took, for every database a push was tried for. */
+  pushed: Record<string, number>;
+  /**
+   * Documents written on the device and not known to be on the server (counted since this page's
+   * last complete push). After `logout()` they stay on the device; after a destruction they are
+   * gone, and logged.
+   */
+  unpushed: Record<string, number>;
+}
+
+export interface DestroyResult extends Partial<PushCounts> {
   destroyed: string[];
   failed: string[];
+}
+
+/** `trackLocalDatabase`'s options. */
+export interface TrackOptions {
+  /**
+   * The database holds the device's writes: the SDK pushes it before it destroys it (a login's
+   * cleanup, a company change, an invalidation, `destroyAllLocalDatabases()`) and at `logout()`,
+   * with the headers `docdbFetch` serves then, each push bounded by `hookTimeoutMs`. `"dynamic"`:
+   * the tenant's routed day database (the last realtime `ready`'s `dynamicDb`); or a database by
+   * name. Only for a PouchDB instance.
+   */
+  pushTo?: "dynamic" | { database: string };
 }
 
 /** What `trackLocalDatabase` needs of a PouchDB instance (PouchDB's own type fits it). */
@@ -478,7 +506,8 @@ export interface ReadyPayload {
   invalidatedAt: number | null;
 }
 
-export interface InvalidateLocalPayload {
+/** With the SDK's final push (databases tracked with `pushTo`), run before the handlers. */
+export interface InvalidateLocalPayload extends Partial<PushCounts> {
   companyId: string;
   invalidatedAt: number;
   reason: string;
@@ -527,6 +556,9 @@ extern "C" {
     /// `setFlags`'s optional third argument.
     #[wasm_bindgen(typescript_type = "SetFlagsOptions")]
     pub type SetFlagsOptionsArg;
+    /// `trackLocalDatabase`'s optional second argument.
+    #[wasm_bindgen(typescript_type = "TrackOptions")]
+    pub type TrackOptionsArg;
     /// `auditLog`'s optional query.
     #[wasm_bindgen(typescript_type = "AuditQuery")]
     pub type AuditQueryArg;

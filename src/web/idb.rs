@@ -6,7 +6,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use super::describe;
-use crate::core::ports::{LocalBoxFuture, LocalDatabases};
+use crate::core::json;
+use crate::core::ports::{LocalBoxFuture, LocalDatabases, PushReport, PushTo};
+use serde_json::Value;
 
 // IndexedDB's requests are events; src/js/browser.js turns each into a promise, so the module
 // holds no listeners or closures of its own for them (about 2.7 KB of the package).
@@ -14,8 +16,10 @@ use crate::core::ports::{LocalBoxFuture, LocalDatabases};
 extern "C" {
     #[wasm_bindgen(js_name = sbIdbDestroy)]
     fn destroy_database(name: &str, bound_ms: u32) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = sbTrackPouch)]
-    fn remember_pouch(db: &JsValue) -> Option<String>;
+    #[wasm_bindgen(js_name = sbTrack, catch)]
+    fn remember(db: &JsValue, options: &JsValue) -> Result<String, JsValue>;
+    #[wasm_bindgen(js_name = sbPush)]
+    fn push_databases(tracked: js_sys::Array, docdb: Option<String>, dynamic_db: Option<String>, headers: &str, bound_ms: u32) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbIdbExists)]
     fn database_exists(name: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbIdbWrite)]
@@ -35,12 +39,27 @@ impl LocalDatabases for IndexedDbDatabases {
         let promise = destroy_database(name, BOUND_MS);
         Box::pin(async move { JsFuture::from(promise).await.map(drop).map_err(|e| describe(&e)) })
     }
+
+    fn push(&self, tracked: &[String], to: Option<PushTo>, bound_ms: u32) -> LocalBoxFuture<'static, PushReport> {
+        let tracked: js_sys::Array = tracked.iter().map(|n| JsValue::from_str(n)).collect();
+        let promise = match to {
+            Some(to) => push_databases(tracked, Some(to.docdb), to.dynamic_db, &json::stringify(&Value::Object(to.headers)), bound_ms),
+            None => push_databases(tracked, None, None, "{}", bound_ms),
+        };
+        Box::pin(async move {
+            // The adapter never rejects; an answer that does not read is an empty report.
+            let answer = JsFuture::from(promise).await.ok().and_then(|a| json::parse(&a.as_string()?)).unwrap_or_default();
+            let field = |k| answer.get(k).and_then(Value::as_object).cloned().unwrap_or_default();
+            PushReport { pushed: field("pushed"), unpushed: field("unpushed") }
+        })
+    }
 }
 
-/// The name of a local PouchDB instance, remembered so its destroy goes through PouchDB; `None`
-/// for anything that is not one (a remote PouchDB included).
-pub fn track_pouch(db: &JsValue) -> Option<String> {
-    remember_pouch(db)
+/// The name of a tracked database (`trackLocalDatabase`'s arguments): a name, or a local PouchDB
+/// instance, remembered (with its `pushTo`) so its destroy goes through PouchDB and its final push
+/// can run; the reason otherwise.
+pub fn track(db: &JsValue, options: &JsValue) -> Result<String, String> {
+    remember(db, options).map_err(|e| describe(&e))
 }
 
 /// Whether an IndexedDB database of that name exists (without creating it).

@@ -27,6 +27,16 @@ auth.registerOnSignOut((e: SignOutEvent) => seen.push(e.reason));
 auth.registerOnLogin((user) => seen.push(user.userId ?? "?"));
 const off = auth.registerOnTokenRefresh(async ({ roles }) => roles.length);
 off();
+// The SDK's own final push: a PouchDB-like instance marked, the report read back.
+const till = { name: "till", adapter: "idb", destroy: async () => ({ ok: true }) };
+auth.trackLocalDatabase(till, { pushTo: "dynamic" });
+auth.trackLocalDatabase(till, { pushTo: { database: "acme_orders" } });
+// @ts-expect-error pushTo names the routed database or one by name
+auth.trackLocalDatabase(till, { pushTo: "static" });
+auth.registerOnSignOut(({ pushed, unpushed }) => (pushed?.["till"] ?? 0) + (unpushed?.["till"] ?? 0));
+const report = await auth.destroyAllLocalDatabases();
+const left: number = report.unpushed?.["till"] ?? 0;
+void left;
 
 function message(r: LoginResult): string {
   if (r.success) return `welcome ${r.user.userId}`;

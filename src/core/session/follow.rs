@@ -75,7 +75,7 @@ impl Session {
         let Some((token, claims)) = stored else {
             self.forget_session();
             self.notify_changed();
-            self.run_sign_out_handlers(Phase::EndedElsewhere, &other_tab_sign_out_event(SignOutReason::Logout)).await;
+            self.run_sign_out_handlers(Phase::EndedElsewhere, &mut other_tab_sign_out_event(SignOutReason::Logout), false).await;
             return;
         };
         match known_claims.map(|k| classify(&k, &claims)) {
@@ -87,7 +87,7 @@ impl Session {
             }
             Some(Change::NewSession(reason)) => {
                 self.forget_session();
-                self.run_sign_out_handlers(Phase::EndedElsewhere, &other_tab_sign_out_event(reason)).await;
+                self.run_sign_out_handlers(Phase::EndedElsewhere, &mut other_tab_sign_out_event(reason), false).await;
                 self.adopt_new_session(token, &claims).await;
             }
             None => self.adopt_new_session(token, &claims).await,

@@ -5,7 +5,7 @@ use crate::core::json;
 use crate::protocol::routes::{LOGIN, LOGIN_GOOGLE};
 use serde_json::Value;
 
-use super::{company_record, parse_auth_response, InputError, Phase, Session};
+use super::{company_record, parse_auth_response, InputError, Owner, Phase, PushReport, Session};
 use crate::core::codes;
 use crate::core::hooks::{cleanup_sign_out_event, SignOutReason};
 use crate::core::keys::{self, HeaderKind, TokenKind};
@@ -54,7 +54,9 @@ impl Session {
             // The previous session's pending work may be pushed in the cleanup: with the new
             // session's headers when it is of the same tenant (whether or not the previous one
             // still lives), else with the previous session's own, never another tenant's.
-            let previous = self.stored_token().and_then(|(_, c)| c.company_id());
+            // The tenant of the data still on the device: the stored session's, or, once that has
+            // ended (a rejected refresh, an offline sign-out), the one recorded with the data.
+            let previous = self.stored_token().and_then(|(_, c)| c.company_id()).or_else(|| self.local_data_owner(Owner::Company));
             let same_tenant = previous.is_some() && previous == claims.company_id();
             if same_tenant {
                 // Stored before the cleanup, so docdbFetch serves them to its handlers.
@@ -86,21 +88,28 @@ impl Session {
     /// nothing of a previous tenant reaches the new one. The handlers (a final push of the previous
     /// session's work) are told whose headers `docdbFetch` serves them: `headers: "new"`, the new
     /// session's, stored first by a login of the same tenant; else `"previous"`.
+    /// The SDK's own final push (`pushTo` databases) runs first, with the same headers.
     pub(super) async fn end_previous_session(&self, reason: SignOutReason, new_headers: bool) {
-        let event = cleanup_sign_out_event(reason, new_headers);
-        self.run_sign_out_handlers(Phase::SigningOut(reason), &event).await;
-        self.destroy_all_local_databases().await;
+        let mut event = cleanup_sign_out_event(reason, new_headers);
+        let pushed = self.run_sign_out_handlers(Phase::SigningOut(reason), &mut event, true).await;
+        self.destroy_tracked(pushed).await;
         self.storage().remove(keys::LAST_INVALIDATION);
     }
 
     /// Sign-out handlers, then the session-end observers (the realtime session), as a state that
-    /// re-entrant calls can see (see the module's re-entrancy rule).
-    pub(super) async fn run_sign_out_handlers(&self, phase: Phase, event: &Value) {
+    /// re-entrant calls can see (see the module's re-entrancy rule); with `push`, the SDK's final
+    /// push first, its report added to the event.
+    pub(super) async fn run_sign_out_handlers(&self, phase: Phase, event: &mut Value, push: bool) -> PushReport {
         let before = self.0.phase.get();
         self.set_phase(phase);
+        let pushed = if push { self.push_tracked().await } else { PushReport::default() };
+        if push {
+            pushed.annotate(event);
+        }
         self.0.hooks.sign_out.run(event, self.hook_context()).await;
         self.0.ended.run(event, self.hook_context()).await;
         self.set_phase(before);
+        pushed
     }
 
     /// Writes tokens and expiries; header sets are replaced at login and updated when present.

@@ -27,7 +27,8 @@ use std::rc::Rc;
 use serde_json::{Map, Value};
 
 pub use self::refresh::{Flight, RefreshOutcome, TokenAnswer};
-pub use local_databases::DestroyReport;
+pub use super::ports::PushReport;
+pub use local_databases::{DestroyReport, Owner};
 pub use reads::ReadSnapshot;
 
 use super::hooks::{HookContext, HookList, Hooks, SignOutReason, DEFAULT_HOOK_TIMEOUT_MS};
@@ -133,6 +134,8 @@ struct Memory {
     last_credentials: Option<String>,
     current_company: Option<Map<String, Value>>,
     device_info: Map<String, Value>,
+    /// The last realtime `ready`'s tenant and routed day database.
+    routed: Option<(String, String)>,
 }
 
 /// What the session is doing that other calls must not wait on (see the re-entrancy rule).

@@ -31,7 +31,12 @@ impl Session {
                 Err(e) => self.reporter().error(&["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat()),
             }
         }
-        let event = sign_out_event(reason);
+        let mut event = sign_out_event(reason);
+        if reason == SignOutReason::Logout {
+            // The SDK's own final push, through the sign-out window (nothing is destroyed: what
+            // it could not push stays on the device, reported in the event).
+            self.push_tracked().await.annotate(&mut event);
+        }
         self.0.hooks.sign_out.run(&event, self.hook_context()).await;
         if told {
             // The handlers have run: the session's document headers end now, not at the

@@ -1,0 +1,302 @@
+//! The device's last work, row by row of the README's table of what happens to local data: what
+//! the SDK's final push sends, with which headers, what is destroyed and what is reported. Fakes
+//! throughout: a server that issues each login its own header set and refuses a set once its
+//! session has ended, and local databases that hold `pending` documents until a push takes them.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures::executor::block_on;
+use serde_json::{json, Value};
+
+use super::fakes::*;
+use super::hooks::SignOutReason;
+use super::keys::HeaderKind;
+use super::ports::*;
+use super::session::{Owner, Ports, Session, SessionConfig};
+use super::token::encode_for_test;
+
+const NOW: i64 = 1_700_000_000_000;
+
+struct H {
+    session: Session,
+    storage: Rc<MemoryStorage>,
+    dbs: Rc<FakeLocalDatabases>,
+    reporter: Rc<RecordingReporter>,
+    log: EventLog,
+    /// The sign-out events the app's handler saw.
+    events: Rc<RefCell<Vec<Value>>>,
+    /// Whether the server answers at all.
+    online: Rc<Cell<bool>>,
+    /// Answer refreshes with 401 (the session ended on the server).
+    refuse_refresh: Rc<Cell<bool>>,
+    /// The company a refresh answers (a company change), else the user's own.
+    moved_to: Rc<RefCell<Option<&'static str>>>,
+}
+
+fn company_of(user: &str) -> &'static str {
+    if user == "carol" {
+        "globex"
+    } else {
+        "acme"
+    }
+}
+
+/// A server: `alice` and `bob` are of `acme`, `carol` of `globex`; the n-th login's Remote set is
+/// `{"X-Docdb-Token": "<user>-<n>"}`; a completed logout or a refused refresh ends that set.
+fn harness() -> H {
+    let log: EventLog = Rc::default();
+    let storage = Rc::new(MemoryStorage::default());
+    let dbs = Rc::new(FakeLocalDatabases { log: Some(log.clone()), ..Default::default() });
+    let reporter = Rc::new(RecordingReporter::default());
+    let (online, refuse_refresh) = (Rc::new(Cell::new(true)), Rc::new(Cell::new(false)));
+    let logins = Cell::new(0);
+    let moved_to = Rc::new(RefCell::new(None));
+    let (up, refuse, ended, live, moved) = (online.clone(), refuse_refresh.clone(), dbs.clone(), Rc::new(RefCell::new(String::new())), moved_to.clone());
+    let user_now = Rc::new(RefCell::new(String::new()));
+    let transport = Rc::new(FakeTransport::new(log.clone(), move |req: &HttpRequest| {
+        if !up.get() {
+            return Err(TransportError::Network("offline".into()));
+        }
+        let body: Value = req.body.as_deref().map(|b| serde_json::from_str(b).unwrap()).unwrap_or(Value::Null);
+        let answer = |user: &str, set: &str, company: &str| {
+            let claims = json!({"sub": user, "userId": user, "companyId": company, "roles": ["cashier"], "iat": NOW / 1000, "exp": NOW / 1000 + 900});
+            json!({"token": encode_for_test(&claims), "expiresIn": 900, "refreshToken": format!("refresh-{set}"), "refreshExpiresIn": 86400,
+                   "docdbHeaders": {"Remote": {"X-Docdb-Token": set}}})
+            .to_string()
+        };
+        let path = req.url.trim_start_matches("http://server.test");
+        let ok = |body: String| Ok(HttpResponse { status: 200, body });
+        match path {
+            "/auth" => {
+                logins.set(logins.get() + 1);
+                let user = body["username"].as_str().unwrap().to_owned();
+                let set = format!("{user}-{}", logins.get());
+                *live.borrow_mut() = set.clone();
+                *user_now.borrow_mut() = user.clone();
+                ok(answer(&user, &set, company_of(&user)))
+            }
+            "/auth/refresh" if refuse.get() => {
+                ended.refused.borrow_mut().insert(live.borrow().clone());
+                Ok(HttpResponse { status: 401, body: json!({"error": "session_ended", "message": "ended"}).to_string() })
+            }
+            "/auth/refresh" => {
+                let user = user_now.borrow().clone();
+                let company = moved.borrow().unwrap_or(company_of(&user));
+                ok(answer(&user, &format!("{user}-{company}"), company))
+            }
+            "/auth/logout" if body["complete"] == true => {
+                ended.refused.borrow_mut().insert(live.borrow().clone());
+                ok("{}".into())
+            }
+            _ => ok("{}".into()),
+        }
+    }));
+    let ports = Ports {
+        storage: storage.clone(),
+        transport,
+        clock: Rc::new(FakeClock(Cell::new(NOW))),
+        local_databases: dbs.clone(),
+        reporter: reporter.clone(),
+        lock: Rc::new(FakeLock::default()),
+    };
+    let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports);
+    let events = Rc::new(RefCell::new(Vec::new()));
+    let (seen, l) = (events.clone(), log.clone());
+    session.hooks().sign_out.register(Rc::new(move |e: &Value| {
+        seen.borrow_mut().push(e.clone());
+        l.borrow_mut().push(format!("onSignOut {}", e["reason"].as_str().unwrap()));
+        Box::pin(async { Ok(()) })
+    }));
+    H { session, storage, dbs, reporter, log, events, online, refuse_refresh, moved_to }
+}
+
+impl H {
+    /// Logs `user` in, routes the device to its tenant's day database (as a realtime `ready`
+    /// does) and writes `orders` documents into a tracked database pushed to it.
+    fn working(&self, user: &str, orders: u32) {
+        assert!(block_on(self.session.login(user, "pw")).is_success());
+        let company = company_of(user);
+        self.session.note_routing(company, &format!("{company}_day"));
+        self.session.track_local_database("orders").unwrap();
+        self.dbs.targets.borrow_mut().insert("orders".into(), None);
+        self.dbs.pending.borrow_mut().insert("orders".into(), orders);
+        self.log.borrow_mut().clear();
+        self.events.borrow_mut().clear();
+    }
+
+    fn pushes(&self) -> Vec<String> {
+        self.log.borrow().iter().filter(|e| e.starts_with("push")).cloned().collect()
+    }
+
+    fn last_event(&self) -> Value {
+        self.events.borrow().last().cloned().unwrap()
+    }
+
+    fn destroyed(&self) -> Vec<String> {
+        self.dbs.destroyed.borrow().clone()
+    }
+}
+
+#[test]
+fn logout_online_pushes_through_the_sign_out_window_and_destroys_nothing() {
+    let h = harness();
+    h.working("alice", 2);
+    block_on(h.session.sign_out(SignOutReason::Logout));
+    assert_eq!(
+        *h.log.borrow(),
+        vec![
+            "http POST http://server.test/auth/logout",
+            "push orders -> http://server.test/docdb/acme_day alice-1",
+            "onSignOut logout",
+            "http POST http://server.test/auth/logout",
+        ],
+        "pushed after the server opened the window, before the handlers and the window's end"
+    );
+    assert_eq!(h.last_event(), json!({"reason": "logout", "pushed": {"orders": 2}, "unpushed": {}}));
+    assert!(h.destroyed().is_empty());
+    assert_eq!(h.session.tracked_local_databases(), vec!["orders"]);
+}
+
+#[test]
+fn logout_offline_reports_what_stays_unpushed_on_the_device_and_the_next_login_pushes_it() {
+    let h = harness();
+    h.working("alice", 3);
+    h.online.set(false);
+    // Offline, the push fails as the server would refuse it (modelled by the ended set).
+    h.dbs.refused.borrow_mut().insert("alice-1".into());
+    block_on(h.session.sign_out(SignOutReason::Logout));
+    assert_eq!(h.last_event(), json!({"reason": "logout", "pushed": {"orders": 0}, "unpushed": {"orders": 3}}));
+    assert!(h.destroyed().is_empty() && !h.session.check_if_logged_in());
+    h.online.set(true);
+    assert!(block_on(h.session.login("alice", "pw")).is_success());
+    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-1", "push orders -> http://server.test/docdb/acme_day alice-2"]);
+    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "new", "pushed": {"orders": 3}, "unpushed": {}}));
+    assert_eq!(h.destroyed(), vec!["orders"]);
+}
+
+#[test]
+fn a_login_of_the_same_tenant_pushes_with_the_new_sessions_headers_then_destroys() {
+    for user in ["alice", "bob"] {
+        let h = harness();
+        h.working("alice", 2);
+        assert!(block_on(h.session.login(user, "pw")).is_success());
+        assert_eq!(h.pushes(), vec![format!("push orders -> http://server.test/docdb/acme_day {user}-2")]);
+        assert_eq!(h.last_event(), json!({"reason": "login", "headers": "new", "pushed": {"orders": 2}, "unpushed": {}}));
+        assert_eq!(h.destroyed(), vec!["orders"]);
+        assert!(h.reporter.messages().is_empty(), "{:?}", h.reporter.messages());
+    }
+}
+
+#[test]
+fn a_rejected_refresh_then_a_login_of_the_same_tenant_still_pushes_the_work() {
+    let h = harness();
+    h.working("alice", 4);
+    h.refuse_refresh.set(true);
+    assert!(!block_on(h.session.refresh_authentication()));
+    assert_eq!(h.last_event(), json!({"reason": "refresh-rejected"}), "no headers left to push with: nothing tried, nothing destroyed");
+    assert!(h.destroyed().is_empty() && !h.session.check_if_logged_in());
+    h.refuse_refresh.set(false);
+    assert!(block_on(h.session.login("bob", "pw")).is_success());
+    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day bob-2"]);
+    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "new", "pushed": {"orders": 4}, "unpushed": {}}));
+    assert_eq!(h.destroyed(), vec!["orders"]);
+}
+
+#[test]
+fn a_login_of_another_tenant_pushes_with_the_previous_sessions_own_headers() {
+    let h = harness();
+    h.working("alice", 2);
+    assert!(block_on(h.session.login("carol", "pw")).is_success());
+    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-1"], "never carol's headers, never globex's database");
+    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "previous", "pushed": {"orders": 2}, "unpushed": {}}));
+    assert_eq!(h.destroyed(), vec!["orders"]);
+    assert_eq!(h.session.local_data_owner(Owner::Company), None, "nothing tracked, nobody's data");
+}
+
+#[test]
+fn a_login_of_another_tenant_after_the_session_ended_destroys_the_work_counted_and_logged() {
+    let h = harness();
+    h.working("alice", 5);
+    h.refuse_refresh.set(true);
+    assert!(!block_on(h.session.refresh_authentication()));
+    h.refuse_refresh.set(false);
+    assert!(block_on(h.session.login("carol", "pw")).is_success());
+    assert!(h.pushes().is_empty(), "carol's headers are never lent to acme's data: {:?}", h.pushes());
+    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "previous", "pushed": {}, "unpushed": {"orders": 5}}));
+    assert_eq!(h.destroyed(), vec!["orders"]);
+    assert!(h.reporter.messages().iter().any(|m| m == "session-broker: 5 document(s) of \"orders\" could not be pushed and were destroyed"), "{:?}", h.reporter.messages());
+}
+
+#[test]
+fn a_company_change_pushes_with_the_previous_companys_headers() {
+    let h = harness();
+    h.working("alice", 1);
+    *h.moved_to.borrow_mut() = Some("globex");
+    assert!(block_on(h.session.refresh_authentication()));
+    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-1"], "acme's work with acme's headers");
+    assert_eq!(h.last_event(), json!({"reason": "company-change", "headers": "previous", "pushed": {"orders": 1}, "unpushed": {}}));
+    assert_eq!(h.destroyed(), vec!["orders"]);
+    assert_eq!(h.session.docdb_headers(HeaderKind::Remote).unwrap()["X-Docdb-Token"], "alice-globex", "the new company's, after the cleanup");
+    assert_eq!(h.session.local_data_owner(Owner::Company), None);
+}
+
+#[test]
+fn another_tabs_sign_out_pushes_nothing_here() {
+    let h = harness();
+    h.working("alice", 2);
+    // Another tab signed out: the keys are gone when this tab follows.
+    for key in super::keys::SESSION_KEYS {
+        h.storage.remove(key);
+    }
+    block_on(h.session.follow());
+    assert_eq!(h.last_event(), json!({"reason": "logout", "otherTab": true}));
+    assert!(h.pushes().is_empty() && h.destroyed().is_empty());
+}
+
+#[test]
+fn destroy_all_local_databases_pushes_first_and_reports_both() {
+    let h = harness();
+    h.working("alice", 2);
+    h.session.track_local_database("by-name").unwrap();
+    let report = block_on(h.session.destroy_all_local_databases());
+    assert_eq!(report.to_value(), json!({"destroyed": ["orders", "by-name"], "failed": [], "pushed": {"orders": 2}, "unpushed": {}}));
+    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-1"]);
+}
+
+#[test]
+fn a_named_target_and_an_unknown_routing() {
+    let h = harness();
+    h.working("alice", 2);
+    h.dbs.targets.borrow_mut().insert("orders".into(), Some("acme_archive_in".into()));
+    block_on(h.session.sign_out(SignOutReason::Logout));
+    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_archive_in alice-1"]);
+    // No routed database known yet (no `ready` since the tenant's first login): nothing is sent,
+    // the work is counted.
+    let h = harness();
+    h.working("alice", 2);
+    h.storage.remove(super::keys::LOCAL_DATA_OWNER);
+    block_on(h.session.sign_out(SignOutReason::Logout));
+    assert!(h.pushes().is_empty());
+    assert_eq!(h.last_event(), json!({"reason": "logout", "pushed": {}, "unpushed": {"orders": 2}}));
+}
+
+#[test]
+fn data_of_two_tenants_side_by_side_is_nobodys_and_never_lent() {
+    let h = harness();
+    h.working("alice", 1);
+    // The cleanup of carol's login (globex) cannot destroy acme's database: it stays, acme's.
+    h.dbs.failing.borrow_mut().insert("orders".into());
+    assert!(block_on(h.session.login("carol", "pw")).is_success());
+    assert_eq!(h.session.local_data_owner(Owner::Company).as_deref(), Some("acme"));
+    h.session.track_local_database("globex-orders").unwrap();
+    assert_eq!(h.session.local_data_owner(Owner::Company), None, "two tenants' data: the owner is unknown");
+    h.dbs.failing.borrow_mut().clear();
+    h.refuse_refresh.set(true);
+    assert!(!block_on(h.session.refresh_authentication()));
+    h.refuse_refresh.set(false);
+    h.log.borrow_mut().clear();
+    assert!(block_on(h.session.login("alice", "pw")).is_success());
+    assert!(h.pushes().is_empty(), "alice's headers are never lent to data that may be globex's: {:?}", h.pushes());
+    assert_eq!(h.last_event()["headers"], "previous");
+}

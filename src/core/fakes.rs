@@ -40,6 +40,64 @@ impl Storage for MemoryStorage {
     }
 }
 
+/// One tab's view of an origin's `localStorage`, as a browser keeps one per renderer process: its
+/// own writes show at once, another view's only after this one has been read `lag` more times
+/// (they travel between processes; the release of a lock does not wait for them).
+#[derive(Default)]
+pub struct LaggingStorage {
+    view: RefCell<BTreeMap<String, String>>,
+    inbox: RefCell<Vec<(u32, String, Option<String>)>>,
+    reads: Cell<u32>,
+    peers: RefCell<Vec<std::rc::Weak<LaggingStorage>>>,
+    lag: u32,
+}
+
+impl LaggingStorage {
+    /// `n` views of one storage.
+    pub fn views(n: usize, lag: u32) -> Vec<Rc<LaggingStorage>> {
+        let views: Vec<Rc<LaggingStorage>> = (0..n).map(|_| Rc::new(LaggingStorage { lag, ..LaggingStorage::default() })).collect();
+        for view in &views {
+            *view.peers.borrow_mut() = views.iter().filter(|v| !Rc::ptr_eq(v, view)).map(Rc::downgrade).collect();
+        }
+        views
+    }
+
+    fn send(&self, key: &str, value: Option<&str>) {
+        for peer in self.peers.borrow().iter().filter_map(std::rc::Weak::upgrade) {
+            let due = peer.reads.get() + peer.lag;
+            peer.inbox.borrow_mut().push((due, key.to_owned(), value.map(str::to_owned)));
+        }
+    }
+}
+
+impl Storage for LaggingStorage {
+    fn get(&self, key: &str) -> Option<String> {
+        self.reads.set(self.reads.get() + 1);
+        let now = self.reads.get();
+        let mut view = self.view.borrow_mut();
+        self.inbox.borrow_mut().retain(|(due, k, v)| {
+            if *due > now {
+                return true;
+            }
+            match v {
+                Some(v) => view.insert(k.clone(), v.clone()),
+                None => view.remove(k),
+            };
+            false
+        });
+        view.get(key).cloned()
+    }
+    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+        self.view.borrow_mut().insert(key.into(), value.into());
+        self.send(key, Some(value));
+        Ok(())
+    }
+    fn remove(&self, key: &str) {
+        self.view.borrow_mut().remove(key);
+        self.send(key, None);
+    }
+}
+
 pub struct FakeClock(pub Cell<i64>);
 
 impl FakeClock {
@@ -68,6 +126,8 @@ pub struct FakeLock {
     pub granted: Rc<Cell<u32>>,
     /// Polls before a waiter gives up (`TimedOut`).
     pub patience: u32,
+    /// The record of the last refresh token spent, when the lock keeps one.
+    pub spent: Option<Rc<RefCell<Option<String>>>>,
 }
 
 struct FakeGuard(Rc<Cell<bool>>);
@@ -100,6 +160,14 @@ impl RefreshLock for FakeLock {
         self.granted.set(self.granted.get() + 1);
         let held = self.held.clone();
         Box::pin(async move { Ok(Box::new(FakeGuard(held)) as Box<dyn LockGuard>) })
+    }
+    fn spent(&self, write: Option<&str>) -> LocalBoxFuture<'static, Option<String>> {
+        let record = self.spent.clone().unwrap_or_default();
+        if let Some(tail) = write {
+            *record.borrow_mut() = Some(tail.to_owned());
+        }
+        let read = record.borrow().clone();
+        Box::pin(async move { read })
     }
 }
 

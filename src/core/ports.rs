@@ -46,6 +46,14 @@ pub trait RefreshLock {
     fn acquire(&self, wait_ms: u32) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>>;
     /// Takes the lock from a holder that never released it (the orphaned-lock path).
     fn steal(&self) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>>;
+    /// The record of the refresh token the last refresh of any tab spent (its last 16
+    /// characters), in a store every tab reads alike at once (IndexedDB in the browser): a tab's
+    /// view of `localStorage` learns another tab's writes later, not when the lock is released.
+    /// With `Some(tail)`, writes it (before the lock is released); else reads it. `None` where no
+    /// such store is.
+    fn spent(&self, _write: Option<&str>) -> LocalBoxFuture<'static, Option<String>> {
+        Box::pin(std::future::ready(None))
+    }
 }
 
 /// The HTTP methods the SDK sends.

@@ -456,3 +456,48 @@ fn handlers_are_bounded_by_the_configured_time() {
     assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
     assert!(tab.reporter.messages().iter().any(|m| m.contains("onLogin handler did not settle within 7 ms")), "{:?}", tab.reporter.messages());
 }
+
+// ----- one refresh across tabs whose views of storage lag --------------------------------------
+
+/// Two tabs whose views of `localStorage` learn each other's writes late (as separate renderer
+/// processes do), against the strict server: `record` is whether the lock keeps its record of the
+/// last token spent. Answers the refresh requests sent and whether a tab was logged out.
+fn lagging_tabs_refresh(record: bool) -> (usize, bool) {
+    let world = World::new();
+    let lock = FakeLock { spent: record.then(Rc::default), ..FakeLock::default() };
+    let views = LaggingStorage::views(2, 6);
+    let tabs: Vec<Tab> = views
+        .iter()
+        .map(|view| {
+            let log: EventLog = Rc::default();
+            let server = world.server.clone();
+            let transport = Rc::new(FakeTransport { latency: 400, ..FakeTransport::new(log.clone(), move |r| server.borrow_mut().answer(r)) });
+            let ports = Ports {
+                storage: view.clone(),
+                transport: transport.clone(),
+                clock: world.clock.clone(),
+                local_databases: Rc::new(FakeLocalDatabases::default()),
+                reporter: Rc::new(RecordingReporter::default()),
+                lock: Rc::new(lock.clone()),
+            };
+            Tab { session: Session::new(SessionConfig::new("http://server.test").unwrap(), ports), reporter: Rc::default(), transport, log }
+        })
+        .collect();
+    assert!(finish(tabs[0].session.login("alice", "alice-pass")).is_success());
+    // The login reaches the other tab's view.
+    for _ in 0..10 {
+        tabs[1].session.check_if_logged_in();
+    }
+    assert!(tabs[1].session.check_if_logged_in());
+    world.clock.0.set(NOW + 900_000 - 30_000);
+    let answers = finish_all(tabs.iter().map(|t| Box::pin(t.session.get_token()) as std::pin::Pin<Box<dyn Future<Output = _>>>).collect());
+    let requests = tabs.iter().map(Tab::refresh_requests).sum();
+    (requests, answers.iter().any(Option::is_none) || world.server.borrow().revoked)
+}
+
+#[test]
+fn a_tab_whose_view_of_storage_lags_never_spends_a_refresh_token_twice() {
+    assert_eq!(lagging_tabs_refresh(true), (1, false), "one refresh, both tabs served");
+    // The model shows the race: without the record the second tab spends the token again.
+    assert_eq!(lagging_tabs_refresh(false), (2, true));
+}

@@ -80,6 +80,23 @@ const bounded = (work, boundMs) => Promise.race([work, new Promise((_, reject) =
   setTimeout(reject, boundMs, "still blocked after " + boundMs + " ms by a connection left open"))]);
 const idbDelete = (name) => idbDone(idbFactory().deleteDatabase(name));
 
+// ---- The last refresh token spent (web/lock.rs), in IndexedDB: every tab of the origin reads
+// it alike at once, where a tab's view of localStorage learns other tabs' writes later. `tail`
+// null reads it; resolves null when IndexedDB fails (the refresh then goes on without it).
+let spentDb;
+export async function sbSpent(tail) {
+  try {
+    spentDb ??= idbDone(Object.assign(idbFactory().open("serviceProxyToken-refresh", 1), {
+      onupgradeneeded: (e) => e.target.result.createObjectStore("spent"),
+    }));
+    const store = (await spentDb).transaction("spent", tail == null ? "readonly" : "readwrite").objectStore("spent");
+    return (await idbDone(tail == null ? store.get("token") : store.put(tail, "token"))) ?? null;
+  } catch {
+    spentDb = null;
+    return null;
+  }
+}
+
 // The PouchDB instances an app tracked, by name: destroyed through PouchDB, so every adapter
 // (the `indexeddb` one keeps open handles of its own) and every open instance of that name
 // learns of it (their `destroyed` event) and the next `new PouchDB(name)` opens a fresh one.

@@ -1,5 +1,6 @@
 //! The cross-tab refresh lock: the Web Locks API where the browser has it (held only while one
-//! tab refreshes, released by dropping the guard), else a `localStorage` lease from the core.
+//! tab refreshes, released by dropping the guard), else a `localStorage` lease from the core;
+//! and its record of the last refresh token spent, in IndexedDB.
 
 use std::rc::Rc;
 
@@ -19,6 +20,8 @@ const LOCK_NAME: &str = "session-broker:serviceProxyToken-refresh";
 extern "C" {
     #[wasm_bindgen(js_name = sbLockRequest)]
     fn lock_request(name: &str, wait_ms: u32, steal: bool) -> JsValue;
+    #[wasm_bindgen(js_name = sbSpent)]
+    fn spent_record(tail: Option<&str>) -> Promise;
 }
 
 pub struct BrowserLock {
@@ -58,5 +61,10 @@ impl RefreshLock for BrowserLock {
 
     fn steal(&self) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>> {
         request(0, true).unwrap_or_else(|| self.fallback.steal())
+    }
+
+    fn spent(&self, write: Option<&str>) -> LocalBoxFuture<'static, Option<String>> {
+        let promise = spent_record(write);
+        Box::pin(async move { JsFuture::from(promise).await.ok()?.as_string() })
     }
 }

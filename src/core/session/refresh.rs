@@ -4,6 +4,11 @@
 //! A tab that waited for the lock re-reads storage: when the refresh token changed meanwhile,
 //! another tab refreshed (or signed out, or logged in) and this tab follows it instead of
 //! spending the old refresh token, which a strict server would answer by revoking the family.
+//! Storage alone cannot say so at once: a tab's view of `localStorage` learns another tab's
+//! writes some time after that tab released the lock. So the lock also keeps a record of the last
+//! token spent (`RefreshLock::spent`, IndexedDB in the browser, read alike by every tab), written
+//! before the lock is released: a tab about to spend a token already spent waits for its view to
+//! show the new one instead.
 //! The commit guard is the stored refresh token itself: every sign-out, login, company change
 //! and refresh replaces or removes it, so it serves as the session's epoch. An answer is written
 //! only while the token it spent is still the stored one and no sign-out is running; otherwise
@@ -27,6 +32,11 @@ pub enum TokenAnswer {
     Now(Option<String>),
     /// The new token once the refresh lands (`None` when it failed).
     After(Flight),
+}
+
+/// What the lock records of a spent refresh token: enough to tell it, not the token.
+fn tail(token: &str) -> &str {
+    token.get(token.len().saturating_sub(16)..).unwrap_or(token)
 }
 
 /// A tab waits this much longer than one request for another tab's refresh, then takes the lock
@@ -176,6 +186,19 @@ impl Session {
         let _guard = self.acquire_refresh_lock().await;
         // Let storage changes from other tabs that arrived while this one waited land first.
         self.0.ports.clock.sleep(0).await;
+        // Another tab may have spent `seen` already, its answer not yet in this tab's view of
+        // `localStorage`: the lock's record of the last token spent says so, and this tab waits
+        // for that answer (at most one request's time) instead of spending the token again.
+        if let Some(seen) = &seen {
+            if self.0.ports.lock.spent(None).await.as_deref() == Some(tail(seen)) {
+                let mut waited = 0;
+                while self.refresh_token().as_ref() == Some(seen) && waited < self.0.config.timeout_ms {
+                    self.0.ports.clock.sleep(10).await;
+                    waited += 10;
+                }
+                return Decided::Superseded;
+            }
+        }
         let Some(refresh_token) = self.refresh_token() else {
             return match (&seen, self.stored_token()) {
                 (None, Some(_)) => Decided::Rejected("no refresh token is stored".into()),
@@ -214,6 +237,7 @@ impl Session {
         if let Err(e) = self.persist(&auth, false) {
             return Decided::Transient(["the refreshed session could not be stored: ", &e].concat());
         }
+        self.0.ports.lock.spent(Some(tail(&refresh_token))).await;
         Decided::Refreshed { token: auth.token, claims, company_changed, new_headers }
     }
 

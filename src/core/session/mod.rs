@@ -194,7 +194,9 @@ impl Session {
         if let Some(id) = keys::read_opaque(&*ports.storage, keys::DEVICE_ID) {
             device_info.insert("id".into(), Value::String(id));
         }
-        let token = keys::read_jwt(&*ports.storage, keys::AUTH).map(|(t, _)| t);
+        // Decoded once here and kept: the first read (a page's first `getToken()`) finds it.
+        let stored = keys::read_jwt(&*ports.storage, keys::AUTH).map(|(t, c)| (t, Rc::new(c)));
+        let token = stored.as_ref().map(|(t, _)| t.clone());
         let hook_context = HookContext { reporter: ports.reporter.clone(), clock: ports.clock.clone(), timeout_ms: config.hook_timeout_ms };
         let session = Session(Rc::new(Inner {
             config,
@@ -206,7 +208,7 @@ impl Session {
             flight: RefCell::new(None),
             phase: Cell::new(Phase::Idle),
             refreshed: RefCell::new(None),
-            decoded: RefCell::new(None),
+            decoded: RefCell::new(stored),
             follow: follow::FollowState::default(),
             auto: auto_refresh::AutoState::default(),
             changed: RefCell::new(None),

@@ -145,7 +145,7 @@ demo: build
 size: build
 	@for f in pkg/session_broker_bg.wasm pkg/session_broker.js; do \
 	  printf '%-28s raw %7d B   gzip -9 %6d B\n' "$$f" "$$(wc -c < $$f)" "$$(gzip -9c $$f | wc -c)"; done
-	@printf '%-28s          gzip -9 %6d B  (the size issue: 61440 B; recorded budget %d B)\n' "wasm + glue" \
+	@printf '%-28s          gzip -9 %6d B  (the size goal: 61440 B; recorded budget %d B)\n' "wasm + glue" \
 	  "$$(( $$(gzip -9c pkg/session_broker_bg.wasm | wc -c) + $$(gzip -9c pkg/session_broker.js | wc -c) ))" $(SIZE_BUDGET)
 	@rm -rf target/size && wasm-bindgen target/wasm32-unknown-unknown/release/session_broker.wasm \
 	  --out-dir target/size --target web --keep-debug >/dev/null

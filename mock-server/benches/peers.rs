@@ -294,7 +294,7 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
     };
     let _ = writeln!(r, "\nOn a returning visit the goal (within 1.25× supabase's {:.1} ms, so by {:.1} ms) {leaves}; supabase itself takes {:.1} ms from its module's arrival to `getSession()`'s answer, with no wasm to fetch or compile. Compiling the wasm alone, on bytes already fetched, takes {:.1} ms.", med(s, "/ms"), 1.25 * med(s, "/ms"), med(s, "/ms") - med(s, "/moduleIn"), med(o, "/compile"));
     let _ = writeln!(r);
-    let _ = writeln!(r, "## Against the goals of the issue (this run)\n");
+    let _ = writeln!(r, "## Against the goals (this run)\n");
     let _ = writeln!(r, "| goal | measured | met |\n|---|---|---|");
     let met = |ok: bool| if ok { "yes" } else { "**no**" };
     let limit_ratio = med(ours, "/limitAwaitGetItem") / t_ours;

@@ -200,7 +200,7 @@ impl AppState {
         let realtime: Arc<crate::realtime::Hub> = Arc::default();
         // The first server of a store marks its backup directory; a later one checks it shares it.
         if settings.backup_enabled {
-            let dir = settings.backup_dir.clone().unwrap_or_default();
+            let dir = crate::rolling::RollingSettings::from(&settings).backup_dir;
             match store.transaction(|tx| crate::rolling::backup::unshared(tx, &dir)) {
                 Ok(None) => {}
                 Ok(Some(why)) => tracing::warn!("{why}"),

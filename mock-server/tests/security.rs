@@ -274,7 +274,7 @@ async fn every_action_of_the_permission_map_agrees_with_the_server_for_every_dem
     }
     s.run_cron(&admin, "rolling-db-rotate").await;
     let mut actions: Vec<&str> = p::DEFAULTS.iter().map(|(a, _)| *a).collect();
-    actions.push(p::ROLLING_DB_REWARM);
+    actions.extend([p::ROLLING_DB_REWARM, p::ROLLING_DB_RELEASE]);
     for user in ["admin", "keys", "alice", "bob", "carol"] {
         let login = s.login(user).await;
         let token = login["token"].as_str().unwrap().to_owned();
@@ -293,6 +293,8 @@ async fn every_action_of_the_permission_map_agrees_with_the_server_for_every_dem
                 p::CATALOG_WRITE => s.call(reqwest::Method::PUT, &format!("/docdb/dev_{company}_main_core/walk-{user}"), Some(&token), Some(json!({"type": "note"}))).await,
                 // Re-warm is refused after its role check when the tenant has no CORE: initech has none.
                 p::ROLLING_DB_REWARM => s.post("/admin/rolling-db/tenants/initech/rewarm", Some(&token), json!({})).await,
+                // Refused after its role check (404) when the day is not held: none is.
+                p::ROLLING_DB_RELEASE => s.post(&format!("/admin/rolling-db/tenants/{company}/days/none/release"), Some(&token), json!({})).await,
                 other => panic!("the walk has no request for {other}: add one"),
             };
             let server = answer.status != reqwest::StatusCode::FORBIDDEN;

@@ -17,6 +17,8 @@ pub const CLIENTS_INVALIDATE: &str = "clients:invalidate";
 pub const CATALOG_WRITE: &str = "catalog:write";
 /// Re-warm (dropping CORE): in no role's list, so `sys_admin` alone.
 pub const ROLLING_DB_REWARM: &str = "rollingDb:rewarm";
+/// Releasing a held (restored) day database to the drop: in no role's list, so `sys_admin` alone.
+pub const ROLLING_DB_RELEASE: &str = "rollingDb:release";
 
 /// The default map (README: "The JS API", `hasPermission`), action → roles. The mock server authorises its routes by this
 /// same map, so `hasPermission` and the server never disagree.

@@ -250,7 +250,9 @@ fn archive_legacy(conn: &Cluster, names: &TenantNames, company_id: &str, now_ms:
         copy_into_archive(conn, &legacy, &archive_db, &docs)?;
         copy_into_relational(conn, company_id, &legacy, &docs, now_ms)?;
     }
-    legacy_status(conn, names, now_ms)
+    // The copies wrote the archive and the relational store, not the legacy database: the same
+    // documents are measured against them.
+    legacy_against_archive(conn, names, docs).map(Some)
 }
 
 fn legacy_archivable_docs(conn: &Cluster, legacy: &str, now_ms: i64) -> RollingResult<Option<Vec<Doc>>> {
@@ -263,9 +265,14 @@ fn legacy_archivable_docs(conn: &Cluster, legacy: &str, now_ms: i64) -> RollingR
 /// How the legacy database's archivable part stands against the archive and the relational
 /// store (a document closed since the last archive run counts until the next one copies it).
 pub fn legacy_status(conn: &Cluster, names: &TenantNames, now_ms: i64) -> RollingResult<Option<LegacyArchive>> {
+    let Some(docs) = legacy_archivable_docs(conn, &names.legacy(), now_ms)? else { return Ok(None) };
+    legacy_against_archive(conn, names, docs).map(Some)
+}
+
+/// `docs`, the legacy database's archivable part, against the archive and the relational store.
+fn legacy_against_archive(conn: &Cluster, names: &TenantNames, docs: Vec<Doc>) -> RollingResult<LegacyArchive> {
     let (legacy, archive_db) = (names.legacy(), names.archive());
-    let Some(docs) = legacy_archivable_docs(conn, &legacy, now_ms)? else { return Ok(None) };
     let relational: u64 = relational_checks(conn, &legacy, &docs)?.iter().map(|c| c.diff).sum();
     let archived = archive_diff(conn, &legacy, &archive_db, &docs)?;
-    Ok(Some(LegacyArchive { db: legacy, documents: docs.len() as u64, diff: archived + relational }))
+    Ok(LegacyArchive { db: legacy, documents: docs.len() as u64, diff: archived + relational })
 }

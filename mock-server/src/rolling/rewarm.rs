@@ -46,14 +46,14 @@ pub struct Snapshot {
     pub dir: String,
 }
 
-/// Documents of CORE written since its warm: edited (a revision past the warm's first) or not
-/// among the legacy catalogue's STATIC documents the warm copied.
-pub fn edited_since_warm(conn: &Cluster, core: &str, legacy: &str) -> RollingResult<Vec<String>> {
+/// Documents of CORE (`core_docs`) written since its warm: edited (a revision past the warm's
+/// first) or not among the legacy catalogue's STATIC documents the warm copied.
+fn edited_since_warm(conn: &Cluster, core_docs: &[docdb::Doc], legacy: &str) -> RollingResult<Vec<String>> {
     let copied: HashSet<String> = match docdb::exists(conn, legacy)? {
         true => docdb::all_docs(conn, legacy)?.into_iter().filter(|d| super::warm::is_static(&d.body)).map(|d| d.id).collect(),
         false => HashSet::new(),
     };
-    Ok(docdb::all_docs(conn, core)?.into_iter().filter(|d| !d.rev.starts_with("1-") || !copied.contains(&d.id)).map(|d| d.id).collect())
+    Ok(core_docs.iter().filter(|d| !d.rev.starts_with("1-") || !copied.contains(&d.id)).map(|d| d.id.clone()).collect())
 }
 
 /// `confirm`: the count of documents written since the warm the operator accepts to leave to the
@@ -69,13 +69,14 @@ pub fn rewarm(conn: &Cluster, db_prefix: &str, backup_dir: &Path, company_id: &s
     if routed_to_core && !invalidate {
         return Err(RollingError::RewarmNeedsInvalidation(tenant.id));
     }
-    let edited = edited_since_warm(conn, &core, &names.legacy())?;
+    let core_docs = docdb::all_docs(conn, &core)?;
+    let edited = edited_since_warm(conn, &core_docs, &names.legacy())?;
     if !edited.is_empty() && confirm != Some(edited.len()) {
         return Err(RollingError::CoreEdited { company_id: tenant.id, count: edited.len(), ids: edited.into_iter().take(IDS_NAMED).collect() });
     }
     // The way back, verified before anything is dropped.
     let info = docdb::info(conn, &core)?.ok_or_else(|| RollingError::NoCore(tenant.id.clone()))?;
-    let docs: Vec<serde_json::Value> = docdb::all_docs(conn, &core)?.iter().map(docdb::Doc::to_json).collect();
+    let docs: Vec<serde_json::Value> = core_docs.iter().map(docdb::Doc::to_json).collect();
     let manifest = backups::write(backup_dir, &core, now_ms, info.update_seq, &docs)?;
     backups::read_verified(backup_dir, &manifest)?;
     docdb::drop_database(conn, &core)?;

@@ -18,7 +18,7 @@ use crate::rolling::invalidation;
 use crate::rolling::{flag_change, preflight, tenants, views, RollingSettings};
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
-use session_broker::core::permissions::{CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_REWARM};
+use session_broker::core::permissions::{CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_RELEASE, ROLLING_DB_REWARM};
 use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
@@ -191,10 +191,10 @@ async fn rewarm(
     Ok(Json(json!(done)))
 }
 
-/// A held day database (a restored one) released to the drop's usual locks: sys_admin only,
-/// audited. 404 when the tenant holds no such day.
+/// A held day database (a restored one) released to the drop's usual locks: `rollingDb:release`
+/// (sys_admin only), audited. 404 when the tenant holds no such day.
 async fn release_day(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path((id, db)): Path<(String, String)>) -> AppResult<Json<Value>> {
-    user.require_any(&["sys_admin"])?;
+    user.require_action(ROLLING_DB_RELEASE)?;
     let now = state.clock.now_ms();
     state.store.tx(|tx| {
         let ours = crate::rolling::days::day_databases(tx, &id)?.into_iter().any(|d| d.name == db && d.held);

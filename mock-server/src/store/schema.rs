@@ -29,11 +29,12 @@ CREATE TABLE IF NOT EXISTS cron_locks (
   expires_at INTEGER NOT NULL
 );";
 
-/// The guards' tables: the rollback guard's alarms and device marks, the refresh reuse guard's
-/// replays, the sign-in throttle's failures per account, the sessions signing out, the day databases an
-/// operator holds back from the drop; the test clock's offset (`mock_clock`), kept with the
-/// data so that a restarted server is on the same day as its databases; the marker of the
-/// store's backup directory (`mock_backup_marker`, see `rolling::backup::unshared`) (prefix `guard_`, one of `store::migrate::UNTRACKED_TABLE_PREFIXES`).
+/// The guards' tables (prefix `guard_`): the rollback guard's alarms and device marks, the refresh
+/// reuse guard's replays, the sign-in throttle's failures per account, the sessions signing out,
+/// the day databases an operator holds back from the drop. Beside them (prefix `mock_`): the test
+/// clock's offset (`mock_clock`), kept with the data so that a restarted server is on the same day
+/// as its databases, and the marker of the store's backup directory (`mock_backup_marker`, see
+/// `rolling::backup::unshared`). Both prefixes are in `store::migrate::UNTRACKED_TABLE_PREFIXES`.
 pub const GUARDS: &str = "
 CREATE TABLE IF NOT EXISTS guard_alarms (
   id INTEGER PRIMARY KEY AUTOINCREMENT,

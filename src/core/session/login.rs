@@ -102,10 +102,9 @@ impl Session {
     pub(super) async fn run_sign_out_handlers(&self, phase: Phase, event: &mut Value, push: bool) -> PushReport {
         let before = self.0.phase.get();
         self.set_phase(phase);
+        // An empty report (no push) leaves the event as it is.
         let pushed = if push { self.push_tracked().await } else { PushReport::default() };
-        if push {
-            pushed.annotate(event);
-        }
+        pushed.annotate(event);
         self.0.hooks.sign_out.run(event, self.hook_context()).await;
         self.0.ended.run(event, self.hook_context()).await;
         self.set_phase(before);

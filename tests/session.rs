@@ -332,6 +332,22 @@ fn bad_options_and_arguments_throw_session_broker_errors() {
         assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "invalid_argument");
     }
     assert!(!m.get_tracked_local_databases().iter().any(|n| n == "orders" || n == "http://x/db"));
+    // pushTo: a local PouchDB's only, and "dynamic" or {database: string}; nothing tracked otherwise.
+    use wasm_bindgen::JsCast;
+    let local = js_sys::Function::new_no_args("return { name: 'till', adapter: 'idb', destroy() {} }").call0(&JsValue::NULL).unwrap();
+    let options = |v: serde_json::Value| Some(js(v).unchecked_into::<session_broker::js::types::TrackOptionsArg>());
+    for (db, bad) in [
+        (JsValue::from("till"), json!({"pushTo": "dynamic"})),
+        (local.clone(), json!({"pushTo": "static"})),
+        (local.clone(), json!({"pushTo": {"database": 7}})),
+        (local.clone(), json!({"pushTo": 7})),
+    ] {
+        let err = m.track_local_database(db, options(bad.clone())).err().unwrap_or_else(|| panic!("{bad} accepted"));
+        assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "invalid_argument", "{bad}");
+    }
+    assert!(!m.get_tracked_local_databases().iter().any(|n| n == "till"));
+    m.track_local_database(local, options(json!({"pushTo": {"database": "acme_orders"}}))).expect("a database by name");
+    assert!(m.get_tracked_local_databases().iter().any(|n| n == "till"));
 }
 
 #[wasm_bindgen_test]

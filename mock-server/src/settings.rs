@@ -32,6 +32,12 @@ pub struct Settings {
     pub auth_account_lock_max_secs: u64,
     /// `_changes` feeds one session may hold open through the proxy (`DOCDB_FEEDS_PER_SESSION`).
     pub docdb_feeds_per_session: usize,
+    /// `DOCDB_HUB`: devices' `_changes` feeds are served from one engine feed per database
+    /// (`docdb::hub`); off, each is forwarded to the engine as its own feed.
+    pub docdb_hub: bool,
+    /// `DOCDB_HUB_LINGER_MS`: how long a hub keeps its engine feed after its last device left
+    /// (a longpoll device is away between two of its requests).
+    pub docdb_hub_linger_ms: u64,
     /// How long a logged-out session's document headers keep working for its sign-out handlers
     /// (a final replication) when the SDK never reports the sign-out complete (`SIGN_OUT_GRACE_SECS`).
     pub sign_out_grace_secs: u64,
@@ -82,6 +88,8 @@ impl Default for Settings {
             auth_account_free_failures: 5,
             auth_account_lock_max_secs: 300,
             docdb_feeds_per_session: 8,
+            docdb_hub: true,
+            docdb_hub_linger_ms: 30_000,
             sign_out_grace_secs: 120,
             invalidation_wave_size: 500,
             invalidation_wave_spacing_ms: 150,
@@ -173,6 +181,8 @@ impl Settings {
         number(&get, "AUTH_ACCOUNT_FREE_FAILURES", &mut s.auth_account_free_failures)?;
         number(&get, "AUTH_ACCOUNT_LOCK_MAX_SECS", &mut s.auth_account_lock_max_secs)?;
         number(&get, "DOCDB_FEEDS_PER_SESSION", &mut s.docdb_feeds_per_session)?;
+        flag(&get, "DOCDB_HUB", &mut s.docdb_hub)?;
+        number(&get, "DOCDB_HUB_LINGER_MS", &mut s.docdb_hub_linger_ms)?;
         number(&get, "SIGN_OUT_GRACE_SECS", &mut s.sign_out_grace_secs)?;
         if s.docdb_feeds_per_session == 0 {
             return Err(invalid("DOCDB_FEEDS_PER_SESSION", "must be at least 1"));

@@ -120,6 +120,8 @@ pub struct AppState {
     pub hashing: Arc<crate::auth::passwords::Hashing>,
     /// The document engine behind the proxy (`DOCDB_URL`); `None`: the embedded model.
     pub engine: Option<crate::docdb::engine::Engine>,
+    /// The changes hubs in front of the engine (`DOCDB_HUB`, on by default).
+    pub hubs: Option<Arc<crate::docdb::hub::Hubs>>,
     /// What each session holds here that its end reaches: ended sessions, open feeds and sockets.
     pub sessions: crate::auth::sessions::Sessions,
 }
@@ -214,8 +216,16 @@ impl AppState {
         if let Some(url) = &settings.database_url {
             follow_replicas(url, &clock, &realtime, sessions.clone())?;
         }
+        let hubs = match (&engine, settings.docdb_hub) {
+            (Some(engine), true) => {
+                let tuning = crate::docdb::hub::Tuning { linger: std::time::Duration::from_millis(settings.docdb_hub_linger_ms), ..Default::default() };
+                Some(crate::docdb::hub::Hubs::new(Arc::new(engine.clone()), tuning))
+            }
+            _ => None,
+        };
         Ok(AppState {
             engine,
+            hubs,
             tokens: Arc::new(TokenKeys::new(&crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?, settings.access_token_ttl_secs)),
             settings: Arc::new(settings),
             store: Arc::new(store),

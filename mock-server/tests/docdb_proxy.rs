@@ -382,12 +382,26 @@ async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 
 /// A session holds at most `DOCDB_FEEDS_PER_SESSION` open feeds (then 429 with the error body);
 /// a feed its client closed gives its place back and is closed towards the engine; and every
-/// feed of a session is cut when the session ends.
+/// feed of a session is cut when the session ends. Without the hub each device's feed is one
+/// of the engine.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_feeds_are_bounded_per_session_closed_with_their_client_and_cut_at_logout() {
+    open_feeds_bounded_and_cut(false, [3, 2, 1, 0]).await;
+}
+
+/// The same with the hub: the engine holds one feed for all of them, closed when the last
+/// device left (`DOCDB_HUB_LINGER_MS` 0 here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn through_the_hub_the_engine_holds_one_feed_for_every_device() {
+    open_feeds_bounded_and_cut(true, [1, 1, 1, 0]).await;
+}
+
+/// `engine_feeds`: how many feeds the engine holds with three devices listening, after one
+/// closed, after a session's were cut, after the last closed.
+async fn open_feeds_bounded_and_cut(hub: bool, engine_feeds: [usize; 4]) {
     let real = Engine::start().await;
     let (url, feeds) = counting_feed_connections(&real).await;
-    let s = spawn_with(Settings { docdb_feeds_per_session: 2, ..with_engine(&url) }).await;
+    let s = spawn_with(Settings { docdb_feeds_per_session: 2, docdb_hub: hub, docdb_hub_linger_ms: 0, ..with_engine(&url) }).await;
     let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
     real.create_db(&day).await;
     let alice = s.login("alice").await;
@@ -401,9 +415,9 @@ async fn open_feeds_are_bounded_per_session_closed_with_their_client_and_cut_at_
     let other = s.login("alice").await;
     let others = open_feed(&s, &day, &remote_headers(&other)).await;
     assert_eq!(others.status(), StatusCode::OK, "another session has its own places");
-    eventually("three feeds open towards the engine", || feeds.load(Ordering::SeqCst) == 3).await;
+    eventually("three devices' feeds open towards the engine", || feeds.load(Ordering::SeqCst) == engine_feeds[0]).await;
     drop(first);
-    eventually("the closed feed's engine connection closed", || feeds.load(Ordering::SeqCst) == 2).await;
+    eventually("one device's feed closed", || feeds.load(Ordering::SeqCst) == engine_feeds[1]).await;
     let mut again = None;
     for _ in 0..200 {
         let feed = open_feed(&s, &day, &h).await;
@@ -428,7 +442,8 @@ async fn open_feeds_are_bounded_per_session_closed_with_their_client_and_cut_at_
         .await;
         assert_eq!(ended, Ok(true), "an ended session's feed is cut");
     }
-    eventually("the cut feeds closed towards the engine", || feeds.load(Ordering::SeqCst) == 1).await;
+    eventually("the cut feeds closed towards the engine", || feeds.load(Ordering::SeqCst) == engine_feeds[2]).await;
     drop(others);
+    eventually("the last device's feed closed towards the engine", || feeds.load(Ordering::SeqCst) == engine_feeds[3]).await;
     assert_error(&docdb(&s, Method::GET, &format!("{day}/_changes?feed=continuous"), &h, None).await, 401, "session_ended");
 }

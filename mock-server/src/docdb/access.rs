@@ -129,6 +129,10 @@ pub struct Forward {
     pub body: Vec<u8>,
     /// A `_changes` feed that stays open (continuous, longpoll, eventsource): counted per session.
     pub live_feed: bool,
+    /// A `_changes` read (any feed): the changes hub may answer it.
+    pub changes: bool,
+    /// The query's pairs, decoded, as judged.
+    pub query: Vec<(String, String)>,
 }
 
 /// What may be in a path segment or a query value unencoded: RFC 3986's unreserved characters.
@@ -251,8 +255,9 @@ pub fn decide(incoming: &Incoming, caller: Option<Caller>, kind_of: impl Fn(&str
         let query: Vec<String> = pairs.iter().map(|(n, v)| format!("{}={}", encode(n), encode(v))).collect();
         path = [path, query.join("&")].join("?");
     }
-    let live_feed = op == Op::Read && rest.first().is_some_and(|s| s == "_changes") && pairs.iter().any(|(n, v)| n == "feed" && LIVE_FEEDS.contains(&v.as_str()));
-    Ok(Forward { op, db, path, content_type, body, live_feed })
+    let changes = op == Op::Read && rest.len() == 1 && rest[0] == "_changes";
+    let live_feed = changes && pairs.iter().any(|(n, v)| n == "feed" && LIVE_FEEDS.contains(&v.as_str()));
+    Ok(Forward { op, db, path, content_type, body, live_feed, changes, query: pairs })
 }
 
 #[cfg(test)]

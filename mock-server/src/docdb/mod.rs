@@ -17,6 +17,7 @@ pub mod embedded;
 pub mod engine;
 pub mod feeds;
 pub mod headroom;
+pub mod hub;
 pub mod naming;
 pub mod on_engine;
 pub mod seed;

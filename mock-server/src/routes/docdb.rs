@@ -12,6 +12,7 @@ use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::Response;
 use axum::routing::{any, get};
 use axum::{Json, Router};
+use futures_util::StreamExt;
 use serde_json::{json, Map, Value};
 use session_broker::core::permissions::PermissionMap;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -88,6 +89,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
         let conn = state.store.lock()?;
         tenants::get(&conn, &caller.company_id)?.names(&state.settings.db_prefix)
     };
+    let kind_of = |db: &str| names.kind_of(db);
     let incoming = access::Incoming {
         method: parts.method.as_str(),
         path: parts.uri.path().strip_prefix("/docdb/").unwrap_or(""),
@@ -96,7 +98,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
         body: &body,
     };
     let who = access::Caller { company_id: &caller.company_id, may_write_catalogue: may_write_catalogue(&caller) };
-    let forward = access::decide(&incoming, Some(who), |db| names.kind_of(db)).map_err(refused)?;
+    let forward = access::decide(&incoming, Some(who), kind_of).map_err(refused)?;
     if forward.live_feed && caller.signing_out {
         return Err(AppError::Unauthorized(code::SESSION_ENDED, "this session is signing out: it may finish its replication, not open a live feed".into()));
     }
@@ -108,6 +110,17 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
         })?),
         false => None,
     };
+
+    if let Some(stream) = from_hub(&state, &forward, kind_of(&forward.db), parts.method.as_str()).await {
+        let stream = stream.map(Ok::<_, std::convert::Infallible>);
+        let mut response = Response::new(match place {
+            Some(place) => Body::from_stream(place.carry(stream)),
+            None => Body::from_stream(stream),
+        });
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("must-revalidate"));
+        return Ok(response);
+    }
 
     let mut request = engine.request(parts.method, &forward.path);
     if let Some(content_type) = &forward.content_type {
@@ -131,6 +144,19 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     *response.status_mut() = status;
     *response.headers_mut() = headers;
     Ok(response)
+}
+
+/// A `_changes` request answered by its database's hub (`docdb::hub`): the live feeds of every
+/// database, and CORE's normal feeds (every device reads CORE whole after an invalidation).
+/// `None`: the engine answers it as it did before the hub.
+async fn from_hub(state: &AppState, forward: &access::Forward, kind: Option<Kind>, method: &str) -> Option<futures_util::stream::BoxStream<'static, bytes::Bytes>> {
+    let hubs = state.hubs.as_ref().filter(|_| forward.changes)?;
+    let request = docdb::hub::FeedRequest::read(method, &forward.query, &forward.body)?;
+    let core = kind == Some(Kind::Core);
+    if !request.live() && !core {
+        return None;
+    }
+    hubs.serve(&forward.db, core, request).await
 }
 
 fn copy_headers(from: &reqwest::header::HeaderMap, to: &mut HeaderMap) {

@@ -1,0 +1,420 @@
+//! The changes hub: one feed of each database from the engine, however many devices listen.
+//!
+//! Every device running a live replication keeps a `_changes` request open. Forwarded one by
+//! one, each is its own feed in the engine, which then does the fan-out once per device. Here a
+//! database's live requests (and CORE's normal ones, the re-bootstrap peak) are served from a
+//! `Hub`: one continuous feed of the database, read with every leaf revision and the document,
+//! whose changes go to an `Index` (the latest change of each document) and to every listening
+//! device, each in the view it asked for. The engine sees one feed per database per replica.
+//!
+//! What a device sees is what the engine would have answered it: the same changes in the same
+//! order, the sequences as the engine wrote them. A device whose `since` is older than what the
+//! hub holds catches up from the engine first (normal feeds, page by page), then joins. A device
+//! that stops reading is closed once `listener_buffer` changes wait for it, and its client comes
+//! back from its last sequence. When the engine's feed drops, it is opened again from the last
+//! sequence the hub took in. A hub ends `linger` after its last device left (a longpoll device is
+//! away between two requests) and with it the engine's feed.
+
+mod change;
+mod index;
+mod listen;
+mod request;
+mod source;
+
+pub use change::{Change, Seq, View};
+pub use request::{Feed, FeedRequest, Since};
+pub use source::{Source, SourceError};
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, watch};
+
+use index::{wanted, DocIds, Index};
+
+/// How the hubs behave; the defaults are the server's.
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    /// How long a hub and its engine feed stay after the last device left.
+    pub linger: Duration,
+    /// Documents an index holds before it lets its oldest changes go.
+    pub max_docs: usize,
+    /// Changes that may wait for one device before it is closed as too slow.
+    pub listener_buffer: usize,
+    /// Rows a catch-up or a hub's first read asks the engine for at once.
+    pub page: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning { linger: Duration::from_secs(30), max_docs: 50_000, listener_buffer: 1_000, page: 1_000 }
+    }
+}
+
+/// What the hubs of this replica hold now, and what they did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HubCounts {
+    /// Engine feeds held (one a database with devices listening or lingering).
+    pub upstream_feeds: u64,
+    /// Devices' `_changes` requests being answered by a hub.
+    pub listening: u64,
+    /// Devices closed for not reading.
+    pub slow_closed: u64,
+    /// Engine feeds opened again after they dropped.
+    pub reconnects: u64,
+    /// Normal `_changes` answered from what a hub held.
+    pub served_from_index: u64,
+    /// Devices' `_changes` requests a hub answered (all feeds).
+    pub answered: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    upstream_feeds: AtomicU64,
+    listening: AtomicU64,
+    slow_closed: AtomicU64,
+    reconnects: AtomicU64,
+    served_from_index: AtomicU64,
+    answered: AtomicU64,
+}
+
+pub struct Hubs {
+    source: Arc<dyn Source>,
+    tuning: Tuning,
+    open: Mutex<HashMap<String, Arc<Hub>>>,
+    counters: Counters,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Starting,
+    Ready,
+    Ended,
+}
+
+struct Hub {
+    db: String,
+    state: Mutex<State>,
+    phase: watch::Sender<Phase>,
+    /// Requests using the hub; at 0 for `linger`, the hub ends.
+    leases: AtomicUsize,
+}
+
+struct State {
+    index: Index,
+    listeners: HashMap<u64, Listener>,
+    next_id: u64,
+}
+
+struct Listener {
+    tx: mpsc::Sender<Arc<Change>>,
+    doc_ids: DocIds,
+}
+
+/// A request's hold on a hub.
+struct Lease {
+    hub: Arc<Hub>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        self.hub.leases.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A device listening on a hub; it leaves when this is dropped.
+struct Joined {
+    hub: Arc<Hub>,
+    id: u64,
+    rx: mpsc::Receiver<Arc<Change>>,
+}
+
+impl Drop for Joined {
+    fn drop(&mut self) {
+        self.hub.lock().listeners.remove(&self.id);
+    }
+}
+
+impl Hub {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Hubs {
+    pub fn new(source: Arc<dyn Source>, tuning: Tuning) -> Arc<Hubs> {
+        Arc::new(Hubs { source, tuning, open: Mutex::default(), counters: Counters::default() })
+    }
+
+    pub fn counts(&self) -> HubCounts {
+        let c = &self.counters;
+        let read = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        HubCounts {
+            upstream_feeds: read(&c.upstream_feeds),
+            listening: read(&c.listening),
+            slow_closed: read(&c.slow_closed),
+            reconnects: read(&c.reconnects),
+            served_from_index: read(&c.served_from_index),
+            answered: read(&c.answered),
+        }
+    }
+
+    /// A lease on `db`'s hub, opening it (and its engine feed) when there is none. `whole`: the
+    /// hub reads the database from its start and holds all of it (CORE); otherwise it holds what
+    /// changes from now on.
+    fn lease(self: &Arc<Self>, db: &str, whole: bool) -> Lease {
+        let mut open = lock(&self.open);
+        if let Some(hub) = open.get(db) {
+            hub.leases.fetch_add(1, Ordering::SeqCst);
+            return Lease { hub: hub.clone() };
+        }
+        let hub = Arc::new(Hub {
+            db: db.to_owned(),
+            state: Mutex::new(State { index: Index::new(Seq::zero(), self.tuning.max_docs), listeners: HashMap::new(), next_id: 0 }),
+            phase: watch::channel(Phase::Starting).0,
+            leases: AtomicUsize::new(1),
+        });
+        open.insert(db.to_owned(), hub.clone());
+        tokio::spawn(self.clone().run(hub.clone(), whole));
+        Lease { hub }
+    }
+
+    /// Waits until the lease's hub has read what it starts from; `false` when it could not.
+    async fn ready(lease: &Lease) -> bool {
+        let mut phase = lease.hub.phase.subscribe();
+        phase.wait_for(|p| *p != Phase::Starting).await.is_ok_and(|p| *p == Phase::Ready)
+    }
+
+    /// Ends `hub` when nobody has used it for `linger`; answers whether it ended.
+    fn close_if_idle(&self, hub: &Arc<Hub>, idle_since: &mut Option<Instant>) -> bool {
+        if hub.leases.load(Ordering::SeqCst) > 0 {
+            *idle_since = None;
+            return false;
+        }
+        let since = *idle_since.get_or_insert_with(Instant::now);
+        if since.elapsed() < self.tuning.linger {
+            return false;
+        }
+        let mut open = lock(&self.open);
+        // A request may have taken a lease since: leases are taken under this lock.
+        if hub.leases.load(Ordering::SeqCst) > 0 {
+            *idle_since = None;
+            return false;
+        }
+        if open.get(&hub.db).is_some_and(|h| Arc::ptr_eq(h, hub)) {
+            open.remove(&hub.db);
+        }
+        true
+    }
+
+    fn end(&self, hub: &Arc<Hub>) {
+        let mut open = lock(&self.open);
+        if open.get(&hub.db).is_some_and(|h| Arc::ptr_eq(h, hub)) {
+            open.remove(&hub.db);
+        }
+        drop(open);
+        hub.phase.send_replace(Phase::Ended);
+        // Their senders dropped, the devices' feeds end and their clients come back.
+        hub.lock().listeners.clear();
+    }
+
+    /// Reads what the hub starts from: all of the database (`whole`) or its current sequence.
+    async fn start(&self, hub: &Hub, whole: bool) -> Result<(), SourceError> {
+        if !whole {
+            let head = self.source.head(&hub.db).await?;
+            let head = Seq::read(&head).ok_or_else(|| SourceError::Unavailable(format!("a sequence the hub cannot order: {head}")))?;
+            hub.lock().index = Index::new(head, self.tuning.max_docs);
+            return Ok(());
+        }
+        let mut since = Seq::zero().raw;
+        loop {
+            let (rows, last) = self.source.page(&hub.db, &since, Some(self.tuning.page), None).await?;
+            let full = rows.len() >= self.tuning.page;
+            for row in rows {
+                let change = Change::read(row).map_err(SourceError::Unavailable)?;
+                hub.lock().index.take(Arc::new(change));
+            }
+            if !full || last.is_null() {
+                return Ok(());
+            }
+            since = last;
+        }
+    }
+
+    async fn run(self: Arc<Self>, hub: Arc<Hub>, whole: bool) {
+        if let Err(e) = self.start(&hub, whole).await {
+            tracing::warn!(db = %hub.db, "changes hub: the engine's feed did not open: {e}");
+            self.end(&hub);
+            return;
+        }
+        hub.phase.send_replace(Phase::Ready);
+        self.counters.upstream_feeds.fetch_add(1, Ordering::Relaxed);
+        self.follow(&hub).await;
+        self.counters.upstream_feeds.fetch_sub(1, Ordering::Relaxed);
+        self.end(&hub);
+    }
+
+    /// The engine's feed, opened again from the head whenever it drops, until the hub is idle
+    /// for `linger` or its database is gone.
+    async fn follow(&self, hub: &Arc<Hub>) {
+        let mut idle_since = None;
+        let mut backoff = Duration::from_millis(100);
+        let tick = self.tuning.linger.clamp(Duration::from_millis(20), Duration::from_secs(1));
+        let mut first = true;
+        loop {
+            if !first {
+                self.counters.reconnects.fetch_add(1, Ordering::Relaxed);
+            }
+            first = false;
+            let since = hub.lock().index.head().raw.clone();
+            // The engine may send nothing (not even its headers) before its first heartbeat.
+            let mut opening = self.source.follow(&hub.db, &since);
+            let asked = Instant::now();
+            let opened = loop {
+                tokio::select! {
+                    opened = &mut opening => break opened,
+                    () = tokio::time::sleep(tick) => {
+                        if self.close_if_idle(hub, &mut idle_since) {
+                            return;
+                        }
+                        if asked.elapsed() > source::UPSTREAM_HEARTBEAT * 3 {
+                            break Err(SourceError::Unavailable("the feed did not open".into()));
+                        }
+                    }
+                }
+            };
+            let mut feed = match opened {
+                Ok(feed) => feed,
+                Err(SourceError::Status(404)) => return,
+                Err(e) => {
+                    tracing::warn!(db = %hub.db, "changes hub: the engine's feed: {e}; again in {backoff:?}");
+                    let until = tokio::time::Instant::now() + backoff;
+                    while tokio::time::Instant::now() < until {
+                        tokio::time::sleep(tick.min(backoff)).await;
+                        if self.close_if_idle(hub, &mut idle_since) {
+                            return;
+                        }
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                    continue;
+                }
+            };
+            let mut pending = BytesMut::new();
+            let mut last_heard = Instant::now();
+            loop {
+                tokio::select! {
+                    chunk = feed.next() => match chunk {
+                        Some(Ok(bytes)) => {
+                            last_heard = Instant::now();
+                            backoff = Duration::from_millis(100);
+                            pending.extend_from_slice(&bytes);
+                            if !self.take_lines(hub, &mut pending) {
+                                break;
+                            }
+                        }
+                        _ => break,
+                    },
+                    () = tokio::time::sleep(tick) => {
+                        if self.close_if_idle(hub, &mut idle_since) {
+                            return;
+                        }
+                        if last_heard.elapsed() > source::UPSTREAM_HEARTBEAT * 3 {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes in every whole line of `pending`; `false` when the feed ended (its `last_seq` line)
+    /// or wrote what the hub cannot read, and must be opened again.
+    fn take_lines(&self, hub: &Hub, pending: &mut BytesMut) -> bool {
+        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+            let line = pending.split_to(end + 1);
+            let line = line.trim_ascii();
+            if line.is_empty() {
+                continue;
+            }
+            let row: serde_json::Value = match serde_json::from_slice(line) {
+                Ok(row) => row,
+                Err(e) => {
+                    tracing::warn!(db = %hub.db, "changes hub: an unreadable line on the engine's feed: {e}");
+                    return false;
+                }
+            };
+            if row.get("last_seq").is_some() && row.get("id").is_none() {
+                return false;
+            }
+            match Change::read(row) {
+                Ok(change) => self.fan_out(hub, Arc::new(change)),
+                Err(e) => {
+                    tracing::warn!(db = %hub.db, "changes hub: {e}");
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// One change from the engine to the index and to every device listening for it; a device
+    /// with `listener_buffer` changes waiting is closed.
+    fn fan_out(&self, hub: &Hub, change: Arc<Change>) {
+        let mut state = hub.lock();
+        if !state.index.take(change.clone()) {
+            return;
+        }
+        let mut slow = Vec::new();
+        for (id, listener) in &state.listeners {
+            if wanted(&listener.doc_ids, &change) && listener.tx.try_send(change.clone()).is_err() {
+                slow.push(*id);
+            }
+        }
+        for id in slow {
+            state.listeners.remove(&id);
+            self.counters.slow_closed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Registers a device listening after `since` when the hub holds everything after it; with
+    /// the changes already held it wants (at most `limit`). `None`: `since` is older.
+    fn join(&self, hub: &Arc<Hub>, since: u64, doc_ids: &DocIds, limit: usize) -> Option<(Vec<Arc<Change>>, Joined)> {
+        let mut state = hub.lock();
+        if !state.index.covers(since) {
+            return None;
+        }
+        let held = state.index.after(since, doc_ids, limit);
+        let (tx, rx) = mpsc::channel(self.tuning.listener_buffer.max(1));
+        let id = state.next_id;
+        state.next_id += 1;
+        state.listeners.insert(id, Listener { tx, doc_ids: doc_ids.clone() });
+        Some((held, Joined { hub: hub.clone(), id, rx }))
+    }
+}
+
+/// Every line of a normal or longpoll answer: `{"results":[…],"last_seq":…}`.
+fn results_body(changes: &[Bytes], last_seq: &serde_json::Value) -> Bytes {
+    let mut body = BytesMut::from(&b"{\"results\":["[..]);
+    for (i, line) in changes.iter().enumerate() {
+        if i > 0 {
+            body.extend_from_slice(b",");
+        }
+        body.extend_from_slice(line);
+    }
+    body.extend_from_slice(b"],\n\"last_seq\":");
+    body.extend_from_slice(&serde_json::to_vec(last_seq).unwrap_or_default());
+    body.extend_from_slice(b"}\n");
+    body.freeze()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,403 @@
+//! The hub against a scripted engine that keeps every write and answers `_changes` as CouchDB
+//! does (each document once at its latest change, filtered, limited). Generated writes and
+//! listeners: what each device reads through the hub is what the engine's normal feed since its
+//! `since` holds at the end, with no change twice and none out of order.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use futures_util::stream::{BoxStream, StreamExt};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+
+use super::source::{Page, Source, SourceError};
+use super::*;
+
+#[derive(Default)]
+struct Log {
+    /// Every write: (seq, id, revision number, deleted).
+    writes: Vec<(u64, String, u64, bool)>,
+    /// The `since` each feed opened with.
+    follows: Vec<Value>,
+}
+
+/// The engine, scripted: writes go to a log; feeds read it.
+struct Scripted {
+    log: Mutex<Log>,
+    head: watch::Sender<u64>,
+    /// Bumped to drop every open feed (the engine restarting).
+    cut: watch::Sender<u64>,
+}
+
+fn row(seq: u64, id: &str, rev: u64, deleted: bool) -> Value {
+    let rev = format!("{rev}-{id}");
+    let mut doc = json!({"_id": id, "_rev": rev});
+    let mut row = json!({"id": id, "seq": seq, "changes": [{"rev": rev}]});
+    if deleted {
+        doc["_deleted"] = json!(true);
+        row["deleted"] = json!(true);
+    }
+    row["doc"] = doc;
+    row
+}
+
+impl Scripted {
+    fn new() -> Arc<Scripted> {
+        Arc::new(Scripted { log: Mutex::default(), head: watch::channel(0).0, cut: watch::channel(0).0 })
+    }
+
+    fn write(&self, id: &str, deleted: bool) -> u64 {
+        let mut log = self.log.lock().unwrap();
+        let seq = log.writes.len() as u64 + 1;
+        let rev = log.writes.iter().filter(|w| w.1 == id).count() as u64 + 1;
+        log.writes.push((seq, id.to_owned(), rev, deleted));
+        self.head.send_replace(seq);
+        seq
+    }
+
+    /// The engine's normal feed since `since`.
+    fn normal(&self, since: u64, doc_ids: Option<&HashSet<String>>, limit: Option<usize>) -> Vec<Value> {
+        let log = self.log.lock().unwrap();
+        let mut latest: BTreeMap<String, (u64, u64, bool)> = BTreeMap::new();
+        for (seq, id, rev, deleted) in &log.writes {
+            latest.insert(id.clone(), (*seq, *rev, *deleted));
+        }
+        let mut rows: Vec<(u64, Value)> = latest
+            .into_iter()
+            .filter(|(id, (seq, ..))| *seq > since && doc_ids.is_none_or(|ids| ids.contains(id)))
+            .map(|(id, (seq, rev, del))| (seq, row(seq, &id, rev, del)))
+            .collect();
+        rows.sort_by_key(|(seq, _)| *seq);
+        rows.into_iter().map(|(_, r)| r).take(limit.unwrap_or(usize::MAX)).collect()
+    }
+
+    fn follows(&self) -> Vec<Value> {
+        self.log.lock().unwrap().follows.clone()
+    }
+}
+
+impl Source for Arc<Scripted> {
+    fn head(&self, _db: &str) -> BoxFuture<'static, Result<Value, SourceError>> {
+        let head = *self.head.borrow();
+        Box::pin(async move { Ok(json!(head)) })
+    }
+
+    fn page(&self, _db: &str, since: &Value, limit: Option<usize>, doc_ids: Option<&HashSet<String>>) -> BoxFuture<'static, Result<Page, SourceError>> {
+        let rows = self.normal(since.as_u64().unwrap(), doc_ids, limit);
+        let last = rows.last().map_or(since.clone(), |r| r["seq"].clone());
+        Box::pin(async move { Ok((rows, last)) })
+    }
+
+    fn follow(&self, _db: &str, since: &Value) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
+        self.log.lock().unwrap().follows.push(since.clone());
+        let (engine, since) = (self.clone(), since.as_u64().unwrap());
+        Box::pin(async move {
+            let mut cut = engine.cut.subscribe();
+            cut.mark_unchanged();
+            let mut head = engine.head.subscribe();
+            // The catch-up part as a normal feed, then every write as it happens.
+            let first: Vec<Value> = engine.normal(since, None, None);
+            let mut sent = first.last().map_or(since, |r| r["seq"].as_u64().unwrap());
+            let feed = async_lines(first, move |tx| async move {
+                loop {
+                    tokio::select! {
+                        _ = cut.changed() => return,
+                        changed = head.changed() => if changed.is_err() { return },
+                    }
+                    let now = *head.borrow_and_update();
+                    let writes: Vec<_> = engine.log.lock().unwrap().writes.iter().filter(|w| w.0 > sent && w.0 <= now).cloned().collect();
+                    for (seq, id, rev, deleted) in writes {
+                        if tx.send(line(&row(seq, &id, rev, deleted))).await.is_err() {
+                            return;
+                        }
+                        sent = seq;
+                    }
+                }
+            });
+            Ok(feed)
+        })
+    }
+}
+
+fn line(row: &Value) -> Bytes {
+    Bytes::from(format!("{row}\n"))
+}
+
+/// A byte stream: `first` as lines, then what `more` sends.
+fn async_lines<F, Fut>(first: Vec<Value>, more: F) -> BoxStream<'static, Result<Bytes, SourceError>>
+where
+    F: FnOnce(tokio::sync::mpsc::Sender<Bytes>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel(1024);
+    for r in &first {
+        tx.try_send(line(r)).unwrap();
+    }
+    tokio::spawn(more(tx));
+    futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|b| (Ok(b), rx)) }).boxed()
+}
+
+fn tuning() -> Tuning {
+    Tuning { linger: Duration::from_millis(0), max_docs: 1_000, listener_buffer: 1_000, page: 3 }
+}
+
+fn hubs(engine: &Arc<Scripted>, tuning: Tuning) -> Arc<Hubs> {
+    Hubs::new(Arc::new(engine.clone()), tuning)
+}
+
+fn feed(feed: Feed, since: Since, view: View, doc_ids: Option<&[&str]>) -> FeedRequest {
+    let doc_ids = doc_ids.map(|ids| Arc::new(ids.iter().map(|s| s.to_string()).collect::<HashSet<_>>()));
+    FeedRequest { feed, since, view, doc_ids, limit: None, heartbeat: Some(Duration::from_secs(3600)), timeout: None }
+}
+
+fn at(n: u64) -> Since {
+    Since::At(Seq::read(&json!(n)).unwrap())
+}
+
+/// Reads a continuous feed's rows (heartbeats skipped) into `into` until `until` holds.
+async fn read_until(body: &mut BoxStream<'static, Bytes>, into: &mut Vec<Value>, until: impl Fn(&[Value]) -> bool) {
+    let mut pending = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !until(into) {
+            let chunk = body.next().await.expect("the feed stays open");
+            pending.extend_from_slice(&chunk);
+            while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                if line.trim_ascii().is_empty() {
+                    continue;
+                }
+                into.push(serde_json::from_slice(&line).unwrap());
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the feed did not reach the end: {into:?}"));
+}
+
+async fn whole(body: BoxStream<'static, Bytes>) -> Value {
+    let bytes: Vec<u8> = tokio::time::timeout(Duration::from_secs(10), body.collect::<Vec<Bytes>>()).await.unwrap().concat();
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// The rows a device received, each document at its last one (what it ends up knowing).
+fn known(rows: &[Value]) -> Vec<Value> {
+    let mut last: BTreeMap<String, Value> = BTreeMap::new();
+    for r in rows {
+        last.insert(r["id"].as_str().unwrap().to_owned(), r.clone());
+    }
+    let mut rows: Vec<Value> = last.into_values().collect();
+    rows.sort_by_key(|r| r["seq"].as_u64());
+    rows
+}
+
+fn in_view(row: &Value, view: View) -> Value {
+    let mut row = row.clone();
+    let obj = row.as_object_mut().unwrap();
+    if !view.include_docs {
+        obj.remove("doc");
+    }
+    row
+}
+
+fn increasing(rows: &[Value]) -> bool {
+    rows.windows(2).all(|w| w[0]["seq"].as_u64() < w[1]["seq"].as_u64())
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+#[derive(Debug, Clone)]
+struct Listener {
+    /// A point among the first writes (0: from the start).
+    since: usize,
+    doc_ids: Option<Vec<usize>>,
+    view: View,
+}
+
+fn listener() -> impl Strategy<Value = Listener> {
+    (0usize..12, proptest::option::of(proptest::collection::vec(0usize..4, 1..3)), any::<bool>(), any::<bool>()).prop_map(|(since, doc_ids, include_docs, all_docs)| Listener {
+        since,
+        doc_ids,
+        view: View { include_docs, all_docs },
+    })
+}
+
+const DOCS: [&str; 4] = ["a", "b", "c", "d"];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Continuous feeds through the hub under writes before and while they listen, a small index
+    /// (some devices are behind it and catch up from the engine), small catch-up pages.
+    #[test]
+    fn every_device_reads_what_the_engine_holds(
+        before in proptest::collection::vec((0usize..4, any::<bool>()), 1..12),
+        during in proptest::collection::vec((0usize..4, any::<bool>()), 0..20),
+        listeners in proptest::collection::vec(listener(), 1..5),
+        whole in any::<bool>(),
+        max_docs in 1usize..5,
+    ) {
+        rt().block_on(async {
+            let engine = Scripted::new();
+            let hubs = hubs(&engine, Tuning { max_docs, ..tuning() });
+            for (doc, deleted) in &before {
+                engine.write(DOCS[*doc], *deleted);
+            }
+            let mut open = Vec::new();
+            for l in &listeners {
+                let since = l.since.min(before.len()) as u64;
+                // A device listening to some documents listens for the end too, so its read
+                // knows where to stop.
+                let ids: Option<Vec<&str>> = l.doc_ids.as_ref().map(|ids| ids.iter().map(|i| DOCS[*i]).chain(["zz-end"]).collect());
+                let body = hubs.serve("db", whole, feed(Feed::Continuous, at(since), l.view, ids.as_deref())).await.expect("served");
+                open.push((since, ids, l.view, body, Vec::new()));
+            }
+            for (i, (doc, deleted)) in during.iter().enumerate() {
+                engine.write(DOCS[*doc], *deleted);
+                if i % 3 == 0 {
+                    tokio::task::yield_now().await;
+                }
+            }
+            let end = engine.write("zz-end", false);
+            for (since, ids, view, body, rows) in &mut open {
+                read_until(body, rows, |rows| rows.iter().any(|r| r["seq"].as_u64() == Some(end))).await;
+                assert!(increasing(rows), "a change twice or out of order: {rows:?}");
+                for r in rows.iter() {
+                    assert_eq!(r.get("doc").is_some(), view.include_docs, "{r}");
+                    assert_eq!(r["changes"].as_array().unwrap().len(), 1, "{r}");
+                }
+                let set: Option<HashSet<String>> = ids.as_ref().map(|ids| ids.iter().map(|s| s.to_string()).collect());
+                let expected: Vec<Value> = engine.normal(*since, set.as_ref(), None).iter().map(|r| in_view(r, *view)).collect();
+                assert_eq!(known(rows), expected, "since {since}, doc_ids {ids:?}");
+            }
+        });
+    }
+}
+
+#[test]
+fn one_engine_feed_however_many_listen_and_none_after_they_left() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, tuning());
+        engine.write("a", false);
+        let mut bodies = Vec::new();
+        for _ in 0..50 {
+            bodies.push(hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap());
+        }
+        engine.write("b", false);
+        for body in &mut bodies {
+            let mut rows = Vec::new();
+            read_until(body, &mut rows, |rows| !rows.is_empty()).await;
+            assert_eq!(rows[0]["id"], "b");
+        }
+        assert_eq!(engine.follows().len(), 1, "one feed of the engine");
+        assert_eq!(hubs.counts().upstream_feeds, 1);
+        assert_eq!(hubs.counts().listening, 50);
+        drop(bodies);
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while hubs.counts().upstream_feeds > 0 || hubs.counts().listening > 0 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .expect("the engine's feed closes when the last device left");
+    });
+}
+
+#[test]
+fn a_dropped_engine_feed_is_opened_again_from_the_last_change_without_a_gap() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, tuning());
+        engine.write("a", false);
+        let mut body = hubs.serve("db", false, feed(Feed::Continuous, at(0), View::default(), None)).await.unwrap();
+        let mut rows = Vec::new();
+        for round in 0..5u64 {
+            let seq = engine.write(&format!("doc-{round}"), false);
+            read_until(&mut body, &mut rows, |rows| rows.iter().any(|r| r["seq"].as_u64() == Some(seq))).await;
+            engine.cut.send_modify(|c| *c += 1);
+            // Written while the feed is down.
+            engine.write(&format!("gap-{round}"), false);
+        }
+        let end = engine.write("end", false);
+        read_until(&mut body, &mut rows, |rows| rows.iter().any(|r| r["seq"].as_u64() == Some(end))).await;
+        let seqs: Vec<u64> = rows.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
+        assert_eq!(seqs, (1..=end).collect::<Vec<_>>(), "every change once, in order");
+        let follows = engine.follows();
+        assert!(follows.len() >= 6, "{follows:?}");
+        assert!(hubs.counts().reconnects >= 5);
+        // Each reopening asked from the last change the hub had taken in.
+        for since in &follows[1..] {
+            assert!(since.as_u64().unwrap() >= 2, "{follows:?}");
+        }
+    });
+}
+
+#[test]
+fn a_device_that_does_not_read_is_closed_and_the_others_go_on() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, Tuning { listener_buffer: 4, ..tuning() });
+        let stalled = hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
+        let mut reading = hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
+        let mut rows = Vec::new();
+        let mut last = 0;
+        for i in 0..40 {
+            last = engine.write(&format!("doc-{i}"), false);
+            read_until(&mut reading, &mut rows, |rows| rows.iter().any(|r| r["seq"].as_u64() == Some(last))).await;
+        }
+        assert_eq!(rows.len() as u64, last);
+        assert_eq!(hubs.counts().slow_closed, 1);
+        // What it had buffered, then the end of its feed: its client comes back from there.
+        let stalled: Vec<Bytes> = tokio::time::timeout(Duration::from_secs(5), stalled.collect()).await.expect("the stalled feed ends");
+        assert!(stalled.len() < 40);
+    });
+}
+
+#[test]
+fn longpoll_answers_at_once_or_with_the_first_change_or_at_its_timeout() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, tuning());
+        for id in ["a", "b", "c"] {
+            engine.write(id, false);
+        }
+        let limited = FeedRequest { limit: Some(2), ..feed(Feed::Longpoll, at(0), View::default(), None) };
+        let answer = whole(hubs.serve("db", false, limited).await.unwrap()).await;
+        assert_eq!(answer["results"].as_array().unwrap().len(), 2);
+        assert_eq!(answer["last_seq"], 2);
+        let waiting = hubs.serve("db", false, feed(Feed::Longpoll, Since::Now, View { include_docs: true, all_docs: false }, Some(&["d"]))).await.unwrap();
+        engine.write("x", false);
+        let d = engine.write("d", false);
+        let answer = whole(waiting).await;
+        assert_eq!(answer["results"].as_array().unwrap().len(), 1);
+        assert_eq!((answer["results"][0]["doc"]["_id"].clone(), answer["last_seq"].clone()), (json!("d"), json!(d)));
+        let timed = FeedRequest { timeout: Some(Duration::from_millis(50)), ..feed(Feed::Longpoll, at(d), View::default(), None) };
+        assert_eq!(whole(hubs.serve("db", false, timed).await.unwrap()).await, json!({"results": [], "last_seq": d}));
+    });
+}
+
+#[test]
+fn a_whole_database_answers_normal_feeds_from_what_it_holds() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, tuning());
+        for id in ["a", "b", "a", "c", "d", "e", "f", "g"] {
+            engine.write(id, false);
+        }
+        for since in [0, 2, 5, 8, 20] {
+            let answer = whole(hubs.serve("core", true, feed(Feed::Normal, at(since), View::default(), None)).await.unwrap()).await;
+            let expected: Vec<Value> = engine.normal(since, None, None).iter().map(|r| in_view(r, View::default())).collect();
+            assert_eq!(answer["results"].as_array().unwrap(), &expected, "since {since}");
+            let last = expected.last().map_or(json!(since), |r| r["seq"].clone());
+            assert_eq!(answer["last_seq"], last);
+        }
+        assert_eq!(hubs.counts().served_from_index, 5);
+        assert_eq!(engine.follows().len(), 1);
+    });
+}

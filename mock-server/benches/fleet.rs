@@ -19,7 +19,7 @@ use mock_server::docdb::engine::EngineUrl;
 use mock_server::docdb::Cluster;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,10 +67,11 @@ enum Store {
 impl Server {
     /// A data directory holding the demo seed plus `tenants` rolling tenants, then the server.
     async fn start(name: &str, tenants: usize, max_open: usize, engine: Option<engine::Engine>) -> (Server, Duration) {
-        Server::start_on(name, tenants, max_open, engine, Store::Sqlite).await
+        Server::start_on(name, tenants, max_open, engine, Store::Sqlite, &[]).await
     }
 
-    async fn start_on(name: &str, tenants: usize, max_open: usize, engine: Option<engine::Engine>, store: Store) -> (Server, Duration) {
+    /// `env`: settings of the server's own beside the bench's.
+    async fn start_on(name: &str, tenants: usize, max_open: usize, engine: Option<engine::Engine>, store: Store, env: &[(&str, &str)]) -> (Server, Duration) {
         let dir = std::env::temp_dir().join(format!("sb-fleet-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let docdb_url = engine.as_ref().map(|e| e.url_with_credentials());
@@ -90,6 +91,7 @@ impl Server {
             let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
             let mut command = Command::new(env!("CARGO_BIN_EXE_mock-server"));
             command.args(["--listen", &format!("127.0.0.1:{port}")]).env("ROLLING_DB_MAX_OPEN", max_open.to_string()).env("AUTH_RATE_PER_MIN", "0").env("RUST_LOG", "warn");
+            command.envs(env.iter().copied());
             match &database_url {
                 Some(url) => command.env("DATABASE_URL", url).env("JWT_SECRET", "0123456789abcdef-fleet-bench"),
                 None => command.env("DATA_DIR", &server.dir),
@@ -235,7 +237,7 @@ async fn rotate(tenants: usize, on_engine: bool, store: Store) {
     let max_open = (tenants * 3 + 100).max(5000);
     let engine = if on_engine { Some(engine::Engine::start().await) } else { None };
     let name = format!("rotate{tenants}{}{}", if on_engine { "-engine" } else { "" }, if store == Store::Sqlite { "" } else { "-pg" });
-    let (server, created) = Server::start_on(&name, tenants, max_open, engine, store).await;
+    let (server, created) = Server::start_on(&name, tenants, max_open, engine, store, &[]).await;
     let base = server.base.clone();
     let client = client();
     let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
@@ -539,6 +541,137 @@ async fn storm(server: &Server, devices: usize) {
     drop(kept);
 }
 
+/// The server with its engine, `DOCDB_HUB` on or off, and one device session's document headers
+/// (the per-session feed bound lifted: the bench's devices share one session).
+async fn with_feeds(name: &str, hub: bool) -> (Server, Value, u16) {
+    let e = engine::Engine::start().await;
+    let port = e.port;
+    let env = [("DOCDB_HUB", if hub { "true" } else { "false" }), ("DOCDB_FEEDS_PER_SESSION", "1000000")];
+    let (server, _) = Server::start_on(name, 0, 5000, Some(e), Store::Sqlite, &env).await;
+    let headers = login(&client(), &server.base, "alice").await["docdbHeaders"]["Remote"].clone();
+    (server, headers, port)
+}
+
+fn signed(mut req: reqwest::RequestBuilder, headers: &Value) -> reqwest::RequestBuilder {
+    for (k, v) in headers.as_object().into_iter().flatten() {
+        req = req.header(k, v.as_str().unwrap_or_default());
+    }
+    req
+}
+
+/// Connections the server's process holds to the engine.
+fn engine_connections(server: &Server, engine_port: u16) -> usize {
+    let out = Command::new("ss").args(["-Htnp", "state", "established", "dst", &format!("127.0.0.1:{engine_port}")]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let pid = format!("pid={},", server.children[0].id());
+    out.lines().filter(|l| l.contains(&pid)).count()
+}
+
+/// `devices` live feeds of one database through one replica; then writes, each timed until
+/// every feed has it.
+async fn feeds(devices: usize, hub: bool) {
+    let (server, headers, engine_port) = with_feeds(&format!("feeds{devices}"), hub).await;
+    let e = server.engine.as_ref().unwrap();
+    let db = "dev_acme_main_catalog";
+    let how = if hub { "through the hub" } else { "one engine feed each (DOCDB_HUB=false)" };
+    let rss_before = server.rss_kib();
+    let (arrived_tx, mut arrived) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
+    let ready = Arc::new(AtomicUsize::new(0));
+    let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..devices {
+        let (http, url, headers, arrived_tx, ready) = (http.clone(), format!("{}/docdb/{db}/_changes?feed=continuous&since=now&heartbeat=30000", server.base), headers.clone(), arrived_tx.clone(), ready.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut feed = signed(http.get(url), &headers).send().await.unwrap();
+            ready.fetch_add(1, Ordering::SeqCst);
+            let mut pending = Vec::new();
+            while let Ok(Some(chunk)) = feed.chunk().await {
+                pending.extend_from_slice(&chunk);
+                while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    if String::from_utf8_lossy(&line).contains("\"hubbench-") {
+                        let _ = arrived_tx.send((i, Instant::now()));
+                    }
+                }
+            }
+        }));
+        if i % 200 == 199 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while ready.load(Ordering::SeqCst) < devices {
+        assert!(Instant::now() < deadline, "{} of {devices} feeds opened", ready.load(Ordering::SeqCst));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (rss, held) = (server.rss_kib().saturating_sub(rss_before), engine_connections(&server, engine_port));
+    let mut latencies = Vec::new();
+    for k in 0..3 {
+        let written = Instant::now();
+        e.bulk(db, json!([{"_id": format!("hubbench-{k}"), "type": "product"}])).await;
+        let mut got = 0;
+        while got < devices {
+            let Ok(Some((_, at))) = tokio::time::timeout_at(deadline.into(), arrived.recv()).await else { break };
+            latencies.push(at.duration_since(written));
+            got += 1;
+        }
+    }
+    let all = latencies.len() == 3 * devices;
+    let (p50, p99, max) = percentiles(latencies);
+    row(
+        &format!("{devices} live feeds of one database, {how}"),
+        format!("a write reaches all: p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms{}; engine connections {held}; server +{} KiB ({:.1} KiB a feed)", if all { "" } else { " (NOT ALL ARRIVED)" }, rss, rss as f64 / devices as f64),
+    );
+    for t in tasks {
+        t.abort();
+    }
+}
+
+/// After an invalidation every device replicates CORE from the start: `devices` read its
+/// `_changes` from 0 in pages of 100, as PouchDB does, all at once.
+async fn peak(devices: usize, hub: bool) {
+    let (server, headers, _) = with_feeds(&format!("peak{devices}"), hub).await;
+    let e = server.engine.as_ref().unwrap();
+    let core = "dev_acme_main_core";
+    e.create_db(core).await;
+    let products: Vec<Value> = (0..1000).map(|i| json!({"_id": format!("product-{i:04}"), "type": "product", "name": format!("Product {i}"), "priceCents": 100 + i})).collect();
+    e.bulk(core, json!(products)).await;
+    let how = if hub { "through the hub" } else { "each from the engine (DOCDB_HUB=false)" };
+    let http = reqwest::Client::new();
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..devices {
+        let (http, base, headers) = (http.clone(), server.base.clone(), headers.clone());
+        tasks.push(tokio::spawn(async move {
+            let t = Instant::now();
+            let (mut since, mut rows) = (json!(0), 0);
+            loop {
+                let url = format!("{base}/docdb/{core}/_changes?style=all_docs&since={since}&limit=100");
+                let page: Value = signed(http.get(url), &headers).send().await.unwrap().json().await.unwrap();
+                let n = page["results"].as_array().map_or(0, Vec::len);
+                rows += n;
+                since = page["last_seq"].clone();
+                if n < 100 {
+                    return (rows, t.elapsed());
+                }
+            }
+        }));
+    }
+    let mut times = Vec::new();
+    let mut whole = true;
+    for t in tasks {
+        let (rows, took) = t.await.unwrap();
+        whole &= rows == 1000;
+        times.push(took);
+    }
+    let all = started.elapsed();
+    let (p50, p99, _) = percentiles(times);
+    row(
+        &format!("{devices} devices read CORE's 1,000 changes from 0, {how}"),
+        format!("all done in {:.2} s; a device p50 {p50:.0} ms, p99 {p99:.0} ms{}", all.as_secs_f64(), if whole { "" } else { " (SOME INCOMPLETE)" }),
+    );
+}
+
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
@@ -570,7 +703,7 @@ async fn main() {
     if wanted("auth") || wanted("postgres") || wanted("pg-auth") {
         let sqlite = auth_throughput(&server, "").await;
         if wanted("postgres") || wanted("pg-auth") {
-            let (replicas, _) = Server::start_on("load-pg", 0, 5000, None, Store::Postgres(3)).await;
+            let (replicas, _) = Server::start_on("load-pg", 0, 5000, None, Store::Postgres(3), &[]).await;
             let postgres = auth_throughput(&replicas, ", 3 replicas on PostgreSQL").await;
             row("  refresh throughput, 3 replicas on PostgreSQL / 1 on SQLite", format!("{:.2}x (same run, same machine)", postgres.0 / sqlite.0.max(1.0)));
             row("  the same, 50 sessions of one user", format!("{:.2}x", postgres.1 / sqlite.1.max(1.0)));
@@ -588,9 +721,19 @@ async fn main() {
             storm(&server, n).await;
         }
     }
+    if wanted("feeds") {
+        let (hub, per_device) = if quick { (1000, 200) } else { (5000, 500) };
+        feeds(per_device, false).await;
+        feeds(hub, true).await;
+    }
+    if wanted("peak") {
+        let (hub, per_device) = if quick { (1000, 200) } else { (5000, 500) };
+        peak(per_device, false).await;
+        peak(hub, true).await;
+    }
     if wanted("postgres") || wanted("pg-storm") {
         let n = if quick { 1000 } else { 5000 };
-        let (replicas, _) = Server::start_on(&format!("storm{n}-pg"), 0, 5000, None, Store::Postgres(3)).await;
+        let (replicas, _) = Server::start_on(&format!("storm{n}-pg"), 0, 5000, None, Store::Postgres(3), &[]).await;
         storm(&replicas, n).await;
     }
 }

@@ -561,7 +561,11 @@ fn signed(mut req: reqwest::RequestBuilder, headers: &Value) -> reqwest::Request
 
 /// Connections the server's process holds to the engine.
 fn engine_connections(server: &Server, engine_port: u16) -> usize {
-    let out = Command::new("ss").args(["-Htnp", "state", "established", "dst", &format!("127.0.0.1:{engine_port}")]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let out = Command::new("ss")
+        .args(["-Htnp", "state", "established", "dst", &format!("127.0.0.1:{engine_port}")])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
     let pid = format!("pid={},", server.children[0].id());
     out.lines().filter(|l| l.contains(&pid)).count()
 }
@@ -579,7 +583,8 @@ async fn feeds(devices: usize, hub: bool) {
     let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
     let mut tasks = Vec::new();
     for i in 0..devices {
-        let (http, url, headers, arrived_tx, ready) = (http.clone(), format!("{}/docdb/{db}/_changes?feed=continuous&since=now&heartbeat=30000", server.base), headers.clone(), arrived_tx.clone(), ready.clone());
+        let (http, url, headers, arrived_tx, ready) =
+            (http.clone(), format!("{}/docdb/{db}/_changes?feed=continuous&since=now&heartbeat=30000", server.base), headers.clone(), arrived_tx.clone(), ready.clone());
         tasks.push(tokio::spawn(async move {
             let mut feed = signed(http.get(url), &headers).send().await.unwrap();
             ready.fetch_add(1, Ordering::SeqCst);
@@ -620,7 +625,12 @@ async fn feeds(devices: usize, hub: bool) {
     let (p50, p99, max) = percentiles(latencies);
     row(
         &format!("{devices} live feeds of one database, {how}"),
-        format!("a write reaches all: p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms{}; engine connections {held}; server +{} KiB ({:.1} KiB a feed)", if all { "" } else { " (NOT ALL ARRIVED)" }, rss, rss as f64 / devices as f64),
+        format!(
+            "a write reaches all: p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms{}; engine connections {held}; server +{} KiB ({:.1} KiB a feed)",
+            if all { "" } else { " (NOT ALL ARRIVED)" },
+            rss,
+            rss as f64 / devices as f64
+        ),
     );
     for t in tasks {
         t.abort();

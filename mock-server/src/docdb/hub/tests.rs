@@ -93,11 +93,12 @@ impl Source for Arc<Scripted> {
     }
 
     fn follow(&self, _db: &str, since: &Value) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
-        self.log.lock().unwrap().follows.push(since.clone());
         let (engine, since) = (self.clone(), since.as_u64().unwrap());
         Box::pin(async move {
             let mut cut = engine.cut.subscribe();
             cut.mark_unchanged();
+            // Counted once it can be cut.
+            engine.log.lock().unwrap().follows.push(json!(since));
             let mut head = engine.head.subscribe();
             // The catch-up part as a normal feed, then every write as it happens.
             let first: Vec<Value> = engine.normal(since, None, None);
@@ -317,9 +318,19 @@ fn a_dropped_engine_feed_is_opened_again_from_the_last_change_without_a_gap() {
         engine.write("a", false);
         let mut body = hubs.serve("db", false, feed(Feed::Continuous, at(0), View::default(), None)).await.unwrap();
         let mut rows = Vec::new();
-        for round in 0..5u64 {
+        let mut delivered = Vec::new();
+        for round in 0..5usize {
             let seq = engine.write(&format!("doc-{round}"), false);
             read_until(&mut body, &mut rows, |rows| rows.iter().any(|r| r["seq"].as_u64() == Some(seq))).await;
+            delivered.push(seq);
+            // The engine's feed of this round is open; then it drops.
+            tokio::time::timeout(Duration::from_secs(5), async {
+                while engine.follows().len() < round + 1 {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+            })
+            .await
+            .expect("the hub's feed opens");
             engine.cut.send_modify(|c| *c += 1);
             // Written while the feed is down.
             engine.write(&format!("gap-{round}"), false);
@@ -329,11 +340,12 @@ fn a_dropped_engine_feed_is_opened_again_from_the_last_change_without_a_gap() {
         let seqs: Vec<u64> = rows.iter().map(|r| r["seq"].as_u64().unwrap()).collect();
         assert_eq!(seqs, (1..=end).collect::<Vec<_>>(), "every change once, in order");
         let follows = engine.follows();
-        assert!(follows.len() >= 6, "{follows:?}");
-        assert!(hubs.counts().reconnects >= 5);
-        // Each reopening asked from the last change the hub had taken in.
-        for since in &follows[1..] {
-            assert!(since.as_u64().unwrap() >= 2, "{follows:?}");
+        assert_eq!(follows.len(), 6, "{follows:?}");
+        assert_eq!(hubs.counts().reconnects, 5);
+        // Each reopening asked from no earlier than the last change the hub delivered (from the
+        // second round on, every change reached the device through the hub).
+        for round in 1..5 {
+            assert!(follows[round + 1].as_u64().unwrap() >= delivered[round], "{follows:?} {delivered:?}");
         }
     });
 }
@@ -386,7 +398,8 @@ fn longpoll_answers_at_once_or_with_the_first_change_or_at_its_timeout() {
 fn a_whole_database_answers_normal_feeds_from_what_it_holds() {
     rt().block_on(async {
         let engine = Scripted::new();
-        let hubs = hubs(&engine, tuning());
+        // Lingering, the one hub serves every request (at 0 each could open its own).
+        let hubs = hubs(&engine, Tuning { linger: Duration::from_secs(60), ..tuning() });
         for id in ["a", "b", "a", "c", "d", "e", "f", "g"] {
             engine.write(id, false);
         }
@@ -398,6 +411,14 @@ fn a_whole_database_answers_normal_feeds_from_what_it_holds() {
             assert_eq!(answer["last_seq"], last);
         }
         assert_eq!(hubs.counts().served_from_index, 5);
-        assert_eq!(engine.follows().len(), 1);
+        // The hub opens its feed after it has read the database, beside the answers.
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while engine.follows().is_empty() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("the hub follows the database");
+        assert_eq!(engine.follows(), [json!(8)], "one feed, from where the first read ended");
     });
 }

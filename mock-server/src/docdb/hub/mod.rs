@@ -387,6 +387,8 @@ impl Hubs {
 
     /// Registers a device listening after `since` when the hub holds everything after it; with
     /// the changes already held it wants (at most `limit`). `None`: `since` is older.
+    /// On a hub that has ended (its database gone) the device is let go at once: its feed ends
+    /// and its client comes back.
     fn join(&self, hub: &Arc<Hub>, since: u64, doc_ids: &DocIds, limit: usize) -> Option<(Vec<Arc<Change>>, Joined)> {
         let mut state = hub.lock();
         if !state.index.covers(since) {
@@ -396,7 +398,10 @@ impl Hubs {
         let (tx, rx) = mpsc::channel(self.tuning.listener_buffer.max(1));
         let id = state.next_id;
         state.next_id += 1;
-        state.listeners.insert(id, Listener { tx, doc_ids: doc_ids.clone() });
+        // `end` marks the hub ended before it clears the listeners under this lock.
+        if *hub.phase.borrow() != Phase::Ended {
+            state.listeners.insert(id, Listener { tx, doc_ids: doc_ids.clone() });
+        }
         Some((held, Joined { hub: hub.clone(), id, rx }))
     }
 }

@@ -31,6 +31,8 @@ struct Scripted {
     head: watch::Sender<u64>,
     /// Bumped to drop every open feed (the engine restarting).
     cut: watch::Sender<u64>,
+    /// The database was deleted: the engine answers 404.
+    gone: std::sync::atomic::AtomicBool,
 }
 
 fn row(seq: u64, id: &str, rev: u64, deleted: bool) -> Value {
@@ -47,7 +49,7 @@ fn row(seq: u64, id: &str, rev: u64, deleted: bool) -> Value {
 
 impl Scripted {
     fn new() -> Arc<Scripted> {
-        Arc::new(Scripted { log: Mutex::default(), head: watch::channel(0).0, cut: watch::channel(0).0 })
+        Arc::new(Scripted { log: Mutex::default(), head: watch::channel(0).0, cut: watch::channel(0).0, gone: Default::default() })
     }
 
     fn write(&self, id: &str, deleted: bool) -> u64 {
@@ -82,8 +84,14 @@ impl Scripted {
 
 impl Source for Arc<Scripted> {
     fn head(&self, _db: &str) -> BoxFuture<'static, Result<Value, SourceError>> {
-        let head = *self.head.borrow();
-        Box::pin(async move { Ok(json!(head)) })
+        let (head, gone) = (*self.head.borrow(), self.gone.load(std::sync::atomic::Ordering::SeqCst));
+        Box::pin(async move {
+            if gone {
+                Err(SourceError::Status(404))
+            } else {
+                Ok(json!(head))
+            }
+        })
     }
 
     fn page(&self, _db: &str, since: &Value, limit: Option<usize>, doc_ids: Option<&HashSet<String>>) -> BoxFuture<'static, Result<Page, SourceError>> {
@@ -95,6 +103,9 @@ impl Source for Arc<Scripted> {
     fn follow(&self, _db: &str, since: &Value) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
         let (engine, since) = (self.clone(), since.as_u64().unwrap());
         Box::pin(async move {
+            if engine.gone.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(SourceError::Status(404));
+            }
             let mut cut = engine.cut.subscribe();
             cut.mark_unchanged();
             // Counted once it can be cut.
@@ -420,5 +431,29 @@ fn a_whole_database_answers_normal_feeds_from_what_it_holds() {
         .await
         .expect("the hub follows the database");
         assert_eq!(engine.follows(), [json!(8)], "one feed, from where the first read ended");
+    });
+}
+
+#[test]
+fn when_the_database_is_gone_its_devices_are_let_go_and_the_engine_answers_them() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, Tuning { linger: Duration::from_secs(60), ..tuning() });
+        engine.write("a", false);
+        let body = hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while engine.follows().is_empty() {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        })
+        .await
+        .unwrap();
+        engine.gone.store(true, std::sync::atomic::Ordering::SeqCst);
+        engine.cut.send_modify(|c| *c += 1);
+        let rest: Vec<Bytes> = tokio::time::timeout(Duration::from_secs(5), body.collect()).await.expect("the device's feed ends");
+        assert!(rest.is_empty(), "{rest:?}");
+        assert_eq!(hubs.counts().upstream_feeds, 0);
+        // A device coming back is not the hub's: the engine answers it (404) as before the hub.
+        assert!(hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.is_none());
     });
 }

@@ -141,6 +141,9 @@ pub struct DocdbUser {
     pub session_id: String,
     /// The session is signing out: it may finish its replication, not open live feeds.
     pub signing_out: bool,
+    /// The tenant's database names, read in the same visit to the store as the session's state
+    /// (the document proxy needs both on every request); `None` when not read.
+    pub names: Option<crate::docdb::naming::TenantNames>,
 }
 
 impl FromRequestParts<AppState> for DocdbUser {
@@ -151,18 +154,22 @@ impl FromRequestParts<AppState> for DocdbUser {
             let AuthUser(claims) = AuthUser::from_request_parts(parts, state).await?;
             // `verify_access` refused a token without a session.
             let session_id = claims.sid.unwrap_or_default();
-            return Ok(DocdbUser { company_id: claims.company_id, roles: claims.roles, session_id, signing_out: false });
+            return Ok(DocdbUser { company_id: claims.company_id, roles: claims.roles, session_id, signing_out: false, names: None });
         }
         let get = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let caller = crate::auth::secrets::verify_docdb_headers(&state.tokens.docdb_key, get)
             .ok_or_else(|| AppError::Unauthorized(code::INVALID_TOKEN, "the X-Docdb-* headers are not ours".into()))?;
         use crate::store::refresh_tokens::{session_state, SessionState};
-        let signing_out = match session_state(&state.store.lock()?, &caller.session_id, state.clock.now_ms())? {
+        let conn = state.store.lock()?;
+        let signing_out = match session_state(&conn, &caller.session_id, state.clock.now_ms())? {
             SessionState::Live => false,
             SessionState::SigningOut => true,
             SessionState::Ended => return Err(AppError::Unauthorized(code::SESSION_ENDED, "the session these headers belong to has ended; log in again".into())),
         };
-        Ok(DocdbUser { company_id: caller.company_id, roles: caller.roles, session_id: caller.session_id, signing_out })
+        // A tenant that cannot be read here is read (and its error answered) by the route.
+        let names = crate::rolling::tenants::get(&conn, &caller.company_id).ok().map(|t| t.names(&state.settings.db_prefix));
+        drop(conn);
+        Ok(DocdbUser { company_id: caller.company_id, roles: caller.roles, session_id: caller.session_id, signing_out, names })
     }
 }
 

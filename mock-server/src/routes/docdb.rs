@@ -85,9 +85,9 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     let Some(engine) = state.engine.clone() else { return Err(engine_required().await) };
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, PROXY_BODY_LIMIT_BYTES).await.map_err(|_| AppError::PayloadTooLarge)?;
-    let names = {
-        let conn = state.store.lock()?;
-        tenants::get(&conn, &caller.company_id)?.names(&state.settings.db_prefix)
+    let names = match caller.names.clone() {
+        Some(names) => names,
+        None => tenants::get(&state.store.lock()?, &caller.company_id)?.names(&state.settings.db_prefix),
     };
     let kind_of = |db: &str| names.kind_of(db);
     let incoming = access::Incoming {

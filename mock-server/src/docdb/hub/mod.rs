@@ -408,7 +408,8 @@ impl Hubs {
 
 /// Every line of a normal or longpoll answer: `{"results":[…],"last_seq":…}`.
 fn results_body(changes: &[Bytes], last_seq: &serde_json::Value) -> Bytes {
-    let mut body = BytesMut::from(&b"{\"results\":["[..]);
+    let mut body = BytesMut::with_capacity(changes.iter().map(|l| l.len() + 1).sum::<usize>() + 64);
+    body.extend_from_slice(b"{\"results\":[");
     for (i, line) in changes.iter().enumerate() {
         if i > 0 {
             body.extend_from_slice(b",");

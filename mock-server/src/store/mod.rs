@@ -168,7 +168,9 @@ impl Store {
     /// stalling behind a cron's transaction.
     pub fn lock(&self) -> sql::Result<Locked<'_>> {
         Ok(Locked(match &self.backend {
-            Backend::Sqlite(conn) => Held::Sqlite(blocking(|| conn.lock())),
+            // Free, it is taken at once; only a wait is moved off the async worker (handing the
+            // worker away costs two thread switches, the most of a short request's time).
+            Backend::Sqlite(conn) => Held::Sqlite(conn.try_lock().unwrap_or_else(|| blocking(|| conn.lock()))),
             Backend::Postgres(pool) => Held::Postgres(Box::new(pool.begin(false)?)),
         }))
     }

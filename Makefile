@@ -6,7 +6,7 @@ WASM_PACK_VERSION := 0.15.1
 GECKODRIVER_VERSION := 0.37.1
 # The wasm-bindgen CLI must be exactly the crate's version (Cargo.lock), or wasm-pack tries to download one.
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
-APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb postgresql pkg-config libssl-dev
+APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb postgresql prometheus pkg-config libssl-dev
 # The JS tools of the tests, pinned, from the npm registry into target/npm-tools: the TypeScript
 # that compiles tests/types (and PouchDB's types, for the README's replication example), the
 # bundlers of tests/bundlers, axe-core for the accessibility audit.

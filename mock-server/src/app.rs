@@ -91,6 +91,7 @@ pub fn app(state: AppState) -> Router {
     router = router.method_not_allowed_fallback(method_not_allowed).layer(CorsLayer::permissive()).merge(routes::docdb::router(&state));
     router
         .layer(middleware::from_fn_with_state(state.clone(), count_requests))
+        .layer(middleware::from_fn(crate::metrics::record_requests))
         .layer(middleware::from_fn(crate::error::log_internal_errors))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(TraceLayer::new_for_http())

@@ -115,7 +115,16 @@ impl AppError {
     }
 
     pub fn body(&self) -> ErrorBody {
-        let (code, message): (&str, String) = match self {
+        let (code, message) = self.code_and_message();
+        let checks = match self {
+            AppError::Refused { checks, .. } => Some(checks.clone()),
+            _ => None,
+        };
+        ErrorBody { error: code.to_owned(), message, checks }
+    }
+
+    fn code_and_message(&self) -> (&'static str, String) {
+        match self {
             AppError::BadRequest(c, m) | AppError::Unauthorized(c, m) | AppError::NotFound(c, m) | AppError::Conflict(c, m) => (c, m.clone()),
             AppError::TooMany { code, message, .. } => (code, message.clone()),
             AppError::Forbidden(m) => (code::FORBIDDEN, m.clone()),
@@ -128,18 +137,18 @@ impl AppError {
             AppError::HeadersTooLarge => (code::HEADERS_TOO_LARGE, "the request's headers are larger than the server reads (16 KiB)".into()),
             AppError::Internal(_) => (code::INTERNAL, "the server failed; see its log".into()),
             AppError::StoreUnavailable(_) => (code::STORE_UNAVAILABLE, "the server's database does not answer; try again shortly".into()),
-        };
-        let checks = match self {
-            AppError::Refused { checks, .. } => Some(checks.clone()),
-            _ => None,
-        };
-        ErrorBody { error: code.to_owned(), message, checks }
+        }
     }
 }
+
+/// The error code an answer carried, for the metrics (a response extension, never sent).
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorCode(pub &'static str);
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
         let mut response = (self.status(), Json(self.body())).into_response();
+        response.extensions_mut().insert(ErrorCode(self.code_and_message().0));
         match self {
             // Logged by `log_internal_errors`, where every request's outcome is seen.
             AppError::Internal(cause) | AppError::StoreUnavailable(cause) => {

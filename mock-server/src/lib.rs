@@ -10,6 +10,7 @@ pub mod crons;
 pub mod docdb;
 pub mod error;
 pub mod extract;
+pub mod metrics;
 pub mod rate_limit;
 pub mod realtime;
 pub mod rolling;

@@ -22,7 +22,7 @@ const USAGE: &str = "usage:
   mock-server migrate --database-url postgres://… [--status | --baseline-through NNNN | --dry-run | --validate]
                                                           the same against PostgreSQL (or MIGRATION_DATABASE_URL)
 settings come from the environment: DB_PREFIX, ROLLING_DB_MAX_OPEN, CONFLICTS_ENABLED, AUTO_ARCHIVE_ENABLED,
-BACKUP_ENABLED, BACKUP_DIR, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, MOCK_TEST_CONTROLS";
+BACKUP_ENABLED, BACKUP_DIR, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, METRICS_LISTEN, LOG_FORMAT, MOCK_TEST_CONTROLS (README: all of them)";
 
 /// What a command ends with: its error keeps its causes, told once each by `chain`.
 type CliResult = Result<(), Box<dyn Error>>;
@@ -154,10 +154,15 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
             return Err(ServeError::NotADirectory(dir.clone()).into());
         }
     }
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=warn".into()))
-        .init();
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=warn".into()));
+    // JSON lines for a log shipper; the message of each (the runbook's lines) is the same text.
+    if settings.log_json {
+        logs.json().init();
+    } else {
+        logs.init();
+    }
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
         let listener = bind(&listen).await.map_err(|e| ServeError::Listen(listen.clone(), e))?;
@@ -168,8 +173,34 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
             return Err(ServeError::ReachableWithoutSecret(addr).into());
         }
         let state = AppState::new(settings, dirs)?;
-        // The first stdout line is the contract: scripts read the address from it.
-        println!("listening on http://{addr}");
+        let metrics = match state.settings.metrics_listen.clone() {
+            Some(at) => {
+                let metrics = bind(&at).await.map_err(|e| ServeError::Listen(at.clone(), e))?;
+                if !metrics.local_addr()?.ip().is_loopback() {
+                    tracing::warn!("METRICS_LISTEN {at} is not loopback: whoever reaches it reads the rollout's metrics");
+                }
+                Some(metrics)
+            }
+            None => None,
+        };
+        // The first stdout line is what scripts read the address from; the metrics address is the
+        // second. Both go in one write, so a script that reads one line and closes the pipe never
+        // makes a later print fail.
+        let mut announce = format!("listening on http://{addr}\n");
+        if let Some(metrics) = &metrics {
+            announce.push_str(&format!("metrics on http://{}/metrics\n", metrics.local_addr()?));
+        }
+        let mut stdout = std::io::stdout().lock();
+        let _ = std::io::Write::write_all(&mut stdout, announce.as_bytes()).and_then(|()| std::io::Write::flush(&mut stdout));
+        drop(stdout);
+        if let Some(metrics) = metrics {
+            let router = mock_server::metrics::router(state.clone());
+            tokio::spawn(async move {
+                if let Err(e) = axum::serve(metrics, router).await {
+                    tracing::error!("the metrics listener: {e}");
+                }
+            });
+        }
         mock_server::crons::scheduler::start(state.clone());
         // Connection info gives handlers the peer address (rate limit, audit log).
         let app = mock_server::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();

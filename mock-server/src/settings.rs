@@ -38,6 +38,11 @@ pub struct Settings {
     /// `DOCDB_HUB_LINGER_MS`: how long a hub keeps its engine feed after its last device left
     /// (a longpoll device is away between two of its requests).
     pub docdb_hub_linger_ms: u64,
+    /// `METRICS_LISTEN`: where `/metrics` is served, apart from the public listener (loopback,
+    /// a free port, by default; `off`: not served).
+    pub metrics_listen: Option<String>,
+    /// `LOG_FORMAT=json`: one JSON object a log line, for a log shipper; `text` otherwise.
+    pub log_json: bool,
     /// How long a logged-out session's document headers keep working for its sign-out handlers
     /// (a final replication) when the SDK never reports the sign-out complete (`SIGN_OUT_GRACE_SECS`).
     pub sign_out_grace_secs: u64,
@@ -90,6 +95,8 @@ impl Default for Settings {
             docdb_feeds_per_session: 8,
             docdb_hub: true,
             docdb_hub_linger_ms: 30_000,
+            metrics_listen: Some("127.0.0.1:0".into()),
+            log_json: false,
             sign_out_grace_secs: 120,
             invalidation_wave_size: 500,
             invalidation_wave_spacing_ms: 150,
@@ -183,6 +190,16 @@ impl Settings {
         number(&get, "DOCDB_FEEDS_PER_SESSION", &mut s.docdb_feeds_per_session)?;
         flag(&get, "DOCDB_HUB", &mut s.docdb_hub)?;
         number(&get, "DOCDB_HUB_LINGER_MS", &mut s.docdb_hub_linger_ms)?;
+        match get("METRICS_LISTEN").as_deref().map(str::trim) {
+            None | Some("") => {}
+            Some("off") => s.metrics_listen = None,
+            Some(addr) => s.metrics_listen = Some(addr.to_owned()),
+        }
+        match get("LOG_FORMAT").as_deref().map(str::trim) {
+            None | Some("" | "text") => {}
+            Some("json") => s.log_json = true,
+            Some(other) => return Err(invalid("LOG_FORMAT", format!("text or json, got {other:?}"))),
+        }
         number(&get, "SIGN_OUT_GRACE_SECS", &mut s.sign_out_grace_secs)?;
         if s.docdb_feeds_per_session == 0 {
             return Err(invalid("DOCDB_FEEDS_PER_SESSION", "must be at least 1"));

@@ -120,3 +120,57 @@ fn another_db_prefix_on_the_same_data_is_refused() {
     assert!(mock_server::state::open_store(&settings, None, 0).is_ok(), "the recorded prefix starts again");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `LOG_FORMAT=json`: every log line is a JSON object, the scheduler's line keeping its text in
+/// `message`; `/metrics` is on its own loopback address (the second stdout line), not on the
+/// public one.
+#[test]
+fn json_logs_and_metrics_on_their_own_address() {
+    use std::io::BufRead;
+    let dir = temp("json-logs");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("DATA_DIR", &dir)
+        .env("LOG_FORMAT", "json")
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(server.stdout.take().unwrap());
+    let (mut first, mut second) = (String::new(), String::new());
+    stdout.read_line(&mut first).unwrap();
+    stdout.read_line(&mut second).unwrap();
+    let base = first.trim().strip_prefix("listening on ").unwrap().to_owned();
+    let metrics = second.trim().strip_prefix("metrics on ").expect("the metrics address").to_owned();
+    assert!(metrics.starts_with("http://127.0.0.1:") && metrics.ends_with("/metrics"), "{metrics}");
+    let get = |url: &str| {
+        let addr = url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
+        let path = format!("/{}", url.trim_start_matches("http://").split_once('/').map_or("", |(_, p)| p));
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        std::io::Write::write_all(&mut s, format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes()).unwrap();
+        let mut answer = String::new();
+        std::io::Read::read_to_string(&mut s, &mut answer).unwrap();
+        answer
+    };
+    assert!(get(&metrics).starts_with("HTTP/1.1 200"), "metrics served");
+    assert!(get(&format!("{base}/metrics")).starts_with("HTTP/1.1 404"), "not on the public address");
+    let mut stderr = std::io::BufReader::new(server.stderr.take().unwrap());
+    let mut scheduled = None;
+    for _ in 0..50 {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        let entry: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+        if entry["fields"]["message"].as_str().is_some_and(|m| m.starts_with("day-db-cron scheduled: ")) {
+            scheduled = Some(entry);
+            break;
+        }
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+    let scheduled = scheduled.expect("the scheduler's line");
+    assert_eq!(scheduled["level"], "INFO");
+}

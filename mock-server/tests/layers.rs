@@ -17,7 +17,7 @@ const LAYERS: [&[&str]; 10] = [
     &["state"],
     &["crons"],
     &["error", "extract", "rate_limit"],
-    &["routes", "app", "lib", "main"],
+    &["routes", "app", "lib", "main", "metrics"],
 ];
 
 fn layer(top: &str) -> usize {

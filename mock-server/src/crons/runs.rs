@@ -82,6 +82,11 @@ pub fn last_finished(conn: &Connection, cron: &str) -> crate::store::sql::Result
     }
 }
 
+/// When `cron` last finished a run that succeeded (ms), if it ever did in the kept history.
+pub fn last_success(conn: &Connection, cron: &str) -> crate::store::sql::Result<Option<i64>> {
+    conn.query_row("SELECT MAX(finished_at) FROM cron_runs WHERE cron = ?1 AND status = 'succeeded'", [cron], |r| r.get::<_, Option<i64>>(0))
+}
+
 /// Appends one line: a row of its own, so a run's log grows in constant time per line (the
 /// whole log is never read back and rewritten).
 pub fn append_log(conn: &Connection, run_id: &str, line: &str) -> crate::store::sql::Result<()> {

@@ -70,6 +70,11 @@ impl Feeds {
         drop(self.lock().remove(session));
     }
 
+    /// How many are open, every session's.
+    pub fn total(&self) -> usize {
+        self.lock().values().map(Vec::len).sum()
+    }
+
     /// How many feeds `session` holds open.
     pub fn held(&self, session: &str) -> usize {
         self.lock().get(session).map_or(0, Vec::len)

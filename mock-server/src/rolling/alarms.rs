@@ -70,6 +70,14 @@ pub fn open(conn: &Connection, company_id: &str) -> RollingResult<Vec<Alarm>> {
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
+/// Alarms by kind: (kind, raised ever, raised and not cleared). Rows are kept when cleared, so
+/// the first number only grows.
+pub fn counts(conn: &Connection) -> RollingResult<Vec<(String, u64, u64)>> {
+    let mut stmt = conn.prepare("SELECT kind, COUNT(*), SUM(CASE WHEN cleared_at IS NULL THEN 1 ELSE 0 END) FROM guard_alarms GROUP BY kind ORDER BY kind")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64, r.get::<_, Option<i64>>(2)?.unwrap_or(0).max(0) as u64)))?;
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
+}
+
 /// Every tenant with a raised alarm.
 pub fn tenants_needing_attention(conn: &Connection) -> RollingResult<Vec<String>> {
     let mut stmt = conn.prepare("SELECT DISTINCT company_id FROM guard_alarms WHERE cleared_at IS NULL ORDER BY company_id")?;

@@ -54,6 +54,13 @@ pub fn day_databases(conn: &Connection, company_id: &str) -> RollingResult<Vec<D
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
+/// Day databases by status, over every tenant.
+pub fn counts_by_status(conn: &Connection) -> RollingResult<Vec<(DayStatus, u64)>> {
+    let mut stmt = conn.prepare("SELECT status, COUNT(*) FROM day_databases GROUP BY status ORDER BY status")?;
+    let rows = stmt.query_map([], |r| Ok((read_status(r, 0)?, r.get::<_, i64>(1)?.max(0) as u64)))?;
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
+}
+
 /// Holds the day database `name` back from every drop evaluation (`reason` says why: a restore)
 /// until `release`.
 pub fn hold(conn: &Connection, name: &str, reason: &str, now_ms: i64) -> RollingResult<()> {

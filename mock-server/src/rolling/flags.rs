@@ -27,6 +27,24 @@ pub struct FlagPatch {
     pub rolling_db_drop: Option<bool>,
 }
 
+/// Tenants by flag state: (`rollingDb`, `rollingDbDrop`, how many); a tenant without a flags
+/// row has both off.
+pub fn counts(conn: &Connection) -> RollingResult<Vec<(bool, bool, u64)>> {
+    let mut stmt = conn.prepare(
+        "SELECT CASE WHEN COALESCE(f.rolling_db, 0) != 0 THEN 1 ELSE 0 END AS r, CASE WHEN COALESCE(f.rolling_db_drop, 0) != 0 THEN 1 ELSE 0 END AS d, COUNT(*)
+         FROM companies c LEFT JOIN company_feature_flags f ON f.company_id = c.id GROUP BY r, d ORDER BY r, d",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? != 0, r.get::<_, i64>(1)? != 0, r.get::<_, i64>(2)?.max(0) as u64)))?;
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
+}
+
+/// The tenants with `rollingDb` on.
+pub fn rolling(conn: &Connection) -> RollingResult<Vec<String>> {
+    let mut stmt = conn.prepare("SELECT company_id FROM company_feature_flags WHERE rolling_db != 0 ORDER BY company_id")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
+}
+
 pub fn get(conn: &Connection, company_id: &str) -> RollingResult<Flags> {
     // The tenant and its flags in one read: no tenant, no row; a tenant never flagged, NULLs.
     let row = conn

@@ -25,9 +25,10 @@ struct BootstrapQuery {
 }
 
 async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Query(q): Query<BootstrapQuery>) -> AppResult<Json<Value>> {
-    let database = match q.database.as_deref() {
-        Some("core") => Routing::Core,
-        Some("legacy") => Routing::Legacy,
+    let started = std::time::Instant::now();
+    let (database, label) = match q.database.as_deref() {
+        Some("core") => (Routing::Core, "core"),
+        Some("legacy") => (Routing::Legacy, "legacy"),
         _ => return Err(AppError::bad_request("database must be core or legacy")),
     };
     let read = {
@@ -37,8 +38,10 @@ async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Qu
         views::bootstrap(&cluster, &RollingSettings::from(&*state.settings), &tenant, database)
     };
     // The lock is released: parsing and building the answer hold no one up.
-    read.and_then(views::BootstrapRows::into_json).map(Json).map_err(|e| match e {
+    let answer = read.and_then(views::BootstrapRows::into_json).map(Json).map_err(|e| match e {
         BootstrapError::CoreMissing(db) => AppError::NotFound(code::CORE_MISSING, format!("{db} does not exist yet: the tenant is not cut over (run the rotate)")),
         BootstrapError::Rolling(e) => e.into(),
-    })
+    })?;
+    crate::metrics::bootstrap_answered(label, started.elapsed().as_secs_f64());
+    Ok(answer)
 }

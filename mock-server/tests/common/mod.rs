@@ -114,4 +114,5 @@ impl Server {
 }
 pub mod engine;
 pub mod pg;
+pub mod prom;
 pub mod ws;

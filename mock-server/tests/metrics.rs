@@ -1,0 +1,101 @@
+//! `/metrics` as an operator's Prometheus sees it: the alert rules pass `promtool check rules` and
+//! their unit tests; a real Prometheus scrapes the server through a rollout (a canary on, the
+//! rotate, a device's bootstrap and orders, the next day's rotate and archive) and the series it
+//! holds tell what the console tells; a scrape passes `promtool check metrics`; no alert fires on
+//! a healthy rollout.
+
+mod common;
+
+use std::process::Command;
+
+use common::prom::{rules_dir, Prometheus};
+use common::{spawn, Server};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+#[test]
+fn the_alert_rules_pass_promtool_and_their_unit_tests() {
+    for args in [vec!["check", "rules", "alerts.yml"], vec!["test", "rules", "alerts_test.yml"]] {
+        let out = Command::new("promtool").args(&args).current_dir(rules_dir()).output().expect("promtool runs: make setup installs it");
+        assert!(out.status.success(), "promtool {args:?}:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// Serves the server's `/metrics` on a listener of its own, as `METRICS_LISTEN` does.
+async fn metrics_listener(s: &Server) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = mock_server::metrics::router(s.state.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    addr.to_string()
+}
+
+async fn put_order(s: &Server, token: &str, db: &str, id: &str) {
+    let a = s.call(reqwest::Method::PUT, &format!("/docdb/{db}/{id}"), Some(token), Some(json!({"type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 450}))).await;
+    assert_eq!(a.status, StatusCode::OK, "{:?}", a.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_prometheus_tells_what_the_console_tells() {
+    let s = spawn().await;
+    let target = metrics_listener(&s).await;
+    let scrape = reqwest::get(format!("http://{target}/metrics")).await.unwrap().text().await.unwrap();
+    let mut check = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut check.stdin.take().unwrap(), scrape.as_bytes()).unwrap();
+    let checked = check.wait_with_output().unwrap();
+    assert!(checked.status.success(), "promtool check metrics:\n{}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
+    let p = Prometheus::start(&target).await;
+
+    // The rollout: the canary on, the rotate, a device bootstraps and takes orders; the next day
+    // the rotate and the archive.
+    let admin = s.token("admin").await;
+    let flags = s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
+    assert_eq!(flags.status, StatusCode::OK, "{:?}", flags.body);
+    assert_eq!(s.run_cron(&admin, "rolling-db-rotate").await["status"], "succeeded");
+    let alice = s.token("alice").await;
+    assert_eq!(s.get("/bootstrap?database=core", Some(&alice)).await.status, StatusCode::OK);
+    let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
+    put_order(&s, &alice, &day, "order-1").await;
+    put_order(&s, &alice, &day, "order-2").await;
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    assert_eq!(s.run_cron(&admin, "rolling-db-rotate").await["status"], "succeeded");
+    assert_eq!(s.run_cron(&admin, "rolling-db-archive").await["status"], "succeeded");
+
+    // What the console shows now.
+    let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
+    let tenants = fleet["tenants"].as_array().unwrap();
+    let rolling = tenants.iter().filter(|t| t["rollingDb"] == true).count() as f64;
+    let off = tenants.iter().filter(|t| t["rollingDb"] == false).count() as f64;
+    let core: &Value = cluster["databases"].as_array().unwrap().iter().find(|d| d["name"] == "dev_acme_main_core").expect("CORE in the console");
+
+    p.scraped_after_now().await;
+    assert_eq!(p.value("rolling_tenants{state=\"rolling\"}").await, Some(rolling));
+    assert_eq!(p.value("rolling_tenants{state=\"off\"}").await, Some(off));
+    assert_eq!(p.value("docdb_open_handles").await, cluster["openDbs"].as_f64());
+    assert_eq!(p.value("docdb_max_open_handles").await, cluster["maxDbsOpen"].as_f64());
+    assert_eq!(p.value("rolling_core_doc_count{tenant=\"acme\"}").await, core["docCount"].as_f64());
+    assert_eq!(p.value("rolling_core_update_seq{tenant=\"acme\"}").await, core["updateSeq"].as_f64());
+    assert_eq!(p.query("rolling_core_doc_count").await.len(), rolling as usize, "per-tenant series for the rolling tenants only");
+    let statuses = recon["days"].as_array().unwrap();
+    assert_eq!(statuses[0]["status"], "ARCHIVED");
+    assert_eq!(p.value("rolling_day_databases{status=\"ARCHIVED\"}").await, Some(1.0));
+    let days: f64 = tenants.iter().map(|t| t["dayDatabases"].as_f64().unwrap()).sum();
+    assert_eq!(p.value("sum(rolling_day_databases{status!=\"DROPPED\"})").await, Some(days));
+    for cron in ["rolling-db-rotate", "rolling-db-archive"] {
+        assert_eq!(p.value(&format!("cron_last_run_succeeded{{cron=\"{cron}\"}}")).await, Some(1.0), "{cron}");
+        assert!(p.value(&format!("cron_last_success_timestamp_seconds{{cron=\"{cron}\"}}")).await.is_some(), "{cron}");
+    }
+    assert_eq!(p.value("sum(rolling_alarms_open)").await, Some(0.0));
+    assert_eq!(p.value("bootstrap_duration_seconds_count{database=\"core\"}").await, Some(1.0));
+    assert_eq!(p.value("http_requests_total{route=\"PUT /docdb/{db}/{doc_id}\",outcome=\"ok\"}").await, Some(2.0));
+    assert_eq!(p.query("ALERTS{alertstate=\"firing\"}").await, Vec::new(), "a healthy rollout fires nothing");
+}

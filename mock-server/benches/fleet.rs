@@ -694,6 +694,83 @@ async fn peak(devices: usize, hub: bool) {
     );
 }
 
+/// `/health` probed every 20 ms for `secs`, with a scrape of `metrics` every second or none.
+async fn health_while(base: &str, metrics: Option<&str>, secs: u64) -> (f64, f64) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (client, url) = (client(), format!("{base}/health"));
+    let probing = probe(stop.clone(), Duration::from_millis(20), move || {
+        let (client, url) = (client.clone(), url.clone());
+        Box::pin(async move {
+            client.get(url).send().await.unwrap().bytes().await.unwrap();
+        })
+    });
+    let end = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < end {
+        if let Some(m) = metrics {
+            reqwest::get(m).await.unwrap().bytes().await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (p50, p99, _) = percentiles(probing.await.unwrap());
+    (p50, p99)
+}
+
+/// A scrape at `tenants` tenants (all of them rolling and rotated: every one has its CORE and its
+/// per-tenant series, the most a scrape can hold), `/health` beside scrapes, and the recording's cost on refreshes
+/// (the same run, `METRICS_LISTEN=off` against on).
+async fn metrics_cost(tenants: usize) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let listen = format!("127.0.0.1:{port}");
+    let (server, _) = Server::start_on("metrics", tenants, 4 * tenants + 100, None, Store::Sqlite, &[("METRICS_LISTEN", listen.as_str())]).await;
+    let url = format!("http://{listen}/metrics");
+    let http = reqwest::Client::new();
+    // Rotated, so every tenant has its CORE and its per-tenant series: the most a scrape holds.
+    let admin = login(&http, &server.base, "admin").await["token"].as_str().unwrap().to_owned();
+    let run = post(&http, format!("{}/admin/crons/rolling-db-rotate/run", server.base), Some(&admin), json!({})).await;
+    let id = run["runId"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let r: Value = http.get(format!("{}/admin/crons/runs/{id}?logLimit=1", server.base)).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+        if r["status"] != "running" {
+            assert_eq!(r["status"], "succeeded", "{r}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the rotate did not end");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut times = Vec::new();
+    let mut text = String::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        text = http.get(&url).send().await.unwrap().text().await.unwrap();
+        times.push(t.elapsed());
+    }
+    let series = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count();
+    let (p50, p99, _) = percentiles(times);
+    row(&format!("GET /metrics at {tenants} tenants, all rolling and rotated"), format!("p50 {p50:.1} ms, p99 {p99:.1} ms; {series} series, {} KiB", text.len() / 1024));
+    let quiet = health_while(&server.base, None, 5).await;
+    let scraped = health_while(&server.base, Some(&url), 5).await;
+    row("  /health p50 / p99, without scrapes and with one a second", format!("{:.1} / {:.1} ms without, {:.1} / {:.1} ms with", quiet.0, quiet.1, scraped.0, scraped.1));
+    drop(server);
+
+    let (off, _) = Server::start_on("metrics-off", 0, 5000, None, Store::Sqlite, &[("METRICS_LISTEN", "off")]).await;
+    let (on, _) = Server::start_on("metrics-on", 0, 5000, None, Store::Sqlite, &[]).await;
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    for round in 0..2 {
+        let users = vec!["alice".to_owned(); 50];
+        if round % 2 == 0 {
+            without.push(refresh_throughput(&off, &users, "recording off").await);
+            with.push(refresh_throughput(&on, &users, "recording on").await);
+        } else {
+            with.push(refresh_throughput(&on, &users, "recording on").await);
+            without.push(refresh_throughput(&off, &users, "recording off").await);
+        }
+    }
+    let (a, b) = (without.iter().sum::<f64>(), with.iter().sum::<f64>());
+    row("  refresh throughput with the recording / without (same run)", format!("{:.3}x ({:+.1}%)", b / a.max(1.0), (b / a.max(1.0) - 1.0) * 100.0));
+}
+
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
@@ -747,6 +824,9 @@ async fn main() {
         let (hub, per_device) = if quick { (1000, 200) } else { (5000, 500) };
         feeds(per_device, false).await;
         feeds(hub, true).await;
+    }
+    if wanted("metrics") {
+        metrics_cost(if quick { 1000 } else { 10_000 }).await;
     }
     if wanted("peak") {
         let (hub, per_device) = if quick { (1000, 200) } else { (5000, 500) };

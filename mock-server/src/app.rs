@@ -89,9 +89,12 @@ pub fn app(state: AppState) -> Router {
     // document routes answer CORS themselves: credentialed, to the origins DOCDB_CORS_ORIGINS names.
     // The 405 fallback first: a layer covers only what the router holds when it is added.
     router = router.method_not_allowed_fallback(method_not_allowed).layer(CorsLayer::permissive()).merge(routes::docdb::router(&state));
+    // Requests are recorded for the metrics unless they are not served (METRICS_LISTEN=off).
+    if state.settings.metrics_listen.is_some() {
+        router = router.layer(middleware::from_fn(crate::metrics::record_requests));
+    }
     router
         .layer(middleware::from_fn_with_state(state.clone(), count_requests))
-        .layer(middleware::from_fn(crate::metrics::record_requests))
         .layer(middleware::from_fn(crate::error::log_internal_errors))
         .layer(DefaultBodyLimit::max(BODY_LIMIT_BYTES))
         .layer(TraceLayer::new_for_http())

@@ -41,6 +41,9 @@ pub struct Settings {
     /// `METRICS_LISTEN`: where `/metrics` is served, apart from the public listener (loopback,
     /// a free port, by default; `off`: not served).
     pub metrics_listen: Option<String>,
+    /// `METRICS_TENANT_SERIES`: the most rolling tenants with series of their own (CORE's
+    /// figures); the canaries of a rollout. Past it the rest are counted, not listed.
+    pub metrics_tenant_series: usize,
     /// `LOG_FORMAT=json`: one JSON object a log line, for a log shipper; `text` otherwise.
     pub log_json: bool,
     /// How long a logged-out session's document headers keep working for its sign-out handlers
@@ -96,6 +99,7 @@ impl Default for Settings {
             docdb_hub: true,
             docdb_hub_linger_ms: 30_000,
             metrics_listen: Some("127.0.0.1:0".into()),
+            metrics_tenant_series: 100,
             log_json: false,
             sign_out_grace_secs: 120,
             invalidation_wave_size: 500,
@@ -195,6 +199,7 @@ impl Settings {
             Some("off") => s.metrics_listen = None,
             Some(addr) => s.metrics_listen = Some(addr.to_owned()),
         }
+        number(&get, "METRICS_TENANT_SERIES", &mut s.metrics_tenant_series)?;
         match get("LOG_FORMAT").as_deref().map(str::trim) {
             None | Some("" | "text") => {}
             Some("json") => s.log_json = true,

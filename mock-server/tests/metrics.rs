@@ -68,6 +68,9 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
     assert_eq!(s.run_cron(&admin, "rolling-db-rotate").await["status"], "succeeded");
     assert_eq!(s.run_cron(&admin, "rolling-db-archive").await["status"], "succeeded");
 
+    let scrape = reqwest::get(format!("http://{target}/metrics")).await.unwrap().text().await.unwrap();
+    the_console_names_what_the_server_exposes(&scrape);
+
     // What the console shows now.
     let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
     let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
@@ -98,4 +101,23 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
     assert_eq!(p.value("bootstrap_duration_seconds_count{database=\"core\"}").await, Some(1.0));
     assert_eq!(p.value("http_requests_total{route=\"PUT /docdb/{db}/{doc_id}\",outcome=\"ok\"}").await, Some(2.0));
     assert_eq!(p.query("ALERTS{alertstate=\"firing\"}").await, Vec::new(), "a healthy rollout fires nothing");
+}
+
+/// Every metric and alert the console's cards name (their "metric" hints) exists: a family in
+/// `scrape`, an alert in the rules.
+fn the_console_names_what_the_server_exposes(scrape: &str) {
+    let page = std::fs::read_to_string(rules_dir().join("../../www/index.html")).unwrap();
+    let rules = std::fs::read_to_string(rules_dir().join("alerts.yml")).unwrap();
+    let families: Vec<&str> = scrape.lines().filter_map(|l| l.strip_prefix("# TYPE ")?.split(' ').next()).collect();
+    let mut named = 0;
+    for hint in page.split("<p class=\"hint metric\">").skip(1) {
+        let hint = hint.split("</p>").next().unwrap();
+        for code in hint.split("<code>").skip(1) {
+            let name = code.split("</code>").next().unwrap().split('{').next().unwrap();
+            let known = families.iter().any(|f| *f == name || f.strip_suffix("_total") == Some(name)) || rules.contains(&format!("alert: {name}\n"));
+            assert!(known, "the console names {name}, which the server does not expose");
+            named += 1;
+        }
+    }
+    assert!(named >= 10, "the console's hints: {named}");
 }

@@ -82,6 +82,16 @@ pub fn last_finished(conn: &Connection, cron: &str) -> crate::store::sql::Result
     }
 }
 
+/// `cron`'s last finished run: (whether it succeeded, started, finished), without its log.
+pub fn last_outcome(conn: &Connection, cron: &str) -> crate::store::sql::Result<Option<(bool, i64, i64)>> {
+    conn.query_row(
+        "SELECT status, started_at, finished_at FROM cron_runs WHERE cron = ?1 AND status != 'running' AND finished_at IS NOT NULL ORDER BY finished_at DESC LIMIT 1",
+        [cron],
+        |r| Ok((r.get::<_, String>(0)? == "succeeded", r.get(1)?, r.get(2)?)),
+    )
+    .optional()
+}
+
 /// When `cron` last finished a run that succeeded (ms), if it ever did in the kept history.
 pub fn last_success(conn: &Connection, cron: &str) -> crate::store::sql::Result<Option<i64>> {
     conn.query_row("SELECT MAX(finished_at) FROM cron_runs WHERE cron = ?1 AND status = 'succeeded'", [cron], |r| r.get::<_, Option<i64>>(0))

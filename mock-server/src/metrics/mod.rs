@@ -114,7 +114,11 @@ fn classic(openmetrics: &str) -> String {
 
 async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let mut text = String::new();
-    let read = scrape::read(&state);
+    // The store's reads are synchronous: off the async workers, so requests go on beside them.
+    let read = match tokio::task::spawn_blocking(move || scrape::read(&state)).await {
+        Ok(read) => read,
+        Err(e) => Err(e.into()),
+    };
     let written = prometheus_client::encoding::text::encode_registry(&mut text, &RECORDED.registry).and_then(|()| match &read {
         Ok(registry) => prometheus_client::encoding::text::encode_registry(&mut text, registry),
         Err(_) => Ok(()),

@@ -28,20 +28,28 @@ pub struct FlagPatch {
 }
 
 /// Tenants by flag state: (`rollingDb`, `rollingDbDrop`, how many); a tenant without a flags
-/// row has both off.
+/// row has both off. Read from the flags switched on (the few, during a rollout) and the
+/// tenants' count.
 pub fn counts(conn: &Connection) -> RollingResult<Vec<(bool, bool, u64)>> {
+    let tenants: i64 = conn.query_row("SELECT COUNT(*) FROM companies", [], |r| r.get(0))?;
     let mut stmt = conn.prepare(
-        "SELECT CASE WHEN COALESCE(f.rolling_db, 0) != 0 THEN 1 ELSE 0 END AS r, CASE WHEN COALESCE(f.rolling_db_drop, 0) != 0 THEN 1 ELSE 0 END AS d, COUNT(*)
-         FROM companies c LEFT JOIN company_feature_flags f ON f.company_id = c.id GROUP BY r, d ORDER BY r, d",
+        "SELECT CASE WHEN rolling_db != 0 THEN 1 ELSE 0 END AS r, CASE WHEN rolling_db_drop != 0 THEN 1 ELSE 0 END AS d, COUNT(*)
+         FROM company_feature_flags WHERE rolling_db != 0 OR rolling_db_drop != 0 GROUP BY r, d ORDER BY r, d",
     )?;
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? != 0, r.get::<_, i64>(1)? != 0, r.get::<_, i64>(2)?.max(0) as u64)))?;
-    Ok(rows.collect::<crate::store::sql::Result<_>>()?)
+    let on: Vec<(bool, bool, u64)> =
+        stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? != 0, r.get::<_, i64>(1)? != 0, r.get::<_, i64>(2)?.max(0) as u64)))?.collect::<crate::store::sql::Result<_>>()?;
+    let off = (tenants.max(0) as u64).saturating_sub(on.iter().map(|(.., n)| n).sum());
+    Ok(std::iter::once((false, false, off)).chain(on).collect())
 }
 
-/// The tenants with `rollingDb` on.
-pub fn rolling(conn: &Connection) -> RollingResult<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT company_id FROM company_feature_flags WHERE rolling_db != 0 ORDER BY company_id")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
+/// The CORE of the first `limit` tenants with `rollingDb` on that have one: (tenant, database),
+/// in tenant order. Read from the flags' side, so it stops at `limit` however large the fleet.
+pub fn rolling_cores(conn: &Connection, limit: usize) -> RollingResult<Vec<(String, String)>> {
+    let mut stmt = conn.prepare(
+        "SELECT f.company_id, d.name FROM company_feature_flags f JOIN docdb_databases d ON d.company_id = f.company_id AND d.kind = ?1
+         WHERE f.rolling_db != 0 ORDER BY f.company_id LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![crate::docdb::Kind::Core.as_str(), i64::try_from(limit).unwrap_or(i64::MAX)], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 

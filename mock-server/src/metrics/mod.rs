@@ -53,12 +53,21 @@ struct DatabaseLabel {
     database: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Direction {
+    /// `to_engine` (what devices sent) or `to_device` (what the engine answered).
+    direction: &'static str,
+}
+
 /// The series recorded as the process answers.
 struct Recorded {
     registry: Registry,
     durations: Family<RouteClass, Histogram>,
     requests: Family<RouteOutcome, Counter>,
     bootstraps: Family<DatabaseLabel, Histogram>,
+    engine_latency: Histogram,
+    proxy_bytes: Family<Direction, Counter>,
+    invalidations_delivered: Counter,
 }
 
 fn seconds_histogram() -> Histogram {
@@ -74,8 +83,44 @@ static RECORDED: LazyLock<Recorded> = LazyLock::new(|| {
     registry.register("http_requests", "Requests answered, by route template and outcome (ok or the error code)", requests.clone());
     let bootstraps = Family::<DatabaseLabel, Histogram>::new_with_constructor(seconds_histogram as fn() -> Histogram);
     registry.register_with_unit("bootstrap_duration", "GET /bootstrap answered, by database (core, legacy): the re-bootstrap peak", Unit::Seconds, bootstraps.clone());
-    Recorded { registry, durations, requests, bootstraps }
+    let engine_latency = seconds_histogram();
+    registry.register_with_unit("docdb_engine_latency", "The document proxy's wait for the engine's answer to begin", Unit::Seconds, engine_latency.clone());
+    let proxy_bytes = Family::<Direction, Counter>::default();
+    registry.register_with_unit("docdb_proxy", "Bytes through the document proxy, each way", Unit::Bytes, proxy_bytes.clone());
+    let invalidations_delivered = Counter::default();
+    registry.register("realtime_invalidate_local_delivered", "invalidate-local messages sent to devices at their handshake", invalidations_delivered.clone());
+    Recorded { registry, durations, requests, bootstraps, engine_latency, proxy_bytes, invalidations_delivered }
 });
+
+/// The engine began answering a proxied request after `seconds`.
+pub fn engine_answered(seconds: f64) {
+    RECORDED.engine_latency.observe(seconds);
+}
+
+/// Bytes a device sent through the proxy to the engine.
+pub fn proxied_to_engine(bytes: usize) {
+    RECORDED.proxy_bytes.get_or_create(&Direction { direction: "to_engine" }).inc_by(bytes as u64);
+}
+
+/// Counts the engine's answer's bytes as they go to the device.
+pub fn counting_to_device<S, E>(stream: S) -> impl futures_util::Stream<Item = Result<bytes::Bytes, E>>
+where
+    S: futures_util::Stream<Item = Result<bytes::Bytes, E>>,
+{
+    use futures_util::StreamExt;
+    let counter = RECORDED.proxy_bytes.get_or_create(&Direction { direction: "to_device" }).clone();
+    stream.map(move |chunk| {
+        if let Ok(bytes) = &chunk {
+            counter.inc_by(bytes.len() as u64);
+        }
+        chunk
+    })
+}
+
+/// An `invalidate-local` was sent to a device.
+pub fn invalidate_local_delivered() {
+    RECORDED.invalidations_delivered.inc();
+}
 
 /// A bootstrap answered for `database` (`core` or `legacy`) in `seconds`.
 pub fn bootstrap_answered(database: &'static str, seconds: f64) {

@@ -145,6 +145,11 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
     counter(&mut r, "docdb_hub_slow_closed", "Devices' feeds closed for not reading", hubs.slow_closed);
     counter(&mut r, "docdb_hub_reconnects", "Engine feeds opened again after they dropped", hubs.reconnects);
     counter(&mut r, "docdb_hub_answered", "Devices' _changes requests a hub answered", hubs.answered);
+    if let Some((in_use, waiting, bound)) = state.store.pool_usage() {
+        gauge(&mut r, "store_pool_connections_in_use", "PostgreSQL connections of this replica's pool in use", int(in_use));
+        gauge(&mut r, "store_pool_waiting", "Requests waiting for a PostgreSQL connection", int(waiting));
+        gauge(&mut r, "store_pool_max_connections", "The pool's bound (DATABASE_POOL_SIZE)", int(bound));
+    }
     gauge(&mut r, "realtime_sockets_open", "Realtime sockets open on this replica", int(state.sessions.sockets.total()));
     Ok(r)
 }

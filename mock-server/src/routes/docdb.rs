@@ -112,7 +112,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     };
 
     if let Some(stream) = from_hub(&state, &forward, kind_of(&forward.db), parts.method.as_str()).await {
-        let stream = stream.map(Ok::<_, std::convert::Infallible>);
+        let stream = crate::metrics::counting_to_device(stream.map(Ok::<_, std::convert::Infallible>));
         let mut response = Response::new(match place {
             Some(place) => Body::from_stream(place.carry(stream)),
             None => Body::from_stream(stream),
@@ -129,14 +129,17 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     if let Some(accept) = parts.headers.get(header::ACCEPT) {
         request = request.header(header::ACCEPT, accept);
     }
+    crate::metrics::proxied_to_engine(forward.body.len());
+    let asked = std::time::Instant::now();
     let answer = request.body(forward.body).send().await.map_err(|e| {
         tracing::warn!("document engine at {}: {e}", engine.url().root());
         AppError::EngineUnavailable("the document engine did not answer; try again".into())
     })?;
+    crate::metrics::engine_answered(asked.elapsed().as_secs_f64());
     let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).map_err(|e| AppError::Internal(Cause::new(e)))?;
     let mut headers = HeaderMap::new();
     copy_headers(answer.headers(), &mut headers);
-    let stream = answer.bytes_stream();
+    let stream = crate::metrics::counting_to_device(answer.bytes_stream());
     let mut response = Response::new(match place {
         Some(place) => Body::from_stream(place.carry(stream)),
         None => Body::from_stream(stream),

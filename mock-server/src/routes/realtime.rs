@@ -97,7 +97,11 @@ async fn session(mut socket: WebSocket, state: AppState) {
         }
     };
     if let Some(payload) = answer.invalidate {
-        if socket.send(frame(ServerFrame::InvalidateLocal(payload))).await.is_err() {
+        let sent = socket.send(frame(ServerFrame::InvalidateLocal(payload))).await;
+        if sent.is_ok() {
+            crate::metrics::invalidate_local_delivered();
+        }
+        if sent.is_err() {
             return;
         }
     }

@@ -166,6 +166,14 @@ impl Store {
     /// The connection. Waiting for it blocks, so on the server's async workers the wait is
     /// announced to tokio (`block_in_place`): other requests move to another worker instead of
     /// stalling behind a cron's transaction.
+    /// On PostgreSQL: (connections in use, requests waiting for one, the pool's bound).
+    pub fn pool_usage(&self) -> Option<(usize, usize, usize)> {
+        match &self.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(pool) => Some(pool.usage()),
+        }
+    }
+
     pub fn lock(&self) -> sql::Result<Locked<'_>> {
         Ok(Locked(match &self.backend {
             // Free, it is taken at once; only a wait is moved off the async worker (handing the

@@ -31,6 +31,12 @@ pub struct PgPool {
 }
 
 impl PgPool {
+    /// (connections in use, requests waiting for one, the pool's bound).
+    pub fn usage(&self) -> (usize, usize, usize) {
+        let status = self.pool.status();
+        (status.size.saturating_sub(status.available), status.waiting, status.max_size)
+    }
+
     /// A pool of at most `size` connections to `url`; nothing is connected until first used.
     pub fn new(url: &str, size: usize) -> Result<PgPool> {
         let config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| Error::Postgres(Box::new(e)))?;

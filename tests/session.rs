@@ -35,7 +35,7 @@ fn expire(m: &AuthManager) {
 }
 
 #[wasm_bindgen_test]
-async fn login_writes_exactly_the_contract_keys() {
+async fn login_writes_exactly_the_documented_keys() {
     fresh().await;
     let m = manager();
     let before = js_sys::Date::now();

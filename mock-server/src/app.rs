@@ -14,7 +14,7 @@ use crate::routes;
 use crate::state::AppState;
 use session_broker::protocol::errors as code;
 
-/// Bodies above this are refused with 413 and the contract's error body.
+/// Bodies above this are refused with 413 and the error body (`{error, message}`).
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;
 
 /// Requests whose headers (names, values and the request's target) add up to more than this are

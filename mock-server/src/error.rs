@@ -1,7 +1,7 @@
-//! The one error type of the server; every failure renders the contract's body
+//! The one error type of the server; every failure renders the error body
 //! `{ "error": "<snake_case_code>", "message": "<human text>" }`. An internal error keeps its
 //! cause: the response carries it (as an extension) to the logging middleware, which writes it
-//! with its source chain; the client gets the contract's body and no internals.
+//! with its source chain; the client gets the error body and no internals.
 
 use std::sync::Arc;
 

@@ -1,4 +1,4 @@
-//! Extractors whose rejections are the contract's error body: JSON bodies and bearer tokens.
+//! Extractors whose rejections are the error body (`{error, message}`): JSON bodies and bearer tokens.
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
@@ -173,7 +173,7 @@ impl FromRequestParts<AppState> for DocdbUser {
     }
 }
 
-/// A number from the query string (read as text, so a malformed one gets the contract's error
+/// A number from the query string (read as text, so a malformed one gets the error
 /// body rather than axum's rejection).
 pub fn query_number<T: std::str::FromStr>(value: Option<&str>, name: &str) -> Result<Option<T>, AppError> {
     value.map(|v| v.parse().map_err(|_| AppError::bad_request(format!("{name} must be a whole number, got {v:?}")))).transpose()

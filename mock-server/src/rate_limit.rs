@@ -1,7 +1,7 @@
 //! A per-address rate limit on the sign-in routes (`/auth*`, `/register-user`), where guessing
 //! passwords and minting sessions happen: tower_governor's token bucket, keyed by the peer
 //! address the connection came from (never a forwarding header, which the client writes). A
-//! refused request gets 429 with the contract's error body and `Retry-After`.
+//! refused request gets 429 with the error body and `Retry-After`.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;

@@ -19,7 +19,7 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
     ("carol", "carol-pass", "cashier", &["acme", "globex"]),
 ];
 
-/// Tables the seed and reset own, children before parents.
+/// Tables the demo data and its reset own, children before parents.
 const TABLES: [&str; 24] = [
     "guard_refresh_replays",
     "guard_held_days",

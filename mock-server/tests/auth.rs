@@ -9,7 +9,7 @@ use serde_json::json;
 use session_broker::core::token::Claims;
 
 #[tokio::test]
-async fn login_answers_the_contract_shape_with_a_real_jwt() {
+async fn login_answers_its_documented_shape_with_a_real_jwt() {
     let s = spawn().await;
     let body = s.login("carol").await;
     assert_eq!(body["expiresIn"], 900);

@@ -137,7 +137,7 @@ async fn every_refusal_reaches_nothing() {
     for (what, method, path, body, status, code) in refusals {
         let a = docdb(&s, method, path, &h, body).await;
         assert_eq!((a.status.as_u16(), a.body["error"].as_str()), (status, Some(code)), "{what}: {:?}", a.body);
-        assert!(a.body["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}: the contract's error body");
+        assert!(a.body["message"].as_str().is_some_and(|m| !m.is_empty()), "{what}: the error body");
         if status == 413 {
             // Its body was left unread: the connection is closed, never reused from a pool.
             assert_eq!(a.headers.get("connection").map(|v| v.to_str().unwrap_or("")), Some("close"), "{what}");

@@ -1,5 +1,5 @@
 //! Management routes (README: "The mock server", management): devices, companies, users, payment references, each with
-//! its role and tenant checks and the contract's error body on bad input.
+//! its role and tenant checks and the error body on bad input.
 
 mod common;
 

@@ -193,7 +193,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn routes_are_the_contracts() {
+    fn routes_are_the_wire_routes() {
         let r = Management::UpdatePaymentReference { company_id: "acme".into(), sale_id: "acme-sale-1".into(), data: json!({"reference": "X"}) }.route().unwrap();
         assert_eq!((r.method, r.path.as_str()), (Method::Patch, "/companies/acme/sales/acme-sale-1/payment-reference"));
         assert_eq!(Management::GetMyUser.route().unwrap().path, "/users/me");

@@ -7,7 +7,7 @@ crate::protocol::errors::codes! {
     NETWORK = "network";
     /// No answer within the request timeout.
     TIMEOUT = "timeout";
-    /// An HTTP error status without the contract's error body (a proxy's page, say).
+    /// An HTTP error status without the server's error body (a proxy's page, say).
     HTTP_ERROR = "http_error";
     /// A success status whose body the SDK cannot use (a login answer without a token).
     BAD_RESPONSE = "bad_response";

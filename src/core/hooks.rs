@@ -200,7 +200,7 @@ mod tests {
     }
 
     #[test]
-    fn payloads_have_the_contract_shapes() {
+    fn payloads_have_their_documented_shapes() {
         assert_eq!(sign_out_event(SignOutReason::Logout), json!({"reason": "logout"}));
         assert_eq!(sign_out_event(SignOutReason::Login), json!({"reason": "login"}));
         assert_eq!(sign_out_event(SignOutReason::CompanyChange), json!({"reason": "company-change"}));

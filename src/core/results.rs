@@ -55,7 +55,7 @@ pub enum DeviceResult {
     Failure(CallResult),
 }
 
-/// A failed answer's `(code, words)`: the contract's error body when the server sent one,
+/// A failed answer's `(code, words)`: the server's error body when it sent one,
 /// else `http_error` and the status.
 pub fn failure_of(response: &HttpResponse) -> (String, String) {
     let body = json::parse(&response.body);
@@ -160,7 +160,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn shapes_match_the_contract_with_a_code_on_every_failure() {
+    fn shapes_are_documented_with_a_code_on_every_failure() {
         let ok = LoginResult::Success { user: json!({"userId": "u"}) };
         assert_eq!(ok.to_value(), json!({"success": true, "user": {"userId": "u"}}));
         assert_eq!(LoginResult::failure("invalid_credentials", "nope", 401).to_value(), json!({"success": false, "error": "nope", "code": "invalid_credentials", "status": 401}));

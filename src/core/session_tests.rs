@@ -1,4 +1,4 @@
-//! The seed's session-token state table and the contract's sequences, row by row, with a fake
+//! The session-token state table and the documented sequences, row by row, with a fake
 //! clock, fake storage, fake transport and fake local databases.
 
 use std::cell::{Cell, RefCell};

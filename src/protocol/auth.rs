@@ -196,7 +196,7 @@ pub struct ErrorBody {
 pub struct JwtClaims {
     /// Subject: the user id.
     pub sub: String,
-    /// The user id (the seed's claim name).
+    /// The user id (the claim's wire name).
     pub user_id: String,
     /// The user's company (tenant).
     pub company_id: String,
@@ -257,12 +257,12 @@ mod tests {
     }
 
     fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug>(value: T, wire: Value) {
-        assert_eq!(serde_json::to_value(&value).unwrap(), wire, "serialises in the contract's shape");
+        assert_eq!(serde_json::to_value(&value).unwrap(), wire, "serialises in the wire's shape");
         assert_eq!(serde_json::from_value::<T>(wire).unwrap(), value, "and reads back");
     }
 
     #[test]
-    fn every_body_round_trips_in_the_contracts_shape() {
+    fn every_body_round_trips_in_its_wire_shape() {
         let info = json!({"sdkVersion": "1.4.17"}).as_object().unwrap().clone();
         round_trip(
             LoginRequest { username: "u".into(), password: "p".into(), device_info: info },

@@ -1,4 +1,4 @@
-//! The error codes of the contract's error body `{error, message}`: every code the server
+//! The error codes of the error body `{error, message}`: every code the server
 //! answers with, in one place. The SDK passes them through to the caller as `code`.
 
 /// Declares each code once: the constant, its doc comment, and its entry in `ALL` (the SDK's

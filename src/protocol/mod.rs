@@ -16,7 +16,7 @@ pub use auth::*;
 /// The version the SDK reports in `deviceInfo.sdkVersion` and `sdk:init`: this crate's.
 pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// The first SDK with the catalogue cutover switch (the seed's "SDK 1.4.17"): a tenant may turn
+/// The first SDK with the catalogue cutover switch ("SDK 1.4.17"): a tenant may turn
 /// `rollingDb` on only when its devices report this or later, and only such devices route to CORE.
 pub const CUTOVER_SDK_VERSION: &str = "1.4.17";
 

@@ -245,7 +245,7 @@ mod tests {
     }
 
     #[test]
-    fn every_frame_round_trips_in_the_contracts_shape() {
+    fn every_frame_round_trips_in_its_wire_shape() {
         let init = SdkInit { token: "t".into(), device_id: Some("d".into()), sdk_version: Some("1.4.17".into()), last_invalidation: None };
         round_trip(ClientFrame::SdkInit(init), json!({"type": "sdk:init", "payload": {"token": "t", "deviceId": "d", "sdkVersion": "1.4.17", "lastInvalidation": null}}));
         round_trip(ClientFrame::Ping, json!({"type": "ping"}));
@@ -263,7 +263,7 @@ mod tests {
             json!({"type": "error", "payload": {"code": "invalid_token", "message": "m"}}),
         );
         round_trip(ServerFrame::Pong(Empty {}), json!({"type": "pong", "payload": {}}));
-        // The minimal init of the contract: only the token.
+        // The minimal init: only the token.
         assert!(matches!(serde_json::from_value::<ClientFrame>(json!({"type": "sdk:init", "payload": {"token": "t"}})), Ok(ClientFrame::SdkInit(_))));
         assert!(serde_json::from_value::<ClientFrame>(json!({"type": "hello"})).is_err());
         assert_eq!(ServerFrame::from_json(json!({"type": "ready", "payload": {"companyId": 1}})), None, "a malformed payload is no frame");

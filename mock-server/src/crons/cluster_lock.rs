@@ -1,4 +1,4 @@
-//! The cluster lock (the seed: the rotate "runs in the background; protected by a cluster lock";
+//! The cluster lock (the rotate "runs in the background; protected by a cluster lock";
 //! "cluster lock prevents double rotation"). One lock per cron in `cron_locks`, held by one run
 //! with a lease the running job renews at every step: a second trigger joins the running run
 //! instead of starting another, even from a second server process on the same data file, and a

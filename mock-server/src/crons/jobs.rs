@@ -180,7 +180,7 @@ fn rotate(ctx: &JobContext) -> bool {
     rotated && invalidated
 }
 
-/// The seed's `rotate-cycle`: each rolling-enabled tenant rotated in its own transaction.
+/// The `rotate-cycle`: each rolling-enabled tenant rotated in its own transaction.
 /// Answers whether every tenant succeeded, and the step count the daily invalidation ends.
 fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     let settings = ctx.settings();

@@ -76,7 +76,7 @@ mod tests {
     use crate::docdb::is_legal_name;
 
     #[test]
-    fn names_are_the_contracts_and_couchdb_legal() {
+    fn names_follow_the_naming_rule_and_are_couchdb_legal() {
         let n = TenantNames::new("staging", "acme", "main");
         assert_eq!(n.core(), "staging_acme_main_core");
         assert_eq!(n.legacy(), "staging_acme_main_catalog");

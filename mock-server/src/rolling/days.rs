@@ -1,5 +1,5 @@
 //! The day databases of the rolling machine (`daily_{env}_{co}_{rest}_{yyyymmdd}`): their states
-//! `PREWARMED → ACTIVE → DRAINED → ARCHIVED → DROPPED` (the seed's day database lifecycle) and
+//! `PREWARMED → ACTIVE → DRAINED → ARCHIVED → DROPPED` (the day database lifecycle) and
 //! the stamps of the three locks of the drop (drained, archived, reconciled), shared by the
 //! rotate, the archive and the drop evaluation.
 
@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::RollingResult;
 
-/// A day database's state (the seed's lifecycle).
+/// A day database's state in that lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum DayStatus {

@@ -1,4 +1,4 @@
-//! A flag change, by the seeds' rules: `rollingDbDrop` needs `rollingDb`; turning `rollingDb` off
+//! A flag change, by the flags' rules: `rollingDbDrop` needs `rollingDb`; turning `rollingDb` off
 //! clears `rollingDbDrop` (and is the rollback: the tenant's rollback alarms clear); a flag is
 //! turned on only when its preflight passes (enabling `rollingDb` is refused while a device of the
 //! tenant reports an SDK older than the cutover switch), unless a sys_admin forces it. A change

@@ -1,4 +1,4 @@
-//! The per-tenant rolling database machine: the rules of the seed's "Rolling database flags and
+//! The per-tenant rolling database machine: the rules of "Rolling database flags and
 //! rotate" table, over the relational store and the document cluster. Nothing here knows HTTP.
 
 pub mod alarms;

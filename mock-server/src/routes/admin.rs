@@ -36,7 +36,7 @@ pub fn router() -> Router<AppState> {
         .route(routes::AUDIT.path, get(audit_log))
 }
 
-/// Query strings are read as text, so a malformed number gets the contract's error body.
+/// Query strings are read as text, so a malformed number gets the error body.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct AuditQuery {

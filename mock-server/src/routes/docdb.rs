@@ -1,5 +1,5 @@
 //! The document routes a device uses on its tenant's databases. With a document engine
-//! (`DOCDB_URL`) they are the seeds' document database proxy: the CouchDB replication protocol
+//! (`DOCDB_URL`) they are the document database proxy: the CouchDB replication protocol
 //! forwarded to the engine after the `X-Docdb-*` headers, the tenant and the database's kind
 //! allow it (`docdb::access`), responses streamed back. Without one, the embedded model serves
 //! documents and `_all_docs` (orders into the day database, paying yesterday's open order through

@@ -1,4 +1,4 @@
-//! Test controls, mounted only with `MOCK_TEST_CONTROLS`: move the clock, restore the seed,
+//! Test controls, mounted only with `MOCK_TEST_CONTROLS`: move the clock, restore the demo data,
 //! count requests. They answer only callers on this machine (loopback): `make demo` turns them
 //! on, and a demo reachable from a network must not let anyone wipe or time-travel its data.
 

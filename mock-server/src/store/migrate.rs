@@ -3,7 +3,7 @@
 //! A migration is identified by its journal `when` (drizzle's `created_at`).
 //!
 //! The SQL files are PostgreSQL (`store::postgres` runs them as they are). SQLite lacks
-//! `ALTER TABLE … ADD COLUMN IF NOT EXISTS` / `DROP COLUMN IF EXISTS`, which the seed's 0015
+//! `ALTER TABLE … ADD COLUMN IF NOT EXISTS` / `DROP COLUMN IF EXISTS`, which migration 0015
 //! relies on for idempotency, and identity columns; here the runner checks the column and runs
 //! the plain form only when needed, and writes an identity key as SQLite's `AUTOINCREMENT`. A statement preceded by `-- only-if-column: table.column` runs only when
 //! that column exists (a data copy out of a column a later statement drops).

@@ -68,7 +68,7 @@ impl Server {
     }
 }
 
-/// Asserts the contract's error body and status.
+/// Asserts the error body (`{error, message}`) and status.
 pub fn assert_error(a: &Answer, status: u16, code: &str) {
     assert_eq!(a.status.as_u16(), status, "{:?}", a.body);
     assert_eq!(a.body["error"], code, "{:?}", a.body);

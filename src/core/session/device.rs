@@ -23,7 +23,7 @@ impl Session {
         self.0.memory.borrow().device_info.clone()
     }
 
-    /// Merges `partial` into the device info (the seed's `updateDeviceInfo`).
+    /// Merges `partial` into the device info (`updateDeviceInfo`).
     pub fn update_device_info(&self, partial: Map<String, Value>) {
         self.0.memory.borrow_mut().device_info.extend(partial);
         self.force_device_identity();

@@ -115,12 +115,17 @@ impl AppError {
     }
 
     pub fn body(&self) -> ErrorBody {
+        self.coded_body().1
+    }
+
+    /// The body, with its code as the constant it is (for the metrics' label).
+    fn coded_body(&self) -> (&'static str, ErrorBody) {
         let (code, message) = self.code_and_message();
         let checks = match self {
             AppError::Refused { checks, .. } => Some(checks.clone()),
             _ => None,
         };
-        ErrorBody { error: code.to_owned(), message, checks }
+        (code, ErrorBody { error: code.to_owned(), message, checks })
     }
 
     fn code_and_message(&self) -> (&'static str, String) {
@@ -147,8 +152,9 @@ pub struct ErrorCode(pub &'static str);
 
 impl IntoResponse for AppError {
     fn into_response(self) -> Response {
-        let mut response = (self.status(), Json(self.body())).into_response();
-        response.extensions_mut().insert(ErrorCode(self.code_and_message().0));
+        let (code, body) = self.coded_body();
+        let mut response = (self.status(), Json(body)).into_response();
+        response.extensions_mut().insert(ErrorCode(code));
         match self {
             // Logged by `log_internal_errors`, where every request's outcome is seen.
             AppError::Internal(cause) | AppError::StoreUnavailable(cause) => {

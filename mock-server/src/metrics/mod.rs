@@ -164,14 +164,13 @@ async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) 
         Ok(read) => read,
         Err(e) => Err(e.into()),
     };
-    let written = prometheus_client::encoding::text::encode_registry(&mut text, &RECORDED.registry).and_then(|()| match &read {
-        Ok(registry) => prometheus_client::encoding::text::encode_registry(&mut text, registry),
-        Err(_) => Ok(()),
-    });
-    if let Err(e) = read {
-        return e.into_response();
-    }
-    if written.and_then(|()| prometheus_client::encoding::text::encode_eof(&mut text)).is_err() {
+    let scraped = match read {
+        Ok(registry) => registry,
+        Err(e) => return e.into_response(),
+    };
+    use prometheus_client::encoding::text::{encode_eof, encode_registry};
+    let written = encode_registry(&mut text, &RECORDED.registry).and_then(|()| encode_registry(&mut text, &scraped)).and_then(|()| encode_eof(&mut text));
+    if written.is_err() {
         return AppError::Internal(crate::error::Cause::new(std::fmt::Error)).into_response();
     }
     let openmetrics = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/openmetrics-text"));

@@ -112,11 +112,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     };
 
     if let Some(stream) = from_hub(&state, &forward, kind_of(&forward.db), parts.method.as_str()).await {
-        let stream = crate::metrics::counting_to_device(stream.map(Ok::<_, std::convert::Infallible>));
-        let mut response = Response::new(match place {
-            Some(place) => Body::from_stream(place.carry(stream)),
-            None => Body::from_stream(stream),
-        });
+        let mut response = Response::new(streamed(place, stream.map(Ok::<_, std::convert::Infallible>)));
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("must-revalidate"));
         return Ok(response);
@@ -139,14 +135,23 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).map_err(|e| AppError::Internal(Cause::new(e)))?;
     let mut headers = HeaderMap::new();
     copy_headers(answer.headers(), &mut headers);
-    let stream = crate::metrics::counting_to_device(answer.bytes_stream());
-    let mut response = Response::new(match place {
-        Some(place) => Body::from_stream(place.carry(stream)),
-        None => Body::from_stream(stream),
-    });
+    let mut response = Response::new(streamed(place, answer.bytes_stream()));
     *response.status_mut() = status;
     *response.headers_mut() = headers;
     Ok(response)
+}
+
+/// An answer's body streamed to the device, its bytes counted, ended with the session when it
+/// holds a live feed's place.
+fn streamed<E>(place: Option<crate::docdb::feeds::Held>, stream: impl futures_util::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static) -> Body
+where
+    E: Into<axum::BoxError> + 'static,
+{
+    let stream = crate::metrics::counting_to_device(stream);
+    match place {
+        Some(place) => Body::from_stream(place.carry(stream)),
+        None => Body::from_stream(stream),
+    }
 }
 
 /// A `_changes` request answered by its database's hub (`docdb::hub`): the live feeds of every

@@ -43,12 +43,13 @@ impl Hubs {
         if !Self::ready(&lease).await {
             return None;
         }
+        // `now` is the head when the request came, not when a listening task runs.
+        let since = match &request.since {
+            Since::Now => lease.hub.lock().index.head().clone(),
+            Since::At(seq) => seq.clone(),
+        };
         if request.feed == Feed::Normal {
             let state = lease.hub.lock();
-            let since = match &request.since {
-                Since::Now => state.index.head().clone(),
-                Since::At(seq) => seq.clone(),
-            };
             if !state.index.covers(since.n) {
                 return None;
             }
@@ -59,11 +60,6 @@ impl Hubs {
             self.counters.answered.fetch_add(1, Ordering::Relaxed);
             return Some(stream::once(async move { results_body(&lines, &last) }).boxed());
         }
-        // `now` is the head when the request came, not when its task runs.
-        let since = match &request.since {
-            Since::Now => lease.hub.lock().index.head().clone(),
-            Since::At(seq) => seq.clone(),
-        };
         let (out, body) = mpsc::channel(OUT_CHUNKS);
         self.counters.listening.fetch_add(1, Ordering::Relaxed);
         self.counters.answered.fetch_add(1, Ordering::Relaxed);

@@ -13,6 +13,7 @@ pub mod extract;
 pub mod metrics;
 pub mod rate_limit;
 pub mod realtime;
+pub mod recorded;
 pub mod rolling;
 pub mod routes;
 pub mod seed;

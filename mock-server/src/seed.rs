@@ -20,8 +20,9 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the demo data and its reset own, children before parents.
-const TABLES: [&str; 24] = [
+const TABLES: [&str; 25] = [
     "guard_refresh_replays",
+    "guard_reconciliations",
     "guard_held_days",
     "guard_login_failures",
     "guard_signing_out",

@@ -82,6 +82,10 @@ async fn every_refusal_reaches_nothing() {
     let real = Engine::start().await;
     let (url, hits, _) = counting_engine(&real).await;
     let s = spawn_with(with_engine(&url)).await;
+    let metrics = common::prom::metrics_listener(&s).await;
+    // Other tests of this file count beside this one: the counters only go up.
+    let counted = |class: &str, outcome: &str| common::prom::scraped(&metrics, format!("docdb_proxy_requests_total{{class=\"{class}\",outcome=\"{outcome}\"}}"));
+    let before = (counted("refused", "forbidden").await, counted("refused", "malformed_json").await, counted("bulk_write", "ok").await);
     hits.store(0, Ordering::SeqCst);
     let alice = s.login("alice").await; // cashier, acme
     let h = remote_headers(&alice);
@@ -134,6 +138,8 @@ async fn every_refusal_reaches_nothing() {
         ("a cashier writing CORE", Method::POST, "dev_acme_main_core/_bulk_docs", json(json!({"docs": [{"_id": "p1"}]})), 403, "forbidden"),
         ("an oversize body", Method::POST, "dev_acme_main_catalog/_bulk_docs", Some(vec![b' '; 5 * 1024 * 1024]), 413, "payload_too_large"),
     ];
+    let refused_with = |code: &str| refusals.iter().filter(|c| c.5 == code).count() as f64;
+    let (forbidden, malformed) = (refused_with("forbidden") + 3.0, refused_with("malformed_json"));
     for (what, method, path, body, status, code) in refusals {
         let a = docdb(&s, method, path, &h, body).await;
         assert_eq!((a.status.as_u16(), a.body["error"].as_str()), (status, Some(code)), "{what}: {:?}", a.body);
@@ -176,6 +182,11 @@ async fn every_refusal_reaches_nothing() {
         catalogue_write.body
     );
     assert_eq!(hits.load(Ordering::SeqCst), 2);
+
+    // The metrics count each refusal by its reason, and the write let through by its class.
+    assert!(counted("refused", "forbidden").await - before.0 >= forbidden, "the forbidden ones, dot segments included");
+    assert!(counted("refused", "malformed_json").await - before.1 >= malformed);
+    assert!(counted("bulk_write", "ok").await - before.2 >= 1.0);
 }
 
 // Several workers: the server seeds its engine at start-up, through the counting

@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Lowest first. A module may import from its own row and the rows above it in this list.
 const LAYERS: [&[&str]; 10] = [
-    &["bridge", "causes", "clock", "realtime"],
+    &["bridge", "causes", "clock", "realtime", "recorded"],
     &["store"],
     &["docdb"],
     &["settings"],

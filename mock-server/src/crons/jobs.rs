@@ -81,14 +81,14 @@ impl JobContext<'_> {
     /// ends once it has held the store for `BATCH_HOLD`: on the engine a tenant's step waits for
     /// HTTP round trips inside the transaction, and twenty of those would keep every request
     /// waiting for the better part of a second. `after` runs once a tenant's work is committed
-    /// (closing its sockets, say).
+    /// (closing its sockets, say), or with `None` once its step failed.
     fn per_tenant<T>(
         &self,
         ids: &[String],
         total: u64,
         step: impl Fn(&crate::docdb::Cluster, &tenants::Tenant, i64) -> Result<T, RollingError>,
         describe: impl Fn(&str, &T) -> String,
-        after: impl Fn(&str, &T),
+        after: impl Fn(&str, Option<&T>),
     ) -> bool {
         let (mut done, mut failed, mut position) = (0u64, 0u64, 0u64);
         let size = self.state.settings.cron_batch_size.max(1);
@@ -132,11 +132,12 @@ impl JobContext<'_> {
                 lines.push(match outcome {
                     Ok(value) => {
                         done += 1;
-                        after(id, &value);
+                        after(id, Some(&value));
                         describe(id, &value)
                     }
                     Err(told) => {
                         failed += 1;
+                        after(id, None);
                         format!("{id}: failed, nothing changed: {told}")
                     }
                 });
@@ -212,8 +213,8 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
         }
         Ok(r)
     };
-    let close_if_invalidated = |id: &str, r: &TenantRotation| {
-        if r.invalidated {
+    let close_if_invalidated = |id: &str, r: Option<&TenantRotation>| {
+        if r.is_some_and(|r| r.invalidated) {
             ctx.state.tenant_invalidated(id);
         }
     };
@@ -292,7 +293,10 @@ fn backup(ctx: &JobContext) -> bool {
         total,
         |tx, t, now| backup::backup_tenant(tx, &dir, t, now),
         |id, r| format!("{id}: snapshots [{}], unchanged [{}], pruned [{}]", r.taken.join(", "), r.unchanged.join(", "), r.pruned.join(", ")),
-        |_, _| {},
+        |_, r| match r {
+            Some(r) => crate::recorded::snapshots_taken(r.taken.len(), ctx.now()),
+            None => crate::recorded::snapshot_failed(),
+        },
     )
 }
 

@@ -20,6 +20,18 @@ pub enum Op {
     BulkWrite,
 }
 
+impl Op {
+    /// The class a request is counted under.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Checkpoint => "checkpoint",
+            Op::Write => "write",
+            Op::BulkWrite => "bulk_write",
+        }
+    }
+}
+
 /// Why a request is refused; the engine sees nothing of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {

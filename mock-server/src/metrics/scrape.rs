@@ -123,20 +123,25 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
 
     // Per tenant only for the canaries: tenants with rollingDb on, at most METRICS_TENANT_SERIES
     // of them. Each is read under the store's lock of its own, so requests go between them.
-    let (docs, seq) = (Family::<Tenant, Gauge>::default(), Family::<Tenant, Gauge>::default());
+    let (docs, seq, diffs) = (Family::<Tenant, Gauge>::default(), Family::<Tenant, Gauge>::default(), Family::<Tenant, Gauge>::default());
     let cores = flags::rolling_cores(&store()?, state.settings.metrics_tenant_series)?;
     let listed = cores.len() as u64;
-    for (id, core) in cores {
+    for listed in cores {
+        let tenant = Tenant { tenant: listed.company_id };
+        if let Some(diff) = listed.reconciliation_diff {
+            diffs.get_or_create(&tenant).set(diff);
+        }
         let conn = store()?;
-        let info = crate::docdb::info(&state.cluster(&conn), &core)?;
+        let info = crate::docdb::info(&state.cluster(&conn), &listed.core)?;
         drop(conn);
         if let Some(info) = info {
-            docs.get_or_create(&Tenant { tenant: id.clone() }).set(int(info.doc_count));
-            seq.get_or_create(&Tenant { tenant: id }).set(int(info.update_seq));
+            docs.get_or_create(&tenant).set(int(info.doc_count));
+            seq.get_or_create(&tenant).set(int(info.update_seq));
         }
     }
     r.register("rolling_core_doc_count", "CORE's documents, for each rolling tenant listed (METRICS_TENANT_SERIES)", docs);
     r.register("rolling_core_update_seq", "CORE's update sequence (it stays low: CORE is written at the warm only)", seq);
+    r.register("rolling_reconciliation_diff", "Documents differing from the archive at the tenant's last archive run (0: reconciled)", diffs);
 
     gauge(&mut r, "rolling_tenants_unlisted", "Rolling tenants without series of their own (past METRICS_TENANT_SERIES, or no CORE yet)", int(rolling.saturating_sub(listed)));
     let hubs = state.hubs.as_ref().map(|h| h.counts()).unwrap_or_default();

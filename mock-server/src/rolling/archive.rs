@@ -38,6 +38,9 @@ pub struct ArchiveReport {
     /// The legacy database's closed orders and sales older than a day, now in the archive and
     /// the relational store, and how many of them differ there (0: reconciled).
     pub legacy: Option<LegacyArchive>,
+    /// Documents that differ from the archive over every day checked and the legacy part (the
+    /// runbook's "reconciliation diff"; 0 when all is reconciled).
+    pub diff: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -206,7 +209,9 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
         copy_into_archive(conn, &day_db, &archive_db, &docs)?;
         copy_into_relational(conn, &tenant.id, &day_db, &docs, now_ms)?;
         stamp(conn, &day_db, Stamp::Archived, now_ms)?;
-        if reconcile_diff(conn, &day_db, &archive_db)? == 0 {
+        let diff = reconcile_diff(conn, &day_db, &archive_db)?;
+        report.diff += diff;
+        if diff == 0 {
             stamp(conn, &day_db, Stamp::Reconciled, now_ms)?;
             set_day_status(conn, &day_db, DayStatus::Archived, now_ms)?;
             report.archived.push(day_db);
@@ -228,6 +233,7 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
             }
         }
         let diff = reconcile_diff(conn, &day_db, &archive_db)?;
+        report.diff += diff;
         if diff != 0 {
             let detail = format!("{day_db} was archived with reconciliation diff 0 and now differs from its archive in {diff} document(s)");
             alarms::raise(conn, &tenant.id, alarms::Kind::ReconciliationRegressed, &day_db, &detail, now_ms)?;
@@ -235,7 +241,19 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
         }
     }
     report.legacy = archive_legacy(conn, &names, &tenant.id, now_ms)?;
+    report.diff += report.legacy.as_ref().map_or(0, |l| l.diff);
+    record_diff(conn, &tenant.id, report.diff, now_ms)?;
     Ok(report)
+}
+
+/// Keeps the tenant's reconciliation diff as this run found it (what `/metrics` reports).
+fn record_diff(conn: &Cluster, company_id: &str, diff: u64, now_ms: i64) -> RollingResult<()> {
+    conn.execute(
+        "INSERT INTO guard_reconciliations (company_id, diff, checked_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (company_id) DO UPDATE SET diff = excluded.diff, checked_at = excluded.checked_at",
+        params![company_id, i64::try_from(diff).unwrap_or(i64::MAX), now_ms],
+    )?;
+    Ok(())
 }
 
 /// The legacy database's part the archive takes (`legacy_archivable`), copied, then reconciled;

@@ -42,14 +42,25 @@ pub fn counts(conn: &Connection) -> RollingResult<Vec<(bool, bool, u64)>> {
     Ok(std::iter::once((false, false, off)).chain(on).collect())
 }
 
-/// The CORE of the first `limit` tenants with `rollingDb` on that have one: (tenant, database),
-/// in tenant order. Read from the flags' side, so it stops at `limit` however large the fleet.
-pub fn rolling_cores(conn: &Connection, limit: usize) -> RollingResult<Vec<(String, String)>> {
+/// A rolling tenant as the metrics list it: its CORE and the reconciliation diff its last
+/// archive run found (`None` before the first).
+pub struct RollingCore {
+    pub company_id: String,
+    pub core: String,
+    pub reconciliation_diff: Option<i64>,
+}
+
+/// The first `limit` tenants with `rollingDb` on that have a CORE, in tenant order. Read from the
+/// flags' side, so it stops at `limit` however large the fleet.
+pub fn rolling_cores(conn: &Connection, limit: usize) -> RollingResult<Vec<RollingCore>> {
     let mut stmt = conn.prepare(
-        "SELECT f.company_id, d.name FROM company_feature_flags f JOIN docdb_databases d ON d.company_id = f.company_id AND d.kind = ?1
+        "SELECT f.company_id, d.name, r.diff FROM company_feature_flags f JOIN docdb_databases d ON d.company_id = f.company_id AND d.kind = ?1
+         LEFT JOIN guard_reconciliations r ON r.company_id = f.company_id
          WHERE f.rolling_db != 0 ORDER BY f.company_id LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![crate::docdb::Kind::Core.as_str(), i64::try_from(limit).unwrap_or(i64::MAX)], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map(params![crate::docdb::Kind::Core.as_str(), i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+        Ok(RollingCore { company_id: r.get(0)?, core: r.get(1)?, reconciliation_diff: r.get(2)? })
+    })?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 

@@ -42,6 +42,6 @@ async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Qu
         BootstrapError::CoreMissing(db) => AppError::NotFound(code::CORE_MISSING, format!("{db} does not exist yet: the tenant is not cut over (run the rotate)")),
         BootstrapError::Rolling(e) => e.into(),
     })?;
-    crate::metrics::bootstrap_answered(label, started.elapsed().as_secs_f64());
+    crate::recorded::bootstrap_answered(label, started.elapsed().as_secs_f64());
     Ok(answer)
 }

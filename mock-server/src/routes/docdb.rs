@@ -9,7 +9,7 @@
 use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::{Json, Router};
 use futures_util::StreamExt;
@@ -81,7 +81,15 @@ fn refused(r: Refusal) -> AppError {
 /// One request of the replication protocol: read whole (within `PROXY_BODY_LIMIT_BYTES`), judged
 /// by `access::decide`, and what it answers forwarded to the engine (never the request itself);
 /// the engine's answer streamed back. A live `_changes` feed takes one of its session's places.
-async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Request) -> AppResult<Response> {
+async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Request) -> Response {
+    // Counted by what the rule judged it to be, `refused` when the rule turned it away.
+    let mut class = "refused";
+    let response = forward_request(&state, caller, request, &mut class).await.into_response();
+    crate::recorded::proxy_request(class, response.extensions().get::<crate::error::ErrorCode>().map_or("ok", |c| c.0));
+    response
+}
+
+async fn forward_request(state: &AppState, caller: DocdbUser, request: Request, class: &mut &'static str) -> AppResult<Response> {
     let Some(engine) = state.engine.clone() else { return Err(engine_required().await) };
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, PROXY_BODY_LIMIT_BYTES).await.map_err(|_| AppError::PayloadTooLarge)?;
@@ -99,6 +107,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     };
     let who = access::Caller { company_id: &caller.company_id, may_write_catalogue: may_write_catalogue(&caller) };
     let forward = access::decide(&incoming, Some(who), kind_of).map_err(refused)?;
+    *class = forward.op.as_str();
     if forward.live_feed && caller.signing_out {
         return Err(AppError::Unauthorized(code::SESSION_ENDED, "this session is signing out: it may finish its replication, not open a live feed".into()));
     }
@@ -111,7 +120,7 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
         false => None,
     };
 
-    if let Some(stream) = from_hub(&state, &forward, kind_of(&forward.db), parts.method.as_str()).await {
+    if let Some(stream) = from_hub(state, &forward, kind_of(&forward.db), parts.method.as_str()).await {
         let mut response = Response::new(streamed(place, stream.map(Ok::<_, std::convert::Infallible>)));
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("must-revalidate"));
@@ -125,13 +134,13 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     if let Some(accept) = parts.headers.get(header::ACCEPT) {
         request = request.header(header::ACCEPT, accept);
     }
-    crate::metrics::proxied_to_engine(forward.body.len());
+    crate::recorded::proxied_to_engine(forward.body.len());
     let asked = std::time::Instant::now();
     let answer = request.body(forward.body).send().await.map_err(|e| {
         tracing::warn!("document engine at {}: {e}", engine.url().root());
         AppError::EngineUnavailable("the document engine did not answer; try again".into())
     })?;
-    crate::metrics::engine_answered(asked.elapsed().as_secs_f64());
+    crate::recorded::engine_answered(asked.elapsed().as_secs_f64());
     let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).map_err(|e| AppError::Internal(Cause::new(e)))?;
     let mut headers = HeaderMap::new();
     copy_headers(answer.headers(), &mut headers);
@@ -147,7 +156,7 @@ fn streamed<E>(place: Option<crate::docdb::feeds::Held>, stream: impl futures_ut
 where
     E: Into<axum::BoxError> + 'static,
 {
-    let stream = crate::metrics::counting_to_device(stream);
+    let stream = crate::recorded::counting_to_device(stream);
     match place {
         Some(place) => Body::from_stream(place.carry(stream)),
         None => Body::from_stream(stream),

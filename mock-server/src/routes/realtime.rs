@@ -49,7 +49,9 @@ fn frame(frame: ServerFrame) -> Message {
     Message::Text(serde_json::to_string(&frame).unwrap_or_default().into())
 }
 
+/// A handshake refused: the error frame, then the close.
 async fn refuse(mut socket: WebSocket, close: u16, code: &str, message: &str) {
+    crate::recorded::handshake(code);
     let _ = socket.send(frame(ServerFrame::Error(FrameError { code: code.into(), message: message.into() }))).await;
     let _ = socket.send(Message::Close(Some(CloseFrame { code: close, reason: code.to_owned().into() }))).await;
 }
@@ -99,7 +101,7 @@ async fn session(mut socket: WebSocket, state: AppState) {
     if let Some(payload) = answer.invalidate {
         let sent = socket.send(frame(ServerFrame::InvalidateLocal(payload))).await;
         if sent.is_ok() {
-            crate::metrics::invalidate_local_delivered();
+            crate::recorded::invalidate_local_delivered();
         }
         if sent.is_err() {
             return;
@@ -108,6 +110,7 @@ async fn session(mut socket: WebSocket, state: AppState) {
     if socket.send(frame(ServerFrame::Ready(answer.ready))).await.is_err() {
         return;
     }
+    crate::recorded::handshake("ok");
     loop {
         tokio::select! {
             changed = subscription.invalidations.changed() => {

@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS cron_locks (
 
 /// The guards' tables (prefix `guard_`): the rollback guard's alarms and device marks, the refresh
 /// reuse guard's replays, the sign-in throttle's failures per account, the sessions signing out,
-/// the day databases an operator holds back from the drop. Beside them (prefix `mock_`): the test
+/// the day databases an operator holds back from the drop, each tenant's last reconciliation diff
+/// (what the archive cron found, for the metrics). Beside them (prefix `mock_`): the test
 /// clock's offset (`mock_clock`), kept with the data so that a restarted server is on the same day
 /// as its databases, and the marker of the store's backup directory (`mock_backup_marker`, see
 /// `rolling::backup::unshared`). Both prefixes are in `store::migrate::UNTRACKED_TABLE_PREFIXES`.
@@ -70,6 +71,11 @@ CREATE TABLE IF NOT EXISTS guard_held_days (
   name TEXT PRIMARY KEY NOT NULL,
   held_at INTEGER NOT NULL,
   reason TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_reconciliations (
+  company_id TEXT PRIMARY KEY NOT NULL,
+  diff INTEGER NOT NULL,
+  checked_at INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS mock_clock (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -195,6 +201,11 @@ CREATE TABLE IF NOT EXISTS guard_held_days (
   held_at BIGINT NOT NULL,
   reason TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_reconciliations (
+  company_id TEXT PRIMARY KEY NOT NULL,
+  diff BIGINT NOT NULL,
+  checked_at BIGINT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS docdb_databases (
   name TEXT PRIMARY KEY NOT NULL,
   company_id TEXT NOT NULL,
@@ -262,8 +273,9 @@ CREATE TABLE IF NOT EXISTS mock_backup_marker (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 17] = [
+pub const OWN_TABLES: [&str; 18] = [
     "mock_backup_marker",
+    "guard_reconciliations",
     "docdb_archived_rows",
     "guard_refresh_replays",
     "guard_held_days",

@@ -9,6 +9,23 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+/// Serves the server's `/metrics` on a listener of its own, as `METRICS_LISTEN` does; its address.
+pub async fn metrics_listener(s: &super::Server) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = mock_server::metrics::router(s.state.clone());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    addr.to_string()
+}
+
+/// The value of one series, named exactly as the classic text writes it, in a scrape (0 when the
+/// series is not there yet).
+pub async fn scraped(target: &str, series: String) -> f64 {
+    let text = reqwest::get(format!("http://{target}/metrics")).await.unwrap().text().await.unwrap();
+    let line = text.lines().find_map(|l| l.strip_prefix(series.as_str())?.strip_prefix(' ').map(str::to_owned));
+    line.map_or(0.0, |v| v.trim().parse().unwrap())
+}
+
 pub fn rules_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("prometheus")
 }

@@ -725,19 +725,22 @@ async fn metrics_cost(tenants: usize) {
     let (server, _) = Server::start_on("metrics", tenants, 4 * tenants + 100, None, Store::Sqlite, &[("METRICS_LISTEN", listen.as_str())]).await;
     let url = format!("http://{listen}/metrics");
     let http = reqwest::Client::new();
-    // Rotated, so every tenant has its CORE and its per-tenant series: the most a scrape holds.
+    // Rotated and archived, so every tenant has its CORE and its reconciliation diff: the most a
+    // scrape holds.
     let admin = login(&http, &server.base, "admin").await["token"].as_str().unwrap().to_owned();
-    let run = post(&http, format!("{}/admin/crons/rolling-db-rotate/run", server.base), Some(&admin), json!({})).await;
-    let id = run["runId"].as_str().unwrap().to_owned();
-    let deadline = Instant::now() + Duration::from_secs(600);
-    loop {
-        let r: Value = http.get(format!("{}/admin/crons/runs/{id}?logLimit=1", server.base)).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
-        if r["status"] != "running" {
-            assert_eq!(r["status"], "succeeded", "{r}");
-            break;
+    for cron in ["rolling-db-rotate", "rolling-db-archive"] {
+        let run = post(&http, format!("{}/admin/crons/{cron}/run", server.base), Some(&admin), json!({})).await;
+        let id = run["runId"].as_str().unwrap().to_owned();
+        let deadline = Instant::now() + Duration::from_secs(600);
+        loop {
+            let r: Value = http.get(format!("{}/admin/crons/runs/{id}?logLimit=1", server.base)).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+            if r["status"] != "running" {
+                assert_eq!(r["status"], "succeeded", "{cron}: {r}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "{cron} did not end");
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        assert!(Instant::now() < deadline, "the rotate did not end");
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let mut times = Vec::new();
     let mut text = String::new();
@@ -748,7 +751,7 @@ async fn metrics_cost(tenants: usize) {
     }
     let series = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count();
     let (p50, p99, _) = percentiles(times);
-    row(&format!("GET /metrics at {tenants} tenants, all rolling and rotated"), format!("p50 {p50:.1} ms, p99 {p99:.1} ms; {series} series, {} KiB", text.len() / 1024));
+    row(&format!("GET /metrics at {tenants} tenants, all rolling, rotated and archived"), format!("p50 {p50:.1} ms, p99 {p99:.1} ms; {series} series, {} KiB", text.len() / 1024));
     let quiet = health_while(&server.base, None, 5).await;
     let scraped = health_while(&server.base, Some(&url), 5).await;
     row("  /health p50 / p99, without scrapes and with one a second", format!("{:.1} / {:.1} ms without, {:.1} / {:.1} ms with", quiet.0, quiet.1, scraped.0, scraped.1));

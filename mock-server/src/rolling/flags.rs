@@ -54,9 +54,14 @@ pub struct RollingCore {
 /// flags' side, so it stops at `limit` however large the fleet.
 pub fn rolling_cores(conn: &Connection, limit: usize) -> RollingResult<Vec<RollingCore>> {
     let mut stmt = conn.prepare(
-        "SELECT f.company_id, d.name, r.diff FROM company_feature_flags f JOIN docdb_databases d ON d.company_id = f.company_id AND d.kind = ?1
-         LEFT JOIN guard_reconciliations r ON r.company_id = f.company_id
-         WHERE f.rolling_db != 0 ORDER BY f.company_id LIMIT ?2",
+        // The flags walked in tenant order, each tenant's CORE found by its index, until the
+        // LIMIT (SQLite takes CROSS JOIN's left side as the outer loop; otherwise it scanned every
+        // database of the fleet under the store's lock); the diff read for those tenants only.
+        "SELECT l.company_id, l.core, (SELECT r.diff FROM guard_reconciliations r WHERE r.company_id = l.company_id)
+         FROM (SELECT f.company_id, d.name AS core FROM company_feature_flags f CROSS JOIN docdb_databases d
+               WHERE d.company_id = f.company_id AND d.kind = ?1 AND f.rolling_db != 0
+               ORDER BY f.company_id LIMIT ?2) l
+         ORDER BY l.company_id",
     )?;
     let rows = stmt.query_map(params![crate::docdb::Kind::Core.as_str(), i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
         Ok(RollingCore { company_id: r.get(0)?, core: r.get(1)?, reconciliation_diff: r.get(2)? })

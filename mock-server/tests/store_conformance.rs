@@ -73,6 +73,18 @@ fn tenants_split_by_their_rolling_flag(store: &Store) {
             // acme never flagged: legacy, as initech flagged off is.
             assert_eq!(flags::rolling_tenants(c)?, vec!["globex".to_owned()]);
             assert_eq!(flags::legacy_tenants(c)?, vec!["acme".to_owned(), "initech".to_owned()]);
+            // The metrics' canaries: rolling tenants with a CORE, in tenant order, up to a limit,
+            // each with the diff its last archive run recorded.
+            flags::record(c, "acme", true, false, "test", NOW)?;
+            let docs = Docs::embedded(c);
+            assert!(flags::rolling_cores(c, 10)?.is_empty(), "no CORE yet");
+            for tenant in ["globex", "acme", "initech"] {
+                docdb::create(&docs, &format!("t_{tenant}_core"), tenant, Kind::Core, NOW)?;
+            }
+            c.execute("INSERT INTO guard_reconciliations (company_id, diff, checked_at) VALUES ('globex', 3, ?1)", [NOW])?;
+            let listed: Vec<_> = flags::rolling_cores(c, 10)?.into_iter().map(|t| (t.company_id, t.core, t.reconciliation_diff)).collect();
+            assert_eq!(listed, [("acme".to_owned(), "t_acme_core".to_owned(), None), ("globex".to_owned(), "t_globex_core".to_owned(), Some(3))]);
+            assert_eq!(flags::rolling_cores(c, 1)?.len(), 1);
             Ok::<_, mock_server::rolling::RollingError>(())
         })
         .unwrap();

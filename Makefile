@@ -101,7 +101,7 @@ test: setup
 	  awk '/test result: /{ for (i = 1; i <= NF; i++) { if ($$(i+1) ~ /^passed/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	       END { printf "%d passed, %d failed\n", p, f }' $$log; rm -f $$log; exit $$rc
 
-## Lints are errors here: the code as rustfmt writes it (rustfmt.toml: the house's long lines),
+## Lints are errors here: the code as rustfmt writes it (rustfmt.toml: lines of 120 at most),
 ## every public item of the SDK documented (`missing_docs`, the `.d.ts` JSDoc), clippy clean on
 ## both targets.
 test-native:

@@ -88,7 +88,14 @@ fn main() {
     let storage = Rc::new(Store(RefCell::default()));
     let session = Session::new(
         SessionConfig::new("http://bench.invalid").unwrap(),
-        Ports { storage: storage.clone(), transport: Rc::new(NoNet), clock: Rc::new(Now), local_databases: Rc::new(NoDbs), reporter: Rc::new(Quiet), lock: Rc::new(Free) },
+        Ports {
+            storage: storage.clone(),
+            transport: Rc::new(NoNet),
+            clock: Rc::new(Now),
+            local_databases: Rc::new(NoDbs),
+            reporter: Rc::new(Quiet),
+            lock: Rc::new(Free),
+        },
     );
     session.save_token("Auth", &jwt, 3600.0).unwrap();
     let map = PermissionMap::default();

@@ -5,9 +5,12 @@ use std::{env, fs, path::Path};
 fn main() {
     println!("cargo:rerun-if-changed=drizzle");
     let root = Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap()).join("drizzle");
-    let journal: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(root.join("meta/_journal.json")).expect("drizzle/meta/_journal.json is readable")).expect("the journal is JSON");
-    let mut out = String::from("/// (tag, when, sql), in journal order.\npub static EMBEDDED: &[(&str, i64, &str)] = &[\n");
+    let journal: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(root.join("meta/_journal.json")).expect("drizzle/meta/_journal.json is readable"),
+    )
+    .expect("the journal is JSON");
+    let mut out =
+        String::from("/// (tag, when, sql), in journal order.\npub static EMBEDDED: &[(&str, i64, &str)] = &[\n");
     for entry in journal["entries"].as_array().expect("journal has entries") {
         let tag = entry["tag"].as_str().expect("entry has a tag");
         let when = entry["when"].as_i64().expect("entry has a when");

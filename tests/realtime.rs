@@ -70,7 +70,8 @@ async fn a_device_bootstraps_from_legacy_then_cuts_over_to_core() {
     // The operator turns the canary on and runs the rotate; the connected device is closed,
     // reconnects, obeys invalidate-local and bootstraps from CORE.
     let admin = token_for("admin").await;
-    let (status, _) = call("PATCH", "/admin/rolling-db/flags/acme", Some(&admin), Some(json!({"rollingDb": true}))).await;
+    let (status, _) =
+        call("PATCH", "/admin/rolling-db/flags/acme", Some(&admin), Some(json!({"rollingDb": true}))).await;
     assert_eq!(status, 200);
     assert_eq!(run_cron(&admin, "rolling-db-rotate").await["status"], "succeeded");
     eventually("the device routes to CORE", || json(&sync.get_routing())["database"] == "core").await;
@@ -139,7 +140,11 @@ async fn a_device_on_an_old_sdk_is_routed_to_legacy() {
     // And the fleet view shows the old SDK, so an operator sees why.
     let (_, fleet) = call("GET", "/admin/rolling-db/tenants", Some(&admin), None).await;
     let acme = fleet["tenants"].as_array().unwrap().iter().find(|t| t["companyId"] == "acme").unwrap().clone();
-    assert!(acme["devices"].as_array().unwrap().iter().any(|d| d["deviceId"] == device_id.as_str() && d["sdkVersion"] == "1.4.16"));
+    assert!(acme["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|d| d["deviceId"] == device_id.as_str() && d["sdkVersion"] == "1.4.16"));
 }
 
 #[wasm_bindgen_test]
@@ -148,7 +153,12 @@ async fn a_bad_token_gets_the_error_frame_and_no_retry_storm() {
     let auth = manager();
     login(&auth, "alice").await;
     // A token with a valid shape and expiry, but not signed by the server.
-    let forged = format!("eyJhbGciOiJIUzI1NiJ9.{}.Zm9yZ2Vk", base64_url(&json!({"userId": "user-alice", "companyId": "acme", "roles": [], "exp": 4_000_000_000i64}).to_string()));
+    let forged = format!(
+        "eyJhbGciOiJIUzI1NiJ9.{}.Zm9yZ2Vk",
+        base64_url(
+            &json!({"userId": "user-alice", "companyId": "acme", "roles": [], "exp": 4_000_000_000i64}).to_string()
+        )
+    );
     auth.save_token("Auth".into(), forged.into(), 3600.into()).unwrap();
     let sync = SyncSession::new(&auth, None).unwrap();
     let log = record_events(&sync);

@@ -275,7 +275,10 @@ async fn device_registration_needs_a_token_and_persists_the_device_id() {
     let id = r["deviceId"].as_str().unwrap();
     assert_eq!(item("serviceProxyToken-deviceId").as_deref(), Some(id));
     let info = json(&m.get_device_info());
-    assert_eq!((info["id"].as_str(), info["name"].as_str(), info["sdkVersion"].as_str(), info["platform"].as_str()), (Some(id), Some("till 3"), Some("1.4.17"), Some("web")));
+    assert_eq!(
+        (info["id"].as_str(), info["name"].as_str(), info["sdkVersion"].as_str(), info["platform"].as_str()),
+        (Some(id), Some("till 3"), Some("1.4.17"), Some("web"))
+    );
     let s = value(m.update_device_status(js(json!({"isOnline": false}))).unwrap()).await;
     assert_eq!(s["success"], true);
     let err = m.update_device_status(js(json!({"isOnline": "no"}))).unwrap_err();
@@ -295,7 +298,8 @@ async fn permissions_follow_the_roles() {
     let err: js_sys::Error = err.dyn_into().expect("a real Error");
     assert_eq!(String::from(err.name()), "SessionBrokerError");
     assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "permission_denied");
-    let custom = AuthManager::new(js(json!({"baseUrl": base_url(), "permissions": {"orders:void": ["key_manager"]}}))).unwrap();
+    let custom =
+        AuthManager::new(js(json!({"baseUrl": base_url(), "permissions": {"orders:void": ["key_manager"]}}))).unwrap();
     assert!(custom.require_permission("orders:void".into()).is_ok());
 }
 
@@ -316,7 +320,12 @@ async fn corrupt_storage_is_treated_as_absent() {
 
 #[wasm_bindgen_test]
 fn bad_options_and_arguments_throw_session_broker_errors() {
-    for bad in [json!({}), json!({"baseUrl": 7}), json!({"baseUrl": "not a url"}), json!({"baseUrl": "http://x", "timeoutMs": -1})] {
+    for bad in [
+        json!({}),
+        json!({"baseUrl": 7}),
+        json!({"baseUrl": "not a url"}),
+        json!({"baseUrl": "http://x", "timeoutMs": -1}),
+    ] {
         let err = AuthManager::new(js(bad.clone())).err().unwrap_or_else(|| panic!("{bad} accepted"));
         assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "invalid_argument", "{bad}");
     }
@@ -326,7 +335,9 @@ fn bad_options_and_arguments_throw_session_broker_errors() {
     assert!(m.get_docdb_headers("Elsewhere".into()).is_err());
     assert!(m.track_local_database(5.into(), None).is_err());
     // An object is a local PouchDB or nothing: no name, no destroy, or a remote one is refused.
-    let remote = js_sys::Function::new_no_args("return { name: 'http://x/db', adapter: 'http', destroy() {} }").call0(&JsValue::NULL).unwrap();
+    let remote = js_sys::Function::new_no_args("return { name: 'http://x/db', adapter: 'http', destroy() {} }")
+        .call0(&JsValue::NULL)
+        .unwrap();
     for bad in [js(json!({})), js(json!({"name": "orders"})), remote] {
         let err = m.track_local_database(bad, None).err().expect("refused");
         assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "invalid_argument");
@@ -334,7 +345,9 @@ fn bad_options_and_arguments_throw_session_broker_errors() {
     assert!(!m.get_tracked_local_databases().iter().any(|n| n == "orders" || n == "http://x/db"));
     // pushTo: a local PouchDB's only, and "dynamic" or {database: string}; nothing tracked otherwise.
     use wasm_bindgen::JsCast;
-    let local = js_sys::Function::new_no_args("return { name: 'till', adapter: 'idb', destroy() {} }").call0(&JsValue::NULL).unwrap();
+    let local = js_sys::Function::new_no_args("return { name: 'till', adapter: 'idb', destroy() {} }")
+        .call0(&JsValue::NULL)
+        .unwrap();
     let options = |v: serde_json::Value| Some(js(v).unchecked_into::<session_broker::js::types::TrackOptionsArg>());
     for (db, bad) in [
         (JsValue::from("till"), json!({"pushTo": "dynamic"})),
@@ -379,7 +392,11 @@ async fn jwt_payloads_decode_in_the_browser_as_natively() {
         m.save_token("Auth".into(), ["eyJhbGciOiJIUzI1NiJ9.", payload, ".c2ln"].concat().into(), 60.into()).unwrap();
         assert_eq!(json(&m.get_current_user())["name"], "é~~~", "{payload}");
     }
-    for bad in [padded.replace('-', "+"), padded.replace("==", "="), [padded, "="].concat(), padded.replace('J', " J")] {
-        assert!(m.save_token("Auth".into(), ["eyJhbGciOiJIUzI1NiJ9.", &bad, ".c2ln"].concat().into(), 60.into()).is_err(), "{bad}");
+    for bad in [padded.replace('-', "+"), padded.replace("==", "="), [padded, "="].concat(), padded.replace('J', " J")]
+    {
+        assert!(
+            m.save_token("Auth".into(), ["eyJhbGciOiJIUzI1NiJ9.", &bad, ".c2ln"].concat().into(), 60.into()).is_err(),
+            "{bad}"
+        );
     }
 }

@@ -44,15 +44,25 @@ async fn main() {
     let quick = std::env::args().any(|a| a == "quick");
     let docs = if quick { 1_000 } else { 10_000 };
     let e = Engine::start().await;
-    let settings = Settings { docdb_url: Some(EngineUrl::parse(&e.url_with_credentials()).unwrap()), ..Settings::default() };
+    let settings =
+        Settings { docdb_url: Some(EngineUrl::parse(&e.url_with_credentials()).unwrap()), ..Settings::default() };
     let state = AppState::new(settings, StaticDirs::default()).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(mock_server::app::listener(listener), mock_server::app(state)).await.unwrap() });
+    tokio::spawn(
+        async move { axum::serve(mock_server::app::listener(listener), mock_server::app(state)).await.unwrap() },
+    );
 
     let http = reqwest::Client::new();
-    let login: Value =
-        http.post(format!("{base}/auth")).json(&json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}})).send().await.unwrap().json().await.unwrap();
+    let login: Value = http
+        .post(format!("{base}/auth"))
+        .json(&json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let headers = login["docdbHeaders"]["Remote"].clone();
     let headers_json = headers.to_string();
 
@@ -72,7 +82,9 @@ async fn main() {
     for round in 0..ROUNDS {
         let through = format!("{base}/docdb/{catalogue}");
         let straight = format!("{}{catalogue}", e.url_with_credentials());
-        let once = |url: String, h: String| async move { engine::pouchdb(&["pull", &url, &h, &engine::temp_dir("pull")]).await };
+        let once = |url: String, h: String| async move {
+            engine::pouchdb(&["pull", &url, &h, &engine::temp_dir("pull")]).await
+        };
         let (d, p) = if round % 2 == 0 {
             let d = once(straight, "{}".into()).await;
             (d, once(through, headers_json.clone()).await)
@@ -80,7 +92,11 @@ async fn main() {
             let p = once(through, headers_json.clone()).await;
             (once(straight, "{}".into()).await, p)
         };
-        assert_eq!((d["read"].as_u64(), p["read"].as_u64()), (Some(docs as u64), Some(docs as u64)), "whole pulls: {d} {p}");
+        assert_eq!(
+            (d["read"].as_u64(), p["read"].as_u64()),
+            (Some(docs as u64), Some(docs as u64)),
+            "whole pulls: {d} {p}"
+        );
         direct.push(docs as f64 / (d["ms"].as_f64().unwrap() / 1000.0));
         proxied.push(docs as f64 / (p["ms"].as_f64().unwrap() / 1000.0));
     }
@@ -95,9 +111,27 @@ async fn main() {
         e.create_db(&through_db).await;
         e.create_db(&straight_db).await;
         let n = docs.to_string();
-        let p = engine::pouchdb(&["push", &format!("{base}/docdb/{through_db}"), &headers_json, &engine::temp_dir("push"), &n]).await;
-        let d = engine::pouchdb(&["push", &format!("{}{straight_db}", e.url_with_credentials()), "{}", &engine::temp_dir("push"), &n]).await;
-        assert_eq!((d["written"].as_u64(), p["written"].as_u64()), (Some(docs as u64), Some(docs as u64)), "whole pushes: {d} {p}");
+        let p = engine::pouchdb(&[
+            "push",
+            &format!("{base}/docdb/{through_db}"),
+            &headers_json,
+            &engine::temp_dir("push"),
+            &n,
+        ])
+        .await;
+        let d = engine::pouchdb(&[
+            "push",
+            &format!("{}{straight_db}", e.url_with_credentials()),
+            "{}",
+            &engine::temp_dir("push"),
+            &n,
+        ])
+        .await;
+        assert_eq!(
+            (d["written"].as_u64(), p["written"].as_u64()),
+            (Some(docs as u64), Some(docs as u64)),
+            "whole pushes: {d} {p}"
+        );
         direct.push(docs as f64 / (d["ms"].as_f64().unwrap() / 1000.0));
         proxied.push(docs as f64 / (p["ms"].as_f64().unwrap() / 1000.0));
     }
@@ -107,7 +141,11 @@ async fn main() {
     // The continuous feed: a write to the engine, then the wait for its line on the open feed.
     let feed_db = "daily_dev_acme_main_20291231";
     e.create_db(feed_db).await;
-    let mut feed = signed(http.get(format!("{base}/docdb/{feed_db}/_changes?feed=continuous&since=now&heartbeat=1000")), &headers).send().await.unwrap();
+    let mut feed =
+        signed(http.get(format!("{base}/docdb/{feed_db}/_changes?feed=continuous&since=now&heartbeat=1000")), &headers)
+            .send()
+            .await
+            .unwrap();
     let mut pending = String::new();
     let mut latencies = Vec::with_capacity(FEED_WRITES);
     for i in 0..FEED_WRITES {
@@ -140,7 +178,9 @@ async fn main() {
     let one = reqwest::Client::builder().pool_max_idle_per_host(1).build().unwrap();
     let mut times = Vec::new();
     for i in 0..50 {
-        for path in [format!("{catalogue}/_all_docs?limit=100&include_docs=true"), format!("{catalogue}/product-{i:05}")] {
+        for path in
+            [format!("{catalogue}/_all_docs?limit=100&include_docs=true"), format!("{catalogue}/product-{i:05}")]
+        {
             let t = Instant::now();
             signed(one.get(format!("{base}/docdb/{path}")), &headers).send().await.unwrap().bytes().await.unwrap();
             times.push(t.elapsed().as_secs_f64() * 1000.0);

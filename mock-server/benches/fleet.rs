@@ -71,7 +71,14 @@ impl Server {
     }
 
     /// `env`: settings of the server's own beside the bench's.
-    async fn start_on(name: &str, tenants: usize, max_open: usize, engine: Option<engine::Engine>, store: Store, env: &[(&str, &str)]) -> (Server, Duration) {
+    async fn start_on(
+        name: &str,
+        tenants: usize,
+        max_open: usize,
+        engine: Option<engine::Engine>,
+        store: Store,
+        env: &[(&str, &str)],
+    ) -> (Server, Duration) {
         let dir = std::env::temp_dir().join(format!("sb-fleet-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let docdb_url = engine.as_ref().map(|e| e.url_with_credentials());
@@ -90,7 +97,11 @@ impl Server {
         for _ in 0..replicas {
             let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
             let mut command = Command::new(env!("CARGO_BIN_EXE_mock-server"));
-            command.args(["--listen", &format!("127.0.0.1:{port}")]).env("ROLLING_DB_MAX_OPEN", max_open.to_string()).env("AUTH_RATE_PER_MIN", "0").env("RUST_LOG", "warn");
+            command
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .env("ROLLING_DB_MAX_OPEN", max_open.to_string())
+                .env("AUTH_RATE_PER_MIN", "0")
+                .env("RUST_LOG", "warn");
             command.envs(env.iter().copied());
             match &database_url {
                 Some(url) => command.env("DATABASE_URL", url).env("JWT_SECRET", "0123456789abcdef-fleet-bench"),
@@ -99,7 +110,9 @@ impl Server {
             if let Some(url) = &docdb_url {
                 command.env("DOCDB_URL", url);
             }
-            server.children.push(command.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("the release mock-server binary"));
+            server.children.push(
+                command.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().expect("the release mock-server binary"),
+            );
             server.bases.push(format!("http://127.0.0.1:{port}"));
         }
         server.base = server.bases[0].clone();
@@ -122,14 +135,19 @@ impl Server {
     /// replicas', PostgreSQL's.
     fn cpu(&self) -> (Duration, Duration) {
         let replicas = self.children.iter().map(|c| cpu_of(c.id())).sum();
-        let postgres = self.postgres.as_ref().map_or(Duration::ZERO, |pg| pg.server_pids().into_iter().map(cpu_of).sum());
+        let postgres =
+            self.postgres.as_ref().map_or(Duration::ZERO, |pg| pg.server_pids().into_iter().map(cpu_of).sum());
         (replicas, postgres)
     }
 }
 
 fn proc_status_kib(pid: u32, key: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0)
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// A process's user + system CPU time, from `/proc/<pid>/stat` (in clock ticks of 1/100 s).
@@ -213,7 +231,11 @@ fn percentiles(mut samples: Vec<Duration>) -> (f64, f64, f64) {
 }
 
 /// Requests one after another until `stop`, timing each.
-fn probe(stop: Arc<AtomicBool>, every: Duration, call: impl Fn() -> futures_util::future::BoxFuture<'static, ()> + Send + 'static) -> tokio::task::JoinHandle<Vec<Duration>> {
+fn probe(
+    stop: Arc<AtomicBool>,
+    every: Duration,
+    call: impl Fn() -> futures_util::future::BoxFuture<'static, ()> + Send + 'static,
+) -> tokio::task::JoinHandle<Vec<Duration>> {
     tokio::spawn(async move {
         let mut samples = Vec::new();
         while !stop.load(Ordering::Relaxed) {
@@ -236,7 +258,11 @@ async fn rotate(tenants: usize, on_engine: bool, store: Store) {
     // Room for every tenant's prewarm (3 handles each) and the demo's catalogues.
     let max_open = (tenants * 3 + 100).max(5000);
     let engine = if on_engine { Some(engine::Engine::start().await) } else { None };
-    let name = format!("rotate{tenants}{}{}", if on_engine { "-engine" } else { "" }, if store == Store::Sqlite { "" } else { "-pg" });
+    let name = format!(
+        "rotate{tenants}{}{}",
+        if on_engine { "-engine" } else { "" },
+        if store == Store::Sqlite { "" } else { "-pg" }
+    );
     let (server, created) = Server::start_on(&name, tenants, max_open, engine, store, &[]).await;
     let base = server.base.clone();
     let client = client();
@@ -265,7 +291,15 @@ async fn rotate(tenants: usize, on_engine: bool, store: Store) {
     let id = run["runId"].as_str().unwrap().to_owned();
     let mut half: Option<Duration> = None;
     let status = loop {
-        let r: Value = client.get(format!("{base}/admin/crons/runs/{id}?logLimit=1")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+        let r: Value = client
+            .get(format!("{base}/admin/crons/runs/{id}?logLimit=1"))
+            .bearer_auth(&admin)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         if half.is_none() && r["progress"]["done"].as_u64().unwrap_or(0) * 2 >= tenants as u64 {
             half = Some(t.elapsed());
         }
@@ -292,9 +326,15 @@ async fn rotate(tenants: usize, on_engine: bool, store: Store) {
     );
     if let Some(e) = &server.engine {
         let core = e.get("dev_t00000_main_core").await;
-        row("  the engine's own figures for t00000's CORE", format!("doc_count {}, update_seq {}", core["doc_count"], core["update_seq"]));
+        row(
+            "  the engine's own figures for t00000's CORE",
+            format!("doc_count {}, update_seq {}", core["doc_count"], core["update_seq"]),
+        );
     }
-    row(&format!("  /health during it ({} probes)", "20 ms apart"), format!("p50 {h50:.1} ms, p99 {h99:.1} ms, max {hmax:.1} ms"));
+    row(
+        &format!("  /health during it ({} probes)", "20 ms apart"),
+        format!("p50 {h50:.1} ms, p99 {h99:.1} ms, max {hmax:.1} ms"),
+    );
     row("  POST /auth during it", format!("p50 {l50:.1} ms, p99 {l99:.1} ms"));
 }
 
@@ -336,23 +376,34 @@ async fn auth_throughput(server: &Server, label: &str) -> (f64, f64) {
         let (client, base) = (client(), base.clone());
         move || {
             let (client, base) = (client.clone(), base.clone());
-            Box::pin(async move { login(&client, &base, "alice").await["token"].is_string() }) as futures_util::future::BoxFuture<'static, bool>
+            Box::pin(async move { login(&client, &base, "alice").await["token"].is_string() })
+                as futures_util::future::BoxFuture<'static, bool>
         }
     })
     .await;
-    row(&format!("POST /auth, 50 concurrent clients, 3 s{label}"), format!("{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms"));
+    row(
+        &format!("POST /auth, 50 concurrent clients, 3 s{label}"),
+        format!("{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms"),
+    );
     // 50 clients are 50 people: one user each. One user's 50 sessions at once (what this bench
     // measured before) are measured beside them: every refresh then reads and references one row.
     let admin = login(&client(), &base, "admin").await["token"].as_str().unwrap().to_owned();
     let mut people = Vec::new();
     for i in 0..50 {
         let username = format!("bench-client-{i}");
-        let made = post(&client(), format!("{base}/register-user"), Some(&admin), json!({"username": username, "password": format!("{username}-pass")})).await;
+        let made = post(
+            &client(),
+            format!("{base}/register-user"),
+            Some(&admin),
+            json!({"username": username, "password": format!("{username}-pass")}),
+        )
+        .await;
         assert!(made["user"].is_object(), "the bench's user {username} was not made: {made}");
         people.push(username);
     }
     let people = refresh_throughput(server, &people, &format!("50 clients, one user each{label}")).await;
-    let one = refresh_throughput(server, &vec!["alice".to_owned(); 50], &format!("50 sessions of one user{label}")).await;
+    let one =
+        refresh_throughput(server, &vec!["alice".to_owned(); 50], &format!("50 sessions of one user{label}")).await;
     (people, one)
 }
 
@@ -387,10 +438,21 @@ async fn refresh_throughput(server: &Server, users: &[String], label: &str) -> f
     })
     .await;
     let cpu_after = server.cpu();
-    let per_request = |after: Duration, before: Duration| after.saturating_sub(before).as_secs_f64() * 1000.0 / (rate * 3.0).max(1.0);
+    let per_request =
+        |after: Duration, before: Duration| after.saturating_sub(before).as_secs_f64() * 1000.0 / (rate * 3.0).max(1.0);
     let (replicas, postgres) = (per_request(cpu_after.0, cpu_before.0), per_request(cpu_after.1, cpu_before.1));
-    let split = if server.postgres.is_some() { format!(" ({replicas:.2} replicas, {postgres:.2} PostgreSQL)") } else { String::new() };
-    row(&format!("POST /auth/refresh, {label}"), format!("{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms; {:.2} ms CPU a request{split}", replicas + postgres));
+    let split = if server.postgres.is_some() {
+        format!(" ({replicas:.2} replicas, {postgres:.2} PostgreSQL)")
+    } else {
+        String::new()
+    };
+    row(
+        &format!("POST /auth/refresh, {label}"),
+        format!(
+            "{rate:.0} req/s, p50 {p50:.1} ms, p99 {p99:.1} ms; {:.2} ms CPU a request{split}",
+            replicas + postgres
+        ),
+    );
     rate
 }
 
@@ -400,7 +462,17 @@ async fn bootstrap_burst(server: &Server) {
     let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
     let run = post(&client, format!("{base}/admin/crons/rolling-db-rotate/run"), Some(&admin), json!({})).await;
     let id = run["runId"].as_str().unwrap().to_owned();
-    while client.get(format!("{base}/admin/crons/runs/{id}?logLimit=1")).bearer_auth(&admin).send().await.unwrap().json::<Value>().await.unwrap()["status"] == "running" {
+    while client
+        .get(format!("{base}/admin/crons/runs/{id}?logLimit=1"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap()["status"]
+        == "running"
+    {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let alice = login(&client, &base, "alice").await["token"].as_str().unwrap().to_owned();
@@ -428,7 +500,10 @@ async fn bootstrap_burst(server: &Server) {
     }
     let (p50, p99, _) = percentiles(samples);
     rates.sort_by(f64::total_cmp);
-    row("GET /bootstrap?database=core, 1,000 concurrent (3 rounds)", format!("{:.0} req/s (median), p50 {p50:.1} ms, p99 {p99:.1} ms", rates[1]));
+    row(
+        "GET /bootstrap?database=core, 1,000 concurrent (3 rounds)",
+        format!("{:.0} req/s (median), p50 {p50:.1} ms, p99 {p99:.1} ms", rates[1]),
+    );
 }
 
 fn listen_overflows() -> u64 {
@@ -443,7 +518,10 @@ fn listen_overflows() -> u64 {
 }
 
 /// One device: connect, `sdk:init`, wait for `ready`; answers the handshake time.
-async fn handshake(url: &str, token: &str) -> Option<(Duration, tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>)> {
+async fn handshake(
+    url: &str,
+    token: &str,
+) -> Option<(Duration, tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>)> {
     let t = Instant::now();
     let (mut ws, _) = tokio_tungstenite::connect_async(url).await.ok()?;
     let init = json!({"type": "sdk:init", "payload": {"token": token, "sdkVersion": session_broker::protocol::SDK_VERSION, "lastInvalidation": i64::MAX}});
@@ -464,7 +542,8 @@ async fn storm(server: &Server, devices: usize) {
     let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
     let alice = login(&client, &base, "alice").await["token"].as_str().unwrap().to_owned();
     // Device i on replica i mod n, and back on replica i+1 mod n after the invalidation.
-    let urls: Vec<String> = server.bases.iter().map(|b| format!("{}/realtime", b.replace("http://", "ws://"))).collect();
+    let urls: Vec<String> =
+        server.bases.iter().map(|b| format!("{}/realtime", b.replace("http://", "ws://"))).collect();
     let url_of = |i: usize| urls[i % urls.len()].clone();
     let rss_before = server.rss_kib();
     // Connect the fleet (in batches, so the set-up itself is no storm).
@@ -509,7 +588,10 @@ async fn storm(server: &Server, devices: usize) {
                     if let Some((took, ws)) = handshake(&url, &token).await {
                         return Some((took, start.elapsed(), ws));
                     }
-                    tokio::time::sleep(Duration::from_millis(reconnect_delay_ms(attempt, None, rand::random::<f64>()) as u64)).await;
+                    tokio::time::sleep(Duration::from_millis(
+                        reconnect_delay_ms(attempt, None, rand::random::<f64>()) as u64
+                    ))
+                    .await;
                 }
                 None
             })
@@ -535,9 +617,15 @@ async fn storm(server: &Server, devices: usize) {
     let over = if urls.len() > 1 { format!(" over {} replicas on PostgreSQL", urls.len()) } else { String::new() };
     row(
         &format!("{devices} devices reconnecting after an invalidation{over}"),
-        format!("{ready}/{connected} ready in {:.2} s; handshake p50 {p50:.0} ms, p99 {p99:.0} ms", last_ready.as_secs_f64()),
+        format!(
+            "{ready}/{connected} ready in {:.2} s; handshake p50 {p50:.0} ms, p99 {p99:.0} ms",
+            last_ready.as_secs_f64()
+        ),
     );
-    row("  listen-queue overflows; server memory", format!("{overflowed}; RSS {} MiB open, {per_socket:.1} KiB a socket", rss_open / 1024));
+    row(
+        "  listen-queue overflows; server memory",
+        format!("{overflowed}; RSS {} MiB open, {per_socket:.1} KiB a socket", rss_open / 1024),
+    );
     drop(kept);
 }
 
@@ -583,8 +671,13 @@ async fn feeds(devices: usize, hub: bool) {
     let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
     let mut tasks = Vec::new();
     for i in 0..devices {
-        let (http, url, headers, arrived_tx, ready) =
-            (http.clone(), format!("{}/docdb/{db}/_changes?feed=continuous&since=now&heartbeat=30000", server.base), headers.clone(), arrived_tx.clone(), ready.clone());
+        let (http, url, headers, arrived_tx, ready) = (
+            http.clone(),
+            format!("{}/docdb/{db}/_changes?feed=continuous&since=now&heartbeat=30000", server.base),
+            headers.clone(),
+            arrived_tx.clone(),
+            ready.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let mut feed = signed(http.get(url), &headers).send().await.unwrap();
             ready.fetch_add(1, Ordering::SeqCst);
@@ -722,7 +815,15 @@ async fn health_while(base: &str, metrics: Option<&str>, secs: u64) -> (f64, f64
 async fn metrics_cost(tenants: usize) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let listen = format!("127.0.0.1:{port}");
-    let (server, _) = Server::start_on("metrics", tenants, 4 * tenants + 100, None, Store::Sqlite, &[("METRICS_LISTEN", listen.as_str())]).await;
+    let (server, _) = Server::start_on(
+        "metrics",
+        tenants,
+        4 * tenants + 100,
+        None,
+        Store::Sqlite,
+        &[("METRICS_LISTEN", listen.as_str())],
+    )
+    .await;
     let url = format!("http://{listen}/metrics");
     let http = reqwest::Client::new();
     // Rotated and archived, so every tenant has its CORE and its reconciliation diff: the most a
@@ -733,7 +834,15 @@ async fn metrics_cost(tenants: usize) {
         let id = run["runId"].as_str().unwrap().to_owned();
         let deadline = Instant::now() + Duration::from_secs(600);
         loop {
-            let r: Value = http.get(format!("{}/admin/crons/runs/{id}?logLimit=1", server.base)).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+            let r: Value = http
+                .get(format!("{}/admin/crons/runs/{id}?logLimit=1", server.base))
+                .bearer_auth(&admin)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
             if r["status"] != "running" {
                 assert_eq!(r["status"], "succeeded", "{cron}: {r}");
                 break;
@@ -751,10 +860,16 @@ async fn metrics_cost(tenants: usize) {
     }
     let series = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count();
     let (p50, p99, _) = percentiles(times);
-    row(&format!("GET /metrics at {tenants} tenants, all rolling, rotated and archived"), format!("p50 {p50:.1} ms, p99 {p99:.1} ms; {series} series, {} KiB", text.len() / 1024));
+    row(
+        &format!("GET /metrics at {tenants} tenants, all rolling, rotated and archived"),
+        format!("p50 {p50:.1} ms, p99 {p99:.1} ms; {series} series, {} KiB", text.len() / 1024),
+    );
     let quiet = health_while(&server.base, None, 5).await;
     let scraped = health_while(&server.base, Some(&url), 5).await;
-    row("  /health p50 / p99, without scrapes and with one a second", format!("{:.1} / {:.1} ms without, {:.1} / {:.1} ms with", quiet.0, quiet.1, scraped.0, scraped.1));
+    row(
+        "  /health p50 / p99, without scrapes and with one a second",
+        format!("{:.1} / {:.1} ms without, {:.1} / {:.1} ms with", quiet.0, quiet.1, scraped.0, scraped.1),
+    );
     drop(server);
 
     let (off, _) = Server::start_on("metrics-off", 0, 5000, None, Store::Sqlite, &[("METRICS_LISTEN", "off")]).await;
@@ -771,7 +886,10 @@ async fn metrics_cost(tenants: usize) {
         }
     }
     let (a, b) = (without.iter().sum::<f64>(), with.iter().sum::<f64>());
-    row("  refresh throughput with the recording / without (same run)", format!("{:.3}x ({:+.1}%)", b / a.max(1.0), (b / a.max(1.0) - 1.0) * 100.0));
+    row(
+        "  refresh throughput with the recording / without (same run)",
+        format!("{:.3}x ({:+.1}%)", b / a.max(1.0), (b / a.max(1.0) - 1.0) * 100.0),
+    );
 }
 
 #[tokio::main]
@@ -807,7 +925,10 @@ async fn main() {
         if wanted("postgres") || wanted("pg-auth") {
             let (replicas, _) = Server::start_on("load-pg", 0, 5000, None, Store::Postgres(3), &[]).await;
             let postgres = auth_throughput(&replicas, ", 3 replicas on PostgreSQL").await;
-            row("  refresh throughput, 3 replicas on PostgreSQL / 1 on SQLite", format!("{:.2}x (same run, same machine)", postgres.0 / sqlite.0.max(1.0)));
+            row(
+                "  refresh throughput, 3 replicas on PostgreSQL / 1 on SQLite",
+                format!("{:.2}x (same run, same machine)", postgres.0 / sqlite.0.max(1.0)),
+            );
             row("  the same, 50 sessions of one user", format!("{:.2}x", postgres.1 / sqlite.1.max(1.0)));
         }
     }

@@ -47,7 +47,12 @@ impl FakeSupabase {
         self.live.lock().unwrap().insert(refresh.clone());
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
         let claims = json!({"sub": "alice", "aud": "authenticated", "role": "authenticated", "exp": now + 3600, "session_id": n});
-        let access = jsonwebtoken::encode(&jsonwebtoken::Header::default(), &claims, &jsonwebtoken::EncodingKey::from_secret(b"bench")).unwrap();
+        let access = jsonwebtoken::encode(
+            &jsonwebtoken::Header::default(),
+            &claims,
+            &jsonwebtoken::EncodingKey::from_secret(b"bench"),
+        )
+        .unwrap();
         json!({
             "access_token": access, "token_type": "bearer", "expires_in": 3600, "expires_at": now + 3600,
             "refresh_token": refresh,
@@ -67,7 +72,10 @@ impl FakeSupabase {
                     (StatusCode::BAD_REQUEST, Json(refused))
                 }
             }
-            _ => (StatusCode::BAD_REQUEST, Json(json!({"code": 400, "error_code": "validation_failed", "msg": "unsupported grant_type"}))),
+            _ => (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"code": 400, "error_code": "validation_failed", "msg": "unsupported grant_type"})),
+            ),
         }
     }
 }
@@ -77,9 +85,14 @@ static NO_STORE: AtomicBool = AtomicBool::new(false);
 
 async fn serve() -> String {
     let out = repo_root().join("target/bench/www");
-    assert!(out.join("supabase.js").exists(), "target/bench/www is not assembled: run bench/peers.sh (make bench does)");
+    assert!(
+        out.join("supabase.js").exists(),
+        "target/bench/www is not assembled: run bench/peers.sh (make bench does)"
+    );
     let settings = Settings { test_controls: true, refresh_reuse_grace_secs: 0, ..Settings::default() };
-    let state = AppState::new(settings, StaticDirs { www: Some(out), pkg: Some(repo_root().join("pkg")), vendor: None }).unwrap();
+    let state =
+        AppState::new(settings, StaticDirs { www: Some(out), pkg: Some(repo_root().join("pkg")), vendor: None })
+            .unwrap();
     let fake = Arc::new(FakeSupabase::default());
     let app = mock_server::app(state).route(
         "/supabase/auth/v1/token",
@@ -90,7 +103,9 @@ async fn serve() -> String {
     );
     let app = app.layer(axum::middleware::map_response(|mut response: axum::response::Response| async move {
         if NO_STORE.load(Ordering::Relaxed) {
-            response.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
+            response
+                .headers_mut()
+                .insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
         }
         response
     }));
@@ -113,7 +128,8 @@ async fn page(browser: &Browser, url: &str) -> Value {
 const COLD_PAGES: [&str; 3] = ["ours.html", "ours.html?preload", "supabase.html"];
 
 /// The cold-start visits: (label, `Cache-Control: no-store`).
-const VISITS: [(&str, bool); 2] = [("returning (browser caches warm)", false), ("first (`Cache-Control: no-store`)", true)];
+const VISITS: [(&str, bool); 2] =
+    [("returning (browser caches warm)", false), ("first (`Cache-Control: no-store`)", true)];
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -126,7 +142,11 @@ fn med(runs: &[Value], pointer: &str) -> f64 {
 }
 
 fn command(program: &str, args: &[&str]) -> String {
-    std::process::Command::new(program).args(args).output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default()
+    std::process::Command::new(program)
+        .args(args)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
 }
 
 /// `1234567` → `1,234,567`.
@@ -177,7 +197,11 @@ fn main() {
                 }
             }
         }
-        let chromium = browser.client.capabilities().and_then(|c| c.get("browserVersion").and_then(Value::as_str).map(str::to_owned)).unwrap_or_default();
+        let chromium = browser
+            .client
+            .capabilities()
+            .and_then(|c| c.get("browserVersion").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_default();
         browser.stop().await;
         tokio::time::sleep(Duration::from_millis(50)).await;
         let report = report(&results, &cold, &chromium, runs);
@@ -189,17 +213,28 @@ fn main() {
 
 fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usize) -> String {
     let (ours, supa, lock) = (&results[0], &results[1], &results[2]);
-    let sizes: Value = std::fs::read_to_string(repo_root().join("target/bench/sizes.json")).ok().and_then(|s| serde_json::from_str(&s).ok()).unwrap_or(Value::Null);
+    let sizes: Value = std::fs::read_to_string(repo_root().join("target/bench/sizes.json"))
+        .ok()
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or(Value::Null);
     let mut r = String::new();
     let date = command("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned()))
+        .and_then(|c| {
+            c.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_owned())
+        })
         .unwrap_or_default();
     let version = |p: &str| sizes["versions"][p].as_str().unwrap_or("?").to_owned();
     let _ = writeln!(r, "# session-broker beside @supabase/auth-js\n");
-    let _ = writeln!(r, "Written by `make bench` (`mock-server/benches/peers.rs`, the page in `bench/page/`) on {date}.");
-    let _ = writeln!(r, "Machine: {cpu}, {} cores, {}; Chromium {chromium} headless.", command("nproc", &[]), command("uname", &["-sr"]));
+    let _ =
+        writeln!(r, "Written by `make bench` (`mock-server/benches/peers.rs`, the page in `bench/page/`) on {date}.");
+    let _ = writeln!(
+        r,
+        "Machine: {cpu}, {} cores, {}; Chromium {chromium} headless.",
+        command("nproc", &[]),
+        command("uname", &["-sr"])
+    );
     let _ = writeln!(
         r,
         "Versions: session-broker {}, @supabase/auth-js {}, @auth0/auth0-spa-js {}, oidc-client-ts {}.",
@@ -211,9 +246,18 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
     let _ = writeln!(r, "Median of {runs} run(s); this machine is shared and noisy, so quote the ratios, measured in the same run, not the absolute figures.");
     let _ = writeln!(r, "Both SDKs talk to a strict server: a refresh token can be spent once.\n");
     let _ = writeln!(r, "## Hot paths on a valid token (calls per second)\n");
-    let _ = writeln!(r, "| figure | session-broker | supabase auth-js | supabase with `navigatorLock` |\n|---|---|---|---|");
+    let _ = writeln!(
+        r,
+        "| figure | session-broker | supabase auth-js | supabase with `navigatorLock` |\n|---|---|---|---|"
+    );
     let (t_ours, t_supa, t_lock) = (med(ours, "/token"), med(supa, "/token"), med(lock, "/token"));
-    let _ = writeln!(r, "| `getToken()` / `getSession()`, awaited | **{}** | {} | {} |", ops(t_ours), ops(t_supa), ops(t_lock));
+    let _ = writeln!(
+        r,
+        "| `getToken()` / `getSession()`, awaited | **{}** | {} | {} |",
+        ops(t_ours),
+        ops(t_supa),
+        ops(t_lock)
+    );
     let _ = writeln!(
         r,
         "| the limit beside it: `await localStorage.getItem(key)` | {} | {} | {} |",
@@ -240,16 +284,28 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
         t_ours / med(ours, "/limitAwaitGetItem")
     );
     let limit = med(ours, "/limitGetItem");
-    let checks: Vec<String> = ["checkIfLoggedIn", "isTokenExpired", "isAboutToExpire", "getCurrentRoles", "getCurrentUser"]
-        .iter()
-        .map(|n| format!("`{n}` {:.2}", med(ours, &format!("/checks/{n}")) / limit))
-        .collect();
+    let checks: Vec<String> =
+        ["checkIfLoggedIn", "isTokenExpired", "isAboutToExpire", "getCurrentRoles", "getCurrentUser"]
+            .iter()
+            .map(|n| format!("`{n}` {:.2}", med(ours, &format!("/checks/{n}")) / limit))
+            .collect();
     let _ = writeln!(r, "The synchronous checks against a plain `getItem` (1.00 = as fast): {}.\n", checks.join(", "));
     let _ = writeln!(r, "## Refresh storms on an expired token\n");
-    let _ = writeln!(r, "| figure | session-broker | supabase auth-js | supabase with `navigatorLock` |\n|---|---|---|---|");
-    let storm =
-        |v: &[Value], p: &str| format!("{} requests, {} of 1000 served, {} ms", med(v, &format!("/{p}/requests")), med(v, &format!("/{p}/served")), med(v, &format!("/{p}/ms")));
-    let storm1 = |v: &[Value]| format!("{} ({} ms without the request's round trip)", storm(v, "storm1"), med(v, "/storm1/sdkMs"));
+    let _ = writeln!(
+        r,
+        "| figure | session-broker | supabase auth-js | supabase with `navigatorLock` |\n|---|---|---|---|"
+    );
+    let storm = |v: &[Value], p: &str| {
+        format!(
+            "{} requests, {} of 1000 served, {} ms",
+            med(v, &format!("/{p}/requests")),
+            med(v, &format!("/{p}/served")),
+            med(v, &format!("/{p}/ms"))
+        )
+    };
+    let storm1 = |v: &[Value]| {
+        format!("{} ({} ms without the request's round trip)", storm(v, "storm1"), med(v, "/storm1/sdkMs"))
+    };
     let _ = writeln!(r, "| 1,000 callers in one tab | {} | {} | {} |", storm1(ours), storm1(supa), storm1(lock));
     let storm4 = |v: &[Value]| format!("{}; {} of 4 tabs logged out", storm(v, "storm4"), med(v, "/storm4/loggedOut"));
     let _ = writeln!(r, "| 4 tabs × 250 callers | {} | {} | {} |\n", storm4(ours), storm4(supa), storm4(lock));
@@ -298,19 +354,34 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
     let _ = writeln!(r, "| goal | measured | met |\n|---|---|---|");
     let met = |ok: bool| if ok { "yes" } else { "**no**" };
     let limit_ratio = med(ours, "/limitAwaitGetItem") / t_ours;
-    let _ = writeln!(r, "| `getToken()` at 3× supabase's `getSession()` or better | {:.1}× | {} |", t_ours / t_supa, met(t_ours >= 3.0 * t_supa));
+    let _ = writeln!(
+        r,
+        "| `getToken()` at 3× supabase's `getSession()` or better | {:.1}× | {} |",
+        t_ours / t_supa,
+        met(t_ours >= 3.0 * t_supa)
+    );
     let _ = writeln!(r, "| `getToken()` within 1.5× of its limit | {limit_ratio:.2}× | {} |", met(limit_ratio <= 1.5));
     let two_ratio = med(ours, "/limitAwaitTwoGetItems") / t_ours;
-    let _ = writeln!(r, "| (beside it: `getToken()` against an awaited read of the two keys it must read) | {two_ratio:.2}× | {} |", met(two_ratio <= 1.5));
+    let _ = writeln!(
+        r,
+        "| (beside it: `getToken()` against an awaited read of the two keys it must read) | {two_ratio:.2}× | {} |",
+        met(two_ratio <= 1.5)
+    );
     for name in ["checkIfLoggedIn", "isTokenExpired", "isAboutToExpire", "getCurrentRoles", "getCurrentUser"] {
         let ratio = limit / med(ours, &format!("/checks/{name}"));
         let _ = writeln!(r, "| `{name}()` within 1.5× of a plain `getItem` | {ratio:.2}× | {} |", met(ratio <= 1.5));
         if name.contains("Expire") {
             let two = med(ours, "/limitTwoGetItems") / med(ours, &format!("/checks/{name}"));
-            let _ = writeln!(r, "| (beside it: `{name}()` against a read of the two keys it must read) | {two:.2}× | {} |", met(two <= 1.5));
+            let _ = writeln!(
+                r,
+                "| (beside it: `{name}()` against a read of the two keys it must read) | {two:.2}× | {} |",
+                met(two <= 1.5)
+            );
         }
     }
-    let one_refresh = med(ours, "/storm4/requests") == 1.0 && med(ours, "/storm4/served") == 1000.0 && med(ours, "/storm4/loggedOut") == 0.0;
+    let one_refresh = med(ours, "/storm4/requests") == 1.0
+        && med(ours, "/storm4/served") == 1000.0
+        && med(ours, "/storm4/loggedOut") == 0.0;
     let _ = writeln!(
         r,
         "| one refresh across 4 tabs, every caller served, nobody logged out | {} request(s), {} served | {} |",
@@ -319,9 +390,17 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
         met(one_refresh)
     );
     let (s_ours, s_supa) = (med(ours, "/storm1/ms"), med(supa, "/storm1/ms"));
-    let _ = writeln!(r, "| the 1,000-caller storm no slower than supabase's | {s_ours} ms against {s_supa} ms | {} |", met(s_ours <= s_supa));
+    let _ = writeln!(
+        r,
+        "| the 1,000-caller storm no slower than supabase's | {s_ours} ms against {s_supa} ms | {} |",
+        met(s_ours <= s_supa)
+    );
     let cold_ratio = med(&cold[0], "/ms") / med(&cold[2], "/ms");
-    let _ = writeln!(r, "| cold start within 1.25× supabase's on localhost (returning visit) | {cold_ratio:.2}× its time | {} |", met(cold_ratio <= 1.25));
+    let _ = writeln!(
+        r,
+        "| cold start within 1.25× supabase's on localhost (returning visit) | {cold_ratio:.2}× its time | {} |",
+        met(cold_ratio <= 1.25)
+    );
     let (first_ours, first_supa) = (med(&cold[0], "/first"), med(&cold[2], "/first"));
     let _ = writeln!(
         r,
@@ -333,7 +412,12 @@ fn report(results: &[Vec<Value>], cold: &[Vec<Value>], chromium: &str, runs: usi
     let _ = writeln!(r, "`isTokenExpired()`, `isAboutToExpire()` and `getToken()` read two keys, the token and its `expiresAt` (the expiry is defined by that key; see the README's Storage keys), so their limit is two `getItem`s; `getCurrentUser()` copies the claims for each caller.\n");
     let _ = writeln!(r, "## Bundle size: a typical-usage entry, esbuild minified ESM, gzip -9 (`bench/peers.sh`)\n");
     let _ = writeln!(r, "| SDK | JS | wasm | total |\n|---|---|---|---|");
-    for (name, key) in [("session-broker", "session-broker"), ("@supabase/auth-js", "supabase"), ("@auth0/auth0-spa-js", "auth0"), ("oidc-client-ts", "oidc")] {
+    for (name, key) in [
+        ("session-broker", "session-broker"),
+        ("@supabase/auth-js", "supabase"),
+        ("@auth0/auth0-spa-js", "auth0"),
+        ("oidc-client-ts", "oidc"),
+    ] {
         let s = &sizes[key];
         let _ = writeln!(r, "| {name} | {} B | {} B | **{} B** |", s["js"], s["wasm"], s["total"]);
     }

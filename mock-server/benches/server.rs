@@ -22,7 +22,15 @@ async fn bootstrap_median(client: &reqwest::Client, base: &str, token: &str) -> 
     let mut samples = Vec::new();
     for _ in 0..100 {
         let t = Instant::now();
-        client.get(format!("{base}/bootstrap?database=core")).bearer_auth(token).send().await.unwrap().bytes().await.unwrap();
+        client
+            .get(format!("{base}/bootstrap?database=core"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
         samples.push(t.elapsed());
     }
     median(samples)
@@ -36,7 +44,11 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 #[tokio::main]
 async fn main() {
     // The bench measures throughput from one address: no sign-in rate limit.
-    let state = AppState::new(Settings { test_controls: true, auth_rate_per_min: 0, ..Settings::default() }, StaticDirs::default()).unwrap();
+    let state = AppState::new(
+        Settings { test_controls: true, auth_rate_per_min: 0, ..Settings::default() },
+        StaticDirs::default(),
+    )
+    .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = mock_server::app(state.clone());
@@ -44,7 +56,15 @@ async fn main() {
     let client = reqwest::Client::new();
     let login = |user: &'static str| {
         let (client, base) = (client.clone(), base.clone());
-        async move { post(&client, format!("{base}/auth"), None, json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}})).await }
+        async move {
+            post(
+                &client,
+                format!("{base}/auth"),
+                None,
+                json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}}),
+            )
+            .await
+        }
     };
     println!("mock-server (in-process, loopback, sequential)");
 
@@ -71,13 +91,27 @@ async fn main() {
         post(&client, format!("{base}/__mock/reset"), None, json!({})).await;
         let admin = login("admin").await["token"].as_str().unwrap().to_owned();
         for id in ["acme", "globex", "initech"] {
-            client.patch(format!("{base}/admin/rolling-db/flags/{id}")).bearer_auth(&admin).json(&json!({"rollingDb": true})).send().await.unwrap();
+            client
+                .patch(format!("{base}/admin/rolling-db/flags/{id}"))
+                .bearer_auth(&admin)
+                .json(&json!({"rollingDb": true}))
+                .send()
+                .await
+                .unwrap();
         }
         let t = Instant::now();
         let run = post(&client, format!("{base}/admin/crons/rolling-db-rotate/run"), Some(&admin), json!({})).await;
         let id = run["runId"].as_str().unwrap().to_owned();
         loop {
-            let r: Value = client.get(format!("{base}/admin/crons/runs/{id}")).bearer_auth(&admin).send().await.unwrap().json().await.unwrap();
+            let r: Value = client
+                .get(format!("{base}/admin/crons/runs/{id}"))
+                .bearer_auth(&admin)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
             if r["status"] != "running" {
                 break;
             }
@@ -99,7 +133,8 @@ async fn main() {
     for (i, f) in files.iter().enumerate() {
         std::fs::write(www.join(f), vec![b'a' + i as u8; 24 * 1024]).unwrap();
     }
-    let statics = AppState::new(Settings::default(), StaticDirs { www: Some(www.clone()), ..StaticDirs::default() }).unwrap();
+    let statics =
+        AppState::new(Settings::default(), StaticDirs { www: Some(www.clone()), ..StaticDirs::default() }).unwrap();
     let static_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let static_base = format!("http://{}", static_listener.local_addr().unwrap());
     let static_app = mock_server::app(statics);
@@ -115,7 +150,11 @@ async fn main() {
     }
     samples.sort();
     let p99 = samples[samples.len() * 99 / 100];
-    println!("{:<44} {:>10.2?}  (p99 {p99:.2?}; a stall would be ~40 ms)", "static file, 24 KB, 4 in a row, one connection", median(samples));
+    println!(
+        "{:<44} {:>10.2?}  (p99 {p99:.2?}; a stall would be ~40 ms)",
+        "static file, 24 KB, 4 in a row, one connection",
+        median(samples)
+    );
     let _ = std::fs::remove_dir_all(&www);
     println!("{:<44} {:>10.2?}", "GET /bootstrap?database=core (17 docs)", bootstrap);
 

@@ -23,7 +23,10 @@ pub const HEADER_LIMIT_BYTES: usize = 16 * 1024;
 
 async fn bound_headers(request: Request, next: Next) -> Response {
     let target = request.uri().path_and_query().map_or(0, |p| p.as_str().len());
-    let size = request.headers().iter().fold(target, |n, (name, value)| n.saturating_add(name.as_str().len() + value.len() + 4));
+    let size = request
+        .headers()
+        .iter()
+        .fold(target, |n, (name, value)| n.saturating_add(name.as_str().len() + value.len() + 4));
     if size > HEADER_LIMIT_BYTES {
         let mut response = AppError::HeadersTooLarge.into_response();
         // What follows the headers was never read: this connection carries no other request.
@@ -52,7 +55,9 @@ async fn count_requests(State(state): State<AppState>, request: Request, next: N
 /// Without it a response written in pieces (a static file, a proxied answer) meets Nagle's
 /// algorithm and the client's delayed ACK: about 40 ms on every response after the first on a
 /// keep-alive connection.
-pub fn listener(listener: tokio::net::TcpListener) -> axum::serve::TapIo<tokio::net::TcpListener, fn(&mut tokio::net::TcpStream)> {
+pub fn listener(
+    listener: tokio::net::TcpListener,
+) -> axum::serve::TapIo<tokio::net::TcpListener, fn(&mut tokio::net::TcpStream)> {
     use axum::serve::ListenerExt;
     listener.tap_io(no_delay as fn(&mut tokio::net::TcpStream))
 }
@@ -88,7 +93,10 @@ pub fn app(state: AppState) -> Router {
     // Browser tests and the demo reach the server from other origins; preflight included. The
     // document routes answer CORS themselves: credentialed, to the origins DOCDB_CORS_ORIGINS names.
     // The 405 fallback first: a layer covers only what the router holds when it is added.
-    router = router.method_not_allowed_fallback(method_not_allowed).layer(CorsLayer::permissive()).merge(routes::docdb::router(&state));
+    router = router
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(CorsLayer::permissive())
+        .merge(routes::docdb::router(&state));
     // Requests are recorded for the metrics unless they are not served (METRICS_LISTEN=off).
     if state.settings.metrics_listen.is_some() {
         router = router.layer(middleware::from_fn(crate::metrics::record_requests));

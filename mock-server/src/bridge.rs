@@ -21,7 +21,14 @@ pub enum BridgeError {
 fn bridge() -> Result<&'static tokio::runtime::Runtime, BridgeError> {
     static BRIDGE: OnceLock<Result<tokio::runtime::Runtime, Arc<std::io::Error>>> = OnceLock::new();
     BRIDGE
-        .get_or_init(|| tokio::runtime::Builder::new_multi_thread().worker_threads(2).thread_name("bridge").enable_all().build().map_err(Arc::new))
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("bridge")
+                .enable_all()
+                .build()
+                .map_err(Arc::new)
+        })
         .as_ref()
         .map_err(|e| BridgeError::Runtime(e.clone()))
 }
@@ -41,13 +48,17 @@ pub fn wait<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send
 /// (made on first use): a wait that needs no socket of the bridge's (the store pool's, for a free
 /// connection) then costs no hand-over to the bridge's threads and back. On a single-threaded
 /// runtime's only thread, which cannot start another runtime, it goes to the bridge instead.
-pub fn wait_here<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send + 'static) -> Result<T, BridgeError> {
+pub fn wait_here<T: Send + 'static>(
+    work: impl std::future::Future<Output = T> + Send + 'static,
+) -> Result<T, BridgeError> {
     thread_local! {
         static HERE: Result<tokio::runtime::Runtime, Arc<std::io::Error>> = tokio::runtime::Builder::new_current_thread().enable_time().build().map_err(Arc::new);
     }
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread => wait(work),
-        _ => blocking(|| HERE.with(|here| here.as_ref().map(|rt| rt.block_on(work)).map_err(|e| BridgeError::Runtime(e.clone())))),
+        _ => blocking(|| {
+            HERE.with(|here| here.as_ref().map(|rt| rt.block_on(work)).map_err(|e| BridgeError::Runtime(e.clone())))
+        }),
     }
 }
 

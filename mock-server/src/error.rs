@@ -130,18 +130,29 @@ impl AppError {
 
     fn code_and_message(&self) -> (&'static str, String) {
         match self {
-            AppError::BadRequest(c, m) | AppError::Unauthorized(c, m) | AppError::NotFound(c, m) | AppError::Conflict(c, m) => (c, m.clone()),
+            AppError::BadRequest(c, m)
+            | AppError::Unauthorized(c, m)
+            | AppError::NotFound(c, m)
+            | AppError::Conflict(c, m) => (c, m.clone()),
             AppError::TooMany { code, message, .. } => (code, message.clone()),
             AppError::Forbidden(m) => (code::FORBIDDEN, m.clone()),
             AppError::EngineRequired(m) => (code::DOCDB_ENGINE_REQUIRED, m.clone()),
             AppError::EngineUnavailable(m) => (code::DOCDB_ENGINE_UNAVAILABLE, m.clone()),
             AppError::Refused { code, message, .. } => (code, message.clone()),
             AppError::MethodNotAllowed => (code::METHOD_NOT_ALLOWED, "this route does not accept that method".into()),
-            AppError::PayloadTooLarge => (code::PAYLOAD_TOO_LARGE, "the request body is larger than the server accepts".into()),
-            AppError::UnsupportedMediaType => (code::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json".into()),
-            AppError::HeadersTooLarge => (code::HEADERS_TOO_LARGE, "the request's headers are larger than the server reads (16 KiB)".into()),
+            AppError::PayloadTooLarge => {
+                (code::PAYLOAD_TOO_LARGE, "the request body is larger than the server accepts".into())
+            }
+            AppError::UnsupportedMediaType => {
+                (code::UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json".into())
+            }
+            AppError::HeadersTooLarge => {
+                (code::HEADERS_TOO_LARGE, "the request's headers are larger than the server reads (16 KiB)".into())
+            }
             AppError::Internal(_) => (code::INTERNAL, "the server failed; see its log".into()),
-            AppError::StoreUnavailable(_) => (code::STORE_UNAVAILABLE, "the server's database does not answer; try again shortly".into()),
+            AppError::StoreUnavailable(_) => {
+                (code::STORE_UNAVAILABLE, "the server's database does not answer; try again shortly".into())
+            }
         }
     }
 }
@@ -167,7 +178,9 @@ impl IntoResponse for AppError {
             // request: say so, or a client may reuse it from its pool and lose that request to
             // the close (hyper's IncompleteMessage).
             AppError::PayloadTooLarge => {
-                response.headers_mut().insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+                response
+                    .headers_mut()
+                    .insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
             }
             _ => {}
         }
@@ -234,26 +247,39 @@ impl From<crate::rolling::RollingError> for AppError {
         match &e {
             R::UnknownTenant(_) => AppError::NotFound(code::UNKNOWN_TENANT, message),
             R::DropRequiresRollingDb => AppError::Conflict(code::DROP_REQUIRES_ROLLING_DB, message),
-            R::PreflightFailed(checks) => {
-                AppError::Refused { code: checks.first().map_or(code::CONFLICT, |c| c.code), message, checks: serde_json::to_value(checks).unwrap_or_default() }
-            }
+            R::PreflightFailed(checks) => AppError::Refused {
+                code: checks.first().map_or(code::CONFLICT, |c| c.code),
+                message,
+                checks: serde_json::to_value(checks).unwrap_or_default(),
+            },
             R::NothingToChange => AppError::bad_request(message),
             R::NoCatalogue(_) => AppError::Conflict(code::NO_CATALOGUE, message),
             R::UnknownDayDatabase(_) => AppError::NotFound(code::NOT_FOUND, message),
             R::BackupsUnshared(_) => AppError::Conflict(code::CONFLICT, message),
             R::NoCore(_) => AppError::NotFound(code::CORE_MISSING, message),
             R::RewarmNeedsInvalidation(_) => AppError::Conflict(code::REWARM_NEEDS_INVALIDATION, message),
-            R::CoreEdited { count, ids, .. } => AppError::Refused { code: code::CORE_EDITED, message, checks: serde_json::json!({"count": count, "ids": ids}) },
+            R::CoreEdited { count, ids, .. } => AppError::Refused {
+                code: code::CORE_EDITED,
+                message,
+                checks: serde_json::json!({"count": count, "ids": ids}),
+            },
             R::DocDb(DocDbError::AllDbsActive { .. }) => AppError::Conflict(code::ALL_DBS_ACTIVE, message),
             R::DocDb(DocDbError::Conflict(_)) => AppError::Conflict(code::CONFLICT, message),
             R::DocDb(DocDbError::Exists(_)) => AppError::Conflict(code::FILE_EXISTS, message),
             R::DocDb(DocDbError::Missing(_)) => AppError::NotFound(code::NOT_FOUND, message),
             R::DocDb(DocDbError::IllegalName(_)) => AppError::BadRequest(code::ILLEGAL_DATABASE_NAME, message),
             // The engine's failure is the operator's to see: the message carries its causes.
-            R::DocDb(DocDbError::Engine(_) | DocDbError::EngineUnreachable(_) | DocDbError::Bridge(_)) => AppError::EngineUnavailable(crate::causes::chain(&e)),
+            R::DocDb(DocDbError::Engine(_) | DocDbError::EngineUnreachable(_) | DocDbError::Bridge(_)) => {
+                AppError::EngineUnavailable(crate::causes::chain(&e))
+            }
             // The server's own failure: the whole error goes to the log, with its causes.
-            R::Store(crate::store::StoreError(s)) | R::DocDb(DocDbError::Store(crate::store::StoreError(s))) => store_failure(s.is_unavailable(), e),
-            R::Backup(_) | R::DocDb(DocDbError::Corrupt(_) | DocDbError::CorruptJson { .. } | DocDbError::PrefixChanged { .. }) => AppError::Internal(Cause::new(e)),
+            R::Store(crate::store::StoreError(s)) | R::DocDb(DocDbError::Store(crate::store::StoreError(s))) => {
+                store_failure(s.is_unavailable(), e)
+            }
+            R::Backup(_)
+            | R::DocDb(DocDbError::Corrupt(_) | DocDbError::CorruptJson { .. } | DocDbError::PrefixChanged { .. }) => {
+                AppError::Internal(Cause::new(e))
+            }
         }
     }
 }

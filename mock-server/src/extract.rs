@@ -30,7 +30,9 @@ fn json_rejection(rejection: JsonRejection) -> AppError {
         StatusCode::PAYLOAD_TOO_LARGE => AppError::PayloadTooLarge,
         StatusCode::UNSUPPORTED_MEDIA_TYPE => AppError::UnsupportedMediaType,
         _ => match rejection {
-            JsonRejection::JsonSyntaxError(e) => AppError::BadRequest(code::MALFORMED_JSON, format!("the body is not valid JSON: {}", e.body_text())),
+            JsonRejection::JsonSyntaxError(e) => {
+                AppError::BadRequest(code::MALFORMED_JSON, format!("the body is not valid JSON: {}", e.body_text()))
+            }
             other => AppError::BadRequest(code::INVALID_BODY, other.body_text()),
         },
     }
@@ -47,9 +49,10 @@ pub fn verify_access(state: &AppState, token: &str) -> Result<JwtClaims, AppErro
     let claims = state.tokens.verify(token, now, true)?;
     match claims.sid.as_deref() {
         None => Err(AppError::Unauthorized(code::INVALID_TOKEN, "the token names no session".into())),
-        Some(sid) if state.sessions.ended.contains(sid, now) => {
-            Err(AppError::Unauthorized(code::SESSION_ENDED, "the session this token belongs to has ended; log in again".into()))
-        }
+        Some(sid) if state.sessions.ended.contains(sid, now) => Err(AppError::Unauthorized(
+            code::SESSION_ENDED,
+            "the session this token belongs to has ended; log in again".into(),
+        )),
         Some(_) => Ok(claims),
     }
 }
@@ -59,15 +62,18 @@ pub fn verify_access(state: &AppState, token: &str) -> Result<JwtClaims, AppErro
 pub struct SignedUser(pub JwtClaims);
 
 fn bearer(parts: &Parts) -> Result<&str, AppError> {
-    let header =
-        parts.headers.get(axum::http::header::AUTHORIZATION).ok_or_else(|| AppError::Unauthorized(code::MISSING_TOKEN, "this route needs Authorization: Bearer <token>".into()))?;
+    let header = parts.headers.get(axum::http::header::AUTHORIZATION).ok_or_else(|| {
+        AppError::Unauthorized(code::MISSING_TOKEN, "this route needs Authorization: Bearer <token>".into())
+    })?;
     header
         .to_str()
         .ok()
         .and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")))
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| AppError::Unauthorized(code::INVALID_TOKEN, "the Authorization header is not 'Bearer <token>'".into()))
+        .ok_or_else(|| {
+            AppError::Unauthorized(code::INVALID_TOKEN, "the Authorization header is not 'Bearer <token>'".into())
+        })
 }
 
 impl FromRequestParts<AppState> for AuthUser {
@@ -150,11 +156,18 @@ impl FromRequestParts<AppState> for DocdbUser {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        if parts.headers.contains_key(axum::http::header::AUTHORIZATION) || !parts.headers.contains_key("x-docdb-token") {
+        if parts.headers.contains_key(axum::http::header::AUTHORIZATION) || !parts.headers.contains_key("x-docdb-token")
+        {
             let AuthUser(claims) = AuthUser::from_request_parts(parts, state).await?;
             // `verify_access` refused a token without a session.
             let session_id = claims.sid.unwrap_or_default();
-            return Ok(DocdbUser { company_id: claims.company_id, roles: claims.roles, session_id, signing_out: false, names: None });
+            return Ok(DocdbUser {
+                company_id: claims.company_id,
+                roles: claims.roles,
+                session_id,
+                signing_out: false,
+                names: None,
+            });
         }
         let get = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let caller = crate::auth::secrets::verify_docdb_headers(&state.tokens.docdb_key, get)
@@ -164,17 +177,31 @@ impl FromRequestParts<AppState> for DocdbUser {
         let signing_out = match session_state(&conn, &caller.session_id, state.clock.now_ms())? {
             SessionState::Live => false,
             SessionState::SigningOut => true,
-            SessionState::Ended => return Err(AppError::Unauthorized(code::SESSION_ENDED, "the session these headers belong to has ended; log in again".into())),
+            SessionState::Ended => {
+                return Err(AppError::Unauthorized(
+                    code::SESSION_ENDED,
+                    "the session these headers belong to has ended; log in again".into(),
+                ))
+            }
         };
         // A tenant that cannot be read here is read (and its error answered) by the route.
-        let names = crate::rolling::tenants::get(&conn, &caller.company_id).ok().map(|t| t.names(&state.settings.db_prefix));
+        let names =
+            crate::rolling::tenants::get(&conn, &caller.company_id).ok().map(|t| t.names(&state.settings.db_prefix));
         drop(conn);
-        Ok(DocdbUser { company_id: caller.company_id, roles: caller.roles, session_id: caller.session_id, signing_out, names })
+        Ok(DocdbUser {
+            company_id: caller.company_id,
+            roles: caller.roles,
+            session_id: caller.session_id,
+            signing_out,
+            names,
+        })
     }
 }
 
 /// A number from the query string (read as text, so a malformed one gets the error
 /// body rather than axum's rejection).
 pub fn query_number<T: std::str::FromStr>(value: Option<&str>, name: &str) -> Result<Option<T>, AppError> {
-    value.map(|v| v.parse().map_err(|_| AppError::bad_request(format!("{name} must be a whole number, got {v:?}")))).transpose()
+    value
+        .map(|v| v.parse().map_err(|_| AppError::bad_request(format!("{name} must be a whole number, got {v:?}"))))
+        .transpose()
 }

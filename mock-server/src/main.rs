@@ -66,7 +66,11 @@ fn main() -> ExitCode {
 /// `BACKUP_DIR`, into the store of `DATA_DIR` and the engine of `DOCDB_URL` (as the server uses
 /// them), audited as `day.restore`.
 fn run_restore(args: &[String], settings: Settings) -> CliResult {
-    let db = args.first().filter(|a| !a.starts_with("--")).ok_or_else(|| usage("restore needs a database name".into()))?.clone();
+    let db = args
+        .first()
+        .filter(|a| !a.starts_with("--"))
+        .ok_or_else(|| usage("restore needs a database name".into()))?
+        .clone();
     let snapshot = match &args[1..] {
         [] => None,
         [flag, id] if flag == "--snapshot" => Some(id.clone()),
@@ -79,12 +83,31 @@ fn run_restore(args: &[String], settings: Settings) -> CliResult {
         if let Some(why) = mock_server::rolling::backup::unshared(tx, &dir)? {
             return Err(mock_server::rolling::RollingError::BackupsUnshared(why));
         }
-        let r = mock_server::rolling::backup::restore(&state.cluster(tx), &dir, &state.settings.db_prefix, &db, snapshot.as_deref(), now)?;
+        let r = mock_server::rolling::backup::restore(
+            &state.cluster(tx),
+            &dir,
+            &state.settings.db_prefix,
+            &db,
+            snapshot.as_deref(),
+            now,
+        )?;
         let actor = mock_server::store::audit::Actor::system("restore");
-        mock_server::store::audit::record(tx, &actor, actions::DAY_RESTORE, serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}), now)?;
+        mock_server::store::audit::record(
+            tx,
+            &actor,
+            actions::DAY_RESTORE,
+            serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}),
+            now,
+        )?;
         Ok::<_, mock_server::rolling::RollingError>(r)
     })?;
-    println!("restored {} ({} documents) from snapshot {} of {}", restored.db, restored.doc_count, restored.snapshot_id, dir.display());
+    println!(
+        "restored {} ({} documents) from snapshot {} of {}",
+        restored.db,
+        restored.doc_count,
+        restored.snapshot_id,
+        dir.display()
+    );
     if restored.held {
         println!(
             "{} is held: no drop evaluation takes it until a sys_admin releases it (the console, or POST /admin/rolling-db/tenants/{}/days/{}/release)",
@@ -154,9 +177,9 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
             return Err(ServeError::NotADirectory(dir.clone()).into());
         }
     }
-    let logs = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=warn".into()));
+    let logs = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=warn".into()),
+    );
     // JSON lines for a log shipper; the message of each (the runbook's lines) is the same text.
     if settings.log_json {
         logs.json().init();
@@ -177,7 +200,9 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
             Some(at) => {
                 let metrics = bind(&at).await.map_err(|e| ServeError::Listen(at.clone(), e))?;
                 if !metrics.local_addr()?.ip().is_loopback() {
-                    tracing::warn!("METRICS_LISTEN {at} is not loopback: whoever reaches it reads the rollout's metrics");
+                    tracing::warn!(
+                        "METRICS_LISTEN {at} is not loopback: whoever reaches it reads the rollout's metrics"
+                    );
                 }
                 Some(metrics)
             }
@@ -191,7 +216,8 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
             announce.push_str(&format!("metrics on http://{}/metrics\n", metrics.local_addr()?));
         }
         let mut stdout = std::io::stdout().lock();
-        let _ = std::io::Write::write_all(&mut stdout, announce.as_bytes()).and_then(|()| std::io::Write::flush(&mut stdout));
+        let _ = std::io::Write::write_all(&mut stdout, announce.as_bytes())
+            .and_then(|()| std::io::Write::flush(&mut stdout));
         drop(stdout);
         if let Some(metrics) = metrics {
             let router = mock_server::metrics::router(state.clone());
@@ -204,7 +230,10 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
         mock_server::crons::scheduler::start(state.clone());
         // Connection info gives handlers the peer address (rate limit, audit log).
         let app = mock_server::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
-        axum::serve(mock_server::app::listener(listener), app).with_graceful_shutdown(shutdown()).await.map_err(ServeError::Io)?;
+        axum::serve(mock_server::app::listener(listener), app)
+            .with_graceful_shutdown(shutdown())
+            .await
+            .map_err(ServeError::Io)?;
         Ok(())
     })
 }

@@ -52,7 +52,12 @@ pub fn limit(router: Router<AppState>, settings: &Settings) -> Router<AppState> 
         return router;
     }
     let period = Duration::from_millis(60_000 / u64::from(settings.auth_rate_per_min).max(1));
-    let Some(config) = GovernorConfigBuilder::default().key_extractor(PeerAddress).period(period).burst_size(settings.auth_rate_burst.max(1)).finish() else {
+    let Some(config) = GovernorConfigBuilder::default()
+        .key_extractor(PeerAddress)
+        .period(period)
+        .burst_size(settings.auth_rate_burst.max(1))
+        .finish()
+    else {
         return router;
     };
     let config = Arc::new(config);

@@ -88,6 +88,10 @@ mod tests {
         let delays: Vec<Duration> = (0..5_000).map(|t| wave_delay(t, 5_000, waves)).collect();
         assert_eq!(delays.iter().filter(|d| d.is_zero()).count(), 500, "10 waves of 500");
         assert_eq!(delays.iter().max(), Some(&Duration::from_millis(1_800)));
-        assert_eq!(wave_delay(3, 10, Waves { size: 0, spacing: Duration::from_secs(1) }), Duration::from_secs(3), "size 0 counts as 1");
+        assert_eq!(
+            wave_delay(3, 10, Waves { size: 0, spacing: Duration::from_secs(1) }),
+            Duration::from_secs(3),
+            "size 0 counts as 1"
+        );
     }
 }

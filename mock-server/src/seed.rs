@@ -8,7 +8,8 @@ use crate::docdb::{self, engine::Engine, Cluster, DocDbResult};
 use crate::settings::Settings;
 use crate::store::Store;
 
-pub const COMPANIES: [(&str, &str); 3] = [("acme", "Acme Corp"), ("globex", "Globex Corporation"), ("initech", "Initech")];
+pub const COMPANIES: [(&str, &str); 3] =
+    [("acme", "Acme Corp"), ("globex", "Globex Corporation"), ("initech", "Initech")];
 
 /// (username, password, role, companies: the first is the active one).
 pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
@@ -54,7 +55,10 @@ pub fn seed_if_empty(conn: &Cluster, settings: &Settings, now_ms: i64) -> DocDbR
         return Ok(());
     }
     for (id, name) in COMPANIES {
-        conn.execute("INSERT INTO companies (id, name, created_at, store_code) VALUES (?1, ?2, ?3, 'main')", params![id, name, now_ms])?;
+        conn.execute(
+            "INSERT INTO companies (id, name, created_at, store_code) VALUES (?1, ?2, ?3, 'main')",
+            params![id, name, now_ms],
+        )?;
     }
     for (username, password, role, companies) in USERS {
         let id = format!("user-{username}");
@@ -75,13 +79,19 @@ pub fn seed_if_empty(conn: &Cluster, settings: &Settings, now_ms: i64) -> DocDbR
 
 /// A new tenant as the demo's are: the company row, three open sales and its legacy catalogue.
 pub fn create_tenant(conn: &Cluster, settings: &Settings, id: &str, name: &str, now_ms: i64) -> DocDbResult<()> {
-    conn.execute("INSERT INTO companies (id, name, created_at, store_code) VALUES (?1, ?2, ?3, 'main')", params![id, name, now_ms])?;
+    conn.execute(
+        "INSERT INTO companies (id, name, created_at, store_code) VALUES (?1, ?2, ?3, 'main')",
+        params![id, name, now_ms],
+    )?;
     seed_tenant(conn, settings, id, now_ms)
 }
 
 fn seed_tenant(conn: &Cluster, settings: &Settings, id: &str, now_ms: i64) -> DocDbResult<()> {
     for (n, amount) in [(1, 450), (2, 1290), (3, 260)] {
-        conn.execute("INSERT INTO sales (id, company_id, amount_cents, created_at) VALUES (?1, ?2, ?3, ?4)", params![format!("{id}-sale-{n}"), id, amount, now_ms])?;
+        conn.execute(
+            "INSERT INTO sales (id, company_id, amount_cents, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![format!("{id}-sale-{n}"), id, amount, now_ms],
+        )?;
     }
     let names = TenantNames::new(&settings.db_prefix, id, "main");
     docdb::seed::seed_legacy(conn, &names, id, now_ms)

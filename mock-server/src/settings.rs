@@ -143,7 +143,11 @@ fn flag(get: &impl Fn(&str) -> Option<String>, key: &'static str, slot: &mut boo
 }
 
 /// Reads the number setting `key` into `slot` when it is set; a malformed value names it.
-fn number<T: std::str::FromStr>(get: &impl Fn(&str) -> Option<String>, key: &'static str, slot: &mut T) -> Result<(), SettingsError>
+fn number<T: std::str::FromStr>(
+    get: &impl Fn(&str) -> Option<String>,
+    key: &'static str,
+    slot: &mut T,
+) -> Result<(), SettingsError>
 where
     T::Err: std::error::Error + Send + Sync + 'static,
 {
@@ -156,7 +160,10 @@ where
 impl Settings {
     /// How an invalidated tenant's sockets are closed.
     pub fn invalidation_waves(&self) -> crate::realtime::Waves {
-        crate::realtime::Waves { size: self.invalidation_wave_size, spacing: std::time::Duration::from_millis(self.invalidation_wave_spacing_ms) }
+        crate::realtime::Waves {
+            size: self.invalidation_wave_size,
+            spacing: std::time::Duration::from_millis(self.invalidation_wave_spacing_ms),
+        }
     }
 
     /// Reads every setting; a malformed value is an error naming the variable.
@@ -236,12 +243,18 @@ impl Settings {
         flag(&get, "MOCK_TEST_CONTROLS", &mut s.test_controls)?;
         if let Some(v) = get("DOCDB_URL").filter(|v| !v.is_empty()) {
             // The error never repeats the value: it may hold the engine's password.
-            s.docdb_url = Some(crate::docdb::engine::EngineUrl::parse(&v).map_err(|e| SettingsError::Unreadable { key: "DOCDB_URL", source: Box::new(e) })?);
+            s.docdb_url = Some(
+                crate::docdb::engine::EngineUrl::parse(&v)
+                    .map_err(|e| SettingsError::Unreadable { key: "DOCDB_URL", source: Box::new(e) })?,
+            );
         }
         if let Some(v) = get("DOCDB_CORS_ORIGINS") {
             s.docdb_cors_origins = v.split(',').map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned).collect();
             if let Some(o) = s.docdb_cors_origins.iter().find(|o| !crate::docdb::cors::is_origin_pattern(o)) {
-                return Err(invalid("DOCDB_CORS_ORIGINS", format!("{o:?} is not an origin (scheme://host[:port], the port may be *)")));
+                return Err(invalid(
+                    "DOCDB_CORS_ORIGINS",
+                    format!("{o:?} is not an origin (scheme://host[:port], the port may be *)"),
+                ));
             }
         }
         Ok(s)
@@ -275,7 +288,8 @@ mod tests {
         assert!(e.to_string().starts_with("ROLLING_DB_MAX_OPEN"));
         assert!(Settings::from_lookup(|k| (k == "DB_PREFIX").then(|| "Bad-Prefix".into())).is_err());
         assert!(Settings::from_lookup(|k| (k == "JWT_SECRET").then(|| "short".into())).is_err());
-        let e = Settings::from_lookup(|k| (k == "DOCDB_URL").then(|| "https://admin:hunter2@engine/".into())).unwrap_err();
+        let e =
+            Settings::from_lookup(|k| (k == "DOCDB_URL").then(|| "https://admin:hunter2@engine/".into())).unwrap_err();
         let told = crate::causes::chain(&e);
         assert!(told.starts_with("DOCDB_URL: ") && !told.contains("hunter2"), "{told}");
         assert!(Settings::from_lookup(|k| (k == "DOCDB_CORS_ORIGINS").then(|| "http://a.test, *".into())).is_err());

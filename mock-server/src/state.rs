@@ -130,7 +130,12 @@ pub struct AppState {
 /// (refused and cut here too) and every tenant invalidated, whichever replica did it, whose
 /// sockets it closes here. A tenant whose invalidation this replica has already acted on is not
 /// closed twice.
-fn follow_replicas(url: &str, clock: &Arc<Clock>, hub: &Arc<crate::realtime::Hub>, sessions: crate::auth::sessions::Sessions) -> Result<(), StartError> {
+fn follow_replicas(
+    url: &str,
+    clock: &Arc<Clock>,
+    hub: &Arc<crate::realtime::Hub>,
+    sessions: crate::auth::sessions::Sessions,
+) -> Result<(), StartError> {
     use crate::store::notifications::{follow, Handlers};
     let acted: std::sync::Mutex<HashMap<String, i64>> = std::sync::Mutex::default();
     let (hub, clock, session_clock) = (hub.clone(), clock.clone(), clock.clone());
@@ -141,7 +146,14 @@ fn follow_replicas(url: &str, clock: &Arc<Clock>, hub: &Arc<crate::realtime::Hub
             hub.close_tenant(company_id);
         }
     });
-    follow(url.to_owned(), Handlers { invalidated, clock: Box::new(move |version, offset| clock.apply_shared(version, offset)), session_ended });
+    follow(
+        url.to_owned(),
+        Handlers {
+            invalidated,
+            clock: Box::new(move |version, offset| clock.apply_shared(version, offset)),
+            session_ended,
+        },
+    );
     Ok(())
 }
 
@@ -194,7 +206,12 @@ impl AppState {
         // The test clock where the data left it (moved before a restart, or by another replica).
         {
             use crate::store::sql::OptionalExtension;
-            let kept = store.lock()?.query_row(crate::store::notifications::SHARED_CLOCK, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))).optional()?;
+            let kept = store
+                .lock()?
+                .query_row(crate::store::notifications::SHARED_CLOCK, [], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+                })
+                .optional()?;
             if let Some((version, offset)) = kept {
                 clock.apply_shared(version, offset);
             }
@@ -209,7 +226,8 @@ impl AppState {
                 Err(e) => tracing::warn!("the backup directory could not be checked: {}", crate::causes::chain(&e)),
             }
         }
-        let sessions = crate::auth::sessions::Sessions { token_ttl_secs: settings.access_token_ttl_secs, ..Default::default() };
+        let sessions =
+            crate::auth::sessions::Sessions { token_ttl_secs: settings.access_token_ttl_secs, ..Default::default() };
         for (session, at) in crate::store::refresh_tokens::ended(&store.lock()?)? {
             sessions.end(&clock, &session, at);
         }
@@ -218,7 +236,10 @@ impl AppState {
         }
         let hubs = match (&engine, settings.docdb_hub) {
             (Some(engine), true) => {
-                let tuning = crate::docdb::hub::Tuning { linger: std::time::Duration::from_millis(settings.docdb_hub_linger_ms), ..Default::default() };
+                let tuning = crate::docdb::hub::Tuning {
+                    linger: std::time::Duration::from_millis(settings.docdb_hub_linger_ms),
+                    ..Default::default()
+                };
                 Some(crate::docdb::hub::Hubs::new(Arc::new(engine.clone()), tuning))
             }
             _ => None,
@@ -226,7 +247,10 @@ impl AppState {
         Ok(AppState {
             engine,
             hubs,
-            tokens: Arc::new(TokenKeys::new(&crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?, settings.access_token_ttl_secs)),
+            tokens: Arc::new(TokenKeys::new(
+                &crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?,
+                settings.access_token_ttl_secs,
+            )),
             settings: Arc::new(settings),
             store: Arc::new(store),
             clock,

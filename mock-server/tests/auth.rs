@@ -33,7 +33,12 @@ async fn login_answers_its_documented_shape_with_a_real_jwt() {
 #[tokio::test]
 async fn every_seeded_user_logs_in_with_the_right_role_and_company() {
     let s = spawn().await;
-    for (user, role, company) in [("admin", "sys_admin", "acme"), ("keys", "key_manager", "acme"), ("alice", "cashier", "acme"), ("bob", "manager", "globex")] {
+    for (user, role, company) in [
+        ("admin", "sys_admin", "acme"),
+        ("keys", "key_manager", "acme"),
+        ("alice", "cashier", "acme"),
+        ("bob", "manager", "globex"),
+    ] {
         let c = Claims::decode(&s.token(user).await).unwrap();
         assert_eq!((c.roles(), c.company_id().unwrap()), (vec![role.to_string()], company.to_string()));
     }
@@ -42,12 +47,27 @@ async fn every_seeded_user_logs_in_with_the_right_role_and_company() {
 #[tokio::test]
 async fn bad_credentials_and_bad_bodies_get_the_error_body() {
     let s = spawn().await;
-    assert_error(&s.post("/auth", None, json!({"username": "alice", "password": "nope", "deviceInfo": {}})).await, 401, "invalid_credentials");
-    assert_error(&s.post("/auth", None, json!({"username": "nobody", "password": "x", "deviceInfo": {}})).await, 401, "invalid_credentials");
+    assert_error(
+        &s.post("/auth", None, json!({"username": "alice", "password": "nope", "deviceInfo": {}})).await,
+        401,
+        "invalid_credentials",
+    );
+    assert_error(
+        &s.post("/auth", None, json!({"username": "nobody", "password": "x", "deviceInfo": {}})).await,
+        401,
+        "invalid_credentials",
+    );
     assert_error(&s.post("/auth", None, json!({"username": "alice"})).await, 400, "invalid_body");
     assert_error(&s.post("/auth", None, json!({"username": 5, "password": "x"})).await, 400, "invalid_body");
     assert_error(&s.post("/auth", None, json!({"username": "", "password": ""})).await, 400, "bad_request");
-    let raw = s.client.post(format!("{}/auth", s.base)).header("content-type", "application/json").body("{nope").send().await.unwrap();
+    let raw = s
+        .client
+        .post(format!("{}/auth", s.base))
+        .header("content-type", "application/json")
+        .body("{nope")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(raw.status(), 400);
     assert_eq!(raw.json::<serde_json::Value>().await.unwrap()["error"], "malformed_json");
     let raw = s.client.post(format!("{}/auth", s.base)).body("{}").send().await.unwrap();
@@ -64,8 +84,16 @@ async fn google_login_accepts_only_the_mock_credential() {
     let ok = s.post("/auth/google", None, json!({"credential": "mock-google:bob"})).await;
     assert_eq!(ok.status, StatusCode::OK);
     assert_eq!(Claims::decode(ok.body["token"].as_str().unwrap()).unwrap().company_id().as_deref(), Some("globex"));
-    assert_error(&s.post("/auth/google", None, json!({"credential": "real-google-token"})).await, 401, "invalid_credential");
-    assert_error(&s.post("/auth/google", None, json!({"credential": "mock-google:ghost"})).await, 401, "invalid_credentials");
+    assert_error(
+        &s.post("/auth/google", None, json!({"credential": "real-google-token"})).await,
+        401,
+        "invalid_credential",
+    );
+    assert_error(
+        &s.post("/auth/google", None, json!({"credential": "mock-google:ghost"})).await,
+        401,
+        "invalid_credentials",
+    );
     assert_error(&s.post("/auth/google", None, json!({"credential": 1})).await, 400, "invalid_body");
 }
 
@@ -92,7 +120,11 @@ async fn refresh_rotates_and_detects_reuse_after_the_grace_window() {
     s.post("/__mock/clock", None, json!({"now": s.state.clock.now_ms() + 11_000})).await;
     assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": r0})).await, 401, "refresh_token_reused");
     assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": r1})).await, 401, "refresh_token_revoked");
-    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": "unknown"})).await, 401, "invalid_refresh_token");
+    assert_error(
+        &s.post("/auth/refresh", None, json!({"refreshToken": "unknown"})).await,
+        401,
+        "invalid_refresh_token",
+    );
     assert_error(&s.post("/auth/refresh", None, json!({})).await, 400, "invalid_body");
 }
 
@@ -163,11 +195,19 @@ async fn status_and_logout() {
     let id = s.post("/auth/connect", Some(t), json!({})).await.body["deviceId"].as_str().unwrap().to_owned();
     let a = s.call(Method::PUT, "/auth/status", Some(t), Some(json!({"isOnline": false}))).await;
     assert_eq!((a.status, a.body["ok"].clone(), a.body["deviceId"].clone()), (StatusCode::OK, json!(true), json!(id)));
-    assert_error(&s.call(Method::PUT, "/auth/status", Some(t), Some(json!({"isOnline": "yes"}))).await, 400, "invalid_body");
+    assert_error(
+        &s.call(Method::PUT, "/auth/status", Some(t), Some(json!({"isOnline": "yes"}))).await,
+        400,
+        "invalid_body",
+    );
     let out = s.post("/auth/logout", Some(t), json!({"deviceId": id})).await;
     assert_eq!(out.body, json!({"ok": true}));
     // Logout revokes the session's refresh tokens.
-    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": login["refreshToken"]})).await, 401, "refresh_token_revoked");
+    assert_error(
+        &s.post("/auth/refresh", None, json!({"refreshToken": login["refreshToken"]})).await,
+        401,
+        "refresh_token_revoked",
+    );
     assert_error(&s.post("/auth/logout", None, json!({"deviceId": id})).await, 401, "missing_token");
 }
 
@@ -199,9 +239,16 @@ async fn health_and_test_controls() {
     let stats = s.get("/__mock/stats", None).await;
     assert_eq!(stats.body["requests"]["POST /auth"], 2);
     assert_error(&s.post("/__mock/clock", None, json!({"now": 1, "advanceDays": 1})).await, 400, "bad_request");
-    assert_eq!(s.post("/auth/register", None, json!({"username": "dave", "password": "dave-pass"})).await.status, StatusCode::CREATED);
+    assert_eq!(
+        s.post("/auth/register", None, json!({"username": "dave", "password": "dave-pass"})).await.status,
+        StatusCode::CREATED
+    );
     assert_eq!(s.post("/__mock/reset", None, json!({})).await.status, StatusCode::OK);
-    assert_error(&s.post("/auth", None, json!({"username": "dave", "password": "dave-pass"})).await, 401, "invalid_credentials");
+    assert_error(
+        &s.post("/auth", None, json!({"username": "dave", "password": "dave-pass"})).await,
+        401,
+        "invalid_credentials",
+    );
 }
 
 #[tokio::test]

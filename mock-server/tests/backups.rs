@@ -31,10 +31,22 @@ fn candidate(c: &Value, db: &str) -> Value {
 #[tokio::test]
 async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
     let data = std::env::temp_dir().join(mock_server::auth::secrets::random_id("backups-test"));
-    let settings = Settings { test_controls: true, data_dir: Some(data.clone()), conflicts_enabled: true, drop_green_days: 0, ..Settings::default() };
+    let settings = Settings {
+        test_controls: true,
+        data_dir: Some(data.clone()),
+        conflicts_enabled: true,
+        drop_green_days: 0,
+        ..Settings::default()
+    };
     let s = spawn_with(settings).await;
     let admin = s.token("admin").await;
-    let on = s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    let on = s
+        .patch(
+            "/admin/rolling-db/flags/acme?force=true",
+            Some(&admin),
+            json!({"rollingDb": true, "rollingDbDrop": true}),
+        )
+        .await;
     assert_eq!(on.status, reqwest::StatusCode::OK, "{:?}", on.body);
     s.run_cron(&admin, "rolling-db-rotate").await;
     let db0 = format!("daily_dev_acme_main_{}", day_of(s.now()));
@@ -42,7 +54,14 @@ async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
     put(&s, &alice, &db0, "order-1", json!({"type": "order", "status": "paid", "totalCents": 450})).await;
     put(&s, &alice, &db0, "sale-1", json!({"type": "sale", "orderId": "order-1", "amountCents": 450})).await;
     let first = s.call(reqwest::Method::GET, &format!("/docdb/{db0}/order-1"), Some(&alice), None).await.body;
-    put(&s, &alice, &db0, "order-1", json!({"_rev": first["_rev"], "type": "order", "status": "paid", "totalCents": 500})).await;
+    put(
+        &s,
+        &alice,
+        &db0,
+        "order-1",
+        json!({"_rev": first["_rev"], "type": "order", "status": "paid", "totalCents": 500}),
+    )
+    .await;
 
     s.advance_days(1.0).await;
     let admin = s.token("admin").await;
@@ -51,12 +70,19 @@ async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
     let backup = s.run_cron(&admin, "rolling-db-backup").await;
     assert!(backup["log"].to_string().contains(&format!("snapshots [{db0}@")), "{backup}");
     let again = s.run_cron(&admin, "rolling-db-backup").await;
-    assert!(again["log"].to_string().contains(&format!("unchanged [{db0}")), "an unchanged database is not snapshotted twice: {again}");
+    assert!(
+        again["log"].to_string().contains(&format!("unchanged [{db0}")),
+        "an unchanged database is not snapshotted twice: {again}"
+    );
 
     s.advance_days(31.0).await;
     let admin = s.token("admin").await;
     let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
-    assert_eq!((candidate(&c, &db0)["backedUp"].clone(), candidate(&c, &db0)["eligible"].clone()), (json!(true), json!(true)), "{c}");
+    assert_eq!(
+        (candidate(&c, &db0)["backedUp"].clone(), candidate(&c, &db0)["eligible"].clone()),
+        (json!(true), json!(true)),
+        "{c}"
+    );
     let before = docs(&s, &db0);
     assert_eq!(before.len(), 2);
     assert!(before.iter().any(|(id, rev, _)| id == "order-1" && rev.starts_with("2-")));
@@ -65,7 +91,12 @@ async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
     assert!(!docdb::exists(&s.state.store.lock().unwrap(), &db0).unwrap());
 
     // The operator's restore, as a command on the same data (the server stays up).
-    let out = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", &db0]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["restore", &db0])
+        .env("DATA_DIR", &data)
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && said.contains(&format!("restored {db0} (2 documents)")), "{said}");
     assert_eq!(docs(&s, &db0), before, "the same documents with the same revisions");
@@ -76,16 +107,38 @@ async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
     assert_eq!(audit["entries"][0]["action"], "day.restore");
 
     // Restoring over a live database is refused, and so is a name that is no day database.
-    let twice = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", &db0]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();
-    assert!(!twice.status.success() && String::from_utf8_lossy(&twice.stderr).contains("exists"), "{}", String::from_utf8_lossy(&twice.stderr));
-    let unknown = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", "daily_dev_acme_main_19990101"]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();
-    assert!(!unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no day database"), "{}", String::from_utf8_lossy(&unknown.stderr));
+    let twice = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["restore", &db0])
+        .env("DATA_DIR", &data)
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert!(
+        !twice.status.success() && String::from_utf8_lossy(&twice.stderr).contains("exists"),
+        "{}",
+        String::from_utf8_lossy(&twice.stderr)
+    );
+    let unknown = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["restore", "daily_dev_acme_main_19990101"])
+        .env("DATA_DIR", &data)
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
+    assert!(
+        !unknown.status.success() && String::from_utf8_lossy(&unknown.stderr).contains("no day database"),
+        "{}",
+        String::from_utf8_lossy(&unknown.stderr)
+    );
 
     // The restored day is held: a later morning of crons past the TTL (archive, backup, drop
     // evaluation) leaves it there with the same revisions, until an operator releases it.
     let held = docs(&s, &db0);
     let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
-    assert_eq!((candidate(&c, &db0)["held"].clone(), candidate(&c, &db0)["eligible"].clone()), (json!(true), json!(false)), "{c}");
+    assert_eq!(
+        (candidate(&c, &db0)["held"].clone(), candidate(&c, &db0)["eligible"].clone()),
+        (json!(true), json!(false)),
+        "{c}"
+    );
     let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
     assert!(topo["days"].as_array().unwrap().iter().any(|d| d["name"] == db0.as_str() && d["held"] == true), "{topo}");
     s.advance_days(2.0).await;
@@ -106,8 +159,15 @@ async fn a_dropped_day_comes_back_from_its_snapshot_with_the_same_revisions() {
     let release = format!("/admin/rolling-db/tenants/acme/days/{db0}/release");
     let keys = s.token("keys").await;
     assert_error(&s.post(&release, Some(&keys), json!({})).await, 403, "forbidden");
-    assert_error(&s.post("/admin/rolling-db/tenants/globex/days/nope/release", Some(&admin), json!({})).await, 404, "not_found");
-    assert_eq!(s.post(&release, Some(&admin), json!({})).await.body, json!({"companyId": "acme", "db": db0, "held": false}));
+    assert_error(
+        &s.post("/admin/rolling-db/tenants/globex/days/nope/release", Some(&admin), json!({})).await,
+        404,
+        "not_found",
+    );
+    assert_eq!(
+        s.post(&release, Some(&admin), json!({})).await.body,
+        json!({"companyId": "acme", "db": db0, "held": false})
+    );
     assert_error(&s.post(&release, Some(&admin), json!({})).await, 404, "not_found");
     let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
     assert_eq!(audit["entries"][0]["action"], "day.release", "{audit}");
@@ -139,12 +199,16 @@ async fn a_rewarm_snapshots_core_and_refuses_unconfirmed_edits() {
     let core = "dev_acme_main_core";
     // An edit of a warmed document and a new one, written in CORE by a catalogue writer.
     let first = docs(&s, core).into_iter().next().unwrap();
-    put(&s, &admin, core, &first.0, json!({"_rev": first.1, "class": "STATIC", "type": "product", "name": "edited"})).await;
+    put(&s, &admin, core, &first.0, json!({"_rev": first.1, "class": "STATIC", "type": "product", "name": "edited"}))
+        .await;
     put(&s, &admin, core, "product-new", json!({"class": "STATIC", "type": "product", "name": "new"})).await;
     let before = docs(&s, core);
     let rewarm = |query: &'static str| {
         let (s, admin) = (&s, admin.clone());
-        async move { s.post(&format!("/admin/rolling-db/tenants/acme/rewarm{query}"), Some(&admin), json!({"invalidate": true})).await }
+        async move {
+            s.post(&format!("/admin/rolling-db/tenants/acme/rewarm{query}"), Some(&admin), json!({"invalidate": true}))
+                .await
+        }
     };
     let refused = rewarm("").await;
     assert_error(&refused, 409, "core_edited");
@@ -157,12 +221,22 @@ async fn a_rewarm_snapshots_core_and_refuses_unconfirmed_edits() {
 
     let done = rewarm("?confirm=2").await;
     assert_eq!(done.status, reqwest::StatusCode::OK, "{:?}", done.body);
-    assert_eq!((done.body["editedSinceWarm"].clone(), done.body["snapshot"]["docCount"].clone()), (json!(2), json!(before.len())), "{:?}", done.body);
+    assert_eq!(
+        (done.body["editedSinceWarm"].clone(), done.body["snapshot"]["docCount"].clone()),
+        (json!(2), json!(before.len())),
+        "{:?}",
+        done.body
+    );
     let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
     assert_eq!(audit["entries"][0]["detail"]["snapshot"]["snapshotId"], done.body["snapshot"]["snapshotId"], "{audit}");
     assert!(!docdb::exists(&s.state.store.lock().unwrap(), core).unwrap());
 
-    let out = Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["restore", core]).env("DATA_DIR", &data).env("RUST_LOG", "off").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["restore", core])
+        .env("DATA_DIR", &data)
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
     let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success() && said.contains(&format!("{core} is back")), "{said}");
     assert_eq!(docs(&s, core), before, "CORE back with the same documents and revisions");

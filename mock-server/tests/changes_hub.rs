@@ -20,7 +20,12 @@ use rand::{Rng, SeedableRng};
 use serde_json::{json, Map, Value};
 
 fn with_engine(url: &str) -> Settings {
-    Settings { test_controls: true, docdb_url: Some(EngineUrl::parse(url).unwrap()), docdb_feeds_per_session: 64, ..Settings::default() }
+    Settings {
+        test_controls: true,
+        docdb_url: Some(EngineUrl::parse(url).unwrap()),
+        docdb_feeds_per_session: 64,
+        ..Settings::default()
+    }
 }
 
 fn remote_headers(login: &Value) -> Map<String, Value> {
@@ -52,7 +57,9 @@ impl Way {
     async fn open(&self, query: &str, doc_ids: Option<&[String]>) -> reqwest::Response {
         let r = match doc_ids {
             None => self.request(reqwest::Method::GET, query),
-            Some(ids) => self.request(reqwest::Method::POST, &format!("{query}&filter=_doc_ids")).json(&json!({ "doc_ids": ids })),
+            Some(ids) => self
+                .request(reqwest::Method::POST, &format!("{query}&filter=_doc_ids"))
+                .json(&json!({ "doc_ids": ids })),
         };
         let r = r.send().await.unwrap();
         assert!(r.status().is_success(), "{query}: {}", r.status());
@@ -111,7 +118,12 @@ async fn write_some(e: &Engine, db: &str, rng: &mut rand::rngs::StdRng, n: usize
             (Some(rev), 0) => json!({"_id": id, "_rev": rev, "_deleted": true}),
             (Some(_), 1) => {
                 let branch = json!([{"_id": id, "_rev": format!("1-{:032x}", rng.random::<u128>()), "tag": tag}]);
-                let r = e.admin(reqwest::Method::POST, &format!("{db}/_bulk_docs")).json(&json!({"docs": branch, "new_edits": false})).send().await.unwrap();
+                let r = e
+                    .admin(reqwest::Method::POST, &format!("{db}/_bulk_docs"))
+                    .json(&json!({"docs": branch, "new_edits": false}))
+                    .send()
+                    .await
+                    .unwrap();
                 assert!(r.status().is_success());
                 continue;
             }
@@ -136,7 +148,12 @@ async fn setup(url: Option<String>, e: Engine) -> Setup {
     e.create_db(&db).await;
     let login = s.login("alice").await;
     let http = reqwest::Client::new();
-    let proxy = Way { url: format!("{}/docdb/{db}", s.base), http: http.clone(), headers: remote_headers(&login), admin: false };
+    let proxy = Way {
+        url: format!("{}/docdb/{db}", s.base),
+        http: http.clone(),
+        headers: remote_headers(&login),
+        admin: false,
+    };
     let direct = Way { url: format!("{}{db}", e.root()), http, headers: Map::new(), admin: true };
     Setup { e, s, db, proxy, direct }
 }
@@ -166,7 +183,8 @@ async fn through_the_hub_as_straight_from_the_engine() {
         let mut open = Vec::new();
         for (i, view) in views().into_iter().enumerate() {
             let since = ["0".to_owned(), mid.to_string(), "now".to_owned()][i % 3].clone();
-            let ids: Option<Vec<String>> = (i % 2 == 1).then(|| vec!["doc-1".into(), "doc-2".into(), "doc-5".into(), end.clone()]);
+            let ids: Option<Vec<String>> =
+                (i % 2 == 1).then(|| vec!["doc-1".into(), "doc-2".into(), "doc-5".into(), end.clone()]);
             let query = format!("feed=continuous&since={since}&heartbeat=500{view}");
             let through = t.proxy.open(&query, ids.as_deref()).await;
             let straight = t.direct.open(&query, ids.as_deref()).await;
@@ -188,23 +206,29 @@ async fn through_the_hub_as_straight_from_the_engine() {
                 for limit in ["", "&limit=3", "&limit=0"] {
                     for ids in [None, Some(vec!["doc-3".to_owned(), "doc-4".to_owned()])] {
                         let query = format!("feed=longpoll&since={since}{limit}{view}");
-                        let (a, b) = (t.proxy.answer(&query, ids.as_deref()).await, t.direct.answer(&query, ids.as_deref()).await);
+                        let (a, b) = (
+                            t.proxy.answer(&query, ids.as_deref()).await,
+                            t.direct.answer(&query, ids.as_deref()).await,
+                        );
                         assert_eq!(a, b, "{query} {ids:?}");
                     }
                 }
             }
         }
         let head = t.e.get(db).await["update_seq"].clone();
-        let waiting: Vec<_> = [format!("feed=longpoll&since={head}&include_docs=true"), format!("feed=longpoll&since={head}&style=all_docs&heartbeat=100")]
-            .into_iter()
-            .map(|q| {
-                let (proxy, direct) = (t.proxy.clone(), t.direct.clone());
-                tokio::spawn(async move {
-                    let (a, b) = tokio::join!(proxy.answer(&q, None), direct.answer(&q, None));
-                    (a, b, q)
-                })
+        let waiting: Vec<_> = [
+            format!("feed=longpoll&since={head}&include_docs=true"),
+            format!("feed=longpoll&since={head}&style=all_docs&heartbeat=100"),
+        ]
+        .into_iter()
+        .map(|q| {
+            let (proxy, direct) = (t.proxy.clone(), t.direct.clone());
+            tokio::spawn(async move {
+                let (a, b) = tokio::join!(proxy.answer(&q, None), direct.answer(&q, None));
+                (a, b, q)
             })
-            .collect();
+        })
+        .collect();
         // Either answer waits for the write whenever its request arrives: it names the head.
         tokio::time::sleep(Duration::from_millis(100)).await;
         write_some(&t.e, db, &mut rng, 1, "waited").await;

@@ -4,7 +4,12 @@ use mock_server::store::migrate::journal;
 use std::process::{Command, Output};
 
 fn mock_server(data_dir: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mock-server")).args(args).env("DATA_DIR", data_dir).env("RUST_LOG", "off").output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(args)
+        .env("DATA_DIR", data_dir)
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap()
 }
 
 fn text(o: &Output) -> String {
@@ -28,7 +33,11 @@ fn migrate_reports_counts_and_a_rerun_is_a_no_op() {
     assert!(text(&again).contains(&format!("migrations: 0 applied, {} skipped", journal().len())), "{}", text(&again));
     let status = mock_server(&dir, &["migrate", "--status"]);
     assert!(text(&status).lines().all(|l| l.starts_with("applied ")), "{}", text(&status));
-    assert!(text(&status).lines().last() == Some("applied 0015_simplify_rolling_db_flags"), "the runbook's last migration is the journal's last: {}", text(&status));
+    assert!(
+        text(&status).lines().last() == Some("applied 0015_simplify_rolling_db_flags"),
+        "the runbook's last migration is the journal's last: {}",
+        text(&status)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -57,8 +66,17 @@ fn an_unbaselined_store_is_refused_by_migrate_and_by_the_server_until_baselined(
     let baseline = mock_server(&dir, &["migrate", "--baseline-through", "0011"]);
     assert!(text(&baseline).contains("baseline: 12 recorded as applied"), "{}", text(&baseline));
     let applied = mock_server(&dir, &["migrate"]);
-    assert!(text(&applied).contains(&format!("migrations: {} applied, 12 skipped", journal().len() - 12)), "{}", text(&applied));
-    for tag in ["0012_add_day_databases", "0013_add_company_feature_flags", "0014_add_conflict_reviews", "0015_simplify_rolling_db_flags"] {
+    assert!(
+        text(&applied).contains(&format!("migrations: {} applied, 12 skipped", journal().len() - 12)),
+        "{}",
+        text(&applied)
+    );
+    for tag in [
+        "0012_add_day_databases",
+        "0013_add_company_feature_flags",
+        "0014_add_conflict_reviews",
+        "0015_simplify_rolling_db_flags",
+    ] {
         assert!(text(&applied).contains(&format!("applied {tag}")), "{}", text(&applied));
     }
     let conn = rusqlite::Connection::open(dir.join("mock-server.sqlite")).unwrap();
@@ -72,8 +90,13 @@ fn an_unbaselined_store_is_refused_by_migrate_and_by_the_server_until_baselined(
 #[test]
 fn without_jwt_secret_the_server_keeps_to_loopback_and_generates_a_private_secret() {
     let dir = temp("secret");
-    let refused =
-        Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["--listen", "0.0.0.0:0"]).env("DATA_DIR", &dir).env_remove("JWT_SECRET").env("RUST_LOG", "off").output().unwrap();
+    let refused = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["--listen", "0.0.0.0:0"])
+        .env("DATA_DIR", &dir)
+        .env_remove("JWT_SECRET")
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
     assert!(!refused.status.success());
     assert!(text(&refused).contains("without JWT_SECRET"), "{}", text(&refused));
     assert!(!dir.join("jwt-secret").exists(), "nothing started, nothing written");
@@ -108,8 +131,13 @@ fn another_db_prefix_on_the_same_data_is_refused() {
     let dir = temp("prefix");
     let settings = mock_server::settings::Settings { data_dir: Some(dir.clone()), ..Default::default() };
     drop(mock_server::state::open_store(&settings, None, 0).expect("the first start records dev"));
-    let refused =
-        Command::new(env!("CARGO_BIN_EXE_mock-server")).args(["--listen", "127.0.0.1:0"]).env("DATA_DIR", &dir).env("DB_PREFIX", "prod").env("RUST_LOG", "off").output().unwrap();
+    let refused = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .args(["--listen", "127.0.0.1:0"])
+        .env("DATA_DIR", &dir)
+        .env("DB_PREFIX", "prod")
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap();
     assert!(!refused.status.success(), "the server must not start on another prefix");
     let said = text(&refused);
     assert!(said.contains("\"prod\"") && said.contains("\"dev\"") && said.contains("must not change"), "{said}");
@@ -148,7 +176,11 @@ fn json_logs_and_metrics_on_their_own_address() {
         let addr = url.trim_start_matches("http://").split('/').next().unwrap().to_owned();
         let path = format!("/{}", url.trim_start_matches("http://").split_once('/').map_or("", |(_, p)| p));
         let mut s = std::net::TcpStream::connect(addr).unwrap();
-        std::io::Write::write_all(&mut s, format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes()).unwrap();
+        std::io::Write::write_all(
+            &mut s,
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .unwrap();
         let mut answer = String::new();
         std::io::Read::read_to_string(&mut s, &mut answer).unwrap();
         answer
@@ -162,7 +194,8 @@ fn json_logs_and_metrics_on_their_own_address() {
         if stderr.read_line(&mut line).unwrap() == 0 {
             break;
         }
-        let entry: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
+        let entry: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"));
         if entry["fields"]["message"].as_str().is_some_and(|m| m.starts_with("day-db-cron scheduled: ")) {
             scheduled = Some(entry);
             break;

@@ -64,7 +64,13 @@ fn spawn(mut command: Command) -> Proc {
     Proc { child, base }
 }
 
-async fn call(client: &Client, method: reqwest::Method, url: String, token: Option<&str>, body: Option<Value>) -> Value {
+async fn call(
+    client: &Client,
+    method: reqwest::Method,
+    url: String,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> Value {
     let mut req = client.request(method, url);
     if let Some(t) = token {
         req = req.bearer_auth(t);
@@ -76,7 +82,14 @@ async fn call(client: &Client, method: reqwest::Method, url: String, token: Opti
 }
 
 async fn admin_token(client: &Client, base: &str) -> String {
-    let body = call(client, reqwest::Method::POST, format!("{base}/auth"), None, Some(json!({"username": "admin", "password": "admin-pass", "deviceInfo": {}}))).await;
+    let body = call(
+        client,
+        reqwest::Method::POST,
+        format!("{base}/auth"),
+        None,
+        Some(json!({"username": "admin", "password": "admin-pass", "deviceInfo": {}})),
+    )
+    .await;
     body["token"].as_str().unwrap().to_owned()
 }
 
@@ -84,8 +97,19 @@ async fn admin_token(client: &Client, base: &str) -> String {
 async fn shape(client: &Client, base: &str, token: &str) -> Vec<(bool, u64, bool)> {
     let mut out = Vec::new();
     for id in ["acme", "globex", "initech"] {
-        let topo = call(client, reqwest::Method::GET, format!("{base}/admin/rolling-db/tenants/{id}/topology"), Some(token), None).await;
-        out.push((topo["core"]["exists"] == true, topo["days"].as_array().unwrap().len() as u64, topo["invalidation"]["routing"] == "core"));
+        let topo = call(
+            client,
+            reqwest::Method::GET,
+            format!("{base}/admin/rolling-db/tenants/{id}/topology"),
+            Some(token),
+            None,
+        )
+        .await;
+        out.push((
+            topo["core"]["exists"] == true,
+            topo["days"].as_array().unwrap().len() as u64,
+            topo["invalidation"]["routing"] == "core",
+        ));
     }
     out
 }
@@ -94,7 +118,8 @@ async fn shape(client: &Client, base: &str, token: &str) -> Vec<(bool, u64, bool
 async fn finished_run(client: &Client, base: &str, token: &str, run_id: &str, within: Duration) -> Value {
     let deadline = tokio::time::Instant::now() + within;
     loop {
-        let run = call(client, reqwest::Method::GET, format!("{base}/admin/crons/runs/{run_id}"), Some(token), None).await;
+        let run =
+            call(client, reqwest::Method::GET, format!("{base}/admin/crons/runs/{run_id}"), Some(token), None).await;
         if run["status"] != "running" || tokio::time::Instant::now() >= deadline {
             return run;
         }
@@ -111,7 +136,14 @@ async fn killed_mid_rotate_the_store_stays_consistent_and_the_next_rotate_comple
     let first = start(&dir);
     let token = admin_token(&client, &first.base).await;
     for id in ["acme", "globex", "initech"] {
-        call(&client, reqwest::Method::PATCH, format!("{}/admin/rolling-db/flags/{id}", first.base), Some(&token), Some(json!({"rollingDb": true}))).await;
+        call(
+            &client,
+            reqwest::Method::PATCH,
+            format!("{}/admin/rolling-db/flags/{id}", first.base),
+            Some(&token),
+            Some(json!({"rollingDb": true})),
+        )
+        .await;
     }
     let (second, run_id) = killed_mid(&client, &dir, first, "rolling-db-rotate", 0.0).await;
     let token = admin_token(&client, &second.base).await;
@@ -126,14 +158,26 @@ async fn killed_mid_rotate_the_store_stays_consistent_and_the_next_rotate_comple
 
     // The dead process's lock lease ran out (killed_mid moved the clock); the next rotate takes
     // over and completes.
-    let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", second.base), Some(&token), None).await;
+    let old =
+        call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", second.base), Some(&token), None)
+            .await;
     assert_eq!(old["status"], "running", "recorded as running until someone takes the lock over");
-    let next = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", second.base), Some(&token), Some(json!({}))).await;
+    let next = call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/admin/crons/rolling-db-rotate/run", second.base),
+        Some(&token),
+        Some(json!({})),
+    )
+    .await;
     assert_eq!(next["alreadyRunning"], false);
-    let finished = finished_run(&client, &second.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(10)).await;
+    let finished =
+        finished_run(&client, &second.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(10)).await;
     assert_eq!(finished["status"], "succeeded", "{finished}");
     assert_eq!(shape(&client, &second.base, &token).await, vec![(true, 2, true); 3]);
-    let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", second.base), Some(&token), None).await;
+    let old =
+        call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", second.base), Some(&token), None)
+            .await;
     assert_eq!(old["status"], "failed");
     assert!(old["log"].as_array().unwrap().last().unwrap().as_str().unwrap().contains("interrupted"));
     drop(second);
@@ -145,7 +189,8 @@ async fn killed_mid_rotate_the_store_stays_consistent_and_the_next_rotate_comple
 /// go (`holding`): the server is killed with the engine's write done and the store's commit not.
 /// It fires the first time only.
 async fn tripwire(real: &Engine, trigger: &'static str) -> (String, Arc<tokio::sync::Notify>, Arc<AtomicBool>) {
-    let (reached, holding, fired) = (Arc::new(tokio::sync::Notify::new()), Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+    let (reached, holding, fired) =
+        (Arc::new(tokio::sync::Notify::new()), Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
     let (r, h, engine) = (reached.clone(), holding.clone(), real.forwarder());
     let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
         let (r, h, f, engine) = (r.clone(), h.clone(), fired.clone(), engine.clone());
@@ -184,9 +229,23 @@ async fn killed_mid_rotate_on_the_engine_the_next_rotate_completes_to_one_clean_
     let first = start_with(&dir, Some(&url));
     let token = admin_token(&client, &first.base).await;
     for id in ["acme", "globex", "initech"] {
-        call(&client, reqwest::Method::PATCH, format!("{}/admin/rolling-db/flags/{id}", first.base), Some(&token), Some(json!({"rollingDb": true}))).await;
+        call(
+            &client,
+            reqwest::Method::PATCH,
+            format!("{}/admin/rolling-db/flags/{id}", first.base),
+            Some(&token),
+            Some(json!({"rollingDb": true})),
+        )
+        .await;
     }
-    call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", first.base), Some(&token), Some(json!({}))).await;
+    call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/admin/crons/rolling-db-rotate/run", first.base),
+        Some(&token),
+        Some(json!({})),
+    )
+    .await;
     tokio::time::timeout(Duration::from_secs(60), reached.notified()).await.expect("the rotate reached globex's CORE");
     drop(first); // SIGKILL, with the engine's write done and the tenant's transaction open
     holding.store(false, Ordering::SeqCst);
@@ -200,17 +259,39 @@ async fn killed_mid_rotate_on_the_engine_the_next_rotate_completes_to_one_clean_
         vec![(true, 2, true), (false, 0, false), (false, 0, false)],
         "acme committed, globex and initech untouched in the store"
     );
-    call(&client, reqwest::Method::POST, format!("{}/__mock/clock", second.base), None, Some(json!({"advanceDays": 0.001}))).await;
+    call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/__mock/clock", second.base),
+        None,
+        Some(json!({"advanceDays": 0.001})),
+    )
+    .await;
     let token = admin_token(&client, &second.base).await;
-    let next = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", second.base), Some(&token), Some(json!({}))).await;
-    let finished = finished_run(&client, &second.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(20)).await;
+    let next = call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/admin/crons/rolling-db-rotate/run", second.base),
+        Some(&token),
+        Some(json!({})),
+    )
+    .await;
+    let finished =
+        finished_run(&client, &second.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(20)).await;
     assert_eq!(finished["status"], "succeeded", "{finished}");
     assert_eq!(shape(&client, &second.base, &token).await, vec![(true, 2, true); 3]);
     for id in ["acme", "globex", "initech"] {
         let core = engine.get(&format!("dev_{id}_main_core")).await;
-        assert_eq!((core["doc_count"].as_u64(), core["update_seq"].as_u64()), (Some(17), Some(17)), "{id}: as one clean run: {core}");
+        assert_eq!(
+            (core["doc_count"].as_u64(), core["update_seq"].as_u64()),
+            (Some(17), Some(17)),
+            "{id}: as one clean run: {core}"
+        );
         let docs = engine.get(&format!("dev_{id}_main_core/_all_docs")).await;
-        assert!(docs["rows"].as_array().unwrap().iter().all(|r| r["value"]["rev"].as_str().unwrap().starts_with("1-")), "{id}: fresh revisions");
+        assert!(
+            docs["rows"].as_array().unwrap().iter().all(|r| r["value"]["rev"].as_str().unwrap().starts_with("1-")),
+            "{id}: fresh revisions"
+        );
     }
     drop(second);
     let _ = std::fs::remove_dir_all(&dir);
@@ -222,13 +303,34 @@ async fn killed_mid_rotate_on_the_engine_the_next_rotate_completes_to_one_clean_
 /// run's lock lease let run out, with the dead run's id.
 async fn killed_mid(client: &Client, dir: &std::path::Path, server: Proc, cron: &str, days: f64) -> (Proc, String) {
     let token = admin_token(client, &server.base).await;
-    call(client, reqwest::Method::POST, format!("{}/__mock/slow", server.base), None, Some(json!({"stepDelayMs": 800}))).await;
-    let run = call(client, reqwest::Method::POST, format!("{}/admin/crons/{cron}/run", server.base), Some(&token), Some(json!({}))).await;
+    call(
+        client,
+        reqwest::Method::POST,
+        format!("{}/__mock/slow", server.base),
+        None,
+        Some(json!({"stepDelayMs": 800})),
+    )
+    .await;
+    let run = call(
+        client,
+        reqwest::Method::POST,
+        format!("{}/admin/crons/{cron}/run", server.base),
+        Some(&token),
+        Some(json!({})),
+    )
+    .await;
     assert_eq!(run["status"], "running", "{run}");
     tokio::time::sleep(Duration::from_millis(1_200)).await;
     drop(server); // SIGKILL
     let next = start(dir);
-    let now = call(client, reqwest::Method::POST, format!("{}/__mock/clock", next.base), None, Some(json!({"advanceDays": days + 0.001}))).await;
+    let now = call(
+        client,
+        reqwest::Method::POST,
+        format!("{}/__mock/clock", next.base),
+        None,
+        Some(json!({"advanceDays": days + 0.001})),
+    )
+    .await;
     assert!(now["now"].is_i64(), "{now}");
     (next, run["runId"].as_str().unwrap().to_owned())
 }
@@ -236,8 +338,16 @@ async fn killed_mid(client: &Client, dir: &std::path::Path, server: Proc, cron: 
 /// Runs `cron` to its end on `server`; answers the run.
 async fn run_to_end(client: &Client, server: &Proc, cron: &str) -> Value {
     let token = admin_token(client, &server.base).await;
-    let run = call(client, reqwest::Method::POST, format!("{}/admin/crons/{cron}/run", server.base), Some(&token), Some(json!({}))).await;
-    let done = finished_run(client, &server.base, &token, run["runId"].as_str().unwrap(), Duration::from_secs(20)).await;
+    let run = call(
+        client,
+        reqwest::Method::POST,
+        format!("{}/admin/crons/{cron}/run", server.base),
+        Some(&token),
+        Some(json!({})),
+    )
+    .await;
+    let done =
+        finished_run(client, &server.base, &token, run["runId"].as_str().unwrap(), Duration::from_secs(20)).await;
     assert_eq!(done["status"], "succeeded", "{done}");
     done
 }
@@ -265,27 +375,61 @@ async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run()
         assert_eq!(on["rollingDbDrop"], true, "{on}");
     }
     run_to_end(&client, &server, "rolling-db-rotate").await;
-    let topo = call(&client, reqwest::Method::GET, format!("{}/admin/rolling-db/tenants/acme/topology", server.base), Some(&token), None).await;
+    let topo = call(
+        &client,
+        reqwest::Method::GET,
+        format!("{}/admin/rolling-db/tenants/acme/topology", server.base),
+        Some(&token),
+        None,
+    )
+    .await;
     let day0 = topo["days"][0]["name"].as_str().unwrap().to_owned();
     let day = day0.trim_start_matches("daily_dev_acme_main_").to_owned();
     for (user, company) in [("alice", "acme"), ("bob", "globex")] {
-        let t = call(&client, reqwest::Method::POST, format!("{}/auth", server.base), None, Some(json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}})))
-            .await;
+        let t = call(
+            &client,
+            reqwest::Method::POST,
+            format!("{}/auth", server.base),
+            None,
+            Some(json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}})),
+        )
+        .await;
         let t = t["token"].as_str().unwrap().to_owned();
         for n in 0..2 {
             let url = format!("{}/docdb/daily_dev_{company}_main_{day}/order-{n}", server.base);
-            let put = call(&client, reqwest::Method::PUT, url, Some(&t), Some(json!({"type": "order", "status": "paid", "totalCents": 100 + n}))).await;
+            let put = call(
+                &client,
+                reqwest::Method::PUT,
+                url,
+                Some(&t),
+                Some(json!({"type": "order", "status": "paid", "totalCents": 100 + n})),
+            )
+            .await;
             assert_eq!(put["ok"], true, "{put}");
         }
     }
-    call(&client, reqwest::Method::POST, format!("{}/__mock/clock", server.base), None, Some(json!({"advanceDays": 1}))).await;
+    call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/__mock/clock", server.base),
+        None,
+        Some(json!({"advanceDays": 1})),
+    )
+    .await;
     run_to_end(&client, &server, "rolling-db-rotate").await;
 
     let (server, _) = killed_mid(&client, &dir, server, "rolling-db-archive", 1.0).await;
     run_to_end(&client, &server, "rolling-db-archive").await;
     let token = admin_token(&client, &server.base).await;
     for (company, orders) in [("acme", 2), ("globex", 2), ("initech", 0)] {
-        let recon = call(&client, reqwest::Method::GET, format!("{}/admin/rolling-db/tenants/{company}/reconciliation", server.base), Some(&token), None).await;
+        let recon = call(
+            &client,
+            reqwest::Method::GET,
+            format!("{}/admin/rolling-db/tenants/{company}/reconciliation", server.base),
+            Some(&token),
+            None,
+        )
+        .await;
         let first = &recon["days"][0];
         assert_eq!(
             (recon["diff"].clone(), first["status"].clone(), first["relational"][0]["rowCount"].clone()),
@@ -298,21 +442,47 @@ async fn killed_mid_archive_backup_and_drop_the_next_runs_end_as_one_clean_run()
     run_to_end(&client, &server, "rolling-db-backup").await;
     for company in ["acme", "globex", "initech"] {
         let db = format!("daily_dev_{company}_main_{day}");
-        let files: Vec<String> = std::fs::read_dir(dir.join("backups").join(&db)).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-        assert_eq!(files.iter().filter(|f| f.ends_with(".manifest.json")).count(), 1, "{db}: one snapshot, not one per run: {files:?}");
+        let files: Vec<String> = std::fs::read_dir(dir.join("backups").join(&db))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            files.iter().filter(|f| f.ends_with(".manifest.json")).count(),
+            1,
+            "{db}: one snapshot, not one per run: {files:?}"
+        );
         assert_eq!(files.len(), 2, "{db}: its data and its manifest, nothing cut short left over: {files:?}");
     }
 
-    call(&client, reqwest::Method::POST, format!("{}/__mock/clock", server.base), None, Some(json!({"advanceDays": 31}))).await;
+    call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/__mock/clock", server.base),
+        None,
+        Some(json!({"advanceDays": 31})),
+    )
+    .await;
     let (server, _) = killed_mid(&client, &dir, server, "rolling-db-drop-eval", 32.002).await;
     run_to_end(&client, &server, "rolling-db-drop-eval").await;
     let token = admin_token(&client, &server.base).await;
     for company in ["acme", "globex", "initech"] {
-        let topo = call(&client, reqwest::Method::GET, format!("{}/admin/rolling-db/tenants/{company}/topology", server.base), Some(&token), None).await;
+        let topo = call(
+            &client,
+            reqwest::Method::GET,
+            format!("{}/admin/rolling-db/tenants/{company}/topology", server.base),
+            Some(&token),
+            None,
+        )
+        .await;
         let first = &topo["days"][0];
         assert_eq!(first["status"], "DROPPED", "{company}: {topo}");
         let after = &first["afterDrop"];
-        assert_eq!((after["goneFromEngine"].clone(), after["replicatorClean"].clone()), (json!(true), json!(true)), "{company}: {topo}");
+        assert_eq!(
+            (after["goneFromEngine"].clone(), after["replicatorClean"].clone()),
+            (json!(true), json!(true)),
+            "{company}: {topo}"
+        );
     }
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
@@ -330,23 +500,64 @@ async fn replicas_rotate_once_and_a_killed_replicas_rotate_is_taken_over_after_t
     let replicas: Vec<Proc> = (0..3).map(|_| start_replica(&url)).collect();
     let token = admin_token(&client, &replicas[0].base).await;
     for id in ["acme", "globex", "initech"] {
-        call(&client, reqwest::Method::PATCH, format!("{}/admin/rolling-db/flags/{id}", replicas[1].base), Some(&token), Some(json!({"rollingDb": true}))).await;
+        call(
+            &client,
+            reqwest::Method::PATCH,
+            format!("{}/admin/rolling-db/flags/{id}", replicas[1].base),
+            Some(&token),
+            Some(json!({"rollingDb": true})),
+        )
+        .await;
     }
     // Only the replica that will run it is slowed, so the kill falls between two tenants.
-    call(&client, reqwest::Method::POST, format!("{}/__mock/slow", replicas[0].base), None, Some(json!({"stepDelayMs": 800}))).await;
-    let first = call(&client, reqwest::Method::POST, format!("{}/admin/crons/rolling-db-rotate/run", replicas[0].base), Some(&token), Some(json!({}))).await;
+    call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/__mock/slow", replicas[0].base),
+        None,
+        Some(json!({"stepDelayMs": 800})),
+    )
+    .await;
+    let first = call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/admin/crons/rolling-db-rotate/run", replicas[0].base),
+        Some(&token),
+        Some(json!({})),
+    )
+    .await;
     let run_id = first["runId"].as_str().unwrap().to_owned();
     let trigger = |base: String| {
         let (client, token) = (client.clone(), token.clone());
-        async move { call(&client, reqwest::Method::POST, format!("{base}/admin/crons/rolling-db-rotate/run"), Some(&token), Some(json!({}))).await }
+        async move {
+            call(
+                &client,
+                reqwest::Method::POST,
+                format!("{base}/admin/crons/rolling-db-rotate/run"),
+                Some(&token),
+                Some(json!({})),
+            )
+            .await
+        }
     };
     let (a, b) = tokio::join!(trigger(replicas[1].base.clone()), trigger(replicas[2].base.clone()));
     for joined in [&a, &b] {
-        assert_eq!((joined["runId"].as_str(), joined["alreadyRunning"].as_bool()), (Some(run_id.as_str()), Some(true)), "{joined}");
+        assert_eq!(
+            (joined["runId"].as_str(), joined["alreadyRunning"].as_bool()),
+            (Some(run_id.as_str()), Some(true)),
+            "{joined}"
+        );
     }
     // Killed once the first tenant is done, in the pause before the second.
     for _ in 0..500 {
-        let run = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", replicas[2].base), Some(&token), None).await;
+        let run = call(
+            &client,
+            reqwest::Method::GET,
+            format!("{}/admin/crons/runs/{run_id}", replicas[2].base),
+            Some(&token),
+            None,
+        )
+        .await;
         if run["progress"]["done"].as_u64().unwrap_or(0) >= 1 {
             break;
         }
@@ -356,13 +567,26 @@ async fn replicas_rotate_once_and_a_killed_replicas_rotate_is_taken_over_after_t
     drop(replicas.next()); // SIGKILL, mid-run
     let (second, third) = (replicas.next().unwrap(), replicas.next().unwrap());
     let after_kill = shape(&client, &second.base, &token).await;
-    assert!(after_kill.iter().any(|t| t.0) && after_kill.iter().any(|t| !t.0), "killed between tenants: {after_kill:?}");
-    assert!(after_kill.iter().all(|&(core, days, cut)| (core && days == 2 && cut) || (!core && days == 0 && !cut)), "no tenant half-rotated: {after_kill:?}");
+    assert!(
+        after_kill.iter().any(|t| t.0) && after_kill.iter().any(|t| !t.0),
+        "killed between tenants: {after_kill:?}"
+    );
+    assert!(
+        after_kill.iter().all(|&(core, days, cut)| (core && days == 2 && cut) || (!core && days == 0 && !cut)),
+        "no tenant half-rotated: {after_kill:?}"
+    );
     // Within the lease the dead replica's run still holds the lock: joined, never doubled.
     let held = trigger(second.base.clone()).await;
     assert_eq!(held["runId"], run_id.as_str(), "{held}");
     // The lease runs out on the shared clock; the next trigger, on another replica, takes over.
-    call(&client, reqwest::Method::POST, format!("{}/__mock/clock", third.base), None, Some(json!({"advanceDays": 0.001}))).await;
+    call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/__mock/clock", third.base),
+        None,
+        Some(json!({"advanceDays": 0.001})),
+    )
+    .await;
     let mut next = Value::Null;
     for _ in 0..100 {
         next = trigger(second.base.clone()).await;
@@ -372,15 +596,26 @@ async fn replicas_rotate_once_and_a_killed_replicas_rotate_is_taken_over_after_t
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(next["alreadyRunning"], false, "{next}");
-    let finished = finished_run(&client, &third.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(20)).await;
+    let finished =
+        finished_run(&client, &third.base, &token, next["runId"].as_str().unwrap(), Duration::from_secs(20)).await;
     assert_eq!(finished["status"], "succeeded", "{finished}");
     assert_eq!(shape(&client, &third.base, &token).await, vec![(true, 2, true); 3], "one clean run's result");
-    let old = call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", third.base), Some(&token), None).await;
+    let old =
+        call(&client, reqwest::Method::GET, format!("{}/admin/crons/runs/{run_id}", third.base), Some(&token), None)
+            .await;
     assert_eq!(old["status"], "failed", "{old}");
     // Each tenant cut over once: one cutover invalidation in the audit log.
     for id in ["acme", "globex", "initech"] {
-        let audit = call(&client, reqwest::Method::GET, format!("{}/admin/audit?companyId={id}&limit=100", second.base), Some(&token), None).await;
-        let cutovers = audit["entries"].as_array().unwrap().iter().filter(|e| e["action"] == "clients.invalidate").count();
+        let audit = call(
+            &client,
+            reqwest::Method::GET,
+            format!("{}/admin/audit?companyId={id}&limit=100", second.base),
+            Some(&token),
+            None,
+        )
+        .await;
+        let cutovers =
+            audit["entries"].as_array().unwrap().iter().filter(|e| e["action"] == "clients.invalidate").count();
         assert_eq!(cutovers, 1, "{id}: {audit}");
     }
 }

@@ -50,14 +50,21 @@ async fn documents_revisions_and_conflicts(engine: Option<&Engine>) {
     let r1 = docdb::put(&c, "db", "p1", body(json!({"name": "tea"})), None).unwrap();
     assert!(r1.starts_with("1-") && r1.len() == 34, "{r1}");
     assert_eq!(docdb::put(&c, "db", "p1", body(json!({"name": "tea"})), None), Err(DocDbError::Conflict("p1".into())));
-    assert_eq!(docdb::put(&c, "db", "p1", body(json!({"name": "x"})), Some("1-00000000000000000000000000000000")), Err(DocDbError::Conflict("p1".into())));
+    assert_eq!(
+        docdb::put(&c, "db", "p1", body(json!({"name": "x"})), Some("1-00000000000000000000000000000000")),
+        Err(DocDbError::Conflict("p1".into()))
+    );
     let r2 = docdb::put(&c, "db", "p1", body(json!({"name": "green tea", "_rev": "ignored"})), Some(&r1)).unwrap();
     assert!(r2.starts_with("2-"));
     let info = docdb::info(&c, "db").unwrap().unwrap();
     assert_eq!((info.doc_count, info.update_seq), (1, 2));
     docdb::put_local(&c, "db", "_local/manifest", &json!({"a": 1})).unwrap();
     docdb::put_local(&c, "db", "_local/manifest", &json!({"a": 2})).unwrap();
-    assert_eq!(docdb::get_local(&c, "db", "_local/manifest").unwrap(), Some(json!({"a": 2})), "a local document is written whole, again and again");
+    assert_eq!(
+        docdb::get_local(&c, "db", "_local/manifest").unwrap(),
+        Some(json!({"a": 2})),
+        "a local document is written whole, again and again"
+    );
     assert_eq!(docdb::get_local(&c, "db", "_local/none").unwrap(), None);
     let info = docdb::info(&c, "db").unwrap().unwrap();
     assert_eq!((info.doc_count, info.update_seq), (1, 2), "_local documents count towards neither");
@@ -71,10 +78,19 @@ async fn bulk_writes_answer_each_document(engine: Option<&Engine>) {
     let c = Cluster::new(&conn, client.as_ref());
     docdb::create(&c, "day", "acme", Kind::Day, 0).unwrap();
     let fresh = |id: &str| Write { id: id.into(), body: body(json!({"type": "order"})), rev: None };
-    let revs: Vec<String> = docdb::bulk_put(&c, "day", (0..30).map(|i| fresh(&format!("o{i:02}"))).collect()).unwrap().into_iter().map(Result::unwrap).collect();
+    let revs: Vec<String> = docdb::bulk_put(&c, "day", (0..30).map(|i| fresh(&format!("o{i:02}"))).collect())
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
     assert!(revs.iter().all(|r| r.starts_with("1-")));
     // Each answer is its own document's, whatever order the engine answers in.
-    let edits: Vec<Write> = revs.iter().enumerate().rev().map(|(i, r)| Write { id: format!("o{i:02}"), body: body(json!({"n": i})), rev: Some(r.clone()) }).collect();
+    let edits: Vec<Write> = revs
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, r)| Write { id: format!("o{i:02}"), body: body(json!({"n": i})), rev: Some(r.clone()) })
+        .collect();
     let answers = docdb::bulk_put(&c, "day", edits).unwrap();
     assert!(answers.iter().all(|a| a.as_ref().is_ok_and(|r| r.starts_with("2-"))), "{answers:?}");
     let mixed = docdb::bulk_put(&c, "day", vec![fresh("o00"), fresh("new")]).unwrap();
@@ -109,7 +125,11 @@ async fn create_and_drop_are_resumable(engine: Option<&Engine>) {
     assert_eq!(c.docs().counts("a").unwrap(), None);
 }
 
-on_both_adapters!(documents_revisions_and_conflicts_embedded, documents_revisions_and_conflicts_on_the_engine, documents_revisions_and_conflicts);
+on_both_adapters!(
+    documents_revisions_and_conflicts_embedded,
+    documents_revisions_and_conflicts_on_the_engine,
+    documents_revisions_and_conflicts
+);
 on_both_adapters!(bulk_writes_embedded, bulk_writes_on_the_engine, bulk_writes_answer_each_document);
 on_both_adapters!(create_and_drop_embedded, create_and_drop_on_the_engine, create_and_drop_are_resumable);
 
@@ -119,7 +139,12 @@ async fn server(engine: Option<&Engine>) -> Server {
 }
 
 fn database<'a>(cluster: &'a Value, name: &str) -> &'a Value {
-    cluster["databases"].as_array().unwrap().iter().find(|d| d["name"] == name).unwrap_or_else(|| panic!("{name} in {cluster}"))
+    cluster["databases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == name)
+        .unwrap_or_else(|| panic!("{name} in {cluster}"))
 }
 
 /// The seeds, a canary rotate and a second one, read back through the operators' views: the
@@ -127,31 +152,51 @@ fn database<'a>(cluster: &'a Value, name: &str) -> &'a Value {
 async fn a_rotate_reads_the_same_on_every_adapter(engine: Option<&Engine>) {
     let s = server(engine).await;
     let admin = s.token("admin").await;
-    let legacy = database(&s.get("/admin/rolling-db/cluster", Some(&admin)).await.body, "dev_acme_main_catalog").clone();
-    assert_eq!((legacy["docCount"].as_u64(), legacy["updateSeq"].as_u64()), (Some(20), Some(44)), "the seeded legacy catalogue: {legacy}");
+    let legacy =
+        database(&s.get("/admin/rolling-db/cluster", Some(&admin)).await.body, "dev_acme_main_catalog").clone();
+    assert_eq!(
+        (legacy["docCount"].as_u64(), legacy["updateSeq"].as_u64()),
+        (Some(20), Some(44)),
+        "the seeded legacy catalogue: {legacy}"
+    );
     let on = s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
     assert_eq!(on.status, reqwest::StatusCode::OK, "{:?}", on.body);
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(run["status"], "succeeded", "{run}");
     let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
     let core = database(&cluster, "dev_acme_main_core");
-    assert_eq!((core["docCount"].as_u64(), core["updateSeq"].as_u64()), (Some(17), Some(17)), "fresh revisions: {core}");
+    assert_eq!(
+        (core["docCount"].as_u64(), core["updateSeq"].as_u64()),
+        (Some(17), Some(17)),
+        "fresh revisions: {core}"
+    );
     let today = mock_server::docdb::naming::day_of(s.now());
     assert_eq!(database(&cluster, &format!("daily_dev_acme_main_{today}"))["docCount"], 0);
     let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
-    assert_eq!((topo["database"].as_str(), topo["manifest"]["today"].as_str()), (Some("core"), Some(format!("daily_dev_acme_main_{today}").as_str())));
+    assert_eq!(
+        (topo["database"].as_str(), topo["manifest"]["today"].as_str()),
+        (Some("core"), Some(format!("daily_dev_acme_main_{today}").as_str()))
+    );
     let boot = s.get("/bootstrap?database=core", Some(&s.token("alice").await)).await.body;
     let docs = boot["docs"].as_array().unwrap();
     assert_eq!((docs.len(), boot["updateSeq"].as_u64()), (17, Some(17)));
     assert!(docs.iter().all(|d| d["_rev"].as_str().unwrap().starts_with("1-")), "fresh revisions");
     if let Some(e) = engine {
         let info = e.get("dev_acme_main_core").await;
-        assert_eq!((info["doc_count"].as_u64(), info["update_seq"].as_u64()), (Some(17), Some(17)), "the engine's own figures: {info}");
+        assert_eq!(
+            (info["doc_count"].as_u64(), info["update_seq"].as_u64()),
+            (Some(17), Some(17)),
+            "the engine's own figures: {info}"
+        );
         assert!(e.get("dev_acme_main_core/_local/day-manifest").await["days"].is_array(), "the manifest on the engine");
     }
     let again = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(again["status"], "succeeded", "{again}");
-    assert_eq!(s.get("/admin/rolling-db/cluster", Some(&admin)).await.body, cluster, "a second rotate the same day changes nothing");
+    assert_eq!(
+        s.get("/admin/rolling-db/cluster", Some(&admin)).await.body,
+        cluster,
+        "a second rotate the same day changes nothing"
+    );
 
     // Back to the seed: the rotate's databases go, on the engine too, and the seed is as new.
     assert_eq!(s.post("/__mock/reset", None, json!({})).await.status, reqwest::StatusCode::OK);
@@ -203,11 +248,25 @@ async fn a_restore_keeps_the_revisions(engine: Option<&Engine>) {
         json!({"_id": "sale-1", "_rev": "1-fedcba9876543210fedcba9876543210", "type": "sale"}),
     ];
     docdb::restore_docs(&c, "restored", docs).unwrap();
-    let all: Vec<(String, String)> = docdb::all_docs(&c, "restored").unwrap().into_iter().map(|d| (d.id, d.rev)).collect();
-    assert_eq!(all, [("order-1".into(), "3-0123456789abcdef0123456789abcdef".into()), ("sale-1".into(), "1-fedcba9876543210fedcba9876543210".into())]);
+    let all: Vec<(String, String)> =
+        docdb::all_docs(&c, "restored").unwrap().into_iter().map(|d| (d.id, d.rev)).collect();
+    assert_eq!(
+        all,
+        [
+            ("order-1".into(), "3-0123456789abcdef0123456789abcdef".into()),
+            ("sale-1".into(), "1-fedcba9876543210fedcba9876543210".into())
+        ]
+    );
     assert_eq!(docdb::get(&c, "restored", "order-1").unwrap().unwrap().body["totalCents"], 500);
     // It goes on from there: the next write replaces the restored revision.
-    let next = docdb::put(&c, "restored", "order-1", body(json!({"type": "order"})), Some("3-0123456789abcdef0123456789abcdef")).unwrap();
+    let next = docdb::put(
+        &c,
+        "restored",
+        "order-1",
+        body(json!({"type": "order"})),
+        Some("3-0123456789abcdef0123456789abcdef"),
+    )
+    .unwrap();
     assert!(next.starts_with("4-"), "{next}");
 }
 

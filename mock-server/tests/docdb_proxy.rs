@@ -17,7 +17,12 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 
 fn with_engine(url: &str) -> Settings {
-    Settings { test_controls: true, docdb_url: Some(EngineUrl::parse(url).unwrap()), docdb_cors_origins: vec!["http://127.0.0.1:*".into()], ..Settings::default() }
+    Settings {
+        test_controls: true,
+        docdb_url: Some(EngineUrl::parse(url).unwrap()),
+        docdb_cors_origins: vec!["http://127.0.0.1:*".into()],
+        ..Settings::default()
+    }
 }
 
 /// A counting pass-through in front of a real engine: every request that reaches the engine is
@@ -84,8 +89,17 @@ async fn every_refusal_reaches_nothing() {
     let s = spawn_with(with_engine(&url)).await;
     let metrics = common::prom::metrics_listener(&s).await;
     // Other tests of this file count beside this one: the counters only go up.
-    let counted = |class: &str, outcome: &str| common::prom::scraped(&metrics, format!("docdb_proxy_requests_total{{class=\"{class}\",outcome=\"{outcome}\"}}"));
-    let before = (counted("refused", "forbidden").await, counted("refused", "malformed_json").await, counted("bulk_write", "ok").await);
+    let counted = |class: &str, outcome: &str| {
+        common::prom::scraped(
+            &metrics,
+            format!("docdb_proxy_requests_total{{class=\"{class}\",outcome=\"{outcome}\"}}"),
+        )
+    };
+    let before = (
+        counted("refused", "forbidden").await,
+        counted("refused", "malformed_json").await,
+        counted("bulk_write", "ok").await,
+    );
     hits.store(0, Ordering::SeqCst);
     let alice = s.login("alice").await; // cashier, acme
     let h = remote_headers(&alice);
@@ -100,9 +114,30 @@ async fn every_refusal_reaches_nothing() {
         ("_replicate", Method::POST, "_replicate", json(json!({"source": "a", "target": "b"})), 403, "forbidden"),
         ("_security", Method::GET, "dev_acme_main_catalog/_security", None, 403, "forbidden"),
         ("_compact", Method::POST, "dev_acme_main_catalog/_compact", json(json!({})), 403, "forbidden"),
-        ("a design document", Method::PUT, "dev_acme_main_catalog/_design/app", json(json!({"views": {}})), 403, "forbidden"),
-        ("a design document, escaped", Method::PUT, "dev_acme_main_catalog/_design%2Fapp", json(json!({"views": {}})), 403, "forbidden"),
-        ("a design document in bulk", Method::POST, "dev_acme_main_catalog/_bulk_docs", json(json!({"docs": [{"_id": "a"}, {"_id": "_design/x"}]})), 403, "forbidden"),
+        (
+            "a design document",
+            Method::PUT,
+            "dev_acme_main_catalog/_design/app",
+            json(json!({"views": {}})),
+            403,
+            "forbidden",
+        ),
+        (
+            "a design document, escaped",
+            Method::PUT,
+            "dev_acme_main_catalog/_design%2Fapp",
+            json(json!({"views": {}})),
+            403,
+            "forbidden",
+        ),
+        (
+            "a design document in bulk",
+            Method::POST,
+            "dev_acme_main_catalog/_bulk_docs",
+            json(json!({"docs": [{"_id": "a"}, {"_id": "_design/x"}]})),
+            403,
+            "forbidden",
+        ),
         (
             "a design document in bulk, as a replication writes",
             Method::POST,
@@ -119,9 +154,30 @@ async fn every_refusal_reaches_nothing() {
             403,
             "forbidden",
         ),
-        ("a design document posted to the database/", Method::POST, "dev_acme_main_catalog/", json(json!({"_id": "_design/evil", "views": {}})), 403, "forbidden"),
-        ("a design document's id escaped in JSON", Method::POST, "dev_acme_main_catalog", Some(br#"{"_id": "\u005fdesign/evil", "views": {}}"#.to_vec()), 403, "forbidden"),
-        ("a key given twice", Method::POST, "dev_acme_main_catalog", Some(br#"{"_id": "order-1", "_id": "_design/evil"}"#.to_vec()), 400, "malformed_json"),
+        (
+            "a design document posted to the database/",
+            Method::POST,
+            "dev_acme_main_catalog/",
+            json(json!({"_id": "_design/evil", "views": {}})),
+            403,
+            "forbidden",
+        ),
+        (
+            "a design document's id escaped in JSON",
+            Method::POST,
+            "dev_acme_main_catalog",
+            Some(br#"{"_id": "\u005fdesign/evil", "views": {}}"#.to_vec()),
+            403,
+            "forbidden",
+        ),
+        (
+            "a key given twice",
+            Method::POST,
+            "dev_acme_main_catalog",
+            Some(br#"{"_id": "order-1", "_id": "_design/evil"}"#.to_vec()),
+            400,
+            "malformed_json",
+        ),
         (
             "a key given twice in bulk",
             Method::POST,
@@ -130,13 +186,41 @@ async fn every_refusal_reaches_nothing() {
             400,
             "malformed_json",
         ),
-        ("invalid UTF-8", Method::POST, "dev_acme_main_catalog", Some(b"{\"_id\": \"\xff\"}".to_vec()), 400, "malformed_json"),
-        ("a query name given twice", Method::GET, "dev_acme_main_catalog/_changes?feed=normal&feed=continuous", None, 400, "malformed_json"),
+        (
+            "invalid UTF-8",
+            Method::POST,
+            "dev_acme_main_catalog",
+            Some(b"{\"_id\": \"\xff\"}".to_vec()),
+            400,
+            "malformed_json",
+        ),
+        (
+            "a query name given twice",
+            Method::GET,
+            "dev_acme_main_catalog/_changes?feed=normal&feed=continuous",
+            None,
+            400,
+            "malformed_json",
+        ),
         ("creating a database", Method::PUT, "daily_dev_acme_main_20300101", None, 403, "forbidden"),
         ("deleting a database", Method::DELETE, "dev_acme_main_catalog", None, 403, "forbidden"),
         ("writing an archive", Method::PUT, "dev_acme_main_archive/order-1", json(json!({"a": 1})), 403, "forbidden"),
-        ("a cashier writing CORE", Method::POST, "dev_acme_main_core/_bulk_docs", json(json!({"docs": [{"_id": "p1"}]})), 403, "forbidden"),
-        ("an oversize body", Method::POST, "dev_acme_main_catalog/_bulk_docs", Some(vec![b' '; 5 * 1024 * 1024]), 413, "payload_too_large"),
+        (
+            "a cashier writing CORE",
+            Method::POST,
+            "dev_acme_main_core/_bulk_docs",
+            json(json!({"docs": [{"_id": "p1"}]})),
+            403,
+            "forbidden",
+        ),
+        (
+            "an oversize body",
+            Method::POST,
+            "dev_acme_main_catalog/_bulk_docs",
+            Some(vec![b' '; 5 * 1024 * 1024]),
+            413,
+            "payload_too_large",
+        ),
     ];
     let refused_with = |code: &str| refusals.iter().filter(|c| c.5 == code).count() as f64;
     let (forbidden, malformed) = (refused_with("forbidden") + 3.0, refused_with("malformed_json"));
@@ -152,7 +236,11 @@ async fn every_refusal_reaches_nothing() {
 
     // Dot segments, sent raw (an HTTP client would resolve them before sending): a URL parser on
     // the way to the engine would make `db/../_all_dbs` the engine's `/_all_dbs`.
-    for path in ["dev_acme_main_catalog/../_all_dbs", "dev_acme_main_catalog/%2E%2E/_all_dbs", "dev_acme_main_catalog/x/../../_config"] {
+    for path in [
+        "dev_acme_main_catalog/../_all_dbs",
+        "dev_acme_main_catalog/%2E%2E/_all_dbs",
+        "dev_acme_main_catalog/x/../../_config",
+    ] {
         let status = raw_get(&s, &format!("/docdb/{path}"), &h).await;
         assert!(status.starts_with("HTTP/1.1 403"), "{path}: {status}");
     }
@@ -160,11 +248,20 @@ async fn every_refusal_reaches_nothing() {
     let mut forged = h.clone();
     forged.insert("X-Docdb-Company".into(), json!("globex"));
     assert_error(&docdb(&s, Method::GET, "dev_globex_main_catalog/", &forged, None).await, 401, "invalid_token");
-    assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/", &Map::new(), None).await.status, StatusCode::UNAUTHORIZED, "no headers");
+    assert_eq!(
+        docdb(&s, Method::GET, "dev_acme_main_catalog/", &Map::new(), None).await.status,
+        StatusCode::UNAUTHORIZED,
+        "no headers"
+    );
     let carol = s.login("carol").await;
     s.post("/auth/logout", carol["token"].as_str(), json!({"complete": true})).await;
-    assert_error(&docdb(&s, Method::GET, "dev_acme_main_catalog/", &remote_headers(&carol), None).await, 401, "session_ended");
-    let bearer = Map::from_iter([("Authorization".to_owned(), json!(format!("Bearer {}", carol["token"].as_str().unwrap())))]);
+    assert_error(
+        &docdb(&s, Method::GET, "dev_acme_main_catalog/", &remote_headers(&carol), None).await,
+        401,
+        "session_ended",
+    );
+    let bearer =
+        Map::from_iter([("Authorization".to_owned(), json!(format!("Bearer {}", carol["token"].as_str().unwrap())))]);
     assert_error(&docdb(&s, Method::GET, "dev_acme_main_catalog/", &bearer, None).await, 401, "session_ended");
     assert_eq!(hits.load(Ordering::SeqCst), 0, "a refused request reached the engine");
     let designs = real.get("dev_acme_main_catalog/_all_docs?startkey=%22_design%2F%22&endkey=%22_design0%22").await;
@@ -173,7 +270,9 @@ async fn every_refusal_reaches_nothing() {
     // The same caller on its own databases does reach it (the counter counts).
     assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/", &h, None).await.status, StatusCode::OK);
     let manager = remote_headers(&s.login("admin").await);
-    let catalogue_write = docdb(&s, Method::POST, "dev_acme_main_core/_bulk_docs", &manager, json(json!({"docs": [{"_id": "p1"}]}))).await;
+    let catalogue_write =
+        docdb(&s, Method::POST, "dev_acme_main_core/_bulk_docs", &manager, json(json!({"docs": [{"_id": "p1"}]})))
+            .await;
     // acme's CORE is not warmed yet: the engine's own answer, so the write was let through.
     assert_eq!(
         (catalogue_write.status, catalogue_write.body["error"].as_str()),
@@ -197,13 +296,20 @@ async fn the_engine_sees_its_own_credentials_and_nothing_of_the_device() {
     let (url, _, seen) = counting_engine(&real).await;
     let s = spawn_with(with_engine(&url)).await;
     let h = remote_headers(&s.login("alice").await);
-    let mut req = s.client.get(format!("{}/docdb/dev_acme_main_catalog/category:drinks?revs=true", s.base)).header("cookie", "AuthSession=device").bearer_auth("not-forwarded");
+    let mut req = s
+        .client
+        .get(format!("{}/docdb/dev_acme_main_catalog/category:drinks?revs=true", s.base))
+        .header("cookie", "AuthSession=device")
+        .bearer_auth("not-forwarded");
     for (k, v) in &h {
         req = req.header(k, v.as_str().unwrap());
     }
     // A Bearer token takes precedence over the headers in DocdbUser: an invalid one is refused.
     assert_eq!(req.send().await.unwrap().status(), StatusCode::UNAUTHORIZED);
-    let mut req = s.client.get(format!("{}/docdb/dev_acme_main_catalog/category:drinks?revs=true", s.base)).header("cookie", "AuthSession=device");
+    let mut req = s
+        .client
+        .get(format!("{}/docdb/dev_acme_main_catalog/category:drinks?revs=true", s.base))
+        .header("cookie", "AuthSession=device");
     for (k, v) in &h {
         req = req.header(k, v.as_str().unwrap());
     }
@@ -255,7 +361,11 @@ async fn without_an_engine_the_protocol_is_refused_naming_docdb_url() {
         assert_error(&a, 501, "docdb_engine_required");
         assert!(a.body["message"].as_str().unwrap().contains("DOCDB_URL"), "{method} {path}: {:?}", a.body);
     }
-    assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/_all_docs", &h, None).await.status, StatusCode::OK, "the embedded model still serves _all_docs");
+    assert_eq!(
+        docdb(&s, Method::GET, "dev_acme_main_catalog/_all_docs", &h, None).await.status,
+        StatusCode::OK,
+        "the embedded model still serves _all_docs"
+    );
 }
 
 /// PouchDB (Node) pulls a catalogue with an edit history through the proxy and gets what a pull
@@ -267,17 +377,30 @@ async fn pouchdb_replicates_both_ways_through_the_proxy() {
     let s = spawn_with(with_engine(&e.url_with_credentials())).await;
     // The legacy catalogue the server seeded at start-up, and 120 products more.
     let catalogue = "dev_acme_main_catalog";
-    let docs: Vec<Value> = (0..120).map(|i| json!({"_id": format!("product-{i:04}"), "type": "product", "priceCents": 100 + i})).collect();
+    let docs: Vec<Value> =
+        (0..120).map(|i| json!({"_id": format!("product-{i:04}"), "type": "product", "priceCents": 100 + i})).collect();
     let written = e.bulk(catalogue, json!(docs)).await;
     // A second revision of some, so revisions and the edit history matter.
-    let edits: Vec<Value> = written.as_array().unwrap().iter().take(30).map(|r| json!({"_id": r["id"], "_rev": r["rev"], "type": "product", "priceCents": 1})).collect();
+    let edits: Vec<Value> = written
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(30)
+        .map(|r| json!({"_id": r["id"], "_rev": r["rev"], "type": "product", "priceCents": 1}))
+        .collect();
     e.bulk(catalogue, json!(edits)).await;
 
     let alice = s.login("alice").await;
     let headers = serde_json::to_string(&remote_headers(&alice)).unwrap();
     let pull_dir = engine::temp_dir("pull-proxy");
     let proxied = engine::pouchdb(&["pull", &format!("{}/docdb/{catalogue}", s.base), &headers, &pull_dir]).await;
-    let direct = engine::pouchdb(&["pull", &format!("{}{catalogue}", e.url_with_credentials()), "{}", &engine::temp_dir("pull-direct")]).await;
+    let direct = engine::pouchdb(&[
+        "pull",
+        &format!("{}{catalogue}", e.url_with_credentials()),
+        "{}",
+        &engine::temp_dir("pull-direct"),
+    ])
+    .await;
     assert_eq!(proxied["errors"], 0, "{proxied}");
     let on_engine = e.get(catalogue).await["doc_count"].as_u64().unwrap();
     assert!(on_engine > 120, "the seed's and the test's documents: {on_engine}");
@@ -291,13 +414,19 @@ async fn pouchdb_replicates_both_ways_through_the_proxy() {
 
     let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
     e.create_db(&day).await;
-    let pushed = engine::pouchdb(&["push", &format!("{}/docdb/{day}", s.base), &headers, &engine::temp_dir("push-proxy"), "25"]).await;
+    let pushed =
+        engine::pouchdb(&["push", &format!("{}/docdb/{day}", s.base), &headers, &engine::temp_dir("push-proxy"), "25"])
+            .await;
     assert_eq!((pushed["written"].as_u64(), pushed["errors"].as_u64()), (Some(25), Some(0)), "{pushed}");
     let on_engine = e.get(&format!("{day}/_all_docs")).await;
     let rows = on_engine["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 25);
     for row in rows {
-        assert_eq!(row["value"]["rev"], pushed["docs"][row["id"].as_str().unwrap()], "the device's revision on the engine");
+        assert_eq!(
+            row["value"]["rev"],
+            pushed["docs"][row["id"].as_str().unwrap()],
+            "the device's revision on the engine"
+        );
     }
     let info = e.get(&day).await;
     assert_eq!(info["doc_count"], 25);
@@ -348,7 +477,8 @@ async fn counting_feed_connections(engine: &Engine) -> (String, Arc<AtomicUsize>
             let (counter, upstream) = (counter.clone(), upstream.clone());
             tokio::spawn(async move {
                 let Ok(server) = tokio::net::TcpStream::connect(&upstream).await else { return };
-                let ((mut client_read, mut client_write), (mut server_read, mut server_write)) = (client.into_split(), server.into_split());
+                let ((mut client_read, mut client_write), (mut server_read, mut server_write)) =
+                    (client.into_split(), server.into_split());
                 let answers = tokio::spawn(async move { tokio::io::copy(&mut server_read, &mut client_write).await });
                 let mut is_feed = false;
                 let mut buf = vec![0u8; 64 * 1024];
@@ -412,7 +542,13 @@ async fn through_the_hub_the_engine_holds_one_feed_for_every_device() {
 async fn open_feeds_bounded_and_cut(hub: bool, engine_feeds: [usize; 4]) {
     let real = Engine::start().await;
     let (url, feeds) = counting_feed_connections(&real).await;
-    let s = spawn_with(Settings { docdb_feeds_per_session: 2, docdb_hub: hub, docdb_hub_linger_ms: 0, ..with_engine(&url) }).await;
+    let s = spawn_with(Settings {
+        docdb_feeds_per_session: 2,
+        docdb_hub: hub,
+        docdb_hub_linger_ms: 0,
+        ..with_engine(&url)
+    })
+    .await;
     let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
     real.create_db(&day).await;
     let alice = s.login("alice").await;
@@ -426,7 +562,8 @@ async fn open_feeds_bounded_and_cut(hub: bool, engine_feeds: [usize; 4]) {
     let other = s.login("alice").await;
     let others = open_feed(&s, &day, &remote_headers(&other)).await;
     assert_eq!(others.status(), StatusCode::OK, "another session has its own places");
-    eventually("three devices' feeds open towards the engine", || feeds.load(Ordering::SeqCst) == engine_feeds[0]).await;
+    eventually("three devices' feeds open towards the engine", || feeds.load(Ordering::SeqCst) == engine_feeds[0])
+        .await;
     drop(first);
     eventually("one device's feed closed", || feeds.load(Ordering::SeqCst) == engine_feeds[1]).await;
     let mut again = None;
@@ -455,6 +592,11 @@ async fn open_feeds_bounded_and_cut(hub: bool, engine_feeds: [usize; 4]) {
     }
     eventually("the cut feeds closed towards the engine", || feeds.load(Ordering::SeqCst) == engine_feeds[2]).await;
     drop(others);
-    eventually("the last device's feed closed towards the engine", || feeds.load(Ordering::SeqCst) == engine_feeds[3]).await;
-    assert_error(&docdb(&s, Method::GET, &format!("{day}/_changes?feed=continuous"), &h, None).await, 401, "session_ended");
+    eventually("the last device's feed closed towards the engine", || feeds.load(Ordering::SeqCst) == engine_feeds[3])
+        .await;
+    assert_error(
+        &docdb(&s, Method::GET, &format!("{day}/_changes?feed=continuous"), &h, None).await,
+        401,
+        "session_ended",
+    );
 }

@@ -57,7 +57,11 @@ async fn after_logout_the_access_token_reaches_nothing() {
         assert_eq!(s.post("/auth/logout", Some(token), json!({})).await.status, StatusCode::OK);
         all_refused_as_ended(&reaches(&s, token, operator).await);
         let (_, frames) = ws::hello(&s, token, None, "1.4.17", None).await;
-        assert_eq!(frames.last().map(|f| (f["type"].clone(), f["payload"]["code"].clone())), Some((json!("error"), json!("session_ended"))), "{frames:?}");
+        assert_eq!(
+            frames.last().map(|f| (f["type"].clone(), f["payload"]["code"].clone())),
+            Some((json!("error"), json!("session_ended"))),
+            "{frames:?}"
+        );
         // Logging out again with the same token stays harmless.
         assert_eq!(s.post("/auth/logout", Some(token), json!({})).await.status, StatusCode::OK);
     }
@@ -80,8 +84,13 @@ async fn a_realtime_socket_open_when_its_session_ends_is_closed_4401() {
     assert_eq!(ws::close_code(&mut socket).await, Some(4401.into()));
     // Another session's socket stays.
     use futures_util::SinkExt;
-    others.send(tokio_tungstenite::tungstenite::Message::Text(json!({"type": "ping"}).to_string().into())).await.unwrap();
-    let pong = tokio::time::timeout(std::time::Duration::from_secs(5), futures_util::StreamExt::next(&mut others)).await.unwrap();
+    others
+        .send(tokio_tungstenite::tungstenite::Message::Text(json!({"type": "ping"}).to_string().into()))
+        .await
+        .unwrap();
+    let pong = tokio::time::timeout(std::time::Duration::from_secs(5), futures_util::StreamExt::next(&mut others))
+        .await
+        .unwrap();
     assert!(matches!(pong, Some(Ok(tokio_tungstenite::tungstenite::Message::Text(t))) if t.contains("pong")));
 }
 
@@ -90,13 +99,24 @@ async fn a_role_taken_away_takes_effect_on_the_operator_routes_at_once() {
     let s = spawn().await;
     let admin = s.token("admin").await;
     let keys = s.token("keys").await;
-    assert_eq!(s.patch("/admin/rolling-db/flags/globex", Some(&keys), json!({"rollingDb": false})).await.status, StatusCode::OK);
+    assert_eq!(
+        s.patch("/admin/rolling-db/flags/globex", Some(&keys), json!({"rollingDb": false})).await.status,
+        StatusCode::OK
+    );
     assert_eq!(s.patch("/users/user-keys", Some(&admin), json!({"roles": ["cashier"]})).await.status, StatusCode::OK);
-    assert_error(&s.patch("/admin/rolling-db/flags/globex", Some(&keys), json!({"rollingDb": false})).await, 401, "session_ended");
+    assert_error(
+        &s.patch("/admin/rolling-db/flags/globex", Some(&keys), json!({"rollingDb": false})).await,
+        401,
+        "session_ended",
+    );
     assert_error(&s.post("/admin/invalidate-clients/acme", Some(&keys), json!({})).await, 401, "session_ended");
     // A new login carries the new role, and the operator routes answer it as such.
     let demoted = s.token("keys").await;
-    assert_error(&s.patch("/admin/rolling-db/flags/globex", Some(&demoted), json!({"rollingDb": false})).await, 403, "forbidden");
+    assert_error(
+        &s.patch("/admin/rolling-db/flags/globex", Some(&demoted), json!({"rollingDb": false})).await,
+        403,
+        "forbidden",
+    );
 }
 
 #[tokio::test]
@@ -105,7 +125,10 @@ async fn a_password_change_a_deleted_user_and_a_reused_refresh_token_end_the_acc
     let admin = s.token("admin").await;
 
     let alice = s.token("alice").await;
-    assert_eq!(s.patch("/users/user-alice", Some(&admin), json!({"password": "alice-new-pass"})).await.status, StatusCode::OK);
+    assert_eq!(
+        s.patch("/users/user-alice", Some(&admin), json!({"password": "alice-new-pass"})).await.status,
+        StatusCode::OK
+    );
     all_refused_as_ended(&reaches(&s, &alice, false).await);
 
     let carol = s.token("carol").await;
@@ -119,7 +142,11 @@ async fn a_password_change_a_deleted_user_and_a_reused_refresh_token_end_the_acc
     assert_eq!(next.status, StatusCode::OK);
     let newest = next.body["token"].as_str().unwrap().to_owned();
     s.state.clock.set_offset(60_000);
-    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": bob["refreshToken"]})).await, 401, "refresh_token_reused");
+    assert_error(
+        &s.post("/auth/refresh", None, json!({"refreshToken": bob["refreshToken"]})).await,
+        401,
+        "refresh_token_reused",
+    );
     assert_error(&s.get("/users/me", Some(&newest)).await, 401, "session_ended");
     assert_error(&s.get("/users/me", Some(bob["token"].as_str().unwrap())).await, 401, "session_ended");
 }
@@ -127,7 +154,8 @@ async fn a_password_change_a_deleted_user_and_a_reused_refresh_token_end_the_acc
 #[tokio::test]
 async fn a_restarted_server_still_refuses_the_tokens_of_sessions_ended_before() {
     let dir = std::env::temp_dir().join(mock_server::auth::secrets::random_id("ended-restart"));
-    let settings = || mock_server::settings::Settings { test_controls: true, data_dir: Some(dir.clone()), ..Default::default() };
+    let settings =
+        || mock_server::settings::Settings { test_controls: true, data_dir: Some(dir.clone()), ..Default::default() };
     let first = common::spawn_with(settings()).await;
     let token = first.token("alice").await;
     first.post("/auth/logout", Some(&token), json!({})).await;

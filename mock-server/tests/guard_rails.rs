@@ -9,7 +9,12 @@ use mock_server::settings::Settings;
 use serde_json::{json, Value};
 
 fn checks(block: &Value) -> Vec<(String, bool)> {
-    block["checks"].as_array().unwrap().iter().map(|c| (c["check"].as_str().unwrap().to_owned(), c["ok"].as_bool().unwrap())).collect()
+    block["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["check"].as_str().unwrap().to_owned(), c["ok"].as_bool().unwrap()))
+        .collect()
 }
 
 async fn tenant(s: &Server, admin: &str, id: &str) -> Value {
@@ -29,10 +34,21 @@ async fn the_preflight_answers_every_check_with_its_detail_and_runbook_step() {
     for c in on["checks"].as_array().unwrap() {
         assert!(!c["detail"].as_str().unwrap().is_empty() && !c["runbookStep"].as_str().unwrap().is_empty(), "{c}");
     }
-    assert!(on["checks"][0]["detail"].as_str().unwrap().contains(mock_server::store::migrate::last_migration()), "{on}");
+    assert!(
+        on["checks"][0]["detail"].as_str().unwrap().contains(mock_server::store::migrate::last_migration()),
+        "{on}"
+    );
     let drop = &p.body["rollingDbDrop"];
     assert_eq!(drop["ready"], false);
-    assert_eq!(checks(drop), [("rolling_db_on".into(), false), ("conflicts_enabled".into(), false), ("backups_enabled".into(), true), ("reconciliation_green".into(), false)]);
+    assert_eq!(
+        checks(drop),
+        [
+            ("rolling_db_on".into(), false),
+            ("conflicts_enabled".into(), false),
+            ("backups_enabled".into(), true),
+            ("reconciliation_green".into(), false)
+        ]
+    );
     assert!(drop["checks"][3]["detail"].as_str().unwrap().contains("14 day(s) have no day database yet"), "{drop}");
 
     // Adoption is measured on the devices seen lately.
@@ -42,9 +58,19 @@ async fn the_preflight_answers_every_check_with_its_detail_and_runbook_step() {
     let globex = s.get("/admin/rolling-db/tenants/globex/preflight", Some(&keys)).await.body;
     let adoption = &globex["rollingDb"]["checks"][2];
     assert_eq!(adoption["ok"], false);
-    assert!(adoption["detail"].as_str().unwrap().starts_with("1 of 2 device(s) seen in the last 7 day(s) report SDK ≥ 1.4.17 (50%)"), "{adoption}");
+    assert!(
+        adoption["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 of 2 device(s) seen in the last 7 day(s) report SDK ≥ 1.4.17 (50%)"),
+        "{adoption}"
+    );
 
-    assert_error(&s.get("/admin/rolling-db/tenants/acme/preflight", Some(&s.token("alice").await)).await, 403, "forbidden");
+    assert_error(
+        &s.get("/admin/rolling-db/tenants/acme/preflight", Some(&s.token("alice").await)).await,
+        403,
+        "forbidden",
+    );
     assert_error(&s.get("/admin/rolling-db/tenants/nosuch/preflight", Some(&keys)).await, 404, "unknown_tenant");
 }
 
@@ -52,7 +78,12 @@ async fn the_preflight_answers_every_check_with_its_detail_and_runbook_step() {
 async fn a_store_behind_the_last_migration_refuses_rolling_db() {
     let s = spawn().await;
     let admin = s.token("admin").await;
-    s.state.store.lock().unwrap().execute("DELETE FROM __drizzle_migrations WHERE id = (SELECT MAX(id) FROM __drizzle_migrations)", []).unwrap();
+    s.state
+        .store
+        .lock()
+        .unwrap()
+        .execute("DELETE FROM __drizzle_migrations WHERE id = (SELECT MAX(id) FROM __drizzle_migrations)", [])
+        .unwrap();
     let refused = s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
     assert_error(&refused, 409, "schema_behind");
     assert_eq!(refused.body["checks"].as_array().unwrap().len(), 1, "only the failing checks: {:?}", refused.body);
@@ -62,7 +93,13 @@ async fn a_store_behind_the_last_migration_refuses_rolling_db() {
 #[tokio::test]
 async fn the_runbook_walk_with_the_rails_in_place() {
     // Conflicts on, two green days needed.
-    let s = spawn_with(Settings { test_controls: true, conflicts_enabled: true, drop_green_days: 2, ..Settings::default() }).await;
+    let s = spawn_with(Settings {
+        test_controls: true,
+        conflicts_enabled: true,
+        drop_green_days: 2,
+        ..Settings::default()
+    })
+    .await;
     let admin = s.token("admin").await;
     let keys = s.token("keys").await;
     // Canary on, rotate.
@@ -86,7 +123,10 @@ async fn the_runbook_walk_with_the_rails_in_place() {
     assert_eq!(allowed.body["rollingDbDrop"], true, "{:?}", allowed.body);
     let admin = s.token("admin").await;
     let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
-    assert_eq!((audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["overridden"].clone()), (json!("flags.change"), json!([])));
+    assert_eq!(
+        (audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["overridden"].clone()),
+        (json!("flags.change"), json!([]))
+    );
 }
 
 #[tokio::test]
@@ -98,7 +138,14 @@ async fn a_reconciliation_that_regresses_raises_the_rollback_alarm_until_the_rol
     let day0 = mock_server::docdb::naming::day_of(s.now());
     let db0 = format!("daily_dev_acme_main_{day0}");
     let alice = s.token("alice").await;
-    let put = s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/order-1"), Some(&alice), Some(json!({"type": "order", "class": "DYNAMIC", "status": "paid"}))).await;
+    let put = s
+        .call(
+            reqwest::Method::PUT,
+            &format!("/docdb/{db0}/order-1"),
+            Some(&alice),
+            Some(json!({"type": "order", "class": "DYNAMIC", "status": "paid"})),
+        )
+        .await;
     assert_eq!(put.status, 200, "{:?}", put.body);
     s.advance_days(1.0).await;
     let admin = s.token("admin").await;
@@ -108,7 +155,15 @@ async fn a_reconciliation_that_regresses_raises_the_rollback_alarm_until_the_rol
 
     // After the archive, a paid order vanishes from the day database: a loss of orders.
     mock_server::docdb::drop_database(&s.state.cluster(&s.state.store.lock().unwrap()), &db0).ok();
-    s.state.store.lock().unwrap().execute("INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES (?1, 'acme', 'day', 0)", [&db0]).unwrap();
+    s.state
+        .store
+        .lock()
+        .unwrap()
+        .execute(
+            "INSERT INTO docdb_databases (name, company_id, kind, created_at) VALUES (?1, 'acme', 'day', 0)",
+            [&db0],
+        )
+        .unwrap();
     let run = s.run_cron(&admin, "rolling-db-archive").await;
     assert!(run["log"].to_string().contains("REGRESSED since reconciled"), "{run}");
     let attention = tenant(&s, &admin, "acme").await["attention"].clone();

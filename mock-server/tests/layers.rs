@@ -21,7 +21,10 @@ const LAYERS: [&[&str]; 10] = [
 ];
 
 fn layer(top: &str) -> usize {
-    LAYERS.iter().position(|row| row.contains(&top)).unwrap_or_else(|| panic!("module {top} is in no layer: add it to LAYERS (and to ARCHITECTURE.md)"))
+    LAYERS
+        .iter()
+        .position(|row| row.contains(&top))
+        .unwrap_or_else(|| panic!("module {top} is in no layer: add it to LAYERS (and to ARCHITECTURE.md)"))
 }
 
 /// `rolling/flags.rs` → `rolling/flags`, `rolling/mod.rs` → `rolling`.
@@ -177,7 +180,13 @@ fn no_module_imports_from_a_layer_above_its_own() {
 fn no_import_circles() {
     let edges = graph();
     // Depth-first search; a grey node met again closes a circle, printed whole.
-    fn visit(n: &str, edges: &BTreeMap<String, BTreeSet<String>>, state: &mut BTreeMap<String, u8>, stack: &mut Vec<String>, found: &mut Vec<String>) {
+    fn visit(
+        n: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        stack: &mut Vec<String>,
+        found: &mut Vec<String>,
+    ) {
         state.insert(n.to_owned(), 1);
         stack.push(n.to_owned());
         for d in edges.get(n).into_iter().flatten() {
@@ -225,10 +234,18 @@ fn no_http_type_below_the_http_edge() {
 fn the_reader_finds_what_it_checks() {
     // The checks above prove nothing if the reader misses imports: these are known to exist.
     let edges = graph();
-    for (from, to) in [("routes/admin", "rolling/flags"), ("rolling/rotate", "docdb"), ("crons/runs", "crons/cluster_lock"), ("rolling/archive", "rolling/days")] {
+    for (from, to) in [
+        ("routes/admin", "rolling/flags"),
+        ("rolling/rotate", "docdb"),
+        ("crons/runs", "crons/cluster_lock"),
+        ("rolling/archive", "rolling/days"),
+    ] {
         assert!(edges[from].contains(to), "{from} → {to} not seen: {:?}", edges[from]);
     }
     let mut out = Vec::new();
     expand("{a, b::{c, d}, e::f}", vec![], &mut out);
-    assert!(out.contains(&vec!["b".to_owned(), "d".to_owned()]) && out.contains(&vec!["e".to_owned(), "f".to_owned()]), "{out:?}");
+    assert!(
+        out.contains(&vec!["b".to_owned(), "d".to_owned()]) && out.contains(&vec!["e".to_owned(), "f".to_owned()]),
+        "{out:?}"
+    );
 }

@@ -16,7 +16,10 @@ async fn devices_are_listed_added_and_removed_within_the_tenant() {
     let id = added.body["device"]["deviceId"].as_str().unwrap().to_owned();
     assert_eq!(s.get("/devices", Some(&alice)).await.body["devices"].as_array().unwrap().len(), 1);
     let bob = s.token("bob").await;
-    assert!(s.get("/devices", Some(&bob)).await.body["devices"].as_array().unwrap().is_empty(), "another tenant sees none");
+    assert!(
+        s.get("/devices", Some(&bob)).await.body["devices"].as_array().unwrap().is_empty(),
+        "another tenant sees none"
+    );
     assert_error(&s.call(Method::DELETE, &format!("/devices/{id}"), Some(&bob), None).await, 404, "unknown_device");
     let keys = s.token("keys").await;
     assert_error(&s.call(Method::DELETE, &format!("/devices/{id}"), Some(&keys), None).await, 403, "forbidden");
@@ -30,11 +33,19 @@ async fn devices_are_listed_added_and_removed_within_the_tenant() {
 async fn companies_are_visible_to_members_and_managed_by_managers() {
     let s = spawn().await;
     let carol = s.token("carol").await;
-    let ids: Vec<String> = s.get("/companies", Some(&carol)).await.body["companies"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_owned()).collect();
+    let ids: Vec<String> = s.get("/companies", Some(&carol)).await.body["companies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(ids, ["acme", "globex"]);
     let admin = s.token("admin").await;
     assert_eq!(s.get("/companies", Some(&admin)).await.body["companies"].as_array().unwrap().len(), 3);
-    assert_eq!(s.get("/companies/globex", Some(&carol)).await.body["company"], json!({"id": "globex", "name": "Globex Corporation", "storeCode": "main"}));
+    assert_eq!(
+        s.get("/companies/globex", Some(&carol)).await.body["company"],
+        json!({"id": "globex", "name": "Globex Corporation", "storeCode": "main"})
+    );
     assert_error(&s.get("/companies/initech", Some(&carol)).await, 403, "forbidden");
     assert_error(&s.get("/companies/nosuch", Some(&admin)).await, 404, "unknown_company");
     assert_error(&s.patch("/companies/acme", Some(&carol), json!({"name": "Acme"})).await, 403, "forbidden");
@@ -52,11 +63,29 @@ async fn companies_are_visible_to_members_and_managed_by_managers() {
 async fn payment_references_are_set_on_the_tenants_sales() {
     let s = spawn().await;
     let alice = s.token("alice").await;
-    let a = s.patch("/companies/acme/sales/acme-sale-2/payment-reference", Some(&alice), json!({"reference": "PAY-42"})).await;
-    assert_eq!(a.body["sale"], json!({"id": "acme-sale-2", "companyId": "acme", "amountCents": 1290, "paymentReference": "PAY-42"}));
-    assert_error(&s.patch("/companies/globex/sales/globex-sale-2/payment-reference", Some(&alice), json!({"reference": "X"})).await, 403, "forbidden");
-    assert_error(&s.patch("/companies/acme/sales/acme-sale-9/payment-reference", Some(&alice), json!({"reference": "X"})).await, 404, "unknown_sale");
-    assert_error(&s.patch("/companies/acme/sales/acme-sale-1/payment-reference", Some(&alice), json!({"reference": 5})).await, 400, "bad_request");
+    let a = s
+        .patch("/companies/acme/sales/acme-sale-2/payment-reference", Some(&alice), json!({"reference": "PAY-42"}))
+        .await;
+    assert_eq!(
+        a.body["sale"],
+        json!({"id": "acme-sale-2", "companyId": "acme", "amountCents": 1290, "paymentReference": "PAY-42"})
+    );
+    assert_error(
+        &s.patch("/companies/globex/sales/globex-sale-2/payment-reference", Some(&alice), json!({"reference": "X"}))
+            .await,
+        403,
+        "forbidden",
+    );
+    assert_error(
+        &s.patch("/companies/acme/sales/acme-sale-9/payment-reference", Some(&alice), json!({"reference": "X"})).await,
+        404,
+        "unknown_sale",
+    );
+    assert_error(
+        &s.patch("/companies/acme/sales/acme-sale-1/payment-reference", Some(&alice), json!({"reference": 5})).await,
+        400,
+        "bad_request",
+    );
 }
 
 #[tokio::test]
@@ -66,17 +95,29 @@ async fn users_are_listed_changed_and_removed_by_the_right_roles() {
     assert_eq!(s.get("/users/me", Some(&alice)).await.body["user"]["username"], "alice");
     assert_error(&s.get("/users", Some(&alice)).await, 403, "forbidden");
     let bob = s.token("bob").await;
-    let globex: Vec<String> = s.get("/users", Some(&bob)).await.body["users"].as_array().unwrap().iter().map(|u| u["username"].as_str().unwrap().to_owned()).collect();
+    let globex: Vec<String> = s.get("/users", Some(&bob)).await.body["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["username"].as_str().unwrap().to_owned())
+        .collect();
     assert_eq!(globex, ["bob", "carol"]);
     let admin = s.token("admin").await;
     assert_eq!(s.get("/users", Some(&admin)).await.body["users"].as_array().unwrap().len(), 5);
     assert!(s.get("/users", Some(&admin)).await.body["users"][0].get("password_hash").is_none());
 
-    let changed = s.patch("/users/user-alice", Some(&alice), json!({"password": "a-new-password", "currentPassword": "alice-pass"})).await;
+    let changed = s
+        .patch(
+            "/users/user-alice",
+            Some(&alice),
+            json!({"password": "a-new-password", "currentPassword": "alice-pass"}),
+        )
+        .await;
     assert_eq!(changed.status, StatusCode::OK);
     // The change ended every session of hers, the one that made it included.
     assert_error(&s.get("/users/me", Some(&alice)).await, 401, "session_ended");
-    let again = s.post("/auth", None, json!({"username": "alice", "password": "a-new-password", "deviceInfo": {}})).await;
+    let again =
+        s.post("/auth", None, json!({"username": "alice", "password": "a-new-password", "deviceInfo": {}})).await;
     assert_eq!(again.status, StatusCode::OK);
     let alice = again.body["token"].as_str().unwrap().to_owned();
     assert_error(&s.patch("/users/user-alice", Some(&alice), json!({"roles": ["sys_admin"]})).await, 403, "forbidden");
@@ -90,6 +131,10 @@ async fn users_are_listed_changed_and_removed_by_the_right_roles() {
     assert_error(&s.call(Method::DELETE, "/users/user-alice", Some(&bob), None).await, 403, "forbidden");
     assert_error(&s.call(Method::DELETE, "/users/user-admin", Some(&admin), None).await, 409, "cannot_delete_self");
     assert_eq!(s.call(Method::DELETE, "/users/user-alice", Some(&admin), None).await.body, json!({"ok": true}));
-    assert_error(&s.post("/auth", None, json!({"username": "alice", "password": "a-new-password", "deviceInfo": {}})).await, 401, "invalid_credentials");
+    assert_error(
+        &s.post("/auth", None, json!({"username": "alice", "password": "a-new-password", "deviceInfo": {}})).await,
+        401,
+        "invalid_credentials",
+    );
     assert_error(&s.call(Method::DELETE, "/users/user-alice", Some(&admin), None).await, 404, "unknown_user");
 }

@@ -17,20 +17,43 @@ use serde_json::{json, Value};
 #[test]
 fn the_alert_rules_pass_promtool_and_their_unit_tests() {
     for args in [vec!["check", "rules", "alerts.yml"], vec!["test", "rules", "alerts_test.yml"]] {
-        let out = Command::new("promtool").args(&args).current_dir(rules_dir()).output().expect("promtool runs: make setup installs it");
-        assert!(out.status.success(), "promtool {args:?}:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let out = Command::new("promtool")
+            .args(&args)
+            .current_dir(rules_dir())
+            .output()
+            .expect("promtool runs: make setup installs it");
+        assert!(
+            out.status.success(),
+            "promtool {args:?}:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
 async fn put_order(s: &Server, token: &str, db: &str, id: &str) {
-    let a = s.call(reqwest::Method::PUT, &format!("/docdb/{db}/{id}"), Some(token), Some(json!({"type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 450}))).await;
+    let a = s
+        .call(
+            reqwest::Method::PUT,
+            &format!("/docdb/{db}/{id}"),
+            Some(token),
+            Some(json!({"type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 450})),
+        )
+        .await;
     assert_eq!(a.status, StatusCode::OK, "{:?}", a.body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_prometheus_tells_what_the_console_tells() {
     let data = std::env::temp_dir().join(mock_server::auth::secrets::random_id("metrics-test"));
-    let s = spawn_with(Settings { test_controls: true, data_dir: Some(data.clone()), conflicts_enabled: true, drop_green_days: 0, ..Settings::default() }).await;
+    let s = spawn_with(Settings {
+        test_controls: true,
+        data_dir: Some(data.clone()),
+        conflicts_enabled: true,
+        drop_green_days: 0,
+        ..Settings::default()
+    })
+    .await;
     let target = metrics_listener(&s).await;
     let scrape = reqwest::get(format!("http://{target}/metrics")).await.unwrap().text().await.unwrap();
     let mut check = Command::new("promtool")
@@ -42,14 +65,25 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
         .unwrap();
     std::io::Write::write_all(&mut check.stdin.take().unwrap(), scrape.as_bytes()).unwrap();
     let checked = check.wait_with_output().unwrap();
-    assert!(checked.status.success(), "promtool check metrics:\n{}{}", String::from_utf8_lossy(&checked.stdout), String::from_utf8_lossy(&checked.stderr));
+    assert!(
+        checked.status.success(),
+        "promtool check metrics:\n{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
     let p = Prometheus::start(&target).await;
 
     // The rollout: the canary on (with the drop), the rotate; a device signs in (once wrongly),
     // registers, says hello on its socket, bootstraps and takes orders; the next day the rotate,
     // the archive and the backup; a month later the drop.
     let admin = s.token("admin").await;
-    let flags = s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    let flags = s
+        .patch(
+            "/admin/rolling-db/flags/acme?force=true",
+            Some(&admin),
+            json!({"rollingDb": true, "rollingDbDrop": true}),
+        )
+        .await;
     assert_eq!(flags.status, StatusCode::OK, "{:?}", flags.body);
     assert_eq!(s.run_cron(&admin, "rolling-db-rotate").await["status"], "succeeded");
     let wrong = s.post("/auth", None, json!({"username": "alice", "password": "not-hers"})).await;
@@ -88,16 +122,29 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
     let tenants = fleet["tenants"].as_array().unwrap();
     let rolling = tenants.iter().filter(|t| t["rollingDb"] == true).count() as f64;
     let off = tenants.iter().filter(|t| t["rollingDb"] == false).count() as f64;
-    let core: &Value = cluster["databases"].as_array().unwrap().iter().find(|d| d["name"] == "dev_acme_main_core").expect("CORE in the console");
+    let core: &Value = cluster["databases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "dev_acme_main_core")
+        .expect("CORE in the console");
 
     p.scraped_after_now().await;
-    assert_eq!(p.value("rolling_tenants{state=\"rolling_with_drop\"}").await, Some(rolling), "the canary rolls with the drop on");
+    assert_eq!(
+        p.value("rolling_tenants{state=\"rolling_with_drop\"}").await,
+        Some(rolling),
+        "the canary rolls with the drop on"
+    );
     assert_eq!(p.value("rolling_tenants{state=\"off\"}").await, Some(off));
     assert_eq!(p.value("docdb_open_handles").await, cluster["openDbs"].as_f64());
     assert_eq!(p.value("docdb_max_open_handles").await, cluster["maxDbsOpen"].as_f64());
     assert_eq!(p.value("rolling_core_doc_count{tenant=\"acme\"}").await, core["docCount"].as_f64());
     assert_eq!(p.value("rolling_core_update_seq{tenant=\"acme\"}").await, core["updateSeq"].as_f64());
-    assert_eq!(p.query("rolling_core_doc_count").await.len(), rolling as usize, "per-tenant series for the rolling tenants only");
+    assert_eq!(
+        p.query("rolling_core_doc_count").await.len(),
+        rolling as usize,
+        "per-tenant series for the rolling tenants only"
+    );
     let topology = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
     let dropped = topology["days"].as_array().unwrap().iter().filter(|d| d["status"] == "DROPPED").count() as f64;
     assert_eq!(dropped, 1.0, "{topology}");
@@ -126,7 +173,9 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
 /// The snapshots a backup run's log lists (`acme: snapshots [db@id, …], …`).
 fn snapshots_in(run: &Value) -> f64 {
     let lines = run["log"].as_array().unwrap().iter().filter_map(Value::as_str);
-    let listed = lines.filter_map(|l| l.split_once("snapshots [")?.1.split_once(']')).map(|(list, _)| list.split(", ").filter(|s| !s.is_empty()).count());
+    let listed = lines
+        .filter_map(|l| l.split_once("snapshots [")?.1.split_once(']'))
+        .map(|(list, _)| list.split(", ").filter(|s| !s.is_empty()).count());
     listed.sum::<usize>() as f64
 }
 
@@ -141,7 +190,8 @@ fn the_console_names_what_the_server_exposes(scrape: &str) {
         let hint = hint.split("</p>").next().unwrap();
         for code in hint.split("<code>").skip(1) {
             let name = code.split("</code>").next().unwrap().split('{').next().unwrap();
-            let known = families.iter().any(|f| *f == name || f.strip_suffix("_total") == Some(name)) || rules.contains(&format!("alert: {name}\n"));
+            let known = families.iter().any(|f| *f == name || f.strip_suffix("_total") == Some(name))
+                || rules.contains(&format!("alert: {name}\n"));
             assert!(known, "the console names {name}, which the server does not expose");
             named += 1;
         }

@@ -99,7 +99,9 @@ fn migration_0015_on_a_store_already_in_the_two_flag_shape_is_a_no_op() {
     let before = flag_columns(&conn);
     run_statements(&conn, &migration("0015"));
     assert_eq!(flag_columns(&conn), before);
-    let (a, b): (i64, i64) = conn.query_row("SELECT rolling_db, rolling_db_drop FROM company_feature_flags", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+    let (a, b): (i64, i64) = conn
+        .query_row("SELECT rolling_db, rolling_db_drop FROM company_feature_flags", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
     assert_eq!((a, b), (1, 1));
 }
 
@@ -114,7 +116,15 @@ fn baseline_on_a_pre_0012_store_applies_only_the_new_migrations() {
     let b = migrate::run(&mut conn, Mode::BaselineThrough(11)).unwrap();
     assert_eq!(b.baselined.len(), 12);
     let r = migrate::run(&mut conn, Mode::Apply).unwrap();
-    assert_eq!(r.applied, vec!["0012_add_day_databases", "0013_add_company_feature_flags", "0014_add_conflict_reviews", "0015_simplify_rolling_db_flags",]);
+    assert_eq!(
+        r.applied,
+        vec![
+            "0012_add_day_databases",
+            "0013_add_company_feature_flags",
+            "0014_add_conflict_reviews",
+            "0015_simplify_rolling_db_flags",
+        ]
+    );
     assert_eq!(flag_columns(&conn), vec!["company_id", "updated_at", "updated_by", "rolling_db", "rolling_db_drop"]);
     let companies: i64 = conn.query_row("SELECT COUNT(*) FROM companies", [], |r| r.get(0)).unwrap();
     assert_eq!(companies, 1, "existing data untouched");

@@ -26,12 +26,23 @@ fn register(client: &mut Client, from: u32, to: u32) {
         )
         .unwrap();
     for m in journal().iter().filter(|m| (from..=to).contains(&m.number())) {
-        client.execute("INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, $2)", &[&m.hash(), &m.when]).unwrap();
+        client
+            .execute(
+                "INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, $2)",
+                &[&m.hash(), &m.when],
+            )
+            .unwrap();
     }
 }
 
 fn cli(url: &str, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mock-server")).arg("migrate").args(["--database-url", url]).args(args).env_remove("MIGRATION_DATABASE_URL").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+        .arg("migrate")
+        .args(["--database-url", url])
+        .args(args)
+        .env_remove("MIGRATION_DATABASE_URL")
+        .output()
+        .unwrap();
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
@@ -42,7 +53,17 @@ fn count(client: &mut Client, sql: &str) -> i64 {
 /// Every pre-feature table (those 0000–0011 create): its columns with their types, nullability
 /// and defaults, its indexes, and a checksum of its rows.
 fn pre_feature(client: &mut Client) -> Vec<String> {
-    let tables = ["companies", "users", "user_companies", "devices", "refresh_tokens", "orders", "sales", "audit_log", "client_invalidations"];
+    let tables = [
+        "companies",
+        "users",
+        "user_companies",
+        "devices",
+        "refresh_tokens",
+        "orders",
+        "sales",
+        "audit_log",
+        "client_invalidations",
+    ];
     let mut out = Vec::new();
     for table in tables {
         for r in client
@@ -54,10 +75,22 @@ fn pre_feature(client: &mut Client) -> Vec<String> {
         {
             out.push(format!("{table} column {}", r.get::<_, String>(0)));
         }
-        for r in client.query("SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1 ORDER BY 1", &[&table]).unwrap() {
+        for r in client
+            .query(
+                "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename = $1 ORDER BY 1",
+                &[&table],
+            )
+            .unwrap()
+        {
             out.push(format!("{table} index {}", r.get::<_, String>(0)));
         }
-        let sum: String = client.query_one(&format!("SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') FROM {table} t"), &[]).unwrap().get(0);
+        let sum: String = client
+            .query_one(
+                &format!("SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '') FROM {table} t"),
+                &[],
+            )
+            .unwrap()
+            .get(0);
         out.push(format!("{table} rows {sum}"));
     }
     out
@@ -104,7 +137,12 @@ fn the_production_scenario_with_the_release_commands() {
     let before = pre_feature(&mut client);
     let (ok, out) = cli(&url, &[]);
     assert!(ok && out.contains("migrations: 4 applied, 12 skipped"), "{out}");
-    for tag in ["0012_add_day_databases", "0013_add_company_feature_flags", "0014_add_conflict_reviews", "0015_simplify_rolling_db_flags"] {
+    for tag in [
+        "0012_add_day_databases",
+        "0013_add_company_feature_flags",
+        "0014_add_conflict_reviews",
+        "0015_simplify_rolling_db_flags",
+    ] {
         assert!(out.contains(&format!("applied {tag}")), "{out}");
     }
     assert_eq!(count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"), 16, "0000–0015, nothing else");
@@ -112,16 +150,24 @@ fn the_production_scenario_with_the_release_commands() {
     let (ok, out) = cli(&url, &["--validate"]);
     assert!(ok && out.contains("validation: every check holds") && !out.contains("FAIL"), "{out}");
     let (ok, out) = cli(&url, &[]);
-    assert!(ok && out.contains(&format!("migrations: 0 applied, {} skipped", journal().len())), "a re-run is a no-op: {out}");
+    assert!(
+        ok && out.contains(&format!("migrations: 0 applied, {} skipped", journal().len())),
+        "a re-run is a no-op: {out}"
+    );
     assert_eq!(count(&mut client, "SELECT count(*) FROM companies"), 1, "existing data untouched");
     // The entries read ordered by created_at end with the journal's last.
-    let last: i64 = client.query_one("SELECT created_at FROM drizzle.__drizzle_migrations ORDER BY created_at DESC LIMIT 1", &[]).unwrap().get(0);
+    let last: i64 = client
+        .query_one("SELECT created_at FROM drizzle.__drizzle_migrations ORDER BY created_at DESC LIMIT 1", &[])
+        .unwrap()
+        .get(0);
     assert_eq!(Some(last), journal().last().map(|m| m.when));
     // A pre-existing table changed by someone is what validation exists to catch.
     client.batch_execute("ALTER TABLE companies ADD COLUMN extra integer").unwrap();
     let (ok, out) = cli(&url, &["--validate"]);
     assert!(!ok && out.contains("FAIL the tables of 0000–0011 are exactly as those migrations made them (columns, types, indexes) (changed: companies)"), "{out}");
-    client.batch_execute("ALTER TABLE companies DROP COLUMN extra; CREATE INDEX companies_name ON companies (name)").unwrap();
+    client
+        .batch_execute("ALTER TABLE companies DROP COLUMN extra; CREATE INDEX companies_name ON companies (name)")
+        .unwrap();
     let (ok, out) = cli(&url, &["--validate"]);
     assert!(!ok && out.contains("(changed: companies)"), "an index added is a change too: {out}");
 }
@@ -161,7 +207,10 @@ fn the_hand_made_alternative_is_detected_and_accepted() {
     let report = pg::apply(&mut client, false, &mut |l| lines.push(l)).unwrap();
     // Nothing of the rollout runs again, and nothing else is in the journal.
     assert!(report.applied.is_empty(), "{report:?}");
-    assert!(lines.iter().any(|l| l.starts_with("alternative path detected") && l.contains("0011_create_audit_log")), "{lines:#?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("alternative path detected") && l.contains("0011_create_audit_log")),
+        "{lines:#?}"
+    );
     assert!(pg::validate(&mut client, &mut |l| lines.push(l)).unwrap(), "{lines:#?}");
 }
 
@@ -173,11 +222,17 @@ fn a_failing_migration_is_rolled_back_whole() {
     run_sql(&mut client, 0, 11);
     pg::baseline(&mut client, 11).unwrap();
     // 0012's second statement (its index) will collide: its first (the table) must not survive.
-    client.batch_execute("CREATE TABLE squatter (id int); CREATE INDEX day_databases_company_day ON squatter (id);").unwrap();
+    client
+        .batch_execute("CREATE TABLE squatter (id int); CREATE INDEX day_databases_company_day ON squatter (id);")
+        .unwrap();
     let err = pg::apply(&mut client, false, &mut |_| {}).unwrap_err().to_string();
     assert!(err.contains("migration 0012_add_day_databases failed and was rolled back"), "{err}");
     assert!(!table_exists(&mut client, "day_databases"), "the table of the failed migration is gone with it");
-    assert_eq!(count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"), 12, "no row for the failed migration");
+    assert_eq!(
+        count(&mut client, "SELECT count(*) FROM drizzle.__drizzle_migrations"),
+        12,
+        "no row for the failed migration"
+    );
     client.batch_execute("DROP TABLE squatter").unwrap();
     let report = pg::apply(&mut client, false, &mut |_| {}).unwrap();
     assert_eq!(report.applied.len(), journal().len() - 12, "the next run applies it");

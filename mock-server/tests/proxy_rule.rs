@@ -18,7 +18,10 @@ fn model_decode(s: &str, plus_is_space: bool) -> Option<String> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        let hex = bytes.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit)).and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .filter(|h| h.iter().all(u8::is_ascii_hexdigit))
+            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
         match (bytes[i], hex) {
             (b'%', Some(b)) => {
                 out.push(b);
@@ -65,7 +68,8 @@ fn model_refuses(r: &Req) -> bool {
     };
     let Some(db) = model_decode(db_raw, false) else { return true };
     let names = TenantNames::new("dev", company, "main");
-    let own: Vec<String> = vec![names.legacy(), names.core(), names.archive(), format!("daily_dev_{company}_main_20301231")];
+    let own: Vec<String> =
+        vec![names.legacy(), names.core(), names.archive(), format!("daily_dev_{company}_main_20301231")];
     if !own.contains(&db) {
         return true;
     }
@@ -83,7 +87,8 @@ fn model_refuses(r: &Req) -> bool {
         return true;
     }
     let on_database = rest.is_empty() || rest == [""];
-    let reads = matches!(r.method, "GET" | "HEAD") || (r.method == "POST" && rest.len() == 1 && READS_BY_POST.contains(&rest[0].as_str()));
+    let reads = matches!(r.method, "GET" | "HEAD")
+        || (r.method == "POST" && rest.len() == 1 && READS_BY_POST.contains(&rest[0].as_str()));
     if r.method == "POST" && r.body_ambiguous {
         return true;
     }
@@ -166,7 +171,12 @@ fn segment() -> impl Strategy<Value = String> {
 
 /// The part after the database: the protocol's own shapes most often, any mix of segments too.
 fn rest() -> impl Strategy<Value = Option<Vec<String>>> {
-    let endpoint = prop_oneof![spelled("_bulk_docs"), spelled("_changes"), Just("_all_docs".to_owned()), Just("_revs_diff".to_owned())];
+    let endpoint = prop_oneof![
+        spelled("_bulk_docs"),
+        spelled("_changes"),
+        Just("_all_docs".to_owned()),
+        Just("_revs_diff".to_owned())
+    ];
     prop_oneof![
         1 => Just(None),
         1 => Just(Some(vec![String::new()])),
@@ -224,7 +234,9 @@ fn document() -> impl Strategy<Value = (String, bool, bool)> {
         match second {
             None => (format!("{{{key}: {first}, \"total\": 12.5}}"), design, false),
             // The same key twice: which one a reader keeps is the reader's choice.
-            Some((other, other_design)) => (format!("{{\"_id\": {first}, {key}: {other}}}"), design || other_design, true),
+            Some((other, other_design)) => {
+                (format!("{{\"_id\": {first}, {key}: {other}}}"), design || other_design, true)
+            }
         }
     })
 }
@@ -240,7 +252,12 @@ fn body() -> impl Strategy<Value = (Vec<u8>, bool, bool, bool)> {
             let extra = if new_edits { r#""new_edits": false, "# } else { "" };
             (format!("{{{extra}\"docs\": [{}]}}", list.join(", ")).into_bytes(), false, design, dup)
         }),
-        document().prop_map(|(d, design, _)| (format!(r#"{{"docs": [], "docs": [{d}]}}"#).into_bytes(), false, design, true)),
+        document().prop_map(|(d, design, _)| (
+            format!(r#"{{"docs": [], "docs": [{d}]}}"#).into_bytes(),
+            false,
+            design,
+            true
+        )),
         Just((b"{\"_id\": \"\xff\"}".to_vec(), false, false, true)),
         Just((b"[{\"_id\": \"_design/x\"}]".to_vec(), true, true, false)),
         Just((b"not json".to_vec(), false, false, false)),
@@ -250,21 +267,29 @@ fn body() -> impl Strategy<Value = (Vec<u8>, bool, bool, bool)> {
 fn request() -> impl Strategy<Value = Req> {
     let method = prop_oneof![2 => Just("GET"), 1 => Just("HEAD"), 4 => Just("POST"), 3 => Just("PUT"), 1 => Just("DELETE"), 1 => Just("COPY"), 1 => Just("PATCH")];
     let caller = prop_oneof![1 => Just(None), 4 => Just(Some(("acme", false))), 2 => Just(Some(("acme", true))), 1 => Just(Some(("globex", false)))];
-    (method, path(), query(), body(), caller).prop_map(|(method, path, (query, query_ambiguous), (body, design_at_top, design_in_docs, body_ambiguous), caller)| Req {
-        method,
-        path,
-        query,
-        body,
-        design_at_top,
-        design_in_docs,
-        body_ambiguous,
-        query_ambiguous,
-        caller,
-    })
+    (method, path(), query(), body(), caller).prop_map(
+        |(method, path, (query, query_ambiguous), (body, design_at_top, design_in_docs, body_ambiguous), caller)| Req {
+            method,
+            path,
+            query,
+            body,
+            design_at_top,
+            design_in_docs,
+            body_ambiguous,
+            query_ambiguous,
+            caller,
+        },
+    )
 }
 
 fn decided(r: &Req) -> Result<mock_server::docdb::access::Forward, Refusal> {
-    let incoming = Incoming { method: r.method, path: &r.path, query: r.query.as_deref(), content_type: Some("application/json"), body: &r.body };
+    let incoming = Incoming {
+        method: r.method,
+        path: &r.path,
+        query: r.query.as_deref(),
+        content_type: Some("application/json"),
+        body: &r.body,
+    };
     let caller = r.caller.map(|(company_id, may_write_catalogue)| Caller { company_id, may_write_catalogue });
     let names = TenantNames::new("dev", r.caller.map_or("acme", |c| c.0), "main");
     decide(&incoming, caller, |db| names.kind_of(db))

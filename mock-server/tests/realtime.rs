@@ -19,7 +19,10 @@ async fn legacy_tenant_handshake_invalidation_and_cutover() {
     let (_ws, frames) = hello(&s, &alice, Some(&dev_a), "1.4.17", None).await;
     assert_eq!(frames.len(), 1, "nothing to invalidate yet: {frames:?}");
     let ready = &frames[0]["payload"];
-    assert_eq!((ready["companyId"].clone(), ready["database"].clone(), ready["staticDb"].clone()), (json!("acme"), json!("legacy"), json!("dev_acme_main_catalog")));
+    assert_eq!(
+        (ready["companyId"].clone(), ready["database"].clone(), ready["staticDb"].clone()),
+        (json!("acme"), json!("legacy"), json!("dev_acme_main_catalog"))
+    );
     // The handshake updated the registered device's SDK for the fleet view, and created none.
     let (_ws, _) = hello(&s, &alice, Some("invented-old-device"), "1.0.0", None).await;
     let admin = s.token("admin").await;
@@ -59,7 +62,9 @@ async fn bad_tokens_and_bad_frames_are_refused() {
     for (token, code) in [("not.a.jwt", "invalid_token")] {
         let (mut ws, frames) = {
             let mut ws = open(&s).await;
-            ws.send(Message::Text(json!({"type": "sdk:init", "payload": {"token": token}}).to_string().into())).await.unwrap();
+            ws.send(Message::Text(json!({"type": "sdk:init", "payload": {"token": token}}).to_string().into()))
+                .await
+                .unwrap();
             let mut frames = Vec::new();
             if let Some(Ok(Message::Text(t))) = ws.next().await {
                 frames.push(serde_json::from_str::<Value>(&t).unwrap());
@@ -77,7 +82,11 @@ async fn bad_tokens_and_bad_frames_are_refused() {
     assert_eq!(close_code(&mut ws).await, Some(CloseCode::from(4400)));
     let alice = s.token("alice").await;
     let mut ws = open(&s).await;
-    ws.send(Message::Text(json!({"type": "sdk:init", "payload": {"token": alice, "lastInvalidation": "yesterday"}}).to_string().into())).await.unwrap();
+    ws.send(Message::Text(
+        json!({"type": "sdk:init", "payload": {"token": alice, "lastInvalidation": "yesterday"}}).to_string().into(),
+    ))
+    .await
+    .unwrap();
     let first = ws.next().await.unwrap().unwrap();
     assert!(first.to_text().unwrap().contains("lastInvalidation"), "{first:?}");
 }
@@ -121,13 +130,21 @@ async fn operator_invalidation_and_rollback_route_back_to_legacy() {
     s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await;
     assert_eq!(close_code(&mut ws).await, Some(CloseCode::from(4000)));
     let (_ws, frames) = hello(&s, &alice, Some("d1"), "1.4.17", Some(seen)).await;
-    assert_eq!((frames[0]["type"].clone(), frames[0]["payload"]["reason"].clone()), (json!("invalidate-local"), json!("operator")));
+    assert_eq!(
+        (frames[0]["type"].clone(), frames[0]["payload"]["reason"].clone()),
+        (json!("invalidate-local"), json!("operator"))
+    );
     assert_eq!(frames[1]["payload"]["database"], "legacy");
 }
 
 #[tokio::test]
 async fn an_invalidation_closes_a_tenants_sockets_in_waves() {
-    let settings = mock_server::settings::Settings { test_controls: true, invalidation_wave_size: 1, invalidation_wave_spacing_ms: 300, ..Default::default() };
+    let settings = mock_server::settings::Settings {
+        test_controls: true,
+        invalidation_wave_size: 1,
+        invalidation_wave_spacing_ms: 300,
+        ..Default::default()
+    };
     let s = spawn_with(settings).await;
     let alice = s.token("alice").await;
     let admin = s.token("admin").await;
@@ -152,8 +169,12 @@ async fn a_device_back_with_less_than_it_obeyed_raises_the_rollback_alarm() {
     let s = spawn().await;
     let admin = s.token("admin").await;
     let alice = s.token("alice").await;
-    let device = s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await.body["deviceId"].as_str().unwrap().to_owned();
-    let at = s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await.body["invalidatedAt"].as_i64().unwrap();
+    let device = s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await.body["deviceId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let at =
+        s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await.body["invalidatedAt"].as_i64().unwrap();
     // Asked by the invalidation: it destroys, bootstraps and remembers `at`. No alarm.
     let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", None).await;
     assert_eq!(frames[0]["type"], "invalidate-local");
@@ -166,7 +187,11 @@ async fn a_device_back_with_less_than_it_obeyed_raises_the_rollback_alarm() {
     assert_eq!(frames[0]["type"], "invalidate-local", "it is still served");
     let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
     let attention = &fleet["tenants"][0]["attention"];
-    assert_eq!((attention["alarms"][0]["kind"].clone(), attention["alarms"][0]["subject"].clone()), (json!("destructive-reset"), json!(device)), "{attention}");
+    assert_eq!(
+        (attention["alarms"][0]["kind"].clone(), attention["alarms"][0]["subject"].clone()),
+        (json!("destructive-reset"), json!(device)),
+        "{attention}"
+    );
     assert!(attention["instruction"].as_str().unwrap().contains("Roll back now"));
     // An unregistered device id proves nothing and raises nothing elsewhere.
     let (_ws, _) = hello(&s, &alice, Some("invented"), "1.4.17", None).await;

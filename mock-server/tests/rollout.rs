@@ -47,9 +47,18 @@ async fn all_flags_off_is_parity() {
     // and is told which exist, their state null.
     let listed = s.get("/admin/crons", Some(&keys)).await;
     assert_eq!(listed.status, StatusCode::OK);
-    let names: Vec<&str> = listed.body["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        listed.body["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(names, session_broker::protocol::ops::CRONS.map(|c| c.name));
-    assert!(listed.body["crons"].as_array().unwrap().iter().all(|c| c["schedule"].is_null() && c["lastResult"].is_null() && c["running"].is_null()), "{}", listed.body);
+    assert!(
+        listed.body["crons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["schedule"].is_null() && c["lastResult"].is_null() && c["running"].is_null()),
+        "{}",
+        listed.body
+    );
     assert_error(&s.get("/admin/crons", Some(&alice)).await, 403, "forbidden");
     let health = s.get("/health", None).await;
     assert_eq!(health.body, json!({"status": "ok", "db": true}));
@@ -57,11 +66,17 @@ async fn all_flags_off_is_parity() {
     let tenants = fleet["tenants"].as_array().unwrap();
     assert_eq!(tenants.len(), 3);
     for t in tenants {
-        assert_eq!((t["rollingDb"].clone(), t["rollingDbDrop"].clone(), t["coreExists"].clone(), t["dayDatabases"].clone()), (json!(false), json!(false), json!(false), json!(0)));
+        assert_eq!(
+            (t["rollingDb"].clone(), t["rollingDbDrop"].clone(), t["coreExists"].clone(), t["dayDatabases"].clone()),
+            (json!(false), json!(false), json!(false), json!(0))
+        );
     }
     let crons = s.get("/admin/crons", Some(&admin)).await.body;
     let names: Vec<&str> = crons["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["rolling-db-rotate", "rolling-db-drop-eval", "rolling-db-archive", "rolling-db-backup", "session-prune"]);
+    assert_eq!(
+        names,
+        ["rolling-db-rotate", "rolling-db-drop-eval", "rolling-db-archive", "rolling-db-backup", "session-prune"]
+    );
     assert_eq!(crons["crons"][0]["schedule"], "05:00");
     assert_eq!(crons["crons"][1]["schedule"], "04:00");
     assert!(crons["crons"][0]["nextRunAt"].as_i64().unwrap() > s.now());
@@ -78,7 +93,10 @@ async fn all_flags_off_is_parity() {
     let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
     assert_eq!(topo["invalidation"]["reason"], "invalidate_daily");
     let boot = s.get("/bootstrap?database=legacy", Some(&alice)).await;
-    assert_eq!((boot.body["database"].clone(), boot.body["db"].clone()), (json!("legacy"), json!("dev_acme_main_catalog")));
+    assert_eq!(
+        (boot.body["database"].clone(), boot.body["db"].clone()),
+        (json!("legacy"), json!("dev_acme_main_catalog"))
+    );
     assert_eq!(boot.body["docs"].as_array().unwrap().len(), 17);
     assert_error(&s.get("/bootstrap?database=core", Some(&alice)).await, 404, "core_missing");
     assert_error(&s.get("/bootstrap?database=elsewhere", Some(&alice)).await, 400, "bad_request");
@@ -95,7 +113,10 @@ async fn canary_activation_then_an_idempotent_second_rotate() {
 
     let flags = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDb": true})).await;
     assert_eq!(flags.status, StatusCode::OK);
-    assert_eq!((flags.body["companyId"].clone(), flags.body["rollingDb"].clone(), flags.body["rollingDbDrop"].clone()), (json!("acme"), json!(true), json!(false)));
+    assert_eq!(
+        (flags.body["companyId"].clone(), flags.body["rollingDb"].clone(), flags.body["rollingDbDrop"].clone()),
+        (json!("acme"), json!(true), json!(false))
+    );
     assert_eq!(flags.body["updatedBy"], "user-keys");
     assert!(flags.body["updatedAt"].as_i64().is_some());
     // A flag alone changes nothing until the rotate runs.
@@ -131,7 +152,10 @@ async fn canary_activation_then_an_idempotent_second_rotate() {
     assert_eq!(s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body["diff"], 0);
 
     let boot = s.get("/bootstrap?database=core", Some(&alice)).await.body;
-    assert_eq!((boot["database"].clone(), boot["db"].clone(), boot["updateSeq"].clone()), (json!("core"), json!("dev_acme_main_core"), json!(17)));
+    assert_eq!(
+        (boot["database"].clone(), boot["db"].clone(), boot["updateSeq"].clone()),
+        (json!("core"), json!("dev_acme_main_core"), json!(17))
+    );
     let docs = boot["docs"].as_array().unwrap();
     assert_eq!(docs.len(), 17);
     assert!(docs.iter().all(|d| d["_rev"].as_str().unwrap().starts_with("1-")), "fresh revisions");
@@ -156,30 +180,60 @@ async fn flag_changes_follow_the_rules_and_bad_input_changes_nothing() {
     assert_error(&s.patch(path, Some(&admin), json!({"rollingDb": true, "extra": true})).await, 400, "invalid_body");
     assert_error(&s.patch(path, Some(&admin), json!([true])).await, 400, "invalid_body");
     assert_error(&s.patch(path, Some(&admin), json!({})).await, 400, "bad_request");
-    let raw = s.client.patch(format!("{}{path}", s.base)).bearer_auth(&admin).header("content-type", "application/json").body("{\"rollingDb\": tru").send().await.unwrap();
+    let raw = s
+        .client
+        .patch(format!("{}{path}", s.base))
+        .bearer_auth(&admin)
+        .header("content-type", "application/json")
+        .body("{\"rollingDb\": tru")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(raw.status(), 400);
     assert_eq!(raw.json::<Value>().await.unwrap()["error"], "malformed_json");
     let big = format!("{{\"rollingDb\": true, \"pad\": \"{}\"}}", "x".repeat(70_000));
-    let raw = s.client.patch(format!("{}{path}", s.base)).bearer_auth(&admin).header("content-type", "application/json").body(big).send().await.unwrap();
+    let raw = s
+        .client
+        .patch(format!("{}{path}", s.base))
+        .bearer_auth(&admin)
+        .header("content-type", "application/json")
+        .body(big)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(raw.status(), 413);
-    assert_error(&s.patch("/admin/rolling-db/flags/nosuch", Some(&admin), json!({"rollingDb": true})).await, 404, "unknown_tenant");
+    assert_error(
+        &s.patch("/admin/rolling-db/flags/nosuch", Some(&admin), json!({"rollingDb": true})).await,
+        404,
+        "unknown_tenant",
+    );
     assert_error(&s.patch(path, Some(&alice), json!({"rollingDb": true})).await, 403, "forbidden");
     assert_error(&s.patch(path, None, json!({"rollingDb": true})).await, 401, "missing_token");
     assert_error(&s.patch(path, Some(&admin), json!({"rollingDbDrop": true})).await, 409, "drop_requires_rolling_db");
-    assert_error(&s.patch(&format!("{path}?force=maybe"), Some(&admin), json!({"rollingDb": true})).await, 400, "bad_request");
+    assert_error(
+        &s.patch(&format!("{path}?force=maybe"), Some(&admin), json!({"rollingDb": true})).await,
+        400,
+        "bad_request",
+    );
     assert_eq!(tenant(&s, &admin, "acme").await["rollingDb"], false, "nothing changed");
 
     // The drop's prerequisites (CONFLICTS_ENABLED, green reconciliation) are not met: refused
     // with every failing check listed, nothing changed; sys_admin may force it.
     let refused = s.patch(path, Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
     assert_error(&refused, 409, "conflicts_disabled");
-    let failing: Vec<&str> = refused.body["checks"].as_array().unwrap().iter().map(|c| c["check"].as_str().unwrap()).collect();
+    let failing: Vec<&str> =
+        refused.body["checks"].as_array().unwrap().iter().map(|c| c["check"].as_str().unwrap()).collect();
     assert_eq!(failing, ["conflicts_enabled", "reconciliation_green"]);
     assert_eq!(tenant(&s, &admin, "acme").await["rollingDb"], false, "nothing changed, not even rollingDb");
-    let both = s.patch(&format!("{path}?force=true"), Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    let both =
+        s.patch(&format!("{path}?force=true"), Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
     assert_eq!((both.body["rollingDb"].clone(), both.body["rollingDbDrop"].clone()), (json!(true), json!(true)));
     let off = s.patch(path, Some(&admin), json!({"rollingDb": false})).await;
-    assert_eq!((off.body["rollingDb"].clone(), off.body["rollingDbDrop"].clone()), (json!(false), json!(false)), "rollingDb off clears drop");
+    assert_eq!(
+        (off.body["rollingDb"].clone(), off.body["rollingDbDrop"].clone()),
+        (json!(false), json!(false)),
+        "rollingDb off clears drop"
+    );
 
     // A device on an SDK without the cutover switch blocks enabling, unless forced.
     let bob = s.token("bob").await;
@@ -189,7 +243,12 @@ async fn flag_changes_follow_the_rules_and_bad_input_changes_nothing() {
     assert_error(&refused, 409, "sdk_too_old");
     assert!(refused.body["message"].as_str().unwrap().contains("1.4.16"));
     assert_eq!(tenant(&s, &admin, "globex").await["rollingDb"], false);
-    let versions: Vec<Value> = tenant(&s, &admin, "globex").await["devices"].as_array().unwrap().iter().map(|d| d["sdkVersion"].clone()).collect();
+    let versions: Vec<Value> = tenant(&s, &admin, "globex").await["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["sdkVersion"].clone())
+        .collect();
     assert_eq!(versions, vec![json!("1.4.16"), json!("1.4.17")]);
     let forced = s.patch("/admin/rolling-db/flags/globex?force=true", Some(&admin), json!({"rollingDb": true})).await;
     assert_eq!(forced.body["rollingDb"], true);
@@ -222,14 +281,20 @@ async fn a_run_in_progress_is_returned_never_doubled() {
     s.post("/__mock/slow", None, json!({"stepDelayMs": 300})).await;
     let first = s.post("/admin/crons/rolling-db-rotate/run", Some(&admin), json!({})).await;
     let second = s.post("/admin/crons/rolling-db-rotate/run", Some(&admin), json!({})).await;
-    assert_eq!((first.body["alreadyRunning"].clone(), second.body["alreadyRunning"].clone()), (json!(false), json!(true)));
+    assert_eq!(
+        (first.body["alreadyRunning"].clone(), second.body["alreadyRunning"].clone()),
+        (json!(false), json!(true))
+    );
     assert_eq!(first.body["runId"], second.body["runId"]);
     let listing = s.get("/admin/crons", Some(&admin)).await.body;
     assert_eq!(listing["crons"][0]["running"], true);
     let done = s.wait_run(&admin, first.body["runId"].as_str().unwrap()).await;
     assert_eq!(done["status"], "succeeded");
     let listing = s.get("/admin/crons", Some(&admin)).await.body;
-    assert_eq!((listing["crons"][0]["running"].clone(), listing["crons"][0]["lastResult"].clone()), (json!(false), json!("succeeded")));
+    assert_eq!(
+        (listing["crons"][0]["running"].clone(), listing["crons"][0]["lastResult"].clone()),
+        (json!(false), json!("succeeded"))
+    );
 }
 
 #[tokio::test]
@@ -242,7 +307,11 @@ async fn a_rotate_without_headroom_is_refused_before_any_tenant_and_changes_noth
     // The flag's preflight sees it first; forced past it, the rotate checks again.
     let refused = s.patch("/admin/rolling-db/flags/globex", Some(&admin), json!({"rollingDb": true})).await;
     assert_error(&refused, 409, "no_headroom");
-    assert!(refused.body["checks"][0]["detail"].as_str().unwrap().contains("6 handles in use once on"), "{:?}", refused.body);
+    assert!(
+        refused.body["checks"][0]["detail"].as_str().unwrap().contains("6 handles in use once on"),
+        "{:?}",
+        refused.body
+    );
     let forced = s.patch("/admin/rolling-db/flags/globex?force=true", Some(&admin), json!({"rollingDb": true})).await;
     assert_eq!(forced.body["rollingDb"], true);
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
@@ -263,8 +332,18 @@ async fn a_rotate_without_headroom_is_refused_before_any_tenant_and_changes_noth
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(run["status"], "succeeded", "{run}");
     let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
-    assert_eq!((cluster["existingDbs"].clone(), cluster["openDbs"].clone(), cluster["inUseDbs"].clone()), (json!(6), json!(5), json!(3)), "{cluster}");
-    let in_use: Vec<&str> = cluster["databases"].as_array().unwrap().iter().filter(|d| d["inUse"] == true).map(|d| d["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        (cluster["existingDbs"].clone(), cluster["openDbs"].clone(), cluster["inUseDbs"].clone()),
+        (json!(6), json!(5), json!(3)),
+        "{cluster}"
+    );
+    let in_use: Vec<&str> = cluster["databases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["inUse"] == true)
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
     assert!(in_use.iter().all(|n| n.contains("acme")) && in_use.iter().any(|n| n.ends_with("_core")), "{in_use:?}");
 }
 
@@ -278,7 +357,12 @@ async fn a_tenant_failing_inside_a_batch_changes_nothing_of_its_own_and_the_othe
     for id in ["acme", "globex", "initech"] {
         enable(&s, &admin, id).await;
     }
-    s.state.store.lock().unwrap().execute("UPDATE docdb_documents SET body = 'not json' WHERE db = 'dev_globex_main_catalog'", []).unwrap();
+    s.state
+        .store
+        .lock()
+        .unwrap()
+        .execute("UPDATE docdb_documents SET body = 'not json' WHERE db = 'dev_globex_main_catalog'", [])
+        .unwrap();
     let run = s.run_cron(&admin, "rolling-db-rotate").await;
     assert_eq!(run["status"], "failed", "{run}");
     let log: Vec<&str> = run["log"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
@@ -286,7 +370,11 @@ async fn a_tenant_failing_inside_a_batch_changes_nothing_of_its_own_and_the_othe
     assert!(log.iter().any(|l| l.starts_with("summary: 2 tenant(s) done, 1 failed")), "{log:?}");
     for (id, rotated) in [("acme", true), ("globex", false), ("initech", true)] {
         let t = tenant(&s, &admin, id).await;
-        assert_eq!((t["coreExists"].clone(), t["dayDatabases"].clone()), if rotated { (json!(true), json!(2)) } else { (json!(false), json!(0)) }, "{id}: {t}");
+        assert_eq!(
+            (t["coreExists"].clone(), t["dayDatabases"].clone()),
+            if rotated { (json!(true), json!(2)) } else { (json!(false), json!(0)) },
+            "{id}: {t}"
+        );
     }
 }
 
@@ -306,11 +394,34 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     let db0 = format!("daily_dev_acme_main_{day0}");
     let alice = s.token("alice").await;
     // A device writes today's orders into the day database; one stays open overnight.
-    put_doc(&s, &alice, &db0, "order-1", json!({"type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 450})).await;
-    let open = put_doc(&s, &alice, &db0, "order-2", json!({"type": "order", "class": "DYNAMIC", "status": "open", "totalCents": 260})).await;
+    put_doc(
+        &s,
+        &alice,
+        &db0,
+        "order-1",
+        json!({"type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 450}),
+    )
+    .await;
+    let open = put_doc(
+        &s,
+        &alice,
+        &db0,
+        "order-2",
+        json!({"type": "order", "class": "DYNAMIC", "status": "open", "totalCents": 260}),
+    )
+    .await;
     let bob = s.token("bob").await;
-    assert_error(&s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/x"), Some(&bob), Some(json!({}))).await, 403, "forbidden");
-    assert_error(&s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/order-1"), Some(&alice), Some(json!({"status": "void"}))).await, 409, "conflict");
+    assert_error(
+        &s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/x"), Some(&bob), Some(json!({}))).await,
+        403,
+        "forbidden",
+    );
+    assert_error(
+        &s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/order-1"), Some(&alice), Some(json!({"status": "void"})))
+            .await,
+        409,
+        "conflict",
+    );
 
     s.advance_days(1.0).await;
     let admin = s.token("admin").await;
@@ -322,7 +433,14 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
 
     // Yesterday's open order is still payable (the overlay), then the day drains.
     let alice = s.token("alice").await;
-    put_doc(&s, &alice, &db0, "order-2", json!({"_rev": open["rev"], "type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 260})).await;
+    put_doc(
+        &s,
+        &alice,
+        &db0,
+        "order-2",
+        json!({"_rev": open["rev"], "type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 260}),
+    )
+    .await;
     let arch = s.run_cron(&admin, "rolling-db-archive").await;
     assert_eq!(arch["status"], "succeeded");
     let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
@@ -332,11 +450,21 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     let archived = s.get("/docdb/dev_acme_main_archive/_all_docs", Some(&alice)).await.body;
     let rows = archived["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
-    assert!(rows.iter().all(|r| r["doc"]["source_db"] == db0.as_str() && r["doc"]["source_db"].as_str().unwrap().starts_with("daily_")));
-    assert_error(&s.call(reqwest::Method::PUT, "/docdb/dev_acme_main_archive/x", Some(&alice), Some(json!({}))).await, 403, "forbidden");
+    assert!(rows.iter().all(
+        |r| r["doc"]["source_db"] == db0.as_str() && r["doc"]["source_db"].as_str().unwrap().starts_with("daily_")
+    ));
+    assert_error(
+        &s.call(reqwest::Method::PUT, "/docdb/dev_acme_main_archive/x", Some(&alice), Some(json!({}))).await,
+        403,
+        "forbidden",
+    );
     // The relational archive: the day's orders as rows, type by type, checksums equal.
     let orders = &recon["days"][0]["relational"][0];
-    assert_eq!((orders["type"].clone(), orders["dayCount"].clone(), orders["rowCount"].clone(), orders["diff"].clone()), (json!("order"), json!(2), json!(2), json!(0)), "{recon}");
+    assert_eq!(
+        (orders["type"].clone(), orders["dayCount"].clone(), orders["rowCount"].clone(), orders["diff"].clone()),
+        (json!("order"), json!(2), json!(2), json!(0)),
+        "{recon}"
+    );
     assert_eq!(orders["dayChecksum"], orders["rowChecksum"]);
     assert_eq!(recon["days"][0]["relational"][1]["rowCount"], 0, "no sales that day");
 
@@ -346,13 +474,18 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     let keys = s.token("keys").await;
     let refused = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDbDrop": true})).await;
     assert_error(&refused, 409, "conflicts_disabled");
-    assert_error(&s.patch("/admin/rolling-db/flags/acme?force=true", Some(&keys), json!({"rollingDbDrop": true})).await, 403, "forbidden");
+    assert_error(
+        &s.patch("/admin/rolling-db/flags/acme?force=true", Some(&keys), json!({"rollingDbDrop": true})).await,
+        403,
+        "forbidden",
+    );
     let forced = s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDbDrop": true})).await;
     assert_eq!(forced.body["rollingDbDrop"], true, "{:?}", forced.body);
     let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
     let entry = &audit["entries"][0];
     assert_eq!(entry["action"], "flags.force");
-    let overridden: Vec<&str> = entry["detail"]["overridden"].as_array().unwrap().iter().map(|c| c["check"].as_str().unwrap()).collect();
+    let overridden: Vec<&str> =
+        entry["detail"]["overridden"].as_array().unwrap().iter().map(|c| c["check"].as_str().unwrap()).collect();
     assert_eq!(overridden, ["conflicts_enabled", "reconciliation_green"]);
     // On, but the day is one day old: nothing is dropped.
     let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
@@ -361,7 +494,10 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     s.advance_days(29.0).await;
     let admin = s.token("admin").await;
     let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
-    assert_eq!((c["candidates"][0]["ageDays"].clone(), c["candidates"][0]["eligible"].clone()), (json!(30), json!(false)));
+    assert_eq!(
+        (c["candidates"][0]["ageDays"].clone(), c["candidates"][0]["eligible"].clone()),
+        (json!(30), json!(false))
+    );
     s.run_cron(&admin, "rolling-db-drop-eval").await;
     assert!(database(&s.get("/admin/rolling-db/cluster", Some(&admin)).await.body, &db0).is_some());
 
@@ -369,13 +505,24 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     let admin = s.token("admin").await;
     // The fourth lock: no snapshot of it yet, so not eligible; the backup takes one.
     let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
-    assert_eq!((c["candidates"][0]["backedUp"].clone(), c["candidates"][0]["eligible"].clone()), (json!(false), json!(false)), "{c}");
+    assert_eq!(
+        (c["candidates"][0]["backedUp"].clone(), c["candidates"][0]["eligible"].clone()),
+        (json!(false), json!(false)),
+        "{c}"
+    );
     let backup = s.run_cron(&admin, "rolling-db-backup").await;
     assert!(backup["log"].to_string().contains(&format!("snapshots [{db0}@")), "{backup}");
     let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
     let first = &c["candidates"][0];
     assert_eq!(
-        (first["drained"].clone(), first["archived"].clone(), first["reconciled"].clone(), first["backedUp"].clone(), first["ageDays"].clone(), first["eligible"].clone()),
+        (
+            first["drained"].clone(),
+            first["archived"].clone(),
+            first["reconciled"].clone(),
+            first["backedUp"].clone(),
+            first["ageDays"].clone(),
+            first["eligible"].clone()
+        ),
         (json!(true), json!(true), json!(true), json!(true), json!(31), json!(true))
     );
     // The later days are as old but were never drained and archived: the locks hold them.
@@ -384,21 +531,43 @@ async fn archive_reconcile_and_drop_only_after_the_ttl_and_three_locks() {
     assert!(eval["log"].to_string().contains(&format!("acme: dropped [{db0}]")), "{eval}");
     let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
     assert!(database(&cluster, &db0).is_none(), "the cluster no longer lists it");
-    assert!(eval["log"].to_string().contains(&format!("{db0}: gone from the engine, replicator clean, relational store: 2 order(s), 0 sale(s)")), "{eval}");
+    assert!(
+        eval["log"].to_string().contains(&format!(
+            "{db0}: gone from the engine, replicator clean, relational store: 2 order(s), 0 sale(s)"
+        )),
+        "{eval}"
+    );
     let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
     assert_eq!(topo["days"][0]["status"], "DROPPED");
     // The runbook's checks after a drop, as fields an operator reads, and in the drop's audit entry.
     let after = &topo["days"][0]["afterDrop"];
     assert_eq!(
-        (after["goneFromEngine"].clone(), after["replicatorClean"].clone(), after["relationalOrders"].clone(), after["relationalSales"].clone()),
+        (
+            after["goneFromEngine"].clone(),
+            after["replicatorClean"].clone(),
+            after["relationalOrders"].clone(),
+            after["relationalSales"].clone()
+        ),
         (json!(true), json!(true), json!(2), json!(0)),
         "{topo}"
     );
     let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
-    assert_eq!((audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["after"].clone()), (json!("day.drop"), after.clone()));
+    assert_eq!(
+        (audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["after"].clone()),
+        (json!("day.drop"), after.clone())
+    );
     let alice = s.token("alice").await;
-    assert_eq!(s.get("/docdb/dev_acme_main_archive/_all_docs", Some(&alice)).await.body["total_rows"], 2, "its data stays in the archive");
-    let kept = mock_server::store::relational_archive::revisions(&s.state.store.lock().unwrap(), mock_server::store::relational_archive::Table::Orders, &db0).unwrap();
+    assert_eq!(
+        s.get("/docdb/dev_acme_main_archive/_all_docs", Some(&alice)).await.body["total_rows"],
+        2,
+        "its data stays in the archive"
+    );
+    let kept = mock_server::store::relational_archive::revisions(
+        &s.state.store.lock().unwrap(),
+        mock_server::store::relational_archive::Table::Orders,
+        &db0,
+    )
+    .unwrap();
     assert_eq!(
         kept.iter().map(|(id, rev)| (id.as_str(), rev.starts_with("2-"))).collect::<Vec<_>>(),
         [("order-1", false), ("order-2", true)],
@@ -439,16 +608,29 @@ async fn the_relational_archive_is_idempotent_and_reconciled() {
     assert_eq!(recon["diff"], 0, "{recon}");
     {
         let conn = s.state.store.lock().unwrap();
-        assert_eq!(relational::counts(&conn, &db0).unwrap(), (1, 1), "one row each after two runs; the note is no order or sale");
-        let (order_id, amount): (Option<String>, i64) =
-            conn.query_row("SELECT order_id, amount_cents FROM sales WHERE id = ?1", [relational::row_id(&db0, "sale-7")], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        assert_eq!(
+            relational::counts(&conn, &db0).unwrap(),
+            (1, 1),
+            "one row each after two runs; the note is no order or sale"
+        );
+        let (order_id, amount): (Option<String>, i64) = conn
+            .query_row(
+                "SELECT order_id, amount_cents FROM sales WHERE id = ?1",
+                [relational::row_id(&db0, "sale-7")],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
         assert_eq!((order_id.as_deref(), amount), (Some(relational::row_id(&db0, "order-7").as_str()), 990));
         assert_eq!(relational::revisions(&conn, Table::Sales, &db0).unwrap()[0].0, "sale-7");
         conn.execute("DELETE FROM sales WHERE id = ?1", [relational::row_id(&db0, "sale-7")]).unwrap();
     }
     let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
     let sales = &recon["days"][0]["relational"][1];
-    assert_eq!((recon["diff"].clone(), sales["dayCount"].clone(), sales["rowCount"].clone()), (json!(1), json!(1), json!(0)), "{recon}");
+    assert_eq!(
+        (recon["diff"].clone(), sales["dayCount"].clone(), sales["rowCount"].clone()),
+        (json!(1), json!(1), json!(0)),
+        "{recon}"
+    );
     assert_ne!(sales["dayChecksum"], sales["rowChecksum"]);
     let arch = s.run_cron(&admin, "rolling-db-archive").await;
     assert!(arch["log"].to_string().contains(&format!("REGRESSED since reconciled [{db0}]")), "{arch}");
@@ -472,21 +654,40 @@ async fn rewarm_drops_core_for_the_next_rotate_and_refuses_under_routed_devices(
     let refused = rewarm(json!({}), admin.clone()).await;
     assert_error(&refused, 409, "rewarm_needs_invalidation");
     assert!(refused.body["message"].as_str().unwrap().contains("routed to CORE"), "{:?}", refused.body);
-    assert_eq!(s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body["database"], "core", "the refusal changed nothing");
+    assert_eq!(
+        s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body["database"],
+        "core",
+        "the refusal changed nothing"
+    );
     assert_error(&rewarm(json!({"invalidate": "yes"}), admin.clone()).await, 400, "invalid_body");
 
     let done = rewarm(json!({"invalidate": true}), admin.clone()).await;
-    assert_eq!((done.status, done.body["dropped"].clone()), (StatusCode::OK, json!("dev_acme_main_core")), "{:?}", done.body);
+    assert_eq!(
+        (done.status, done.body["dropped"].clone()),
+        (StatusCode::OK, json!("dev_acme_main_core")),
+        "{:?}",
+        done.body
+    );
     let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
     assert_eq!((topo["database"].clone(), topo["core"]["exists"].clone()), (json!("legacy"), json!(false)), "{topo}");
-    assert_eq!((topo["invalidation"]["reason"].clone(), topo["invalidation"]["routing"].clone()), (json!("rewarm"), json!("legacy")));
+    assert_eq!(
+        (topo["invalidation"]["reason"].clone(), topo["invalidation"]["routing"].clone()),
+        (json!("rewarm"), json!("legacy"))
+    );
     let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
-    assert_eq!((audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["dropped"].clone()), (json!("core.rewarm"), json!("dev_acme_main_core")));
+    assert_eq!(
+        (audit["entries"][0]["action"].clone(), audit["entries"][0]["detail"]["dropped"].clone()),
+        (json!("core.rewarm"), json!("dev_acme_main_core"))
+    );
 
     // The next rotate recreates CORE with fresh revisions and cuts the devices over again.
     s.run_cron(&admin, "rolling-db-rotate").await;
     let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
-    assert_eq!((topo["database"].clone(), topo["core"]["docCount"].clone(), topo["core"]["updateSeq"].clone()), (json!("core"), json!(17), json!(17)), "{topo}");
+    assert_eq!(
+        (topo["database"].clone(), topo["core"]["docCount"].clone(), topo["core"]["updateSeq"].clone()),
+        (json!("core"), json!(17), json!(17)),
+        "{topo}"
+    );
     assert_eq!(topo["invalidation"]["reason"], "rolling-db-cutover");
 
     // Rolled back, nobody is routed to CORE: a re-warm needs no invalidation.
@@ -497,12 +698,21 @@ async fn rewarm_drops_core_for_the_next_rotate_and_refuses_under_routed_devices(
 
 #[tokio::test]
 async fn drop_needs_backups() {
-    let s = spawn_with(Settings { test_controls: true, backup_enabled: false, conflicts_enabled: true, drop_green_days: 0, ..Settings::default() }).await;
+    let s = spawn_with(Settings {
+        test_controls: true,
+        backup_enabled: false,
+        conflicts_enabled: true,
+        drop_green_days: 0,
+        ..Settings::default()
+    })
+    .await;
     let admin = s.token("admin").await;
-    let refused = s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    let refused =
+        s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
     assert_error(&refused, 409, "backups_disabled");
     // Forced past the flag's preflight, the drop evaluation still refuses to drop.
-    s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true}))
+        .await;
     let eval = s.run_cron(&admin, "rolling-db-drop-eval").await;
     assert!(eval["log"].to_string().contains("BACKUP_ENABLED is false"), "{eval}");
 }
@@ -569,9 +779,22 @@ async fn with_conflicts_enabled_a_stale_write_is_kept_and_recorded_for_review() 
         let alice = s.token("alice").await;
         let first = put_doc(&s, &alice, &db, "order-9", json!({"type": "order", "status": "open"})).await;
         // Two tills pay the same order from the same revision.
-        put_doc(&s, &alice, &db, "order-9", json!({"_rev": first["rev"], "type": "order", "status": "paid", "till": 1})).await;
-        let second =
-            s.call(reqwest::Method::PUT, &format!("/docdb/{db}/order-9"), Some(&alice), Some(json!({"_rev": first["rev"], "type": "order", "status": "paid", "till": 2}))).await;
+        put_doc(
+            &s,
+            &alice,
+            &db,
+            "order-9",
+            json!({"_rev": first["rev"], "type": "order", "status": "paid", "till": 1}),
+        )
+        .await;
+        let second = s
+            .call(
+                reqwest::Method::PUT,
+                &format!("/docdb/{db}/order-9"),
+                Some(&alice),
+                Some(json!({"_rev": first["rev"], "type": "order", "status": "paid", "till": 2})),
+            )
+            .await;
         let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
         if enabled {
             assert_eq!((second.status, second.body["conflict"].clone()), (StatusCode::OK, json!(true)));
@@ -594,12 +817,27 @@ async fn a_runs_log_is_kept_line_by_line_and_read_in_pages_with_a_summary() {
     let log: Vec<String> = run["log"].as_array().unwrap().iter().map(|l| l.as_str().unwrap().to_owned()).collect();
     assert_eq!(run["logTotal"], log.len());
     assert!(log.iter().any(|l| l == "summary: 3 tenant(s) done, 0 failed"), "{log:?}");
-    let rows: i64 = s.state.store.lock().unwrap().query_row("SELECT COUNT(*) FROM cron_run_log WHERE run_id = ?1", [run["runId"].as_str().unwrap()], |r| r.get(0)).unwrap();
+    let rows: i64 = s
+        .state
+        .store
+        .lock()
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM cron_run_log WHERE run_id = ?1", [run["runId"].as_str().unwrap()], |r| {
+            r.get(0)
+        })
+        .unwrap();
     assert_eq!(rows as usize, log.len(), "one row a line: appending never rewrites the log");
-    let page = s.get(&format!("/admin/crons/runs/{}?logFrom=1&logLimit=2", run["runId"].as_str().unwrap()), Some(&admin)).await.body;
+    let page = s
+        .get(&format!("/admin/crons/runs/{}?logFrom=1&logLimit=2", run["runId"].as_str().unwrap()), Some(&admin))
+        .await
+        .body;
     assert_eq!(page["log"], json!([log[1], log[2]]));
     assert_eq!(page["logTotal"], log.len());
-    assert_error(&s.get(&format!("/admin/crons/runs/{}?logFrom=x", run["runId"].as_str().unwrap()), Some(&admin)).await, 400, "bad_request");
+    assert_error(
+        &s.get(&format!("/admin/crons/runs/{}?logFrom=x", run["runId"].as_str().unwrap()), Some(&admin)).await,
+        400,
+        "bad_request",
+    );
 }
 
 /// The legacy archive: a tenant without rollingDb (and the legacy database after a cutover) has
@@ -613,10 +851,19 @@ async fn the_legacy_database_is_archived_in_part_and_never_dropped() {
     let legacy = "dev_globex_main_catalog";
     let day = 86_400_000;
     for (id, doc) in [
-        ("order-closed-old", json!({"type": "order", "status": "paid", "totalCents": 700, "createdAt": s.now() - 2 * day})),
-        ("order-open-old", json!({"type": "order", "status": "open", "totalCents": 300, "createdAt": s.now() - 2 * day})),
+        (
+            "order-closed-old",
+            json!({"type": "order", "status": "paid", "totalCents": 700, "createdAt": s.now() - 2 * day}),
+        ),
+        (
+            "order-open-old",
+            json!({"type": "order", "status": "open", "totalCents": 300, "createdAt": s.now() - 2 * day}),
+        ),
         ("order-closed-new", json!({"type": "order", "status": "paid", "totalCents": 100, "createdAt": s.now()})),
-        ("sale-old", json!({"type": "sale", "orderId": "order-closed-old", "amountCents": 700, "createdAt": s.now() - 2 * day})),
+        (
+            "sale-old",
+            json!({"type": "sale", "orderId": "order-closed-old", "amountCents": 700, "createdAt": s.now() - 2 * day}),
+        ),
     ] {
         let a = s.call(reqwest::Method::PUT, &format!("/docdb/{legacy}/{id}"), Some(&bob), Some(doc)).await;
         assert_eq!(a.status, StatusCode::OK, "{id}: {:?}", a.body);
@@ -625,10 +872,19 @@ async fn the_legacy_database_is_archived_in_part_and_never_dropped() {
     let admin = s.token("admin").await;
     for round in 0..2 {
         let run = s.run_cron(&admin, "rolling-db-archive").await;
-        assert!(run["log"].to_string().contains(&format!("legacy {legacy}: 2 closed order(s) and sale(s) archived, reconciled")), "round {round}: {run}");
+        assert!(
+            run["log"]
+                .to_string()
+                .contains(&format!("legacy {legacy}: 2 closed order(s) and sale(s) archived, reconciled")),
+            "round {round}: {run}"
+        );
         let archive = s.get("/docdb/dev_globex_main_archive/_all_docs", Some(&bob)).await.body;
         let ids: Vec<&str> = archive["rows"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
-        assert_eq!(ids, [format!("{legacy}:order-closed-old"), format!("{legacy}:sale-old")], "round {round}: only once each");
+        assert_eq!(
+            ids,
+            [format!("{legacy}:order-closed-old"), format!("{legacy}:sale-old")],
+            "round {round}: only once each"
+        );
         let copy = s.get(&format!("/docdb/dev_globex_main_archive/{legacy}:order-closed-old"), Some(&bob)).await.body;
         assert_eq!((copy["source_db"].as_str(), copy["totalCents"].as_i64()), (Some(legacy), Some(700)));
         let rows = mock_server::store::relational_archive::counts(&s.state.store.lock().unwrap(), legacy).unwrap();

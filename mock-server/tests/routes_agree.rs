@@ -21,9 +21,18 @@ async fn every_client_route_reaches_a_handler_under_its_template() {
             .body(axum::body::Body::from("{}"))
             .unwrap();
         let response = app.clone().oneshot(request).await.unwrap();
-        assert_ne!(response.status(), StatusCode::METHOD_NOT_ALLOWED, "{} {path}: the server routes the path but not the method", call.method.as_str());
+        assert_ne!(
+            response.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{} {path}: the server routes the path but not the method",
+            call.method.as_str()
+        );
         let seen = format!("{} {}", call.method.as_str(), call.path);
-        assert!(state.stats.snapshot().contains_key(&seen), "{seen}: no handler of the server's router matched it ({})", response.status());
+        assert!(
+            state.stats.snapshot().contains_key(&seen),
+            "{seen}: no handler of the server's router matched it ({})",
+            response.status()
+        );
     }
 }
 

@@ -13,23 +13,59 @@ use serde_json::{json, Value};
 async fn users_of(s: &Server, company: &str) -> Vec<String> {
     let admin = s.token("admin").await;
     let all = s.get("/users", Some(&admin)).await.body["users"].as_array().cloned().unwrap_or_default();
-    all.iter().filter(|u| u["companies"].as_array().is_some_and(|c| c.contains(&json!(company)))).map(|u| u["username"].as_str().unwrap_or_default().to_owned()).collect()
+    all.iter()
+        .filter(|u| u["companies"].as_array().is_some_and(|c| c.contains(&json!(company))))
+        .map(|u| u["username"].as_str().unwrap_or_default().to_owned())
+        .collect()
 }
 
 #[tokio::test]
 async fn sign_up_never_joins_an_existing_company_and_creates_its_own_tenant() {
     let s = spawn().await;
     let before = users_of(&s, "globex").await;
-    let refused = s.post("/auth/register", None, json!({"username": "mallory", "password": "mallory-pass", "companyId": "globex"})).await;
+    let refused = s
+        .post("/auth/register", None, json!({"username": "mallory", "password": "mallory-pass", "companyId": "globex"}))
+        .await;
     assert_error(&refused, 409, "company_exists");
     assert_eq!(users_of(&s, "globex").await, before, "nobody joined globex");
-    assert_error(&s.post("/auth", None, json!({"username": "mallory", "password": "mallory-pass"})).await, 401, "invalid_credentials");
-    assert_error(&s.post("/auth/register", None, json!({"username": "mallory", "password": "mallory-pass", "roles": ["sys_admin"]})).await, 403, "forbidden");
-    assert_error(&s.post("/auth/register", None, json!({"username": "mallory", "password": "mallory-pass", "companyId": "Bad_Id"})).await, 400, "bad_request");
+    assert_error(
+        &s.post("/auth", None, json!({"username": "mallory", "password": "mallory-pass"})).await,
+        401,
+        "invalid_credentials",
+    );
+    assert_error(
+        &s.post(
+            "/auth/register",
+            None,
+            json!({"username": "mallory", "password": "mallory-pass", "roles": ["sys_admin"]}),
+        )
+        .await,
+        403,
+        "forbidden",
+    );
+    assert_error(
+        &s.post(
+            "/auth/register",
+            None,
+            json!({"username": "mallory", "password": "mallory-pass", "companyId": "Bad_Id"}),
+        )
+        .await,
+        400,
+        "bad_request",
+    );
 
-    let made = s.post("/auth/register", None, json!({"username": "dave", "password": "dave-pass", "companyName": "Dave's Diner"})).await;
+    let made = s
+        .post(
+            "/auth/register",
+            None,
+            json!({"username": "dave", "password": "dave-pass", "companyName": "Dave's Diner"}),
+        )
+        .await;
     assert_eq!(made.status, StatusCode::CREATED, "{:?}", made.body);
-    assert_eq!((made.body["user"]["companyId"].clone(), made.body["user"]["roles"].clone()), (json!("dave"), json!(["manager"])));
+    assert_eq!(
+        (made.body["user"]["companyId"].clone(), made.body["user"]["roles"].clone()),
+        (json!("dave"), json!(["manager"]))
+    );
     assert_eq!(made.body["company"], json!({"id": "dave", "name": "Dave's Diner"}));
     assert!(made.body["user"].get("password_hash").is_none());
     // The new tenant is seeded like the others: its own legacy catalogue to bootstrap.
@@ -37,8 +73,17 @@ async fn sign_up_never_joins_an_existing_company_and_creates_its_own_tenant() {
     let boot = s.get("/bootstrap?database=legacy", Some(&dave)).await;
     assert_eq!((boot.status, boot.body["db"].clone()), (StatusCode::OK, json!("dev_dave_main_catalog")));
     assert!(boot.body["docs"].as_array().is_some_and(|d| !d.is_empty()));
-    assert_error(&s.post("/auth/register", None, json!({"username": "dave", "password": "dave-pass", "companyId": "dave-2"})).await, 409, "username_taken");
-    assert_error(&s.post("/auth/register", None, json!({"username": "eve", "password": "short"})).await, 400, "bad_request");
+    assert_error(
+        &s.post("/auth/register", None, json!({"username": "dave", "password": "dave-pass", "companyId": "dave-2"}))
+            .await,
+        409,
+        "username_taken",
+    );
+    assert_error(
+        &s.post("/auth/register", None, json!({"username": "eve", "password": "short"})).await,
+        400,
+        "bad_request",
+    );
 }
 
 #[tokio::test]
@@ -50,7 +95,11 @@ async fn only_a_manager_of_the_company_or_sys_admin_creates_users() {
         body
     };
     let before = users_of(&s, "acme").await;
-    assert_error(&s.post("/register-user", None, new("gina", json!({"companyId": "acme"}))).await, 401, "missing_token");
+    assert_error(
+        &s.post("/register-user", None, new("gina", json!({"companyId": "acme"}))).await,
+        401,
+        "missing_token",
+    );
     let alice = s.token("alice").await;
     assert_error(&s.post("/register-user", Some(&alice), new("gina", json!({}))).await, 403, "forbidden");
     let keys = s.token("keys").await;
@@ -58,15 +107,35 @@ async fn only_a_manager_of_the_company_or_sys_admin_creates_users() {
     assert_eq!(users_of(&s, "acme").await, before, "nobody was created");
 
     let bob = s.token("bob").await; // manager of globex
-    assert_error(&s.post("/register-user", Some(&bob), new("gina", json!({"companyId": "acme"}))).await, 403, "forbidden");
-    assert_error(&s.post("/register-user", Some(&bob), new("gina", json!({"roles": ["manager"]}))).await, 403, "forbidden");
+    assert_error(
+        &s.post("/register-user", Some(&bob), new("gina", json!({"companyId": "acme"}))).await,
+        403,
+        "forbidden",
+    );
+    assert_error(
+        &s.post("/register-user", Some(&bob), new("gina", json!({"roles": ["manager"]}))).await,
+        403,
+        "forbidden",
+    );
     let made = s.post("/register-user", Some(&bob), new("gina", json!({}))).await;
-    assert_eq!((made.status, made.body["user"]["companyId"].clone(), made.body["user"]["roles"].clone()), (StatusCode::CREATED, json!("globex"), json!(["cashier"])));
+    assert_eq!(
+        (made.status, made.body["user"]["companyId"].clone(), made.body["user"]["roles"].clone()),
+        (StatusCode::CREATED, json!("globex"), json!(["cashier"]))
+    );
 
     let admin = s.token("admin").await;
-    let made = s.post("/register-user", Some(&admin), new("frank", json!({"companyId": "initech", "roles": ["manager"]}))).await;
-    assert_eq!((made.status, made.body["user"]["companyId"].clone(), made.body["user"]["roles"].clone()), (StatusCode::CREATED, json!("initech"), json!(["manager"])));
-    assert_error(&s.post("/register-user", Some(&admin), new("hank", json!({"companyId": "nope"}))).await, 404, "unknown_company");
+    let made = s
+        .post("/register-user", Some(&admin), new("frank", json!({"companyId": "initech", "roles": ["manager"]})))
+        .await;
+    assert_eq!(
+        (made.status, made.body["user"]["companyId"].clone(), made.body["user"]["roles"].clone()),
+        (StatusCode::CREATED, json!("initech"), json!(["manager"]))
+    );
+    assert_error(
+        &s.post("/register-user", Some(&admin), new("hank", json!({"companyId": "nope"}))).await,
+        404,
+        "unknown_company",
+    );
 }
 
 #[tokio::test]
@@ -83,7 +152,13 @@ async fn tokens_forged_with_a_well_known_secret_are_refused() {
 #[tokio::test]
 async fn passwords_are_argon2id_and_an_unknown_user_is_answered_like_a_wrong_password() {
     let s = spawn().await;
-    let stored: String = s.state.store.lock().unwrap().query_row("SELECT password_hash FROM users WHERE username = 'alice'", [], |r| r.get(0)).unwrap();
+    let stored: String = s
+        .state
+        .store
+        .lock()
+        .unwrap()
+        .query_row("SELECT password_hash FROM users WHERE username = 'alice'", [], |r| r.get(0))
+        .unwrap();
     assert!(stored.starts_with("$argon2id$"), "{stored}");
     assert!(!stored.contains("alice-pass"));
     let wrong = s.post("/auth", None, json!({"username": "alice", "password": "not-her-pass"})).await;
@@ -99,26 +174,65 @@ async fn a_password_change_needs_the_current_password_and_ends_every_session() {
     let (token, refresh) = (login["token"].as_str().unwrap().to_owned(), login["refreshToken"].clone());
     let path = "/users/user-alice";
     // A stolen access token alone is not enough.
-    assert_error(&s.patch(path, Some(&token), json!({"password": "stolen-new-pass"})).await, 400, "current_password_required");
-    assert_error(&s.patch(path, Some(&token), json!({"password": "stolen-new-pass", "currentPassword": "guess"})).await, 401, "invalid_credentials");
-    assert_eq!(s.post("/auth", None, json!({"username": "alice", "password": "alice-pass"})).await.status, StatusCode::OK, "unchanged");
-    assert_eq!(s.post("/auth/refresh", None, json!({"refreshToken": refresh})).await.status, StatusCode::OK, "sessions untouched");
+    assert_error(
+        &s.patch(path, Some(&token), json!({"password": "stolen-new-pass"})).await,
+        400,
+        "current_password_required",
+    );
+    assert_error(
+        &s.patch(path, Some(&token), json!({"password": "stolen-new-pass", "currentPassword": "guess"})).await,
+        401,
+        "invalid_credentials",
+    );
+    assert_eq!(
+        s.post("/auth", None, json!({"username": "alice", "password": "alice-pass"})).await.status,
+        StatusCode::OK,
+        "unchanged"
+    );
+    assert_eq!(
+        s.post("/auth/refresh", None, json!({"refreshToken": refresh})).await.status,
+        StatusCode::OK,
+        "sessions untouched"
+    );
 
     let other = s.login("alice").await;
-    let changed = s.patch(path, Some(&token), json!({"password": "alice-new-pass", "currentPassword": "alice-pass"})).await;
+    let changed =
+        s.patch(path, Some(&token), json!({"password": "alice-new-pass", "currentPassword": "alice-pass"})).await;
     assert_eq!(changed.status, StatusCode::OK, "{:?}", changed.body);
-    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": other["refreshToken"]})).await, 401, "refresh_token_revoked");
-    assert_error(&s.post("/auth", None, json!({"username": "alice", "password": "alice-pass"})).await, 401, "invalid_credentials");
-    assert_eq!(s.post("/auth", None, json!({"username": "alice", "password": "alice-new-pass"})).await.status, StatusCode::OK);
+    assert_error(
+        &s.post("/auth/refresh", None, json!({"refreshToken": other["refreshToken"]})).await,
+        401,
+        "refresh_token_revoked",
+    );
+    assert_error(
+        &s.post("/auth", None, json!({"username": "alice", "password": "alice-pass"})).await,
+        401,
+        "invalid_credentials",
+    );
+    assert_eq!(
+        s.post("/auth", None, json!({"username": "alice", "password": "alice-new-pass"})).await.status,
+        StatusCode::OK
+    );
 
     // sys_admin resets another user's password without knowing it; a role change ends sessions too.
     let admin = s.token("admin").await;
     let carol = s.login("carol").await;
-    assert_eq!(s.patch("/users/user-carol", Some(&admin), json!({"password": "carol-reset-pass"})).await.status, StatusCode::OK);
-    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": carol["refreshToken"]})).await, 401, "refresh_token_revoked");
+    assert_eq!(
+        s.patch("/users/user-carol", Some(&admin), json!({"password": "carol-reset-pass"})).await.status,
+        StatusCode::OK
+    );
+    assert_error(
+        &s.post("/auth/refresh", None, json!({"refreshToken": carol["refreshToken"]})).await,
+        401,
+        "refresh_token_revoked",
+    );
     let bob = s.login("bob").await;
     assert_eq!(s.patch("/users/user-bob", Some(&admin), json!({"roles": ["cashier"]})).await.status, StatusCode::OK);
-    assert_error(&s.post("/auth/refresh", None, json!({"refreshToken": bob["refreshToken"]})).await, 401, "refresh_token_revoked");
+    assert_error(
+        &s.post("/auth/refresh", None, json!({"refreshToken": bob["refreshToken"]})).await,
+        401,
+        "refresh_token_revoked",
+    );
 }
 
 #[tokio::test]
@@ -146,10 +260,19 @@ async fn docdb_headers_work_only_while_their_session_lives() {
 #[tokio::test]
 async fn sign_in_routes_are_rate_limited_per_address_with_the_error_body() {
     // One request a minute refills the burst: a loaded machine cannot refill it mid-test.
-    let settings = mock_server::settings::Settings { test_controls: true, auth_rate_per_min: 1, auth_rate_burst: 3, ..Default::default() };
+    let settings = mock_server::settings::Settings {
+        test_controls: true,
+        auth_rate_per_min: 1,
+        auth_rate_burst: 3,
+        ..Default::default()
+    };
     let s = common::spawn_with(settings).await;
     for _ in 0..3 {
-        assert_error(&s.post("/auth", None, json!({"username": "alice", "password": "wrong-pass"})).await, 401, "invalid_credentials");
+        assert_error(
+            &s.post("/auth", None, json!({"username": "alice", "password": "wrong-pass"})).await,
+            401,
+            "invalid_credentials",
+        );
     }
     let limited = s.post("/auth", None, json!({"username": "alice", "password": "alice-pass"})).await;
     assert_error(&limited, 429, "rate_limited");
@@ -167,7 +290,8 @@ async fn every_flag_cron_invalidation_and_user_change_is_audited_newest_first_an
     s.patch("/admin/rolling-db/flags/globex?force=true", Some(&admin), json!({"rollingDb": true})).await;
     s.run_cron(&keys, "rolling-db-rotate").await;
     s.post("/admin/invalidate-clients/initech", Some(&admin), json!({})).await;
-    s.post("/register-user", Some(&admin), json!({"username": "ivan", "password": "ivan-pass-1", "companyId": "acme"})).await;
+    s.post("/register-user", Some(&admin), json!({"username": "ivan", "password": "ivan-pass-1", "companyId": "acme"}))
+        .await;
     s.patch("/users/user-alice", Some(&admin), json!({"roles": ["manager"]})).await;
 
     assert_error(&s.get("/admin/audit", Some(&keys)).await, 403, "forbidden");
@@ -177,11 +301,23 @@ async fn every_flag_cron_invalidation_and_user_change_is_audited_newest_first_an
     // The rotate cut both rolling tenants over: one invalidation each, by the cron.
     assert_eq!(
         actions,
-        ["user.roles", "user.create", "clients.invalidate", "clients.invalidate", "clients.invalidate", "cron.run", "flags.force", "flags.change"],
+        [
+            "user.roles",
+            "user.create",
+            "clients.invalidate",
+            "clients.invalidate",
+            "clients.invalidate",
+            "cron.run",
+            "flags.force",
+            "flags.change"
+        ],
         "newest first: {all}"
     );
     let first = &all["entries"][7];
-    assert_eq!((first["actor"].clone(), first["detail"]["companyId"].clone(), first["detail"]["after"]["rollingDb"].clone()), (json!("user-keys"), json!("acme"), json!(true)));
+    assert_eq!(
+        (first["actor"].clone(), first["detail"]["companyId"].clone(), first["detail"]["after"]["rollingDb"].clone()),
+        (json!("user-keys"), json!("acme"), json!(true))
+    );
     assert!(first["at"].as_i64().is_some() && first.get("ip").is_some());
     assert_eq!(all["entries"][3]["actor"], "system:rolling-db-rotate", "the cutover invalidation names the cron");
 
@@ -199,7 +335,12 @@ async fn every_flag_cron_invalidation_and_user_change_is_audited_newest_first_an
 async fn session_prune_removes_expired_sessions_old_runs_and_long_unseen_devices() {
     let s = spawn().await;
     let admin = s.token("admin").await;
-    let names: Vec<String> = s.get("/admin/crons", Some(&admin)).await.body["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap().to_owned()).collect();
+    let names: Vec<String> = s.get("/admin/crons", Some(&admin)).await.body["crons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect();
     assert!(names.contains(&"session-prune".to_string()), "{names:?}");
     let alice = s.token("alice").await;
     s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await;
@@ -213,14 +354,23 @@ async fn session_prune_removes_expired_sessions_old_runs_and_long_unseen_devices
     assert_eq!(run["status"], "succeeded", "{run}");
     assert!(run["log"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains("device(s) unseen")), "{run}");
     assert_eq!(count("SELECT COUNT(*) FROM devices"), 0);
-    assert_eq!(count("SELECT COUNT(*) FROM refresh_tokens WHERE expires_at <= (SELECT MAX(created_at) FROM refresh_tokens)"), 0, "only the fresh admin session is left");
+    assert_eq!(
+        count("SELECT COUNT(*) FROM refresh_tokens WHERE expires_at <= (SELECT MAX(created_at) FROM refresh_tokens)"),
+        0,
+        "only the fresh admin session is left"
+    );
     assert_eq!(s.post("/auth/refresh", None, json!({"refreshToken": "gone"})).await.status, StatusCode::UNAUTHORIZED);
 }
 
 /// One request through the app as if it came from `peer` (the binary records connection info).
 async fn from_peer(app: axum::Router, peer: &str, method: &str, path: &str, body: Value) -> (StatusCode, Value) {
     use tower::ServiceExt;
-    let mut request = axum::http::Request::builder().method(method).uri(path).header("content-type", "application/json").body(axum::body::Body::from(body.to_string())).unwrap();
+    let mut request = axum::http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
     request.extensions_mut().insert(axum::extract::ConnectInfo(peer.parse::<std::net::SocketAddr>().unwrap()));
     let response = app.oneshot(request).await.unwrap();
     let status = StatusCode::from_u16(response.status().as_u16()).unwrap();
@@ -230,7 +380,12 @@ async fn from_peer(app: axum::Router, peer: &str, method: &str, path: &str, body
 
 #[tokio::test]
 async fn test_controls_answer_only_this_machine_and_the_rate_limit_counts_per_address() {
-    let settings = mock_server::settings::Settings { test_controls: true, auth_rate_burst: 2, auth_rate_per_min: 1, ..Default::default() };
+    let settings = mock_server::settings::Settings {
+        test_controls: true,
+        auth_rate_burst: 2,
+        auth_rate_per_min: 1,
+        ..Default::default()
+    };
     let state = mock_server::state::AppState::new(settings, Default::default()).unwrap();
     let app = mock_server::app(state);
     let (status, body) = from_peer(app.clone(), "192.0.2.10:5000", "POST", "/__mock/reset", json!({})).await;
@@ -239,11 +394,22 @@ async fn test_controls_answer_only_this_machine_and_the_rate_limit_counts_per_ad
 
     let login = json!({"username": "alice", "password": "wrong-pass"});
     for _ in 0..2 {
-        assert_eq!(from_peer(app.clone(), "192.0.2.10:5000", "POST", "/auth", login.clone()).await.0, StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            from_peer(app.clone(), "192.0.2.10:5000", "POST", "/auth", login.clone()).await.0,
+            StatusCode::UNAUTHORIZED
+        );
     }
     let (status, body) = from_peer(app.clone(), "192.0.2.10:5001", "POST", "/auth", login.clone()).await;
-    assert_eq!((status, body["error"].clone()), (StatusCode::TOO_MANY_REQUESTS, json!("rate_limited")), "the address, not the port, is counted");
-    assert_eq!(from_peer(app.clone(), "192.0.2.11:5000", "POST", "/auth", login).await.0, StatusCode::UNAUTHORIZED, "another address has its own budget");
+    assert_eq!(
+        (status, body["error"].clone()),
+        (StatusCode::TOO_MANY_REQUESTS, json!("rate_limited")),
+        "the address, not the port, is counted"
+    );
+    assert_eq!(
+        from_peer(app.clone(), "192.0.2.11:5000", "POST", "/auth", login).await.0,
+        StatusCode::UNAUTHORIZED,
+        "another address has its own budget"
+    );
 }
 
 #[tokio::test]
@@ -285,20 +451,39 @@ async fn every_action_of_the_permission_map_agrees_with_the_server_for_every_dem
             let sdk = PermissionMap::default().allows(action, &roles);
             let answer = match action {
                 p::ROLLING_DB_READ => s.get("/admin/rolling-db/cluster", Some(&token)).await,
-                p::ROLLING_DB_FLAGS => s.get(&format!("/admin/rolling-db/tenants/{company}/preflight"), Some(&token)).await,
+                p::ROLLING_DB_FLAGS => {
+                    s.get(&format!("/admin/rolling-db/tenants/{company}/preflight"), Some(&token)).await
+                }
                 // The state of a run (the list answers crons:run holders the names, state null).
                 p::CRONS_READ => s.get("/admin/crons/runs/run-none", Some(&token)).await,
                 p::CRONS_RUN => s.post("/admin/crons/session-prune/run", Some(&token), json!({})).await,
                 p::CLIENTS_INVALIDATE => s.post("/admin/invalidate-clients/initech", Some(&token), json!({})).await,
-                p::CATALOG_WRITE => s.call(reqwest::Method::PUT, &format!("/docdb/dev_{company}_main_core/walk-{user}"), Some(&token), Some(json!({"type": "note"}))).await,
+                p::CATALOG_WRITE => {
+                    s.call(
+                        reqwest::Method::PUT,
+                        &format!("/docdb/dev_{company}_main_core/walk-{user}"),
+                        Some(&token),
+                        Some(json!({"type": "note"})),
+                    )
+                    .await
+                }
                 // Re-warm is refused after its role check when the tenant has no CORE: initech has none.
-                p::ROLLING_DB_REWARM => s.post("/admin/rolling-db/tenants/initech/rewarm", Some(&token), json!({})).await,
+                p::ROLLING_DB_REWARM => {
+                    s.post("/admin/rolling-db/tenants/initech/rewarm", Some(&token), json!({})).await
+                }
                 // Refused after its role check (404) when the day is not held: none is.
-                p::ROLLING_DB_RELEASE => s.post(&format!("/admin/rolling-db/tenants/{company}/days/none/release"), Some(&token), json!({})).await,
+                p::ROLLING_DB_RELEASE => {
+                    s.post(&format!("/admin/rolling-db/tenants/{company}/days/none/release"), Some(&token), json!({}))
+                        .await
+                }
                 other => panic!("the walk has no request for {other}: add one"),
             };
             let server = answer.status != reqwest::StatusCode::FORBIDDEN;
-            assert_eq!(sdk, server, "{user} ({roles:?}) on {action}: hasPermission says {sdk}, the server answered {} {:?}", answer.status, answer.body);
+            assert_eq!(
+                sdk, server,
+                "{user} ({roles:?}) on {action}: hasPermission says {sdk}, the server answered {} {:?}",
+                answer.status, answer.body
+            );
         }
     }
 }
@@ -308,12 +493,26 @@ async fn request_headers_past_16_kib_are_answered_431_with_the_error_body() {
     let s = spawn().await;
     let token = s.token("alice").await;
     for (what, size) in [("a large cookie", 200 * 1024), ("just past the bound", 16 * 1024)] {
-        let a = s.client.get(format!("{}/users/me", s.base)).bearer_auth(&token).header("x-padding", "a".repeat(size)).send().await.unwrap();
+        let a = s
+            .client
+            .get(format!("{}/users/me", s.base))
+            .bearer_auth(&token)
+            .header("x-padding", "a".repeat(size))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(a.status().as_u16(), 431, "{what}");
         let body: Value = a.json().await.unwrap();
         assert_eq!(body["error"], "headers_too_large", "{what}: {body}");
     }
-    let fine = s.client.get(format!("{}/users/me", s.base)).bearer_auth(&token).header("x-padding", "a".repeat(8 * 1024)).send().await.unwrap();
+    let fine = s
+        .client
+        .get(format!("{}/users/me", s.base))
+        .bearer_auth(&token)
+        .header("x-padding", "a".repeat(8 * 1024))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(fine.status(), StatusCode::OK, "8 KiB of headers are served");
 }
 
@@ -323,7 +522,12 @@ async fn request_headers_past_16_kib_are_answered_431_with_the_error_body() {
 #[tokio::test]
 async fn failed_sign_ins_are_throttled_per_account_from_every_address() {
     // The per-address limit off: what is left is the account's own.
-    let settings = mock_server::settings::Settings { test_controls: true, auth_rate_per_min: 0, auth_account_lock_max_secs: 60, ..Default::default() };
+    let settings = mock_server::settings::Settings {
+        test_controls: true,
+        auth_rate_per_min: 0,
+        auth_account_lock_max_secs: 60,
+        ..Default::default()
+    };
     let state = mock_server::state::AppState::new(settings, Default::default()).unwrap();
     let app = mock_server::app(state.clone());
     let wrong = json!({"username": "alice", "password": "wrong-pass"});
@@ -345,34 +549,65 @@ async fn failed_sign_ins_are_throttled_per_account_from_every_address() {
 
     for i in 0..5 {
         let peer = format!("198.51.100.{i}:4000");
-        assert_eq!(from_peer(app.clone(), &peer, "POST", "/auth", wrong.clone()).await.0, StatusCode::UNAUTHORIZED, "free failure {i}");
+        assert_eq!(
+            from_peer(app.clone(), &peer, "POST", "/auth", wrong.clone()).await.0,
+            StatusCode::UNAUTHORIZED,
+            "free failure {i}"
+        );
     }
     // The fifth failure locked the account for a second: from any address, even the right password.
     let (status, body) = from_peer(app.clone(), "203.0.113.9:1", "POST", "/auth", right.clone()).await;
     assert_eq!((status, body["error"].clone()), (StatusCode::TOO_MANY_REQUESTS, json!("account_throttled")), "{body}");
     // Another account is not touched.
-    assert_eq!(from_peer(app.clone(), "203.0.113.9:1", "POST", "/auth", json!({"username": "bob", "password": "bob-pass"})).await.0, StatusCode::OK);
+    assert_eq!(
+        from_peer(app.clone(), "203.0.113.9:1", "POST", "/auth", json!({"username": "bob", "password": "bob-pass"}))
+            .await
+            .0,
+        StatusCode::OK
+    );
     // Her own device is never locked out.
     let own = json!({"username": "alice", "password": "alice-pass", "deviceInfo": {"id": device_id}});
     // (A failure from it first: the lock is still not applied to it.)
     assert_eq!(
-        from_peer(app.clone(), "192.0.2.1:1", "POST", "/auth", json!({"username": "alice", "password": "typo", "deviceInfo": {"id": device_id}})).await.0,
+        from_peer(
+            app.clone(),
+            "192.0.2.1:1",
+            "POST",
+            "/auth",
+            json!({"username": "alice", "password": "typo", "deviceInfo": {"id": device_id}})
+        )
+        .await
+        .0,
         StatusCode::UNAUTHORIZED
     );
     // The failures go on doubling the lock, bounded by AUTH_ACCOUNT_LOCK_MAX_SECS.
     let mut locks = Vec::new();
     for _ in 0..10 {
         state.clock.set_offset(state.clock.offset_ms() + 3_600_000 / 60);
-        assert_eq!(from_peer(app.clone(), "198.51.100.77:1", "POST", "/auth", wrong.clone()).await.0, StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            from_peer(app.clone(), "198.51.100.77:1", "POST", "/auth", wrong.clone()).await.0,
+            StatusCode::UNAUTHORIZED
+        );
     }
-    let audited = state.store.lock().unwrap().query_map("SELECT detail FROM audit_log WHERE action = 'account.throttled' ORDER BY id", [], |r| r.get::<_, String>(0)).unwrap();
+    let audited = state
+        .store
+        .lock()
+        .unwrap()
+        .query_map("SELECT detail FROM audit_log WHERE action = 'account.throttled' ORDER BY id", [], |r| {
+            r.get::<_, String>(0)
+        })
+        .unwrap();
     for detail in &audited {
         let detail: Value = serde_json::from_str(detail).unwrap();
         assert_eq!((detail["username"].as_str(), detail["companyId"].as_str()), (Some("alice"), Some("acme")));
         locks.push(detail["lockedForSecs"].as_u64().unwrap());
     }
     assert_eq!(locks, [1, 2, 4, 8, 16, 32, 60, 60, 60, 60, 60, 60], "every lock audited, doubling, bounded");
-    assert_eq!(from_peer(app.clone(), "192.0.2.1:1", "POST", "/auth", own).await.0, StatusCode::OK, "the user's own device signs in during a lock");
+    assert_eq!(
+        from_peer(app.clone(), "192.0.2.1:1", "POST", "/auth", own).await.0,
+        StatusCode::OK,
+        "the user's own device signs in during a lock"
+    );
     // The success forgot the failures: a wrong password from elsewhere is a free failure again.
     assert_eq!(from_peer(app.clone(), "198.51.100.77:1", "POST", "/auth", right.clone()).await.0, StatusCode::OK);
 }

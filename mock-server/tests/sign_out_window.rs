@@ -15,7 +15,8 @@ fn day(s: &Server) -> String {
 
 /// An order written with the session's `X-Docdb-*` headers, as a final push would.
 async fn push(s: &Server, headers: &Map<String, Value>, id: &str) -> Answer {
-    let mut req = s.client.put(format!("{}/docdb/{}/{id}", s.base, day(s))).json(&json!({"type": "order", "total": 12}));
+    let mut req =
+        s.client.put(format!("{}/docdb/{}/{id}", s.base, day(s))).json(&json!({"type": "order", "total": 12}));
     for (k, v) in headers {
         req = req.header(k, v.as_str().unwrap());
     }
@@ -30,7 +31,11 @@ async fn logged_in(s: &Server) -> (String, Value, Map<String, Value>) {
     // The day database exists once the tenant rolls (the rotate prewarms it).
     s.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true})).await;
     s.run_cron(&admin, "rolling-db-rotate").await;
-    (login["token"].as_str().unwrap().to_owned(), login["refreshToken"].clone(), login["docdbHeaders"]["Remote"].as_object().unwrap().clone())
+    (
+        login["token"].as_str().unwrap().to_owned(),
+        login["refreshToken"].clone(),
+        login["docdbHeaders"]["Remote"].as_object().unwrap().clone(),
+    )
 }
 
 #[tokio::test]
@@ -46,7 +51,10 @@ async fn the_final_push_goes_through_between_the_logout_and_its_completion() {
     let pushed = push(&s, &headers, "order-final").await;
     assert_eq!(pushed.status, StatusCode::OK, "{:?}", pushed.body);
     // ...until the sign-out completes.
-    assert_eq!(s.post("/auth/logout", Some(&token), json!({"deviceId": null, "complete": true})).await.status, StatusCode::OK);
+    assert_eq!(
+        s.post("/auth/logout", Some(&token), json!({"deviceId": null, "complete": true})).await.status,
+        StatusCode::OK
+    );
     assert_error(&push(&s, &headers, "order-late").await, 401, "session_ended");
     // Nothing reopens it: a logout with the ended session's token is harmless.
     assert_eq!(s.post("/auth/logout", Some(&token), json!({})).await.status, StatusCode::OK);
@@ -59,7 +67,8 @@ async fn the_final_push_goes_through_between_the_logout_and_its_completion() {
 
 #[tokio::test]
 async fn a_device_that_dies_mid_sign_out_keeps_its_headers_no_longer_than_the_window() {
-    let settings = mock_server::settings::Settings { test_controls: true, sign_out_grace_secs: 30, ..Default::default() };
+    let settings =
+        mock_server::settings::Settings { test_controls: true, sign_out_grace_secs: 30, ..Default::default() };
     let s = spawn_with(settings).await;
     let (token, _, headers) = logged_in(&s).await;
     s.post("/auth/logout", Some(&token), json!({})).await;
@@ -78,7 +87,10 @@ async fn a_password_change_ends_a_sign_out_window_at_once() {
     s.post("/auth/logout", Some(&token), json!({})).await;
     assert_eq!(push(&s, &headers, "order-1").await.status, StatusCode::OK);
     let admin = s.token("admin").await;
-    assert_eq!(s.patch("/users/user-alice", Some(&admin), json!({"password": "alice-new-pass"})).await.status, StatusCode::OK);
+    assert_eq!(
+        s.patch("/users/user-alice", Some(&admin), json!({"password": "alice-new-pass"})).await.status,
+        StatusCode::OK
+    );
     assert_error(&push(&s, &headers, "order-2").await, 401, "session_ended");
     // The embedded routes and the proxy answer the same way (one check for the headers).
     let a = s.call(Method::GET, &format!("/docdb/{}/_all_docs", day(&s)), None, None).await;

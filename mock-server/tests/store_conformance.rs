@@ -58,8 +58,15 @@ fn values_round_trip(store: &Store) {
             // Quotes and a placeholder-looking text inside a literal stay text.
             let text: String = c.query_row("SELECT 'it''s ?1' || ?1", ["!"], |r| r.get(0))?;
             assert_eq!(text, "it's ?1!");
-            assert_eq!(c.query_row("SELECT name FROM companies WHERE id = ?1", ["nobody"], |r| r.get::<_, String>(0)).optional()?, None);
-            assert!(matches!(c.query_row("SELECT name FROM companies WHERE id = ?1", ["acme"], |r| r.get::<_, i64>(0)), Err(Error::Type { column: 0, .. })));
+            assert_eq!(
+                c.query_row("SELECT name FROM companies WHERE id = ?1", ["nobody"], |r| r.get::<_, String>(0))
+                    .optional()?,
+                None
+            );
+            assert!(matches!(
+                c.query_row("SELECT name FROM companies WHERE id = ?1", ["acme"], |r| r.get::<_, i64>(0)),
+                Err(Error::Type { column: 0, .. })
+            ));
             Ok::<_, Error>(())
         })
         .unwrap();
@@ -81,9 +88,21 @@ fn tenants_split_by_their_rolling_flag(store: &Store) {
             for tenant in ["globex", "acme", "initech"] {
                 docdb::create(&docs, &format!("t_{tenant}_core"), tenant, Kind::Core, NOW)?;
             }
-            c.execute("INSERT INTO guard_reconciliations (company_id, diff, checked_at) VALUES ('globex', 3, ?1)", [NOW])?;
-            let listed: Vec<_> = flags::rolling_cores(c, 10)?.into_iter().map(|t| (t.company_id, t.core, t.reconciliation_diff)).collect();
-            assert_eq!(listed, [("acme".to_owned(), "t_acme_core".to_owned(), None), ("globex".to_owned(), "t_globex_core".to_owned(), Some(3))]);
+            c.execute(
+                "INSERT INTO guard_reconciliations (company_id, diff, checked_at) VALUES ('globex', 3, ?1)",
+                [NOW],
+            )?;
+            let listed: Vec<_> = flags::rolling_cores(c, 10)?
+                .into_iter()
+                .map(|t| (t.company_id, t.core, t.reconciliation_diff))
+                .collect();
+            assert_eq!(
+                listed,
+                [
+                    ("acme".to_owned(), "t_acme_core".to_owned(), None),
+                    ("globex".to_owned(), "t_globex_core".to_owned(), Some(3))
+                ]
+            );
             assert_eq!(flags::rolling_cores(c, 1)?.len(), 1);
             Ok::<_, mock_server::rolling::RollingError>(())
         })
@@ -117,7 +136,8 @@ fn transactions_land_whole_or_not_at_all(store: &Store) {
         Err(Error::NoRows)
     });
     assert!(failed.is_err());
-    let name: String = store.lock().unwrap().query_row("SELECT name FROM companies WHERE id = 'acme'", [], |r| r.get(0)).unwrap();
+    let name: String =
+        store.lock().unwrap().query_row("SELECT name FROM companies WHERE id = 'acme'", [], |r| r.get(0)).unwrap();
     assert_eq!(name, "Acme Corp", "rolled back");
     // A savepoint rolls back one step of a transaction and keeps the rest (the crons' tenants).
     store
@@ -131,7 +151,11 @@ fn transactions_land_whole_or_not_at_all(store: &Store) {
             Ok::<_, Error>(())
         })
         .unwrap();
-    let names: Vec<String> = store.lock().unwrap().query_map("SELECT name FROM companies WHERE id IN ('globex', 'initech') ORDER BY id", [], |r| r.get(0)).unwrap();
+    let names: Vec<String> = store
+        .lock()
+        .unwrap()
+        .query_map("SELECT name FROM companies WHERE id IN ('globex', 'initech') ORDER BY id", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(names, ["Kept", "Initech"]);
 }
 
@@ -163,10 +187,20 @@ fn the_audit_log_filters_and_pages(store: &Store) {
     store
         .transaction(|c: &Connection| {
             for (i, company) in ["acme", "globex", "acme"].iter().enumerate() {
-                audit::record(c, &Actor::system("test"), "flags.change", json!({"companyId": company, "n": i}), NOW + i as i64)?;
+                audit::record(
+                    c,
+                    &Actor::system("test"),
+                    "flags.change",
+                    json!({"companyId": company, "n": i}),
+                    NOW + i as i64,
+                )?;
             }
             let acme = audit::list(c, Some("acme"), None, 10)?;
-            assert_eq!(acme.iter().map(|e| e["detail"]["n"].as_i64().unwrap()).collect::<Vec<_>>(), [2, 0], "newest first");
+            assert_eq!(
+                acme.iter().map(|e| e["detail"]["n"].as_i64().unwrap()).collect::<Vec<_>>(),
+                [2, 0],
+                "newest first"
+            );
             let first = acme[0]["id"].as_i64().unwrap();
             assert_eq!(audit::list(c, Some("acme"), Some(first), 10)?.len(), 1, "older than the first");
             assert_eq!(audit::list(c, None, None, 2)?.len(), 2);
@@ -201,7 +235,9 @@ fn a_panic_inside_a_transaction_leaves_the_store_usable(store: &Store) {
     }));
     assert!(panicked.is_err());
     for _ in 0..2 {
-        let name: String = store.transaction(|c: &Connection| c.query_row("SELECT name FROM companies WHERE id = 'acme'", [], |r| r.get(0))).unwrap();
+        let name: String = store
+            .transaction(|c: &Connection| c.query_row("SELECT name FROM companies WHERE id = 'acme'", [], |r| r.get(0)))
+            .unwrap();
         assert_eq!(name, "Acme Corp", "rolled back, and the next transactions run");
     }
 }

@@ -13,7 +13,12 @@ use serde_json::json;
 const SECRET: &str = "0123456789abcdef-replicas";
 
 fn on(url: &str) -> Settings {
-    Settings { database_url: Some(url.to_owned()), jwt_secret: Some(SECRET.into()), test_controls: true, ..Settings::default() }
+    Settings {
+        database_url: Some(url.to_owned()),
+        jwt_secret: Some(SECRET.into()),
+        test_controls: true,
+        ..Settings::default()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -37,7 +42,10 @@ async fn the_server_runs_on_postgres_as_on_the_embedded_store() {
     assert_eq!(run["status"], "succeeded", "{run}");
     // The log read a page at a time, as the operator's console polls it.
     let log = run["log"].as_array().unwrap().clone();
-    let page = s.get(&format!("/admin/crons/runs/{}?logFrom=1&logLimit=1", run["runId"].as_str().unwrap()), Some(&admin)).await.body;
+    let page = s
+        .get(&format!("/admin/crons/runs/{}?logFrom=1&logLimit=1", run["runId"].as_str().unwrap()), Some(&admin))
+        .await
+        .body;
     assert_eq!((&page["log"], &page["logTotal"]), (&json!([log[1]]), &json!(log.len())), "{page}");
     let topology = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await;
     assert_eq!(topology.status, StatusCode::OK, "{:?}", topology.body);
@@ -45,7 +53,8 @@ async fn the_server_runs_on_postgres_as_on_the_embedded_store() {
     assert_eq!(fleet["tenants"][0]["coreExists"], true, "{fleet}");
     let audit = s.get("/admin/audit?companyId=acme&limit=5", Some(&admin)).await;
     assert_eq!(audit.status, StatusCode::OK, "{:?}", audit.body);
-    let actions: Vec<&str> = audit.body["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> =
+        audit.body["entries"].as_array().unwrap().iter().map(|e| e["action"].as_str().unwrap()).collect();
     assert!(actions.contains(&"flags.force"), "{actions:?}");
     let health = s.get("/health", None).await;
     assert_eq!(health.body, json!({"status": "ok", "db": true}));
@@ -89,12 +98,15 @@ async fn a_refresh_token_is_spent_once_whichever_replica_gets_it() {
 async fn a_database_behind_the_journal_is_refused_naming_what_is_missing() {
     let cluster = Cluster::start();
     let empty = cluster.database("empty");
-    let refused = mock_server::state::AppState::new(on(&empty), Default::default()).err().expect("an empty database is refused");
+    let refused =
+        mock_server::state::AppState::new(on(&empty), Default::default()).err().expect("an empty database is refused");
     let told = mock_server::causes::chain(&refused);
     assert!(told.contains("0000_create_companies") && told.contains("mock-server migrate"), "{told}");
     // Without JWT_SECRET a replica refuses to start: a secret per replica would split the fleet.
     let url = cluster.migrated("secretless");
-    let refused = mock_server::state::AppState::new(Settings { jwt_secret: None, ..on(&url) }, Default::default()).err().expect("no secret, no replica");
+    let refused = mock_server::state::AppState::new(Settings { jwt_secret: None, ..on(&url) }, Default::default())
+        .err()
+        .expect("no secret, no replica");
     assert!(mock_server::causes::chain(&refused).contains("JWT_SECRET"), "{refused}");
 }
 
@@ -105,7 +117,9 @@ async fn three_replicas_starting_together_seed_once() {
     let starts: Vec<_> = (0..3)
         .map(|_| {
             let url = url.clone();
-            tokio::task::spawn_blocking(move || mock_server::state::AppState::new(on(&url), Default::default()).map(|_| ()))
+            tokio::task::spawn_blocking(move || {
+                mock_server::state::AppState::new(on(&url), Default::default()).map(|_| ())
+            })
         })
         .collect();
     for s in starts {
@@ -199,7 +213,11 @@ async fn a_store_outage_answers_503_and_the_replicas_serve_again_without_a_resta
             if r.get("/users/me", Some(&token)).await.status == StatusCode::OK {
                 break;
             }
-            assert!(back.elapsed() < std::time::Duration::from_secs(5), "a replica still fails {:?} after the store returned", back.elapsed());
+            assert!(
+                back.elapsed() < std::time::Duration::from_secs(5),
+                "a replica still fails {:?} after the store returned",
+                back.elapsed()
+            );
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
     }
@@ -244,9 +262,16 @@ async fn a_session_ended_on_one_replica_is_refused_on_every_replica() {
     // A role taken away on one replica ends the operator's token on the others.
     let keys = replicas[2].token("keys").await;
     let admin = replicas[0].token("admin").await;
-    assert_eq!(replicas[1].patch("/users/user-keys", Some(&admin), json!({"roles": ["cashier"]})).await.status, StatusCode::OK);
+    assert_eq!(
+        replicas[1].patch("/users/user-keys", Some(&admin), json!({"roles": ["cashier"]})).await.status,
+        StatusCode::OK
+    );
     refused_after(&replicas[2], &keys).await;
-    assert_error(&replicas[0].patch("/admin/rolling-db/flags/globex", Some(&keys), json!({"rollingDb": false})).await, 401, "session_ended");
+    assert_error(
+        &replicas[0].patch("/admin/rolling-db/flags/globex", Some(&keys), json!({"rollingDb": false})).await,
+        401,
+        "session_ended",
+    );
     // A replica that starts later learns every ended session from the store.
     let late = spawn_with(on(&url)).await;
     assert_error(&late.get("/users/me", Some(&alice)).await, 401, "session_ended");
@@ -260,8 +285,16 @@ async fn a_session_ended_on_one_replica_is_refused_on_every_replica() {
 async fn replicas_share_their_backup_directory_or_take_no_backup() {
     let cluster = Cluster::start();
     let url = cluster.migrated("shared_backups");
-    let (shared, own) = (std::env::temp_dir().join(mock_server::auth::secrets::random_id("shared")), std::env::temp_dir().join(mock_server::auth::secrets::random_id("own")));
-    let with = |dir: &std::path::PathBuf| Settings { backup_dir: Some(dir.clone()), drop_green_days: 0, conflicts_enabled: true, ..on(&url) };
+    let (shared, own) = (
+        std::env::temp_dir().join(mock_server::auth::secrets::random_id("shared")),
+        std::env::temp_dir().join(mock_server::auth::secrets::random_id("own")),
+    );
+    let with = |dir: &std::path::PathBuf| Settings {
+        backup_dir: Some(dir.clone()),
+        drop_green_days: 0,
+        conflicts_enabled: true,
+        ..on(&url)
+    };
     let first = spawn_with(with(&shared)).await;
     let sharing = spawn_with(with(&shared)).await;
     let apart = spawn_with(with(&own)).await;
@@ -272,7 +305,13 @@ async fn replicas_share_their_backup_directory_or_take_no_backup() {
     assert!(health["backups"].as_str().is_some_and(|w| w.contains("BACKUP_DIR") && w.contains("shared")), "{health}");
 
     let admin = first.token("admin").await;
-    first.patch("/admin/rolling-db/flags/acme?force=true", Some(&admin), json!({"rollingDb": true, "rollingDbDrop": true})).await;
+    first
+        .patch(
+            "/admin/rolling-db/flags/acme?force=true",
+            Some(&admin),
+            json!({"rollingDb": true, "rollingDbDrop": true}),
+        )
+        .await;
     first.run_cron(&admin, "rolling-db-rotate").await;
     for cron in ["rolling-db-backup", "rolling-db-drop-eval"] {
         let run = apart.run_cron(&admin, cron).await;
@@ -313,7 +352,14 @@ async fn a_database_migrated_through_the_former_0017_keeps_working() {
     s.run_cron(&admin, "rolling-db-rotate").await;
     let day = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
     let alice = s.token("alice").await;
-    let put = s.call(reqwest::Method::PUT, &format!("/docdb/{day}/order-1"), Some(&alice), Some(json!({"type": "order", "status": "paid", "totalCents": 400}))).await;
+    let put = s
+        .call(
+            reqwest::Method::PUT,
+            &format!("/docdb/{day}/order-1"),
+            Some(&alice),
+            Some(json!({"type": "order", "status": "paid", "totalCents": 400})),
+        )
+        .await;
     assert_eq!(put.status, StatusCode::OK, "{:?}", put.body);
     s.advance_days(1.0).await;
     let admin = s.token("admin").await;

@@ -9,7 +9,9 @@ use crate::protocol::routes::*;
 
 /// An id usable as one path segment.
 pub fn segment(what: &str, id: &str) -> Result<String, String> {
-    let plain = !id.is_empty() && id.len() <= 200 && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-'));
+    let plain = !id.is_empty()
+        && id.len() <= 200
+        && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-'));
     if plain {
         Ok(id.to_owned())
     } else {
@@ -80,15 +82,19 @@ impl Management {
             Management::GetDevices => to(DEVICES, &[], None),
             Management::GetCompanies => to(COMPANIES, &[], None),
             Management::GetCompany(id) => to(COMPANY, &[&segment("companyId", id)?], None),
-            Management::UpdateCompany(id, changes) => to(UPDATE_COMPANY, &[&segment("companyId", id)?], Some(changes.clone())),
+            Management::UpdateCompany(id, changes) => {
+                to(UPDATE_COMPANY, &[&segment("companyId", id)?], Some(changes.clone()))
+            }
             Management::DeleteCompany(id) => to(DELETE_COMPANY, &[&segment("companyId", id)?], None),
             Management::UpdateUser(id, changes) => to(UPDATE_USER, &[&segment("userId", id)?], Some(changes.clone())),
             Management::DeleteUser(id) => to(DELETE_USER, &[&segment("userId", id)?], None),
             Management::ListUsers => to(USERS, &[], None),
             Management::GetMyUser => to(ME, &[], None),
-            Management::UpdatePaymentReference { company_id, sale_id, data } => {
-                to(PAYMENT_REFERENCE, &[&segment("companyId", company_id)?, &segment("saleId", sale_id)?], Some(data.clone()))
-            }
+            Management::UpdatePaymentReference { company_id, sale_id, data } => to(
+                PAYMENT_REFERENCE,
+                &[&segment("companyId", company_id)?, &segment("saleId", sale_id)?],
+                Some(data.clone()),
+            ),
         })
     }
 }
@@ -194,11 +200,19 @@ mod tests {
 
     #[test]
     fn routes_are_the_wire_routes() {
-        let r = Management::UpdatePaymentReference { company_id: "acme".into(), sale_id: "acme-sale-1".into(), data: json!({"reference": "X"}) }.route().unwrap();
+        let r = Management::UpdatePaymentReference {
+            company_id: "acme".into(),
+            sale_id: "acme-sale-1".into(),
+            data: json!({"reference": "X"}),
+        }
+        .route()
+        .unwrap();
         assert_eq!((r.method, r.path.as_str()), (Method::Patch, "/companies/acme/sales/acme-sale-1/payment-reference"));
         assert_eq!(Management::GetMyUser.route().unwrap().path, "/users/me");
         assert_eq!(Management::DeleteDevice("dev-1".into()).route().unwrap().method, Method::Delete);
-        let f = Admin::SetFlags { company_id: "acme".into(), flags: json!({"rollingDb": true}), force: true }.route().unwrap();
+        let f = Admin::SetFlags { company_id: "acme".into(), flags: json!({"rollingDb": true}), force: true }
+            .route()
+            .unwrap();
         assert_eq!((f.method, f.path.as_str()), (Method::Patch, "/admin/rolling-db/flags/acme?force=true"));
         let audit = Admin::Audit { company_id: Some("acme".into()), before: Some(9), limit: Some(5) };
         assert_eq!(audit.route().unwrap().path, "/admin/audit?companyId=acme&before=9&limit=5");

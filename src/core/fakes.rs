@@ -55,7 +55,8 @@ pub struct LaggingStorage {
 impl LaggingStorage {
     /// `n` views of one storage.
     pub fn views(n: usize, lag: u32) -> Vec<Rc<LaggingStorage>> {
-        let views: Vec<Rc<LaggingStorage>> = (0..n).map(|_| Rc::new(LaggingStorage { lag, ..LaggingStorage::default() })).collect();
+        let views: Vec<Rc<LaggingStorage>> =
+            (0..n).map(|_| Rc::new(LaggingStorage { lag, ..LaggingStorage::default() })).collect();
         for view in &views {
             *view.peers.borrow_mut() = views.iter().filter(|v| !Rc::ptr_eq(v, view)).map(Rc::downgrade).collect();
         }
@@ -183,7 +184,10 @@ pub struct FakeTransport {
 }
 
 impl FakeTransport {
-    pub fn new(log: EventLog, responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, TransportError> + 'static) -> FakeTransport {
+    pub fn new(
+        log: EventLog,
+        responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, TransportError> + 'static,
+    ) -> FakeTransport {
         FakeTransport { requests: RefCell::default(), responder: RefCell::new(Box::new(responder)), log, latency: 3 }
     }
 }
@@ -191,7 +195,12 @@ impl FakeTransport {
 impl FakeTransport {
     /// The path of each request, without scheme and host.
     pub fn paths(&self) -> Vec<String> {
-        let path = |url: &str| url.split_once("//").and_then(|(_, rest)| rest.split_once('/')).map(|(_, p)| format!("/{p}")).unwrap_or_default();
+        let path = |url: &str| {
+            url.split_once("//")
+                .and_then(|(_, rest)| rest.split_once('/'))
+                .map(|(_, p)| format!("/{p}"))
+                .unwrap_or_default()
+        };
         self.requests.borrow().iter().map(|r| path(&r.url)).collect()
     }
 }
@@ -259,7 +268,9 @@ impl LocalDatabases for FakeLocalDatabases {
         for (name, target) in self.targets.borrow().iter().filter(|(n, _)| tracked.contains(n)) {
             let mut pending = self.pending.borrow_mut();
             let left = pending.get(name).copied().unwrap_or(0);
-            let url = to.as_ref().and_then(|t| Some([t.docdb.as_str(), target.as_deref().or(t.dynamic_db.as_deref())?].concat()));
+            let url = to
+                .as_ref()
+                .and_then(|t| Some([t.docdb.as_str(), target.as_deref().or(t.dynamic_db.as_deref())?].concat()));
             let mut taken = false;
             if let Some(url) = url {
                 if let Some(log) = &self.log {

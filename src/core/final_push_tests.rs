@@ -52,7 +52,8 @@ fn harness() -> H {
     let (online, refuse_refresh) = (Rc::new(Cell::new(true)), Rc::new(Cell::new(false)));
     let logins = Cell::new(0);
     let moved_to = Rc::new(RefCell::new(None));
-    let (up, refuse, ended, live, moved) = (online.clone(), refuse_refresh.clone(), dbs.clone(), Rc::new(RefCell::new(String::new())), moved_to.clone());
+    let (up, refuse, ended, live, moved) =
+        (online.clone(), refuse_refresh.clone(), dbs.clone(), Rc::new(RefCell::new(String::new())), moved_to.clone());
     let user_now = Rc::new(RefCell::new(String::new()));
     let transport = Rc::new(FakeTransport::new(log.clone(), move |req: &HttpRequest| {
         if !up.get() {
@@ -78,7 +79,10 @@ fn harness() -> H {
             }
             "/auth/refresh" if refuse.get() => {
                 ended.refused.borrow_mut().insert(live.borrow().clone());
-                Ok(HttpResponse { status: 401, body: json!({"error": "session_ended", "message": "ended"}).to_string() })
+                Ok(HttpResponse {
+                    status: 401,
+                    body: json!({"error": "session_ended", "message": "ended"}).to_string(),
+                })
             }
             "/auth/refresh" => {
                 let user = user_now.borrow().clone();
@@ -170,7 +174,13 @@ fn logout_offline_reports_what_stays_unpushed_on_the_device_and_the_next_login_p
     assert!(h.destroyed().is_empty() && !h.session.check_if_logged_in());
     h.online.set(true);
     assert!(block_on(h.session.login("alice", "pw")).is_success());
-    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-1", "push orders -> http://server.test/docdb/acme_day alice-2"]);
+    assert_eq!(
+        h.pushes(),
+        vec![
+            "push orders -> http://server.test/docdb/acme_day alice-1",
+            "push orders -> http://server.test/docdb/acme_day alice-2"
+        ]
+    );
     assert_eq!(h.last_event(), json!({"reason": "login", "headers": "new", "pushed": {"orders": 3}, "unpushed": {}}));
     assert_eq!(h.destroyed(), vec!["orders"]);
 }
@@ -182,7 +192,10 @@ fn a_login_of_the_same_tenant_pushes_with_the_new_sessions_headers_then_destroys
         h.working("alice", 2);
         assert!(block_on(h.session.login(user, "pw")).is_success());
         assert_eq!(h.pushes(), vec![format!("push orders -> http://server.test/docdb/acme_day {user}-2")]);
-        assert_eq!(h.last_event(), json!({"reason": "login", "headers": "new", "pushed": {"orders": 2}, "unpushed": {}}));
+        assert_eq!(
+            h.last_event(),
+            json!({"reason": "login", "headers": "new", "pushed": {"orders": 2}, "unpushed": {}})
+        );
         assert_eq!(h.destroyed(), vec!["orders"]);
         assert!(h.reporter.messages().is_empty(), "{:?}", h.reporter.messages());
     }
@@ -194,7 +207,11 @@ fn a_rejected_refresh_then_a_login_of_the_same_tenant_still_pushes_the_work() {
     h.working("alice", 4);
     h.refuse_refresh.set(true);
     assert!(!block_on(h.session.refresh_authentication()));
-    assert_eq!(h.last_event(), json!({"reason": "refresh-rejected"}), "no headers left to push with: nothing tried, nothing destroyed");
+    assert_eq!(
+        h.last_event(),
+        json!({"reason": "refresh-rejected"}),
+        "no headers left to push with: nothing tried, nothing destroyed"
+    );
     assert!(h.destroyed().is_empty() && !h.session.check_if_logged_in());
     h.refuse_refresh.set(false);
     assert!(block_on(h.session.login("bob", "pw")).is_success());
@@ -208,8 +225,15 @@ fn a_login_of_another_tenant_pushes_with_the_previous_sessions_own_headers() {
     let h = harness();
     h.working("alice", 2);
     assert!(block_on(h.session.login("carol", "pw")).is_success());
-    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-1"], "never carol's headers, never globex's database");
-    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "previous", "pushed": {"orders": 2}, "unpushed": {}}));
+    assert_eq!(
+        h.pushes(),
+        vec!["push orders -> http://server.test/docdb/acme_day alice-1"],
+        "never carol's headers, never globex's database"
+    );
+    assert_eq!(
+        h.last_event(),
+        json!({"reason": "login", "headers": "previous", "pushed": {"orders": 2}, "unpushed": {}})
+    );
     assert_eq!(h.destroyed(), vec!["orders"]);
     assert_eq!(h.session.local_data_owner(Owner::Company), None, "nothing tracked, nobody's data");
 }
@@ -223,9 +247,19 @@ fn a_login_of_another_tenant_after_the_session_ended_destroys_the_work_counted_a
     h.refuse_refresh.set(false);
     assert!(block_on(h.session.login("carol", "pw")).is_success());
     assert!(h.pushes().is_empty(), "carol's headers are never lent to acme's data: {:?}", h.pushes());
-    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "previous", "pushed": {}, "unpushed": {"orders": 5}}));
+    assert_eq!(
+        h.last_event(),
+        json!({"reason": "login", "headers": "previous", "pushed": {}, "unpushed": {"orders": 5}})
+    );
     assert_eq!(h.destroyed(), vec!["orders"]);
-    assert!(h.reporter.messages().iter().any(|m| m == "session-broker: 5 document(s) of \"orders\" could not be pushed and were destroyed"), "{:?}", h.reporter.messages());
+    assert!(
+        h.reporter
+            .messages()
+            .iter()
+            .any(|m| m == "session-broker: 5 document(s) of \"orders\" could not be pushed and were destroyed"),
+        "{:?}",
+        h.reporter.messages()
+    );
 }
 
 #[test]
@@ -234,10 +268,21 @@ fn a_company_change_pushes_with_the_previous_companys_headers() {
     h.working("alice", 1);
     *h.moved_to.borrow_mut() = Some("globex");
     assert!(block_on(h.session.refresh_authentication()));
-    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-1"], "acme's work with acme's headers");
-    assert_eq!(h.last_event(), json!({"reason": "company-change", "headers": "previous", "pushed": {"orders": 1}, "unpushed": {}}));
+    assert_eq!(
+        h.pushes(),
+        vec!["push orders -> http://server.test/docdb/acme_day alice-1"],
+        "acme's work with acme's headers"
+    );
+    assert_eq!(
+        h.last_event(),
+        json!({"reason": "company-change", "headers": "previous", "pushed": {"orders": 1}, "unpushed": {}})
+    );
     assert_eq!(h.destroyed(), vec!["orders"]);
-    assert_eq!(h.session.docdb_headers(HeaderKind::Remote).unwrap()["X-Docdb-Token"], "alice-globex", "the new company's, after the cleanup");
+    assert_eq!(
+        h.session.docdb_headers(HeaderKind::Remote).unwrap()["X-Docdb-Token"],
+        "alice-globex",
+        "the new company's, after the cleanup"
+    );
     assert_eq!(h.session.local_data_owner(Owner::Company), None);
 }
 
@@ -260,7 +305,10 @@ fn destroy_all_local_databases_pushes_first_and_reports_both() {
     h.working("alice", 2);
     h.session.track_local_database("by-name").unwrap();
     let report = block_on(h.session.destroy_all_local_databases());
-    assert_eq!(report.to_value(), json!({"destroyed": ["orders", "by-name"], "failed": [], "pushed": {"orders": 2}, "unpushed": {}}));
+    assert_eq!(
+        report.to_value(),
+        json!({"destroyed": ["orders", "by-name"], "failed": [], "pushed": {"orders": 2}, "unpushed": {}})
+    );
     assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-1"]);
 }
 

@@ -65,10 +65,19 @@ impl HookList {
         for handler in snapshot {
             match select(handler(payload), ctx.clock.sleep(ctx.timeout_ms)).await {
                 Either::Left((Ok(()), _)) => {}
-                Either::Left((Err(e), _)) => ctx.reporter.error(&["session-broker: a ", self.name, " handler failed: ", &e].concat()),
-                Either::Right(_) => ctx
-                    .reporter
-                    .error(&["session-broker: a ", self.name, " handler did not settle within ", &ctx.timeout_ms.to_string(), " ms (hookTimeoutMs); going on without it"].concat()),
+                Either::Left((Err(e), _)) => {
+                    ctx.reporter.error(&["session-broker: a ", self.name, " handler failed: ", &e].concat())
+                }
+                Either::Right(_) => ctx.reporter.error(
+                    &[
+                        "session-broker: a ",
+                        self.name,
+                        " handler did not settle within ",
+                        &ctx.timeout_ms.to_string(),
+                        " ms (hookTimeoutMs); going on without it",
+                    ]
+                    .concat(),
+                ),
             }
         }
     }
@@ -132,7 +141,11 @@ pub struct Hooks {
 
 impl Default for Hooks {
     fn default() -> Self {
-        Hooks { login: HookList::new("onLogin"), token_refresh: HookList::new("onTokenRefresh"), sign_out: HookList::new("onSignOut") }
+        Hooks {
+            login: HookList::new("onLogin"),
+            token_refresh: HookList::new("onTokenRefresh"),
+            sign_out: HookList::new("onSignOut"),
+        }
     }
 }
 
@@ -206,6 +219,9 @@ mod tests {
         assert_eq!(sign_out_event(SignOutReason::CompanyChange), json!({"reason": "company-change"}));
         assert_eq!(sign_out_event(SignOutReason::RefreshRejected), json!({"reason": "refresh-rejected"}));
         assert_eq!(cleanup_sign_out_event(SignOutReason::Login, true), json!({"reason": "login", "headers": "new"}));
-        assert_eq!(token_refresh_event(json!({}), vec!["a".into()], true), json!({"user": {}, "roles": ["a"], "companyChanged": true}));
+        assert_eq!(
+            token_refresh_event(json!({}), vec!["a".into()], true),
+            json!({"user": {}, "roles": ["a"], "companyChanged": true})
+        );
     }
 }

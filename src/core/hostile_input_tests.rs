@@ -69,8 +69,20 @@ fn session(storage: Rc<MemoryStorage>, answer: String) -> Session {
 
 /// Every read of the session, for values that must merely not panic.
 fn read_everything(s: &Session) {
-    let _ = (s.is_token_expired(), s.is_about_to_expire(), s.check_if_logged_in(), s.current_user(), s.current_roles(), s.current_company());
-    let _ = (s.refresh_token(), s.docdb_headers(keys::HeaderKind::Remote), s.docdb_headers(keys::HeaderKind::Local), s.tracked_local_databases());
+    let _ = (
+        s.is_token_expired(),
+        s.is_about_to_expire(),
+        s.check_if_logged_in(),
+        s.current_user(),
+        s.current_roles(),
+        s.current_company(),
+    );
+    let _ = (
+        s.refresh_token(),
+        s.docdb_headers(keys::HeaderKind::Remote),
+        s.docdb_headers(keys::HeaderKind::Local),
+        s.tracked_local_databases(),
+    );
     let _ = (s.last_invalidation(), s.device_id(), s.auto_refresh_delay(), s.allows("crons:run"));
 }
 

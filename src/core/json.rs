@@ -64,7 +64,10 @@ mod tests {
         assert_eq!(string_list(&v["l"]), Some(vec!["a".into(), "b".into()]));
         assert_eq!(string_list(&v["m"]), None);
         assert_eq!(parse("{"), None);
-        assert_eq!(object([("a", "x".into()), ("n", 3.into()), ("l", vec!["a", "b"].into())]), json!({"a": "x", "n": 3, "l": ["a", "b"]}));
+        assert_eq!(
+            object([("a", "x".into()), ("n", 3.into()), ("l", vec!["a", "b"].into())]),
+            json!({"a": "x", "n": 3, "l": ["a", "b"]})
+        );
         assert_eq!(stringify(&json!({"b": 1, "a": [true, null]})), r#"{"a":[true,null],"b":1}"#);
     }
 }

@@ -181,7 +181,17 @@ mod tests {
 
     #[test]
     fn every_key_shares_the_prefix_except_the_header_sets() {
-        for k in [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, DEVICE_ID, LOCAL_DATABASES, LOCAL_DATA_OWNER, LAST_INVALIDATION, REFRESH_LOCK] {
+        for k in [
+            AUTH,
+            REFRESH,
+            EXPIRES_AT_AUTH,
+            EXPIRES_AT_REFRESH,
+            DEVICE_ID,
+            LOCAL_DATABASES,
+            LOCAL_DATA_OWNER,
+            LAST_INVALIDATION,
+            REFRESH_LOCK,
+        ] {
             assert!(k.starts_with(TOKEN_PREFIX));
         }
     }

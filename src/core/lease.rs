@@ -49,7 +49,9 @@ fn holder(raw: Option<&str>) -> Option<(&str, i64)> {
 impl StorageLease {
     fn write(&self, lease_ms: u32) -> Result<(), LockError> {
         let until = self.clock.now_ms().saturating_add(i64::from(lease_ms));
-        self.storage.set(REFRESH_LOCK, &[self.owner.as_str(), " ", &until.to_string()].concat()).map_err(LockError::Unavailable)
+        self.storage
+            .set(REFRESH_LOCK, &[self.owner.as_str(), " ", &until.to_string()].concat())
+            .map_err(LockError::Unavailable)
     }
 
     fn guard(&self) -> Box<dyn LockGuard> {
@@ -67,7 +69,8 @@ impl RefreshLock for StorageLease {
         Box::pin(async move {
             // Counted rather than timed, so a clock that stands still cannot wait forever.
             for _ in 0..=(wait_ms / (RETRY_MS + CONFIRM_MS)) {
-                let free = holder(me.storage.get(REFRESH_LOCK).as_deref()).is_none_or(|(_, until)| until <= me.clock.now_ms());
+                let free =
+                    holder(me.storage.get(REFRESH_LOCK).as_deref()).is_none_or(|(_, until)| until <= me.clock.now_ms());
                 if free {
                     me.write(wait_ms)?;
                     me.clock.sleep(CONFIRM_MS).await;

@@ -51,7 +51,9 @@ impl PermissionMap {
         let holds = |allowed: &str| roles.iter().any(|r| r == allowed);
         match self.overrides.iter().rev().find(|(a, _)| a == action) {
             Some((_, allowed)) => allowed.iter().any(|a| holds(a)),
-            None => DEFAULTS.iter().find(|(a, _)| *a == action).is_some_and(|(_, allowed)| allowed.iter().any(|a| holds(a))),
+            None => {
+                DEFAULTS.iter().find(|(a, _)| *a == action).is_some_and(|(_, allowed)| allowed.iter().any(|a| holds(a)))
+            }
         }
     }
 }
@@ -86,7 +88,10 @@ mod tests {
 
     #[test]
     fn overrides_merge_over_defaults() {
-        let m = PermissionMap::with_overrides(vec![("orders:void".to_string(), roles(&["manager"])), ("crons:read".to_string(), roles(&["auditor"]))]);
+        let m = PermissionMap::with_overrides(vec![
+            ("orders:void".to_string(), roles(&["manager"])),
+            ("crons:read".to_string(), roles(&["auditor"])),
+        ]);
         assert!(m.allows("orders:void", &roles(&["manager"])));
         assert!(m.allows("crons:read", &roles(&["auditor"])));
         assert!(m.allows("rollingDb:flags", &roles(&["key_manager"])), "untouched default kept");

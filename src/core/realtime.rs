@@ -97,7 +97,8 @@ fn read_frame(text: &str) -> Option<ServerFrame> {
 
 /// The `sdk:init` frame's text.
 pub fn init_frame(token: &str, device_id: Option<String>, last_invalidation: Option<i64>) -> String {
-    let init = SdkInit { token: token.to_owned(), device_id, sdk_version: Some(SDK_VERSION.to_owned()), last_invalidation };
+    let init =
+        SdkInit { token: token.to_owned(), device_id, sdk_version: Some(SDK_VERSION.to_owned()), last_invalidation };
     json::stringify(&ClientFrame::SdkInit(init).to_json())
 }
 
@@ -147,7 +148,9 @@ impl SyncFailure {
     pub fn message(&self) -> String {
         match self {
             SyncFailure::NotSignedIn => "no session: log in before connecting".into(),
-            SyncFailure::Refused { code, message } => ["the realtime server refused the session (", code, "): ", message].concat(),
+            SyncFailure::Refused { code, message } => {
+                ["the realtime server refused the session (", code, "): ", message].concat()
+            }
             SyncFailure::Closed => "the realtime session was closed before it was ready".into(),
         }
     }
@@ -297,7 +300,11 @@ impl SyncSession {
     }
 
     async fn emit_error(&self, code: &str, message: &str) {
-        self.0.events.error.run(&json::object([("code", code.into()), ("message", message.into())]), self.0.session.hook_context()).await;
+        self.0
+            .events
+            .error
+            .run(&json::object([("code", code.into()), ("message", message.into())]), self.0.session.hook_context())
+            .await;
     }
 
     /// Resolves at the first `ready`; starts the session when it is not running.
@@ -356,7 +363,11 @@ impl SyncSession {
                     }
                     self.set_state(SyncState::Connecting).await;
                     if is_refusal(code) {
-                        self.stop_refused(SyncFailure::Refused { code: "closed".into(), message: ["closed by the server with ", &code.to_string()].concat() }).await;
+                        self.stop_refused(SyncFailure::Refused {
+                            code: "closed".into(),
+                            message: ["closed by the server with ", &code.to_string()].concat(),
+                        })
+                        .await;
                         return;
                     }
                 }
@@ -386,7 +397,11 @@ impl SyncSession {
             return Attempt::Refused(SyncFailure::NotSignedIn);
         }
         let Some(token) = session.get_token().await else {
-            return if session.check_if_logged_in() { Attempt::Transient("the token could not be refreshed".into()) } else { Attempt::Refused(SyncFailure::NotSignedIn) };
+            return if session.check_if_logged_in() {
+                Attempt::Transient("the token could not be refreshed".into())
+            } else {
+                Attempt::Refused(SyncFailure::NotSignedIn)
+            };
         };
         if session.device_id().is_none() {
             // Best effort: the handshake works without a device id, it just records nothing.
@@ -420,9 +435,14 @@ impl SyncSession {
                     Some(ServerFrame::Pong(_)) | None => {}
                 },
                 Incoming::Closed(code) if is_refusal(code) => {
-                    return Attempt::Refused(SyncFailure::Refused { code: "closed".into(), message: ["closed by the server with ", &code.to_string()].concat() })
+                    return Attempt::Refused(SyncFailure::Refused {
+                        code: "closed".into(),
+                        message: ["closed by the server with ", &code.to_string()].concat(),
+                    })
                 }
-                Incoming::Closed(code) => return Attempt::Transient(["closed during the handshake (", &code.to_string(), ")"].concat()),
+                Incoming::Closed(code) => {
+                    return Attempt::Transient(["closed during the handshake (", &code.to_string(), ")"].concat())
+                }
             }
         }
     }
@@ -475,7 +495,8 @@ impl SyncSession {
 
     async fn bootstrap(&self, ready: &Ready) -> Result<(), String> {
         let database = ready.database.as_str();
-        let result = self.0.session.call(BOOTSTRAP.method, &[BOOTSTRAP.path, "?database=", database].concat(), None).await;
+        let result =
+            self.0.session.call(BOOTSTRAP.method, &[BOOTSTRAP.path, "?database=", database].concat(), None).await;
         let data = match (result.success, result.data) {
             (true, Some(data)) => data,
             _ => return Err(["bootstrap failed: ", &result.error.unwrap_or_default()].concat()),
@@ -485,13 +506,27 @@ impl SyncSession {
         // a server must not make the SDK track (and later delete) an app's own database.
         let static_db = ready.static_db.as_str();
         if db != static_db {
-            return Err(["the bootstrap answer names database \"", &db, "\", not the static database \"", static_db, "\" that ready announced; refused"].concat());
+            return Err([
+                "the bootstrap answer names database \"",
+                &db,
+                "\", not the static database \"",
+                static_db,
+                "\" that ready announced; refused",
+            ]
+            .concat());
         }
         let docs = data.get("docs").and_then(Value::as_array).cloned().unwrap_or_default();
         let count = docs.len();
         (self.0.ports.catalog_write)(&db, docs).await?;
         self.0.session.track_local_database(&db).map_err(|e| e.to_string())?;
-        self.0.events.bootstrapped.run(&json::object([("database", database.into()), ("db", db.into()), ("docCount", count.into())]), self.0.session.hook_context()).await;
+        self.0
+            .events
+            .bootstrapped
+            .run(
+                &json::object([("database", database.into()), ("db", db.into()), ("docCount", count.into())]),
+                self.0.session.hook_context(),
+            )
+            .await;
         Ok(())
     }
 }

@@ -130,7 +130,9 @@ fn world() -> World {
         connect: Rc::new(move |_url: &str| {
             c.set(c.get() + 1);
             let next = s.borrow_mut().pop_front();
-            Box::pin(async move { next.map(|f| Rc::new(SocketHandle(f)) as Rc<dyn Socket>).ok_or_else(|| "refused".to_string()) })
+            Box::pin(async move {
+                next.map(|f| Rc::new(SocketHandle(f)) as Rc<dyn Socket>).ok_or_else(|| "refused".to_string())
+            })
         }),
         catalog_exists: Rc::new(move |name: &str| {
             let found = cat.borrow().iter().any(|c| c == name);
@@ -241,7 +243,11 @@ fn an_invalidation_pushes_the_devices_writes_to_the_routed_day_database_before_d
     first.text(json!({"type": "ready", "payload": {"companyId": "acme", "database": "legacy", "staticDb": "dev_acme_main_catalog", "dynamicDb": "dev_acme_main_20260101"}}));
     let sync = w.sync.clone();
     w.pool.run_until(async move { sync.connect().await }).unwrap();
-    assert_eq!(w.session.local_data_owner(Owner::DynamicDb).as_deref(), Some("dev_acme_main_20260101"), "recorded at ready");
+    assert_eq!(
+        w.session.local_data_owner(Owner::DynamicDb).as_deref(),
+        Some("dev_acme_main_20260101"),
+        "recorded at ready"
+    );
     w.session.track_local_database("orders").unwrap();
     w.dbs.targets.borrow_mut().insert("orders".into(), None);
     w.dbs.pending.borrow_mut().insert("orders".into(), 3);
@@ -251,7 +257,10 @@ fn an_invalidation_pushes_the_devices_writes_to_the_routed_day_database_before_d
     first.push(Incoming::Closed(CLOSE_INVALIDATED));
     w.pool.run_until_stalled();
     let invalidation = w.events.borrow().iter().find(|e| e.starts_with("invalidate-local")).cloned().unwrap();
-    assert!(invalidation.contains(r#""pushed":{"orders":3},"reason":"rolling-db-cutover","unpushed":{}"#), "{invalidation}");
+    assert!(
+        invalidation.contains(r#""pushed":{"orders":3},"reason":"rolling-db-cutover","unpushed":{}"#),
+        "{invalidation}"
+    );
     assert_eq!(w.dbs.pending.borrow()["orders"], 0, "taken by the push");
     assert!(w.dbs.destroyed.borrow().contains(&"orders".to_string()));
 }
@@ -337,7 +346,8 @@ fn backoff_grows_and_is_jittered_within_bounds() {
 fn after_an_invalidation_a_fleet_spreads_evenly_and_soon() {
     // 5,000 devices closed at once (one server wave in the worst case): their first reconnects
     // spread over 50–300 ms, about 200 in any 10 ms, where a dropped connection waits longer.
-    let delays: Vec<u32> = (0..5_000).map(|i| reconnect_delay_ms(0, Some(CLOSE_INVALIDATED), i as f64 / 5_000.0)).collect();
+    let delays: Vec<u32> =
+        (0..5_000).map(|i| reconnect_delay_ms(0, Some(CLOSE_INVALIDATED), i as f64 / 5_000.0)).collect();
     assert_eq!((delays.iter().min(), delays.iter().max()), (Some(&50), Some(&299)));
     let mut per_10ms = [0u32; 30];
     for d in &delays {
@@ -365,7 +375,11 @@ fn a_bootstrap_answer_naming_another_database_is_refused_and_nothing_is_tracked(
     w.pool.run_until_stalled();
     assert!(w.written.borrow().is_empty(), "{:?}", w.written.borrow());
     assert!(w.session.tracked_local_databases().is_empty());
-    assert!(w.events.borrow().iter().any(|e| e.starts_with("error ") && e.contains("refused")), "{:?}", w.events.borrow());
+    assert!(
+        w.events.borrow().iter().any(|e| e.starts_with("error ") && e.contains("refused")),
+        "{:?}",
+        w.events.borrow()
+    );
 }
 
 mod hostile_frames {
@@ -373,7 +387,13 @@ mod hostile_frames {
     use proptest::prelude::*;
 
     fn frame() -> impl Strategy<Value = String> {
-        let kind = prop_oneof![Just("ready".to_string()), Just("invalidate-local".to_string()), Just("error".to_string()), Just("sdk:init".to_string()), ".{0,12}"];
+        let kind = prop_oneof![
+            Just("ready".to_string()),
+            Just("invalidate-local".to_string()),
+            Just("error".to_string()),
+            Just("sdk:init".to_string()),
+            ".{0,12}"
+        ];
         let scalar = prop_oneof![
             Just(Value::Null),
             any::<bool>().prop_map(Value::from),
@@ -382,7 +402,13 @@ mod hostile_frames {
             ".{0,24}".prop_map(Value::from)
         ];
         let payload = proptest::collection::btree_map(
-            prop_oneof![Just("staticDb".to_string()), Just("invalidatedAt".to_string()), Just("database".to_string()), Just("code".to_string()), ".{0,8}"],
+            prop_oneof![
+                Just("staticDb".to_string()),
+                Just("invalidatedAt".to_string()),
+                Just("database".to_string()),
+                Just("code".to_string()),
+                ".{0,8}"
+            ],
             scalar,
             0..5,
         );

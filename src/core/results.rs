@@ -64,7 +64,10 @@ pub fn failure_of(response: &HttpResponse) -> (String, String) {
     let message = field("message").or_else(|| code.clone());
     match (code, message) {
         (Some(code), Some(message)) => (code, message),
-        (code, _) => (code.unwrap_or_else(|| codes::HTTP_ERROR.to_owned()), ["The server answered HTTP ", &response.status.to_string(), " without saying why."].concat()),
+        (code, _) => (
+            code.unwrap_or_else(|| codes::HTTP_ERROR.to_owned()),
+            ["The server answered HTTP ", &response.status.to_string(), " without saying why."].concat(),
+        ),
     }
 }
 
@@ -76,7 +79,10 @@ pub fn failure_message(response: &HttpResponse) -> String {
 /// `(code, words)` of a request that got no answer.
 pub fn transport_failure(e: &TransportError) -> (&'static str, String) {
     match e {
-        TransportError::Network(m) => (codes::NETWORK, ["The server could not be reached (", m, "). Check the connection and the server's address."].concat()),
+        TransportError::Network(m) => (
+            codes::NETWORK,
+            ["The server could not be reached (", m, "). Check the connection and the server's address."].concat(),
+        ),
         TransportError::Timeout => (codes::TIMEOUT, "The server did not answer in time.".to_owned()),
     }
 }
@@ -96,7 +102,11 @@ impl CallResult {
     /// 2xx → `{success: true, data, status}`; anything else → the server's code and words.
     pub fn from_response(response: &HttpResponse) -> Self {
         if (200..300).contains(&response.status) {
-            let data = if response.body.trim().is_empty() { None } else { Some(json::parse(&response.body).unwrap_or_else(|| Value::String(response.body.clone()))) };
+            let data = if response.body.trim().is_empty() {
+                None
+            } else {
+                Some(json::parse(&response.body).unwrap_or_else(|| Value::String(response.body.clone())))
+            };
             CallResult { success: true, data, error: None, code: None, status: response.status }
         } else {
             let (code, error) = failure_of(response);
@@ -137,9 +147,12 @@ impl LoginResult {
     pub fn to_value(&self) -> Value {
         match self {
             LoginResult::Success { user } => json::object([("success", true.into()), ("user", user.clone())]),
-            LoginResult::Failure { error, code, status } => {
-                json::object([("success", false.into()), ("error", error.as_str().into()), ("code", code.as_str().into()), ("status", (*status).into())])
-            }
+            LoginResult::Failure { error, code, status } => json::object([
+                ("success", false.into()),
+                ("error", error.as_str().into()),
+                ("code", code.as_str().into()),
+                ("status", (*status).into()),
+            ]),
         }
     }
 }
@@ -148,7 +161,9 @@ impl DeviceResult {
     /// The JS shape.
     pub fn to_value(&self) -> Value {
         match self {
-            DeviceResult::Success { device_id } => json::object([("success", true.into()), ("deviceId", device_id.clone().into())]),
+            DeviceResult::Success { device_id } => {
+                json::object([("success", true.into()), ("deviceId", device_id.clone().into())])
+            }
             DeviceResult::Failure(f) => f.to_value(),
         }
     }
@@ -163,15 +178,25 @@ mod tests {
     fn shapes_are_documented_with_a_code_on_every_failure() {
         let ok = LoginResult::Success { user: json!({"userId": "u"}) };
         assert_eq!(ok.to_value(), json!({"success": true, "user": {"userId": "u"}}));
-        assert_eq!(LoginResult::failure("invalid_credentials", "nope", 401).to_value(), json!({"success": false, "error": "nope", "code": "invalid_credentials", "status": 401}));
-        assert_eq!(DeviceResult::Success { device_id: Some("d1".into()) }.to_value(), json!({"success": true, "deviceId": "d1"}));
+        assert_eq!(
+            LoginResult::failure("invalid_credentials", "nope", 401).to_value(),
+            json!({"success": false, "error": "nope", "code": "invalid_credentials", "status": 401})
+        );
+        assert_eq!(
+            DeviceResult::Success { device_id: Some("d1".into()) }.to_value(),
+            json!({"success": true, "deviceId": "d1"})
+        );
         assert_eq!(DeviceResult::Success { device_id: None }.to_value(), json!({"success": true, "deviceId": null}));
-        assert_eq!(CallResult::failure(codes::NOT_SIGNED_IN, "x", 0).to_value(), json!({"success": false, "error": "x", "code": "not_signed_in", "status": 0}));
+        assert_eq!(
+            CallResult::failure(codes::NOT_SIGNED_IN, "x", 0).to_value(),
+            json!({"success": false, "error": "x", "code": "not_signed_in", "status": 0})
+        );
     }
 
     #[test]
     fn the_servers_code_and_words_come_through_and_anything_else_gets_ours() {
-        let r = HttpResponse { status: 401, body: r#"{"error":"invalid_credentials","message":"Wrong password"}"#.into() };
+        let r =
+            HttpResponse { status: 401, body: r#"{"error":"invalid_credentials","message":"Wrong password"}"#.into() };
         assert_eq!(failure_of(&r), ("invalid_credentials".into(), "Wrong password".into()));
         let r = HttpResponse { status: 401, body: r#"{"error":"invalid_credentials","message":""}"#.into() };
         assert_eq!(failure_of(&r), ("invalid_credentials".into(), "invalid_credentials".into()));

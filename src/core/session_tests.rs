@@ -27,7 +27,9 @@ struct H {
 }
 
 fn jwt(company: &str, roles: &[&str]) -> String {
-    encode_for_test(&json!({"sub": "u1", "userId": "u1", "companyId": company, "roles": roles, "iat": NOW / 1000, "exp": NOW / 1000 + 900}))
+    encode_for_test(
+        &json!({"sub": "u1", "userId": "u1", "companyId": company, "roles": roles, "iat": NOW / 1000, "exp": NOW / 1000 + 900}),
+    )
 }
 
 fn auth_body(token: &str, refresh: &str, headers: bool) -> String {
@@ -261,7 +263,11 @@ fn expired_token_is_refreshed_and_the_pair_rewritten() {
 fn concurrent_get_token_calls_share_one_refresh() {
     let (h, _) = logged_in();
     expire(&h);
-    let (a, b, c) = block_on(futures::future::join3(h.session.get_token(), h.session.get_token(), h.session.refresh_authentication()));
+    let (a, b, c) = block_on(futures::future::join3(
+        h.session.get_token(),
+        h.session.get_token(),
+        h.session.refresh_authentication(),
+    ));
     assert_eq!(a, b);
     assert!(a.is_some() && c);
     assert_eq!(h.transport.paths(), vec!["/auth/refresh"]);
@@ -275,15 +281,13 @@ fn concurrent_get_token_calls_share_one_refresh() {
 #[test]
 fn rejected_refresh_logs_out_and_returns_null() {
     for code in [400, 401, 403] {
-        let h = harness(
-            move |req: &HttpRequest| {
-                if req.url.ends_with("/auth/refresh") {
-                    status(code, "refresh_token_reused")
-                } else {
-                    server(Rc::new(RefCell::new("acme".into())))(req)
-                }
-            },
-        );
+        let h = harness(move |req: &HttpRequest| {
+            if req.url.ends_with("/auth/refresh") {
+                status(code, "refresh_token_reused")
+            } else {
+                server(Rc::new(RefCell::new("acme".into())))(req)
+            }
+        });
         block_on(h.session.login("alice", "pw"));
         record_hooks(&h);
         h.log.borrow_mut().clear();
@@ -312,7 +316,12 @@ fn missing_refresh_token_is_a_rejection() {
 
 #[test]
 fn transient_refresh_failure_keeps_the_session() {
-    for answer in [Err(TransportError::Network("offline".into())), Err(TransportError::Timeout), status(503, "unavailable"), ok("{}".into())] {
+    for answer in [
+        Err(TransportError::Network("offline".into())),
+        Err(TransportError::Timeout),
+        status(503, "unavailable"),
+        ok("{}".into()),
+    ] {
         let mut answer = Some(answer);
         let (h, _) = logged_in();
         *h.transport.responder.borrow_mut() = Box::new(move |_| answer.take().unwrap());
@@ -366,7 +375,9 @@ fn a_cleanup_serves_the_headers_its_final_push_may_use() {
     let h = harness(move |req| {
         count.set(count.get() + 1);
         let headers = json!({"Remote": {"X-Docdb-Token": format!("set-{}", count.get())}});
-        let mut body: Value = serde_json::from_str(&auth_body(&jwt(&c.borrow(), &["cashier"]), &format!("r{}", count.get()), false)).unwrap();
+        let mut body: Value =
+            serde_json::from_str(&auth_body(&jwt(&c.borrow(), &["cashier"]), &format!("r{}", count.get()), false))
+                .unwrap();
         body["docdbHeaders"] = headers;
         match req.url.trim_start_matches("http://server.test") {
             "/auth" | "/auth/refresh" => ok(body.to_string()),
@@ -396,7 +407,11 @@ fn a_cleanup_serves_the_headers_its_final_push_may_use() {
             r#""company-change" "previous" "set-3""#.to_owned(),
         ]
     );
-    assert_eq!(h.session.docdb_headers(HeaderKind::Remote).unwrap()["X-Docdb-Token"], "set-4", "the cleanup's headers are not kept");
+    assert_eq!(
+        h.session.docdb_headers(HeaderKind::Remote).unwrap()["X-Docdb-Token"],
+        "set-4",
+        "the cleanup's headers are not kept"
+    );
 }
 
 #[test]
@@ -484,11 +499,16 @@ fn a_logout_during_a_login_is_never_lost() {
 
     // While the answer is on its way, with nothing stored before.
     let h = harness(server(Rc::new(RefCell::new("acme".into()))));
-    let (result, ()) = block_on(futures::future::join(h.session.login("alice", "pw"), h.session.sign_out(SignOutReason::Logout)));
+    let (result, ()) =
+        block_on(futures::future::join(h.session.login("alice", "pw"), h.session.sign_out(SignOutReason::Logout)));
     assert!(matches!(&result, LoginResult::Failure { code, .. } if code == "signed_out"), "{result:?}");
     assert!(!h.session.check_if_logged_in());
     assert_eq!(h.storage.get(keys::AUTH), None);
-    assert_eq!(h.transport.paths(), vec!["/auth", "/auth/logout", "/auth/logout"], "the new session was ended on the server");
+    assert_eq!(
+        h.transport.paths(),
+        vec!["/auth", "/auth/logout", "/auth/logout"],
+        "the new session was ended on the server"
+    );
 }
 
 #[test]
@@ -575,7 +595,10 @@ fn has_permission_refreshes_first() {
     // The refreshed token carries "manager" — the permission follows the new roles.
     let o = vec![("orders:void".to_string(), vec!["manager".to_string()])];
     let session = Session::new(
-        SessionConfig { permissions: super::permissions::PermissionMap::with_overrides(o), ..SessionConfig::new("http://server.test").unwrap() },
+        SessionConfig {
+            permissions: super::permissions::PermissionMap::with_overrides(o),
+            ..SessionConfig::new("http://server.test").unwrap()
+        },
         Ports {
             storage: h.storage.clone(),
             transport: h.transport.clone(),
@@ -720,7 +743,10 @@ fn the_read_snapshot_answers_what_the_reads_answer() {
     let h = harness(|_| panic!("no request expected"));
     let empty = h.session.read_snapshot();
     assert_eq!((empty.token, empty.user, empty.roles.len()), (None, None, 0));
-    assert!(empty.window.expired(NOW) && !empty.window.about_to_expire(NOW), "no token: expired, never about to expire");
+    assert!(
+        empty.window.expired(NOW) && !empty.window.about_to_expire(NOW),
+        "no token: expired, never about to expire"
+    );
 
     let token = jwt("acme", &["cashier"]);
     h.session.save_token("Auth", &token, 900.0).unwrap();
@@ -764,7 +790,8 @@ fn callers_during_a_refresh_are_handed_the_same_flight() {
     use super::session::TokenAnswer;
     let (h, _) = logged_in();
     expire(&h);
-    let (TokenAnswer::After(first), TokenAnswer::After(second)) = (h.session.token_answer(), h.session.token_answer()) else {
+    let (TokenAnswer::After(first), TokenAnswer::After(second)) = (h.session.token_answer(), h.session.token_answer())
+    else {
         panic!("an expired token is answered after a refresh");
     };
     assert!(first.ptr_eq(&second), "one flight for both");

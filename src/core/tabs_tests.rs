@@ -68,7 +68,9 @@ struct Strict {
 }
 
 fn jwt(company: &str, sid: &str, n: u32) -> String {
-    encode_for_test(&json!({"sub": "u1", "userId": "u1", "companyId": company, "roles": ["cashier"], "sid": sid, "jti": n, "exp": NOW / 1000 + 900}))
+    encode_for_test(
+        &json!({"sub": "u1", "userId": "u1", "companyId": company, "roles": ["cashier"], "sid": sid, "jti": n, "exp": NOW / 1000 + 900}),
+    )
 }
 
 impl Strict {
@@ -95,7 +97,10 @@ impl Strict {
                 if self.refused_refresh || !self.live.remove(&spent) {
                     self.revoked = true;
                     self.live.clear();
-                    return Ok(HttpResponse { status: 401, body: json!({"error": "refresh_token_reused", "message": "reused"}).to_string() });
+                    return Ok(HttpResponse {
+                        status: 401,
+                        body: json!({"error": "refresh_token_reused", "message": "reused"}).to_string(),
+                    });
                 }
                 self.issue("s1")
             }
@@ -120,7 +125,12 @@ struct World {
 
 impl World {
     fn new() -> World {
-        World { storage: Rc::default(), clock: Rc::new(FakeClock::at(NOW)), lock: FakeLock::default(), server: Rc::default() }
+        World {
+            storage: Rc::default(),
+            clock: Rc::new(FakeClock::at(NOW)),
+            lock: FakeLock::default(),
+            server: Rc::default(),
+        }
     }
 
     fn tab(&self) -> Tab {
@@ -130,7 +140,10 @@ impl World {
     fn tab_with(&self, configure: impl FnOnce(&mut SessionConfig)) -> Tab {
         let log: EventLog = Rc::default();
         let server = self.server.clone();
-        let transport = Rc::new(FakeTransport { latency: 400, ..FakeTransport::new(log.clone(), move |r| server.borrow_mut().answer(r)) });
+        let transport = Rc::new(FakeTransport {
+            latency: 400,
+            ..FakeTransport::new(log.clone(), move |r| server.borrow_mut().answer(r))
+        });
         let reporter = Rc::new(RecordingReporter::default());
         let mut config = SessionConfig::new("http://server.test").unwrap();
         config.hook_timeout_ms = 50;
@@ -156,7 +169,11 @@ impl World {
 impl Tab {
     /// Records each hook's payload as `name payload` in the tab's log.
     fn record_hooks(&self) {
-        for (name, list) in [("onLogin", &self.session.hooks().login), ("onTokenRefresh", &self.session.hooks().token_refresh), ("onSignOut", &self.session.hooks().sign_out)] {
+        for (name, list) in [
+            ("onLogin", &self.session.hooks().login),
+            ("onTokenRefresh", &self.session.hooks().token_refresh),
+            ("onSignOut", &self.session.hooks().sign_out),
+        ] {
             let log = self.log.clone();
             list.register(Rc::new(move |p: &Value| {
                 let line = match name {
@@ -206,9 +223,18 @@ fn a_sign_out_handler_calling_get_token_during_a_rejected_refresh_completes_and_
     w.server.borrow_mut().refused_refresh = true;
     let seen = Rc::new(RefCell::new(Vec::new()));
     tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.get_token().await }));
-    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.has_permission("crons:read").await }));
-    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.update_device_status(false).await.success }));
-    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.refresh_authentication().await }));
+    tab.session
+        .hooks()
+        .sign_out
+        .register(calling_back(&tab.session, &seen, |s| async move { s.has_permission("crons:read").await }));
+    tab.session
+        .hooks()
+        .sign_out
+        .register(calling_back(&tab.session, &seen, |s| async move { s.update_device_status(false).await.success }));
+    tab.session
+        .hooks()
+        .sign_out
+        .register(calling_back(&tab.session, &seen, |s| async move { s.refresh_authentication().await }));
 
     assert_eq!(finish(tab.session.get_token()), None);
     assert_eq!(*seen.borrow(), vec!["None", "false", "false", "false"], "answered at once, no refresh");
@@ -227,7 +253,10 @@ fn during_logout_a_handler_gets_the_still_valid_token_for_a_final_replication() 
     let token = w.storage.get(keys::AUTH).unwrap();
     let seen = Rc::new(RefCell::new(Vec::new()));
     tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.get_token().await }));
-    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.update_device_status(false).await.success }));
+    tab.session
+        .hooks()
+        .sign_out
+        .register(calling_back(&tab.session, &seen, |s| async move { s.update_device_status(false).await.success }));
     finish(tab.session.sign_out(SignOutReason::Logout));
     assert_eq!(*seen.borrow(), vec![format!("{:?}", Some(token)), "true".to_string()]);
     assert!(w.storage.get(keys::AUTH).is_none());
@@ -239,7 +268,11 @@ fn a_token_refresh_handler_gets_the_new_token_without_a_second_refresh() {
     let tab = w.tab();
     w.expired_session(&tab);
     let seen = Rc::new(RefCell::new(Vec::new()));
-    tab.session.hooks().token_refresh.register(calling_back(&tab.session, &seen, |s| async move { s.get_token().await }));
+    tab.session.hooks().token_refresh.register(calling_back(
+        &tab.session,
+        &seen,
+        |s| async move { s.get_token().await },
+    ));
     let token = finish(tab.session.get_token()).expect("refreshed");
     assert_eq!(*seen.borrow(), vec![format!("{:?}", Some(&token))]);
     assert_eq!(tab.refresh_requests(), 1);
@@ -252,10 +285,17 @@ fn a_second_logout_from_inside_a_sign_out_handler_returns_at_once() {
     assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
     tab.record_hooks();
     let seen = Rc::new(RefCell::new(Vec::new()));
-    tab.session.hooks().sign_out.register(calling_back(&tab.session, &seen, |s| async move { s.sign_out(SignOutReason::Logout).await }));
+    tab.session
+        .hooks()
+        .sign_out
+        .register(calling_back(&tab.session, &seen, |s| async move { s.sign_out(SignOutReason::Logout).await }));
     finish(tab.session.sign_out(SignOutReason::Logout));
     assert_eq!(tab.hooks_seen(), vec!["onSignOut \"logout\" otherTab=null"], "the handlers ran once");
-    assert_eq!(tab.transport.paths().iter().filter(|p| *p == "/auth/logout").count(), 2, "one sign-out: the logout and its completion");
+    assert_eq!(
+        tab.transport.paths().iter().filter(|p| *p == "/auth/logout").count(),
+        2,
+        "one sign-out: the logout and its completion"
+    );
 }
 
 #[test]
@@ -268,7 +308,11 @@ fn a_handler_that_never_settles_cannot_block_sign_out() {
     finish(tab.session.sign_out(SignOutReason::Logout));
     assert!(w.storage.get(keys::AUTH).is_none(), "sign-out finished");
     assert_eq!(tab.hooks_seen(), vec!["onSignOut \"logout\" otherTab=null"], "the next handler still ran");
-    assert!(tab.reporter.messages().iter().any(|m| m.contains("did not settle within 50 ms")), "{:?}", tab.reporter.messages());
+    assert!(
+        tab.reporter.messages().iter().any(|m| m.contains("did not settle within 50 ms")),
+        "{:?}",
+        tab.reporter.messages()
+    );
 }
 
 // ----- one refresh across tabs --------------------------------------------------------------
@@ -278,7 +322,9 @@ fn four_tabs_of_fifty_callers_on_an_expired_token_send_one_refresh_and_nobody_is
     let w = World::new();
     let tabs: Vec<Tab> = (0..4).map(|_| w.tab()).collect();
     w.expired_session(&tabs[0]);
-    let calls = tabs.iter().flat_map(|t| (0..50).map(move |_| Box::pin(t.session.get_token()) as std::pin::Pin<Box<dyn Future<Output = Option<String>>>>));
+    let calls = tabs.iter().flat_map(|t| {
+        (0..50).map(move |_| Box::pin(t.session.get_token()) as std::pin::Pin<Box<dyn Future<Output = Option<String>>>>)
+    });
     let tokens = finish_all(calls.collect());
     assert_eq!(w.server.borrow().refreshes, 1, "one refresh for every tab");
     assert!(!w.server.borrow().revoked);
@@ -305,10 +351,14 @@ fn a_refresh_that_lands_after_logout_is_discarded() {
     let w = World::new();
     let tab = w.tab();
     w.expired_session(&tab);
-    let (token, ()) = finish(futures::future::join(tab.session.get_token(), tab.session.sign_out(SignOutReason::Logout)));
+    let (token, ()) =
+        finish(futures::future::join(tab.session.get_token(), tab.session.sign_out(SignOutReason::Logout)));
     assert_eq!(token, None);
     assert_eq!(tab.refresh_requests(), 1, "the refresh was sent");
-    assert!(w.storage.get(keys::AUTH).is_none() && w.storage.get(keys::REFRESH).is_none(), "and its answer never written");
+    assert!(
+        w.storage.get(keys::AUTH).is_none() && w.storage.get(keys::REFRESH).is_none(),
+        "and its answer never written"
+    );
 }
 
 #[test]
@@ -359,7 +409,10 @@ fn a_login_elsewhere_runs_sign_out_then_login_handlers_and_a_refresh_elsewhere_i
     w.server.borrow_mut().company = "globex".into();
     assert!(finish(a.session.login("bob", "bob-pass")).is_success());
     finish(b.session.follow());
-    assert_eq!(b.hooks_seen()[1..], ["onSignOut \"login\" otherTab=true".to_string(), "onLogin \"globex\"".to_string()]);
+    assert_eq!(
+        b.hooks_seen()[1..],
+        ["onSignOut \"login\" otherTab=true".to_string(), "onLogin \"globex\"".to_string()]
+    );
     assert_eq!(b.session.current_company().unwrap()["id"], "globex");
 }
 
@@ -454,7 +507,11 @@ fn handlers_are_bounded_by_the_configured_time() {
     let tab = w.tab_with(|c| c.hook_timeout_ms = 7);
     tab.session.hooks().login.register(Rc::new(|_: &Value| Box::pin(futures::future::pending())));
     assert!(finish(tab.session.login("alice", "alice-pass")).is_success());
-    assert!(tab.reporter.messages().iter().any(|m| m.contains("onLogin handler did not settle within 7 ms")), "{:?}", tab.reporter.messages());
+    assert!(
+        tab.reporter.messages().iter().any(|m| m.contains("onLogin handler did not settle within 7 ms")),
+        "{:?}",
+        tab.reporter.messages()
+    );
 }
 
 // ----- one refresh across tabs whose views of storage lag --------------------------------------
@@ -471,7 +528,10 @@ fn lagging_tabs_refresh(record: bool) -> (usize, bool) {
         .map(|view| {
             let log: EventLog = Rc::default();
             let server = world.server.clone();
-            let transport = Rc::new(FakeTransport { latency: 400, ..FakeTransport::new(log.clone(), move |r| server.borrow_mut().answer(r)) });
+            let transport = Rc::new(FakeTransport {
+                latency: 400,
+                ..FakeTransport::new(log.clone(), move |r| server.borrow_mut().answer(r))
+            });
             let ports = Ports {
                 storage: view.clone(),
                 transport: transport.clone(),
@@ -480,7 +540,12 @@ fn lagging_tabs_refresh(record: bool) -> (usize, bool) {
                 reporter: Rc::new(RecordingReporter::default()),
                 lock: Rc::new(lock.clone()),
             };
-            Tab { session: Session::new(SessionConfig::new("http://server.test").unwrap(), ports), reporter: Rc::default(), transport, log }
+            Tab {
+                session: Session::new(SessionConfig::new("http://server.test").unwrap(), ports),
+                reporter: Rc::default(),
+                transport,
+                log,
+            }
         })
         .collect();
     assert!(finish(tabs[0].session.login("alice", "alice-pass")).is_success());
@@ -490,7 +555,9 @@ fn lagging_tabs_refresh(record: bool) -> (usize, bool) {
     }
     assert!(tabs[1].session.check_if_logged_in());
     world.clock.0.set(NOW + 900_000 - 30_000);
-    let answers = finish_all(tabs.iter().map(|t| Box::pin(t.session.get_token()) as std::pin::Pin<Box<dyn Future<Output = _>>>).collect());
+    let answers = finish_all(
+        tabs.iter().map(|t| Box::pin(t.session.get_token()) as std::pin::Pin<Box<dyn Future<Output = _>>>).collect(),
+    );
     let requests = tabs.iter().map(Tab::refresh_requests).sum();
     (requests, answers.iter().any(Option::is_none) || world.server.borrow().revoked)
 }

@@ -35,7 +35,8 @@ impl Claims {
     /// Decodes a JWT's payload (no signature check: that is the server's job).
     pub fn decode(jwt: &str) -> Result<Claims, TokenError> {
         let mut parts = jwt.split('.');
-        let (Some(header), Some(payload), Some(_sig), None) = (parts.next(), parts.next(), parts.next(), parts.next()) else {
+        let (Some(header), Some(payload), Some(_sig), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
             return Err(TokenError::NotAJwt);
         };
         if header.is_empty() || payload.is_empty() {
@@ -111,7 +112,9 @@ impl ExpiryWindow {
     /// The window of a token expiring at `expires_at_ms` (`None`: unknown).
     pub fn new(expires_at_ms: Option<i64>) -> Self {
         match expires_at_ms {
-            Some(at) => ExpiryWindow { expired_from: at.saturating_sub(EXPIRY_MARGIN_MS) as f64, expires_at: at as f64 },
+            Some(at) => {
+                ExpiryWindow { expired_from: at.saturating_sub(EXPIRY_MARGIN_MS) as f64, expires_at: at as f64 }
+            }
             None => ExpiryWindow { expired_from: f64::NEG_INFINITY, expires_at: f64::NEG_INFINITY },
         }
     }
@@ -155,7 +158,8 @@ mod tests {
 
     #[test]
     fn decodes_claims_and_reads_roles_company_user() {
-        let jwt = encode_for_test(&json!({"sub":"u1","userId":"u1","companyId":"acme","roles":["cashier", 7],"exp": 100}));
+        let jwt =
+            encode_for_test(&json!({"sub":"u1","userId":"u1","companyId":"acme","roles":["cashier", 7],"exp": 100}));
         let c = Claims::decode(&jwt).unwrap();
         assert_eq!(c.company_id().as_deref(), Some("acme"));
         assert_eq!(c.user_id().as_deref(), Some("u1"));

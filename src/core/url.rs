@@ -3,8 +3,10 @@
 /// Checks `raw` is an absolute http(s) URL with a host; returns it without trailing slashes.
 pub fn normalize_base_url(raw: &str) -> Result<String, String> {
     let trimmed = raw.trim();
-    let rest =
-        trimmed.strip_prefix("http://").or_else(|| trimmed.strip_prefix("https://")).ok_or_else(|| ["baseUrl must be an absolute http(s) URL, got \"", raw, "\""].concat())?;
+    let rest = trimmed
+        .strip_prefix("http://")
+        .or_else(|| trimmed.strip_prefix("https://"))
+        .ok_or_else(|| ["baseUrl must be an absolute http(s) URL, got \"", raw, "\""].concat())?;
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     if host.is_empty() || host.contains(char::is_whitespace) {
         return Err(["baseUrl has no host: \"", raw, "\""].concat());

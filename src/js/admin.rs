@@ -58,25 +58,37 @@ impl RollingDbAdmin {
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<Reconciliation>>")]
     /// A tenant's archive reconciliation: the diff per past day database (sys_admin).
-    pub fn reconciliation(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn reconciliation(
+        &self,
+        #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.send(Admin::Reconciliation(id(&company_id, "companyId")?))
     }
 
     #[wasm_bindgen(js_name = cleanupCandidates, unchecked_return_type = "Promise<CallResult<CleanupCandidates>>")]
     /// A tenant's day databases with the three locks of the drop and their age (sys_admin).
-    pub fn cleanup_candidates(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn cleanup_candidates(
+        &self,
+        #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.send(Admin::CleanupCandidates(id(&company_id, "companyId")?))
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<Topology>>")]
     /// Where a tenant's devices route (CORE or legacy), its day databases, manifest and last invalidation.
-    pub fn topology(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn topology(
+        &self,
+        #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.send(Admin::Topology(id(&company_id, "companyId")?))
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<Preflight>>")]
     /// The runbook's prerequisites for switching each flag on, check by check.
-    pub fn preflight(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn preflight(
+        &self,
+        #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.send(Admin::Preflight(id(&company_id, "companyId")?))
     }
 
@@ -98,7 +110,11 @@ impl RollingDbAdmin {
                 Some(_) => return Err(invalid("options.force must be a boolean")),
             }
         };
-        self.send(Admin::SetFlags { company_id: id(&company_id, "companyId")?, flags: Value::Object(object_arg(&flags, "flags")?), force })
+        self.send(Admin::SetFlags {
+            company_id: id(&company_id, "companyId")?,
+            flags: Value::Object(object_arg(&flags, "flags")?),
+            force,
+        })
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<CronsView>>")]
@@ -133,7 +149,10 @@ impl RollingDbAdmin {
 
     #[wasm_bindgen(js_name = cronRun, unchecked_return_type = "Promise<CallResult<CronRun>>")]
     /// A run's status, progress and log, for `runId` from a run's start.
-    pub fn cron_run(&self, #[wasm_bindgen(js_name = runId, unchecked_param_type = "string")] run_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn cron_run(
+        &self,
+        #[wasm_bindgen(js_name = runId, unchecked_param_type = "string")] run_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.send(Admin::CronRun(id(&run_id, "runId")?))
     }
 
@@ -142,7 +161,8 @@ impl RollingDbAdmin {
     #[wasm_bindgen(js_name = auditLog, unchecked_return_type = "Promise<CallResult<AuditPage>>")]
     pub fn audit_log(&self, query: Option<AuditQueryArg>) -> Result<Promise, JsValue> {
         let query: JsValue = query.map_or(JsValue::UNDEFINED, JsValue::from);
-        let query = if query.is_undefined() || query.is_null() { serde_json::Map::new() } else { object_arg(&query, "query")? };
+        let query =
+            if query.is_undefined() || query.is_null() { serde_json::Map::new() } else { object_arg(&query, "query")? };
         let company_id = match query.get("companyId") {
             None | Some(Value::Null) => None,
             Some(Value::String(id)) => Some(id.clone()),
@@ -160,7 +180,10 @@ impl RollingDbAdmin {
 
     #[wasm_bindgen(js_name = invalidateClients, unchecked_return_type = "Promise<CallResult<InvalidationResult>>")]
     /// Invalidates a tenant: every device destroys its local database and re-bootstraps at its next handshake.
-    pub fn invalidate_clients(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn invalidate_clients(
+        &self,
+        #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.send(Admin::InvalidateClients(id(&company_id, "companyId")?))
     }
 }

@@ -20,9 +20,12 @@ use crate::core::ports::{Clock, Storage};
 use crate::core::session::{Ports, Session, SessionConfig, TokenAnswer};
 use crate::web::lock::BrowserLock;
 use crate::web::tabs::Coordinator;
-use crate::web::{idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter};
+use crate::web::{
+    idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter,
+};
 
-const OPTION_NAMES: [&str; 7] = ["baseUrl", "refreshPath", "deviceInfo", "permissions", "timeoutMs", "hookTimeoutMs", "autoRefresh"];
+const OPTION_NAMES: [&str; 7] =
+    ["baseUrl", "refreshPath", "deviceInfo", "permissions", "timeoutMs", "hookTimeoutMs", "autoRefresh"];
 
 /// A positive number of milliseconds, or the default when absent.
 fn millis(options: &Map<String, Value>, name: &str, default: u32) -> Result<u32, String> {
@@ -48,7 +51,8 @@ fn parse_options(options: &Map<String, Value>) -> Result<SessionConfig, String> 
         words.push(')');
         return Err(words);
     }
-    let base_url = json::str_field(&Value::Object(options.clone()), "baseUrl").ok_or("baseUrl must be a string")?.to_owned();
+    let base_url =
+        json::str_field(&Value::Object(options.clone()), "baseUrl").ok_or("baseUrl must be a string")?.to_owned();
     let mut config = SessionConfig::new(&base_url)?;
     match options.get("refreshPath") {
         None | Some(Value::Null) => {}
@@ -65,7 +69,8 @@ fn parse_options(options: &Map<String, Value>) -> Result<SessionConfig, String> 
         Some(Value::Object(map)) => {
             let mut overrides = Vec::new();
             for (action, roles) in map {
-                let roles = json::string_list(roles).ok_or_else(|| ["permissions.", action, " must be an array of role names"].concat())?;
+                let roles = json::string_list(roles)
+                    .ok_or_else(|| ["permissions.", action, " must be an array of role names"].concat())?;
                 overrides.push((action.clone(), roles));
             }
             config.permissions = PermissionMap::with_overrides(overrides);
@@ -101,14 +106,17 @@ impl AuthManager {
 impl AuthManager {
     /// `new AuthManager({ baseUrl, refreshPath?, deviceInfo?, permissions?, timeoutMs? })`.
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "AuthManagerOptions")] options: JsValue) -> Result<AuthManager, JsValue> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "AuthManagerOptions")] options: JsValue,
+    ) -> Result<AuthManager, JsValue> {
         // Every other class needs an AuthManager, so JSON is ready for all of them from here.
         crate::web::codec::install();
         if !options.is_object() {
             return Err(invalid("AuthManager needs an options object with a baseUrl"));
         }
         let config = parse_options(&object_arg(&options, "AuthManager options")?).map_err(invalid)?;
-        let storage: Rc<dyn Storage> = Rc::new(BrowserStorage::open().map_err(|e| error(codes::STORAGE_UNAVAILABLE, &e))?);
+        let storage: Rc<dyn Storage> =
+            Rc::new(BrowserStorage::open().map_err(|e| error(codes::STORAGE_UNAVAILABLE, &e))?);
         let clock: Rc<dyn Clock> = Rc::new(BrowserClock);
         // An integer: formatting a float would pull float printing into the module.
         let owner = ((js_sys::Math::random() * 1e15) as u64).to_string();
@@ -161,7 +169,10 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
     /// Public sign-up: creates the user's own new company (`POST /auth/register`).
-    pub fn register_user(&self, #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue) -> Result<Promise, JsValue> {
+    pub fn register_user(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue,
+    ) -> Result<Promise, JsValue> {
         let credentials = Value::Object(object_arg(&credentials, "credentials")?);
         let session = self.session.clone();
         Ok(promise(async move { session.register_user(&credentials).await.to_value() }))
@@ -169,7 +180,10 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = createUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
     /// Creates a user in an existing company: a manager's or sys_admin's act (`POST /register-user`).
-    pub fn create_user(&self, #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue) -> Result<Promise, JsValue> {
+    pub fn create_user(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue,
+    ) -> Result<Promise, JsValue> {
         let credentials = Value::Object(object_arg(&credentials, "credentials")?);
         let session = self.session.clone();
         Ok(promise(async move { session.create_user(&credentials).await.to_value() }))
@@ -197,7 +211,9 @@ impl AuthManager {
         match self.session.token_answer() {
             TokenAnswer::Now(token) => Promise::resolve(&token.map_or(JsValue::NULL, |t| JsValue::from_str(&t))),
             // Callers that join one refresh share one promise in the glue (src/js/hot_reads.js).
-            TokenAnswer::After(flight) => promise(async move { flight.await.token().map_or(Value::Null, Value::String) }),
+            TokenAnswer::After(flight) => {
+                promise(async move { flight.await.token().map_or(Value::Null, Value::String) })
+            }
         }
     }
 
@@ -236,7 +252,10 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = hasPermission, unchecked_return_type = "Promise<boolean>")]
     /// Whether the current roles allow `action`, after refreshing the token if needed.
-    pub fn has_permission(&self, #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue) -> Result<Promise, JsValue> {
+    pub fn has_permission(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue,
+    ) -> Result<Promise, JsValue> {
         let action = string_arg(&action, "action")?;
         let session = self.session.clone();
         Ok(promise(async move { Value::Bool(session.has_permission(&action).await) }))
@@ -244,12 +263,18 @@ impl AuthManager {
 
     /// Throws a `SessionBrokerError` with code `permission_denied` when the current roles do not allow `action`.
     #[wasm_bindgen(js_name = requirePermission)]
-    pub fn require_permission(&self, #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue) -> Result<(), JsValue> {
+    pub fn require_permission(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue,
+    ) -> Result<(), JsValue> {
         let action = string_arg(&action, "action")?;
         if self.session.allows(&action) {
             Ok(())
         } else {
-            Err(error(codes::PERMISSION_DENIED, &["Not allowed: ", &action, " needs a role the current user does not have."].concat()))
+            Err(error(
+                codes::PERMISSION_DENIED,
+                &["Not allowed: ", &action, " needs a role the current user does not have."].concat(),
+            ))
         }
     }
 
@@ -262,7 +287,10 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = updateDeviceStatus, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
     /// Reports this device online or offline.
-    pub fn update_device_status(&self, #[wasm_bindgen(unchecked_param_type = "DeviceStatus")] status: JsValue) -> Result<Promise, JsValue> {
+    pub fn update_device_status(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "DeviceStatus")] status: JsValue,
+    ) -> Result<Promise, JsValue> {
         let is_online = object_arg(&status, "status")?.get("isOnline").and_then(Value::as_bool);
         let is_online = is_online.ok_or_else(|| invalid("updateDeviceStatus expects { isOnline: boolean }"))?;
         let session = self.session.clone();
@@ -271,7 +299,10 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = updateDeviceInfo)]
     /// Merges fields into the device description (its `sdkVersion` and `platform` always stay this SDK's).
-    pub fn update_device_info(&self, #[wasm_bindgen(unchecked_param_type = "Partial<DeviceInfo>")] partial: JsValue) -> Result<(), JsValue> {
+    pub fn update_device_info(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Partial<DeviceInfo>")] partial: JsValue,
+    ) -> Result<(), JsValue> {
         self.session.update_device_info(object_arg(&partial, "updateDeviceInfo's argument")?);
         Ok(())
     }
@@ -284,19 +315,28 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = registerOnLogin, unchecked_return_type = "Unsubscribe")]
     /// Runs `handler(user)` after every login (also one in another tab); returns an unsubscribe function.
-    pub fn register_on_login(&self, #[wasm_bindgen(unchecked_param_type = "(user: JwtClaims) => unknown")] handler: JsValue) -> Result<Function, JsValue> {
+    pub fn register_on_login(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(user: JwtClaims) => unknown")] handler: JsValue,
+    ) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().login, function_arg(handler)?))
     }
 
     #[wasm_bindgen(js_name = registerOnTokenRefresh, unchecked_return_type = "Unsubscribe")]
     /// Runs `handler({user, roles, companyChanged})` after every refresh (also one in another tab); returns an unsubscribe function.
-    pub fn register_on_token_refresh(&self, #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => unknown")] handler: JsValue) -> Result<Function, JsValue> {
+    pub fn register_on_token_refresh(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(event: TokenRefreshEvent) => unknown")] handler: JsValue,
+    ) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().token_refresh, function_arg(handler)?))
     }
 
     #[wasm_bindgen(js_name = registerOnSignOut, unchecked_return_type = "Unsubscribe")]
     /// Runs `handler({reason, otherTab?})` before the tokens are cleared (a handler may still use the token); returns an unsubscribe function.
-    pub fn register_on_sign_out(&self, #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => unknown")] handler: JsValue) -> Result<Function, JsValue> {
+    pub fn register_on_sign_out(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => unknown")] handler: JsValue,
+    ) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().sign_out, function_arg(handler)?))
     }
 
@@ -328,9 +368,13 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = getDocdbHeaders, unchecked_return_type = "Record<string, string> | null")]
     /// The document-database header set (`"Remote"` or `"Local"`) issued with the session, or `null`.
-    pub fn get_docdb_headers(&self, #[wasm_bindgen(unchecked_param_type = "HeaderKind")] kind: JsValue) -> Result<JsValue, JsValue> {
+    pub fn get_docdb_headers(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "HeaderKind")] kind: JsValue,
+    ) -> Result<JsValue, JsValue> {
         let kind = string_arg(&kind, "kind")?;
-        let kind = HeaderKind::parse(&kind).ok_or_else(|| invalid(["kind must be \"Remote\" or \"Local\", got \"", &kind, "\""].concat()))?;
+        let kind = HeaderKind::parse(&kind)
+            .ok_or_else(|| invalid(["kind must be \"Remote\" or \"Local\", got \"", &kind, "\""].concat()))?;
         Ok(to_js(&self.session.docdb_headers(kind).map_or(Value::Null, Value::Object)))
     }
 }

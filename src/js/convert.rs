@@ -16,8 +16,10 @@ pub fn to_js(value: &Value) -> JsValue {
 /// `JSON.stringify` first, as JSON itself would: it drops functions and `undefined` inside
 /// objects, calls `toJSON` (dates), and throws on cycles.
 pub fn from_js(value: &JsValue, what: &str) -> Result<Value, JsValue> {
-    let text = if value.is_undefined() { None } else { js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()) };
-    text.and_then(|t| crate::core::json::parse(&t)).ok_or_else(|| invalid([what, " must be a JSON-compatible value"].concat()))
+    let text =
+        if value.is_undefined() { None } else { js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()) };
+    text.and_then(|t| crate::core::json::parse(&t))
+        .ok_or_else(|| invalid([what, " must be a JSON-compatible value"].concat()))
 }
 
 /// A JS argument that must be a plain object.

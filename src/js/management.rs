@@ -26,13 +26,19 @@ fn object(value: &JsValue, what: &str) -> Result<Value, JsValue> {
 impl AuthManager {
     #[wasm_bindgen(js_name = addDevice, unchecked_return_type = "Promise<CallResult<{ device: Device }>>")]
     /// `POST /devices`: registers a device description.
-    pub fn add_device(&self, #[wasm_bindgen(js_name = deviceInfo, unchecked_param_type = "Record<string, unknown>")] device_info: JsValue) -> Result<Promise, JsValue> {
+    pub fn add_device(
+        &self,
+        #[wasm_bindgen(js_name = deviceInfo, unchecked_param_type = "Record<string, unknown>")] device_info: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.manage(Management::AddDevice(object(&device_info, "deviceInfo")?))
     }
 
     #[wasm_bindgen(js_name = deleteDevice, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
     /// `DELETE /devices/:id`.
-    pub fn delete_device(&self, #[wasm_bindgen(js_name = deviceId, unchecked_param_type = "string")] device_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn delete_device(
+        &self,
+        #[wasm_bindgen(js_name = deviceId, unchecked_param_type = "string")] device_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.manage(Management::DeleteDevice(string_arg(&device_id, "deviceId")?))
     }
 
@@ -50,7 +56,10 @@ impl AuthManager {
 
     /// Fetching the current company also caches its details for `getCurrentCompany()`.
     #[wasm_bindgen(js_name = getCompany, unchecked_return_type = "Promise<CallResult<{ company: CompanyRecord }>>")]
-    pub fn get_company(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn get_company(
+        &self,
+        #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.manage(Management::GetCompany(string_arg(&company_id, "companyId")?))
     }
 
@@ -66,7 +75,10 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = deleteCompany, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
     /// `DELETE /companies/:id` (sys_admin).
-    pub fn delete_company(&self, #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn delete_company(
+        &self,
+        #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.manage(Management::DeleteCompany(string_arg(&company_id, "companyId")?))
     }
 
@@ -82,7 +94,10 @@ impl AuthManager {
 
     #[wasm_bindgen(js_name = deleteUser, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
     /// `DELETE /users/:id` (sys_admin).
-    pub fn delete_user(&self, #[wasm_bindgen(js_name = userId, unchecked_param_type = "string")] user_id: JsValue) -> Result<Promise, JsValue> {
+    pub fn delete_user(
+        &self,
+        #[wasm_bindgen(js_name = userId, unchecked_param_type = "string")] user_id: JsValue,
+    ) -> Result<Promise, JsValue> {
         self.manage(Management::DeleteUser(string_arg(&user_id, "userId")?))
     }
 

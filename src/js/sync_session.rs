@@ -55,7 +55,9 @@ impl SyncSession {
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn connect(&self) -> Promise {
         let inner = self.inner.clone();
-        wasm_bindgen_futures::future_to_promise(async move { inner.connect().await.map(|_| JsValue::UNDEFINED).map_err(|f| failure_error(&f)) })
+        wasm_bindgen_futures::future_to_promise(async move {
+            inner.connect().await.map(|_| JsValue::UNDEFINED).map_err(|f| failure_error(&f))
+        })
     }
 
     /// Closes the socket; no reconnect.
@@ -86,7 +88,11 @@ impl SyncSession {
             "bootstrapped" => |s| &s.events().bootstrapped,
             "error" => |s| &s.events().error,
             "state" => |s| &s.events().state,
-            _ => return Err(invalid(["unknown event \"", &name, "\" (ready, invalidate-local, bootstrapped, error, state)"].concat())),
+            _ => {
+                return Err(invalid(
+                    ["unknown event \"", &name, "\" (ready, invalidate-local, bootstrapped, error, state)"].concat(),
+                ))
+            }
         };
         Ok(subscribe(self.inner.clone(), pick, handler))
     }

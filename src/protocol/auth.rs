@@ -28,7 +28,11 @@ pub struct LoginRequest {
 impl LoginRequest {
     /// The body of `POST /auth`.
     pub fn body(username: &str, password: &str, device_info: Map<String, Value>) -> Value {
-        object([("username", username.into()), ("password", password.into()), ("deviceInfo", Value::Object(device_info))])
+        object([
+            ("username", username.into()),
+            ("password", password.into()),
+            ("deviceInfo", Value::Object(device_info)),
+        ])
     }
 }
 
@@ -222,7 +226,8 @@ mod tests {
 
     /// The builder's JSON reads back into the struct, and the struct writes that same JSON.
     fn agrees<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(body: Value, expected: T) {
-        let read: T = serde_json::from_value(body.clone()).unwrap_or_else(|e| panic!("{body} does not read as the server's struct: {e}"));
+        let read: T = serde_json::from_value(body.clone())
+            .unwrap_or_else(|e| panic!("{body} does not read as the server's struct: {e}"));
         assert_eq!(read, expected);
         assert_eq!(serde_json::to_value(&read).unwrap(), body, "the struct writes other names than the SDK");
     }
@@ -231,11 +236,20 @@ mod tests {
     fn the_sdk_bodies_are_the_servers_structs() {
         let mut info = Map::new();
         info.insert("sdkVersion".into(), "1.4.17".into());
-        agrees(LoginRequest::body("alice", "pw", info.clone()), LoginRequest { username: "alice".into(), password: "pw".into(), device_info: info });
-        agrees(GoogleLoginRequest::body("mock-google:bob"), GoogleLoginRequest { credential: "mock-google:bob".into() });
+        agrees(
+            LoginRequest::body("alice", "pw", info.clone()),
+            LoginRequest { username: "alice".into(), password: "pw".into(), device_info: info },
+        );
+        agrees(
+            GoogleLoginRequest::body("mock-google:bob"),
+            GoogleLoginRequest { credential: "mock-google:bob".into() },
+        );
         agrees(RefreshRequest::body("r1"), RefreshRequest { refresh_token: "r1".into() });
         agrees(StatusRequest::body(true), StatusRequest { is_online: true, device_id: None });
-        agrees(LogoutRequest::body(Some("d1".into()), false), LogoutRequest { device_id: Some("d1".into()), complete: false });
+        agrees(
+            LogoutRequest::body(Some("d1".into()), false),
+            LogoutRequest { device_id: Some("d1".into()), complete: false },
+        );
         agrees(LogoutRequest::body(None, true), LogoutRequest { device_id: None, complete: true });
         let answer = serde_json::to_value(ConnectResponse { device_id: "d9".into() }).unwrap();
         assert_eq!(ConnectResponse::device_id_of(&answer), Some("d9"));
@@ -248,12 +262,25 @@ mod tests {
             expires_in: 900,
             refresh_token: "r".into(),
             refresh_expires_in: 60,
-            docdb_headers: Some(DocdbHeaders { remote: Some(json!({"X-A": "1"}).as_object().unwrap().clone()), local: None }),
+            docdb_headers: Some(DocdbHeaders {
+                remote: Some(json!({"X-A": "1"}).as_object().unwrap().clone()),
+                local: None,
+            }),
         };
         let value = serde_json::to_value(&wire).unwrap();
         assert_eq!(AuthResponse::from_json(&value), Some(wire));
-        assert_eq!(AuthResponse::from_json(&json!({"token": "t", "expiresIn": "900", "refreshToken": "r", "refreshExpiresIn": 1})), None);
-        assert_eq!(AuthResponse::from_json(&json!({"token": "t", "expiresIn": 1, "refreshToken": "r", "refreshExpiresIn": 1, "docdbHeaders": {"Remote": {"a": 1}}})), None);
+        assert_eq!(
+            AuthResponse::from_json(
+                &json!({"token": "t", "expiresIn": "900", "refreshToken": "r", "refreshExpiresIn": 1})
+            ),
+            None
+        );
+        assert_eq!(
+            AuthResponse::from_json(
+                &json!({"token": "t", "expiresIn": 1, "refreshToken": "r", "refreshExpiresIn": 1, "docdbHeaders": {"Remote": {"a": 1}}})
+            ),
+            None
+        );
     }
 
     fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug>(value: T, wire: Value) {
@@ -273,20 +300,45 @@ mod tests {
         let headers = DocdbHeaders { remote: Some(json!({"X-A": "1"}).as_object().unwrap().clone()), local: None };
         round_trip(headers.clone(), json!({"Remote": {"X-A": "1"}}));
         round_trip(
-            AuthResponse { token: "t".into(), expires_in: 900, refresh_token: "r".into(), refresh_expires_in: 60, docdb_headers: Some(headers) },
+            AuthResponse {
+                token: "t".into(),
+                expires_in: 900,
+                refresh_token: "r".into(),
+                refresh_expires_in: 60,
+                docdb_headers: Some(headers),
+            },
             json!({"token": "t", "expiresIn": 900, "refreshToken": "r", "refreshExpiresIn": 60, "docdbHeaders": {"Remote": {"X-A": "1"}}}),
         );
         round_trip(ConnectResponse { device_id: "d".into() }, json!({"deviceId": "d"}));
         round_trip(StatusRequest { is_online: true, device_id: None }, json!({"isOnline": true}));
         round_trip(LogoutRequest { device_id: None, complete: false }, json!({"deviceId": null, "complete": false}));
         round_trip(OkBody { ok: true }, json!({"ok": true}));
-        round_trip(ErrorBody { error: "invalid_token".into(), message: "m".into(), checks: None }, json!({"error": "invalid_token", "message": "m"}));
         round_trip(
-            ErrorBody { error: "no_headroom".into(), message: "m".into(), checks: Some(json!([{"check": "headroom", "ok": false}])) },
+            ErrorBody { error: "invalid_token".into(), message: "m".into(), checks: None },
+            json!({"error": "invalid_token", "message": "m"}),
+        );
+        round_trip(
+            ErrorBody {
+                error: "no_headroom".into(),
+                message: "m".into(),
+                checks: Some(json!([{"check": "headroom", "ok": false}])),
+            },
             json!({"error": "no_headroom", "message": "m", "checks": [{"check": "headroom", "ok": false}]}),
         );
-        let claims = JwtClaims { sub: "u".into(), user_id: "u".into(), company_id: "acme".into(), roles: vec!["cashier".into()], iat: 1, exp: 2, sid: Some("s".into()), jti: None };
-        round_trip(claims, json!({"sub": "u", "userId": "u", "companyId": "acme", "roles": ["cashier"], "iat": 1, "exp": 2, "sid": "s"}));
+        let claims = JwtClaims {
+            sub: "u".into(),
+            user_id: "u".into(),
+            company_id: "acme".into(),
+            roles: vec!["cashier".into()],
+            iat: 1,
+            exp: 2,
+            sid: Some("s".into()),
+            jti: None,
+        };
+        round_trip(
+            claims,
+            json!({"sub": "u", "userId": "u", "companyId": "acme", "roles": ["cashier"], "iat": 1, "exp": 2, "sid": "s"}),
+        );
     }
 
     #[test]

@@ -28,11 +28,31 @@ pub const CRON_PRUNE: &str = "session-prune";
 
 /// Every cron, in the order `/admin/crons` lists them.
 pub const CRONS: [CronSpec; 5] = [
-    CronSpec { name: CRON_ROTATE, hour: 5, minute: 0, description: "Rotate: warm CORE, prewarm day databases, cut over" },
-    CronSpec { name: CRON_DROP_EVAL, hour: 4, minute: 0, description: "Drop evaluation: drop what passed the four locks and the TTL" },
+    CronSpec {
+        name: CRON_ROTATE,
+        hour: 5,
+        minute: 0,
+        description: "Rotate: warm CORE, prewarm day databases, cut over",
+    },
+    CronSpec {
+        name: CRON_DROP_EVAL,
+        hour: 4,
+        minute: 0,
+        description: "Drop evaluation: drop what passed the four locks and the TTL",
+    },
     CronSpec { name: CRON_ARCHIVE, hour: 3, minute: 0, description: "Archive: drain, copy to *_archive, reconcile" },
-    CronSpec { name: CRON_BACKUP, hour: 3, minute: 30, description: "Backup: a snapshot of every day database that changed, 30 kept" },
-    CronSpec { name: CRON_PRUNE, hour: 2, minute: 0, description: "Housekeeping: expired sessions, old runs, long-unseen devices" },
+    CronSpec {
+        name: CRON_BACKUP,
+        hour: 3,
+        minute: 30,
+        description: "Backup: a snapshot of every day database that changed, 30 kept",
+    },
+    CronSpec {
+        name: CRON_PRUNE,
+        hour: 2,
+        minute: 0,
+        description: "Housekeeping: expired sessions, old runs, long-unseen devices",
+    },
 ];
 
 /// `invalidate-local.reason` of the rotate's cutover.

@@ -74,7 +74,10 @@ impl ServerFrame {
         Some(match frame.get("type")?.as_str()? {
             "invalidate-local" => ServerFrame::InvalidateLocal(InvalidateLocal::from_json(payload)?),
             "ready" => ServerFrame::Ready(Ready::from_json(payload)?),
-            "error" => ServerFrame::Error(FrameError { code: str_field(payload, "code")?.to_owned(), message: str_field(payload, "message")?.to_owned() }),
+            "error" => ServerFrame::Error(FrameError {
+                code: str_field(payload, "code")?.to_owned(),
+                message: str_field(payload, "message")?.to_owned(),
+            }),
             "pong" => ServerFrame::Pong(Empty {}),
             _ => return None,
         })
@@ -150,7 +153,11 @@ impl InvalidateLocal {
 
     /// The payload as JSON, in the derive's shape.
     pub fn to_json(&self) -> Value {
-        object([("companyId", self.company_id.as_str().into()), ("invalidatedAt", self.invalidated_at.into()), ("reason", self.reason.as_str().into())])
+        object([
+            ("companyId", self.company_id.as_str().into()),
+            ("invalidatedAt", self.invalidated_at.into()),
+            ("reason", self.reason.as_str().into()),
+        ])
     }
 }
 
@@ -225,7 +232,10 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug + 'static>(value: T, wire: serde_json::Value) {
+    fn round_trip<T: Serialize + for<'de> Deserialize<'de> + PartialEq + std::fmt::Debug + 'static>(
+        value: T,
+        wire: serde_json::Value,
+    ) {
         assert_eq!(serde_json::to_value(&value).unwrap(), wire);
         // The SDK's reader agrees with the derive, frame by frame.
         let any = &value as &dyn std::any::Any;
@@ -246,14 +256,32 @@ mod tests {
 
     #[test]
     fn every_frame_round_trips_in_its_wire_shape() {
-        let init = SdkInit { token: "t".into(), device_id: Some("d".into()), sdk_version: Some("1.4.17".into()), last_invalidation: None };
-        round_trip(ClientFrame::SdkInit(init), json!({"type": "sdk:init", "payload": {"token": "t", "deviceId": "d", "sdkVersion": "1.4.17", "lastInvalidation": null}}));
+        let init = SdkInit {
+            token: "t".into(),
+            device_id: Some("d".into()),
+            sdk_version: Some("1.4.17".into()),
+            last_invalidation: None,
+        };
+        round_trip(
+            ClientFrame::SdkInit(init),
+            json!({"type": "sdk:init", "payload": {"token": "t", "deviceId": "d", "sdkVersion": "1.4.17", "lastInvalidation": null}}),
+        );
         round_trip(ClientFrame::Ping, json!({"type": "ping"}));
         round_trip(
-            ServerFrame::InvalidateLocal(InvalidateLocal { company_id: "acme".into(), invalidated_at: 5, reason: "operator".into() }),
+            ServerFrame::InvalidateLocal(InvalidateLocal {
+                company_id: "acme".into(),
+                invalidated_at: 5,
+                reason: "operator".into(),
+            }),
             json!({"type": "invalidate-local", "payload": {"companyId": "acme", "invalidatedAt": 5, "reason": "operator"}}),
         );
-        let ready = Ready { company_id: "acme".into(), database: Routing::Core, static_db: "s".into(), dynamic_db: "d".into(), invalidated_at: Some(1) };
+        let ready = Ready {
+            company_id: "acme".into(),
+            database: Routing::Core,
+            static_db: "s".into(),
+            dynamic_db: "d".into(),
+            invalidated_at: Some(1),
+        };
         round_trip(
             ServerFrame::Ready(ready),
             json!({"type": "ready", "payload": {"companyId": "acme", "database": "core", "staticDb": "s", "dynamicDb": "d", "invalidatedAt": 1}}),
@@ -264,13 +292,24 @@ mod tests {
         );
         round_trip(ServerFrame::Pong(Empty {}), json!({"type": "pong", "payload": {}}));
         // The minimal init: only the token.
-        assert!(matches!(serde_json::from_value::<ClientFrame>(json!({"type": "sdk:init", "payload": {"token": "t"}})), Ok(ClientFrame::SdkInit(_))));
+        assert!(matches!(
+            serde_json::from_value::<ClientFrame>(json!({"type": "sdk:init", "payload": {"token": "t"}})),
+            Ok(ClientFrame::SdkInit(_))
+        ));
         assert!(serde_json::from_value::<ClientFrame>(json!({"type": "hello"})).is_err());
-        assert_eq!(ServerFrame::from_json(json!({"type": "ready", "payload": {"companyId": 1}})), None, "a malformed payload is no frame");
+        assert_eq!(
+            ServerFrame::from_json(json!({"type": "ready", "payload": {"companyId": 1}})),
+            None,
+            "a malformed payload is no frame"
+        );
         assert_eq!(ServerFrame::from_json(json!({"type": "hello"})), None);
         let minimal = json!({"type": "ready", "payload": {"companyId": "a", "database": "legacy", "staticDb": "s", "dynamicDb": "d"}});
-        assert!(matches!(ServerFrame::from_json(minimal), Some(ServerFrame::Ready(Ready { invalidated_at: None, .. }))), "an absent option is None");
-        let fractional = json!({"type": "invalidate-local", "payload": {"companyId": "a", "invalidatedAt": 1.5, "reason": "r"}});
+        assert!(
+            matches!(ServerFrame::from_json(minimal), Some(ServerFrame::Ready(Ready { invalidated_at: None, .. }))),
+            "an absent option is None"
+        );
+        let fractional =
+            json!({"type": "invalidate-local", "payload": {"companyId": "a", "invalidatedAt": 1.5, "reason": "r"}});
         assert_eq!(ServerFrame::from_json(fractional), None, "a time is an integer");
     }
 }

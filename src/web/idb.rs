@@ -19,7 +19,13 @@ extern "C" {
     #[wasm_bindgen(js_name = sbTrack, catch)]
     fn remember(db: &JsValue, options: &JsValue) -> Result<String, JsValue>;
     #[wasm_bindgen(js_name = sbPush)]
-    fn push_databases(tracked: js_sys::Array, docdb: Option<String>, dynamic_db: Option<String>, headers: &str, bound_ms: u32) -> js_sys::Promise;
+    fn push_databases(
+        tracked: js_sys::Array,
+        docdb: Option<String>,
+        dynamic_db: Option<String>,
+        headers: &str,
+        bound_ms: u32,
+    ) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbIdbExists)]
     fn database_exists(name: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbIdbWrite)]
@@ -43,12 +49,19 @@ impl LocalDatabases for IndexedDbDatabases {
     fn push(&self, tracked: &[String], to: Option<PushTo>, bound_ms: u32) -> LocalBoxFuture<'static, PushReport> {
         let tracked: js_sys::Array = tracked.iter().map(|n| JsValue::from_str(n)).collect();
         let promise = match to {
-            Some(to) => push_databases(tracked, Some(to.docdb), to.dynamic_db, &json::stringify(&Value::Object(to.headers)), bound_ms),
+            Some(to) => push_databases(
+                tracked,
+                Some(to.docdb),
+                to.dynamic_db,
+                &json::stringify(&Value::Object(to.headers)),
+                bound_ms,
+            ),
             None => push_databases(tracked, None, None, "{}", bound_ms),
         };
         Box::pin(async move {
             // The adapter never rejects; an answer that does not read is an empty report.
-            let answer = JsFuture::from(promise).await.ok().and_then(|a| json::parse(&a.as_string()?)).unwrap_or_default();
+            let answer =
+                JsFuture::from(promise).await.ok().and_then(|a| json::parse(&a.as_string()?)).unwrap_or_default();
             let field = |k| answer.get(k).and_then(Value::as_object).cloned().unwrap_or_default();
             PushReport { pushed: field("pushed"), unpushed: field("unpushed") }
         })

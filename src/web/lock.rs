@@ -45,11 +45,14 @@ fn request(wait_ms: u32, steal: bool) -> Option<LocalBoxFuture<'static, Result<B
     let promise = pending.dyn_into::<Promise>().ok()?;
     Some(Box::pin(async move {
         match JsFuture::from(promise).await {
-            Ok(release) => {
-                release.dyn_into::<Function>().map(|f| Box::new(WebLockGuard(f)) as Box<dyn LockGuard>).map_err(|_| LockError::Unavailable("the lock granted no release".into()))
-            }
+            Ok(release) => release
+                .dyn_into::<Function>()
+                .map(|f| Box::new(WebLockGuard(f)) as Box<dyn LockGuard>)
+                .map_err(|_| LockError::Unavailable("the lock granted no release".into())),
             Err(e) if e.as_string().as_deref() == Some("timeout") => Err(LockError::TimedOut),
-            Err(e) => Err(LockError::Unavailable(e.as_string().unwrap_or_else(|| "Web Locks refused the request".into()))),
+            Err(e) => {
+                Err(LockError::Unavailable(e.as_string().unwrap_or_else(|| "Web Locks refused the request".into())))
+            }
         }
     }))
 }

@@ -20,7 +20,10 @@ pub fn describe(value: &wasm_bindgen::JsValue) -> String {
     if let Some(s) = value.as_string() {
         return s;
     }
-    js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()).unwrap_or_else(|| "a non-Error value was thrown".into())
+    js_sys::JSON::stringify(value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_else(|| "a non-Error value was thrown".into())
 }
 
 pub struct BrowserClock;

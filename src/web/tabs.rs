@@ -61,8 +61,9 @@ impl Coordinator {
                 }
             }));
             if auto_refresh {
-                for (target, name) in
-                    [(window.clone().unchecked_into::<web_sys::EventTarget>(), "online")].into_iter().chain(window.document().map(|d| (d.unchecked_into(), "visibilitychange")))
+                for (target, name) in [(window.clone().unchecked_into::<web_sys::EventTarget>(), "online")]
+                    .into_iter()
+                    .chain(window.document().map(|d| (d.unchecked_into(), "visibilitychange")))
                 {
                     let (session, slot) = (weak.clone(), Rc::downgrade(&timer));
                     listeners.push(EventListener::new(&target, name, move |_| step(session.clone(), slot.clone())));

@@ -40,7 +40,10 @@ pub fn storage() -> web_sys::Storage {
 /// Every `localStorage` key and value, sorted.
 pub fn storage_snapshot() -> Vec<(String, String)> {
     let s = storage();
-    let mut all: Vec<(String, String)> = (0..s.length().unwrap()).filter_map(|i| s.key(i).unwrap()).map(|k| (k.clone(), s.get_item(&k).unwrap().unwrap())).collect();
+    let mut all: Vec<(String, String)> = (0..s.length().unwrap())
+        .filter_map(|i| s.key(i).unwrap())
+        .map(|k| (k.clone(), s.get_item(&k).unwrap().unwrap()))
+        .collect();
     all.sort();
     all
 }
@@ -64,7 +67,13 @@ pub async fn fresh() {
 }
 
 pub async fn mock_post(path: &str, body: Value) -> Value {
-    let res = Request::post(&format!("{}{path}", base_url())).header("Content-Type", "application/json").body(body.to_string()).unwrap().send().await.unwrap();
+    let res = Request::post(&format!("{}{path}", base_url()))
+        .header("Content-Type", "application/json")
+        .body(body.to_string())
+        .unwrap()
+        .send()
+        .await
+        .unwrap();
     serde_json::from_str(&res.text().await.unwrap()).unwrap()
 }
 
@@ -96,7 +105,8 @@ pub async fn login(m: &AuthManager, user: &str) -> Value {
 /// A JS function recording each call's first argument (as JSON) into `log` under `tag`.
 pub fn recorder(log: &std::rc::Rc<std::cell::RefCell<Vec<String>>>, tag: &'static str) -> JsValue {
     let log = log.clone();
-    Closure::<dyn FnMut(JsValue)>::new(move |arg: JsValue| log.borrow_mut().push(format!("{tag} {}", json(&arg)))).into_js_value()
+    Closure::<dyn FnMut(JsValue)>::new(move |arg: JsValue| log.borrow_mut().push(format!("{tag} {}", json(&arg))))
+        .into_js_value()
 }
 
 pub fn js_fn(args: &str, body: &str) -> JsValue {
@@ -152,7 +162,13 @@ pub async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
 }
 
 pub async fn token_for(user: &str) -> String {
-    let (status, body) = call("POST", "/auth", None, Some(serde_json::json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}}))).await;
+    let (status, body) = call(
+        "POST",
+        "/auth",
+        None,
+        Some(serde_json::json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}})),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     body["token"].as_str().unwrap().to_owned()
 }
@@ -174,7 +190,8 @@ pub async fn call(method: &str, path: &str, token: Option<&str>, body: Option<Va
 
 /// Runs a cron as an operator and waits for it to finish.
 pub async fn run_cron(admin: &str, cron: &str) -> Value {
-    let (status, started) = call("POST", &format!("/admin/crons/{cron}/run"), Some(admin), Some(serde_json::json!({}))).await;
+    let (status, started) =
+        call("POST", &format!("/admin/crons/{cron}/run"), Some(admin), Some(serde_json::json!({}))).await;
     assert_eq!(status, 202, "{started}");
     let id = started["runId"].as_str().unwrap().to_owned();
     for _ in 0..150 {

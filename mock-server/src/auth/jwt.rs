@@ -33,7 +33,14 @@ impl TokenKeys {
         }
     }
 
-    pub fn issue(&self, user_id: &str, company_id: &str, roles: &[String], session_id: &str, now_secs: i64) -> Result<String, JwtError> {
+    pub fn issue(
+        &self,
+        user_id: &str,
+        company_id: &str,
+        roles: &[String],
+        session_id: &str,
+        now_secs: i64,
+    ) -> Result<String, JwtError> {
         let claims = JwtClaims {
             sub: user_id.to_owned(),
             user_id: user_id.to_owned(),
@@ -56,7 +63,9 @@ impl TokenKeys {
             .map_err(|e| {
                 let why = match e.kind() {
                     ErrorKind::InvalidSignature => "the token's signature is not ours",
-                    ErrorKind::Json(_) | ErrorKind::MissingRequiredClaim(_) => "the token lacks the claims this server issues",
+                    ErrorKind::Json(_) | ErrorKind::MissingRequiredClaim(_) => {
+                        "the token lacks the claims this server issues"
+                    }
                     _ => "the token is not a valid JWT",
                 };
                 JwtError::Invalid(why)

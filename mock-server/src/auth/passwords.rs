@@ -51,7 +51,9 @@ impl Checked {
 
 /// Checks `password` against the user's stored hash (`None`: no such user).
 pub fn check(stored: Option<&str>, username: &str, password: &str) -> Checked {
-    let verify = |phc: &str| PasswordHash::new(phc).is_ok_and(|parsed| argon2().verify_password(password.as_bytes(), &parsed).is_ok());
+    let verify = |phc: &str| {
+        PasswordHash::new(phc).is_ok_and(|parsed| argon2().verify_password(password.as_bytes(), &parsed).is_ok())
+    };
     match stored {
         Some(phc) if phc.starts_with("$argon2") => {
             if verify(phc) {
@@ -93,7 +95,10 @@ impl Default for Hashing {
 
 impl Hashing {
     /// Runs `work` (a hash or a check) on the blocking pool once a core is free.
-    pub async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, tokio::task::JoinError> {
+    pub async fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, tokio::task::JoinError> {
         // The semaphore is never closed, so `acquire` cannot fail; without a permit the work runs anyway.
         let _permit = self.permits.acquire().await.ok();
         tokio::task::spawn_blocking(work).await

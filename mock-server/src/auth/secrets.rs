@@ -92,7 +92,8 @@ pub fn docdb_headers(key: &[u8], user_id: &str, company_id: &str, roles: &[Strin
         h.insert("X-Docdb-Company".into(), company_id.into());
         h.insert("X-Docdb-Roles".into(), roles.clone().into());
         h.insert("X-Docdb-Session".into(), session_id.into());
-        let signature = mac(key, &docdb_message(scope, company_id, user_id, session_id, &roles)).finalize().into_bytes();
+        let signature =
+            mac(key, &docdb_message(scope, company_id, user_id, session_id, &roles)).finalize().into_bytes();
         h.insert("X-Docdb-Token".into(), hex::encode(signature).into());
         h
     };
@@ -110,10 +111,23 @@ pub struct DocdbCaller {
 
 /// Checks a header set's signature (in constant time) for either scope.
 pub fn verify_docdb_headers(key: &[u8], get: impl Fn(&str) -> Option<String>) -> Option<DocdbCaller> {
-    let (user, company, roles, session, token) = (get("X-Docdb-User")?, get("X-Docdb-Company")?, get("X-Docdb-Roles")?, get("X-Docdb-Session")?, get("X-Docdb-Token")?);
+    let (user, company, roles, session, token) = (
+        get("X-Docdb-User")?,
+        get("X-Docdb-Company")?,
+        get("X-Docdb-Roles")?,
+        get("X-Docdb-Session")?,
+        get("X-Docdb-Token")?,
+    );
     let signature = hex::decode(token).ok()?;
-    let valid = ["remote", "local"].iter().any(|scope| mac(key, &docdb_message(scope, &company, &user, &session, &roles)).verify_slice(&signature).is_ok());
-    valid.then(|| DocdbCaller { user_id: user, company_id: company, roles: roles.split(',').filter(|r| !r.is_empty()).map(str::to_owned).collect(), session_id: session })
+    let valid = ["remote", "local"].iter().any(|scope| {
+        mac(key, &docdb_message(scope, &company, &user, &session, &roles)).verify_slice(&signature).is_ok()
+    });
+    valid.then(|| DocdbCaller {
+        user_id: user,
+        company_id: company,
+        roles: roles.split(',').filter(|r| !r.is_empty()).map(str::to_owned).collect(),
+        session_id: session,
+    })
 }
 
 #[cfg(test)]
@@ -132,7 +146,11 @@ mod tests {
             let mode = std::fs::metadata(dir.join(SECRET_FILE)).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        assert_ne!(signing_secret(None, None).unwrap(), signing_secret(None, None).unwrap(), "per process without DATA_DIR");
+        assert_ne!(
+            signing_secret(None, None).unwrap(),
+            signing_secret(None, None).unwrap(),
+            "per process without DATA_DIR"
+        );
         assert_eq!(signing_secret(Some("explicit-secret-value"), Some(&dir)).unwrap(), "explicit-secret-value");
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -147,7 +165,10 @@ mod tests {
             move |k: &str| h.get(k).and_then(|v| v.as_str()).map(str::to_owned)
         };
         let caller = verify_docdb_headers(&key, get(&remote)).unwrap();
-        assert_eq!((caller.company_id.as_str(), caller.session_id.as_str(), caller.roles.clone()), ("acme", "sess-1", vec!["cashier".to_string()]));
+        assert_eq!(
+            (caller.company_id.as_str(), caller.session_id.as_str(), caller.roles.clone()),
+            ("acme", "sess-1", vec!["cashier".to_string()])
+        );
         assert!(verify_docdb_headers(&docdb_key("another-secret-value"), get(&remote)).is_none());
         let mut forged = remote.clone();
         forged.insert("X-Docdb-Roles".into(), "sys_admin".into());

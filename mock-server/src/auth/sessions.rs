@@ -28,7 +28,10 @@ impl Sessions {
     /// `session` ended at `ended_at_ms`: its access tokens are refused until the last of them has
     /// expired, its open feeds and sockets are cut.
     pub fn end(&self, clock: &Clock, session: &str, ended_at_ms: i64) {
-        let until = ended_at_ms.div_euclid(1000).saturating_add(i64::try_from(self.token_ttl_secs).unwrap_or(i64::MAX)).saturating_add(1);
+        let until = ended_at_ms
+            .div_euclid(1000)
+            .saturating_add(i64::try_from(self.token_ttl_secs).unwrap_or(i64::MAX))
+            .saturating_add(1);
         self.ended.end(session, until, clock.now_secs());
         self.feeds.cut(session);
         self.sockets.cut(session);

@@ -62,7 +62,10 @@ impl JobContext<'_> {
         match listed {
             Ok(ids) => Some(ids),
             Err(e) => {
-                let line = format!("{cron}: failed before any tenant, nothing changed: could not list the tenants: {}", chain(&e));
+                let line = format!(
+                    "{cron}: failed before any tenant, nothing changed: could not list the tenants: {}",
+                    chain(&e)
+                );
                 tracing::error!(run = self.run_id, "{line}");
                 self.progress(0, 0, Some(&line));
                 None
@@ -106,9 +109,14 @@ impl JobContext<'_> {
                     // A cluster a tenant: what one knows of its handles goes with a rolled-back step.
                     let cluster = self.state.cluster(tx);
                     tx.batch_later("SAVEPOINT tenant")?;
-                    let tenant = found.iter().find(|t| t.id == *id).ok_or_else(|| RollingError::UnknownTenant(id.clone()));
+                    let tenant =
+                        found.iter().find(|t| t.id == *id).ok_or_else(|| RollingError::UnknownTenant(id.clone()));
                     let outcome = tenant.and_then(|tenant| step(&cluster, tenant, now));
-                    tx.batch_later(if outcome.is_ok() { "RELEASE tenant" } else { "ROLLBACK TO tenant; RELEASE tenant" })?;
+                    tx.batch_later(if outcome.is_ok() {
+                        "RELEASE tenant"
+                    } else {
+                        "ROLLBACK TO tenant; RELEASE tenant"
+                    })?;
                     outcomes.push(outcome);
                     taken += 1;
                     if started.elapsed() >= BATCH_HOLD {
@@ -152,14 +160,22 @@ impl JobContext<'_> {
 
 /// Every tenant id; a store failure is the run's failure, written to its log (never "0 tenants").
 fn all_tenant_ids(ctx: &JobContext, cron: &str) -> Option<Vec<String>> {
-    let listed = ctx.state.store.lock().map_err(RollingError::from).and_then(|conn| tenants::all(&conn)).map(|ts| ts.into_iter().map(|t| t.id).collect());
+    let listed = ctx
+        .state
+        .store
+        .lock()
+        .map_err(RollingError::from)
+        .and_then(|conn| tenants::all(&conn))
+        .map(|ts| ts.into_iter().map(|t| t.id).collect());
     ctx.listed(cron, listed)
 }
 
 fn describe_rotation(id: &str, r: &TenantRotation) -> String {
     let mut parts = Vec::new();
     match &r.warm {
-        WarmOutcome::Created { docs } => parts.push(format!("CORE warmed with {docs} STATIC documents (fresh revisions)")),
+        WarmOutcome::Created { docs } => {
+            parts.push(format!("CORE warmed with {docs} STATIC documents (fresh revisions)"))
+        }
         WarmOutcome::AlreadyExists => parts.push("CORE exists, warm is a no-op".to_owned()),
         WarmOutcome::NoLegacy => {}
     }
@@ -189,7 +205,12 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     let rolling = ctx.listed(super::ROTATE, listed)?;
     let total = rolling.len() as u64 + 1;
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
-    let room = ctx.state.store.lock().map_err(crate::docdb::DocDbError::from).and_then(|conn| crate::docdb::headroom::headroom(&conn, &rolling));
+    let room = ctx
+        .state
+        .store
+        .lock()
+        .map_err(crate::docdb::DocDbError::from)
+        .and_then(|conn| crate::docdb::headroom::headroom(&conn, &rolling));
     match room {
         Ok(room) if !room.enough() => {
             let line = format!(
@@ -202,14 +223,27 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
         }
         Ok(_) => {}
         Err(e) => {
-            ctx.progress(0, total, Some(&format!("refused before any tenant, nothing changed: the headroom could not be read: {}", chain(&e))));
+            ctx.progress(
+                0,
+                total,
+                Some(&format!(
+                    "refused before any tenant, nothing changed: the headroom could not be read: {}",
+                    chain(&e)
+                )),
+            );
             return Some((false, total));
         }
     }
     let rotate_one = |tx: &crate::docdb::Cluster, t: &tenants::Tenant, now: i64| {
         let r = rotate::rotate_tenant(tx, &settings, t, now)?;
         if r.invalidated {
-            audit::record(tx, &Actor::system(super::ROTATE), actions::CLIENTS_INVALIDATE, serde_json::json!({"companyId": t.id, "reason": invalidation::REASON_CUTOVER}), now)?;
+            audit::record(
+                tx,
+                &Actor::system(super::ROTATE),
+                actions::CLIENTS_INVALIDATE,
+                serde_json::json!({"companyId": t.id, "reason": invalidation::REASON_CUTOVER}),
+                now,
+            )?;
         }
         Ok(r)
     };
@@ -262,11 +296,23 @@ fn archive(ctx: &JobContext) -> bool {
                 r.drained.join(", "),
                 r.archived.join(", "),
                 r.still_open.join(", "),
-                if r.unreconciled.is_empty() { String::new() } else { format!(", NOT reconciled [{}]", r.unreconciled.join(", ")) },
-                if r.regressed.is_empty() { String::new() } else { format!(", REGRESSED since reconciled [{}]: roll back", r.regressed.join(", ")) },
+                if r.unreconciled.is_empty() {
+                    String::new()
+                } else {
+                    format!(", NOT reconciled [{}]", r.unreconciled.join(", "))
+                },
+                if r.regressed.is_empty() {
+                    String::new()
+                } else {
+                    format!(", REGRESSED since reconciled [{}]: roll back", r.regressed.join(", "))
+                },
                 match &r.legacy {
-                    Some(l) if l.diff == 0 => format!("; legacy {}: {} closed order(s) and sale(s) archived, reconciled", l.db, l.documents),
-                    Some(l) => format!("; legacy {}: {} closed order(s) and sale(s), NOT reconciled (diff {})", l.db, l.documents, l.diff),
+                    Some(l) if l.diff == 0 =>
+                        format!("; legacy {}: {} closed order(s) and sale(s) archived, reconciled", l.db, l.documents),
+                    Some(l) => format!(
+                        "; legacy {}: {} closed order(s) and sale(s), NOT reconciled (diff {})",
+                        l.db, l.documents, l.diff
+                    ),
                     None => String::new(),
                 }
             )
@@ -286,13 +332,28 @@ fn backup(ctx: &JobContext) -> bool {
     }
     let Some(ids) = all_tenant_ids(ctx, super::BACKUP) else { return false };
     let total = ids.len() as u64;
-    ctx.progress(0, total, Some(&format!("backup: {total} tenant(s) into {}, the newest {} per database kept", settings.backup_dir.display(), backup::KEEP)));
+    ctx.progress(
+        0,
+        total,
+        Some(&format!(
+            "backup: {total} tenant(s) into {}, the newest {} per database kept",
+            settings.backup_dir.display(),
+            backup::KEEP
+        )),
+    );
     let dir = settings.backup_dir.clone();
     ctx.per_tenant(
         &ids,
         total,
         |tx, t, now| backup::backup_tenant(tx, &dir, t, now),
-        |id, r| format!("{id}: snapshots [{}], unchanged [{}], pruned [{}]", r.taken.join(", "), r.unchanged.join(", "), r.pruned.join(", ")),
+        |id, r| {
+            format!(
+                "{id}: snapshots [{}], unchanged [{}], pruned [{}]",
+                r.taken.join(", "),
+                r.unchanged.join(", "),
+                r.pruned.join(", ")
+            )
+        },
         |_, r| match r {
             Some(r) => crate::recorded::snapshots_taken(r.taken.len(), ctx.now()),
             None => crate::recorded::snapshot_failed(),
@@ -340,11 +401,22 @@ fn drop_eval(ctx: &JobContext) -> bool {
                     .iter()
                     .map(|a| {
                         let gone = if a.gone_from_engine { "gone from the engine" } else { "STILL ON THE ENGINE" };
-                        let replicator = if a.replicator_clean { "replicator clean".to_owned() } else { format!("REPLICATIONS NAME IT [{}]", a.replications_naming_it.join(", ")) };
-                        format!("{}: {gone}, {replicator}, relational store: {} order(s), {} sale(s)", a.name, a.relational_orders, a.relational_sales)
+                        let replicator = if a.replicator_clean {
+                            "replicator clean".to_owned()
+                        } else {
+                            format!("REPLICATIONS NAME IT [{}]", a.replications_naming_it.join(", "))
+                        };
+                        format!(
+                            "{}: {gone}, {replicator}, relational store: {} order(s), {} sale(s)",
+                            a.name, a.relational_orders, a.relational_sales
+                        )
                     })
                     .collect();
-                format!("{id}: dropped [{}] (their documents stay in the archive); after the drop: {}", r.dropped.join(", "), checks.join("; "))
+                format!(
+                    "{id}: dropped [{}] (their documents stay in the archive); after the drop: {}",
+                    r.dropped.join(", "),
+                    checks.join("; ")
+                )
             }
         },
         |_, _| {},

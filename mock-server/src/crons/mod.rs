@@ -48,12 +48,19 @@ impl CronDef {
         let now = DateTime::from_timestamp_millis(after_ms).unwrap_or_default();
         let at = NaiveTime::from_hms_opt(self.hour, self.minute, 0).unwrap_or_default();
         let today = now.date_naive().and_time(at).and_utc();
-        let next = if today.timestamp_millis() > after_ms { today } else { today.checked_add_days(Days::new(1)).unwrap_or(today) };
+        let next = if today.timestamp_millis() > after_ms {
+            today
+        } else {
+            today.checked_add_days(Days::new(1)).unwrap_or(today)
+        };
         next.timestamp_millis()
     }
 }
 
-pub use session_broker::protocol::ops::{CRON_ARCHIVE as ARCHIVE, CRON_BACKUP as BACKUP, CRON_DROP_EVAL as DROP_EVAL, CRON_PRUNE as PRUNE, CRON_ROTATE as ROTATE};
+pub use session_broker::protocol::ops::{
+    CRON_ARCHIVE as ARCHIVE, CRON_BACKUP as BACKUP, CRON_DROP_EVAL as DROP_EVAL, CRON_PRUNE as PRUNE,
+    CRON_ROTATE as ROTATE,
+};
 
 /// Whether the scheduler runs this cron (a run on demand is always possible): the archive only
 /// with `AUTO_ARCHIVE_ENABLED`, the backup only with `BACKUP_ENABLED`.
@@ -70,8 +77,13 @@ const fn def(spec: CronSpec, job: Job) -> CronDef {
 }
 
 /// The protocol's crons (names and schedules live there) with the job each runs.
-pub const CRONS: [CronDef; 5] =
-    [def(ops::CRONS[0], Job::Rotate), def(ops::CRONS[1], Job::DropEval), def(ops::CRONS[2], Job::Archive), def(ops::CRONS[3], Job::Backup), def(ops::CRONS[4], Job::Prune)];
+pub const CRONS: [CronDef; 5] = [
+    def(ops::CRONS[0], Job::Rotate),
+    def(ops::CRONS[1], Job::DropEval),
+    def(ops::CRONS[2], Job::Archive),
+    def(ops::CRONS[3], Job::Backup),
+    def(ops::CRONS[4], Job::Prune),
+];
 
 pub fn find(name: &str) -> Option<&'static CronDef> {
     CRONS.iter().find(|c| c.name == name)
@@ -86,10 +98,24 @@ mod tests {
         let rotate = find(ROTATE).unwrap();
         let four_am = 1_795_233_600_000; // 2026-11-21T04:00:00Z
         assert_eq!(rotate.next_after(four_am), four_am + 3_600_000);
-        assert_eq!(rotate.next_after(four_am + 3_600_000), four_am + 3_600_000 + 86_400_000, "exactly at 05:00: the next day");
+        assert_eq!(
+            rotate.next_after(four_am + 3_600_000),
+            four_am + 3_600_000 + 86_400_000,
+            "exactly at 05:00: the next day"
+        );
         assert_eq!(rotate.schedule(), "05:00");
         assert!(find("nope").is_none());
         let jobs: Vec<(&str, Job)> = CRONS.iter().map(|c| (c.name, c.job)).collect();
-        assert_eq!(jobs, [(ROTATE, Job::Rotate), (DROP_EVAL, Job::DropEval), (ARCHIVE, Job::Archive), (BACKUP, Job::Backup), (PRUNE, Job::Prune)], "each name runs its job");
+        assert_eq!(
+            jobs,
+            [
+                (ROTATE, Job::Rotate),
+                (DROP_EVAL, Job::DropEval),
+                (ARCHIVE, Job::Archive),
+                (BACKUP, Job::Backup),
+                (PRUNE, Job::Prune)
+            ],
+            "each name runs its job"
+        );
     }
 }

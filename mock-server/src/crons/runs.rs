@@ -60,7 +60,8 @@ pub fn page(conn: &Connection, run_id: &str, from: u64, limit: u64) -> crate::st
     if rest > 0 {
         let offset = from.saturating_sub(legacy.len());
         let (rest, offset) = (i64::try_from(rest).unwrap_or(i64::MAX), i64::try_from(offset).unwrap_or(i64::MAX));
-        let mut stmt = conn.prepare("SELECT line FROM cron_run_log WHERE run_id = ?1 ORDER BY seq LIMIT ?2 OFFSET ?3")?;
+        let mut stmt =
+            conn.prepare("SELECT line FROM cron_run_log WHERE run_id = ?1 ORDER BY seq LIMIT ?2 OFFSET ?3")?;
         for line in stmt.query_map(params![run_id, rest, offset], |r| r.get::<_, String>(0))? {
             run.log.push(line?);
         }
@@ -94,7 +95,9 @@ pub fn last_outcome(conn: &Connection, cron: &str) -> crate::store::sql::Result<
 
 /// When `cron` last finished a run that succeeded (ms), if it ever did in the kept history.
 pub fn last_success(conn: &Connection, cron: &str) -> crate::store::sql::Result<Option<i64>> {
-    conn.query_row("SELECT MAX(finished_at) FROM cron_runs WHERE cron = ?1 AND status = 'succeeded'", [cron], |r| r.get::<_, Option<i64>>(0))
+    conn.query_row("SELECT MAX(finished_at) FROM cron_runs WHERE cron = ?1 AND status = 'succeeded'", [cron], |r| {
+        r.get::<_, Option<i64>>(0)
+    })
 }
 
 /// Appends one line: a row of its own, so a run's log grows in constant time per line (the
@@ -108,25 +111,47 @@ pub fn append_log(conn: &Connection, run_id: &str, line: &str) -> crate::store::
 
 /// Joins the live run of `cron`, or starts a new one (marking an expired holder interrupted).
 /// Returns the run id and whether it was already running.
-pub fn start_or_join(conn: &Connection, cron: &str, new_run_id: &str, holder: &str, now_ms: i64) -> crate::store::sql::Result<(String, bool)> {
+pub fn start_or_join(
+    conn: &Connection,
+    cron: &str,
+    new_run_id: &str,
+    holder: &str,
+    now_ms: i64,
+) -> crate::store::sql::Result<(String, bool)> {
     match cluster_lock::acquire(conn, cron, new_run_id, holder, now_ms)? {
         Acquired::Held(run_id) => Ok((run_id, true)),
         Acquired::Taken { expired_run } => {
             if let Some(stale) = expired_run {
                 if get(conn, &stale)?.is_some_and(|r| r.status == "running") {
                     append_log(conn, &stale, "interrupted: the process running it stopped (its lock lease expired)")?;
-                    conn.execute("UPDATE cron_runs SET status = 'failed', finished_at = ?2 WHERE run_id = ?1", params![stale, now_ms])?;
+                    conn.execute(
+                        "UPDATE cron_runs SET status = 'failed', finished_at = ?2 WHERE run_id = ?1",
+                        params![stale, now_ms],
+                    )?;
                 }
             }
-            conn.execute("INSERT INTO cron_runs (run_id, cron, status, started_at) VALUES (?1, ?2, 'running', ?3)", params![new_run_id, cron, now_ms])?;
+            conn.execute(
+                "INSERT INTO cron_runs (run_id, cron, status, started_at) VALUES (?1, ?2, 'running', ?3)",
+                params![new_run_id, cron, now_ms],
+            )?;
             Ok((new_run_id.to_owned(), false))
         }
     }
 }
 
 /// Records progress and a log line, and renews the lease.
-pub fn progress(conn: &Connection, run_id: &str, done: u64, total: u64, line: Option<&str>, now_ms: i64) -> crate::store::sql::Result<()> {
-    conn.execute_later("UPDATE cron_runs SET done = ?2, total = ?3 WHERE run_id = ?1", params![run_id, done as i64, total as i64])?;
+pub fn progress(
+    conn: &Connection,
+    run_id: &str,
+    done: u64,
+    total: u64,
+    line: Option<&str>,
+    now_ms: i64,
+) -> crate::store::sql::Result<()> {
+    conn.execute_later(
+        "UPDATE cron_runs SET done = ?2, total = ?3 WHERE run_id = ?1",
+        params![run_id, done as i64, total as i64],
+    )?;
     if let Some(line) = line {
         append_log(conn, run_id, line)?;
     }
@@ -135,7 +160,10 @@ pub fn progress(conn: &Connection, run_id: &str, done: u64, total: u64, line: Op
 
 pub fn finish(conn: &Connection, run_id: &str, succeeded: bool, now_ms: i64) -> crate::store::sql::Result<()> {
     let status = if succeeded { "succeeded" } else { "failed" };
-    conn.execute("UPDATE cron_runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1", params![run_id, status, now_ms])?;
+    conn.execute(
+        "UPDATE cron_runs SET status = ?2, finished_at = ?3 WHERE run_id = ?1",
+        params![run_id, status, now_ms],
+    )?;
     cluster_lock::release(conn, run_id)
 }
 
@@ -167,7 +195,11 @@ mod tests {
         assert_eq!(start_or_join(&c, "rotate", "r1", "p1", 0).unwrap(), ("r1".into(), false));
         assert_eq!(start_or_join(&c, "rotate", "r2", "p2", 1_000).unwrap(), ("r1".into(), true), "never doubled");
         progress(&c, "r1", 1, 3, Some("acme done"), 20_000).unwrap();
-        assert_eq!(start_or_join(&c, "rotate", "r2", "p2", 40_000).unwrap(), ("r1".into(), true), "the lease was renewed");
+        assert_eq!(
+            start_or_join(&c, "rotate", "r2", "p2", 40_000).unwrap(),
+            ("r1".into(), true),
+            "the lease was renewed"
+        );
         // The holder dies; its lease runs out.
         let (id, joined) = start_or_join(&c, "rotate", "r3", "p2", 20_000 + cluster_lock::LEASE_MS + 1).unwrap();
         assert_eq!((id.as_str(), joined), ("r3", false));

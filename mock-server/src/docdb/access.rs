@@ -81,7 +81,9 @@ pub fn classify(method: &str, rest: &[String]) -> Result<Op, Refusal> {
                 refuse(DESIGN_WRITE)
             }
         }
-        (_, id) if id.starts_with('_') => refuse(format!("{id} is not part of the replication protocol the proxy serves")),
+        (_, id) if id.starts_with('_') => {
+            refuse(format!("{id} is not part of the replication protocol the proxy serves"))
+        }
         // A document (one segment) or one of its attachments (two).
         (1 | 2, _) if read => Ok(Op::Read),
         (1 | 2, _) if matches!(method, "PUT" | "DELETE") => Ok(Op::Write),
@@ -102,7 +104,9 @@ pub fn allow(kind: Kind, op: Op, may_write_catalogue: bool) -> Result<(), Refusa
     match (op, kind) {
         (Op::Read | Op::Checkpoint, _) => Ok(()),
         (_, Kind::Archive) => refuse("archives are read-only"),
-        (_, Kind::Core) if !may_write_catalogue => refuse("CORE holds the STATIC catalogue: only the roles allowed catalog:write change it"),
+        (_, Kind::Core) if !may_write_catalogue => {
+            refuse("CORE holds the STATIC catalogue: only the roles allowed catalog:write change it")
+        }
         _ => Ok(()),
     }
 }
@@ -148,7 +152,8 @@ pub struct Forward {
 }
 
 /// What may be in a path segment or a query value unencoded: RFC 3986's unreserved characters.
-const ENCODED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+const ENCODED: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
 
 fn encode(part: &str) -> percent_encoding::PercentEncode<'_> {
     percent_encoding::utf8_percent_encode(part, ENCODED)
@@ -190,16 +195,21 @@ const LIVE_FEEDS: [&str; 3] = ["continuous", "longpoll", "eventsource"];
 fn writable_id(doc: &Value, path_id: Option<&str>) -> Result<(), Refusal> {
     match (doc.get("_id"), path_id) {
         (None, _) => Ok(()),
-        (Some(Value::String(id)), Some(path_id)) if id != path_id => unreadable(format!("the body's _id {id:?} is not the path's {path_id:?}")),
+        (Some(Value::String(id)), Some(path_id)) if id != path_id => {
+            unreadable(format!("the body's _id {id:?} is not the path's {path_id:?}"))
+        }
         (Some(Value::String(id)), _) if is_design(id) || id == "_design" => refuse(DESIGN_WRITE),
-        (Some(Value::String(id)), None) if id.starts_with('_') => refuse(format!("{id} is a reserved id: devices write documents only")),
+        (Some(Value::String(id)), None) if id.starts_with('_') => {
+            refuse(format!("{id} is a reserved id: devices write documents only"))
+        }
         (Some(Value::String(_)), _) => Ok(()),
         (Some(_), _) => unreadable("_id must be a string"),
     }
 }
 
 fn json_body(body: &[u8]) -> Result<Value, Refusal> {
-    crate::docdb::strict_json::parse(body).map_err(|e| Refusal::Unreadable(format!("the body is not JSON that reads one way only: {e}")))
+    crate::docdb::strict_json::parse(body)
+        .map_err(|e| Refusal::Unreadable(format!("the body is not JSON that reads one way only: {e}")))
 }
 
 /// Checks what a request writes into the engine and answers the body to send.
@@ -215,7 +225,9 @@ fn written(op: Op, method: &str, rest: &[String], incoming: &Incoming) -> Result
     let value = json_body(incoming.body)?;
     match op {
         Op::BulkWrite => {
-            let Some(docs) = value.get("docs").and_then(Value::as_array) else { return unreadable("a _bulk_docs body is {\"docs\": [...]}") };
+            let Some(docs) = value.get("docs").and_then(Value::as_array) else {
+                return unreadable("a _bulk_docs body is {\"docs\": [...]}");
+            };
             for doc in docs {
                 if !doc.is_object() {
                     return unreadable("every entry of docs is a document (an object)");
@@ -243,15 +255,21 @@ fn written(op: Op, method: &str, rest: &[String], incoming: &Incoming) -> Result
 
 /// The proxy's rule, whole: `Ok` with exactly what to send to the engine, or the refusal.
 /// `kind_of` names the caller's tenant's databases (`None` for any other name).
-pub fn decide(incoming: &Incoming, caller: Option<Caller>, kind_of: impl Fn(&str) -> Option<Kind>) -> Result<Forward, Refusal> {
+pub fn decide(
+    incoming: &Incoming,
+    caller: Option<Caller>,
+    kind_of: impl Fn(&str) -> Option<Kind>,
+) -> Result<Forward, Refusal> {
     let caller = caller.ok_or(Refusal::Unauthenticated)?;
     let (db_raw, rest_raw) = match incoming.path.split_once('/') {
         Some((db, rest)) => (db, Some(rest)),
         None => (incoming.path, None),
     };
     let db = decode(db_raw, false)?;
-    let rest: Vec<String> = rest_raw.map(|r| r.split('/').map(|s| decode(s, false)).collect()).transpose()?.unwrap_or_default();
-    let kind = kind_of(&db).ok_or_else(|| Refusal::Forbidden(format!("{db} is not a database of tenant {}", caller.company_id)))?;
+    let rest: Vec<String> =
+        rest_raw.map(|r| r.split('/').map(|s| decode(s, false)).collect()).transpose()?.unwrap_or_default();
+    let kind = kind_of(&db)
+        .ok_or_else(|| Refusal::Forbidden(format!("{db} is not a database of tenant {}", caller.company_id)))?;
     let op = classify(incoming.method, &rest)?;
     allow(kind, op, caller.may_write_catalogue)?;
     let pairs = query_pairs(incoming.query.unwrap_or(""))?;
@@ -356,7 +374,17 @@ mod tests {
     }
 
     fn post(path: &str, body: &str) -> Result<Forward, Refusal> {
-        decide(&Incoming { method: "POST", path, query: None, content_type: Some("application/json"), body: body.as_bytes() }, cashier(), acme)
+        decide(
+            &Incoming {
+                method: "POST",
+                path,
+                query: None,
+                content_type: Some("application/json"),
+                body: body.as_bytes(),
+            },
+            cashier(),
+            acme,
+        )
     }
 
     #[test]
@@ -382,17 +410,37 @@ mod tests {
 
     #[test]
     fn what_is_forwarded_is_what_was_judged() {
-        let f = post("dev_acme_main_catalog/_bulk_docs", "{ \"docs\" : [ {\"_id\":\"order:1\", \"n\": 1e2} ] }").unwrap();
+        let f =
+            post("dev_acme_main_catalog/_bulk_docs", "{ \"docs\" : [ {\"_id\":\"order:1\", \"n\": 1e2} ] }").unwrap();
         assert_eq!((f.op, f.path.as_str()), (Op::BulkWrite, "dev_acme_main_catalog/_bulk_docs"));
         assert_eq!(String::from_utf8(f.body).unwrap(), r#"{"docs":[{"_id":"order:1","n":100.0}]}"#);
-        let get = |path, query| decide(&Incoming { method: "GET", path, query, content_type: None, body: b"ignored" }, cashier(), acme);
+        let get = |path, query| {
+            decide(&Incoming { method: "GET", path, query, content_type: None, body: b"ignored" }, cashier(), acme)
+        };
         let f = get("dev_acme_main_catalog/_design%2Fapp", None).unwrap();
         assert_eq!((f.path.as_str(), f.body.len()), ("dev_acme_main_catalog/_design%2Fapp", 0));
-        let f = get("dev_acme_main_catalog/_changes", Some("feed=longpoll&since=now&filter=_doc_ids&doc_ids=%5B%22a+b%22%5D")).unwrap();
+        let f = get(
+            "dev_acme_main_catalog/_changes",
+            Some("feed=longpoll&since=now&filter=_doc_ids&doc_ids=%5B%22a+b%22%5D"),
+        )
+        .unwrap();
         assert!(f.live_feed);
-        assert_eq!(f.path, "dev_acme_main_catalog/_changes?feed=longpoll&since=now&filter=_doc_ids&doc_ids=%5B%22a%20b%22%5D");
+        assert_eq!(
+            f.path,
+            "dev_acme_main_catalog/_changes?feed=longpoll&since=now&filter=_doc_ids&doc_ids=%5B%22a%20b%22%5D"
+        );
         assert!(!get("dev_acme_main_catalog/_changes", Some("feed=normal")).unwrap().live_feed);
-        assert!(matches!(get("dev_acme_main_catalog/_changes", Some("feed=normal&feed=continuous")), Err(Refusal::Unreadable(_))));
-        assert_eq!(decide(&Incoming { method: "GET", path: "dev_acme_main_catalog", query: None, content_type: None, body: b"" }, None, acme), Err(Refusal::Unauthenticated));
+        assert!(matches!(
+            get("dev_acme_main_catalog/_changes", Some("feed=normal&feed=continuous")),
+            Err(Refusal::Unreadable(_))
+        ));
+        assert_eq!(
+            decide(
+                &Incoming { method: "GET", path: "dev_acme_main_catalog", query: None, content_type: None, body: b"" },
+                None,
+                acme
+            ),
+            Err(Refusal::Unauthenticated)
+        );
     }
 }

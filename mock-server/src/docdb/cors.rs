@@ -19,9 +19,10 @@ pub fn is_origin_pattern(entry: &str) -> bool {
 /// Whether a request's `Origin` is on the list.
 pub fn allows(list: &[String], origin: &str) -> bool {
     list.iter().any(|entry| match entry.strip_suffix(":*") {
-        Some(host) => {
-            origin.strip_prefix(host).and_then(|p| p.strip_prefix(':')).is_some_and(|port| !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit()))
-        }
+        Some(host) => origin
+            .strip_prefix(host)
+            .and_then(|p| p.strip_prefix(':'))
+            .is_some_and(|port| !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit())),
         None => entry == origin,
     })
 }
@@ -35,7 +36,15 @@ mod tests {
         let list = vec!["http://127.0.0.1:*".to_owned(), "https://app.example.com".to_owned()];
         assert!(allows(&list, "http://127.0.0.1:40123"));
         assert!(allows(&list, "https://app.example.com"));
-        for refused in ["http://127.0.0.1", "http://127.0.0.1:", "http://127.0.0.10:80", "http://127.0.0.1:80.evil.test", "https://app.example.com.evil.test", "null", "*"] {
+        for refused in [
+            "http://127.0.0.1",
+            "http://127.0.0.1:",
+            "http://127.0.0.10:80",
+            "http://127.0.0.1:80.evil.test",
+            "https://app.example.com.evil.test",
+            "null",
+            "*",
+        ] {
             assert!(!allows(&list, refused), "{refused}");
         }
         assert!(!allows(&[], "http://127.0.0.1:8080"), "the default: no other origin");

@@ -51,7 +51,10 @@ impl Embedded<'_> {
             let list = (2..size + 2).map(|i| format!("?{i}")).collect::<Vec<_>>().join(", ");
             let mut params = vec![SqlValue::Text(db.to_owned())];
             params.extend((0..size).map(|i| SqlValue::Text(part[i.min(part.len() - 1)].to_owned())));
-            for row in self.conn.fetch(&format!("SELECT id, rev FROM docdb_documents WHERE db = ?1 AND id IN ({list})"), &params)? {
+            for row in self
+                .conn
+                .fetch(&format!("SELECT id, rev FROM docdb_documents WHERE db = ?1 AND id IN ({list})"), &params)?
+            {
                 out.insert(row.get(0)?, row.get(1)?);
             }
         }
@@ -69,7 +72,10 @@ impl Embedded<'_> {
         // count, each row's sequence its place below the new one (the database exists: every
         // access has opened its handle first).
         let count = docs.len() as i64;
-        self.conn.run_later("UPDATE docdb_databases SET update_seq = update_seq + ?2 WHERE name = ?1", &[SqlValue::Text(db.to_owned()), SqlValue::Int(count)])?;
+        self.conn.run_later(
+            "UPDATE docdb_databases SET update_seq = update_seq + ?2 WHERE name = ?1",
+            &[SqlValue::Text(db.to_owned()), SqlValue::Int(count)],
+        )?;
         // A document written twice keeps its last write (one statement may not touch a row twice).
         let mut latest: HashMap<String, (i64, String, Map<String, Value>)> = HashMap::new();
         for (place, (id, rev, body)) in (1 - count..).zip(docs) {
@@ -82,12 +88,23 @@ impl Embedded<'_> {
             let mut params = Vec::with_capacity(size * 4 + 1);
             params.push(SqlValue::Text(db.to_owned()));
             for (id, (place, rev, body)) in rows.by_ref().take(size) {
-                params.extend([SqlValue::Text(id), SqlValue::Text(rev), SqlValue::Int(place), SqlValue::Text(Value::Object(body).to_string())]);
+                params.extend([
+                    SqlValue::Text(id),
+                    SqlValue::Text(rev),
+                    SqlValue::Int(place),
+                    SqlValue::Text(Value::Object(body).to_string()),
+                ]);
             }
             let values = (0..size)
                 .map(|r| {
                     let p = |c: usize| r * 4 + c + 1;
-                    format!("(?1, ?{}, ?{}, (SELECT update_seq FROM docdb_databases WHERE name = ?1) + ?{}, ?{})", p(1), p(2), p(3), p(4))
+                    format!(
+                        "(?1, ?{}, ?{}, (SELECT update_seq FROM docdb_databases WHERE name = ?1) + ?{}, ?{})",
+                        p(1),
+                        p(2),
+                        p(3),
+                        p(4)
+                    )
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
@@ -114,9 +131,13 @@ impl Documents for Embedded<'_> {
     }
 
     fn counts(&self, name: &str) -> DocDbResult<Option<Counts>> {
-        let seq: Option<i64> = self.conn.query_row("SELECT update_seq FROM docdb_databases WHERE name = ?1", [name], |r| r.get(0)).optional()?;
+        let seq: Option<i64> = self
+            .conn
+            .query_row("SELECT update_seq FROM docdb_databases WHERE name = ?1", [name], |r| r.get(0))
+            .optional()?;
         let Some(update_seq) = seq else { return Ok(None) };
-        let doc_count: i64 = self.conn.query_row("SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [name], |r| r.get(0))?;
+        let doc_count: i64 =
+            self.conn.query_row("SELECT COUNT(*) FROM docdb_documents WHERE db = ?1", [name], |r| r.get(0))?;
         Ok(Some(Counts { doc_count: doc_count as u64, update_seq: update_seq as u64 }))
     }
 
@@ -159,7 +180,8 @@ impl Documents for Embedded<'_> {
 
     fn all_docs(&self, db: &str) -> DocDbResult<Vec<RawDoc>> {
         let mut stmt = self.conn.prepare("SELECT id, rev, body FROM docdb_documents WHERE db = ?1 ORDER BY id")?;
-        let rows = stmt.query_map([db], |r| Ok(RawDoc { db: db.to_owned(), id: r.get(0)?, rev: r.get(1)?, body: r.get(2)? }))?;
+        let rows =
+            stmt.query_map([db], |r| Ok(RawDoc { db: db.to_owned(), id: r.get(0)?, rev: r.get(1)?, body: r.get(2)? }))?;
         Ok(rows.collect::<crate::store::sql::Result<_>>()?)
     }
 
@@ -172,7 +194,9 @@ impl Documents for Embedded<'_> {
     fn restore(&self, db: &str, docs: Vec<Value>) -> DocDbResult<()> {
         let mut rows = Vec::with_capacity(docs.len());
         for doc in docs {
-            let Value::Object(mut body) = doc else { return Err(DocDbError::Corrupt(format!("a document to restore into {db} is not an object"))) };
+            let Value::Object(mut body) = doc else {
+                return Err(DocDbError::Corrupt(format!("a document to restore into {db} is not an object")));
+            };
             let (Some(Value::String(id)), Some(Value::String(rev))) = (body.remove("_id"), body.remove("_rev")) else {
                 return Err(DocDbError::Corrupt(format!("a document to restore into {db} lacks _id or _rev")));
             };
@@ -188,9 +212,14 @@ impl Documents for Embedded<'_> {
 
     fn get_local(&self, db: &str, id: &str) -> DocDbResult<Option<Value>> {
         self.conn
-            .query_row("SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| r.get::<_, String>(0))
+            .query_row("SELECT body FROM docdb_local_documents WHERE db = ?1 AND id = ?2", params![db, id], |r| {
+                r.get::<_, String>(0)
+            })
             .optional()?
-            .map(|b| serde_json::from_str(&b).map_err(|e| DocDbError::CorruptJson { what: format!("local document {id} of {db}"), source: e }))
+            .map(|b| {
+                serde_json::from_str(&b)
+                    .map_err(|e| DocDbError::CorruptJson { what: format!("local document {id} of {db}"), source: e })
+            })
             .transpose()
     }
 }

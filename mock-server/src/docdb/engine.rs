@@ -73,9 +73,15 @@ pub struct Engine {
 impl Engine {
     pub fn new(url: EngineUrl) -> Result<Engine, reqwest::Error> {
         // No overall timeout: a continuous `_changes` feed lasts as long as its device wants.
-        let http = reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).pool_idle_timeout(Duration::from_secs(30)).build()?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()?;
         // The rolling machine's requests are bounded (no feeds): a stuck engine fails the step.
-        let bridged = reqwest::Client::builder().connect_timeout(Duration::from_secs(5)).timeout(Duration::from_secs(120)).build()?;
+        let bridged = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(Duration::from_secs(120))
+            .build()?;
         Ok(Engine { url, http, bridged })
     }
 

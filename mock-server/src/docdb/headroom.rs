@@ -16,14 +16,21 @@ pub fn headroom(conn: &Connection, tenant_ids: &[String]) -> DocDbResult<Headroo
     // PostgreSQL, and the preflight of each flag asks it of the whole fleet).
     let ids: std::collections::HashSet<&str> = tenant_ids.iter().map(String::as_str).collect();
     let (mut all, mut theirs) = (0, 0);
-    for row in conn.fetch("SELECT company_id, COUNT(*) FROM docdb_databases WHERE open = 1 AND pinned = 1 GROUP BY company_id", &[])? {
+    for row in conn.fetch(
+        "SELECT company_id, COUNT(*) FROM docdb_databases WHERE open = 1 AND pinned = 1 GROUP BY company_id",
+        &[],
+    )? {
         let count = row.get::<_, i64>(1)?.max(0) as usize;
         all += count;
         if ids.contains(row.get::<_, String>(0)?.as_str()) {
             theirs += count;
         }
     }
-    Ok(Headroom { needed: tenant_ids.len() * PREWARMED_HANDLES, in_use_elsewhere: all - theirs, max: super::max_open(conn)? })
+    Ok(Headroom {
+        needed: tenant_ids.len() * PREWARMED_HANDLES,
+        in_use_elsewhere: all - theirs,
+        max: super::max_open(conn)?,
+    })
 }
 
 /// Handles a rotated tenant keeps in use: CORE, today, tomorrow.

@@ -64,9 +64,12 @@ pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
 /// prefix on the same data would orphan them all (the next rotate failing tenant by tenant), so
 /// it is refused, naming both.
 pub fn check_prefix(conn: &Connection, prefix: &str) -> DocDbResult<()> {
-    let recorded: Option<String> = conn.query_row("SELECT db_prefix FROM docdb_cluster WHERE id = 1", [], |r| r.get(0)).optional()?.flatten();
+    let recorded: Option<String> =
+        conn.query_row("SELECT db_prefix FROM docdb_cluster WHERE id = 1", [], |r| r.get(0)).optional()?.flatten();
     match recorded {
-        Some(made_with) if made_with != prefix => Err(DocDbError::PrefixChanged { configured: prefix.to_owned(), recorded: made_with }),
+        Some(made_with) if made_with != prefix => {
+            Err(DocDbError::PrefixChanged { configured: prefix.to_owned(), recorded: made_with })
+        }
         Some(_) => Ok(()),
         None => Ok(conn.execute("UPDATE docdb_cluster SET db_prefix = ?1 WHERE id = 1", [prefix]).map(drop)?),
     }
@@ -85,7 +88,10 @@ pub fn set_max_open(conn: &Connection, max_open: usize) -> DocDbResult<()> {
 
 /// The cluster's `max_dbs_open`.
 pub fn max_open(conn: &Connection) -> DocDbResult<usize> {
-    Ok(conn.query_row("SELECT max_open FROM docdb_cluster WHERE id = 1", [], |r| r.get::<_, i64>(0)).optional()?.unwrap_or(0) as usize)
+    Ok(conn
+        .query_row("SELECT max_open FROM docdb_cluster WHERE id = 1", [], |r| r.get::<_, i64>(0))
+        .optional()?
+        .unwrap_or(0) as usize)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -169,7 +175,8 @@ pub type DocDbResult<T> = Result<T, DocDbError>;
 /// CouchDB's rule for database names.
 pub fn is_legal_name(name: &str) -> bool {
     let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase()) && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+-/".contains(c))
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_$()+-/".contains(c))
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -332,8 +339,11 @@ fn least_recently_used(c: &Cluster) -> DocDbResult<Option<String>> {
     if let Some(name) = c.known.borrow_mut().evictable.as_mut().and_then(|q| q.pop_front()) {
         return Ok(Some(name));
     }
-    let mut stmt = c.prepare("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT ?1")?;
-    let mut queue = stmt.query_map([EVICTION_READ_AHEAD as i64], |r| r.get(0))?.collect::<crate::store::sql::Result<std::collections::VecDeque<String>>>()?;
+    let mut stmt =
+        c.prepare("SELECT name FROM docdb_databases WHERE open = 1 AND pinned = 0 ORDER BY last_used LIMIT ?1")?;
+    let mut queue = stmt
+        .query_map([EVICTION_READ_AHEAD as i64], |r| r.get(0))?
+        .collect::<crate::store::sql::Result<std::collections::VecDeque<String>>>()?;
     let first = queue.pop_front();
     c.known.borrow_mut().evictable = Some(queue);
     Ok(first)
@@ -355,7 +365,10 @@ fn use_db(c: &Cluster, name: &str) -> DocDbResult<()> {
         }
         (Some((false, pinned)), handles) => {
             make_room(c, handles)?;
-            c.execute_later(&format!("UPDATE docdb_databases SET open = 1, last_used = {NEXT_USE} WHERE name = ?1"), [name])?;
+            c.execute_later(
+                &format!("UPDATE docdb_databases SET open = 1, last_used = {NEXT_USE} WHERE name = ?1"),
+                [name],
+            )?;
             opened(c, name, Some((true, pinned)), 1);
             Ok(())
         }
@@ -368,7 +381,8 @@ pub fn pin_only(c: &Cluster, company_id: &str, names: &[&str]) -> DocDbResult<()
     // Their handles read together (unless known): the open ones pinned first, as they are (so
     // opening the others cannot close them), then the closed ones opened and pinned.
     read_handles(c, names)?;
-    let handles: Vec<(&str, Option<(bool, bool)>)> = names.iter().map(|n| (*n, c.known.borrow().dbs.get(*n).copied().flatten())).collect();
+    let handles: Vec<(&str, Option<(bool, bool)>)> =
+        names.iter().map(|n| (*n, c.known.borrow().dbs.get(*n).copied().flatten())).collect();
     if let Some((missing, _)) = handles.iter().find(|(_, h)| h.is_none()) {
         return Err(DocDbError::Missing((*missing).to_owned()));
     }
@@ -380,9 +394,16 @@ pub fn pin_only(c: &Cluster, company_id: &str, names: &[&str]) -> DocDbResult<()
         known.dbs.retain(|_, h| !matches!(h, Some((_, true))));
         known.evictable = None;
     }
-    let open: Vec<_> = handles.iter().filter(|(_, h)| h.is_some_and(|(open, _)| open)).map(|(n, _)| n.to_value()).collect();
+    let open: Vec<_> =
+        handles.iter().filter(|(_, h)| h.is_some_and(|(open, _)| open)).map(|(n, _)| n.to_value()).collect();
     if !open.is_empty() {
-        c.run_later(&format!("UPDATE docdb_databases SET pinned = 1, last_used = {NEXT_USE} WHERE name IN ({})", in_list(open.len())), &open)?;
+        c.run_later(
+            &format!(
+                "UPDATE docdb_databases SET pinned = 1, last_used = {NEXT_USE} WHERE name IN ({})",
+                in_list(open.len())
+            ),
+            &open,
+        )?;
         for (name, _) in handles.iter().filter(|(_, h)| h.is_some_and(|(open, _)| open)) {
             let mut known = c.known.borrow_mut();
             known.touched(name);
@@ -418,7 +439,14 @@ pub fn create(c: &Cluster, name: &str, company_id: &str, kind: Kind, now_ms: i64
 }
 
 /// [`create`] with its indexes (the warm's CORE): one write, not a create and an update.
-pub fn create_indexed(c: &Cluster, name: &str, company_id: &str, kind: Kind, indexes: &[&str], now_ms: i64) -> DocDbResult<()> {
+pub fn create_indexed(
+    c: &Cluster,
+    name: &str,
+    company_id: &str,
+    kind: Kind,
+    indexes: &[&str],
+    now_ms: i64,
+) -> DocDbResult<()> {
     if !is_legal_name(name) {
         return Err(DocDbError::IllegalName(name.to_owned()));
     }
@@ -453,7 +481,10 @@ pub fn drop_database(c: &Cluster, name: &str) -> DocDbResult<()> {
 }
 
 pub fn indexes(conn: &Connection, db: &str) -> DocDbResult<Vec<String>> {
-    let raw: String = conn.query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?.ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
+    let raw: String = conn
+        .query_row("SELECT indexes FROM docdb_databases WHERE name = ?1", [db], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| DocDbError::Missing(db.to_owned()))?;
     parse_indexes(db, &raw)
 }
 
@@ -462,7 +493,8 @@ fn parse_indexes(db: &str, raw: &str) -> DocDbResult<Vec<String>> {
 }
 
 fn parse_body(db: &str, id: &str, body: &str) -> DocDbResult<Map<String, Value>> {
-    serde_json::from_str(body).map_err(|e| DocDbError::CorruptJson { what: format!("document {id} of {db}"), source: e })
+    serde_json::from_str(body)
+        .map_err(|e| DocDbError::CorruptJson { what: format!("document {id} of {db}"), source: e })
 }
 
 /// A document as stored: its body still JSON text. Reading rows is all a caller holding the
@@ -521,7 +553,15 @@ impl<'a> Cluster<'a> {
         // A database the engine lost (or has not made yet) reports nothing rather than failing
         // the whole view.
         let counts = self.docs.counts(&name)?.unwrap_or(Counts { doc_count: 0, update_seq: 0 });
-        Ok(DbInfo { name, kind: Kind::parse(&kind)?, company_id, doc_count: counts.doc_count, update_seq: counts.update_seq, open, in_use: open && pinned })
+        Ok(DbInfo {
+            name,
+            kind: Kind::parse(&kind)?,
+            company_id,
+            doc_count: counts.doc_count,
+            update_seq: counts.update_seq,
+            open,
+            in_use: open && pinned,
+        })
     }
 }
 
@@ -537,7 +577,13 @@ crate::holds_a_connection!(Cluster<'_>);
 
 /// Writes a document; `expected_rev` must name the current revision of an existing document
 /// (CouchDB's optimistic concurrency). Returns the new revision.
-pub fn put(c: &Cluster, db: &str, id: &str, body: Map<String, Value>, expected_rev: Option<&str>) -> DocDbResult<String> {
+pub fn put(
+    c: &Cluster,
+    db: &str,
+    id: &str,
+    body: Map<String, Value>,
+    expected_rev: Option<&str>,
+) -> DocDbResult<String> {
     use_db(c, db)?;
     c.docs.put(db, id, body, expected_rev)
 }
@@ -600,10 +646,12 @@ pub fn info(c: &Cluster, name: &str) -> DocDbResult<Option<DbInfo>> {
 
 /// The catalogue's entry alone (whose, which kind), without asking the documents' side.
 pub fn owner(conn: &Connection, name: &str) -> DocDbResult<Option<(String, Kind)>> {
-    conn.query_row("SELECT company_id, kind FROM docdb_databases WHERE name = ?1", [name], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-        .optional()?
-        .map(|(company, kind)| Ok((company, Kind::parse(&kind)?)))
-        .transpose()
+    conn.query_row("SELECT company_id, kind FROM docdb_databases WHERE name = ?1", [name], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })
+    .optional()?
+    .map(|(company, kind)| Ok((company, Kind::parse(&kind)?)))
+    .transpose()
 }
 
 /// The catalogue's database names.
@@ -633,7 +681,8 @@ mod tests {
 
     /// Handles the tenant holds in use now.
     fn pinned(conn: &Connection, company_id: &str) -> DocDbResult<Vec<String>> {
-        let mut stmt = conn.prepare("SELECT name FROM docdb_databases WHERE company_id = ?1 AND pinned = 1 ORDER BY name")?;
+        let mut stmt =
+            conn.prepare("SELECT name FROM docdb_databases WHERE company_id = ?1 AND pinned = 1 ORDER BY name")?;
         let names = stmt.query_map([company_id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
         Ok(names)
     }
@@ -660,7 +709,11 @@ mod tests {
         put(&c, "a", "x", body(json!({})), None).unwrap(); // a is now the more recently used
         create(&c, "c", "acme", Kind::Day, 0).unwrap();
         let open: Vec<(String, bool)> = list(&c).unwrap().into_iter().map(|d| (d.name, d.open)).collect();
-        assert_eq!(open, [("a".into(), true), ("b".into(), false), ("c".into(), true)], "b was idle longest and closed");
+        assert_eq!(
+            open,
+            [("a".into(), true), ("b".into(), false), ("c".into(), true)],
+            "b was idle longest and closed"
+        );
         assert_eq!((open_count(&c).unwrap(), existing_count(&c).unwrap()), (2, 3));
         // Reading a closed database opens it again, closing the next idle one.
         assert_eq!(all_docs(&c, "b").unwrap().len(), 0);
@@ -670,7 +723,11 @@ mod tests {
         pin_only(&c, "acme", &["a", "b"]).unwrap();
         assert_eq!(in_use_count(&c).unwrap(), 2);
         assert_eq!(create(&c, "d", "acme", Kind::Day, 0), Err(DocDbError::AllDbsActive { open: 2, max: 2 }));
-        assert_eq!(get(&c, "c", "x"), Err(DocDbError::AllDbsActive { open: 2, max: 2 }), "c is closed and no handle is free");
+        assert_eq!(
+            get(&c, "c", "x"),
+            Err(DocDbError::AllDbsActive { open: 2, max: 2 }),
+            "c is closed and no handle is free"
+        );
         pin_only(&c, "acme", &["a"]).unwrap();
         create(&c, "d", "acme", Kind::Day, 0).unwrap();
         assert_eq!(pinned(&c, "acme").unwrap(), ["a"]);
@@ -678,13 +735,18 @@ mod tests {
         set_max_open(&c, 1).unwrap();
         // The bound is read once a cluster (one operation): the next one sees the new bound.
         let c = Cluster::embedded(&conn);
-        assert_eq!(get(&c, "c", "x"), Err(DocDbError::AllDbsActive { open: 1, max: 1 }), "a is the one handle and in use");
+        assert_eq!(
+            get(&c, "c", "x"),
+            Err(DocDbError::AllDbsActive { open: 1, max: 1 }),
+            "a is the one handle and in use"
+        );
         pin_only(&c, "acme", &[]).unwrap();
         assert_eq!(get(&c, "c", "x"), Ok(None));
         assert_eq!(open_count(&c).unwrap(), 1);
         drop_database(&c, "c").unwrap();
         c.execute("DELETE FROM docdb_databases WHERE name = 'a'", []).unwrap();
-        let counted: i64 = c.query_row("SELECT COUNT(*) FROM docdb_databases WHERE open = 1", [], |r| r.get(0)).unwrap();
+        let counted: i64 =
+            c.query_row("SELECT COUNT(*) FROM docdb_databases WHERE open = 1", [], |r| r.get(0)).unwrap();
         assert_eq!(open_count(&c).unwrap(), counted as usize, "the kept count follows every path");
     }
 
@@ -692,7 +754,8 @@ mod tests {
     #[test]
     fn the_read_ahead_of_idle_handles_follows_every_use_and_pin() {
         let conn = conn_with(3);
-        let open_now = |c: &Cluster| -> Vec<String> { list(c).unwrap().into_iter().filter(|d| d.open).map(|d| d.name).collect() };
+        let open_now =
+            |c: &Cluster| -> Vec<String> { list(c).unwrap().into_iter().filter(|d| d.open).map(|d| d.name).collect() };
         let c = Cluster::embedded(&conn);
         for name in ["a", "b", "c"] {
             create(&c, name, "acme", Kind::Day, 0).unwrap();

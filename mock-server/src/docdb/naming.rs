@@ -59,7 +59,10 @@ fn parse(day: &str) -> Option<NaiveDate> {
 }
 
 pub fn next_day(day: &str) -> String {
-    parse(day).and_then(|d| d.checked_add_days(Days::new(1))).map(|d| d.format(FORMAT).to_string()).unwrap_or_else(|| day.to_owned())
+    parse(day)
+        .and_then(|d| d.checked_add_days(Days::new(1)))
+        .map(|d| d.format(FORMAT).to_string())
+        .unwrap_or_else(|| day.to_owned())
 }
 
 /// Whole days from `day` to the day of `now_ms` (0 for today).
@@ -94,7 +97,14 @@ mod tests {
         assert_eq!(n.kind_of("dev_acme_main_catalog"), Some(Kind::Legacy));
         assert_eq!(n.kind_of("dev_acme_main_archive"), Some(Kind::Archive));
         assert_eq!(n.kind_of("daily_dev_acme_main_20261121"), Some(Kind::Day));
-        for other in ["dev_globex_main_core", "daily_dev_acme_main_2026112", "daily_dev_acme_main_20261399", "daily_dev_acme_mainx_20261121", "_users", "dev_acme_main_core2"] {
+        for other in [
+            "dev_globex_main_core",
+            "daily_dev_acme_main_2026112",
+            "daily_dev_acme_main_20261399",
+            "daily_dev_acme_mainx_20261121",
+            "_users",
+            "dev_acme_main_core2",
+        ] {
             assert_eq!(n.kind_of(other), None, "{other}");
         }
     }

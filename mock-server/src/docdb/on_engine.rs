@@ -37,7 +37,11 @@ fn seq_number(seq: &Value) -> u64 {
 
 /// The engine's refusal as text: its `error` and `reason`.
 fn refusal(status: u16, body: &Value) -> String {
-    format!("the document engine answered {status}: {} ({})", body["error"].as_str().unwrap_or("?"), body["reason"].as_str().unwrap_or(""))
+    format!(
+        "the document engine answered {status}: {} ({})",
+        body["error"].as_str().unwrap_or("?"),
+        body["reason"].as_str().unwrap_or("")
+    )
 }
 
 fn doc_from(db: &str, mut doc: Map<String, Value>) -> RawDoc {
@@ -87,7 +91,10 @@ impl Documents for OnEngine<'_> {
 
     fn counts(&self, name: &str) -> DocDbResult<Option<Counts>> {
         match self.call(Method::GET, &segment(name), None)? {
-            (200, info) => Ok(Some(Counts { doc_count: info["doc_count"].as_u64().unwrap_or(0), update_seq: seq_number(&info["update_seq"]) })),
+            (200, info) => Ok(Some(Counts {
+                doc_count: info["doc_count"].as_u64().unwrap_or(0),
+                update_seq: seq_number(&info["update_seq"]),
+            })),
             (404, _) => Ok(None),
             (status, body) => Err(Self::fail(status, &body)),
         }
@@ -119,13 +126,15 @@ impl Documents for OnEngine<'_> {
                 Value::Object(doc)
             })
             .collect();
-        let answers = match self.call(Method::POST, &format!("{}/_bulk_docs", segment(db)), Some(json!({ "docs": docs })))? {
-            (201 | 202, Value::Array(answers)) if answers.len() == ids.len() => answers,
-            (404, _) => return Err(DocDbError::Missing(db.to_owned())),
-            (status, body) => return Err(Self::fail(status, &body)),
-        };
+        let answers =
+            match self.call(Method::POST, &format!("{}/_bulk_docs", segment(db)), Some(json!({ "docs": docs })))? {
+                (201 | 202, Value::Array(answers)) if answers.len() == ids.len() => answers,
+                (404, _) => return Err(DocDbError::Missing(db.to_owned())),
+                (status, body) => return Err(Self::fail(status, &body)),
+            };
         // Matched by id, not by position: PouchDB Server may answer a bulk write out of order.
-        let mut by_id: std::collections::HashMap<String, Value> = answers.into_iter().map(|a| (a["id"].as_str().unwrap_or_default().to_owned(), a)).collect();
+        let mut by_id: std::collections::HashMap<String, Value> =
+            answers.into_iter().map(|a| (a["id"].as_str().unwrap_or_default().to_owned(), a)).collect();
         Ok(ids
             .into_iter()
             .map(|id| {
@@ -153,11 +162,15 @@ impl Documents for OnEngine<'_> {
             (404, _) => return Err(DocDbError::Missing(db.to_owned())),
             (status, body) => return Err(Self::fail(status, &body)),
         };
-        let Value::Array(rows) = rows else { return Err(DocDbError::Engine(format!("_all_docs of {db} answered no rows"))) };
+        let Value::Array(rows) = rows else {
+            return Err(DocDbError::Engine(format!("_all_docs of {db} answered no rows")));
+        };
         Ok(rows
             .into_iter()
             .filter_map(|mut row| match row["doc"].take() {
-                Value::Object(doc) if !row["id"].as_str().unwrap_or("").starts_with("_design/") => Some(doc_from(db, doc)),
+                Value::Object(doc) if !row["id"].as_str().unwrap_or("").starts_with("_design/") => {
+                    Some(doc_from(db, doc))
+                }
                 _ => None,
             })
             .collect())
@@ -212,7 +225,11 @@ impl Documents for OnEngine<'_> {
     }
 
     fn restore(&self, db: &str, docs: Vec<Value>) -> DocDbResult<()> {
-        match self.call(Method::POST, &format!("{}/_bulk_docs", segment(db)), Some(json!({ "docs": docs, "new_edits": false })))? {
+        match self.call(
+            Method::POST,
+            &format!("{}/_bulk_docs", segment(db)),
+            Some(json!({ "docs": docs, "new_edits": false })),
+        )? {
             // With new_edits false CouchDB answers only the documents it refused.
             (201 | 202, Value::Array(refused)) if refused.iter().all(|a| a.get("error").is_none()) => Ok(()),
             (404, _) => Err(DocDbError::Missing(db.to_owned())),

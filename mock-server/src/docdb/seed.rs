@@ -43,12 +43,26 @@ pub fn seed_legacy(c: &Cluster, names: &TenantNames, company: &str, now_ms: i64)
         ("soup", "deli", 480),
     ];
     let fresh = |id: String, v: Value| Write { id, body: body(v), rev: None };
-    let product = |name: &str, category: &str, price: i64| body(json!({ "type": "product", "class": "STATIC", "name": name, "category": category, "priceCents": price }));
-    let mut first: Vec<Write> = categories.iter().map(|c| fresh(format!("category:{c}"), json!({ "type": "category", "class": "STATIC", "name": c }))).collect();
-    first.push(fresh("tax:standard".into(), json!({ "type": "tax", "class": "STATIC", "name": "standard", "rate": 0.2 })));
-    first.push(fresh("tax:reduced".into(), json!({ "type": "tax", "class": "STATIC", "name": "reduced", "rate": 0.055 })));
+    let product = |name: &str, category: &str, price: i64| {
+        body(json!({ "type": "product", "class": "STATIC", "name": name, "category": category, "priceCents": price }))
+    };
+    let mut first: Vec<Write> = categories
+        .iter()
+        .map(|c| fresh(format!("category:{c}"), json!({ "type": "category", "class": "STATIC", "name": c })))
+        .collect();
+    first.push(fresh(
+        "tax:standard".into(),
+        json!({ "type": "tax", "class": "STATIC", "name": "standard", "rate": 0.2 }),
+    ));
+    first.push(fresh(
+        "tax:reduced".into(),
+        json!({ "type": "tax", "class": "STATIC", "name": "reduced", "rate": 0.055 }),
+    ));
     for n in 1..=3 {
-        first.push(fresh(format!("order:legacy-{n}"), json!({ "type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 100 * n })));
+        first.push(fresh(
+            format!("order:legacy-{n}"),
+            json!({ "type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 100 * n }),
+        ));
     }
     written(bulk_put(c, &db, first)?)?;
     // Three generations of each product, as a long-lived catalogue has.
@@ -57,7 +71,11 @@ pub fn seed_legacy(c: &Cluster, names: &TenantNames, company: &str, now_ms: i64)
         let writes = products
             .iter()
             .zip(&revs)
-            .map(|((name, category, price), rev)| Write { id: format!("product:{name}"), body: product(name, category, price - discount), rev: rev.clone() })
+            .map(|((name, category, price), rev)| Write {
+                id: format!("product:{name}"),
+                body: product(name, category, price - discount),
+                rev: rev.clone(),
+            })
             .collect();
         revs = written(bulk_put(c, &db, writes)?)?.into_iter().map(Some).collect();
     }

@@ -88,7 +88,10 @@ mod tests {
 
     #[test]
     fn one_reading_or_none() {
-        assert_eq!(parse(br#"{"a":[1,{"b":null}],"c":"\u005fid"}"#).unwrap(), serde_json::json!({"a": [1, {"b": null}], "c": "_id"}));
+        assert_eq!(
+            parse(br#"{"a":[1,{"b":null}],"c":"\u005fid"}"#).unwrap(),
+            serde_json::json!({"a": [1, {"b": null}], "c": "_id"})
+        );
         for bad in [
             &br#"{"_id":"a","_id":"_design/x"}"#[..],
             br#"{"docs":[{"x":1,"x":2}]}"#,

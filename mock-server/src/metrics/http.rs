@@ -17,6 +17,12 @@ pub async fn record_requests(request: Request, next: Next) -> Response {
     let started = Instant::now();
     let response = next.run(request).await;
     let outcome = response.extensions().get::<ErrorCode>().map_or("ok", |c| c.0);
-    crate::recorded::request(method.as_str(), path.as_ref().map(MatchedPath::as_str), response.status().as_u16(), outcome, started.elapsed().as_secs_f64());
+    crate::recorded::request(
+        method.as_str(),
+        path.as_ref().map(MatchedPath::as_str),
+        response.status().as_u16(),
+        outcome,
+        started.elapsed().as_secs_f64(),
+    );
     response
 }

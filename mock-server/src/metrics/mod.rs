@@ -67,11 +67,16 @@ async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) 
         Err(e) => return e.into_response(),
     };
     use prometheus_client::encoding::text::{encode_eof, encode_registry};
-    let written = encode_registry(&mut text, crate::recorded::registry()).and_then(|()| encode_registry(&mut text, &scraped)).and_then(|()| encode_eof(&mut text));
+    let written = encode_registry(&mut text, crate::recorded::registry())
+        .and_then(|()| encode_registry(&mut text, &scraped))
+        .and_then(|()| encode_eof(&mut text));
     if written.is_err() {
         return AppError::Internal(crate::error::Cause::new(std::fmt::Error)).into_response();
     }
-    let openmetrics = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("application/openmetrics-text"));
+    let openmetrics = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("application/openmetrics-text"));
     if openmetrics {
         ([(header::CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")], text).into_response()
     } else {

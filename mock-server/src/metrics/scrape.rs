@@ -91,8 +91,18 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
     }
     r.register("rolling_day_databases", "Day databases by status, every tenant", days_by_status);
 
-    gauge(&mut r, "docdb_open_handles", "Database handles open (CouchDB's max_dbs_open counts these)", int(crate::docdb::open_count(&store()?)?));
-    gauge(&mut r, "docdb_max_open_handles", "The bound on open handles (ROLLING_DB_MAX_OPEN)", int(crate::docdb::max_open(&store()?)?));
+    gauge(
+        &mut r,
+        "docdb_open_handles",
+        "Database handles open (CouchDB's max_dbs_open counts these)",
+        int(crate::docdb::open_count(&store()?)?),
+    );
+    gauge(
+        &mut r,
+        "docdb_max_open_handles",
+        "The bound on open handles (ROLLING_DB_MAX_OPEN)",
+        int(crate::docdb::max_open(&store()?)?),
+    );
 
     let (raised, open) = (Family::<AlarmKind, Counter>::default(), Family::<AlarmKind, Gauge>::default());
     for kind in ["destructive-reset", "reconciliation-regressed"] {
@@ -103,10 +113,18 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
         raised.get_or_create(&AlarmKind { kind: kind.clone() }).inc_by(ever);
         open.get_or_create(&AlarmKind { kind }).set(int(now));
     }
-    r.register("rolling_alarms_raised", "Rollback alarms raised, by kind (a destructive reset, a regressed reconciliation)", raised);
+    r.register(
+        "rolling_alarms_raised",
+        "Rollback alarms raised, by kind (a destructive reset, a regressed reconciliation)",
+        raised,
+    );
     r.register("rolling_alarms_open", "Rollback alarms raised and not cleared by a rollback, by kind", open);
 
-    let (last_success, last_ok, last_duration) = (Family::<Cron, FloatGauge>::default(), Family::<Cron, Gauge>::default(), Family::<Cron, FloatGauge>::default());
+    let (last_success, last_ok, last_duration) = (
+        Family::<Cron, FloatGauge>::default(),
+        Family::<Cron, Gauge>::default(),
+        Family::<Cron, FloatGauge>::default(),
+    );
     for cron in &CRONS {
         let label = Cron { cron: cron.name };
         if let Some(at) = runs::last_success(&store()?, cron.name)? {
@@ -117,13 +135,23 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
             last_duration.get_or_create(&label).set(finished.saturating_sub(started) as f64 / 1000.0);
         }
     }
-    r.register("cron_last_success_timestamp_seconds", "When each cron last finished a run that succeeded (server clock, Unix seconds)", last_success);
+    r.register(
+        "cron_last_success_timestamp_seconds",
+        "When each cron last finished a run that succeeded (server clock, Unix seconds)",
+        last_success,
+    );
     r.register("cron_last_run_succeeded", "Whether each cron's last finished run succeeded (1) or failed (0)", last_ok);
-    r.register_with_unit("cron_last_run_duration", "How long each cron's last finished run took", Unit::Seconds, last_duration);
+    r.register_with_unit(
+        "cron_last_run_duration",
+        "How long each cron's last finished run took",
+        Unit::Seconds,
+        last_duration,
+    );
 
     // Per tenant only for the canaries: tenants with rollingDb on, at most METRICS_TENANT_SERIES
     // of them. Each is read under the store's lock of its own, so requests go between them.
-    let (docs, seq, diffs) = (Family::<Tenant, Gauge>::default(), Family::<Tenant, Gauge>::default(), Family::<Tenant, Gauge>::default());
+    let (docs, seq, diffs) =
+        (Family::<Tenant, Gauge>::default(), Family::<Tenant, Gauge>::default(), Family::<Tenant, Gauge>::default());
     let cores = flags::rolling_cores(&store()?, state.settings.metrics_tenant_series)?;
     let listed = cores.len() as u64;
     for listed in cores {
@@ -139,22 +167,59 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
             seq.get_or_create(&tenant).set(int(info.update_seq));
         }
     }
-    r.register("rolling_core_doc_count", "CORE's documents, for each rolling tenant listed (METRICS_TENANT_SERIES)", docs);
-    r.register("rolling_core_update_seq", "CORE's update sequence (it stays low: CORE is written at the warm only)", seq);
-    r.register("rolling_reconciliation_diff", "Documents differing from the archive at the tenant's last archive run (0: reconciled)", diffs);
+    r.register(
+        "rolling_core_doc_count",
+        "CORE's documents, for each rolling tenant listed (METRICS_TENANT_SERIES)",
+        docs,
+    );
+    r.register(
+        "rolling_core_update_seq",
+        "CORE's update sequence (it stays low: CORE is written at the warm only)",
+        seq,
+    );
+    r.register(
+        "rolling_reconciliation_diff",
+        "Documents differing from the archive at the tenant's last archive run (0: reconciled)",
+        diffs,
+    );
 
-    gauge(&mut r, "rolling_tenants_unlisted", "Rolling tenants without series of their own (past METRICS_TENANT_SERIES, or no CORE yet)", int(rolling.saturating_sub(listed)));
+    gauge(
+        &mut r,
+        "rolling_tenants_unlisted",
+        "Rolling tenants without series of their own (past METRICS_TENANT_SERIES, or no CORE yet)",
+        int(rolling.saturating_sub(listed)),
+    );
     let hubs = state.hubs.as_ref().map(|h| h.counts()).unwrap_or_default();
-    gauge(&mut r, "docdb_hub_upstream_feeds", "Feeds of the engine the changes hubs hold (one a database devices listen to)", int(hubs.upstream_feeds));
-    gauge(&mut r, "docdb_hub_listening_feeds", "Devices' _changes requests being answered by a hub", int(hubs.listening));
+    gauge(
+        &mut r,
+        "docdb_hub_upstream_feeds",
+        "Feeds of the engine the changes hubs hold (one a database devices listen to)",
+        int(hubs.upstream_feeds),
+    );
+    gauge(
+        &mut r,
+        "docdb_hub_listening_feeds",
+        "Devices' _changes requests being answered by a hub",
+        int(hubs.listening),
+    );
     counter(&mut r, "docdb_hub_slow_closed", "Devices' feeds closed for not reading", hubs.slow_closed);
     counter(&mut r, "docdb_hub_reconnects", "Engine feeds opened again after they dropped", hubs.reconnects);
     counter(&mut r, "docdb_hub_answered", "Devices' _changes requests a hub answered", hubs.answered);
     if let Some((in_use, waiting, bound)) = state.store.pool_usage() {
-        gauge(&mut r, "store_pool_connections_in_use", "PostgreSQL connections of this replica's pool in use", int(in_use));
+        gauge(
+            &mut r,
+            "store_pool_connections_in_use",
+            "PostgreSQL connections of this replica's pool in use",
+            int(in_use),
+        );
         gauge(&mut r, "store_pool_waiting", "Requests waiting for a PostgreSQL connection", int(waiting));
         gauge(&mut r, "store_pool_max_connections", "The pool's bound (DATABASE_POOL_SIZE)", int(bound));
     }
-    gauge(&mut r, "realtime_sockets_open", "Realtime sockets open on this replica", int(state.sessions.sockets.total()));
+    gauge(
+        &mut r,
+        "realtime_sockets_open",
+        "Realtime sockets open on this replica",
+        int(state.sessions.sockets.total()),
+    );
     Ok(r)
 }

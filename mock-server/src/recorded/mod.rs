@@ -81,26 +81,70 @@ fn seconds_histogram() -> Histogram {
 static RECORDED: LazyLock<Recorded> = LazyLock::new(|| {
     let mut registry = Registry::default();
     let durations = Family::<RouteClass, Histogram>::new_with_constructor(seconds_histogram as fn() -> Histogram);
-    registry.register_with_unit("http_request_duration", "Time to answer a request, by route template and status class", Unit::Seconds, durations.clone());
+    registry.register_with_unit(
+        "http_request_duration",
+        "Time to answer a request, by route template and status class",
+        Unit::Seconds,
+        durations.clone(),
+    );
     let requests = Family::<RouteOutcome, Counter>::default();
-    registry.register("http_requests", "Requests answered, by route template and outcome (ok or the error code)", requests.clone());
+    registry.register(
+        "http_requests",
+        "Requests answered, by route template and outcome (ok or the error code)",
+        requests.clone(),
+    );
     let bootstraps = Family::<DatabaseLabel, Histogram>::new_with_constructor(seconds_histogram as fn() -> Histogram);
-    registry.register_with_unit("bootstrap_duration", "GET /bootstrap answered, by database (core, legacy): the re-bootstrap peak", Unit::Seconds, bootstraps.clone());
+    registry.register_with_unit(
+        "bootstrap_duration",
+        "GET /bootstrap answered, by database (core, legacy): the re-bootstrap peak",
+        Unit::Seconds,
+        bootstraps.clone(),
+    );
     let engine_latency = seconds_histogram();
-    registry.register_with_unit("docdb_engine_latency", "The document proxy's wait for the engine's answer to begin", Unit::Seconds, engine_latency.clone());
+    registry.register_with_unit(
+        "docdb_engine_latency",
+        "The document proxy's wait for the engine's answer to begin",
+        Unit::Seconds,
+        engine_latency.clone(),
+    );
     let proxy_bytes = Family::<Direction, Counter>::default();
-    registry.register_with_unit("docdb_proxy", "Bytes through the document proxy, each way", Unit::Bytes, proxy_bytes.clone());
+    registry.register_with_unit(
+        "docdb_proxy",
+        "Bytes through the document proxy, each way",
+        Unit::Bytes,
+        proxy_bytes.clone(),
+    );
     let invalidations_delivered = Counter::default();
-    registry.register("realtime_invalidate_local_delivered", "invalidate-local messages sent to devices at their handshake", invalidations_delivered.clone());
+    registry.register(
+        "realtime_invalidate_local_delivered",
+        "invalidate-local messages sent to devices at their handshake",
+        invalidations_delivered.clone(),
+    );
     let sessions = sessions::Series::register(&mut registry);
     let handshakes = Family::<Outcome, Counter>::default();
-    registry.register("realtime_handshakes", "Realtime handshakes (sdk:init) answered, by outcome (ok or the error code)", handshakes.clone());
+    registry.register(
+        "realtime_handshakes",
+        "Realtime handshakes (sdk:init) answered, by outcome (ok or the error code)",
+        handshakes.clone(),
+    );
     let proxy_requests = Family::<ProxyClass, Counter>::default();
-    registry.register("docdb_proxy_requests", "Requests to the document proxy, by class (read, checkpoint, write, bulk_write, refused) and outcome", proxy_requests.clone());
+    registry.register(
+        "docdb_proxy_requests",
+        "Requests to the document proxy, by class (read, checkpoint, write, bulk_write, refused) and outcome",
+        proxy_requests.clone(),
+    );
     let snapshots_taken = Counter::default();
-    registry.register("rolling_snapshots_taken", "Snapshots of day databases the backup cron took on this replica", snapshots_taken.clone());
+    registry.register(
+        "rolling_snapshots_taken",
+        "Snapshots of day databases the backup cron took on this replica",
+        snapshots_taken.clone(),
+    );
     let snapshot_failures = Counter::default();
-    registry.register("rolling_snapshot_failures", "Tenants whose backup failed (nothing of theirs written) on this replica", snapshot_failures.clone());
+    registry.register(
+        "rolling_snapshot_failures",
+        "Tenants whose backup failed (nothing of theirs written) on this replica",
+        snapshot_failures.clone(),
+    );
     let newest_snapshot = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
     registry.register(
         "rolling_snapshot_newest_timestamp_seconds",
@@ -207,6 +251,9 @@ pub fn request(method: &str, path: Option<&str>, status: u16, outcome: &'static 
         }
         None => format!("{method} (unmatched)"),
     };
-    RECORDED.durations.get_or_create(&RouteClass { route: route.clone(), status_class: status_class(status) }).observe(seconds);
+    RECORDED
+        .durations
+        .get_or_create(&RouteClass { route: route.clone(), status_class: status_class(status) })
+        .observe(seconds);
     RECORDED.requests.get_or_create(&RouteOutcome { route, outcome }).inc();
 }

@@ -34,11 +34,28 @@ fn is(call: Call, method: &str, path: &str) -> bool {
 
 impl Series {
     pub fn register(registry: &mut Registry) -> Series {
-        let series = Series { logins: Family::default(), refreshes: Family::default(), logouts: Family::default(), devices_registered: Family::default() };
-        registry.register("session_logins", "Logins answered, by provider (password, google) and outcome (ok or the error code)", series.logins.clone());
-        registry.register("session_refreshes", "Refreshes answered, by outcome (refresh_token_reused: a spent refresh token came back)", series.refreshes.clone());
+        let series = Series {
+            logins: Family::default(),
+            refreshes: Family::default(),
+            logouts: Family::default(),
+            devices_registered: Family::default(),
+        };
+        registry.register(
+            "session_logins",
+            "Logins answered, by provider (password, google) and outcome (ok or the error code)",
+            series.logins.clone(),
+        );
+        registry.register(
+            "session_refreshes",
+            "Refreshes answered, by outcome (refresh_token_reused: a spent refresh token came back)",
+            series.refreshes.clone(),
+        );
         registry.register("session_logouts", "Logouts answered, by outcome", series.logouts.clone());
-        registry.register("session_devices_registered", "Device registrations answered, by outcome", series.devices_registered.clone());
+        registry.register(
+            "session_devices_registered",
+            "Device registrations answered, by outcome",
+            series.devices_registered.clone(),
+        );
         series
     }
 

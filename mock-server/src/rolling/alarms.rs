@@ -46,7 +46,14 @@ pub struct Alarm {
 
 /// Raises an alarm unless the same one (kind and subject) is already raised. Answers whether it
 /// is new.
-pub fn raise(conn: &Connection, company_id: &str, kind: Kind, subject: &str, detail: &str, now_ms: i64) -> RollingResult<bool> {
+pub fn raise(
+    conn: &Connection,
+    company_id: &str,
+    kind: Kind,
+    subject: &str,
+    detail: &str,
+    now_ms: i64,
+) -> RollingResult<bool> {
     let open: i64 = conn.query_row(
         "SELECT COUNT(*) FROM guard_alarms WHERE company_id = ?1 AND kind = ?2 AND subject = ?3 AND cleared_at IS NULL",
         params![company_id, kind.as_str(), subject],
@@ -66,7 +73,9 @@ pub fn raise(conn: &Connection, company_id: &str, kind: Kind, subject: &str, det
 /// The tenant's raised alarms, oldest first.
 pub fn open(conn: &Connection, company_id: &str) -> RollingResult<Vec<Alarm>> {
     let mut stmt = conn.prepare("SELECT kind, subject, detail, raised_at FROM guard_alarms WHERE company_id = ?1 AND cleared_at IS NULL ORDER BY id")?;
-    let rows = stmt.query_map([company_id], |r| Ok(Alarm { kind: r.get(0)?, subject: r.get(1)?, detail: r.get(2)?, raised_at: r.get(3)? }))?;
+    let rows = stmt.query_map([company_id], |r| {
+        Ok(Alarm { kind: r.get(0)?, subject: r.get(1)?, detail: r.get(2)?, raised_at: r.get(3)? })
+    })?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
@@ -74,34 +83,56 @@ pub fn open(conn: &Connection, company_id: &str) -> RollingResult<Vec<Alarm>> {
 /// the first number only grows.
 pub fn counts(conn: &Connection) -> RollingResult<Vec<(String, u64, u64)>> {
     let mut stmt = conn.prepare("SELECT kind, COUNT(*), SUM(CASE WHEN cleared_at IS NULL THEN 1 ELSE 0 END) FROM guard_alarms GROUP BY kind ORDER BY kind")?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64, r.get::<_, Option<i64>>(2)?.unwrap_or(0).max(0) as u64)))?;
+    let rows = stmt.query_map([], |r| {
+        Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64, r.get::<_, Option<i64>>(2)?.unwrap_or(0).max(0) as u64))
+    })?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
 /// Every tenant with a raised alarm.
 pub fn tenants_needing_attention(conn: &Connection) -> RollingResult<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT DISTINCT company_id FROM guard_alarms WHERE cleared_at IS NULL ORDER BY company_id")?;
+    let mut stmt =
+        conn.prepare("SELECT DISTINCT company_id FROM guard_alarms WHERE cleared_at IS NULL ORDER BY company_id")?;
     let rows = stmt.query_map([], |r| r.get(0))?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
 /// The rollback happened: the tenant's alarms are cleared (kept, with the time, for the record).
 pub fn clear(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<usize> {
-    Ok(conn.execute("UPDATE guard_alarms SET cleared_at = ?2 WHERE company_id = ?1 AND cleared_at IS NULL", params![company_id, now_ms])?)
+    Ok(conn.execute(
+        "UPDATE guard_alarms SET cleared_at = ?2 WHERE company_id = ?1 AND cleared_at IS NULL",
+        params![company_id, now_ms],
+    )?)
 }
 
 /// The `attention` of a tenant for the views: `null`, or its alarms with the instruction.
 pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<serde_json::Value> {
     let alarms = open(conn, company_id)?;
-    Ok(if alarms.is_empty() { serde_json::Value::Null } else { serde_json::json!({ "alarms": alarms, "instruction": INSTRUCTION }) })
+    Ok(if alarms.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::json!({ "alarms": alarms, "instruction": INSTRUCTION })
+    })
 }
 
 /// A registered device's handshake: compares what it says it obeyed with what it obeyed before,
 /// and remembers what it will have obeyed after this handshake (`will_obey`: the invalidation
 /// sent to it now, if any). Answers whether this was a destructive reset (alarm raised).
-pub fn device_handshake(conn: &Connection, company_id: &str, device_id: &str, reported: Option<i64>, will_obey: Option<i64>, now_ms: i64) -> RollingResult<bool> {
-    let before: Option<i64> =
-        conn.query_row("SELECT obeyed FROM guard_device_marks WHERE device_id = ?1 AND company_id = ?2", params![device_id, company_id], |r| r.get(0)).optional()?;
+pub fn device_handshake(
+    conn: &Connection,
+    company_id: &str,
+    device_id: &str,
+    reported: Option<i64>,
+    will_obey: Option<i64>,
+    now_ms: i64,
+) -> RollingResult<bool> {
+    let before: Option<i64> = conn
+        .query_row(
+            "SELECT obeyed FROM guard_device_marks WHERE device_id = ?1 AND company_id = ?2",
+            params![device_id, company_id],
+            |r| r.get(0),
+        )
+        .optional()?;
     let reset = before.is_some_and(|obeyed| reported.is_none_or(|r| r < obeyed));
     if reset {
         let had = before.unwrap_or_default();

@@ -61,11 +61,14 @@ const LEGACY_AGE_MS: i64 = 24 * 3600 * 1000;
 fn legacy_archivable(doc: &Doc, now_ms: i64) -> bool {
     let kind = doc.body.get("type").and_then(Value::as_str);
     let created = doc.body.get("createdAt").and_then(Value::as_i64);
-    matches!(kind, Some("order" | "sale")) && !is_open_order(doc) && created.is_some_and(|at| at < now_ms.saturating_sub(LEGACY_AGE_MS))
+    matches!(kind, Some("order" | "sale"))
+        && !is_open_order(doc)
+        && created.is_some_and(|at| at < now_ms.saturating_sub(LEGACY_AGE_MS))
 }
 
 pub fn is_open_order(doc: &Doc) -> bool {
-    doc.body.get("type").and_then(Value::as_str) == Some("order") && doc.body.get("status").and_then(Value::as_str) == Some("open")
+    doc.body.get("type").and_then(Value::as_str) == Some("order")
+        && doc.body.get("status").and_then(Value::as_str) == Some("open")
 }
 
 fn archive_id(day_db: &str, doc_id: &str) -> String {
@@ -96,7 +99,8 @@ fn of_type<'a>(docs: &'a [Doc], doc_type: &str) -> impl Iterator<Item = &'a Doc>
 fn relational_checks(conn: &Cluster, day_db: &str, day_docs: &[Doc]) -> RollingResult<Vec<TypeCheck>> {
     let mut out = Vec::new();
     for table in Table::ALL {
-        let mut day: Vec<(String, String)> = of_type(day_docs, table.doc_type()).map(|d| (d.id.clone(), d.rev.clone())).collect();
+        let mut day: Vec<(String, String)> =
+            of_type(day_docs, table.doc_type()).map(|d| (d.id.clone(), d.rev.clone())).collect();
         day.sort();
         let rows = relational::revisions(conn, table, day_db)?;
         let diff = day.iter().filter(|e| !rows.contains(e)).count() + rows.iter().filter(|e| !day.contains(e)).count();
@@ -133,7 +137,10 @@ pub fn reconcile(conn: &Cluster, day_db: &str, archive_db: &str) -> RollingResul
 
 fn archive_diff(conn: &Cluster, day_db: &str, archive_db: &str, day_docs: &[Doc]) -> RollingResult<u64> {
     let archived: Vec<Doc> = if docdb::exists(conn, archive_db)? {
-        docdb::all_docs(conn, archive_db)?.into_iter().filter(|d| d.body.get("source_db").and_then(Value::as_str) == Some(day_db)).collect()
+        docdb::all_docs(conn, archive_db)?
+            .into_iter()
+            .filter(|d| d.body.get("source_db").and_then(Value::as_str) == Some(day_db))
+            .collect()
     } else {
         Vec::new()
     };
@@ -153,7 +160,8 @@ fn copy_into_archive(conn: &Cluster, day_db: &str, archive_db: &str, docs: &[Doc
     for doc in docs {
         let id = archive_id(day_db, &doc.id);
         let existing = docdb::get(conn, archive_db, &id)?;
-        if existing.as_ref().is_some_and(|e| e.body.get("source_rev").and_then(Value::as_str) == Some(doc.rev.as_str())) {
+        if existing.as_ref().is_some_and(|e| e.body.get("source_rev").and_then(Value::as_str) == Some(doc.rev.as_str()))
+        {
             continue;
         }
         let mut body = doc.body.clone();
@@ -171,29 +179,53 @@ fn number(doc: &Doc, field: &str) -> i64 {
 
 /// The orders of `docs`, then its sales (a sale names its order's row), into the relational store
 /// with `day_db` as their source.
-fn copy_into_relational(conn: &Cluster, company_id: &str, day_db: &str, docs: &[Doc], now_ms: i64) -> RollingResult<()> {
+fn copy_into_relational(
+    conn: &Cluster,
+    company_id: &str,
+    day_db: &str,
+    docs: &[Doc],
+    now_ms: i64,
+) -> RollingResult<()> {
     let created = |d: &Doc| d.body.get("createdAt").and_then(Value::as_i64).unwrap_or(now_ms);
     for d in of_type(docs, Table::Orders.doc_type()) {
         let status = d.body.get("status").and_then(Value::as_str).unwrap_or("");
-        let row = OrderRow { doc_id: &d.id, rev: &d.rev, status, total_cents: number(d, "totalCents"), created_at: created(d) };
+        let row = OrderRow {
+            doc_id: &d.id,
+            rev: &d.rev,
+            status,
+            total_cents: number(d, "totalCents"),
+            created_at: created(d),
+        };
         relational::put_order(conn, company_id, day_db, &row)?;
     }
     for d in of_type(docs, Table::Sales.doc_type()) {
         let order = d.body.get("orderId").and_then(Value::as_str);
-        let row = SaleRow { doc_id: &d.id, rev: &d.rev, order_doc_id: order, amount_cents: number(d, "amountCents"), created_at: created(d) };
+        let row = SaleRow {
+            doc_id: &d.id,
+            rev: &d.rev,
+            order_doc_id: order,
+            amount_cents: number(d, "amountCents"),
+            created_at: created(d),
+        };
         relational::put_sale(conn, company_id, day_db, &row)?;
     }
     Ok(())
 }
 
 /// Archives every past day database of the tenant that can be archived now.
-pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<ArchiveReport> {
+pub fn archive_tenant(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    tenant: &Tenant,
+    now_ms: i64,
+) -> RollingResult<ArchiveReport> {
     let names: TenantNames = tenant.names(&settings.db_prefix);
     let archive_db = names.archive();
     let today = day_of(now_ms);
     let mut report = ArchiveReport { company_id: tenant.id.clone(), ..Default::default() };
     let mut stmt = conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status IN ('PREWARMED', 'ACTIVE', 'DRAINED') ORDER BY day")?;
-    let days: Vec<String> = stmt.query_map(params![tenant.id, today], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
+    let days: Vec<String> =
+        stmt.query_map(params![tenant.id, today], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
     for day_db in days {
         if docdb::all_docs(conn, &day_db)?.iter().any(is_open_order) {
             report.still_open.push(day_db);
@@ -221,8 +253,10 @@ pub fn archive_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
     }
     // Days reconciled before must stay so: a diff now means documents changed or were lost after
     // the archive (the runbook's "loss of orders or payments": roll back).
-    let mut stmt = conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND status = 'ARCHIVED' ORDER BY day")?;
-    let archived: Vec<String> = stmt.query_map([&tenant.id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
+    let mut stmt =
+        conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND status = 'ARCHIVED' ORDER BY day")?;
+    let archived: Vec<String> =
+        stmt.query_map([&tenant.id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
     for day_db in archived {
         // A day archived before the relational archive existed (no rows of it at all, and still
         // matching its archive database) gets its rows now rather than an alarm.
@@ -258,7 +292,12 @@ fn record_diff(conn: &Cluster, company_id: &str, diff: u64, now_ms: i64) -> Roll
 
 /// The legacy database's part the archive takes (`legacy_archivable`), copied, then reconciled;
 /// `None` when the tenant has no legacy database.
-fn archive_legacy(conn: &Cluster, names: &TenantNames, company_id: &str, now_ms: i64) -> RollingResult<Option<LegacyArchive>> {
+fn archive_legacy(
+    conn: &Cluster,
+    names: &TenantNames,
+    company_id: &str,
+    now_ms: i64,
+) -> RollingResult<Option<LegacyArchive>> {
     let (legacy, archive_db) = (names.legacy(), names.archive());
     let Some(docs) = legacy_archivable_docs(conn, &legacy, now_ms)? else { return Ok(None) };
     if !docs.is_empty() {

@@ -27,13 +27,20 @@ pub const MARKER: &str = ".session-broker-store";
 /// its own `BACKUP_DIR`, or takes no backup and drops nothing, saying why.
 pub fn unshared(conn: &crate::store::sql::Connection, dir: &Path) -> RollingResult<Option<String>> {
     use crate::store::sql::OptionalExtension;
-    let recorded: Option<String> = conn.query_row("SELECT token FROM mock_backup_marker WHERE id = 1", [], |r| r.get(0)).optional()?;
+    let recorded: Option<String> =
+        conn.query_row("SELECT token FROM mock_backup_marker WHERE id = 1", [], |r| r.get(0)).optional()?;
     let Some(token) = recorded else {
         let token = crate::auth::secrets::random_id("backups");
         // The marker is written only by the server whose record won, so two servers starting
         // together never leave a marker that the store does not name.
-        if conn.execute("INSERT INTO mock_backup_marker (id, token) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING", [&token])? == 1 {
-            std::fs::create_dir_all(dir).and_then(|()| std::fs::write(dir.join(MARKER), &token)).map_err(|e| BackupError::Io { path: dir.join(MARKER), source: e })?;
+        if conn.execute(
+            "INSERT INTO mock_backup_marker (id, token) VALUES (1, ?1) ON CONFLICT (id) DO NOTHING",
+            [&token],
+        )? == 1
+        {
+            std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(dir.join(MARKER), &token))
+                .map_err(|e| BackupError::Io { path: dir.join(MARKER), source: e })?;
             return Ok(None);
         }
         return unshared(conn, dir);
@@ -103,12 +110,20 @@ pub struct Restored {
 /// Brings a dropped day database, or a tenant's CORE dropped by a re-warm, back from a snapshot
 /// (`snapshot`: its id; default the newest that verifies). Refused for a database that exists (a
 /// restore never mixes into live data) or that is neither.
-pub fn restore(conn: &Cluster, dir: &Path, db_prefix: &str, db: &str, snapshot: Option<&str>, now_ms: i64) -> RollingResult<Restored> {
+pub fn restore(
+    conn: &Cluster,
+    dir: &Path,
+    db_prefix: &str,
+    db: &str,
+    snapshot: Option<&str>,
+    now_ms: i64,
+) -> RollingResult<Restored> {
     if docdb::exists(conn, db)? {
         return Err(RollingError::DocDb(docdb::DocDbError::Exists(db.to_owned())));
     }
     use crate::store::sql::OptionalExtension;
-    let day: Option<String> = conn.query_row("SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
+    let day: Option<String> =
+        conn.query_row("SELECT company_id FROM day_databases WHERE name = ?1", [db], |r| r.get(0)).optional()?;
     let core_of = match &day {
         Some(_) => None,
         None => super::tenants::all(conn)?.into_iter().find(|t| t.names(db_prefix).core() == db).map(|t| t.id),
@@ -116,10 +131,15 @@ pub fn restore(conn: &Cluster, dir: &Path, db_prefix: &str, db: &str, snapshot: 
     let company_id = day.clone().or(core_of).ok_or_else(|| RollingError::UnknownDayDatabase(db.to_owned()))?;
     let snapshots = backups::list(dir, db)?;
     let chosen = match snapshot {
-        Some(id) => snapshots.iter().find(|m| m.snapshot_id == id).ok_or_else(|| BackupError::NoSnapshot { db: db.to_owned(), id: id.to_owned() })?,
-        None => {
-            snapshots.iter().rev().find(|m| backups::read_verified(dir, m).is_ok()).ok_or_else(|| BackupError::NoVerifiedSnapshot { db: db.to_owned(), dir: dir.to_owned() })?
-        }
+        Some(id) => snapshots
+            .iter()
+            .find(|m| m.snapshot_id == id)
+            .ok_or_else(|| BackupError::NoSnapshot { db: db.to_owned(), id: id.to_owned() })?,
+        None => snapshots
+            .iter()
+            .rev()
+            .find(|m| backups::read_verified(dir, m).is_ok())
+            .ok_or_else(|| BackupError::NoVerifiedSnapshot { db: db.to_owned(), dir: dir.to_owned() })?,
     };
     let docs = backups::read_verified(dir, chosen)?;
     if day.is_none() {
@@ -127,7 +147,13 @@ pub fn restore(conn: &Cluster, dir: &Path, db_prefix: &str, db: &str, snapshot: 
         // invalidation (or the next rotate's cutover).
         docdb::create_indexed(conn, db, &company_id, Kind::Core, &super::warm::CORE_INDEXES, now_ms)?;
         docdb::restore_docs(conn, db, docs)?;
-        return Ok(Restored { db: db.to_owned(), company_id, snapshot_id: chosen.snapshot_id.clone(), doc_count: chosen.doc_count, held: false });
+        return Ok(Restored {
+            db: db.to_owned(),
+            company_id,
+            snapshot_id: chosen.snapshot_id.clone(),
+            doc_count: chosen.doc_count,
+            held: false,
+        });
     }
     docdb::create(conn, db, &company_id, Kind::Day, now_ms)?;
     docdb::restore_docs(conn, db, docs)?;
@@ -137,5 +163,11 @@ pub fn restore(conn: &Cluster, dir: &Path, db_prefix: &str, db: &str, snapshot: 
     // Restored to be looked at or recovered from: no drop evaluation takes it again until an
     // operator releases it.
     super::days::hold(conn, db, "restored", now_ms)?;
-    Ok(Restored { db: db.to_owned(), company_id, snapshot_id: chosen.snapshot_id.clone(), doc_count: chosen.doc_count, held: true })
+    Ok(Restored {
+        db: db.to_owned(),
+        company_id,
+        snapshot_id: chosen.snapshot_id.clone(),
+        doc_count: chosen.doc_count,
+        held: true,
+    })
 }

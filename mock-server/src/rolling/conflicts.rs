@@ -26,7 +26,14 @@ pub struct DocRef<'a> {
 
 /// Writes `body`; on a revision conflict, with `conflicts_enabled`, keeps the write and records
 /// the review, otherwise returns the conflict.
-pub fn write(conn: &Cluster, doc: DocRef, body: Map<String, Value>, rev: Option<&str>, conflicts_enabled: bool, now_ms: i64) -> RollingResult<Written> {
+pub fn write(
+    conn: &Cluster,
+    doc: DocRef,
+    body: Map<String, Value>,
+    rev: Option<&str>,
+    conflicts_enabled: bool,
+    now_ms: i64,
+) -> RollingResult<Written> {
     let DocRef { company_id, db, id } = doc;
     match docdb::put(conn, db, id, body.clone(), rev) {
         Ok(rev) => Ok(Written { rev, conflict_with: None }),
@@ -45,5 +52,9 @@ pub fn write(conn: &Cluster, doc: DocRef, body: Map<String, Value>, rev: Option<
 }
 
 pub fn open_count(conn: &Connection, company_id: &str) -> RollingResult<u64> {
-    Ok(conn.query_row("SELECT COUNT(*) FROM conflict_reviews WHERE company_id = ?1 AND status = 'open'", [company_id], |r| r.get::<_, i64>(0))? as u64)
+    Ok(conn.query_row(
+        "SELECT COUNT(*) FROM conflict_reviews WHERE company_id = ?1 AND status = 'open'",
+        [company_id],
+        |r| r.get::<_, i64>(0),
+    )? as u64)
 }

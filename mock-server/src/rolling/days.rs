@@ -21,7 +21,9 @@ pub enum DayStatus {
 
 impl DayStatus {
     fn parse(s: &str) -> Option<DayStatus> {
-        [DayStatus::Prewarmed, DayStatus::Active, DayStatus::Drained, DayStatus::Archived, DayStatus::Dropped].into_iter().find(|d| d.as_str() == s)
+        [DayStatus::Prewarmed, DayStatus::Active, DayStatus::Drained, DayStatus::Archived, DayStatus::Dropped]
+            .into_iter()
+            .find(|d| d.as_str() == s)
     }
 
     pub fn as_str(self) -> &'static str {
@@ -50,7 +52,9 @@ pub fn day_databases(conn: &Connection, company_id: &str) -> RollingResult<Vec<D
         "SELECT d.name, d.day, d.status, h.name IS NOT NULL FROM day_databases d LEFT JOIN guard_held_days h ON h.name = d.name
          WHERE d.company_id = ?1 ORDER BY d.day",
     )?;
-    let rows = stmt.query_map([company_id], |r| Ok(DayDatabase { name: r.get(0)?, date: r.get(1)?, status: read_status(r, 2)?, held: r.get(3)? }))?;
+    let rows = stmt.query_map([company_id], |r| {
+        Ok(DayDatabase { name: r.get(0)?, date: r.get(1)?, status: read_status(r, 2)?, held: r.get(3)? })
+    })?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
@@ -64,7 +68,10 @@ pub fn counts_by_status(conn: &Connection) -> RollingResult<Vec<(DayStatus, u64)
 /// Holds the day database `name` back from every drop evaluation (`reason` says why: a restore)
 /// until `release`.
 pub fn hold(conn: &Connection, name: &str, reason: &str, now_ms: i64) -> RollingResult<()> {
-    conn.execute("INSERT INTO guard_held_days (name, held_at, reason) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING", params![name, now_ms, reason])?;
+    conn.execute(
+        "INSERT INTO guard_held_days (name, held_at, reason) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING",
+        params![name, now_ms, reason],
+    )?;
     Ok(())
 }
 
@@ -76,7 +83,10 @@ pub fn release(conn: &Connection, name: &str) -> RollingResult<bool> {
 /// A stored status; one this server never writes is a corrupt row, reported.
 fn read_status(row: &crate::store::sql::Row, column: usize) -> crate::store::sql::Result<DayStatus> {
     let raw: String = row.get(column)?;
-    DayStatus::parse(&raw).ok_or_else(|| crate::store::sql::Error::Decode { column, source: format!("unknown day status {raw:?}").into() })
+    DayStatus::parse(&raw).ok_or_else(|| crate::store::sql::Error::Decode {
+        column,
+        source: format!("unknown day status {raw:?}").into(),
+    })
 }
 
 pub fn day_status(conn: &Connection, name: &str) -> RollingResult<Option<DayStatus>> {
@@ -84,7 +94,10 @@ pub fn day_status(conn: &Connection, name: &str) -> RollingResult<Option<DayStat
 }
 
 pub fn set_day_status(conn: &Connection, name: &str, status: DayStatus, now_ms: i64) -> RollingResult<()> {
-    conn.execute_later("UPDATE day_databases SET status = ?2, updated_at = ?3 WHERE name = ?1", params![name, status.as_str(), now_ms])?;
+    conn.execute_later(
+        "UPDATE day_databases SET status = ?2, updated_at = ?3 WHERE name = ?1",
+        params![name, status.as_str(), now_ms],
+    )?;
     Ok(())
 }
 
@@ -104,6 +117,9 @@ pub fn stamp(conn: &Connection, name: &str, what: Stamp, now_ms: i64) -> Rolling
         Stamp::Reconciled => "reconciled_at",
         Stamp::Dropped => "dropped_at",
     };
-    conn.execute_later(&format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"), params![name, now_ms])?;
+    conn.execute_later(
+        &format!("UPDATE day_databases SET {column} = ?2, updated_at = ?2 WHERE name = ?1"),
+        params![name, now_ms],
+    )?;
     Ok(())
 }

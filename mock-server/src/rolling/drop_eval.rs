@@ -39,15 +39,21 @@ pub struct Candidate {
 }
 
 /// Every day database of the tenant still in the cluster, with its locks.
-pub fn candidates(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Vec<Candidate>> {
+pub fn candidates(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    tenant: &Tenant,
+    now_ms: i64,
+) -> RollingResult<Vec<Candidate>> {
     let archive_db = tenant.names(&settings.db_prefix).archive();
     let mut stmt = conn.prepare(
         "SELECT d.name, d.day, d.drained_at IS NOT NULL, d.archived_at IS NOT NULL, d.reconciled_at IS NOT NULL, h.name IS NOT NULL
          FROM day_databases d LEFT JOIN guard_held_days h ON h.name = d.name WHERE d.company_id = ?1 AND d.status != 'DROPPED' ORDER BY d.day",
     )?;
     type Row = (String, String, bool, bool, bool, bool);
-    let rows: Vec<Row> =
-        stmt.query_map(params![tenant.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?.collect::<crate::store::sql::Result<_>>()?;
+    let rows: Vec<Row> = stmt
+        .query_map(params![tenant.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))?
+        .collect::<crate::store::sql::Result<_>>()?;
     let mut out = Vec::new();
     for (name, date, drained, archived, reconciled_once, held) in rows {
         // Reconciled means reconciled now: a write after the archive breaks the lock.
@@ -98,8 +104,14 @@ pub struct DropReport {
     pub skipped: Option<String>,
 }
 
-pub fn evaluate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<DropReport> {
-    let mut report = DropReport { company_id: tenant.id.clone(), dropped: Vec::new(), after: Vec::new(), skipped: None };
+pub fn evaluate_tenant(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    tenant: &Tenant,
+    now_ms: i64,
+) -> RollingResult<DropReport> {
+    let mut report =
+        DropReport { company_id: tenant.id.clone(), dropped: Vec::new(), after: Vec::new(), skipped: None };
     if !flags::get(conn, &tenant.id)?.rolling_db_drop {
         report.skipped = Some("rollingDbDrop is off".into());
         return Ok(report);
@@ -114,7 +126,13 @@ pub fn evaluate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tena
         stamp(conn, &c.name, Stamp::Dropped, now_ms)?;
         let after = after_drop(conn, &c.name)?;
         let detail = serde_json::json!({ "companyId": tenant.id, "db": c.name, "after": after });
-        audit::record(conn, &Actor::system(session_broker::protocol::ops::CRON_DROP_EVAL), actions::DAY_DROP, detail, now_ms)?;
+        audit::record(
+            conn,
+            &Actor::system(session_broker::protocol::ops::CRON_DROP_EVAL),
+            actions::DAY_DROP,
+            detail,
+            now_ms,
+        )?;
         report.after.push(after);
         report.dropped.push(c.name);
     }

@@ -20,7 +20,15 @@ pub struct Applied {
 /// Applies `patch` by the rules above: `rollingDbDrop` never without `rollingDb`, and a flag
 /// turned on only when its preflight passes, unless `force` (the caller checks who may force).
 /// Turning `rollingDb` off is the rollback: it clears the tenant's rollback alarms.
-pub fn apply(conn: &Cluster, settings: &RollingSettings, company_id: &str, patch: FlagPatch, actor: &str, force: bool, now_ms: i64) -> RollingResult<Applied> {
+pub fn apply(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    company_id: &str,
+    patch: FlagPatch,
+    actor: &str,
+    force: bool,
+    now_ms: i64,
+) -> RollingResult<Applied> {
     if patch == FlagPatch::default() {
         return Err(RollingError::NothingToChange);
     }
@@ -39,6 +47,12 @@ pub fn apply(conn: &Cluster, settings: &RollingSettings, company_id: &str, patch
     if current.rolling_db && !rolling_db {
         alarms::clear(conn, company_id, now_ms)?;
     }
-    let flags = Flags { company_id: current.company_id.clone(), rolling_db, rolling_db_drop, updated_at: Some(now_ms), updated_by: Some(actor.to_owned()) };
+    let flags = Flags {
+        company_id: current.company_id.clone(),
+        rolling_db,
+        rolling_db_drop,
+        updated_at: Some(now_ms),
+        updated_by: Some(actor.to_owned()),
+    };
     Ok(Applied { before: current, flags, overridden: failing })
 }

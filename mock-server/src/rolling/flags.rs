@@ -36,8 +36,9 @@ pub fn counts(conn: &Connection) -> RollingResult<Vec<(bool, bool, u64)>> {
         "SELECT CASE WHEN rolling_db != 0 THEN 1 ELSE 0 END AS r, CASE WHEN rolling_db_drop != 0 THEN 1 ELSE 0 END AS d, COUNT(*)
          FROM company_feature_flags WHERE rolling_db != 0 OR rolling_db_drop != 0 GROUP BY r, d ORDER BY r, d",
     )?;
-    let on: Vec<(bool, bool, u64)> =
-        stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? != 0, r.get::<_, i64>(1)? != 0, r.get::<_, i64>(2)?.max(0) as u64)))?.collect::<crate::store::sql::Result<_>>()?;
+    let on: Vec<(bool, bool, u64)> = stmt
+        .query_map([], |r| Ok((r.get::<_, i64>(0)? != 0, r.get::<_, i64>(1)? != 0, r.get::<_, i64>(2)?.max(0) as u64)))?
+        .collect::<crate::store::sql::Result<_>>()?;
     let off = (tenants.max(0) as u64).saturating_sub(on.iter().map(|(.., n)| n).sum());
     Ok(std::iter::once((false, false, off)).chain(on).collect())
 }
@@ -63,9 +64,10 @@ pub fn rolling_cores(conn: &Connection, limit: usize) -> RollingResult<Vec<Rolli
                ORDER BY f.company_id LIMIT ?2) l
          ORDER BY l.company_id",
     )?;
-    let rows = stmt.query_map(params![crate::docdb::Kind::Core.as_str(), i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
-        Ok(RollingCore { company_id: r.get(0)?, core: r.get(1)?, reconciliation_diff: r.get(2)? })
-    })?;
+    let rows = stmt
+        .query_map(params![crate::docdb::Kind::Core.as_str(), i64::try_from(limit).unwrap_or(i64::MAX)], |r| {
+            Ok(RollingCore { company_id: r.get(0)?, core: r.get(1)?, reconciliation_diff: r.get(2)? })
+        })?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
@@ -78,12 +80,20 @@ pub fn get(conn: &Connection, company_id: &str) -> RollingResult<Flags> {
             |r| Ok((r.get::<_, Option<i64>>(0)?.is_some_and(|v| v != 0), r.get::<_, Option<i64>>(1)?.is_some_and(|v| v != 0), r.get(2)?, r.get(3)?)),
         )
         .optional()?;
-    let (rolling_db, rolling_db_drop, updated_at, updated_by) = row.ok_or_else(|| RollingError::UnknownTenant(company_id.to_owned()))?;
+    let (rolling_db, rolling_db_drop, updated_at, updated_by) =
+        row.ok_or_else(|| RollingError::UnknownTenant(company_id.to_owned()))?;
     Ok(Flags { company_id: company_id.to_owned(), rolling_db, rolling_db_drop, updated_at, updated_by })
 }
 
 /// Records the tenant's flags as given (`flag_change::apply` decides what they may be).
-pub fn record(conn: &Connection, company_id: &str, rolling_db: bool, rolling_db_drop: bool, actor: &str, now_ms: i64) -> RollingResult<()> {
+pub fn record(
+    conn: &Connection,
+    company_id: &str,
+    rolling_db: bool,
+    rolling_db_drop: bool,
+    actor: &str,
+    now_ms: i64,
+) -> RollingResult<()> {
     conn.execute(
         "INSERT INTO company_feature_flags (company_id, rolling_db, rolling_db_drop, updated_at, updated_by) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(company_id) DO UPDATE SET rolling_db = ?2, rolling_db_drop = ?3, updated_at = ?4, updated_by = ?5",
@@ -134,6 +144,8 @@ mod tests {
         assert!(has_cutover_switch(Some("1.10.0")) && has_cutover_switch(Some(CUTOVER_SDK_VERSION)));
         // The console's "too old" and the preflight's refusal: readable and older only.
         assert!(predates_cutover(Some("1.4.16")) && predates_cutover(Some("v1.3.0-beta")));
-        assert!(!predates_cutover(Some(CUTOVER_SDK_VERSION)) && !predates_cutover(Some("web")) && !predates_cutover(None));
+        assert!(
+            !predates_cutover(Some(CUTOVER_SDK_VERSION)) && !predates_cutover(Some("web")) && !predates_cutover(None)
+        );
     }
 }

@@ -53,14 +53,24 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
     }
     let names = tenant.names(&settings.db_prefix);
     let last = invalidation::last(conn, &tenant.id)?;
-    let invalidate = last.as_ref().filter(|i| hello.last_invalidation.is_none_or(|seen| i.invalidated_at > seen)).map(|i| InvalidateLocal {
-        company_id: tenant.id.clone(),
-        invalidated_at: i.invalidated_at,
-        reason: i.reason.clone(),
-    });
+    let invalidate =
+        last.as_ref().filter(|i| hello.last_invalidation.is_none_or(|seen| i.invalidated_at > seen)).map(|i| {
+            InvalidateLocal {
+                company_id: tenant.id.clone(),
+                invalidated_at: i.invalidated_at,
+                reason: i.reason.clone(),
+            }
+        });
     // A registered device coming back with less than it obeyed is a destructive reset.
     if let Some(device) = &registered {
-        super::alarms::device_handshake(conn, &tenant.id, &device.id, hello.last_invalidation, invalidate.as_ref().map(|i| i.invalidated_at), now_ms)?;
+        super::alarms::device_handshake(
+            conn,
+            &tenant.id,
+            &device.id,
+            hello.last_invalidation,
+            invalidate.as_ref().map(|i| i.invalidated_at),
+            now_ms,
+        )?;
     }
     let rolling = flags::get(conn, &tenant.id)?.rolling_db;
     let core = rolling && has_cutover_switch(hello.sdk_version.as_deref()) && docdb::exists(conn, &names.core())?;
@@ -71,6 +81,12 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
     } else {
         (Routing::Legacy, names.legacy(), names.legacy())
     };
-    let ready = Ready { company_id: tenant.id, database, static_db, dynamic_db, invalidated_at: last.map(|i| i.invalidated_at) };
+    let ready = Ready {
+        company_id: tenant.id,
+        database,
+        static_db,
+        dynamic_db,
+        invalidated_at: last.map(|i| i.invalidated_at),
+    };
     Ok(Answer { invalidate, ready })
 }

@@ -21,25 +21,46 @@ pub struct Invalidation {
 
 pub fn last(conn: &Connection, company_id: &str) -> RollingResult<Option<Invalidation>> {
     Ok(conn
-        .query_row("SELECT invalidated_at, reason, routing FROM client_invalidations WHERE company_id = ?1", [company_id], |r| {
-            Ok(Invalidation { invalidated_at: r.get(0)?, reason: r.get(1)?, routing: r.get(2)? })
-        })
+        .query_row(
+            "SELECT invalidated_at, reason, routing FROM client_invalidations WHERE company_id = ?1",
+            [company_id],
+            |r| Ok(Invalidation { invalidated_at: r.get(0)?, reason: r.get(1)?, routing: r.get(2)? }),
+        )
         .optional()?)
 }
 
 /// Upserts the tenant's row; `invalidatedAt` always moves forward, so devices see it as newer.
-pub fn invalidate(conn: &Connection, company_id: &str, reason: &str, routing: Routing, now_ms: i64) -> RollingResult<i64> {
+pub fn invalidate(
+    conn: &Connection,
+    company_id: &str,
+    reason: &str,
+    routing: Routing,
+    now_ms: i64,
+) -> RollingResult<i64> {
     // Without a condition the upsert always writes its row.
     Ok(upsert(conn, company_id, reason, routing, now_ms, "")?.ok_or(crate::store::sql::Error::NoRows)?)
 }
 
 /// [`invalidate`] unless the tenant's latest invalidation already routes there (the rotate's
 /// cutover, once): the check and the write in one statement. `None`: nothing to do.
-pub fn invalidate_unless_routed(conn: &Connection, company_id: &str, reason: &str, routing: Routing, now_ms: i64) -> RollingResult<Option<i64>> {
+pub fn invalidate_unless_routed(
+    conn: &Connection,
+    company_id: &str,
+    reason: &str,
+    routing: Routing,
+    now_ms: i64,
+) -> RollingResult<Option<i64>> {
     upsert(conn, company_id, reason, routing, now_ms, " WHERE client_invalidations.routing <> ?4")
 }
 
-fn upsert(conn: &Connection, company_id: &str, reason: &str, routing: Routing, now_ms: i64, only: &str) -> RollingResult<Option<i64>> {
+fn upsert(
+    conn: &Connection,
+    company_id: &str,
+    reason: &str,
+    routing: Routing,
+    now_ms: i64,
+    only: &str,
+) -> RollingResult<Option<i64>> {
     let at = conn
         .query_row(
             &format!(

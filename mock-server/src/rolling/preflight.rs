@@ -40,7 +40,12 @@ fn check(name: &'static str, ok: bool, detail: String, runbook_step: &'static st
 }
 
 /// The checks for `rollingDb` on: schema, cluster headroom for the prewarm, SDK adoption.
-pub fn rolling_db(conn: &Connection, settings: &RollingSettings, company_id: &str, now_ms: i64) -> RollingResult<Vec<Check>> {
+pub fn rolling_db(
+    conn: &Connection,
+    settings: &RollingSettings,
+    company_id: &str,
+    now_ms: i64,
+) -> RollingResult<Vec<Check>> {
     let schema = catalog::two_flag_schema(conn)?;
     let last = catalog::last_applied(conn)?;
     let schema_ok = schema && last == Some(migrate::last_migration());
@@ -66,28 +71,61 @@ pub fn rolling_db(conn: &Connection, settings: &RollingSettings, company_id: &st
 
     let old = devices_too_old(conn, company_id)?;
     let since = now_ms.saturating_sub(settings.adoption_days as i64 * DAY_MS);
-    let recent: Vec<devices::Device> = devices::for_company(conn, company_id)?.into_iter().filter(|d| d.last_seen_at.is_some_and(|t| t >= since)).collect();
+    let recent: Vec<devices::Device> = devices::for_company(conn, company_id)?
+        .into_iter()
+        .filter(|d| d.last_seen_at.is_some_and(|t| t >= since))
+        .collect();
     let adopted = recent.iter().filter(|d| has_cutover_switch(d.sdk_version.as_deref())).count();
-    let share = if recent.is_empty() { "no device seen".to_owned() } else { format!("{}%", adopted * 100 / recent.len()) };
-    let mut sdk_detail = format!("{adopted} of {} device(s) seen in the last {} day(s) report SDK ≥ {CUTOVER_SDK_VERSION} ({share})", recent.len(), settings.adoption_days);
+    let share =
+        if recent.is_empty() { "no device seen".to_owned() } else { format!("{}%", adopted * 100 / recent.len()) };
+    let mut sdk_detail = format!(
+        "{adopted} of {} device(s) seen in the last {} day(s) report SDK ≥ {CUTOVER_SDK_VERSION} ({share})",
+        recent.len(),
+        settings.adoption_days
+    );
     if !old.is_empty() {
         let list: Vec<String> = old.iter().map(|(d, v)| format!("{d} on {v}")).collect();
         sdk_detail.push_str(&format!("; older SDKs still registered: {}", list.join(", ")));
     }
     Ok(vec![
-        check("schema", schema_ok, schema_detail, "Production › Deploy order 3: apply only 0012–0015; validate the two-flag schema", code::SCHEMA_BEHIND),
-        check("headroom", room.enough(), headroom_detail, "Production › Blocking prerequisites 2: max_dbs_open of 5000 applied on the cluster", code::NO_HEADROOM),
-        check("sdk_adoption", old.is_empty(), sdk_detail, "Production › Blocking prerequisites 4: SDK 1.4.17 or later published and live", code::SDK_TOO_OLD),
+        check(
+            "schema",
+            schema_ok,
+            schema_detail,
+            "Production › Deploy order 3: apply only 0012–0015; validate the two-flag schema",
+            code::SCHEMA_BEHIND,
+        ),
+        check(
+            "headroom",
+            room.enough(),
+            headroom_detail,
+            "Production › Blocking prerequisites 2: max_dbs_open of 5000 applied on the cluster",
+            code::NO_HEADROOM,
+        ),
+        check(
+            "sdk_adoption",
+            old.is_empty(),
+            sdk_detail,
+            "Production › Blocking prerequisites 4: SDK 1.4.17 or later published and live",
+            code::SDK_TOO_OLD,
+        ),
     ])
 }
 
 /// The checks for `rollingDbDrop` on: `rollingDb` on (or turned on with it), conflicts and
 /// backups on, and green reconciliation for the last `DROP_GREEN_DAYS` days.
-pub fn rolling_db_drop(conn: &Cluster, settings: &RollingSettings, company_id: &str, rolling_db_after: bool, now_ms: i64) -> RollingResult<Vec<Check>> {
+pub fn rolling_db_drop(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    company_id: &str,
+    rolling_db_after: bool,
+    now_ms: i64,
+) -> RollingResult<Vec<Check>> {
     let today = day_of(now_ms);
     let first = day_of(now_ms.saturating_sub(settings.drop_green_days as i64 * DAY_MS));
     let archive_db = super::tenants::get(conn, company_id)?.names(&settings.db_prefix).archive();
-    let days: Vec<_> = day_databases(conn, company_id)?.into_iter().filter(|d| d.date >= first && d.date < today).collect();
+    let days: Vec<_> =
+        day_databases(conn, company_id)?.into_iter().filter(|d| d.date >= first && d.date < today).collect();
     let mut not_green = Vec::new();
     for day in &days {
         let green = match day.status {
@@ -102,7 +140,11 @@ pub fn rolling_db_drop(conn: &Cluster, settings: &RollingSettings, company_id: &
     }
     let missing = settings.drop_green_days as usize - days.len().min(settings.drop_green_days as usize);
     let green = not_green.is_empty() && missing == 0;
-    let mut detail = format!("{} of the last {} day(s) archived with reconciliation diff 0", days.len() - not_green.len(), settings.drop_green_days);
+    let mut detail = format!(
+        "{} of the last {} day(s) archived with reconciliation diff 0",
+        days.len() - not_green.len(),
+        settings.drop_green_days
+    );
     if missing > 0 {
         detail.push_str(&format!("; {missing} day(s) have no day database yet"));
     }
@@ -131,12 +173,23 @@ pub fn rolling_db_drop(conn: &Cluster, settings: &RollingSettings, company_id: &
             "Production › Blocking prerequisites 5: backups enabled",
             code::BACKUPS_DISABLED,
         ),
-        check("reconciliation_green", green, detail, "Staging › Canary activation 4: several weeks of green reconciliation", code::RECONCILIATION_NOT_GREEN),
+        check(
+            "reconciliation_green",
+            green,
+            detail,
+            "Staging › Canary activation 4: several weeks of green reconciliation",
+            code::RECONCILIATION_NOT_GREEN,
+        ),
     ])
 }
 
 /// The preflight of both flags, as `GET …/preflight` answers it.
-pub fn both(conn: &Cluster, settings: &RollingSettings, company_id: &str, now_ms: i64) -> RollingResult<serde_json::Value> {
+pub fn both(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    company_id: &str,
+    now_ms: i64,
+) -> RollingResult<serde_json::Value> {
     let current = flags::get(conn, company_id)?;
     let on = rolling_db(conn, settings, company_id, now_ms)?;
     let drop = rolling_db_drop(conn, settings, company_id, current.rolling_db, now_ms)?;
@@ -148,14 +201,24 @@ pub fn both(conn: &Cluster, settings: &RollingSettings, company_id: &str, now_ms
 }
 
 /// The failing checks for what `patch` turns on (a flag already on is not checked again).
-pub fn failing_for(conn: &Cluster, settings: &RollingSettings, current: &flags::Flags, patch: flags::FlagPatch, now_ms: i64) -> RollingResult<Vec<Check>> {
+pub fn failing_for(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    current: &flags::Flags,
+    patch: flags::FlagPatch,
+    now_ms: i64,
+) -> RollingResult<Vec<Check>> {
     let rolling_db_after = patch.rolling_db.unwrap_or(current.rolling_db);
     let mut failing = Vec::new();
     if patch.rolling_db == Some(true) && !current.rolling_db {
         failing.extend(rolling_db(conn, settings, &current.company_id, now_ms)?.into_iter().filter(|c| !c.ok));
     }
     if patch.rolling_db_drop == Some(true) && !current.rolling_db_drop {
-        failing.extend(rolling_db_drop(conn, settings, &current.company_id, rolling_db_after, now_ms)?.into_iter().filter(|c| !c.ok));
+        failing.extend(
+            rolling_db_drop(conn, settings, &current.company_id, rolling_db_after, now_ms)?
+                .into_iter()
+                .filter(|c| !c.ok),
+        );
     }
     Ok(failing)
 }

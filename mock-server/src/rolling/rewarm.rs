@@ -50,7 +50,11 @@ pub struct Snapshot {
 /// first) or not among the legacy catalogue's STATIC documents the warm copied.
 fn edited_since_warm(conn: &Cluster, core_docs: &[docdb::Doc], legacy: &str) -> RollingResult<Vec<String>> {
     let copied: HashSet<String> = match docdb::exists(conn, legacy)? {
-        true => docdb::all_docs(conn, legacy)?.into_iter().filter(|d| super::warm::is_static(&d.body)).map(|d| d.id).collect(),
+        true => docdb::all_docs(conn, legacy)?
+            .into_iter()
+            .filter(|d| super::warm::is_static(&d.body))
+            .map(|d| d.id)
+            .collect(),
         false => HashSet::new(),
     };
     Ok(core_docs.iter().filter(|d| !d.rev.starts_with("1-") || !copied.contains(&d.id)).map(|d| d.id.clone()).collect())
@@ -58,7 +62,15 @@ fn edited_since_warm(conn: &Cluster, core_docs: &[docdb::Doc], legacy: &str) -> 
 
 /// `confirm`: the count of documents written since the warm the operator accepts to leave to the
 /// snapshot (refused when it is not the count now).
-pub fn rewarm(conn: &Cluster, db_prefix: &str, backup_dir: &Path, company_id: &str, invalidate: bool, confirm: Option<usize>, now_ms: i64) -> RollingResult<Rewarm> {
+pub fn rewarm(
+    conn: &Cluster,
+    db_prefix: &str,
+    backup_dir: &Path,
+    company_id: &str,
+    invalidate: bool,
+    confirm: Option<usize>,
+    now_ms: i64,
+) -> RollingResult<Rewarm> {
     let tenant = super::tenants::get(conn, company_id)?;
     let names = tenant.names(db_prefix);
     let core = names.core();
@@ -72,7 +84,11 @@ pub fn rewarm(conn: &Cluster, db_prefix: &str, backup_dir: &Path, company_id: &s
     let core_docs = docdb::all_docs(conn, &core)?;
     let edited = edited_since_warm(conn, &core_docs, &names.legacy())?;
     if !edited.is_empty() && confirm != Some(edited.len()) {
-        return Err(RollingError::CoreEdited { company_id: tenant.id, count: edited.len(), ids: edited.into_iter().take(IDS_NAMED).collect() });
+        return Err(RollingError::CoreEdited {
+            company_id: tenant.id,
+            count: edited.len(),
+            ids: edited.into_iter().take(IDS_NAMED).collect(),
+        });
     }
     // The way back, verified before anything is dropped.
     let info = docdb::info(conn, &core)?.ok_or_else(|| RollingError::NoCore(tenant.id.clone()))?;
@@ -85,6 +101,10 @@ pub fn rewarm(conn: &Cluster, db_prefix: &str, backup_dir: &Path, company_id: &s
         true => Some(invalidation::invalidate(conn, &tenant.id, REASON_REWARM, Routing::Legacy, now_ms)?),
         false => None,
     };
-    let snapshot = Snapshot { snapshot_id: manifest.snapshot_id, doc_count: manifest.doc_count, dir: backup_dir.display().to_string() };
+    let snapshot = Snapshot {
+        snapshot_id: manifest.snapshot_id,
+        doc_count: manifest.doc_count,
+        dir: backup_dir.display().to_string(),
+    };
     Ok(Rewarm { company_id: tenant.id, dropped: core, invalidated_at, snapshot, edited_since_warm: edited.len() })
 }

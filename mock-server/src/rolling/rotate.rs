@@ -27,7 +27,12 @@ pub struct TenantRotation {
     pub invalidated: bool,
 }
 
-pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<TenantRotation> {
+pub fn rotate_tenant(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    tenant: &Tenant,
+    now_ms: i64,
+) -> RollingResult<TenantRotation> {
     let names = tenant.names(&settings.db_prefix);
     let today = day_of(now_ms);
     let tomorrow = next_day(&today);
@@ -65,12 +70,14 @@ pub fn rotate_tenant(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant
     docdb::pin_only(conn, &tenant.id, &[&names.core(), &names.day(&today), &names.day(&tomorrow)])?;
     days.sort_by(|a, b| a.date.cmp(&b.date));
     let live: Vec<String> = days.into_iter().filter(|d| d.status != DayStatus::Dropped).map(|d| d.name).collect();
-    let manifest = json!({ "today": names.day(&today), "tomorrow": names.day(&tomorrow), "days": live, "updatedAt": now_ms });
+    let manifest =
+        json!({ "today": names.day(&today), "tomorrow": names.day(&tomorrow), "days": live, "updatedAt": now_ms });
     let previous = docdb::get_local(conn, &names.core(), MANIFEST_ID)?;
     let changed = previous.as_ref().is_none_or(|p| p["today"] != manifest["today"] || p["days"] != manifest["days"]);
     if changed {
         docdb::put_local(conn, &names.core(), MANIFEST_ID, &manifest)?;
     }
-    let invalidated = invalidation::invalidate_unless_routed(conn, &tenant.id, REASON_CUTOVER, Routing::Core, now_ms)?.is_some();
+    let invalidated =
+        invalidation::invalidate_unless_routed(conn, &tenant.id, REASON_CUTOVER, Routing::Core, now_ms)?.is_some();
     Ok(TenantRotation { company_id: tenant.id.clone(), warm, created_days, invalidated })
 }

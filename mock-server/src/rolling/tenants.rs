@@ -41,5 +41,7 @@ pub fn all(conn: &Connection) -> RollingResult<Vec<Tenant>> {
 }
 
 pub fn get(conn: &Connection, id: &str) -> RollingResult<Tenant> {
-    conn.query_row(&format!("{SELECT} WHERE id = ?1"), [id], from_row).optional()?.ok_or_else(|| RollingError::UnknownTenant(id.to_owned()))
+    conn.query_row(&format!("{SELECT} WHERE id = ?1"), [id], from_row)
+        .optional()?
+        .ok_or_else(|| RollingError::UnknownTenant(id.to_owned()))
 }

@@ -24,7 +24,11 @@ pub fn cluster(conn: &Cluster) -> RollingResult<Value> {
     }
     let mut databases = Vec::new();
     for db in docdb::list(conn)? {
-        let status = if db.kind == Kind::Day { day_status(conn, &db.name)?.unwrap_or(DayStatus::Active).as_str() } else { "open" };
+        let status = if db.kind == Kind::Day {
+            day_status(conn, &db.name)?.unwrap_or(DayStatus::Active).as_str()
+        } else {
+            "open"
+        };
         databases.push(json!({
             "name": db.name, "kind": db.kind, "companyId": db.company_id,
             "docCount": db.doc_count, "updateSeq": db.update_seq, "status": status, "open": db.open, "inUse": db.in_use,
@@ -60,12 +64,18 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
 
 /// Past day databases against the archive database and the relational store; `diff` totals the
 /// archived ones (a day not archived yet is listed with `diff: null`, `relational: null`).
-pub fn reconciliation(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
+pub fn reconciliation(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    tenant: &Tenant,
+    now_ms: i64,
+) -> RollingResult<Value> {
     let archive_db = tenant.names(&settings.db_prefix).archive();
     let today = day_of(now_ms);
     let mut stmt = conn.prepare("SELECT name, day, status, archived_at IS NOT NULL FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status != 'DROPPED' ORDER BY day")?;
-    let rows: Vec<(String, String, String, bool)> =
-        stmt.query_map(params![tenant.id, today], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<crate::store::sql::Result<_>>()?;
+    let rows: Vec<(String, String, String, bool)> = stmt
+        .query_map(params![tenant.id, today], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<crate::store::sql::Result<_>>()?;
     let mut total = 0;
     let mut days = Vec::new();
     for (name, date, status, archived) in rows {
@@ -87,13 +97,20 @@ pub fn reconciliation(conn: &Cluster, settings: &RollingSettings, tenant: &Tenan
     Ok(json!({ "companyId": tenant.id, "diff": total, "days": days, "legacy": legacy }))
 }
 
-pub fn cleanup_candidates(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, now_ms: i64) -> RollingResult<Value> {
+pub fn cleanup_candidates(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    tenant: &Tenant,
+    now_ms: i64,
+) -> RollingResult<Value> {
     Ok(json!({ "companyId": tenant.id, "candidates": candidates(conn, settings, tenant, now_ms)? }))
 }
 
 fn db_summary(conn: &Cluster, name: &str) -> RollingResult<Value> {
     Ok(match docdb::info(conn, name)? {
-        Some(i) => json!({ "name": name, "exists": true, "docCount": i.doc_count, "updateSeq": i.update_seq, "indexes": docdb::indexes(conn, name)? }),
+        Some(i) => {
+            json!({ "name": name, "exists": true, "docCount": i.doc_count, "updateSeq": i.update_seq, "indexes": docdb::indexes(conn, name)? })
+        }
         None => json!({ "name": name, "exists": false }),
     })
 }
@@ -105,7 +122,8 @@ fn days_with_checks(conn: &Cluster, company_id: &str) -> RollingResult<Vec<Value
     for day in day_databases(conn, company_id)? {
         let mut entry = serde_json::to_value(&day).unwrap_or_default();
         if day.status == super::days::DayStatus::Dropped {
-            entry["afterDrop"] = serde_json::to_value(super::drop_eval::after_drop(conn, &day.name)?).unwrap_or_default();
+            entry["afterDrop"] =
+                serde_json::to_value(super::drop_eval::after_drop(conn, &day.name)?).unwrap_or_default();
         }
         out.push(entry);
     }
@@ -115,7 +133,8 @@ fn days_with_checks(conn: &Cluster, company_id: &str) -> RollingResult<Vec<Value
 pub fn topology(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant) -> RollingResult<Value> {
     let names = tenant.names(&settings.db_prefix);
     let routing = current_routing(conn, &names, &tenant.id)?;
-    let manifest = if docdb::exists(conn, &names.core())? { docdb::get_local(conn, &names.core(), MANIFEST_ID)? } else { None };
+    let manifest =
+        if docdb::exists(conn, &names.core())? { docdb::get_local(conn, &names.core(), MANIFEST_ID)? } else { None };
     Ok(json!({
         "companyId": tenant.id,
         "database": routing,
@@ -157,7 +176,12 @@ pub struct BootstrapRows {
     rows: Vec<docdb::RawDoc>,
 }
 
-pub fn bootstrap(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant, database: Routing) -> Result<BootstrapRows, BootstrapError> {
+pub fn bootstrap(
+    conn: &Cluster,
+    settings: &RollingSettings,
+    tenant: &Tenant,
+    database: Routing,
+) -> Result<BootstrapRows, BootstrapError> {
     let names = tenant.names(&settings.db_prefix);
     let db = match database {
         Routing::Core => names.core(),

@@ -18,7 +18,9 @@ use crate::rolling::invalidation;
 use crate::rolling::{flag_change, preflight, tenants, views, RollingSettings};
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
-use session_broker::core::permissions::{CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_RELEASE, ROLLING_DB_REWARM};
+use session_broker::core::permissions::{
+    CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_RELEASE, ROLLING_DB_REWARM,
+};
 use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
@@ -47,7 +49,11 @@ struct AuditQuery {
 
 /// `GET /admin/audit?companyId=&before=&limit=`: newest first, a page at a time (`before` is the
 /// last `id` of the previous page; `nextBefore` is `null` on the last page).
-async fn audit_log(State(state): State<AppState>, user: AuthUser, Query(q): Query<AuditQuery>) -> AppResult<Json<Value>> {
+async fn audit_log(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Query(q): Query<AuditQuery>,
+) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_READ)?;
     let limit = query_number::<u32>(q.limit.as_deref(), "limit")?.unwrap_or(50).clamp(1, 500);
     let before = query_number::<i64>(q.before.as_deref(), "before")?;
@@ -70,7 +76,11 @@ async fn fleet(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<
     Ok(Json(views::tenants(&state.store.lock()?, &settings(&state))?))
 }
 
-async fn reconciliation(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn reconciliation(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
@@ -78,7 +88,11 @@ async fn reconciliation(State(state): State<AppState>, user: AuthUser, Path(id):
     Ok(Json(views::reconciliation(&cluster, &settings(&state), &tenant, state.clock.now_ms())?))
 }
 
-async fn cleanup_candidates(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn cleanup_candidates(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
@@ -116,14 +130,23 @@ fn parse_force(q: &ForceQuery) -> AppResult<bool> {
 
 /// Exactly the two boolean fields, each optional, nothing else.
 fn parse_patch(body: &Value) -> AppResult<FlagPatch> {
-    let object = body.as_object().ok_or_else(|| AppError::BadRequest(code::INVALID_BODY, "send a JSON object such as {\"rollingDb\": true}".into()))?;
+    let object = body.as_object().ok_or_else(|| {
+        AppError::BadRequest(code::INVALID_BODY, "send a JSON object such as {\"rollingDb\": true}".into())
+    })?;
     let mut patch = FlagPatch::default();
     for (key, value) in object {
-        let flag = value.as_bool().ok_or_else(|| AppError::BadRequest(code::INVALID_BODY, format!("{key} must be true or false, got {value}")))?;
+        let flag = value.as_bool().ok_or_else(|| {
+            AppError::BadRequest(code::INVALID_BODY, format!("{key} must be true or false, got {value}"))
+        })?;
         match key.as_str() {
             "rollingDb" => patch.rolling_db = Some(flag),
             "rollingDbDrop" => patch.rolling_db_drop = Some(flag),
-            other => return Err(AppError::BadRequest(code::INVALID_BODY, format!("unknown field {other:?}: only rollingDb and rollingDbDrop"))),
+            other => {
+                return Err(AppError::BadRequest(
+                    code::INVALID_BODY,
+                    format!("unknown field {other:?}: only rollingDb and rollingDbDrop"),
+                ))
+            }
         }
     }
     Ok(patch)
@@ -180,7 +203,15 @@ async fn rewarm(
     let backup_dir = RollingSettings::from(&*state.settings).backup_dir;
     let now = state.clock.now_ms();
     let done = state.store.tx(|tx| {
-        let done = crate::rolling::rewarm::rewarm(&state.cluster(tx), &state.settings.db_prefix, &backup_dir, &id, req.invalidate, confirm, now)?;
+        let done = crate::rolling::rewarm::rewarm(
+            &state.cluster(tx),
+            &state.settings.db_prefix,
+            &backup_dir,
+            &id,
+            req.invalidate,
+            confirm,
+            now,
+        )?;
         audit::record(tx, &Actor::user(&user.0, ip.0), actions::CORE_REWARM, json!(done), now)?;
         Ok::<_, AppError>(done)
     })?;
@@ -193,7 +224,12 @@ async fn rewarm(
 
 /// A held day database (a restored one) released to the drop's usual locks: `rollingDb:release`
 /// (sys_admin only), audited. 404 when the tenant holds no such day.
-async fn release_day(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path((id, db)): Path<(String, String)>) -> AppResult<Json<Value>> {
+async fn release_day(
+    State(state): State<AppState>,
+    user: AuthUser,
+    ip: ClientIp,
+    Path((id, db)): Path<(String, String)>,
+) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_RELEASE)?;
     let now = state.clock.now_ms();
     state.store.tx(|tx| {
@@ -210,12 +246,23 @@ async fn release_day(State(state): State<AppState>, user: AuthUser, ip: ClientIp
 
 /// Every device of the tenant re-bootstraps at its next handshake, from where the tenant's
 /// catalogue lives now (CORE, or the legacy database after a rollback).
-async fn invalidate_clients(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn invalidate_clients(
+    State(state): State<AppState>,
+    user: AuthUser,
+    ip: ClientIp,
+    Path(id): Path<String>,
+) -> AppResult<Json<Value>> {
     user.require_action(CLIENTS_INVALIDATE)?;
     let now = state.clock.now_ms();
     let (at, routing) = state.store.tx(|tx| {
         let (at, routing) = invalidation::invalidate_tenant(tx, &state.settings.db_prefix, &id, now)?;
-        audit::record(tx, &Actor::user(&user.0, ip.0), actions::CLIENTS_INVALIDATE, json!({"companyId": id, "invalidatedAt": at, "routing": routing.as_str()}), now)?;
+        audit::record(
+            tx,
+            &Actor::user(&user.0, ip.0),
+            actions::CLIENTS_INVALIDATE,
+            json!({"companyId": id, "invalidatedAt": at, "routing": routing.as_str()}),
+            now,
+        )?;
         Ok::<_, AppError>((at, routing))
     })?;
     state.tenant_invalidated(&id);

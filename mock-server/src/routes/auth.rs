@@ -62,7 +62,11 @@ fn start_session(state: &AppState, user: Option<User>) -> AppResult<Json<AuthRes
     state.store.shared_tx(|tx| issue(state, tx, &user, &random_id("sess"))).map(Json)
 }
 
-async fn login(State(state): State<AppState>, ip: ClientIp, ApiJson(req): ApiJson<LoginRequest>) -> AppResult<Json<AuthResponse>> {
+async fn login(
+    State(state): State<AppState>,
+    ip: ClientIp,
+    ApiJson(req): ApiJson<LoginRequest>,
+) -> AppResult<Json<AuthResponse>> {
     if req.username.is_empty() || req.password.is_empty() {
         return Err(AppError::bad_request("username and password are required"));
     }
@@ -104,7 +108,9 @@ fn account_throttled(wait_ms: i64) -> AppError {
     let secs = u64::try_from(wait_ms.saturating_add(999) / 1000).unwrap_or(1).max(1);
     AppError::TooMany {
         code: code::ACCOUNT_THROTTLED,
-        message: format!("too many failed sign-ins for this account; try again in {secs} s, or sign in on a device you used before"),
+        message: format!(
+            "too many failed sign-ins for this account; try again in {secs} s, or sign in on a device you used before"
+        ),
         retry_after_secs: Some(secs),
     }
 }
@@ -116,12 +122,14 @@ fn sign_in_failed(state: &AppState, username: &str, ip: ClientIp) -> AppResult<(
     let settings = &state.settings;
     state.store.shared_tx(|tx| {
         let failures = login_failures::failed(tx, username, now)?;
-        let secs = throttle::lock_secs(failures, settings.auth_account_free_failures, settings.auth_account_lock_max_secs);
+        let secs =
+            throttle::lock_secs(failures, settings.auth_account_free_failures, settings.auth_account_lock_max_secs);
         if secs > 0 {
             let until = now.saturating_add(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX));
             login_failures::lock(tx, username, until)?;
             let company_id = users::by_username(tx, username)?.map(|u| u.company_id);
-            let detail = json!({"username": username, "companyId": company_id, "failures": failures, "lockedForSecs": secs});
+            let detail =
+                json!({"username": username, "companyId": company_id, "failures": failures, "lockedForSecs": secs});
             audit::record(tx, &Actor { id: "anonymous".into(), ip: ip.0 }, actions::ACCOUNT_THROTTLED, detail, now)?;
             tracing::warn!(failures, secs, "sign-ins of one account throttled");
         }
@@ -129,11 +137,16 @@ fn sign_in_failed(state: &AppState, username: &str, ip: ClientIp) -> AppResult<(
     })
 }
 
-async fn login_with_google(State(state): State<AppState>, ApiJson(req): ApiJson<GoogleLoginRequest>) -> AppResult<Json<AuthResponse>> {
-    let username =
-        req.credential.strip_prefix(GOOGLE_PREFIX).filter(|u| !u.is_empty()).ok_or_else(|| {
-            AppError::Unauthorized(code::INVALID_CREDENTIAL, format!("the identity provider did not vouch for this credential (expected {GOOGLE_PREFIX}<username>)"))
-        })?;
+async fn login_with_google(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<GoogleLoginRequest>,
+) -> AppResult<Json<AuthResponse>> {
+    let username = req.credential.strip_prefix(GOOGLE_PREFIX).filter(|u| !u.is_empty()).ok_or_else(|| {
+        AppError::Unauthorized(
+            code::INVALID_CREDENTIAL,
+            format!("the identity provider did not vouch for this credential (expected {GOOGLE_PREFIX}<username>)"),
+        )
+    })?;
     let user = users::by_username(&state.store.lock()?, username)?;
     start_session(&state, user)
 }
@@ -146,7 +159,10 @@ enum RefreshOutcome {
     Replayed,
 }
 
-async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshRequest>) -> AppResult<Json<AuthResponse>> {
+async fn refresh(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<RefreshRequest>,
+) -> AppResult<Json<AuthResponse>> {
     let now = state.clock.now_ms();
     let hash = token_hash(&req.refresh_token);
     // The family's revocation must commit even though the answer is an error: decide inside,
@@ -157,13 +173,20 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
         refresh_tokens::lock_family_of(tx, &hash)?;
         let rt = refresh_tokens::find(tx, &hash)?.ok_or_else(unknown)?;
         if rt.revoked_at.is_some() {
-            return Err(AppError::Unauthorized(code::REFRESH_TOKEN_REVOKED, "this session has ended; log in again".into()));
+            return Err(AppError::Unauthorized(
+                code::REFRESH_TOKEN_REVOKED,
+                "this session has ended; log in again".into(),
+            ));
         }
         if rt.expires_at <= now {
-            return Err(AppError::Unauthorized(code::REFRESH_TOKEN_EXPIRED, "the refresh token has expired; log in again".into()));
+            return Err(AppError::Unauthorized(
+                code::REFRESH_TOKEN_EXPIRED,
+                "the refresh token has expired; log in again".into(),
+            ));
         }
         if let Some(used_at) = rt.used_at {
-            let grace_ms = i64::try_from(state.settings.refresh_reuse_grace_secs).unwrap_or(i64::MAX).saturating_mul(1000);
+            let grace_ms =
+                i64::try_from(state.settings.refresh_reuse_grace_secs).unwrap_or(i64::MAX).saturating_mul(1000);
             if grace_ms == 0 || now.saturating_sub(used_at) > grace_ms {
                 refresh_tokens::revoke_family(tx, &rt.family_id, now)?;
                 tracing::warn!(family = %rt.family_id, "refresh token reused after the grace window: family revoked");
@@ -175,18 +198,24 @@ async fn refresh(State(state): State<AppState>, ApiJson(req): ApiJson<RefreshReq
             }
         }
         refresh_tokens::mark_used(tx, &hash, now)?;
-        let user = rt.holder.ok_or_else(|| AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "the user no longer exists".into()))?;
+        let user = rt
+            .holder
+            .ok_or_else(|| AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "the user no longer exists".into()))?;
         issue(&state, tx, &user, &rt.family_id).map(RefreshOutcome::Issued)
     })?;
     match outcome {
         RefreshOutcome::Issued(auth) => Ok(Json(auth)),
         RefreshOutcome::Reused(family) => {
             state.sessions_ended(&[family]);
-            Err(AppError::Unauthorized(code::REFRESH_TOKEN_REUSED, "this refresh token was already used; the whole session is revoked".into()))
+            Err(AppError::Unauthorized(
+                code::REFRESH_TOKEN_REUSED,
+                "this refresh token was already used; the whole session is revoked".into(),
+            ))
         }
-        RefreshOutcome::Replayed => {
-            Err(AppError::Unauthorized(code::REFRESH_TOKEN_REPLAYED, "this refresh token was already used and replayed once; use the newest refresh token".into()))
-        }
+        RefreshOutcome::Replayed => Err(AppError::Unauthorized(
+            code::REFRESH_TOKEN_REPLAYED,
+            "this refresh token was already used and replayed once; use the newest refresh token".into(),
+        )),
     }
 }
 
@@ -206,7 +235,9 @@ fn valid_username(u: &str) -> bool {
 
 /// A company id that names databases safely: lowercase letters, digits and `-`.
 fn valid_company_id(id: &str) -> bool {
-    (3..=40).contains(&id.len()) && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') && !id.starts_with('-')
+    (3..=40).contains(&id.len())
+        && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !id.starts_with('-')
 }
 
 fn check_credentials(req: &NewUserRequest) -> AppResult<()> {
@@ -241,7 +272,12 @@ fn insert_user(tx: &crate::store::sql::Connection, user: &User, now: i64) -> App
 /// `/register-user`: creating a user in an existing company is a manager's or sys_admin's act.
 /// A manager creates users (cashiers) in its own active company; only sys_admin picks roles or
 /// another company.
-async fn create_user(State(state): State<AppState>, caller: AuthUser, ip: ClientIp, ApiJson(req): ApiJson<NewUserRequest>) -> AppResult<(StatusCode, Json<Value>)> {
+async fn create_user(
+    State(state): State<AppState>,
+    caller: AuthUser,
+    ip: ClientIp,
+    ApiJson(req): ApiJson<NewUserRequest>,
+) -> AppResult<(StatusCode, Json<Value>)> {
     check_credentials(&req)?;
     let is_admin = caller.has("sys_admin");
     let company_id = req.company_id.clone().unwrap_or_else(|| caller.0.company_id.clone());
@@ -276,14 +312,22 @@ async fn create_user(State(state): State<AppState>, caller: AuthUser, ip: Client
 /// `/auth/register`: public sign-up. It never joins an existing company: it creates the user's
 /// own new tenant (seeded as the demo's are, with a legacy catalogue) with the user as its
 /// manager. `companyId` (default: derived from the user name) must be free.
-async fn sign_up(State(state): State<AppState>, ip: ClientIp, ApiJson(req): ApiJson<NewUserRequest>) -> AppResult<(StatusCode, Json<Value>)> {
+async fn sign_up(
+    State(state): State<AppState>,
+    ip: ClientIp,
+    ApiJson(req): ApiJson<NewUserRequest>,
+) -> AppResult<(StatusCode, Json<Value>)> {
     check_credentials(&req)?;
     if req.roles.is_some() {
-        return Err(AppError::Forbidden("roles cannot be chosen at sign-up: the new company's first user is its manager".into()));
+        return Err(AppError::Forbidden(
+            "roles cannot be chosen at sign-up: the new company's first user is its manager".into(),
+        ));
     }
     let company_id = match &req.company_id {
         Some(id) => id.clone(),
-        None => req.username.to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect(),
+        None => {
+            req.username.to_ascii_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+        }
     };
     if !valid_company_id(&company_id) {
         return Err(AppError::bad_request("companyId: 3 to 40 lowercase letters, digits or -"));
@@ -311,7 +355,11 @@ async fn sign_up(State(state): State<AppState>, ip: ClientIp, ApiJson(req): ApiJ
 /// session's refresh and its access token at once, and opens its sign-out window: the document
 /// headers keep working for the sign-out's handlers (a final replication) until a call with
 /// `complete` or `SIGN_OUT_GRACE_SECS`, whichever comes first.
-async fn logout(State(state): State<AppState>, SignedUser(claims): SignedUser, ApiJson(req): ApiJson<LogoutRequest>) -> AppResult<Json<OkBody>> {
+async fn logout(
+    State(state): State<AppState>,
+    SignedUser(claims): SignedUser,
+    ApiJson(req): ApiJson<LogoutRequest>,
+) -> AppResult<Json<OkBody>> {
     let now = state.clock.now_ms();
     let window_ms = i64::try_from(state.settings.sign_out_grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
     state.store.tx(|tx| {
@@ -340,9 +388,14 @@ struct SwitchCompany {
 }
 
 /// Mock-only: a multi-company user picks the company the next refresh carries.
-async fn switch_company(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJson(req): ApiJson<SwitchCompany>) -> AppResult<Json<Value>> {
+async fn switch_company(
+    State(state): State<AppState>,
+    AuthUser(claims): AuthUser,
+    ApiJson(req): ApiJson<SwitchCompany>,
+) -> AppResult<Json<Value>> {
     state.store.tx(|tx| {
-        let user = users::by_id(tx, &claims.user_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
+        let user = users::by_id(tx, &claims.user_id)?
+            .ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
         if !user.companies.contains(&req.company_id) {
             return Err(AppError::Forbidden(format!("the user does not belong to company {:?}", req.company_id)));
         }

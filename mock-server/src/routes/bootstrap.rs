@@ -24,7 +24,11 @@ struct BootstrapQuery {
     database: Option<String>,
 }
 
-async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Query(q): Query<BootstrapQuery>) -> AppResult<Json<Value>> {
+async fn bootstrap(
+    State(state): State<AppState>,
+    AuthUser(claims): AuthUser,
+    Query(q): Query<BootstrapQuery>,
+) -> AppResult<Json<Value>> {
     let started = std::time::Instant::now();
     let (database, label) = match q.database.as_deref() {
         Some("core") => (Routing::Core, "core"),
@@ -39,7 +43,10 @@ async fn bootstrap(State(state): State<AppState>, AuthUser(claims): AuthUser, Qu
     };
     // The lock is released: parsing and building the answer hold no one up.
     let answer = read.and_then(views::BootstrapRows::into_json).map(Json).map_err(|e| match e {
-        BootstrapError::CoreMissing(db) => AppError::NotFound(code::CORE_MISSING, format!("{db} does not exist yet: the tenant is not cut over (run the rotate)")),
+        BootstrapError::CoreMissing(db) => AppError::NotFound(
+            code::CORE_MISSING,
+            format!("{db} does not exist yet: the tenant is not cut over (run the rotate)"),
+        ),
         BootstrapError::Rolling(e) => e.into(),
     })?;
     crate::recorded::bootstrap_answered(label, started.elapsed().as_secs_f64());

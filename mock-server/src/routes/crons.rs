@@ -18,7 +18,10 @@ use session_broker::core::permissions::{CRONS_READ, CRONS_RUN};
 use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route(routes::CRONS.path, get(list)).route(routes::CRON_RUN.path, get(run_status)).route(routes::RUN_CRON.path, post(run))
+    Router::new()
+        .route(routes::CRONS.path, get(list))
+        .route(routes::CRON_RUN.path, get(run_status))
+        .route(routes::RUN_CRON.path, post(run))
 }
 
 /// The crons' state needs `crons:read` (sys_admin), as the rest of the operators' reads do. Who
@@ -56,13 +59,22 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
 }
 
 /// 202 with the run (an already running one is returned, never doubled) and its `Location`.
-async fn run(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(name): Path<String>) -> AppResult<impl IntoResponse> {
+async fn run(
+    State(state): State<AppState>,
+    user: AuthUser,
+    ip: ClientIp,
+    Path(name): Path<String>,
+) -> AppResult<impl IntoResponse> {
     user.require_action(CRONS_RUN)?;
     let cron = crons::find(&name).ok_or_else(|| AppError::NotFound(code::UNKNOWN_CRON, format!("no cron {name:?}")))?;
     let (run_id, already) = runner::trigger(&state, cron, &Actor::user(&user.0, ip.0))?;
     tracing::info!(cron = cron.name, run = %run_id, already_running = already, by = %user.0.user_id, "cron run requested");
     let location = format!("/admin/crons/runs/{run_id}");
-    Ok((StatusCode::ACCEPTED, [(header::LOCATION, location)], Json(json!({ "runId": run_id, "status": "running", "alreadyRunning": already }))))
+    Ok((
+        StatusCode::ACCEPTED,
+        [(header::LOCATION, location)],
+        Json(json!({ "runId": run_id, "status": "running", "alreadyRunning": already })),
+    ))
 }
 
 #[derive(serde::Deserialize)]
@@ -74,12 +86,20 @@ struct LogPage {
 
 /// A run; `?logFrom=&logLimit=` returns a page of its log (a 10,000-tenant rotate logs a line a
 /// tenant), with `logTotal` the number of lines.
-async fn run_status(State(state): State<AppState>, user: AuthUser, Path(run_id): Path<String>, Query(page): Query<LogPage>) -> AppResult<Json<Value>> {
+async fn run_status(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(run_id): Path<String>,
+    Query(page): Query<LogPage>,
+) -> AppResult<Json<Value>> {
     user.require_action(CRONS_READ)?;
-    let (from, limit) = (query_number::<u64>(page.log_from.as_deref(), "logFrom")?, query_number::<u64>(page.log_limit.as_deref(), "logLimit")?);
+    let (from, limit) = (
+        query_number::<u64>(page.log_from.as_deref(), "logFrom")?,
+        query_number::<u64>(page.log_limit.as_deref(), "logLimit")?,
+    );
     let conn = state.store.lock()?;
-    let (run, total) =
-        runs::page(&conn, &run_id, from.unwrap_or(0), limit.unwrap_or(u64::MAX))?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
+    let (run, total) = runs::page(&conn, &run_id, from.unwrap_or(0), limit.unwrap_or(u64::MAX))?
+        .ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
     let mut body = serde_json::to_value(&run)?;
     body["logTotal"] = json!(total);
     Ok(Json(body))

@@ -28,7 +28,11 @@ pub fn sdk_version(info: &Map<String, Value>) -> AppResult<Option<String>> {
 }
 
 /// Registers the device (or refreshes it when the id it sends is already this user's).
-async fn connect(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJson(info): ApiJson<Map<String, Value>>) -> AppResult<Json<ConnectResponse>> {
+async fn connect(
+    State(state): State<AppState>,
+    AuthUser(claims): AuthUser,
+    ApiJson(info): ApiJson<Map<String, Value>>,
+) -> AppResult<Json<ConnectResponse>> {
     let sdk_version = sdk_version(&info)?;
     let now = state.clock.now_ms();
     let device_id = state.store.tx(|tx| {
@@ -55,7 +59,11 @@ async fn connect(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJ
 
 /// Records the status on the named device, or on the one this user was last seen on in this
 /// company; with no device registered yet there is nothing to record (`deviceId: null`).
-async fn status(State(state): State<AppState>, AuthUser(claims): AuthUser, ApiJson(body): ApiJson<StatusRequest>) -> AppResult<Json<Value>> {
+async fn status(
+    State(state): State<AppState>,
+    AuthUser(claims): AuthUser,
+    ApiJson(body): ApiJson<StatusRequest>,
+) -> AppResult<Json<Value>> {
     let now = state.clock.now_ms();
     let device_id = state.store.tx(|tx| {
         let id = match body.device_id {

@@ -35,7 +35,10 @@ const PASSED_BACK: [header::HeaderName; 3] = [header::CONTENT_TYPE, header::ETAG
 
 pub fn router(state: &AppState) -> Router<AppState> {
     let routes = match state.engine {
-        Some(_) => Router::new().route("/docdb/{db}", any(proxy)).route("/docdb/{db}/", any(proxy)).route("/docdb/{db}/{*rest}", any(proxy)),
+        Some(_) => Router::new()
+            .route("/docdb/{db}", any(proxy))
+            .route("/docdb/{db}/", any(proxy))
+            .route("/docdb/{db}/{*rest}", any(proxy)),
         None => Router::new()
             .route("/docdb/{db}", any(engine_required))
             .route("/docdb/{db}/", any(engine_required))
@@ -51,7 +54,9 @@ pub fn router(state: &AppState) -> Router<AppState> {
 fn cors(origins: &[String]) -> CorsLayer {
     let origins = origins.to_vec();
     CorsLayer::new()
-        .allow_origin(AllowOrigin::predicate(move |origin: &HeaderValue, _| origin.to_str().is_ok_and(|o| docdb::cors::allows(&origins, o))))
+        .allow_origin(AllowOrigin::predicate(move |origin: &HeaderValue, _| {
+            origin.to_str().is_ok_and(|o| docdb::cors::allows(&origins, o))
+        }))
         .allow_credentials(true)
         .allow_methods(tower_http::cors::AllowMethods::mirror_request())
         .allow_headers(tower_http::cors::AllowHeaders::mirror_request())
@@ -72,7 +77,10 @@ fn may_write_catalogue(caller: &DocdbUser) -> bool {
 
 fn refused(r: Refusal) -> AppError {
     match r {
-        Refusal::Unauthenticated => AppError::Unauthorized(code::MISSING_TOKEN, "the document routes need a session's Bearer token or X-Docdb-* headers".into()),
+        Refusal::Unauthenticated => AppError::Unauthorized(
+            code::MISSING_TOKEN,
+            "the document routes need a session's Bearer token or X-Docdb-* headers".into(),
+        ),
         Refusal::Forbidden(why) => AppError::Forbidden(why),
         Refusal::Unreadable(why) => AppError::BadRequest(code::MALFORMED_JSON, why),
     }
@@ -89,7 +97,12 @@ async fn proxy(State(state): State<AppState>, caller: DocdbUser, request: Reques
     response
 }
 
-async fn forward_request(state: &AppState, caller: DocdbUser, request: Request, class: &mut &'static str) -> AppResult<Response> {
+async fn forward_request(
+    state: &AppState,
+    caller: DocdbUser,
+    request: Request,
+    class: &mut &'static str,
+) -> AppResult<Response> {
     let Some(engine) = state.engine.clone() else { return Err(engine_required().await) };
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, PROXY_BODY_LIMIT_BYTES).await.map_err(|_| AppError::PayloadTooLarge)?;
@@ -109,14 +122,24 @@ async fn forward_request(state: &AppState, caller: DocdbUser, request: Request, 
     let forward = access::decide(&incoming, Some(who), kind_of).map_err(refused)?;
     *class = forward.op.as_str();
     if forward.live_feed && caller.signing_out {
-        return Err(AppError::Unauthorized(code::SESSION_ENDED, "this session is signing out: it may finish its replication, not open a live feed".into()));
+        return Err(AppError::Unauthorized(
+            code::SESSION_ENDED,
+            "this session is signing out: it may finish its replication, not open a live feed".into(),
+        ));
     }
     let place = match forward.live_feed {
-        true => Some(state.sessions.feeds.hold(&caller.session_id, state.settings.docdb_feeds_per_session).ok_or_else(|| AppError::TooMany {
-            code: code::TOO_MANY_FEEDS,
-            message: format!("this session already holds {} open _changes feeds (DOCDB_FEEDS_PER_SESSION); close one first", state.settings.docdb_feeds_per_session),
-            retry_after_secs: None,
-        })?),
+        true => {
+            Some(state.sessions.feeds.hold(&caller.session_id, state.settings.docdb_feeds_per_session).ok_or_else(
+                || AppError::TooMany {
+                    code: code::TOO_MANY_FEEDS,
+                    message: format!(
+                        "this session already holds {} open _changes feeds (DOCDB_FEEDS_PER_SESSION); close one first",
+                        state.settings.docdb_feeds_per_session
+                    ),
+                    retry_after_secs: None,
+                },
+            )?)
+        }
         false => None,
     };
 
@@ -141,7 +164,8 @@ async fn forward_request(state: &AppState, caller: DocdbUser, request: Request, 
         AppError::EngineUnavailable("the document engine did not answer; try again".into())
     })?;
     crate::recorded::engine_answered(asked.elapsed().as_secs_f64());
-    let status = axum::http::StatusCode::from_u16(answer.status().as_u16()).map_err(|e| AppError::Internal(Cause::new(e)))?;
+    let status =
+        axum::http::StatusCode::from_u16(answer.status().as_u16()).map_err(|e| AppError::Internal(Cause::new(e)))?;
     let mut headers = HeaderMap::new();
     copy_headers(answer.headers(), &mut headers);
     let mut response = Response::new(streamed(place, answer.bytes_stream()));
@@ -152,7 +176,10 @@ async fn forward_request(state: &AppState, caller: DocdbUser, request: Request, 
 
 /// An answer's body streamed to the device, its bytes counted, ended with the session when it
 /// holds a live feed's place.
-fn streamed<E>(place: Option<crate::docdb::feeds::Held>, stream: impl futures_util::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static) -> Body
+fn streamed<E>(
+    place: Option<crate::docdb::feeds::Held>,
+    stream: impl futures_util::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
+) -> Body
 where
     E: Into<axum::BoxError> + 'static,
 {
@@ -166,7 +193,12 @@ where
 /// A `_changes` request answered by its database's hub (`docdb::hub`): the live feeds of every
 /// database, and CORE's normal feeds (every device reads CORE whole after an invalidation).
 /// `None`: the engine answers it as it did before the hub.
-async fn from_hub(state: &AppState, forward: &access::Forward, kind: Option<Kind>, method: &str) -> Option<futures_util::stream::BoxStream<'static, bytes::Bytes>> {
+async fn from_hub(
+    state: &AppState,
+    forward: &access::Forward,
+    kind: Option<Kind>,
+    method: &str,
+) -> Option<futures_util::stream::BoxStream<'static, bytes::Bytes>> {
     let hubs = state.hubs.as_ref().filter(|_| forward.changes)?;
     let request = docdb::hub::FeedRequest::read(method, &forward.query, &forward.body)?;
     let core = kind == Some(Kind::Core);
@@ -186,7 +218,8 @@ fn copy_headers(from: &reqwest::header::HeaderMap, to: &mut HeaderMap) {
 
 /// The database, when it belongs to the caller's tenant.
 fn owned(conn: &crate::store::sql::Connection, db: &str, company_id: &str) -> AppResult<Kind> {
-    let (owner, kind) = docdb::owner(conn, db)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no database {db}")))?;
+    let (owner, kind) =
+        docdb::owner(conn, db)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no database {db}")))?;
     if owner != company_id {
         return Err(AppError::Forbidden(format!("{db} belongs to another tenant")));
     }
@@ -196,18 +229,26 @@ fn owned(conn: &crate::store::sql::Connection, db: &str, company_id: &str) -> Ap
 async fn all_docs(State(state): State<AppState>, claims: DocdbUser, Path(db): Path<String>) -> AppResult<Json<Value>> {
     let conn = state.store.lock()?;
     owned(&conn, &db, &claims.company_id)?;
-    let rows: Vec<Value> = docdb::all_docs(&docdb::Cluster::embedded(&conn), &db)?.into_iter().map(|d| json!({ "id": d.id, "rev": d.rev, "doc": d.to_json() })).collect();
+    let rows: Vec<Value> = docdb::all_docs(&docdb::Cluster::embedded(&conn), &db)?
+        .into_iter()
+        .map(|d| json!({ "id": d.id, "rev": d.rev, "doc": d.to_json() }))
+        .collect();
     Ok(Json(json!({ "total_rows": rows.len(), "rows": rows })))
 }
 
-async fn get_doc(State(state): State<AppState>, claims: DocdbUser, Path((db, doc_id)): Path<(String, String)>) -> AppResult<Json<Value>> {
+async fn get_doc(
+    State(state): State<AppState>,
+    claims: DocdbUser,
+    Path((db, doc_id)): Path<(String, String)>,
+) -> AppResult<Json<Value>> {
     if doc_id.starts_with('_') {
         // `_changes`, `_local/…`, `_revs_diff`…: the replication protocol, not documents.
         return Err(engine_required().await);
     }
     let conn = state.store.lock()?;
     owned(&conn, &db, &claims.company_id)?;
-    let doc = docdb::get(&docdb::Cluster::embedded(&conn), &db, &doc_id)?.ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no document {doc_id} in {db}")))?;
+    let doc = docdb::get(&docdb::Cluster::embedded(&conn), &db, &doc_id)?
+        .ok_or_else(|| AppError::NotFound(code::NOT_FOUND, format!("no document {doc_id} in {db}")))?;
     Ok(Json(doc.to_json()))
 }
 
@@ -228,12 +269,21 @@ async fn put_doc(
     let now = state.clock.now_ms();
     let written = state.store.tx(|tx| {
         // The proxy's rule on the embedded route too: archives read-only, CORE for catalog:write.
-        access::allow(owned(tx, &db, &claims.company_id)?, Op::Write, may_write_catalogue(&claims)).map_err(|r| match r {
-            Refusal::Forbidden(why) => AppError::Forbidden(format!("{db}: {why}")),
-            other => refused(other),
-        })?;
+        access::allow(owned(tx, &db, &claims.company_id)?, Op::Write, may_write_catalogue(&claims)).map_err(
+            |r| match r {
+                Refusal::Forbidden(why) => AppError::Forbidden(format!("{db}: {why}")),
+                other => refused(other),
+            },
+        )?;
         let doc = conflicts::DocRef { company_id: &claims.company_id, db: &db, id: &doc_id };
-        Ok(conflicts::write(&docdb::Cluster::embedded(tx), doc, body, rev.as_deref(), state.settings.conflicts_enabled, now)?)
+        Ok(conflicts::write(
+            &docdb::Cluster::embedded(tx),
+            doc,
+            body,
+            rev.as_deref(),
+            state.settings.conflicts_enabled,
+            now,
+        )?)
     })?;
     Ok(Json(json!({ "ok": true, "id": doc_id, "rev": written.rev, "conflict": written.conflict_with.is_some() })))
 }

@@ -43,18 +43,29 @@ pub fn router() -> Router<AppState> {
 /// Only these fields, or a 400 naming the stray one.
 fn only(body: &Map<String, Value>, allowed: &[&str]) -> AppResult<()> {
     match body.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(AppError::BadRequest(code::INVALID_BODY, format!("unknown field {k:?} (allowed: {})", allowed.join(", ")))),
+        Some(k) => Err(AppError::BadRequest(
+            code::INVALID_BODY,
+            format!("unknown field {k:?} (allowed: {})", allowed.join(", ")),
+        )),
         None => Ok(()),
     }
 }
 
 async fn list_devices(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
     let conn = state.store.lock()?;
-    let list = if is_manager(&user) { devices::for_company(&conn, &user.0.company_id)? } else { devices::for_user(&conn, &user.0.user_id)? };
+    let list = if is_manager(&user) {
+        devices::for_company(&conn, &user.0.company_id)?
+    } else {
+        devices::for_user(&conn, &user.0.user_id)?
+    };
     Ok(Json(json!({ "devices": list })))
 }
 
-async fn add_device(State(state): State<AppState>, user: AuthUser, ApiJson(info): ApiJson<Map<String, Value>>) -> AppResult<(StatusCode, Json<Value>)> {
+async fn add_device(
+    State(state): State<AppState>,
+    user: AuthUser,
+    ApiJson(info): ApiJson<Map<String, Value>>,
+) -> AppResult<(StatusCode, Json<Value>)> {
     let sdk_version = super::devices::sdk_version(&info)?;
     let now = state.clock.now_ms();
     let device = Device {
@@ -70,7 +81,11 @@ async fn add_device(State(state): State<AppState>, user: AuthUser, ApiJson(info)
     Ok((StatusCode::CREATED, Json(json!({ "device": device }))))
 }
 
-async fn delete_device(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn delete_device(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> AppResult<Json<Value>> {
     state.store.tx(|tx| {
         let device = devices::by_id(tx, &id)?.filter(|d| d.company_id == user.0.company_id || is_admin(&user));
         let device = device.ok_or_else(|| AppError::NotFound(code::UNKNOWN_DEVICE, format!("no device {id:?}")))?;
@@ -85,7 +100,8 @@ async fn delete_device(State(state): State<AppState>, user: AuthUser, Path(id): 
 
 /// The company, when the caller may see it.
 fn visible_company(conn: &crate::store::sql::Connection, user: &AuthUser, id: &str) -> AppResult<companies::Company> {
-    let company = companies::get(conn, id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))?;
+    let company = companies::get(conn, id)?
+        .ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))?;
     let member = users::by_id(conn, &user.0.user_id)?.is_some_and(|u| u.companies.iter().any(|c| c == id));
     if !member && !is_admin(user) {
         return Err(AppError::Forbidden(format!("not a member of {id}")));
@@ -110,7 +126,12 @@ async fn get_company(State(state): State<AppState>, user: AuthUser, Path(id): Pa
     Ok(Json(json!({ "company": visible_company(&conn, &user, &id)? })))
 }
 
-async fn update_company(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>, ApiJson(body): ApiJson<Map<String, Value>>) -> AppResult<Json<Value>> {
+async fn update_company(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<Map<String, Value>>,
+) -> AppResult<Json<Value>> {
     only(&body, &["name"])?;
     let name = match body.get("name") {
         Some(Value::String(n)) if !n.trim().is_empty() && n.len() <= 100 => n.trim().to_owned(),
@@ -127,12 +148,20 @@ async fn update_company(State(state): State<AppState>, user: AuthUser, Path(id):
     Ok(Json(json!({ "company": company })))
 }
 
-async fn delete_company(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn delete_company(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> AppResult<Json<Value>> {
     user.require_any(&["sys_admin"])?;
     state.store.tx(|tx| {
-        companies::get(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))?;
+        companies::get(tx, &id)?
+            .ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))?;
         if companies::references(tx, &id)? > 0 {
-            return Err(AppError::Conflict(code::COMPANY_NOT_EMPTY, format!("{id} still has users, devices or databases; remove them first")));
+            return Err(AppError::Conflict(
+                code::COMPANY_NOT_EMPTY,
+                format!("{id} still has users, devices or databases; remove them first"),
+            ));
         }
         companies::delete(tx, &id)?;
         Ok(())
@@ -174,14 +203,21 @@ async fn list_users(State(state): State<AppState>, user: AuthUser) -> AppResult<
 }
 
 async fn me(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
-    let me = users::by_id(&state.store.lock()?, &user.0.user_id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
+    let me = users::by_id(&state.store.lock()?, &user.0.user_id)?
+        .ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
     Ok(Json(json!({ "user": me })))
 }
 
 /// A password change needs the current password (a stolen access token is not enough), except
 /// sys_admin resetting another user's; a password or role change ends every session of the user
 /// (its refresh families are revoked: roles live in tokens, which must be re-issued).
-async fn update_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>, ApiJson(body): ApiJson<Map<String, Value>>) -> AppResult<Json<Value>> {
+async fn update_user(
+    State(state): State<AppState>,
+    user: AuthUser,
+    ip: ClientIp,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<Map<String, Value>>,
+) -> AppResult<Json<Value>> {
     only(&body, &["password", "currentPassword", "roles"])?;
     let password = match body.get("password") {
         None => None,
@@ -235,18 +271,30 @@ async fn update_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp
     Ok(Json(json!({ "user": updated })))
 }
 
-async fn delete_user(State(state): State<AppState>, user: AuthUser, ip: ClientIp, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn delete_user(
+    State(state): State<AppState>,
+    user: AuthUser,
+    ip: ClientIp,
+    Path(id): Path<String>,
+) -> AppResult<Json<Value>> {
     user.require_any(&["sys_admin"])?;
     if id == user.0.user_id {
         return Err(AppError::Conflict(code::CANNOT_DELETE_SELF, "sys_admin cannot delete its own user".into()));
     }
     let now = state.clock.now_ms();
     let ended = state.store.tx(|tx| {
-        let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
+        let target =
+            users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
         // Its sessions end before its rows go, so every replica refuses its access tokens.
         let ended = refresh_tokens::revoke_user(tx, &id, now)?;
         users::delete(tx, &id)?;
-        audit::record(tx, &Actor::user(&user.0, ip.0), actions::USER_DELETE, json!({"companyId": target.company_id, "userId": id, "username": target.username}), now)?;
+        audit::record(
+            tx,
+            &Actor::user(&user.0, ip.0),
+            actions::USER_DELETE,
+            json!({"companyId": target.company_id, "userId": id, "username": target.username}),
+            now,
+        )?;
         Ok(ended)
     })?;
     state.sessions_ended(&ended);

@@ -26,7 +26,10 @@ pub fn router() -> Router<AppState> {
 
 async fn loopback_only(ip: ClientIp, request: Request, next: Next) -> Response {
     match ip.0 {
-        Some(addr) if !addr.is_loopback() => AppError::Forbidden("the test controls answer only callers on the server's own machine".into()).into_response(),
+        Some(addr) if !addr.is_loopback() => {
+            AppError::Forbidden("the test controls answer only callers on the server's own machine".into())
+                .into_response()
+        }
         _ => next.run(request).await,
     }
 }

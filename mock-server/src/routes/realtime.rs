@@ -10,7 +10,9 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use session_broker::protocol::realtime::{ClientFrame, Empty, FrameError, SdkInit, ServerFrame, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED};
+use session_broker::protocol::realtime::{
+    ClientFrame, Empty, FrameError, SdkInit, ServerFrame, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED,
+};
 
 use session_broker::protocol::errors as code;
 
@@ -69,7 +71,15 @@ fn read_init(text: &str) -> Result<SdkInit, String> {
 async fn session(mut socket: WebSocket, state: AppState) {
     let first = match tokio::time::timeout(INIT_TIMEOUT, socket.recv()).await {
         Ok(Some(Ok(Message::Text(text)))) => text,
-        Ok(Some(Ok(_))) => return refuse(socket, CLOSE_BAD_REQUEST, code::BAD_REQUEST, "the first frame must be sdk:init as JSON text").await,
+        Ok(Some(Ok(_))) => {
+            return refuse(
+                socket,
+                CLOSE_BAD_REQUEST,
+                code::BAD_REQUEST,
+                "the first frame must be sdk:init as JSON text",
+            )
+            .await
+        }
         _ => return,
     };
     let SdkInit { token, device_id, sdk_version, last_invalidation } = match read_init(&first) {
@@ -84,14 +94,23 @@ async fn session(mut socket: WebSocket, state: AppState) {
         }
     };
     // The socket is its session's: cut when the session ends.
-    let Some(mut held) = state.sessions.sockets.hold(claims.sid.as_deref().unwrap_or_default(), usize::MAX) else { return };
+    let Some(mut held) = state.sessions.sockets.hold(claims.sid.as_deref().unwrap_or_default(), usize::MAX) else {
+        return;
+    };
     // Subscribe before answering, so an invalidation during the handshake is not missed.
     let mut subscription = state.realtime.subscribe(&claims.company_id);
     subscription.invalidations.borrow_and_update();
-    let hello = Hello { user_id: claims.user_id.clone(), company_id: claims.company_id.clone(), device_id, sdk_version, last_invalidation };
+    let hello = Hello {
+        user_id: claims.user_id.clone(),
+        company_id: claims.company_id.clone(),
+        device_id,
+        sdk_version,
+        last_invalidation,
+    };
     let settings = RollingSettings::from(&*state.settings);
     let now = state.clock.now_ms();
-    let answer = match state.store.shared_tx(|tx| handshake::answer(tx, &settings, &hello, now).map_err(AppError::from)) {
+    let answer = match state.store.shared_tx(|tx| handshake::answer(tx, &settings, &hello, now).map_err(AppError::from))
+    {
         Ok(a) => a,
         Err(e) => {
             let body = e.body();

@@ -25,17 +25,31 @@ impl Actor {
 }
 
 /// Records `action` with `detail` (an object; `companyId` in it scopes the entry to a tenant).
-pub fn record(conn: &Connection, actor: &Actor, action: &str, detail: Value, now_ms: i64) -> crate::store::sql::Result<()> {
+pub fn record(
+    conn: &Connection,
+    actor: &Actor,
+    action: &str,
+    detail: Value,
+    now_ms: i64,
+) -> crate::store::sql::Result<()> {
     let mut detail = match detail {
         Value::Object(map) => map,
         other => Map::from_iter([("value".to_owned(), other)]),
     };
     detail.insert("ip".into(), actor.ip.map_or(Value::Null, |ip| Value::String(ip.to_string())));
-    conn.execute_later("INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)", params![now_ms, actor.id, action, Value::Object(detail).to_string()])
+    conn.execute_later(
+        "INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)",
+        params![now_ms, actor.id, action, Value::Object(detail).to_string()],
+    )
 }
 
 /// Newest first: at most `limit` entries older than entry `before`, of one tenant or all.
-pub fn list(conn: &Connection, company_id: Option<&str>, before: Option<i64>, limit: u32) -> crate::store::sql::Result<Vec<Value>> {
+pub fn list(
+    conn: &Connection,
+    company_id: Option<&str>,
+    before: Option<i64>,
+    limit: u32,
+) -> crate::store::sql::Result<Vec<Value>> {
     let company = match conn.dialect() {
         Dialect::Sqlite => "json_extract(detail, '$.companyId')",
         Dialect::Postgres => "(detail::jsonb ->> 'companyId')",

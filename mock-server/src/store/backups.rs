@@ -81,16 +81,32 @@ pub fn write(root: &Path, db: &str, taken_at: i64, update_seq: u64, docs: &[Valu
     let dir = db_dir(root, db);
     let fail = |e: std::io::Error| BackupError::Io { path: dir.clone(), source: e };
     fs::create_dir_all(&dir).map_err(fail)?;
-    let json = serde_json::to_vec(&json!({ "db": db, "docs": docs })).map_err(|e| BackupError::Json { path: dir.clone(), source: e })?;
+    let json = serde_json::to_vec(&json!({ "db": db, "docs": docs }))
+        .map_err(|e| BackupError::Json { path: dir.clone(), source: e })?;
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
     gz.write_all(&json).map_err(fail)?;
     let compressed = gz.finish().map_err(fail)?;
     let id = format!("{taken_at:013}-{update_seq}");
-    let pairs = docs.iter().map(|d| (d["_id"].as_str().unwrap_or("").to_owned(), d["_rev"].as_str().unwrap_or("").to_owned())).collect();
+    let pairs = docs
+        .iter()
+        .map(|d| (d["_id"].as_str().unwrap_or("").to_owned(), d["_rev"].as_str().unwrap_or("").to_owned()))
+        .collect();
     let revs = revs_fingerprint(pairs);
-    let manifest = Manifest { db: db.to_owned(), snapshot_id: id.clone(), taken_at, update_seq, doc_count: docs.len() as u64, checksum: checksum(&json), revs };
+    let manifest = Manifest {
+        db: db.to_owned(),
+        snapshot_id: id.clone(),
+        taken_at,
+        update_seq,
+        doc_count: docs.len() as u64,
+        checksum: checksum(&json),
+        revs,
+    };
     write_whole(&data_file(root, db, &id), &compressed).map_err(fail)?;
-    write_whole(&manifest_file(root, db, &id), &serde_json::to_vec(&manifest).map_err(|e| BackupError::Json { path: dir.clone(), source: e })?).map_err(fail)?;
+    write_whole(
+        &manifest_file(root, db, &id),
+        &serde_json::to_vec(&manifest).map_err(|e| BackupError::Json { path: dir.clone(), source: e })?,
+    )
+    .map_err(fail)?;
     Ok(manifest)
 }
 
@@ -107,7 +123,10 @@ pub fn list(root: &Path, db: &str) -> Result<Vec<Manifest>, BackupError> {
         let path = entry.path();
         if path.to_string_lossy().ends_with(".manifest.json") {
             let text = fs::read(&path).map_err(|e| BackupError::Io { path: path.clone(), source: e })?;
-            out.push(serde_json::from_slice::<Manifest>(&text).map_err(|e| BackupError::Json { path: path.clone(), source: e })?);
+            out.push(
+                serde_json::from_slice::<Manifest>(&text)
+                    .map_err(|e| BackupError::Json { path: path.clone(), source: e })?,
+            );
         }
     }
     out.sort_by(|a, b| a.snapshot_id.cmp(&b.snapshot_id));
@@ -119,17 +138,23 @@ pub fn read_verified(root: &Path, manifest: &Manifest) -> Result<Vec<Value>, Bac
     let path = data_file(root, &manifest.db, &manifest.snapshot_id);
     let compressed = fs::read(&path).map_err(|e| BackupError::Io { path: path.clone(), source: e })?;
     let mut json = Vec::new();
-    GzDecoder::new(&compressed[..]).read_to_end(&mut json).map_err(|e| BackupError::Io { path: path.clone(), source: e })?;
+    GzDecoder::new(&compressed[..])
+        .read_to_end(&mut json)
+        .map_err(|e| BackupError::Io { path: path.clone(), source: e })?;
     if checksum(&json) != manifest.checksum {
         return Err(BackupError::Mismatch { path, what: "its checksum does not match its manifest".into() });
     }
-    let mut body: Value = serde_json::from_slice(&json).map_err(|e| BackupError::Json { path: path.clone(), source: e })?;
+    let mut body: Value =
+        serde_json::from_slice(&json).map_err(|e| BackupError::Json { path: path.clone(), source: e })?;
     let docs = match body["docs"].take() {
         Value::Array(docs) => docs,
         _ => return Err(BackupError::Mismatch { path, what: "it holds no documents".into() }),
     };
     if docs.len() as u64 != manifest.doc_count {
-        return Err(BackupError::Mismatch { path, what: format!("{} documents, its manifest says {}", docs.len(), manifest.doc_count) });
+        return Err(BackupError::Mismatch {
+            path,
+            what: format!("{} documents, its manifest says {}", docs.len(), manifest.doc_count),
+        });
     }
     Ok(docs)
 }

@@ -18,7 +18,9 @@ pub fn columns(conn: &Connection, table: &str) -> Result<Vec<String>> {
 pub fn table_exists(conn: &Connection, table: &str) -> Result<bool> {
     let sql = match conn.dialect() {
         Dialect::Sqlite => "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
-        Dialect::Postgres => "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?1",
+        Dialect::Postgres => {
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?1"
+        }
     };
     conn.query_row(sql, [table], |r| r.get::<_, i64>(0)).map(|n| n > 0)
 }
@@ -27,13 +29,21 @@ pub fn table_exists(conn: &Connection, table: &str) -> Result<bool> {
 /// when there is no tracking table.
 pub fn applied_whens(conn: &Connection) -> Result<Vec<i64>> {
     let (exists, table) = match conn.dialect() {
-        Dialect::Sqlite => ("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'", "__drizzle_migrations"),
-        Dialect::Postgres => ("SELECT COUNT(*) FROM (SELECT to_regclass('drizzle.__drizzle_migrations') AS t) r WHERE t IS NOT NULL", "drizzle.__drizzle_migrations"),
+        Dialect::Sqlite => (
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'",
+            "__drizzle_migrations",
+        ),
+        Dialect::Postgres => (
+            "SELECT COUNT(*) FROM (SELECT to_regclass('drizzle.__drizzle_migrations') AS t) r WHERE t IS NOT NULL",
+            "drizzle.__drizzle_migrations",
+        ),
     };
     if conn.query_row(exists, [], |r| r.get::<_, i64>(0))? == 0 {
         return Ok(Vec::new());
     }
-    conn.query_map(&format!("SELECT created_at FROM {table} ORDER BY created_at"), [], |r| Ok(r.get::<_, Option<i64>>(0)?.unwrap_or(0)))
+    conn.query_map(&format!("SELECT created_at FROM {table} ORDER BY created_at"), [], |r| {
+        Ok(r.get::<_, Option<i64>>(0)?.unwrap_or(0))
+    })
 }
 
 /// The newest journal entry the tracking table records as applied.

@@ -40,7 +40,9 @@ pub fn references(conn: &Connection, id: &str) -> crate::store::sql::Result<i64>
 }
 
 pub fn delete(conn: &Connection, id: &str) -> crate::store::sql::Result<usize> {
-    for table in ["company_feature_flags", "client_invalidations", "day_databases", "conflict_reviews", "sales", "orders"] {
+    for table in
+        ["company_feature_flags", "client_invalidations", "day_databases", "conflict_reviews", "sales", "orders"]
+    {
         conn.execute(&format!("DELETE FROM {table} WHERE company_id = ?1"), [id])?;
     }
     conn.execute("DELETE FROM companies WHERE id = ?1", [id])
@@ -56,12 +58,22 @@ pub struct Sale {
 }
 
 pub fn sale(conn: &Connection, company_id: &str, sale_id: &str) -> crate::store::sql::Result<Option<Sale>> {
-    conn.query_row("SELECT id, company_id, amount_cents, payment_reference FROM sales WHERE company_id = ?1 AND id = ?2", params![company_id, sale_id], |r| {
-        Ok(Sale { id: r.get(0)?, company_id: r.get(1)?, amount_cents: r.get(2)?, payment_reference: r.get(3)? })
-    })
+    conn.query_row(
+        "SELECT id, company_id, amount_cents, payment_reference FROM sales WHERE company_id = ?1 AND id = ?2",
+        params![company_id, sale_id],
+        |r| Ok(Sale { id: r.get(0)?, company_id: r.get(1)?, amount_cents: r.get(2)?, payment_reference: r.get(3)? }),
+    )
     .optional()
 }
 
-pub fn set_payment_reference(conn: &Connection, company_id: &str, sale_id: &str, reference: &str) -> crate::store::sql::Result<usize> {
-    conn.execute("UPDATE sales SET payment_reference = ?3 WHERE company_id = ?1 AND id = ?2", params![company_id, sale_id, reference])
+pub fn set_payment_reference(
+    conn: &Connection,
+    company_id: &str,
+    sale_id: &str,
+    reference: &str,
+) -> crate::store::sql::Result<usize> {
+    conn.execute(
+        "UPDATE sales SET payment_reference = ?3 WHERE company_id = ?1 AND id = ?2",
+        params![company_id, sale_id, reference],
+    )
 }

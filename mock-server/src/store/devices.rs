@@ -27,7 +27,8 @@ fn from_row(r: &crate::store::sql::Row) -> crate::store::sql::Result<Device> {
         sdk_version: r.get(3)?,
         is_online: r.get::<_, i64>(4)? != 0,
         last_seen_at: r.get(5)?,
-        info: serde_json::from_str(&info).map_err(|e| crate::store::sql::Error::Decode { column: 6, source: Box::new(e) })?,
+        info: serde_json::from_str(&info)
+            .map_err(|e| crate::store::sql::Error::Decode { column: 6, source: Box::new(e) })?,
     })
 }
 
@@ -58,7 +59,10 @@ pub fn upsert(conn: &Connection, d: &Device, now_ms: i64) -> crate::store::sql::
 }
 
 pub fn set_online(conn: &Connection, id: &str, is_online: bool, now_ms: i64) -> crate::store::sql::Result<usize> {
-    conn.execute("UPDATE devices SET is_online = ?2, last_seen_at = ?3 WHERE id = ?1", params![id, is_online as i64, now_ms])
+    conn.execute(
+        "UPDATE devices SET is_online = ?2, last_seen_at = ?3 WHERE id = ?1",
+        params![id, is_online as i64, now_ms],
+    )
 }
 
 /// The device this user was last seen on in this company (for `PUT /auth/status`, which names none).

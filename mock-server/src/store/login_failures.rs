@@ -8,9 +8,11 @@ pub const FORGOTTEN_AFTER_MS: i64 = 24 * 3600 * 1000;
 
 /// `(failures in a row, locked until)` for `username`, if it has failed lately.
 pub fn get(conn: &Connection, username: &str) -> crate::store::sql::Result<Option<(u32, i64)>> {
-    conn.query_row("SELECT failures, locked_until FROM guard_login_failures WHERE username = ?1", [username], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
-        .optional()
-        .map(|row| row.map(|(n, until)| (u32::try_from(n).unwrap_or(u32::MAX), until)))
+    conn.query_row("SELECT failures, locked_until FROM guard_login_failures WHERE username = ?1", [username], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+    })
+    .optional()
+    .map(|row| row.map(|(n, until)| (u32::try_from(n).unwrap_or(u32::MAX), until)))
 }
 
 /// Counts one more failure of `username` at `now_ms`; answers the failures in a row.
@@ -28,7 +30,8 @@ pub fn failed(conn: &Connection, username: &str, now_ms: i64) -> crate::store::s
 }
 
 pub fn lock(conn: &Connection, username: &str, until_ms: i64) -> crate::store::sql::Result<()> {
-    conn.execute("UPDATE guard_login_failures SET locked_until = ?2 WHERE username = ?1", params![username, until_ms]).map(|_| ())
+    conn.execute("UPDATE guard_login_failures SET locked_until = ?2 WHERE username = ?1", params![username, until_ms])
+        .map(|_| ())
 }
 
 /// A successful sign-in forgets the failures.
@@ -38,5 +41,8 @@ pub fn clear(conn: &Connection, username: &str) -> crate::store::sql::Result<()>
 
 /// Forgets failures that no longer count and whose lock has passed; answers how many.
 pub fn prune(conn: &Connection, now_ms: i64) -> crate::store::sql::Result<usize> {
-    conn.execute("DELETE FROM guard_login_failures WHERE last_failure_at < ?1 AND locked_until <= ?2", params![now_ms.saturating_sub(FORGOTTEN_AFTER_MS), now_ms])
+    conn.execute(
+        "DELETE FROM guard_login_failures WHERE last_failure_at < ?1 AND locked_until <= ?2",
+        params![now_ms.saturating_sub(FORGOTTEN_AFTER_MS), now_ms],
+    )
 }

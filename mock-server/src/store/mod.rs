@@ -193,18 +193,26 @@ impl Store {
     /// PostgreSQL it runs beside the others of its kind, each locking by key what it writes
     /// (`sql::lock_key`: a refresh token's family, a device), and alone against every other
     /// transaction. On SQLite it is [`Store::transaction`].
-    pub fn shared_transaction<T, E: From<sql::Error>>(&self, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
+    pub fn shared_transaction<T, E: From<sql::Error>>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
         self.in_transaction(true, f)
     }
 
-    fn in_transaction<T, E: From<sql::Error>>(&self, shared: bool, f: impl FnOnce(&Connection) -> Result<T, E>) -> Result<T, E> {
+    fn in_transaction<T, E: From<sql::Error>>(
+        &self,
+        shared: bool,
+        f: impl FnOnce(&Connection) -> Result<T, E>,
+    ) -> Result<T, E> {
         match &self.backend {
             Backend::Sqlite(conn) => blocking(|| {
                 let conn = conn.lock();
                 let out = (|| {
                     // Rolled back when dropped uncommitted: on an error, and on a panic in `f`
                     // (a cron's is caught), which must not leave the connection mid-transaction.
-                    let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Deferred).map_err(sql::Error::from)?;
+                    let tx = rusqlite::Transaction::new_unchecked(&conn, rusqlite::TransactionBehavior::Deferred)
+                        .map_err(sql::Error::from)?;
                     let out = f(&*tx)?;
                     tx.commit().map_err(sql::Error::from)?;
                     Ok(out)

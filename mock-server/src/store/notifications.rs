@@ -21,7 +21,8 @@ pub const SESSIONS_ENDED: &str = "sb_sessions_ended";
 const SESSIONS_A_NOTIFICATION: usize = 100;
 
 /// Every ended session with when it ended (revoked refresh tokens are kept a day).
-pub const ENDED_SESSIONS: &str = "SELECT family_id, MAX(revoked_at) FROM refresh_tokens WHERE revoked_at IS NOT NULL GROUP BY family_id";
+pub const ENDED_SESSIONS: &str =
+    "SELECT family_id, MAX(revoked_at) FROM refresh_tokens WHERE revoked_at IS NOT NULL GROUP BY family_id";
 
 /// The shared clock's row: `(version, offset_ms)`, none before the clock was first moved.
 pub const SHARED_CLOCK: &str = "SELECT version, offset_ms FROM mock_clock WHERE id = 1";
@@ -38,7 +39,10 @@ pub fn invalidated(conn: &Connection, company_id: &str, at: i64) -> Result<()> {
 pub fn sessions_ended(conn: &Connection, at: i64, sessions: &[String]) -> Result<()> {
     if conn.dialect() == Dialect::Postgres {
         for some in sessions.chunks(SESSIONS_A_NOTIFICATION) {
-            conn.execute_later("SELECT pg_notify(?1, ?2)::text", [SESSIONS_ENDED, &format!("{at}\t{}", some.join("\t"))])?;
+            conn.execute_later(
+                "SELECT pg_notify(?1, ?2)::text",
+                [SESSIONS_ENDED, &format!("{at}\t{}", some.join("\t"))],
+            )?;
         }
     }
     Ok(())

@@ -39,7 +39,8 @@ impl PgPool {
 
     /// A pool of at most `size` connections to `url`; nothing is connected until first used.
     pub fn new(url: &str, size: usize) -> Result<PgPool> {
-        let config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| Error::Postgres(Box::new(e)))?;
+        let config: tokio_postgres::Config =
+            url.parse().map_err(|e: tokio_postgres::Error| Error::Postgres(Box::new(e)))?;
         let pool = Pool::builder(Connector { config })
             .max_size(size)
             .runtime(deadpool::Runtime::Tokio1)
@@ -61,7 +62,9 @@ impl PgPool {
             }
         }
         let pool = self.pool.clone();
-        let client = wait_here(async move { pool.get().await }).map_err(|e| Error::Unavailable(Box::new(e)))?.map_err(|e| Error::Unavailable(Box::new(e)))?;
+        let client = wait_here(async move { pool.get().await })
+            .map_err(|e| Error::Unavailable(Box::new(e)))?
+            .map_err(|e| Error::Unavailable(Box::new(e)))?;
         Ok(PgConn::new(client))
     }
 
@@ -96,7 +99,10 @@ impl Driven {
     /// Runs `work` on this connection's runtime, on the calling thread.
     fn run<T: Send>(
         &mut self,
-        work: impl for<'a> FnOnce(&'a Client, &'a mut HashMap<String, Statement>) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>,
+        work: impl for<'a> FnOnce(
+            &'a Client,
+            &'a mut HashMap<String, Statement>,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>,
     ) -> T {
         let runtime = self.runtime.as_ref().expect("a connection's runtime lives as long as it");
         let future = work(&self.client, &mut self.prepared);
@@ -104,7 +110,8 @@ impl Driven {
             // A single-threaded runtime's only thread cannot start another runtime: a helper
             // thread waits instead (tests; the server's runtime is multi-threaded).
             Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread => {
-                std::thread::scope(|s| s.spawn(|| runtime.block_on(future)).join()).unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                std::thread::scope(|s| s.spawn(|| runtime.block_on(future)).join())
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             }
             _ => blocking(|| runtime.block_on(future)),
         }
@@ -132,8 +139,11 @@ impl Manager for Connector {
         let config = self.config.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();
         std::thread::spawn(move || {
-            let made = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| Error::Unavailable(Box::new(e))).and_then(|runtime| {
-                match runtime.block_on(config.connect(NoTls)) {
+            let made = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| Error::Unavailable(Box::new(e)))
+                .and_then(|runtime| match runtime.block_on(config.connect(NoTls)) {
                     Ok((client, connection)) => {
                         runtime.spawn(connection);
                         Ok(Driven { runtime: Some(runtime), client, prepared: HashMap::new() })
@@ -142,8 +152,7 @@ impl Manager for Connector {
                         runtime.shutdown_background();
                         Err(Error::Unavailable(Box::new(e)))
                     }
-                }
-            });
+                });
             let _ = tx.send(made);
         });
         rx.await.map_err(|e| Error::Unavailable(Box::new(e)))?
@@ -219,7 +228,9 @@ impl PgConn {
         let mut steps = std::mem::take(&mut *self.pending.borrow_mut());
         steps.push(last);
         let mut client = self.client.borrow_mut();
-        let driven = client.as_mut().ok_or_else(|| Error::Unavailable("the connection was lost by an earlier statement".into()))?;
+        let driven = client
+            .as_mut()
+            .ok_or_else(|| Error::Unavailable("the connection was lost by an earlier statement".into()))?;
         driven.run(|client, prepared| Box::pin(pipeline(client, prepared, steps)))
     }
 
@@ -259,10 +270,20 @@ async fn pipeline(client: &Client, cache: &mut HashMap<String, Statement>, steps
     let steps = &steps;
     let answers = futures_util::future::join_all(steps.iter().zip(&prepared).map(|(step, statement)| async move {
         match (step, statement) {
-            (Step::Run(_, params), Some(statement)) => Ok(Answer::Count(client.execute(statement, &refs(params)).await.map_err(classify)? as usize)),
+            (Step::Run(_, params), Some(statement)) => {
+                Ok(Answer::Count(client.execute(statement, &refs(params)).await.map_err(classify)? as usize))
+            }
             (Step::Fetch(_, params), Some(statement)) => {
                 let rows = client.query(statement, &refs(params)).await.map_err(classify)?;
-                let rows = rows.iter().map(|r| (0..r.len()).map(|i| r.try_get::<_, Value>(i).map_err(classify)).collect::<Result<Vec<_>>>().map(Row)).collect::<Result<_>>()?;
+                let rows = rows
+                    .iter()
+                    .map(|r| {
+                        (0..r.len())
+                            .map(|i| r.try_get::<_, Value>(i).map_err(classify))
+                            .collect::<Result<Vec<_>>>()
+                            .map(Row)
+                    })
+                    .collect::<Result<_>>()?;
                 Ok(Answer::Rows(rows))
             }
             (Step::Batch(sql), _) => client.batch_execute(sql).await.map(|_| Answer::Done).map_err(classify),
@@ -301,7 +322,8 @@ pub fn numbered(sql: &str) -> String {
 /// statement, a value that does not convert) is the statement's own failure.
 fn classify(e: tokio_postgres::Error) -> Error {
     let io = StdError::source(&e).is_some_and(|s| s.is::<std::io::Error>());
-    let gone = e.is_closed() || io || e.code().is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
+    let gone =
+        e.is_closed() || io || e.code().is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
     if gone {
         Error::Unavailable(Box::new(e))
     } else {
@@ -404,7 +426,9 @@ impl<'a> FromSql<'a> for Value {
 /// PostgreSQL's binary `numeric` (what `SUM` of a `bigint` answers): base-10000 digits with a
 /// weight; an integral value comes back as an integer, any other as a float.
 fn numeric(raw: &[u8]) -> std::result::Result<Value, BoxError> {
-    let word = |i: usize| -> std::result::Result<i16, BoxError> { Ok(i16::from_be_bytes(raw.get(i..i + 2).ok_or("a short numeric")?.try_into()?)) };
+    let word = |i: usize| -> std::result::Result<i16, BoxError> {
+        Ok(i16::from_be_bytes(raw.get(i..i + 2).ok_or("a short numeric")?.try_into()?))
+    };
     let (ndigits, weight, sign) = (word(0)? as usize, word(2)? as i32, word(4)? as u16);
     if sign == 0xC000 {
         return Ok(Value::Real(f64::NAN));

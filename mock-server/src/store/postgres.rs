@@ -68,7 +68,11 @@ pub fn recorded(client: &mut Client) -> Result<Vec<i64>, MigrateError> {
 /// The application's tables (the `public` schema).
 pub fn existing_tables(client: &mut Client) -> Result<Vec<String>, MigrateError> {
     let rows = client.query("SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY 1", &[])?;
-    Ok(rows.iter().map(|r| r.get::<_, String>(0)).filter(|t| !super::migrate::UNTRACKED_TABLE_PREFIXES.iter().any(|p| t.starts_with(p))).collect())
+    Ok(rows
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .filter(|t| !super::migrate::UNTRACKED_TABLE_PREFIXES.iter().any(|p| t.starts_with(p)))
+        .collect())
 }
 
 fn column_exists(tx: &mut Transaction, table: &str, column: &str) -> Result<bool, postgres::Error> {
@@ -119,13 +123,18 @@ pub fn apply(client: &mut Client, dry_run: bool, out: &mut dyn FnMut(String)) ->
     // Older entries missing from the record while newer ones are there: the runbook's
     // alternative path (tables made by hand, 0012–0015 registered). Accepted, never run.
     let newest = recorded.iter().copied().max();
-    let older_missing: Vec<&str> = journal.iter().filter(|m| newest.is_some_and(|n| m.when < n) && !recorded.contains(&m.when)).map(|m| m.tag).collect();
+    let older_missing: Vec<&str> = journal
+        .iter()
+        .filter(|m| newest.is_some_and(|n| m.when < n) && !recorded.contains(&m.when))
+        .map(|m| m.tag)
+        .collect();
     if !older_missing.is_empty() {
         out(format!("alternative path detected: {} not recorded but older than the newest recorded migration; accepted as made by hand, not run", older_missing.join(", ")));
     }
     let mut report = Report::default();
     let todo = pending(&recorded);
-    report.skipped = journal.iter().filter(|m| !todo.iter().any(|t| t.when == m.when)).map(|m| m.tag.to_owned()).collect();
+    report.skipped =
+        journal.iter().filter(|m| !todo.iter().any(|t| t.when == m.when)).map(|m| m.tag.to_owned()).collect();
     for m in &todo {
         if dry_run {
             out(format!("would apply {} in one transaction:", m.tag));
@@ -137,7 +146,8 @@ pub fn apply(client: &mut Client, dry_run: bool, out: &mut dyn FnMut(String)) ->
         }
         let mut tx = client.transaction()?;
         for statement in m.statements() {
-            execute(&mut tx, statement).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), source: e.into() })?;
+            execute(&mut tx, statement)
+                .map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), source: e.into() })?;
         }
         record(&mut tx, m).map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), source: e.into() })?;
         tx.commit().map_err(|e| MigrateError::Failed { tag: m.tag.to_owned(), source: e.into() })?;
@@ -215,7 +225,13 @@ pub fn validate(client: &mut Client, out: &mut dyn FnMut(String)) -> Result<bool
         .iter()
         .map(|r| r.get(0))
         .collect();
-    check(flags == ["rolling_db", "rolling_db_drop"], format!("company_feature_flags flag columns are exactly rolling_db, rolling_db_drop (found: {})", flags.join(", ")));
+    check(
+        flags == ["rolling_db", "rolling_db_drop"],
+        format!(
+            "company_feature_flags flag columns are exactly rolling_db, rolling_db_drop (found: {})",
+            flags.join(", ")
+        ),
+    );
     let recorded = recorded(client)?;
     let journal = journal();
     let last = journal.last().map(|m| (m.when, m.tag)).unwrap_or((0, ""));
@@ -265,7 +281,11 @@ mod tests {
         let journal = journal();
         assert_eq!(pending(&[]).len(), journal.len());
         let through_11: Vec<i64> = journal.iter().filter(|m| m.number() <= 11).map(|m| m.when).collect();
-        assert_eq!(pending(&through_11).iter().map(|m| m.number()).collect::<Vec<_>>(), [12, 13, 14, 15], "the runbook's four, nothing else");
+        assert_eq!(
+            pending(&through_11).iter().map(|m| m.number()).collect::<Vec<_>>(),
+            [12, 13, 14, 15],
+            "the runbook's four, nothing else"
+        );
         // Only 0012–0015 registered (the hand-made path): nothing older runs.
         let hand: Vec<i64> = journal.iter().filter(|m| m.number() >= 12).map(|m| m.when).collect();
         assert!(pending(&hand).is_empty());

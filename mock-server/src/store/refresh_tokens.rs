@@ -13,7 +13,14 @@ pub struct RefreshToken {
     pub holder: Option<User>,
 }
 
-pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, expires_at: i64, now_ms: i64) -> crate::store::sql::Result<()> {
+pub fn insert(
+    conn: &Connection,
+    hash: &str,
+    family_id: &str,
+    user_id: &str,
+    expires_at: i64,
+    now_ms: i64,
+) -> crate::store::sql::Result<()> {
     conn.execute_later(
         "INSERT INTO refresh_tokens (token_hash, family_id, user_id, expires_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
         params![hash, family_id, user_id, expires_at, now_ms],
@@ -23,7 +30,12 @@ pub fn insert(conn: &Connection, hash: &str, family_id: &str, user_id: &str, exp
 /// Locks the family of the token `hash` names (`sql::lock_key`, key `family:<id>`) until the
 /// transaction ends: refreshes of one family run one after the other on every replica.
 pub fn lock_family_of(conn: &Connection, hash: &str) -> crate::store::sql::Result<()> {
-    crate::store::sql::lock_keys_where(conn, "'family:' || family_id", "FROM refresh_tokens WHERE token_hash = ?1", [hash])
+    crate::store::sql::lock_keys_where(
+        conn,
+        "'family:' || family_id",
+        "FROM refresh_tokens WHERE token_hash = ?1",
+        [hash],
+    )
 }
 
 /// The token `hash` names, read with its holder in one statement (on PostgreSQL a refresh's
@@ -39,34 +51,53 @@ pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<R
         &[hash.to_value()],
     )?;
     let Some(r) = rows.first() else { return Ok(None) };
-    Ok(Some(RefreshToken { family_id: r.get(0)?, expires_at: r.get(1)?, used_at: r.get(2)?, revoked_at: r.get(3)?, holder: users::from_rows(&rows, 4)?.pop() }))
+    Ok(Some(RefreshToken {
+        family_id: r.get(0)?,
+        expires_at: r.get(1)?,
+        used_at: r.get(2)?,
+        revoked_at: r.get(3)?,
+        holder: users::from_rows(&rows, 4)?.pop(),
+    }))
 }
 
 pub fn mark_used(conn: &Connection, hash: &str, now_ms: i64) -> crate::store::sql::Result<()> {
-    conn.execute_later("UPDATE refresh_tokens SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL", params![hash, now_ms])
+    conn.execute_later(
+        "UPDATE refresh_tokens SET used_at = ?2 WHERE token_hash = ?1 AND used_at IS NULL",
+        params![hash, now_ms],
+    )
 }
 
 /// Ends the session `family_id` (every replica is told when the caller commits).
 pub fn revoke_family(conn: &Connection, family_id: &str, now_ms: i64) -> crate::store::sql::Result<usize> {
     crate::store::notifications::sessions_ended(conn, now_ms, &[family_id.to_owned()])?;
-    conn.execute("UPDATE refresh_tokens SET revoked_at = ?2 WHERE family_id = ?1 AND revoked_at IS NULL", params![family_id, now_ms])
+    conn.execute(
+        "UPDATE refresh_tokens SET revoked_at = ?2 WHERE family_id = ?1 AND revoked_at IS NULL",
+        params![family_id, now_ms],
+    )
 }
 
 /// Forgets tokens past their expiry, and tokens revoked over a day ago (kept that long so a
 /// replay still reads as revoked); answers how many.
 pub fn prune(conn: &Connection, now_ms: i64) -> crate::store::sql::Result<usize> {
-    conn.execute("DELETE FROM refresh_tokens WHERE expires_at <= ?1 OR (revoked_at IS NOT NULL AND revoked_at <= ?1 - 86400000)", params![now_ms])
+    conn.execute(
+        "DELETE FROM refresh_tokens WHERE expires_at <= ?1 OR (revoked_at IS NOT NULL AND revoked_at <= ?1 - 86400000)",
+        params![now_ms],
+    )
 }
 
 /// Ends every session of a user (a password or role change, the user deleted); answers the
 /// sessions it ended (every replica is told when the caller commits).
 pub fn revoke_user(conn: &Connection, user_id: &str, now_ms: i64) -> crate::store::sql::Result<Vec<String>> {
     // A session of the user that is signing out ends now too.
-    conn.execute("DELETE FROM guard_signing_out WHERE family_id IN (SELECT family_id FROM refresh_tokens WHERE user_id = ?1)", [user_id])?;
-    let mut families =
-        conn.query_map("UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL RETURNING family_id", params![user_id, now_ms], |r| {
-            r.get::<_, String>(0)
-        })?;
+    conn.execute(
+        "DELETE FROM guard_signing_out WHERE family_id IN (SELECT family_id FROM refresh_tokens WHERE user_id = ?1)",
+        [user_id],
+    )?;
+    let mut families = conn.query_map(
+        "UPDATE refresh_tokens SET revoked_at = ?2 WHERE user_id = ?1 AND revoked_at IS NULL RETURNING family_id",
+        params![user_id, now_ms],
+        |r| r.get::<_, String>(0),
+    )?;
     families.sort_unstable();
     families.dedup();
     crate::store::notifications::sessions_ended(conn, now_ms, &families)?;
@@ -127,5 +158,8 @@ pub fn signed_out(conn: &Connection, family_id: &str, now_ms: i64) -> crate::sto
 /// one per token whichever replica the replays reach.
 pub fn first_replay(conn: &Connection, hash: &str, now_ms: i64, window_ms: i64) -> crate::store::sql::Result<bool> {
     conn.execute("DELETE FROM guard_refresh_replays WHERE at < ?1", [now_ms.saturating_sub(window_ms)])?;
-    Ok(conn.execute("INSERT INTO guard_refresh_replays (token_hash, at) VALUES (?1, ?2) ON CONFLICT (token_hash) DO NOTHING", params![hash, now_ms])? == 1)
+    Ok(conn.execute(
+        "INSERT INTO guard_refresh_replays (token_hash, at) VALUES (?1, ?2) ON CONFLICT (token_hash) DO NOTHING",
+        params![hash, now_ms],
+    )? == 1)
 }

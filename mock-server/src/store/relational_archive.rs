@@ -66,7 +66,12 @@ fn source(conn: &Connection, table: Table, id: &str, source_db: &str, rev: &str)
     .map(drop)
 }
 
-pub fn put_order(conn: &Connection, company_id: &str, source_db: &str, row: &OrderRow) -> crate::store::sql::Result<()> {
+pub fn put_order(
+    conn: &Connection,
+    company_id: &str,
+    source_db: &str,
+    row: &OrderRow,
+) -> crate::store::sql::Result<()> {
     let id = row_id(source_db, row.doc_id);
     conn.execute(
         "INSERT INTO orders (id, company_id, status, total_cents, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
@@ -80,7 +85,9 @@ pub fn put_order(conn: &Connection, company_id: &str, source_db: &str, row: &Ord
 /// (orders are written first); a sale of an order kept elsewhere keeps none.
 pub fn put_sale(conn: &Connection, company_id: &str, source_db: &str, row: &SaleRow) -> crate::store::sql::Result<()> {
     let order_id = match row.order_doc_id {
-        Some(order) => conn.query_row("SELECT id FROM orders WHERE id = ?1", [row_id(source_db, order)], |r| r.get::<_, String>(0)).optional()?,
+        Some(order) => conn
+            .query_row("SELECT id FROM orders WHERE id = ?1", [row_id(source_db, order)], |r| r.get::<_, String>(0))
+            .optional()?,
         None => None,
     };
     let id = row_id(source_db, row.doc_id);

@@ -92,7 +92,11 @@ macro_rules! holds_a_connection {
                 (**self).run(sql, params)
             }
 
-            fn fetch(&self, sql: &str, params: &[$crate::store::sql::Value]) -> $crate::store::sql::Result<Vec<$crate::store::sql::Row>> {
+            fn fetch(
+                &self,
+                sql: &str,
+                params: &[$crate::store::sql::Value],
+            ) -> $crate::store::sql::Result<Vec<$crate::store::sql::Row>> {
                 (**self).fetch(sql, params)
             }
 
@@ -124,7 +128,11 @@ impl Row {
     pub fn get<I: RowIndex, T: FromValue>(&self, i: I) -> Result<T> {
         let i = i.index();
         let v = self.0.get(i).ok_or(Error::NoColumn(i))?;
-        T::from_value(v).ok_or_else(|| Error::Type { column: i, expected: std::any::type_name::<T>(), found: v.clone() })
+        T::from_value(v).ok_or_else(|| Error::Type {
+            column: i,
+            expected: std::any::type_name::<T>(),
+            found: v.clone(),
+        })
     }
 }
 
@@ -199,7 +207,11 @@ pub struct Statement<'s> {
 
 impl Statement<'_> {
     /// Every row through `f`, each as a `Result` (rusqlite's shape: collect them).
-    pub fn query_map<T, P: Params>(&mut self, params: P, f: impl FnMut(&Row) -> Result<T>) -> Result<std::vec::IntoIter<Result<T>>> {
+    pub fn query_map<T, P: Params>(
+        &mut self,
+        params: P,
+        f: impl FnMut(&Row) -> Result<T>,
+    ) -> Result<std::vec::IntoIter<Result<T>>> {
         Ok(self.conn.fetch(&self.sql, &params.values())?.iter().map(f).collect::<Vec<_>>().into_iter())
     }
 
@@ -438,11 +450,22 @@ mod tests {
         conn.execute_batch("CREATE TABLE t (a INTEGER, b TEXT, c REAL)").unwrap();
         conn.execute("INSERT INTO t VALUES (?1, ?2, ?3)", params![7i64, "x", 1.5f64]).unwrap();
         conn.execute("INSERT INTO t VALUES (?1, ?2, NULL)", params![None::<i64>, Some("y")]).unwrap();
-        let rows: Vec<(Option<i64>, String)> =
-            conn.prepare("SELECT a, b FROM t ORDER BY b").unwrap().query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_>>().unwrap();
+        let rows: Vec<(Option<i64>, String)> = conn
+            .prepare("SELECT a, b FROM t ORDER BY b")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_>>()
+            .unwrap();
         assert_eq!(rows, [(Some(7), "x".to_owned()), (None, "y".to_owned())]);
         assert_eq!(conn.query_row("SELECT c FROM t WHERE a = ?1", [7], |r| r.get::<_, f64>(0)).unwrap(), 1.5);
-        assert_eq!(conn.query_row("SELECT a FROM t WHERE a = 99", [], |r| r.get::<_, i64>(0)).optional().unwrap(), None);
-        assert!(matches!(conn.query_row("SELECT b FROM t", [], |r| r.get::<_, i64>(0)), Err(Error::Type { column: 0, .. })));
+        assert_eq!(
+            conn.query_row("SELECT a FROM t WHERE a = 99", [], |r| r.get::<_, i64>(0)).optional().unwrap(),
+            None
+        );
+        assert!(matches!(
+            conn.query_row("SELECT b FROM t", [], |r| r.get::<_, i64>(0)),
+            Err(Error::Type { column: 0, .. })
+        ));
     }
 }

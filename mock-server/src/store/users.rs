@@ -16,7 +16,8 @@ pub struct User {
 }
 
 /// A user's columns ([`from_rows`] reads them), from `users u` joined [`COMPANIES`].
-pub(crate) const COLUMNS: &str = "u.id, u.username, u.password_hash, u.roles, COALESCE(u.active_company_id, u.company_id), c.company_id";
+pub(crate) const COLUMNS: &str =
+    "u.id, u.username, u.password_hash, u.roles, COALESCE(u.active_company_id, u.company_id), c.company_id";
 /// A user's row once for each company (`LEFT JOIN`: a user of none too). Written after `users u`,
 /// never nested in parentheses: SQLite would materialise the whole nested join for each lookup.
 pub(crate) const COMPANIES: &str = "LEFT JOIN user_companies c ON c.user_id = u.id";
@@ -34,7 +35,8 @@ pub(crate) fn from_rows(rows: &[Row], at: usize) -> crate::store::sql::Result<Ve
                 username: row.get(at + 1)?,
                 password_hash: row.get(at + 2)?,
                 // Corrupt roles are an error, not "no roles": a row that does not read back is reported.
-                roles: serde_json::from_str(&roles).map_err(|e| crate::store::sql::Error::Decode { column: at + 3, source: Box::new(e) })?,
+                roles: serde_json::from_str(&roles)
+                    .map_err(|e| crate::store::sql::Error::Decode { column: at + 3, source: Box::new(e) })?,
                 company_id: row.get(at + 4)?,
                 companies: Vec::new(),
                 id,
@@ -48,7 +50,10 @@ pub(crate) fn from_rows(rows: &[Row], at: usize) -> crate::store::sql::Result<Ve
 }
 
 fn find(conn: &Connection, column: &str, value: &str) -> crate::store::sql::Result<Option<User>> {
-    let rows = conn.fetch(&format!("SELECT {COLUMNS} FROM users u {COMPANIES} WHERE u.{column} = ?1 ORDER BY c.company_id"), &[value.to_value()])?;
+    let rows = conn.fetch(
+        &format!("SELECT {COLUMNS} FROM users u {COMPANIES} WHERE u.{column} = ?1 ORDER BY c.company_id"),
+        &[value.to_value()],
+    )?;
     Ok(from_rows(&rows, 0)?.pop())
 }
 
@@ -72,7 +77,10 @@ pub fn insert(conn: &Connection, user: &User, now_ms: i64) -> crate::store::sql:
 }
 
 pub fn all(conn: &Connection) -> crate::store::sql::Result<Vec<User>> {
-    from_rows(&conn.fetch(&format!("SELECT {COLUMNS} FROM users u {COMPANIES} ORDER BY u.username, c.company_id"), &[])?, 0)
+    from_rows(
+        &conn.fetch(&format!("SELECT {COLUMNS} FROM users u {COMPANIES} ORDER BY u.username, c.company_id"), &[])?,
+        0,
+    )
 }
 
 /// Members of the company (by membership, not only by active company).
@@ -81,7 +89,11 @@ pub fn members(conn: &Connection, company_id: &str) -> crate::store::sql::Result
 }
 
 pub fn set_roles(conn: &Connection, user_id: &str, roles: &[String]) -> crate::store::sql::Result<()> {
-    conn.execute("UPDATE users SET roles = ?2 WHERE id = ?1", params![user_id, serde_json::to_string(roles).unwrap_or_else(|_| "[]".into())]).map(|_| ())
+    conn.execute(
+        "UPDATE users SET roles = ?2 WHERE id = ?1",
+        params![user_id, serde_json::to_string(roles).unwrap_or_else(|_| "[]".into())],
+    )
+    .map(|_| ())
 }
 
 pub fn set_password_hash(conn: &Connection, user_id: &str, hash: &str) -> crate::store::sql::Result<()> {

@@ -41,7 +41,13 @@ impl Engine {
         for _ in 0..300 {
             if engine.http.get(engine.root()).send().await.is_ok_and(|r| r.status().is_success()) {
                 // Ends the admin party: from now on the engine needs the credentials the proxy adds.
-                let set = engine.http.put(format!("{}_config/admins/{}", engine.root(), ADMIN.0)).body(format!("\"{}\"", ADMIN.1)).send().await.unwrap();
+                let set = engine
+                    .http
+                    .put(format!("{}_config/admins/{}", engine.root(), ADMIN.0))
+                    .body(format!("\"{}\"", ADMIN.1))
+                    .send()
+                    .await
+                    .unwrap();
                 assert!(set.status().is_success(), "the engine's admin: {}", set.status());
                 return engine;
             }
@@ -70,7 +76,12 @@ impl Engine {
     }
 
     pub async fn bulk(&self, db: &str, docs: serde_json::Value) -> serde_json::Value {
-        let r = self.admin(reqwest::Method::POST, &format!("{db}/_bulk_docs")).json(&serde_json::json!({ "docs": docs })).send().await.unwrap();
+        let r = self
+            .admin(reqwest::Method::POST, &format!("{db}/_bulk_docs"))
+            .json(&serde_json::json!({ "docs": docs }))
+            .send()
+            .await
+            .unwrap();
         assert!(r.status().is_success(), "writing to {db}: {}", r.status());
         r.json().await.unwrap()
     }
@@ -82,7 +93,8 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-TERM", "--", &format!("-{}", self.child.id())]).stderr(Stdio::null()).status();
+        let _ =
+            Command::new("kill").args(["-TERM", "--", &format!("-{}", self.child.id())]).stderr(Stdio::null()).status();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
@@ -90,7 +102,11 @@ impl Drop for Engine {
 
 /// A new directory under the system's temp dir (a local PouchDB's home, say).
 pub fn temp_dir(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("{name}-{}-{}", std::process::id(), mock_server::auth::secrets::random_id("t")));
+    let dir = std::env::temp_dir().join(format!(
+        "{name}-{}-{}",
+        std::process::id(),
+        mock_server::auth::secrets::random_id("t")
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     dir.to_string_lossy().into_owned()
 }
@@ -99,8 +115,16 @@ pub fn temp_dir(name: &str) -> String {
 /// Awaited, never blocking: the server under test runs on the same runtime.
 pub async fn pouchdb(args: &[&str]) -> serde_json::Value {
     let script = repo_root().join("mock-server/tests/pouchdb/replicate.cjs");
-    let run = tokio::process::Command::new("node").arg(script).args(args).env("NODE_PATH", node_modules()).kill_on_drop(true).output();
-    let out = tokio::time::timeout(Duration::from_secs(120), run).await.expect("the replication ends within 120 s").expect("node runs");
+    let run = tokio::process::Command::new("node")
+        .arg(script)
+        .args(args)
+        .env("NODE_PATH", node_modules())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the replication ends within 120 s")
+        .expect("node runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "replicate.cjs {args:?}: {}\n{stdout}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| panic!("{e}: {stdout}"))

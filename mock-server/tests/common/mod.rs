@@ -44,7 +44,8 @@ impl Server {
         let status = res.status();
         let headers = res.headers().clone();
         let text = res.text().await.unwrap();
-        let body = if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
+        let body =
+            if text.is_empty() { Value::Null } else { serde_json::from_str(&text).unwrap_or(Value::String(text)) };
         Answer { status, body, headers }
     }
 
@@ -58,7 +59,13 @@ impl Server {
 
     /// Logs in and returns the whole `/auth` answer.
     pub async fn login(&self, username: &str) -> Value {
-        let a = self.post("/auth", None, json!({"username": username, "password": format!("{username}-pass"), "deviceInfo": {}})).await;
+        let a = self
+            .post(
+                "/auth",
+                None,
+                json!({"username": username, "password": format!("{username}-pass"), "deviceInfo": {}}),
+            )
+            .await;
         assert_eq!(a.status, StatusCode::OK, "{:?}", a.body);
         a.body
     }

@@ -31,7 +31,11 @@ fn is_root() -> bool {
 /// Runs a PostgreSQL program, as `postgres` when we are root.
 fn pg_run(bin: &Path, program: &str, args: &[&str]) -> Output {
     let path = bin.join(program);
-    let output = if is_root() { Command::new("runuser").args(["-u", "postgres", "--"]).arg(&path).args(args).output() } else { Command::new(&path).args(args).output() };
+    let output = if is_root() {
+        Command::new("runuser").args(["-u", "postgres", "--"]).arg(&path).args(args).output()
+    } else {
+        Command::new(&path).args(args).output()
+    };
     output.unwrap_or_else(|e| panic!("{program}: {e}"))
 }
 
@@ -44,13 +48,26 @@ impl Cluster {
         }
         let bin = pg_bin();
         let data = dir.join("data");
-        let init = pg_run(&bin, "initdb", &["-D", data.to_str().unwrap(), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"]);
+        let init = pg_run(
+            &bin,
+            "initdb",
+            &["-D", data.to_str().unwrap(), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"],
+        );
         assert!(init.status.success(), "initdb: {}", String::from_utf8_lossy(&init.stderr));
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", dir.display());
         let log = dir.join("log");
-        let started = pg_run(&bin, "pg_ctl", &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"]);
-        assert!(started.status.success(), "pg_ctl start: {} {}", String::from_utf8_lossy(&started.stderr), std::fs::read_to_string(&log).unwrap_or_default());
+        let started = pg_run(
+            &bin,
+            "pg_ctl",
+            &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"],
+        );
+        assert!(
+            started.status.success(),
+            "pg_ctl start: {} {}",
+            String::from_utf8_lossy(&started.stderr),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
         Cluster { dir, bin, port }
     }
 
@@ -88,14 +105,20 @@ impl Cluster {
         let data = self.dir.join("data");
         let options = format!("-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", self.port, self.dir.display());
         let log = self.dir.join("log");
-        let out = pg_run(&self.bin, "pg_ctl", &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"]);
+        let out = pg_run(
+            &self.bin,
+            "pg_ctl",
+            &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"],
+        );
         assert!(out.status.success(), "pg_ctl start: {}", String::from_utf8_lossy(&out.stderr));
     }
 
     /// The PostgreSQL server's processes (the postmaster and its children), for CPU accounting.
     pub fn server_pids(&self) -> Vec<u32> {
         let pid_file = std::fs::read_to_string(self.dir.join("data").join("postmaster.pid")).unwrap_or_default();
-        let Some(master) = pid_file.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else { return Vec::new() };
+        let Some(master) = pid_file.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else {
+            return Vec::new();
+        };
         let mut pids = vec![master];
         for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
             let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };

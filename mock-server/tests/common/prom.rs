@@ -67,9 +67,23 @@ impl Prometheus {
 
     /// The instant vector `query` evaluates to now: each series' labels and value.
     pub async fn query(&self, query: &str) -> Vec<(Value, f64)> {
-        let answer: Value = self.http.get(format!("{}/api/v1/query", self.base)).query(&[("query", query)]).send().await.unwrap().json().await.unwrap();
+        let answer: Value = self
+            .http
+            .get(format!("{}/api/v1/query", self.base))
+            .query(&[("query", query)])
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
         assert_eq!(answer["status"], "success", "{query}: {answer}");
-        answer["data"]["result"].as_array().unwrap().iter().map(|r| (r["metric"].clone(), r["value"][1].as_str().unwrap().parse().unwrap())).collect()
+        answer["data"]["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["metric"].clone(), r["value"][1].as_str().unwrap().parse().unwrap()))
+            .collect()
     }
 
     /// The one value `query` evaluates to (`None`: no series).

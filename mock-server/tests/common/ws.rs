@@ -15,7 +15,13 @@ pub async fn open(s: &Server) -> Socket {
     tokio_tungstenite::connect_async(url).await.expect("websocket opens").0
 }
 
-pub async fn hello(s: &Server, token: &str, device: Option<&str>, sdk: &str, last: Option<i64>) -> (Socket, Vec<Value>) {
+pub async fn hello(
+    s: &Server,
+    token: &str,
+    device: Option<&str>,
+    sdk: &str,
+    last: Option<i64>,
+) -> (Socket, Vec<Value>) {
     let mut ws = open(s).await;
     let init = json!({"type": "sdk:init", "payload": {"token": token, "deviceId": device, "sdkVersion": sdk, "lastInvalidation": last}});
     ws.send(Message::Text(init.to_string().into())).await.unwrap();

@@ -25,9 +25,15 @@ pub async fn serve(www: PathBuf) -> (String, AppState) {
 
 pub async fn serve_with(www: PathBuf, settings: Settings) -> (String, AppState) {
     let pkg = repo_root().join("pkg");
-    assert!(pkg.join("session_broker_bg.wasm").exists(), "pkg/ is not built: run `make build` (make test-package does)");
+    assert!(
+        pkg.join("session_broker_bg.wasm").exists(),
+        "pkg/ is not built: run `make build` (make test-package does)"
+    );
     let vendor = repo_root().join("target/vendor");
-    assert!(vendor.join("pouchdb.min.js").exists(), "target/vendor has no PouchDB: run `make build` (make test-package does)");
+    assert!(
+        vendor.join("pouchdb.min.js").exists(),
+        "target/vendor has no PouchDB: run `make build` (make test-package does)"
+    );
     let state = AppState::new(settings, StaticDirs { www: Some(www), pkg: Some(pkg), vendor: Some(vendor) }).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -128,7 +134,11 @@ impl Browser {
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let mark = format!("{}-{port}", std::process::id());
         command.env(MARKER, &mark);
-        let mut driver = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap_or_else(|e| panic!("{engine:?}'s driver (make setup installs it): {e}"));
+        let mut driver = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{engine:?}'s driver (make setup installs it): {e}"));
         let caps = caps.as_object().unwrap().clone();
         let url = format!("http://127.0.0.1:{port}");
         for _ in 0..300 {
@@ -196,20 +206,27 @@ impl Browser {
 
     /// Waits until the element's DOM property `name` reads `value` (e.g. a switch's `checked`).
     pub async fn wait_prop(&self, css: &str, name: &str, value: &str) {
-        self.wait_for(css, &format!("{name} to be {value}"), |el| async move { el.prop(name).await.ok().flatten().as_deref() == Some(value) }).await;
+        self.wait_for(css, &format!("{name} to be {value}"), |el| async move {
+            el.prop(name).await.ok().flatten().as_deref() == Some(value)
+        })
+        .await;
     }
 
     /// Scrolls the element into view, as a person would before reading it (the console refreshes
     /// only what is on screen).
     pub async fn scroll_to(&self, css: &str) {
         let el = self.client.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}"));
-        self.client.execute("arguments[0].scrollIntoView({block: 'center'})", vec![serde_json::to_value(el).unwrap()]).await.unwrap();
+        self.client
+            .execute("arguments[0].scrollIntoView({block: 'center'})", vec![serde_json::to_value(el).unwrap()])
+            .await
+            .unwrap();
     }
 
     /// Runs axe-core (pinned in target/npm-tools by `make setup`) on the current page and answers
     /// the serious and critical violations, one line each (rule, impact, first targets).
     pub async fn accessibility_violations(&self) -> Vec<String> {
-        let axe = std::fs::read_to_string(repo_root().join("target/npm-tools/node_modules/axe-core/axe.min.js")).expect("axe-core is installed by make setup");
+        let axe = std::fs::read_to_string(repo_root().join("target/npm-tools/node_modules/axe-core/axe.min.js"))
+            .expect("axe-core is installed by make setup");
         self.client.execute(&axe, vec![]).await.expect("axe-core loads");
         let result = self
             .client
@@ -255,7 +272,9 @@ impl Drop for Browser {
 }
 
 async fn can_act(el: &Element) -> bool {
-    el.is_displayed().await.unwrap_or(false) && el.is_enabled().await.unwrap_or(false) && el.attr("aria-disabled").await.ok().flatten().as_deref() != Some("true")
+    el.is_displayed().await.unwrap_or(false)
+        && el.is_enabled().await.unwrap_or(false)
+        && el.attr("aria-disabled").await.ok().flatten().as_deref() != Some("true")
 }
 
 /// Whether a process has ended but for its parent's reaping (which the container's init may never
@@ -266,7 +285,9 @@ fn is_zombie(stat: &str) -> bool {
 
 fn live_pids() -> Vec<u32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()).filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !is_zombie(&s))).collect()
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !is_zombie(&s)))
+        .collect()
 }
 
 /// The live processes of a process group.
@@ -290,9 +311,14 @@ pub fn marked(mark: Option<&str>) -> Vec<(u32, String)> {
         .into_iter()
         .filter(|pid| {
             let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            environ.split(|b| *b == 0).filter_map(|v| v.strip_prefix(prefix.as_bytes())).any(|v| mark.is_none_or(|m| v == m.as_bytes()))
+            environ
+                .split(|b| *b == 0)
+                .filter_map(|v| v.strip_prefix(prefix.as_bytes()))
+                .any(|v| mark.is_none_or(|m| v == m.as_bytes()))
         })
-        .map(|pid| (pid, std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " ")))
+        .map(|pid| {
+            (pid, std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " "))
+        })
         .collect()
 }
 
@@ -304,7 +330,11 @@ fn end_all(driver: &mut Child, mark: &str) {
     let _ = kill(&["-TERM".into(), "--".into(), format!("-{group}")]);
     let _ = driver.wait();
     for i in 0..100 {
-        let left: Vec<String> = marked(Some(mark)).into_iter().map(|(pid, _)| pid.to_string()).chain(group_members(group).into_iter().map(|p| p.to_string())).collect();
+        let left: Vec<String> = marked(Some(mark))
+            .into_iter()
+            .map(|(pid, _)| pid.to_string())
+            .chain(group_members(group).into_iter().map(|p| p.to_string()))
+            .collect();
         if left.is_empty() {
             return;
         }

@@ -42,7 +42,12 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.wait_text("#logged-in", "the page to load", |t| t == "no").await;
     log_in(&b, "alice").await;
     let storage = b.wait_text("#storage", "the session keys", |t| t.contains("serviceProxyToken-Auth")).await;
-    for key in ["serviceProxyToken-Refresh", "serviceProxyToken-expiresAt-Auth", "X-Docdb-Headers-Remote", "X-Docdb-Headers-Local"] {
+    for key in [
+        "serviceProxyToken-Refresh",
+        "serviceProxyToken-expiresAt-Auth",
+        "X-Docdb-Headers-Remote",
+        "X-Docdb-Headers-Local",
+    ] {
         assert!(storage.contains(key), "{key} missing: {storage}");
     }
     b.wait_text("#rt-routing", "the device to be ready on legacy", |t| t == "legacy database").await;
@@ -50,7 +55,10 @@ async fn canary_activation_and_rollback_from_the_page() {
     // The page's PouchDB replicated the routed catalogue through the proxy.
     b.wait_text("#replica-state", "the legacy replica", |t| t == "up to date with dev_acme_main_catalog").await;
     let docs = b.wait_text("#replica-docs", "the replica's documents", |t| replica_rows(t).len() >= 17).await;
-    assert!(replica_rows(&docs).iter().any(|(_, rev)| !rev.starts_with("1-")), "the legacy catalogue has edited revisions: {docs}");
+    assert!(
+        replica_rows(&docs).iter().any(|(_, rev)| !rev.starts_with("1-")),
+        "the legacy catalogue has edited revisions: {docs}"
+    );
     assert!(b.text("#console-locked").await.contains("Log in as admin"));
     let console_shown = b.client.find(Locator::Css("#console-body")).await.unwrap().is_displayed().await.unwrap();
     assert!(!console_shown, "a cashier does not see the operations console");
@@ -66,7 +74,8 @@ async fn canary_activation_and_rollback_from_the_page() {
     log_in(&b, "admin").await;
     b.wait_text("#fleet", "the fleet", |t| t.contains("Acme Corp (acme)")).await;
     b.wait_text("#t-routing", "acme on legacy", |t| t == "the legacy database").await;
-    let legacy_docs = |t: &str| t.split("legacy: ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse::<u64>().ok());
+    let legacy_docs =
+        |t: &str| t.split("legacy: ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse::<u64>().ok());
     let before = legacy_docs(&b.wait_text("#t-seq", "the legacy figures", |t| legacy_docs(t).is_some()).await).unwrap();
 
     // The device writes an order; its PouchDB pushes it into the day's database (legacy here)
@@ -82,15 +91,20 @@ async fn canary_activation_and_rollback_from_the_page() {
 
     // Switching on shows the runbook's prerequisites first, every one met here.
     b.click("#flag-acme-rollingDb").await;
-    let checklist = b.wait_text("#preflight", "the preflight checklist", |t| t.contains("Every prerequisite of rollingDb")).await;
-    assert!(checklist.contains("✓ schema") && checklist.contains("✓ headroom") && checklist.contains("✓ sdk adoption"), "{checklist}");
+    let checklist =
+        b.wait_text("#preflight", "the preflight checklist", |t| t.contains("Every prerequisite of rollingDb")).await;
+    assert!(
+        checklist.contains("✓ schema") && checklist.contains("✓ headroom") && checklist.contains("✓ sdk adoption"),
+        "{checklist}"
+    );
     b.screenshot("02b-console-preflight").await;
     let violations = b.accessibility_violations().await;
     assert!(violations.is_empty(), "the preflight checklist: {violations:#?}");
     b.click("#preflight-confirm").await;
     b.wait_prop("#flag-acme-rollingDb", "checked", "true").await;
     b.click("#run-rolling-db-rotate").await;
-    let status = b.wait_text("#run-status", "the rotate to finish", |t| t.contains("succeeded") || t.contains("failed")).await;
+    let status =
+        b.wait_text("#run-status", "the rotate to finish", |t| t.contains("succeeded") || t.contains("failed")).await;
     assert!(status.contains("succeeded"), "{status}");
     let log = b.text("#run-log").await;
     assert!(log.contains("rotate-cycle 1 tenant(s) rolling-enabled"), "{log}");
@@ -112,7 +126,8 @@ async fn canary_activation_and_rollback_from_the_page() {
     // The device met the invalidation at its reconnect and re-bootstrapped from CORE.
     b.client.switch_to_window(device_tab.clone()).await.unwrap();
     b.wait_text("#rt-routing", "the device cut over to CORE", |t| t == "CORE (rolling)").await;
-    let events = b.wait_text("#hook-log", "the CORE bootstrap", |t| t.contains("bootstrapped 17 documents from core")).await;
+    let events =
+        b.wait_text("#hook-log", "the CORE bootstrap", |t| t.contains("bootstrapped 17 documents from core")).await;
     assert!(events.contains("invalidate-local (rolling-db-cutover)"), "{events}");
     assert!(b.text("#databases").await.contains("dev_acme_main_core"));
     // The replicas were destroyed and CORE replicated anew: first revisions only.
@@ -209,7 +224,8 @@ async fn two_refreshes(state: &AppState) {
 /// Whether `el` is still in the page and has the keyboard focus (a redrawn element is neither).
 async fn has_focus(b: &Browser, el: &Element) -> bool {
     let el = serde_json::to_value(el).unwrap();
-    let answer = b.client.execute("return arguments[0].isConnected && document.activeElement === arguments[0]", vec![el]).await;
+    let answer =
+        b.client.execute("return arguments[0].isConnected && document.activeElement === arguments[0]", vec![el]).await;
     answer.map(|v| v == serde_json::Value::Bool(true)).unwrap_or(false)
 }
 

@@ -78,7 +78,11 @@ async fn the_release_package_works_in_webkit() {
 /// rolling machine on it. The engine ends when the returned guard drops.
 pub async fn serve_on_engine(www: std::path::PathBuf) -> (String, AppState, engine::Engine) {
     let docs = engine::Engine::start().await;
-    let settings = Settings { test_controls: true, docdb_url: Some(EngineUrl::parse(&docs.url_with_credentials()).unwrap()), ..Settings::default() };
+    let settings = Settings {
+        test_controls: true,
+        docdb_url: Some(EngineUrl::parse(&docs.url_with_credentials()).unwrap()),
+        ..Settings::default()
+    };
     let (base, state) = serve_with(www, settings).await;
     (base, state, docs)
 }
@@ -107,7 +111,9 @@ async fn pouchdb_replicates_beside_the_sdk_in_every_engine() {
         let (base, state, _docs) = serve_on_engine(repo_root().join("tests/replication")).await;
         let b = Browser::start_engine(browser).await;
         b.client.goto(&format!("{base}/")).await.unwrap();
-        let phase = b.wait_text("#phase", "the page to reach the cutover", |t| t == "waiting for the cutover" || t == "done").await;
+        let phase = b
+            .wait_text("#phase", "the page to reach the cutover", |t| t == "waiting for the cutover" || t == "done")
+            .await;
         if phase != "done" {
             cut_over(&state, "acme");
         }
@@ -134,14 +140,22 @@ fn a_failed_test_leaves_no_browser_behind() {
         tokio::runtime::Runtime::new().unwrap().block_on(async {
             let b = Browser::start().await;
             b.client.goto("about:blank").await.unwrap();
-            *record.lock().unwrap() = Some((b.group(), b.mark().to_owned(), group_members(b.group()).len(), marked(Some(b.mark())).len()));
+            *record.lock().unwrap() =
+                Some((b.group(), b.mark().to_owned(), group_members(b.group()).len(), marked(Some(b.mark())).len()));
             panic!("a deliberate failure mid-walk, to see what it leaves behind");
         })
     })
     .join();
     assert!(outcome.is_err(), "the walk failed");
     let (group, mark, members, running) = seen.lock().unwrap().clone().expect("the browser started");
-    assert!(members >= 2 && running >= 2, "the driver and its browser were running: {members} in the group, {running} marked");
+    assert!(
+        members >= 2 && running >= 2,
+        "the driver and its browser were running: {members} in the group, {running} marked"
+    );
     assert_eq!(group_members(group), Vec::<u32>::new(), "left in the driver's process group");
-    assert_eq!(marked(Some(&mark)), Vec::new(), "left running by the failed test (Chromium's crash handler leaves the group)");
+    assert_eq!(
+        marked(Some(&mark)),
+        Vec::new(),
+        "left running by the failed test (Chromium's crash handler leaves the group)"
+    );
 }

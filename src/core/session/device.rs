@@ -31,7 +31,8 @@ impl Session {
 
     /// The device id `/auth/connect` returned, if registered.
     pub fn device_id(&self) -> Option<String> {
-        keys::read_opaque(self.storage(), keys::DEVICE_ID).or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
+        keys::read_opaque(self.storage(), keys::DEVICE_ID)
+            .or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
     }
 
     /// `POST /auth/connect`: registers this device. The answer may carry a `deviceId`; when it
@@ -46,7 +47,9 @@ impl Session {
         if !(200..300).contains(&response.status) {
             return DeviceResult::Failure(CallResult::from_response(&response));
         }
-        let Some(device_id) = json::parse(&response.body).and_then(|v| ConnectResponse::device_id_of(&v).map(str::to_owned)) else {
+        let Some(device_id) =
+            json::parse(&response.body).and_then(|v| ConnectResponse::device_id_of(&v).map(str::to_owned))
+        else {
             return DeviceResult::Success { device_id: self.device_id() };
         };
         if let Err(e) = self.storage().set(keys::DEVICE_ID, &device_id) {

@@ -75,7 +75,12 @@ impl Session {
         let Some((token, claims)) = stored else {
             self.forget_session();
             self.notify_changed();
-            self.run_sign_out_handlers(Phase::EndedElsewhere, &mut other_tab_sign_out_event(SignOutReason::Logout), false).await;
+            self.run_sign_out_handlers(
+                Phase::EndedElsewhere,
+                &mut other_tab_sign_out_event(SignOutReason::Logout),
+                false,
+            )
+            .await;
             return;
         };
         match known_claims.map(|k| classify(&k, &claims)) {
@@ -120,8 +125,17 @@ mod tests {
     fn a_refresh_keeps_user_company_and_session_id() {
         assert_eq!(classify(&claims("u", "acme", Some("s1")), &claims("u", "acme", Some("s1"))), Change::Refreshed);
         assert_eq!(classify(&claims("u", "acme", None), &claims("u", "acme", None)), Change::Refreshed);
-        assert_eq!(classify(&claims("u", "acme", Some("s1")), &claims("u", "acme", Some("s2"))), Change::NewSession(SignOutReason::Login));
-        assert_eq!(classify(&claims("u", "acme", Some("s1")), &claims("v", "acme", Some("s1"))), Change::NewSession(SignOutReason::Login));
-        assert_eq!(classify(&claims("u", "acme", Some("s1")), &claims("u", "globex", Some("s1"))), Change::NewSession(SignOutReason::CompanyChange));
+        assert_eq!(
+            classify(&claims("u", "acme", Some("s1")), &claims("u", "acme", Some("s2"))),
+            Change::NewSession(SignOutReason::Login)
+        );
+        assert_eq!(
+            classify(&claims("u", "acme", Some("s1")), &claims("v", "acme", Some("s1"))),
+            Change::NewSession(SignOutReason::Login)
+        );
+        assert_eq!(
+            classify(&claims("u", "acme", Some("s1")), &claims("u", "globex", Some("s1"))),
+            Change::NewSession(SignOutReason::CompanyChange)
+        );
     }
 }

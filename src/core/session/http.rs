@@ -13,18 +13,33 @@ use crate::core::results::CallResult;
 use crate::core::url;
 
 impl Session {
-    pub(super) async fn send(&self, method: Method, path: &str, body: Option<String>, bearer: Option<String>) -> Result<HttpResponse, TransportError> {
+    pub(super) async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+        bearer: Option<String>,
+    ) -> Result<HttpResponse, TransportError> {
         let request = HttpRequest { method, url: url::join(&self.0.config.base_url, path), bearer, body };
         self.0.ports.transport.send(request).await
     }
 
     /// A call that needs the session: no token → a failure and no request.
-    pub(super) async fn authorized(&self, method: Method, path: &str, body: Option<String>) -> Result<HttpResponse, CallResult> {
+    pub(super) async fn authorized(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+    ) -> Result<HttpResponse, CallResult> {
         if self.stored_token().is_none() {
             return Err(CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0));
         }
         let Some(token) = self.get_token().await else {
-            return Err(CallResult::failure(codes::SESSION_EXPIRED, "The session expired and could not be refreshed: log in again.", 401));
+            return Err(CallResult::failure(
+                codes::SESSION_EXPIRED,
+                "The session expired and could not be refreshed: log in again.",
+                401,
+            ));
         };
         self.send(method, path, body, Some(token)).await.map_err(|e| CallResult::from_transport_error(&e))
     }

@@ -35,7 +35,8 @@ pub struct DestroyReport {
 impl DestroyReport {
     /// The JS shape `{destroyed, failed, pushed, unpushed}`.
     pub fn to_value(&self) -> Value {
-        let mut value = json::object([("destroyed", self.destroyed.clone().into()), ("failed", self.failed.clone().into())]);
+        let mut value =
+            json::object([("destroyed", self.destroyed.clone().into()), ("failed", self.failed.clone().into())]);
         self.push.annotate(&mut value);
         value
     }
@@ -97,18 +98,29 @@ impl Session {
             match self.0.ports.local_databases.destroy(&name).await {
                 Ok(()) => {
                     if let Some(n) = report.push.unpushed.get(&name) {
-                        self.reporter().error(&["session-broker: ", &json::stringify(n), " document(s) of \"", &name, "\" could not be pushed and were destroyed"].concat());
+                        self.reporter().error(
+                            &[
+                                "session-broker: ",
+                                &json::stringify(n),
+                                " document(s) of \"",
+                                &name,
+                                "\" could not be pushed and were destroyed",
+                            ]
+                            .concat(),
+                        );
                     }
                     report.destroyed.push(name)
                 }
                 Err(e) => {
-                    self.reporter().error(&["session-broker: could not destroy local database \"", &name, "\": ", &e].concat());
+                    self.reporter()
+                        .error(&["session-broker: could not destroy local database \"", &name, "\": ", &e].concat());
                     report.failed.push(name);
                 }
             }
         }
         // Re-read: a database may have been tracked while the deletions ran.
-        let remaining: Vec<String> = self.tracked_local_databases().into_iter().filter(|n| !report.destroyed.contains(n)).collect();
+        let remaining: Vec<String> =
+            self.tracked_local_databases().into_iter().filter(|n| !report.destroyed.contains(n)).collect();
         if let Err(e) = keys::write_string_list(self.storage(), keys::LOCAL_DATABASES, &remaining) {
             self.reporter().error(&["session-broker: could not update the local database list: ", &e].concat());
         }
@@ -120,7 +132,10 @@ impl Session {
 
     /// The tenant the tracked data belongs to (`Owner::Company`) or its routed day database.
     pub fn local_data_owner(&self, field: Owner) -> Option<String> {
-        keys::read_string_list(self.storage(), keys::LOCAL_DATA_OWNER).into_iter().nth(field as usize).filter(|s| !s.is_empty())
+        keys::read_string_list(self.storage(), keys::LOCAL_DATA_OWNER)
+            .into_iter()
+            .nth(field as usize)
+            .filter(|s| !s.is_empty())
     }
 
     /// A realtime `ready`'s routing: remembered for the data tracked from now on, and recorded

@@ -34,7 +34,12 @@ impl Session {
 
     /// Validates the answer before anything local is touched; then cleanup, persist, handlers.
     /// `asked`: the sign-outs asked for when the login started (a `logout()` since is obeyed).
-    async fn complete_login(&self, response: Result<HttpResponse, TransportError>, username: Option<&str>, asked: u32) -> LoginResult {
+    async fn complete_login(
+        &self,
+        response: Result<HttpResponse, TransportError>,
+        username: Option<&str>,
+        asked: u32,
+    ) -> LoginResult {
         let response = match response {
             Ok(r) => r,
             Err(e) => {
@@ -47,7 +52,11 @@ impl Session {
             return LoginResult::failure(&code, error, response.status);
         }
         let Some((auth, claims)) = parse_auth_response(&response.body) else {
-            return LoginResult::failure(codes::BAD_RESPONSE, "The server accepted the login but its answer carried no valid token.", response.status);
+            return LoginResult::failure(
+                codes::BAD_RESPONSE,
+                "The server accepted the login but its answer carried no valid token.",
+                response.status,
+            );
         };
         let logged_out = || self.0.sign_outs.get() != asked;
         if !logged_out() {
@@ -56,7 +65,8 @@ impl Session {
             // still lives), else with the previous session's own, never another tenant's.
             // The tenant of the data still on the device: the stored session's, or, once that has
             // ended (a rejected refresh, an offline sign-out), the one recorded with the data.
-            let previous = self.stored_token().and_then(|(_, c)| c.company_id()).or_else(|| self.local_data_owner(Owner::Company));
+            let previous =
+                self.stored_token().and_then(|(_, c)| c.company_id()).or_else(|| self.local_data_owner(Owner::Company));
             let same_tenant = previous.is_some() && previous == claims.company_id();
             if same_tenant {
                 // Stored before the cleanup, so docdbFetch serves them to its handlers.
@@ -65,7 +75,11 @@ impl Session {
             self.end_previous_session(SignOutReason::Login, same_tenant).await;
         }
         if let Err(e) = self.persist(&auth, true) {
-            return LoginResult::failure(codes::STORAGE_UNAVAILABLE, ["The session could not be stored in this browser: ", &e].concat(), response.status);
+            return LoginResult::failure(
+                codes::STORAGE_UNAVAILABLE,
+                ["The session could not be stored in this browser: ", &e].concat(),
+                response.status,
+            );
         }
         if logged_out() {
             // logout() came while this login ran (its answer pending, or inside its cleanup): the
@@ -138,7 +152,11 @@ impl Session {
     }
 
     /// Writes the header sets an answer carried; with `replace`, removes the ones it did not.
-    pub(super) fn write_headers(&self, headers: Option<crate::protocol::DocdbHeaders>, replace: bool) -> Result<(), String> {
+    pub(super) fn write_headers(
+        &self,
+        headers: Option<crate::protocol::DocdbHeaders>,
+        replace: bool,
+    ) -> Result<(), String> {
         let headers = headers.unwrap_or_default();
         for (kind, set) in [(HeaderKind::Remote, headers.remote), (HeaderKind::Local, headers.local)] {
             match set {

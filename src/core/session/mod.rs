@@ -114,7 +114,9 @@ pub enum InputError {
 impl std::fmt::Display for InputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            InputError::UnknownTokenKind(k) => f.write_str(&["token kind must be \"Auth\" or \"Refresh\", got \"", k, "\""].concat()),
+            InputError::UnknownTokenKind(k) => {
+                f.write_str(&["token kind must be \"Auth\" or \"Refresh\", got \"", k, "\""].concat())
+            }
             InputError::NotAJwt(e) => f.write_str(&["an Auth token must be a JWT: ", e].concat()),
             InputError::BadDuration => f.write_str("expiresInSeconds must be a finite number"),
             InputError::EmptyName => f.write_str("a local database name must not be empty"),
@@ -197,7 +199,11 @@ impl Session {
         // Decoded once here and kept: the first read (a page's first `getToken()`) finds it.
         let stored = keys::read_jwt(&*ports.storage, keys::AUTH).map(|(t, c)| (t, Rc::new(c)));
         let token = stored.as_ref().map(|(t, _)| t.clone());
-        let hook_context = HookContext { reporter: ports.reporter.clone(), clock: ports.clock.clone(), timeout_ms: config.hook_timeout_ms };
+        let hook_context = HookContext {
+            reporter: ports.reporter.clone(),
+            clock: ports.clock.clone(),
+            timeout_ms: config.hook_timeout_ms,
+        };
         let session = Session(Rc::new(Inner {
             config,
             ports,

@@ -53,10 +53,20 @@ impl Session {
     pub fn read_snapshot(&self) -> ReadSnapshot {
         let token_usable = self.token_usable();
         match self.stored_token() {
-            Some((token, claims)) => {
-                ReadSnapshot { window: ExpiryWindow::new(self.expires_at_auth(&claims)), user: Some(claims.to_value()), roles: claims.roles(), token: Some(token), token_usable }
-            }
-            None => ReadSnapshot { token: None, window: ExpiryWindow::new(None), token_usable, user: None, roles: Vec::new() },
+            Some((token, claims)) => ReadSnapshot {
+                window: ExpiryWindow::new(self.expires_at_auth(&claims)),
+                user: Some(claims.to_value()),
+                roles: claims.roles(),
+                token: Some(token),
+                token_usable,
+            },
+            None => ReadSnapshot {
+                token: None,
+                window: ExpiryWindow::new(None),
+                token_usable,
+                user: None,
+                roles: Vec::new(),
+            },
         }
     }
 
@@ -107,7 +117,10 @@ impl Session {
     pub fn current_company(&self) -> Option<Value> {
         let company_id = self.stored_token()?.1.company_id()?;
         let mut memory = self.0.memory.borrow_mut();
-        let cached_matches = memory.current_company.as_ref().is_some_and(|c| c.get("id").and_then(Value::as_str) == Some(company_id.as_str()));
+        let cached_matches = memory
+            .current_company
+            .as_ref()
+            .is_some_and(|c| c.get("id").and_then(Value::as_str) == Some(company_id.as_str()));
         if !cached_matches {
             memory.current_company = Some(company_record(&company_id));
         }

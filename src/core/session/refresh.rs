@@ -125,7 +125,8 @@ impl Session {
     /// Joins the refresh in flight, or starts one: concurrent callers send one request.
     pub fn refresh(&self) -> Flight {
         if self.0.phase.get() != Phase::Idle {
-            let refused: LocalBoxFuture<'static, RefreshOutcome> = Box::pin(ready(RefreshOutcome::Rejected("a sign-out is in progress".into())));
+            let refused: LocalBoxFuture<'static, RefreshOutcome> =
+                Box::pin(ready(RefreshOutcome::Rejected("a sign-out is in progress".into())));
             return refused.shared();
         }
         let mut slot = self.0.flight.borrow_mut();
@@ -152,7 +153,9 @@ impl Session {
                     // ones are written after the cleanup.
                     self.end_previous_session(SignOutReason::CompanyChange, false).await;
                     if let Err(e) = self.write_headers(new_headers, false) {
-                        self.reporter().error(&["session-broker: the new company's document headers could not be stored: ", &e].concat());
+                        self.reporter().error(
+                            &["session-broker: the new company's document headers could not be stored: ", &e].concat(),
+                        );
                     }
                 }
                 let event = token_refresh_event(claims.to_value(), claims.roles(), company_changed);
@@ -166,7 +169,8 @@ impl Session {
                 RefreshOutcome::Rejected(reason)
             }
             Decided::Transient(reason) => {
-                self.reporter().error(&["session-broker: refresh failed, session kept for a later try: ", &reason].concat());
+                self.reporter()
+                    .error(&["session-broker: refresh failed, session kept for a later try: ", &reason].concat());
                 RefreshOutcome::Transient(reason)
             }
             Decided::NoSession => RefreshOutcome::Rejected("not signed in".into()),
@@ -174,7 +178,9 @@ impl Session {
                 self.follow().await;
                 match (self.token_now(), self.stored_token()) {
                     (Some(token), _) => RefreshOutcome::Refreshed(token),
-                    (None, Some(_)) => RefreshOutcome::Transient("the session changed while refreshing; try again".into()),
+                    (None, Some(_)) => {
+                        RefreshOutcome::Transient("the session changed while refreshing; try again".into())
+                    }
                     (None, None) => RefreshOutcome::Rejected("the session ended while refreshing".into()),
                 }
             }
@@ -222,7 +228,16 @@ impl Session {
         }
         if matches!(response.status, 400 | 401 | 403) {
             let reason = failure_message(&response);
-            self.reporter().error(&["session-broker: refresh rejected (HTTP ", &response.status.to_string(), "): ", &reason, "; signing out"].concat());
+            self.reporter().error(
+                &[
+                    "session-broker: refresh rejected (HTTP ",
+                    &response.status.to_string(),
+                    "): ",
+                    &reason,
+                    "; signing out",
+                ]
+                .concat(),
+            );
             return Decided::Rejected(reason);
         }
         if response.status != 200 {
@@ -249,7 +264,14 @@ impl Session {
         let wait = self.0.config.timeout_ms.saturating_add(LOCK_WAIT_MARGIN_MS);
         let result = match lock.acquire(wait).await {
             Err(LockError::TimedOut) => {
-                self.reporter().error(&["session-broker: another tab held the refresh lock for ", &wait.to_string(), " ms; taking it over"].concat());
+                self.reporter().error(
+                    &[
+                        "session-broker: another tab held the refresh lock for ",
+                        &wait.to_string(),
+                        " ms; taking it over",
+                    ]
+                    .concat(),
+                );
                 lock.steal().await
             }
             other => other,
@@ -261,7 +283,8 @@ impl Session {
                 None
             }
             Err(LockError::TimedOut) => {
-                self.reporter().error("session-broker: refreshing without the cross-tab lock: it could not be taken over");
+                self.reporter()
+                    .error("session-broker: refreshing without the cross-tab lock: it could not be taken over");
                 None
             }
         }

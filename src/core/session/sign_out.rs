@@ -27,8 +27,12 @@ impl Session {
         if let Some(token) = &token {
             match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
                 Ok(r) if (200..300).contains(&r.status) => told = true,
-                Ok(r) => self.reporter().error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
-                Err(e) => self.reporter().error(&["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat()),
+                Ok(r) => self
+                    .reporter()
+                    .error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
+                Err(e) => self.reporter().error(
+                    &["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat(),
+                ),
             }
         }
         let mut event = sign_out_event(reason);

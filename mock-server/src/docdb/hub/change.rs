@@ -144,7 +144,10 @@ mod tests {
         let c = Change::read(row).unwrap();
         let read = |v| serde_json::from_slice::<Value>(&c.line(v)).unwrap();
         assert_eq!(read(View::default()), json!({"id": "a", "changes": [{"rev": "2-x"}], "deleted": true, "seq": 4}));
-        assert_eq!(read(View { include_docs: false, all_docs: true })["changes"], json!([{"rev": "2-x"}, {"rev": "1-y"}]));
+        assert_eq!(
+            read(View { include_docs: false, all_docs: true })["changes"],
+            json!([{"rev": "2-x"}, {"rev": "1-y"}])
+        );
         assert_eq!(read(View { include_docs: true, all_docs: false })["doc"]["_rev"], "2-x");
         assert!(Change::read(json!({"id": "a", "seq": 1, "changes": []})).is_err(), "without its document");
     }

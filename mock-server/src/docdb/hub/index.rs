@@ -67,7 +67,13 @@ impl Index {
     /// The changes after `since` the device wants, oldest first, at most `limit`.
     pub fn after(&self, since: u64, doc_ids: &DocIds, limit: usize) -> Vec<Arc<Change>> {
         let from = std::ops::Bound::Excluded(since);
-        self.by_seq.range((from, std::ops::Bound::Unbounded)).map(|(_, c)| c).filter(|c| wanted(doc_ids, c)).take(limit).cloned().collect()
+        self.by_seq
+            .range((from, std::ops::Bound::Unbounded))
+            .map(|(_, c)| c)
+            .filter(|c| wanted(doc_ids, c))
+            .take(limit)
+            .cloned()
+            .collect()
     }
 }
 

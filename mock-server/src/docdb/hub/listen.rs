@@ -31,14 +31,23 @@ async fn send(out: &mpsc::Sender<Bytes>, bytes: Bytes) -> bool {
 }
 
 fn read_rows(rows: Vec<Value>) -> Option<Vec<Change>> {
-    rows.into_iter().map(Change::read).collect::<Result<_, _>>().map_err(|e| tracing::warn!("changes hub: a catch-up row: {e}")).ok()
+    rows.into_iter()
+        .map(Change::read)
+        .collect::<Result<_, _>>()
+        .map_err(|e| tracing::warn!("changes hub: a catch-up row: {e}"))
+        .ok()
 }
 
 impl Hubs {
     /// Answers `request` on `db` from its hub, the body as it comes. `None`: the hub cannot (its
     /// engine feed did not open, or a normal feed from before what it holds), and the request
     /// goes to the engine as it is. `whole`: the database is read whole (CORE).
-    pub async fn serve(self: &Arc<Self>, db: &str, whole: bool, request: FeedRequest) -> Option<BoxStream<'static, Bytes>> {
+    pub async fn serve(
+        self: &Arc<Self>,
+        db: &str,
+        whole: bool,
+        request: FeedRequest,
+    ) -> Option<BoxStream<'static, Bytes>> {
         let lease = self.lease(db, whole);
         if !Self::ready(&lease).await {
             return None;
@@ -83,7 +92,9 @@ impl Hubs {
                 break joined;
             }
             let page = if longpoll { request.limit } else { Some(self.tuning.page) };
-            let Ok((rows, last)) = self.source.page(&hub.db, &since.raw, page, request.doc_ids.as_deref()).await else { return };
+            let Ok((rows, last)) = self.source.page(&hub.db, &since.raw, page, request.doc_ids.as_deref()).await else {
+                return;
+            };
             let Some(changes) = read_rows(rows) else { return };
             let Some(newest) = changes.last().map(|c| c.seq.clone()) else {
                 // Nothing after `since` up to now: what the hub holds after its base follows.

@@ -179,7 +179,11 @@ impl Hubs {
         }
         let hub = Arc::new(Hub {
             db: db.to_owned(),
-            state: Mutex::new(State { index: Index::new(Seq::zero(), self.tuning.max_docs), listeners: HashMap::new(), next_id: 0 }),
+            state: Mutex::new(State {
+                index: Index::new(Seq::zero(), self.tuning.max_docs),
+                listeners: HashMap::new(),
+                next_id: 0,
+            }),
             phase: watch::channel(Phase::Starting).0,
             leases: AtomicUsize::new(1),
         });
@@ -231,7 +235,8 @@ impl Hubs {
     async fn start(&self, hub: &Hub, whole: bool) -> Result<(), SourceError> {
         if !whole {
             let head = self.source.head(&hub.db).await?;
-            let head = Seq::read(&head).ok_or_else(|| SourceError::Unavailable(format!("a sequence the hub cannot order: {head}")))?;
+            let head = Seq::read(&head)
+                .ok_or_else(|| SourceError::Unavailable(format!("a sequence the hub cannot order: {head}")))?;
             hub.lock().index = Index::new(head, self.tuning.max_docs);
             return Ok(());
         }

@@ -75,7 +75,15 @@ fn doc_ids(value: &Value) -> Option<Arc<HashSet<String>>> {
 impl FeedRequest {
     /// The request, when the hub serves it. `pairs`: the decoded query; `body`: a POST's body.
     pub fn read(method: &str, pairs: &[(String, String)], body: &[u8]) -> Option<FeedRequest> {
-        let mut request = FeedRequest { feed: Feed::Normal, since: Since::At(Seq::zero()), view: View::default(), doc_ids: None, limit: None, heartbeat: None, timeout: None };
+        let mut request = FeedRequest {
+            feed: Feed::Normal,
+            since: Since::At(Seq::zero()),
+            view: View::default(),
+            doc_ids: None,
+            limit: None,
+            heartbeat: None,
+            timeout: None,
+        };
         let (mut filter, mut ids) = (None, None);
         for (name, value) in pairs {
             match name.as_str() {
@@ -100,7 +108,9 @@ impl FeedRequest {
                 "doc_ids" => ids = Some(doc_ids(&serde_json::from_str(value).ok()?)?),
                 // The engine reads `limit=0` as 1.
                 "limit" => request.limit = Some(value.parse::<usize>().ok()?.max(1)),
-                "heartbeat" => request.heartbeat = if value == "true" { Some(DEFAULT_HEARTBEAT) } else { Some(millis(value)?) },
+                "heartbeat" => {
+                    request.heartbeat = if value == "true" { Some(DEFAULT_HEARTBEAT) } else { Some(millis(value)?) }
+                }
                 "timeout" => request.timeout = Some(millis(value)?),
                 _ => return None,
             }
@@ -138,15 +148,23 @@ mod tests {
     use super::*;
 
     fn read(method: &str, query: &str, body: &str) -> Option<FeedRequest> {
-        let pairs: Vec<(String, String)> = query.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').map(|(n, v)| (n.to_owned(), v.to_owned())).unwrap()).collect();
+        let pairs: Vec<(String, String)> = query
+            .split('&')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.split_once('=').map(|(n, v)| (n.to_owned(), v.to_owned())).unwrap())
+            .collect();
         FeedRequest::read(method, &pairs, body.as_bytes())
     }
 
     #[test]
     fn what_pouchdb_sends_is_served() {
         let r = read("GET", "style=all_docs&feed=longpoll&heartbeat=10000&since=0&limit=100", "").unwrap();
-        assert_eq!((r.feed, r.view.all_docs, r.limit, r.heartbeat), (Feed::Longpoll, true, Some(100), Some(Duration::from_secs(10))));
-        let r = read("POST", "style=all_docs&filter=_doc_ids&feed=longpoll&since=12-g1AAA", r#"{"doc_ids":["a","b"]}"#).unwrap();
+        assert_eq!(
+            (r.feed, r.view.all_docs, r.limit, r.heartbeat),
+            (Feed::Longpoll, true, Some(100), Some(Duration::from_secs(10)))
+        );
+        let r = read("POST", "style=all_docs&filter=_doc_ids&feed=longpoll&since=12-g1AAA", r#"{"doc_ids":["a","b"]}"#)
+            .unwrap();
         assert_eq!(r.doc_ids.unwrap().len(), 2);
         assert_eq!(r.since, Since::At(Seq::read(&Value::from("12-g1AAA")).unwrap()));
         let r = read("GET", "feed=continuous&since=now&include_docs=true&filter=_doc_ids&doc_ids=[\"x\"]", "").unwrap();

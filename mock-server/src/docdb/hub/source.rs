@@ -30,9 +30,19 @@ pub trait Source: Send + Sync + 'static {
     fn head(&self, db: &str) -> BoxFuture<'static, Result<Value, SourceError>>;
     /// A normal `_changes` since `since`: at most `limit` rows (all without), of `doc_ids` only
     /// when given.
-    fn page(&self, db: &str, since: &Value, limit: Option<usize>, doc_ids: Option<&HashSet<String>>) -> BoxFuture<'static, Result<Page, SourceError>>;
+    fn page(
+        &self,
+        db: &str,
+        since: &Value,
+        limit: Option<usize>,
+        doc_ids: Option<&HashSet<String>>,
+    ) -> BoxFuture<'static, Result<Page, SourceError>>;
     /// A continuous `_changes` since `since`, as the bytes come.
-    fn follow(&self, db: &str, since: &Value) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>>;
+    fn follow(
+        &self,
+        db: &str,
+        since: &Value,
+    ) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>>;
 }
 
 /// The engine's heartbeat on the hub's own feed: a feed silent for three of them is taken for
@@ -66,17 +76,31 @@ async fn json(request: reqwest::RequestBuilder) -> Result<Value, SourceError> {
 impl Source for Engine {
     fn head(&self, db: &str) -> BoxFuture<'static, Result<Value, SourceError>> {
         let request = self.request(reqwest::Method::GET, &db_path(db)).timeout(Duration::from_secs(30));
-        Box::pin(async move { json(request).await?.get("update_seq").cloned().ok_or(SourceError::Unavailable("no update_seq in the database's info".into())) })
+        Box::pin(async move {
+            json(request)
+                .await?
+                .get("update_seq")
+                .cloned()
+                .ok_or(SourceError::Unavailable("no update_seq in the database's info".into()))
+        })
     }
 
-    fn page(&self, db: &str, since: &Value, limit: Option<usize>, doc_ids: Option<&HashSet<String>>) -> BoxFuture<'static, Result<Page, SourceError>> {
+    fn page(
+        &self,
+        db: &str,
+        since: &Value,
+        limit: Option<usize>,
+        doc_ids: Option<&HashSet<String>>,
+    ) -> BoxFuture<'static, Result<Page, SourceError>> {
         let mut path = format!("{}/_changes?style=all_docs&include_docs=true&since={}", db_path(db), since_text(since));
         if let Some(limit) = limit {
             path.push_str(&format!("&limit={limit}"));
         }
         let request = match doc_ids {
             None => self.request(reqwest::Method::GET, &path),
-            Some(ids) => self.request(reqwest::Method::POST, &format!("{path}&filter=_doc_ids")).json(&serde_json::json!({ "doc_ids": ids })),
+            Some(ids) => self
+                .request(reqwest::Method::POST, &format!("{path}&filter=_doc_ids"))
+                .json(&serde_json::json!({ "doc_ids": ids })),
         };
         let request = request.timeout(Duration::from_secs(120));
         Box::pin(async move {
@@ -89,8 +113,17 @@ impl Source for Engine {
         })
     }
 
-    fn follow(&self, db: &str, since: &Value) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
-        let path = format!("{}/_changes?feed=continuous&style=all_docs&include_docs=true&heartbeat={}&since={}", db_path(db), UPSTREAM_HEARTBEAT.as_millis(), since_text(since));
+    fn follow(
+        &self,
+        db: &str,
+        since: &Value,
+    ) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
+        let path = format!(
+            "{}/_changes?feed=continuous&style=all_docs&include_docs=true&heartbeat={}&since={}",
+            db_path(db),
+            UPSTREAM_HEARTBEAT.as_millis(),
+            since_text(since)
+        );
         let request = self.request(reqwest::Method::GET, &path);
         Box::pin(async move {
             let answer = request.send().await.map_err(unavailable)?;

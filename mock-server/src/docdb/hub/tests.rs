@@ -49,7 +49,12 @@ fn row(seq: u64, id: &str, rev: u64, deleted: bool) -> Value {
 
 impl Scripted {
     fn new() -> Arc<Scripted> {
-        Arc::new(Scripted { log: Mutex::default(), head: watch::channel(0).0, cut: watch::channel(0).0, gone: Default::default() })
+        Arc::new(Scripted {
+            log: Mutex::default(),
+            head: watch::channel(0).0,
+            cut: watch::channel(0).0,
+            gone: Default::default(),
+        })
     }
 
     fn write(&self, id: &str, deleted: bool) -> u64 {
@@ -94,13 +99,23 @@ impl Source for Arc<Scripted> {
         })
     }
 
-    fn page(&self, _db: &str, since: &Value, limit: Option<usize>, doc_ids: Option<&HashSet<String>>) -> BoxFuture<'static, Result<Page, SourceError>> {
+    fn page(
+        &self,
+        _db: &str,
+        since: &Value,
+        limit: Option<usize>,
+        doc_ids: Option<&HashSet<String>>,
+    ) -> BoxFuture<'static, Result<Page, SourceError>> {
         let rows = self.normal(since.as_u64().unwrap(), doc_ids, limit);
         let last = rows.last().map_or(since.clone(), |r| r["seq"].clone());
         Box::pin(async move { Ok((rows, last)) })
     }
 
-    fn follow(&self, _db: &str, since: &Value) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
+    fn follow(
+        &self,
+        _db: &str,
+        since: &Value,
+    ) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
         let (engine, since) = (self.clone(), since.as_u64().unwrap());
         Box::pin(async move {
             if engine.gone.load(std::sync::atomic::Ordering::SeqCst) {
@@ -121,7 +136,15 @@ impl Source for Arc<Scripted> {
                         changed = head.changed() => if changed.is_err() { return },
                     }
                     let now = *head.borrow_and_update();
-                    let writes: Vec<_> = engine.log.lock().unwrap().writes.iter().filter(|w| w.0 > sent && w.0 <= now).cloned().collect();
+                    let writes: Vec<_> = engine
+                        .log
+                        .lock()
+                        .unwrap()
+                        .writes
+                        .iter()
+                        .filter(|w| w.0 > sent && w.0 <= now)
+                        .cloned()
+                        .collect();
                     for (seq, id, rev, deleted) in writes {
                         if tx.send(line(&row(seq, &id, rev, deleted))).await.is_err() {
                             return;
@@ -191,7 +214,8 @@ async fn read_until(body: &mut BoxStream<'static, Bytes>, into: &mut Vec<Value>,
 }
 
 async fn whole(body: BoxStream<'static, Bytes>) -> Value {
-    let bytes: Vec<u8> = tokio::time::timeout(Duration::from_secs(10), body.collect::<Vec<Bytes>>()).await.unwrap().concat();
+    let bytes: Vec<u8> =
+        tokio::time::timeout(Duration::from_secs(10), body.collect::<Vec<Bytes>>()).await.unwrap().concat();
     serde_json::from_slice(&bytes).unwrap()
 }
 
@@ -232,11 +256,12 @@ struct Listener {
 }
 
 fn listener() -> impl Strategy<Value = Listener> {
-    (0usize..12, proptest::option::of(proptest::collection::vec(0usize..4, 1..3)), any::<bool>(), any::<bool>()).prop_map(|(since, doc_ids, include_docs, all_docs)| Listener {
-        since,
-        doc_ids,
-        view: View { include_docs, all_docs },
-    })
+    (0usize..12, proptest::option::of(proptest::collection::vec(0usize..4, 1..3)), any::<bool>(), any::<bool>())
+        .prop_map(|(since, doc_ids, include_docs, all_docs)| Listener {
+            since,
+            doc_ids,
+            view: View { include_docs, all_docs },
+        })
 }
 
 const DOCS: [&str; 4] = ["a", "b", "c", "d"];
@@ -299,7 +324,9 @@ fn one_engine_feed_however_many_listen_and_none_after_they_left() {
         engine.write("a", false);
         let mut bodies = Vec::new();
         for _ in 0..50 {
-            bodies.push(hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap());
+            bodies.push(
+                hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap(),
+            );
         }
         engine.write("b", false);
         for body in &mut bodies {
@@ -367,7 +394,8 @@ fn a_device_that_does_not_read_is_closed_and_the_others_go_on() {
         let engine = Scripted::new();
         let hubs = hubs(&engine, Tuning { listener_buffer: 4, ..tuning() });
         let stalled = hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
-        let mut reading = hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
+        let mut reading =
+            hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
         let mut rows = Vec::new();
         let mut last = 0;
         for i in 0..40 {
@@ -377,7 +405,8 @@ fn a_device_that_does_not_read_is_closed_and_the_others_go_on() {
         assert_eq!(rows.len() as u64, last);
         assert_eq!(hubs.counts().slow_closed, 1);
         // What it had buffered, then the end of its feed: its client comes back from there.
-        let stalled: Vec<Bytes> = tokio::time::timeout(Duration::from_secs(5), stalled.collect()).await.expect("the stalled feed ends");
+        let stalled: Vec<Bytes> =
+            tokio::time::timeout(Duration::from_secs(5), stalled.collect()).await.expect("the stalled feed ends");
         assert!(stalled.len() < 40);
     });
 }
@@ -394,13 +423,23 @@ fn longpoll_answers_at_once_or_with_the_first_change_or_at_its_timeout() {
         let answer = whole(hubs.serve("db", false, limited).await.unwrap()).await;
         assert_eq!(answer["results"].as_array().unwrap().len(), 2);
         assert_eq!(answer["last_seq"], 2);
-        let waiting = hubs.serve("db", false, feed(Feed::Longpoll, Since::Now, View { include_docs: true, all_docs: false }, Some(&["d"]))).await.unwrap();
+        let waiting = hubs
+            .serve(
+                "db",
+                false,
+                feed(Feed::Longpoll, Since::Now, View { include_docs: true, all_docs: false }, Some(&["d"])),
+            )
+            .await
+            .unwrap();
         engine.write("x", false);
         let d = engine.write("d", false);
         let answer = whole(waiting).await;
         assert_eq!(answer["results"].as_array().unwrap().len(), 1);
         assert_eq!((answer["results"][0]["doc"]["_id"].clone(), answer["last_seq"].clone()), (json!("d"), json!(d)));
-        let timed = FeedRequest { timeout: Some(Duration::from_millis(50)), ..feed(Feed::Longpoll, at(d), View::default(), None) };
+        let timed = FeedRequest {
+            timeout: Some(Duration::from_millis(50)),
+            ..feed(Feed::Longpoll, at(d), View::default(), None)
+        };
         assert_eq!(whole(hubs.serve("db", false, timed).await.unwrap()).await, json!({"results": [], "last_seq": d}));
     });
 }
@@ -415,8 +454,11 @@ fn a_whole_database_answers_normal_feeds_from_what_it_holds() {
             engine.write(id, false);
         }
         for since in [0, 2, 5, 8, 20] {
-            let answer = whole(hubs.serve("core", true, feed(Feed::Normal, at(since), View::default(), None)).await.unwrap()).await;
-            let expected: Vec<Value> = engine.normal(since, None, None).iter().map(|r| in_view(r, View::default())).collect();
+            let answer =
+                whole(hubs.serve("core", true, feed(Feed::Normal, at(since), View::default(), None)).await.unwrap())
+                    .await;
+            let expected: Vec<Value> =
+                engine.normal(since, None, None).iter().map(|r| in_view(r, View::default())).collect();
             assert_eq!(answer["results"].as_array().unwrap(), &expected, "since {since}");
             let last = expected.last().map_or(json!(since), |r| r["seq"].clone());
             assert_eq!(answer["last_seq"], last);
@@ -450,7 +492,8 @@ fn when_the_database_is_gone_its_devices_are_let_go_and_the_engine_answers_them(
         .unwrap();
         engine.gone.store(true, std::sync::atomic::Ordering::SeqCst);
         engine.cut.send_modify(|c| *c += 1);
-        let rest: Vec<Bytes> = tokio::time::timeout(Duration::from_secs(5), body.collect()).await.expect("the device's feed ends");
+        let rest: Vec<Bytes> =
+            tokio::time::timeout(Duration::from_secs(5), body.collect()).await.expect("the device's feed ends");
         assert!(rest.is_empty(), "{rest:?}");
         assert_eq!(hubs.counts().upstream_feeds, 0);
         // A device coming back is not the hub's: the engine answers it (404) as before the hub.

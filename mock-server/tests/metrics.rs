@@ -71,6 +71,8 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
         String::from_utf8_lossy(&checked.stdout),
         String::from_utf8_lossy(&checked.stderr)
     );
+    let newest = "rolling_snapshot_newest_timestamp_seconds";
+    assert!(!scrape.lines().any(|l| l.starts_with(newest)), "no snapshot yet, no time of one (never a 0)");
     let p = Prometheus::start(&target).await;
 
     // The rollout: the canary on (with the drop), the rotate; a device signs in (once wrongly),
@@ -103,6 +105,7 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
     for cron in ["rolling-db-rotate", "rolling-db-archive"] {
         assert_eq!(s.run_cron(&admin, cron).await["status"], "succeeded", "{cron}");
     }
+    let backed_up_at = s.now();
     let backup = s.run_cron(&admin, "rolling-db-backup").await;
     assert_eq!(backup["status"], "succeeded", "{backup}");
     let taken = snapshots_in(&backup);
@@ -154,7 +157,12 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
     assert_eq!(p.value("rolling_reconciliation_diff{tenant=\"acme\"}").await, recon["diff"].as_f64(), "{recon}");
     assert_eq!(p.value("rolling_snapshots_taken_total").await, Some(taken), "what the backup run's log lists");
     assert_eq!(p.value("rolling_snapshot_failures_total").await, Some(0.0));
-    assert!(p.value("rolling_snapshot_newest_timestamp_seconds").await.is_some());
+    let at = p.value(newest).await.expect("a snapshot's time");
+    let (from, to) = (backed_up_at as f64 / 1000.0, (backed_up_at + 60_000) as f64 / 1000.0);
+    assert!(from <= at && at <= to, "the backup's time on the server's clock: {at} in {from}..{to}");
+    assert_eq!(p.value("cron_runs_total{cron=\"rolling-db-rotate\",outcome=\"succeeded\"}").await, Some(2.0));
+    assert_eq!(p.query("cron_runs_total{outcome=\"failed\"}").await, Vec::new());
+    assert_eq!(p.value("cron_run_duration_seconds_count{cron=\"rolling-db-backup\"}").await, Some(1.0));
     for cron in ["rolling-db-rotate", "rolling-db-archive", "rolling-db-backup", "rolling-db-drop-eval"] {
         assert_eq!(p.value(&format!("cron_last_run_succeeded{{cron=\"{cron}\"}}")).await, Some(1.0), "{cron}");
         assert!(p.value(&format!("cron_last_success_timestamp_seconds{{cron=\"{cron}\"}}")).await.is_some(), "{cron}");

@@ -28,8 +28,10 @@ pub fn trigger(state: &AppState, cron: &'static CronDef, actor: &Actor) -> Resul
         let id = run_id.clone();
         std::thread::spawn(move || {
             let ctx = JobContext { state: &state, run_id: &id };
+            let started = std::time::Instant::now();
             // A panicking job still ends its run (as failed) and releases the lock.
             let ok = catch_unwind(AssertUnwindSafe(|| jobs::run(cron.job, &ctx))).unwrap_or(false);
+            crate::recorded::cron_run(cron.name, ok, started.elapsed().as_secs_f64());
             let now = state.clock.now_ms();
             if let Err(e) = state.store.transaction(|tx| runs::finish(tx, &id, ok, now)) {
                 tracing::error!("finishing run {id}: {}", crate::causes::chain(&StoreError(e)));

@@ -46,6 +46,18 @@ struct ProxyClass {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CronOutcome {
+    cron: &'static str,
+    /// `succeeded` or `failed`.
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CronLabel {
+    cron: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct DatabaseLabel {
     database: &'static str,
 }
@@ -70,7 +82,18 @@ struct Recorded {
     proxy_requests: Family<ProxyClass, Counter>,
     snapshots_taken: Counter,
     snapshot_failures: Counter,
-    newest_snapshot: Gauge<f64, std::sync::atomic::AtomicU64>,
+    /// Without labels, but a family: no series at all until the first snapshot (a 0 would read
+    /// as a snapshot taken in 1970).
+    newest_snapshot: Family<Vec<(String, String)>, FloatGauge>,
+    cron_runs: Family<CronOutcome, Counter>,
+    cron_durations: Family<CronLabel, Histogram>,
+}
+
+type FloatGauge = Gauge<f64, std::sync::atomic::AtomicU64>;
+
+/// 10 ms to about 3 hours: a cron run over a fleet.
+fn minutes_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.01, 4.0, 10))
 }
 
 fn seconds_histogram() -> Histogram {
@@ -145,11 +168,20 @@ static RECORDED: LazyLock<Recorded> = LazyLock::new(|| {
         "Tenants whose backup failed (nothing of theirs written) on this replica",
         snapshot_failures.clone(),
     );
-    let newest_snapshot = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+    let newest_snapshot = Family::<Vec<(String, String)>, FloatGauge>::default();
     registry.register(
         "rolling_snapshot_newest_timestamp_seconds",
         "When this replica's backup cron last took a snapshot (server clock, Unix seconds; absent until its first)",
         newest_snapshot.clone(),
+    );
+    let cron_runs = Family::<CronOutcome, Counter>::default();
+    registry.register("cron_runs", "Cron runs this replica ran to their end, by cron and outcome", cron_runs.clone());
+    let cron_durations = Family::<CronLabel, Histogram>::new_with_constructor(minutes_histogram as fn() -> Histogram);
+    registry.register_with_unit(
+        "cron_run_duration",
+        "How long each cron's runs on this replica took",
+        Unit::Seconds,
+        cron_durations.clone(),
     );
     Recorded {
         registry,
@@ -165,8 +197,17 @@ static RECORDED: LazyLock<Recorded> = LazyLock::new(|| {
         snapshots_taken,
         snapshot_failures,
         newest_snapshot,
+        cron_runs,
+        cron_durations,
     }
 });
+
+/// A run of `cron` ended after `seconds`.
+pub fn cron_run(cron: &'static str, succeeded: bool, seconds: f64) {
+    let outcome = if succeeded { "succeeded" } else { "failed" };
+    RECORDED.cron_runs.get_or_create(&CronOutcome { cron, outcome }).inc();
+    RECORDED.cron_durations.get_or_create(&CronLabel { cron }).observe(seconds);
+}
 
 /// A realtime handshake answered: `ok`, or the code of the error frame it was refused with.
 pub fn handshake(outcome: &str) {
@@ -182,7 +223,7 @@ pub fn proxy_request(class: &'static str, outcome: &'static str) {
 pub fn snapshots_taken(taken: usize, now_ms: i64) {
     if taken > 0 {
         RECORDED.snapshots_taken.inc_by(taken as u64);
-        RECORDED.newest_snapshot.set(now_ms as f64 / 1000.0);
+        RECORDED.newest_snapshot.get_or_create(&Vec::new()).set(now_ms as f64 / 1000.0);
     }
 }
 

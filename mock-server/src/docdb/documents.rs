@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{DocDbResult, RawDoc};
+use super::{DocDbError, DocDbResult};
 
 /// What a database reports of itself (CouchDB's `GET /{db}`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,4 +58,53 @@ pub fn endpoint_names(endpoint: &Value, db: &str) -> bool {
     let url = endpoint.get("url").unwrap_or(endpoint).as_str().unwrap_or("");
     let last = url.split('?').next().unwrap_or("").trim_end_matches('/').rsplit('/').next().unwrap_or("");
     super::percent_decoded(last) == db
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Doc {
+    pub id: String,
+    pub rev: String,
+    pub body: Map<String, Value>,
+}
+
+impl Doc {
+    /// The document as CouchDB returns it: the body with `_id` and `_rev`.
+    pub fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("_id".into(), Value::String(self.id.clone()));
+        out.insert("_rev".into(), Value::String(self.rev.clone()));
+        for (k, v) in &self.body {
+            out.insert(k.clone(), v.clone());
+        }
+        Value::Object(out)
+    }
+}
+
+/// The body without CouchDB's reserved fields.
+pub(crate) fn strip_reserved(mut body: Map<String, Value>) -> Map<String, Value> {
+    body.remove("_id");
+    body.remove("_rev");
+    body
+}
+
+fn parse_body(db: &str, id: &str, body: &str) -> DocDbResult<Map<String, Value>> {
+    serde_json::from_str(body)
+        .map_err(|e| DocDbError::CorruptJson { what: format!("document {id} of {db}"), source: e })
+}
+
+/// A document as stored: its body still JSON text. Reading rows is all a caller holding the
+/// store lock needs to do; parsing them (`RawDoc::parse`) can wait until the lock is released.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawDoc {
+    pub db: String,
+    pub id: String,
+    pub rev: String,
+    pub body: String,
+}
+
+impl RawDoc {
+    /// The document, or `Corrupt` when its body is not a JSON object.
+    pub fn parse(self) -> DocDbResult<Doc> {
+        Ok(Doc { body: parse_body(&self.db, &self.id, &self.body)?, id: self.id, rev: self.rev })
+    }
 }

@@ -1,5 +1,5 @@
 //! The cluster's headroom (`max_dbs_open`): whether the handles a rotate keeps in use fit beside
-//! the handles every other tenant keeps. A fact of the cluster model (docdb/mod.rs: open handles,
+//! the handles every other tenant keeps. A fact of the cluster model (docdb/handles.rs: open handles,
 //! the LRU, pinned databases), asked by the rotate before it starts and by the flag's preflight.
 
 use crate::store::sql::Connection;

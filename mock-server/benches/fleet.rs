@@ -29,9 +29,9 @@ use mock_server::rolling::flags::FlagPatch;
 use mock_server::rolling::RollingSettings;
 use mock_server::seed;
 use mock_server::settings::Settings;
+use protocol::realtime::CLOSE_INVALIDATED;
 use serde_json::{json, Value};
 use session_broker::core::realtime::reconnect_delay_ms;
-use session_broker::protocol::realtime::CLOSE_INVALIDATED;
 use tokio_tungstenite::tungstenite::Message;
 
 /// The release server on a free loopback port, with its own data directory (and, for the
@@ -524,7 +524,7 @@ async fn handshake(
 ) -> Option<(Duration, tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>)> {
     let t = Instant::now();
     let (mut ws, _) = tokio_tungstenite::connect_async(url).await.ok()?;
-    let init = json!({"type": "sdk:init", "payload": {"token": token, "sdkVersion": session_broker::protocol::SDK_VERSION, "lastInvalidation": i64::MAX}});
+    let init = json!({"type": "sdk:init", "payload": {"token": token, "sdkVersion": protocol::SDK_VERSION, "lastInvalidation": i64::MAX}});
     ws.send(Message::text(init.to_string())).await.ok()?;
     while let Some(Ok(m)) = ws.next().await {
         if let Message::Text(text) = m {

@@ -12,7 +12,7 @@ use tower_http::trace::TraceLayer;
 use crate::error::AppError;
 use crate::routes;
 use crate::state::AppState;
-use session_broker::protocol::errors as code;
+use protocol::errors as code;
 
 /// Bodies above this are refused with 413 and the error body (`{error, message}`).
 pub const BODY_LIMIT_BYTES: usize = 64 * 1024;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use session_broker::protocol::errors as code;
-use session_broker::protocol::ErrorBody;
+use protocol::errors as code;
+use protocol::ErrorBody;
 
 /// What went wrong inside, with its source chain.
 #[derive(Debug, Clone)]

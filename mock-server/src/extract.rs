@@ -4,12 +4,12 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
+use protocol::JwtClaims;
 use serde::de::DeserializeOwned;
-use session_broker::protocol::JwtClaims;
 
 use crate::error::AppError;
 use crate::state::AppState;
-use session_broker::protocol::errors as code;
+use protocol::errors as code;
 
 /// `axum::Json` with rejections mapped to `AppError`.
 pub struct ApiJson<T>(pub T);
@@ -113,7 +113,7 @@ impl AuthUser {
 
     /// Whether the SDK's default permission map lets the caller's roles do `action`.
     pub fn may(&self, action: &str) -> bool {
-        session_broker::core::permissions::PermissionMap::default().allows(action, &self.0.roles)
+        protocol::permissions::PermissionMap::default().allows(action, &self.0.roles)
     }
 
     /// 403 unless the SDK's default permission map lets the caller's roles do `action`: the

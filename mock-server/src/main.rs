@@ -10,7 +10,7 @@ use mock_server::causes::chain;
 use mock_server::settings::Settings;
 use mock_server::state::{AppState, StaticDirs};
 use mock_server::store::{self, migrate};
-use session_broker::protocol::ops::audit as actions;
+use protocol::ops::audit as actions;
 
 const USAGE: &str = "usage:
   mock-server [--listen ADDR] [--www DIR] [--pkg DIR] [--vendor DIR]

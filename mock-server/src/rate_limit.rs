@@ -36,7 +36,7 @@ impl KeyExtractor for PeerAddress {
 fn refused(e: GovernorError) -> Response<Body> {
     match e {
         GovernorError::TooManyRequests { wait_time, .. } => AppError::TooMany {
-            code: session_broker::protocol::errors::RATE_LIMITED,
+            code: protocol::errors::RATE_LIMITED,
             message: "too many sign-in requests from this address; wait and try again".into(),
             retry_after_secs: Some(wait_time.max(1)),
         },

@@ -49,7 +49,7 @@ async fn all_flags_off_is_parity() {
     assert_eq!(listed.status, StatusCode::OK);
     let names: Vec<&str> =
         listed.body["crons"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(names, session_broker::protocol::ops::CRONS.map(|c| c.name));
+    assert_eq!(names, protocol::ops::CRONS.map(|c| c.name));
     assert!(
         listed.body["crons"]
             .as_array()

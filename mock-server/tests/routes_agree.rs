@@ -1,9 +1,9 @@
 //! The route-agreement test: every route the SDK (and the console) calls, from the one list in
-//! `session_broker::protocol::routes`, reaches a handler of the server's router under that very
+//! `protocol::routes`, reaches a handler of the server's router under that very
 //! template and method. A path or a method written on one side only fails here.
 
 use axum::http::{Request, StatusCode};
-use session_broker::protocol::routes::{fill, CLIENT_CALLS};
+use protocol::routes::{fill, CLIENT_CALLS};
 use tower::ServiceExt;
 
 #[tokio::test]

@@ -431,7 +431,7 @@ async fn a_corrupt_stored_row_is_an_error_reported_never_an_empty_answer() {
 /// a request that needs that action.
 #[tokio::test]
 async fn every_action_of_the_permission_map_agrees_with_the_server_for_every_demo_role() {
-    use session_broker::core::permissions::{self as p, PermissionMap};
+    use protocol::permissions::{self as p, PermissionMap};
     let s = spawn().await;
     let admin = s.token("admin").await;
     // CORE exists for the catalogue write, and on a tenant of every user's company.

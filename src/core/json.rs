@@ -2,7 +2,9 @@
 //! text through the platform's codec ([`crate::core::codec`]). The core only ever calls
 //! [`parse`] and [`stringify`].
 
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+pub use crate::protocol::json::{object, str_field, string_list, string_map, u64_field};
 
 use super::codec::codec;
 
@@ -14,38 +16,6 @@ pub fn parse(text: &str) -> Option<Value> {
 /// Writes a value as JSON text.
 pub fn stringify(value: &Value) -> String {
     (codec().stringify)(value)
-}
-
-/// An object from its fields, in order (what `json!` would build, without its serializer and
-/// its `unwrap`).
-pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
-    // Inserted one by one: collecting into the map would sort first, one sort per caller type.
-    let mut map = Map::new();
-    for (k, v) in fields {
-        map.insert(k.to_owned(), v);
-    }
-    Value::Object(map)
-}
-
-/// A string field of an object.
-pub fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
-    value.get(key)?.as_str()
-}
-
-/// A non-negative integer field of an object.
-pub fn u64_field(value: &Value, key: &str) -> Option<u64> {
-    value.get(key)?.as_u64()
-}
-
-/// An object whose values are all strings (a header set).
-pub fn string_map(value: &Value) -> Option<Map<String, Value>> {
-    let map = value.as_object()?;
-    map.values().all(Value::is_string).then(|| map.clone())
-}
-
-/// An array of strings.
-pub fn string_list(value: &Value) -> Option<Vec<String>> {
-    value.as_array()?.iter().map(|v| v.as_str().map(str::to_owned)).collect()
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

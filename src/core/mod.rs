@@ -8,7 +8,7 @@ pub mod hooks;
 pub mod json;
 pub mod keys;
 pub mod lease;
-pub mod permissions;
+pub use crate::protocol::permissions;
 pub mod ports;
 pub mod realtime;
 pub mod results;

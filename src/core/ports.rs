@@ -56,33 +56,7 @@ pub trait RefreshLock {
     }
 }
 
-/// The HTTP methods the SDK sends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
-    /// `GET`.
-    Get,
-    /// `POST`.
-    Post,
-    /// `PUT`.
-    Put,
-    /// `PATCH`.
-    Patch,
-    /// `DELETE`.
-    Delete,
-}
-
-impl Method {
-    /// The method's name on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Patch => "PATCH",
-            Method::Delete => "DELETE",
-        }
-    }
-}
+pub use crate::protocol::routes::Method;
 
 /// One HTTP request.
 #[derive(Debug, Clone, PartialEq)]

@@ -470,7 +470,7 @@ export type SdkErrorCode =
   | "permission_denied" | "realtime_refused" | "closed" | "connection_failed" | "not_initialized"
   | "signed_out";
 
-/** The server's codes, passed through as it sent them (src/protocol/errors.rs). */
+/** The server's codes, passed through as it sent them (protocol/src/errors.rs). */
 export type ServerErrorCode =
   | "all_dbs_active" | "bad_request" | "cannot_delete_self" | "company_exists"
   | "company_not_empty" | "conflict" | "core_missing" | "current_password_required"

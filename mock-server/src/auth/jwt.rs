@@ -2,7 +2,7 @@
 //! clock (which tests move), not the system clock.
 
 use jsonwebtoken::{decode, encode, errors::ErrorKind, Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use session_broker::protocol::JwtClaims;
+use protocol::JwtClaims;
 
 /// Why a token could not be issued or was not accepted.
 #[derive(Debug, thiserror::Error)]

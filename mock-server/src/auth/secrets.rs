@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use hmac::{Hmac, Mac};
+use protocol::{DocdbHeaders, HeaderSet};
 use rand::RngCore;
-use session_broker::protocol::{DocdbHeaders, HeaderSet};
 use sha2::{Digest, Sha256};
 
 /// 32 random bytes, hex: the refresh token the client holds.

@@ -1,7 +1,7 @@
 //! What each cron does, tenant by tenant: every tenant in its own transaction, so one tenant's
 //! failure (say `all_dbs_active`) leaves nothing half-done and the others go on.
 
-use session_broker::protocol::ops::audit as actions;
+use protocol::ops::audit as actions;
 use std::time::Duration;
 
 use crate::causes::chain;

@@ -11,7 +11,7 @@ pub mod runs;
 pub mod scheduler;
 
 use chrono::{DateTime, Days, NaiveTime};
-use session_broker::protocol::ops::{self, CronSpec};
+use protocol::ops::{self, CronSpec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Job {
@@ -57,7 +57,7 @@ impl CronDef {
     }
 }
 
-pub use session_broker::protocol::ops::{
+pub use protocol::ops::{
     CRON_ARCHIVE as ARCHIVE, CRON_BACKUP as BACKUP, CRON_DROP_EVAL as DROP_EVAL, CRON_PRUNE as PRUNE,
     CRON_ROTATE as ROTATE,
 };

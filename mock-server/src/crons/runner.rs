@@ -1,6 +1,6 @@
 //! Starting a run: join the live one or take the lock and run the job on a thread of its own.
 
-use session_broker::protocol::ops::audit as actions;
+use protocol::ops::audit as actions;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::auth::secrets::random_id;

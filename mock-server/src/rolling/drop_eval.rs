@@ -7,8 +7,8 @@
 
 use crate::docdb::Cluster;
 use crate::store::sql::params;
+use protocol::ops::audit as actions;
 use serde::Serialize;
-use session_broker::protocol::ops::audit as actions;
 
 use super::archive::reconcile_diff;
 use super::days::{set_day_status, stamp, DayStatus, Stamp};
@@ -126,13 +126,7 @@ pub fn evaluate_tenant(
         stamp(conn, &c.name, Stamp::Dropped, now_ms)?;
         let after = after_drop(conn, &c.name)?;
         let detail = serde_json::json!({ "companyId": tenant.id, "db": c.name, "after": after });
-        audit::record(
-            conn,
-            &Actor::system(session_broker::protocol::ops::CRON_DROP_EVAL),
-            actions::DAY_DROP,
-            detail,
-            now_ms,
-        )?;
+        audit::record(conn, &Actor::system(protocol::ops::CRON_DROP_EVAL), actions::DAY_DROP, detail, now_ms)?;
         report.after.push(after);
         report.dropped.push(c.name);
     }

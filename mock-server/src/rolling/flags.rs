@@ -9,7 +9,7 @@ use super::{RollingError, RollingResult};
 use crate::store::devices;
 
 /// The first SDK with the catalogue cutover switch.
-pub use session_broker::protocol::{has_cutover_switch, parse_version, predates_cutover, CUTOVER_SDK_VERSION};
+pub use protocol::{has_cutover_switch, parse_version, predates_cutover, CUTOVER_SDK_VERSION};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -3,8 +3,8 @@
 //! (`core` only for a rolling tenant whose CORE exists and an SDK with the cutover switch).
 
 use crate::store::sql::Connection;
-use session_broker::protocol::has_cutover_switch;
-use session_broker::protocol::realtime::{InvalidateLocal, Ready, Routing};
+use protocol::has_cutover_switch;
+use protocol::realtime::{InvalidateLocal, Ready, Routing};
 
 use super::flags;
 use super::invalidation;

@@ -8,8 +8,8 @@ use super::{flags, RollingResult};
 use crate::docdb;
 use crate::docdb::naming::{day_of, TenantNames};
 
-pub use session_broker::protocol::ops::{REASON_CUTOVER, REASON_DAILY, REASON_OPERATOR};
-pub use session_broker::protocol::realtime::Routing;
+pub use protocol::ops::{REASON_CUTOVER, REASON_DAILY, REASON_OPERATOR};
+pub use protocol::realtime::Routing;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

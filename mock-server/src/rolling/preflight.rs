@@ -5,9 +5,9 @@
 
 use crate::docdb::Cluster;
 use crate::store::sql::Connection;
+use protocol::errors as code;
+use protocol::{has_cutover_switch, CUTOVER_SDK_VERSION};
 use serde::Serialize;
-use session_broker::protocol::errors as code;
-use session_broker::protocol::{has_cutover_switch, CUTOVER_SDK_VERSION};
 
 use super::archive::reconcile_diff;
 use super::days::{day_databases, DayStatus};

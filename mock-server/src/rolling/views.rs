@@ -47,7 +47,7 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
         let f = flags::get(conn, &t.id)?;
         let days = day_databases(conn, &t.id)?.into_iter().filter(|d| d.status != DayStatus::Dropped).count();
         let devices: Vec<Value> =
-            devices::for_company(conn, &t.id)?.into_iter().map(|d| json!({ "deviceId": d.id, "beforeCutover": session_broker::protocol::predates_cutover(d.sdk_version.as_deref()), "sdkVersion": d.sdk_version, "lastSeenAt": d.last_seen_at })).collect();
+            devices::for_company(conn, &t.id)?.into_iter().map(|d| json!({ "deviceId": d.id, "beforeCutover": protocol::predates_cutover(d.sdk_version.as_deref()), "sdkVersion": d.sdk_version, "lastSeenAt": d.last_seen_at })).collect();
         out.push(json!({
             "companyId": t.id, "name": t.name,
             "rollingDb": f.rolling_db, "rollingDbDrop": f.rolling_db_drop,
@@ -59,7 +59,7 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<V
         }));
     }
     // The console compares device versions with this instead of a constant of its own.
-    Ok(json!({ "tenants": out, "cutoverSdkVersion": session_broker::protocol::CUTOVER_SDK_VERSION }))
+    Ok(json!({ "tenants": out, "cutoverSdkVersion": protocol::CUTOVER_SDK_VERSION }))
 }
 
 /// Past day databases against the archive database and the relational store; `diff` totals the

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 use axum::extract::{Path, Query, State};
 use axum::routing::{get, patch, post};
 use axum::{Json, Router};
+use protocol::ops::audit as actions;
+use protocol::routes;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use session_broker::protocol::ops::audit as actions;
-use session_broker::protocol::routes;
 
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
@@ -18,10 +18,10 @@ use crate::rolling::invalidation;
 use crate::rolling::{flag_change, preflight, tenants, views, RollingSettings};
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
-use session_broker::core::permissions::{
+use protocol::errors as code;
+use protocol::permissions::{
     CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_RELEASE, ROLLING_DB_REWARM,
 };
-use session_broker::protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
     Router::new()

@@ -5,11 +5,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
+use protocol::ops::audit as actions;
+use protocol::routes;
+use protocol::{AuthResponse, GoogleLoginRequest, LoginRequest, LogoutRequest, OkBody, RefreshRequest};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use session_broker::protocol::ops::audit as actions;
-use session_broker::protocol::routes;
-use session_broker::protocol::{AuthResponse, GoogleLoginRequest, LoginRequest, LogoutRequest, OkBody, RefreshRequest};
 
 use crate::auth::passwords::{self, Checked};
 use crate::auth::secrets::{docdb_headers, random_id, random_token, token_hash};
@@ -21,7 +21,7 @@ use crate::state::AppState;
 use crate::store::audit::{self, Actor};
 use crate::store::users::User;
 use crate::store::{devices, login_failures, refresh_tokens, users};
-use session_broker::protocol::errors as code;
+use protocol::errors as code;
 
 pub const GOOGLE_PREFIX: &str = "mock-google:";
 

@@ -3,9 +3,9 @@
 use axum::extract::{Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
+use protocol::routes;
 use serde::Deserialize;
 use serde_json::Value;
-use session_broker::protocol::routes;
 
 use crate::error::{AppError, AppResult};
 use crate::extract::AuthUser;
@@ -13,7 +13,7 @@ use crate::rolling::invalidation::Routing;
 use crate::rolling::views::{self, BootstrapError};
 use crate::rolling::{tenants, RollingSettings};
 use crate::state::AppState;
-use session_broker::protocol::errors as code;
+use protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
     Router::new().route(routes::BOOTSTRAP.path, get(bootstrap))

@@ -6,16 +6,16 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use protocol::routes;
 use serde_json::{json, Value};
-use session_broker::protocol::routes;
 
 use crate::crons::{self, runner, runs, CRONS};
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, AuthUser, ClientIp};
 use crate::state::AppState;
 use crate::store::audit::Actor;
-use session_broker::core::permissions::{CRONS_READ, CRONS_RUN};
-use session_broker::protocol::errors as code;
+use protocol::errors as code;
+use protocol::permissions::{CRONS_READ, CRONS_RUN};
 
 pub fn router() -> Router<AppState> {
     Router::new()

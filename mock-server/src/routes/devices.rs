@@ -3,16 +3,16 @@
 use axum::extract::State;
 use axum::routing::{post, put};
 use axum::{Json, Router};
+use protocol::routes;
+use protocol::{ConnectResponse, StatusRequest};
 use serde_json::{json, Map, Value};
-use session_broker::protocol::routes;
-use session_broker::protocol::{ConnectResponse, StatusRequest};
 
 use crate::auth::secrets::random_id;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser};
 use crate::state::AppState;
 use crate::store::devices::{self, Device};
-use session_broker::protocol::errors as code;
+use protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
     Router::new().route(routes::CONNECT.path, post(connect)).route(routes::STATUS.path, put(status))

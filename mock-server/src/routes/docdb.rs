@@ -13,8 +13,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum::{Json, Router};
 use futures_util::StreamExt;
+use protocol::permissions::PermissionMap;
 use serde_json::{json, Map, Value};
-use session_broker::core::permissions::PermissionMap;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::docdb::access::{self, Op, Refusal};
@@ -23,7 +23,7 @@ use crate::error::{AppError, AppResult, Cause};
 use crate::extract::{ApiJson, DocdbUser};
 use crate::rolling::{conflicts, tenants};
 use crate::state::AppState;
-use session_broker::protocol::errors as code;
+use protocol::errors as code;
 
 /// The largest request body the proxy forwards (a replication pushes `_bulk_docs` in batches of
 /// 100 documents by default: this leaves room for large documents, and bounds a hostile one).
@@ -72,7 +72,7 @@ async fn engine_required() -> AppError {
 
 /// Whether the caller's roles may write CORE (`catalog:write`, the SDK's permission map).
 fn may_write_catalogue(caller: &DocdbUser) -> bool {
-    PermissionMap::default().allows(session_broker::core::permissions::CATALOG_WRITE, &caller.roles)
+    PermissionMap::default().allows(protocol::permissions::CATALOG_WRITE, &caller.roles)
 }
 
 fn refused(r: Refusal) -> AppError {

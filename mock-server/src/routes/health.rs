@@ -5,8 +5,8 @@
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
+use protocol::routes;
 use serde_json::{json, Value};
-use session_broker::protocol::routes;
 
 use crate::error::AppResult;
 use crate::state::AppState;

@@ -6,9 +6,9 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::{get, patch};
 use axum::{Json, Router};
+use protocol::ops::audit as actions;
+use protocol::routes;
 use serde_json::{json, Map, Value};
-use session_broker::protocol::ops::audit as actions;
-use session_broker::protocol::routes;
 
 use crate::auth::passwords;
 use crate::auth::secrets::random_id;
@@ -18,7 +18,7 @@ use crate::state::AppState;
 use crate::store::audit::{self, Actor};
 use crate::store::devices::{self, Device};
 use crate::store::{companies, refresh_tokens, users};
-use session_broker::protocol::errors as code;
+use protocol::errors as code;
 
 fn is_admin(user: &AuthUser) -> bool {
     user.0.roles.iter().any(|r| r == "sys_admin")

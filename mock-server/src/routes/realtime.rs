@@ -2,7 +2,7 @@
 //! `invalidate-local` when due, then `ready`; a tenant invalidation closes the socket with 4000
 //! so the device reconnects and meets it. A bad token gets an `error` frame and close 4401.
 
-use session_broker::protocol::routes;
+use protocol::routes;
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -10,11 +10,11 @@ use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
-use session_broker::protocol::realtime::{
+use protocol::realtime::{
     ClientFrame, Empty, FrameError, SdkInit, ServerFrame, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED,
 };
 
-use session_broker::protocol::errors as code;
+use protocol::errors as code;
 
 use crate::error::AppError;
 use crate::rolling::handshake::{self, Hello};

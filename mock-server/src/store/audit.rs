@@ -4,8 +4,8 @@
 use std::net::IpAddr;
 
 use crate::store::sql::{params, Connection, Dialect};
+use protocol::JwtClaims;
 use serde_json::{json, Map, Value};
-use session_broker::protocol::JwtClaims;
 
 /// Who acted: a user id (or `cron:<name>` for a scheduled run) and the peer address, if known.
 #[derive(Debug, Clone, PartialEq)]

@@ -276,17 +276,12 @@ impl Session {
             }
             other => other,
         };
-        match result {
-            Ok(guard) => Some(guard),
-            Err(LockError::Unavailable(why)) => {
-                self.reporter().error(&["session-broker: refreshing without the cross-tab lock: ", &why].concat());
-                None
-            }
-            Err(LockError::TimedOut) => {
-                self.reporter()
-                    .error("session-broker: refreshing without the cross-tab lock: it could not be taken over");
-                None
-            }
-        }
+        let why = match result {
+            Ok(guard) => return Some(guard),
+            Err(LockError::Unavailable(why)) => why,
+            Err(LockError::TimedOut) => "it could not be taken over".into(),
+        };
+        self.reporter().error(&["session-broker: refreshing without the cross-tab lock: ", &why].concat());
+        None
     }
 }

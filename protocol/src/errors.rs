@@ -3,6 +3,7 @@
 
 /// Declares each code once: the constant, its doc comment, and its entry in `ALL` (the SDK's
 /// own codes in `core::codes` are declared the same way).
+#[macro_export]
 macro_rules! codes {
     ($($(#[doc = $doc:literal])+ $name:ident = $text:literal;)+) => {
         $($(#[doc = $doc])+ pub const $name: &str = $text;)+
@@ -10,8 +11,6 @@ macro_rules! codes {
         pub const ALL: &[&str] = &[$($name),+];
     };
 }
-pub(crate) use codes;
-
 codes! {
     /// 409: the cluster's `ROLLING_DB_MAX_OPEN` open handles are all in use.
     ALL_DBS_ACTIVE = "all_dbs_active";

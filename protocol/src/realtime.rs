@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::core::json::{object, str_field};
+use super::json::{object, str_field};
 
 /// The server invalidated the tenant: reconnect (with backoff) and meet the invalidation.
 pub const CLOSE_INVALIDATED: u16 = 4000;

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::core::json::object;
+use super::json::object;
 
 /// Header name → string value, as stored under `X-Docdb-Headers-*`. A JSON map (rather than a
 /// map of strings) so the SDK's wasm module carries one map type only.
@@ -68,7 +68,7 @@ impl LogoutRequest {
 impl ConnectResponse {
     /// The device id in an answer of `POST /auth/connect`.
     pub fn device_id_of(answer: &Value) -> Option<&str> {
-        crate::core::json::str_field(answer, "deviceId")
+        super::json::str_field(answer, "deviceId")
     }
 }
 
@@ -120,7 +120,7 @@ impl AuthResponse {
     /// Reads the answer from parsed JSON (the SDK's path: one JSON parser instance for every
     /// shape keeps the wasm module small). `None` when a required field is missing or mistyped.
     pub fn from_json(value: &Value) -> Option<AuthResponse> {
-        use crate::core::json::{str_field, string_map, u64_field};
+        use super::json::{str_field, string_map, u64_field};
         let headers = match value.get("docdbHeaders") {
             None | Some(Value::Null) => None,
             Some(h) => {
@@ -184,7 +184,7 @@ pub struct OkBody {
 /// The one error body every server route answers with.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ErrorBody {
-    /// The snake_case code (one of [`crate::protocol::errors::ALL`]).
+    /// The snake_case code (one of [`super::errors::ALL`]).
     pub error: String,
     /// What went wrong, in English, for people.
     pub message: String,
@@ -344,7 +344,7 @@ mod tests {
     #[test]
     fn every_error_code_is_snake_case_and_listed_once() {
         let mut seen = std::collections::BTreeSet::new();
-        for code in crate::protocol::errors::ALL {
+        for code in super::super::errors::ALL {
             assert!(code.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{code}");
             assert!(seen.insert(code), "{code} listed twice");
         }

@@ -5,9 +5,14 @@
 //! and writes the bodies through these structs; the SDK, which carries no serde serialiser, writes
 //! them with the builders beside them, tested to agree.
 
+#![warn(missing_docs)]
+
 mod auth;
 pub mod errors;
+pub mod json;
+
 pub mod ops;
+pub mod permissions;
 pub mod realtime;
 pub mod routes;
 

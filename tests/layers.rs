@@ -1,0 +1,71 @@
+//! The SDK's layers, checked on the source: the platform-free `core` at the bottom (below it only
+//! the protocol crate's sources, which name nothing of the SDK: they build alone as a crate), the
+//! browser adapters (`web`) above it, the `#[wasm_bindgen]` facade (`js`) above both. No module imports from a layer above its
+//! own, and no two files import each other, however far round.
+#![cfg(not(target_arch = "wasm32"))]
+
+#[path = "support/import_graph.rs"]
+mod import_graph;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use import_graph::{circles, upward};
+
+/// Lowest first. A module may import from its own row and the rows below it.
+const LAYERS: [&[&str]; 3] = [&["core"], &["web"], &["js", "lib"]];
+
+fn layer(module: &str) -> usize {
+    let top = module.split('/').next().unwrap();
+    LAYERS
+        .iter()
+        .position(|row| row.contains(&top))
+        .unwrap_or_else(|| panic!("module {top} is in no layer: add it to LAYERS"))
+}
+
+fn sdk() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn protocol() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("protocol")
+}
+
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    import_graph::graph(&sdk())
+}
+
+#[test]
+fn no_module_imports_from_a_layer_above_its_own() {
+    let upward = upward(&graph(), layer);
+    assert!(upward.is_empty(), "upward imports:\n{}", upward.join("\n"));
+}
+
+#[test]
+fn no_import_circles_in_the_sdk_or_the_protocol() {
+    for (what, edges) in [("the SDK", graph()), ("the protocol crate", import_graph::graph(&protocol().join("src")))] {
+        let found = circles(&edges);
+        assert!(found.is_empty(), "import circles in {what}:\n{}", found.join("\n"));
+    }
+}
+
+#[test]
+fn the_protocol_crate_depends_on_serde_alone() {
+    let manifest = std::fs::read_to_string(protocol().join("Cargo.toml")).unwrap();
+    let deps = manifest.split("[dependencies]").nth(1).unwrap().split("\n[").next().unwrap();
+    let names: Vec<&str> = deps.lines().filter_map(|l| l.split_once('=')).map(|(name, _)| name.trim()).collect();
+    assert_eq!(names, ["serde", "serde_json"], "the protocol crate's dependencies");
+    let version = manifest.lines().find_map(|l| l.strip_prefix("version = ")).unwrap().trim_matches('"');
+    assert_eq!(version, env!("CARGO_PKG_VERSION"), "the protocol crate's version (its SDK_VERSION) is the SDK's");
+}
+
+#[test]
+fn the_reader_finds_what_it_checks() {
+    // The checks above prove nothing if the reader misses imports: these are known to exist.
+    let edges = graph();
+    for (from, to) in
+        [("js/auth_manager", "core/session"), ("web/storage", "core/ports"), ("core/session", "core/token")]
+    {
+        assert!(edges.get(from).is_some_and(|deps| deps.contains(to)), "{from} → {to} not seen: {:?}", edges.get(from));
+    }
+}

@@ -8,7 +8,7 @@ GECKODRIVER_VERSION := 0.37.1
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb postgresql prometheus pkg-config libssl-dev
 # The JS tools of the tests, pinned, from the npm registry into target/npm-tools: the TypeScript
-# that compiles tests/types (and PouchDB's types, for the README's replication example), the
+# that compiles tests/types (and PouchDB's types, for the replication example of docs/sdk.md), the
 # bundlers of tests/bundlers, axe-core for the accessibility audit.
 NPM_TOOLS := typescript@5.9.3 vite@8.3.8 esbuild@0.28.2 webpack@5.112.2 webpack-cli@7.3.1 axe-core@4.14.1 \
   @types/pouchdb-browser@6.1.5

@@ -29,7 +29,7 @@ pub fn start() {
     console_error_panic_hook::set_once();
 }
 
-// A free list instead of std's dlmalloc: 3.5 KB less of the package (README, Size). Sound
+// A free list instead of std's dlmalloc: 3.5 KB less of the package (docs/performance.md, "The package's size"). Sound
 // here because the module is single-threaded (no wasm threads).
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]

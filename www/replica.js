@@ -1,4 +1,4 @@
-// The Session pane's offline data, kept as an app keeps it (README: "Replication with
+// The Session pane's offline data, kept as an app keeps it (docs/sdk.md: "Replication with
 // PouchDB"): PouchDB replicas of the databases each `ready` names, replicated through the
 // server's document proxy with auth.docdbFetch, tracked so the SDK destroys them at the next
 // user's login or an invalidation. PouchDB comes from /vendor/ (make build vendors the pinned

@@ -22,7 +22,7 @@ const USAGE: &str = "usage:
   mock-server migrate --database-url postgres://… [--status | --baseline-through NNNN | --dry-run | --validate]
                                                           the same against PostgreSQL (or MIGRATION_DATABASE_URL)
 settings come from the environment: DB_PREFIX, ROLLING_DB_MAX_OPEN, CONFLICTS_ENABLED, AUTO_ARCHIVE_ENABLED,
-BACKUP_ENABLED, BACKUP_DIR, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, METRICS_LISTEN, LOG_FORMAT, MOCK_TEST_CONTROLS (README: all of them)";
+BACKUP_ENABLED, BACKUP_DIR, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, METRICS_LISTEN, LOG_FORMAT, MOCK_TEST_CONTROLS (docs/server.md: all of them)";
 
 /// What a command ends with: its error keeps its causes, told once each by `chain`.
 type CliResult = Result<(), Box<dyn Error>>;

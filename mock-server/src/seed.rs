@@ -1,4 +1,4 @@
-//! The demo seed (README: "The two commands", the demo's users), loaded into an empty store and by `POST /__mock/reset`.
+//! The demo seed (README: the demo's users), loaded into an empty store and by `POST /__mock/reset`.
 
 use crate::store::sql::{params, Connection};
 

@@ -1,4 +1,4 @@
-//! Server settings, read from the environment (README: "The mock server", settings).
+//! Server settings, read from the environment (docs/server.md, settings).
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-//! The auth half of the mock server against the README's route table, over real HTTP.
+//! The auth half of the mock server against the route table of docs/server.md, over real HTTP.
 
 mod common;
 

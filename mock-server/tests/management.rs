@@ -1,4 +1,4 @@
-//! Management routes (README: "The mock server", management): devices, companies, users, payment references, each with
+//! Management routes (docs/server.md, management): devices, companies, users, payment references, each with
 //! its role and tenant checks and the error body on bad input.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Which route each management and operations call of the JS API uses (README: "The mock server", management and operations).
+//! Which route each management and operations call of the JS API uses (docs/server.md, management and operations).
 //! Ids become path segments only when they are plain (`A-Z a-z 0-9 . _ ~ -`), so no id can
 //! reach another route.
 

@@ -1,4 +1,4 @@
-//! The device's last work, row by row of the README's table of what happens to local data: what
+//! The device's last work, row by row of the table of what happens to local data (docs/sdk.md): what
 //! the SDK's final push sends, with which headers, what is destroyed and what is reported. Fakes
 //! throughout: a server that issues each login its own header set and refuses a set once its
 //! session has ended, and local databases that hold `pending` documents until a push takes them.

@@ -1,5 +1,5 @@
 //! Lifecycle hooks: ordered handler lists whose failures are isolated. Payloads are JSON values
-//! (the shapes of the README's "The JS API"), so one handler type serves every hook.
+//! (the shapes of docs/sdk.md), so one handler type serves every hook.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

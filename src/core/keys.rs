@@ -1,4 +1,4 @@
-//! The SDK's `localStorage` keys (README: "Storage keys") and defensive readers: a corrupt value (not a
+//! The SDK's `localStorage` keys (docs/sdk.md, "Storage keys") and defensive readers: a corrupt value (not a
 //! number, not JSON, not a JWT) is treated as absent and removed, never a crash.
 
 use serde_json::{Map, Value};

@@ -1,4 +1,4 @@
-//! The device side of the catalogue cutover (README: "Realtime: `SyncSession`"): the realtime session that performs the
+//! The device side of the catalogue cutover (docs/sdk.md, "Realtime: `SyncSession`"): the realtime session that performs the
 //! `sdk:init` → (`invalidate-local`) → `ready` handshake, destroys the local databases when told,
 //! bootstraps the catalogue from where the tenant routes, and reconnects with jittered
 //! exponential backoff until it is closed or the user signs out.

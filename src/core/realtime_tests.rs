@@ -1,4 +1,4 @@
-//! The realtime session against fake sockets, catalogue and timer (README: "Realtime: `SyncSession`", device side).
+//! The realtime session against fake sockets, catalogue and timer (docs/sdk.md, "Realtime: `SyncSession`", device side).
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;

@@ -1,4 +1,4 @@
-//! The result shapes the JS API resolves to (README: "Results and errors"). Failures are values, not rejections.
+//! The result shapes the JS API resolves to (docs/sdk.md, "Results and errors"). Failures are values, not rejections.
 //! Each renders itself as JSON with `to_value`, so the facade converts one type only.
 
 use serde_json::{Map, Value};

@@ -1,4 +1,4 @@
-//! `RollingDbAdmin`: the operations routes (README: "The mock server", operations) with the session's token. Each resolves
+//! `RollingDbAdmin`: the operations routes (docs/server.md, operations) with the session's token. Each resolves
 //! to `{success, data?, error?, status?}`; the server decides who may do what.
 
 use js_sys::Promise;

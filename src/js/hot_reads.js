@@ -1,7 +1,7 @@
 // session-broker's read cache, in front of localStorage: the synchronous reads (and getToken()
 // or hasPermission() on a valid token) answer from here without entering the wasm module. A call
 // reads the stored access token (and, when its answer depends on the expiry, the stored
-// expiresAt: the README's "Storage keys" define expiry by that key) and compares them with the text the cached
+// expiresAt: the "Storage keys" of docs/sdk.md define expiry by that key) and compares them with the text the cached
 // snapshot was made from. The module computes the snapshot (its rules stay in Rust) only when
 // that text changed, when it wrote storage or changed phase here (sbReadsChanged), or when
 // another tab wrote (a `storage` event). `make build` installs it on AuthManager

@@ -1,4 +1,4 @@
-//! `AuthManager`'s management calls (README: "The JS API", management calls). Each resolves to `{success, data?, error?, status?}`.
+//! `AuthManager`'s management calls (docs/sdk.md, management calls). Each resolves to `{success, data?, error?, status?}`.
 
 use js_sys::Promise;
 use serde_json::Value;

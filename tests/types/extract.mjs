@@ -1,5 +1,5 @@
 // Writes each ```js / ```ts block of the given Markdown files into its own module, readme-N.ts,
-// so the README's examples are compiled exactly as written (their free names, such as `auth`
+// so the documentation's examples are compiled exactly as written (their free names, such as `auth`
 // in a later block, are declared in globals.d.ts).
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";

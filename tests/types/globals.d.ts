@@ -1,4 +1,4 @@
-// The names the README's examples use without declaring them (a block continues the one before).
+// The names the documentation's examples use without declaring them (a block continues the one before).
 import type { AuthManager, SyncSession } from "session-broker";
 
 declare global {

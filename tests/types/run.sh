@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The package's types as a TypeScript user meets them: the packed tarball installed into a fresh
-# project, every code block of README.md and the package README plus a realistic app (app.ts),
+# project, every code block of README.md, docs/ and the package README plus a realistic app (app.ts),
 # compiled with `tsc --strict` (TypeScript pinned by `make setup`). Prints a `test result:` line.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,10 +12,10 @@ cd "$work"
 npm init -y >/dev/null
 npm install --silent --no-audit --no-fund ./session-broker-*.tgz
 cp "$root"/tests/types/{app.ts,globals.d.ts,tsconfig.json,tsconfig.pouchdb.json} .
-# PouchDB's types (pinned by make setup), for the README's replication example.
+# PouchDB's types (pinned by make setup), for the replication example of docs/sdk.md.
 cp -r "$root"/target/npm-tools/node_modules/@types node_modules/
-blocks=$(node "$root/tests/types/extract.mjs" . "$root/README.md" "$root/pkg-template/README.md")
-echo "tsc $("$tsc" --version): app.ts and $blocks README block(s) against the packed tarball"
+blocks=$(node "$root/tests/types/extract.mjs" . "$root/README.md" "$root"/docs/*.md "$root/pkg-template/README.md")
+echo "tsc $("$tsc" --version): app.ts and $blocks documentation block(s) against the packed tarball"
 # Server-side rendering: importing the package (or its types-only entry) in Node touches no window.
 node --input-type=module -e 'await import("session-broker"); await import("session-broker/types");'
 # Two passes: everything with the package's declarations checked (skipLibCheck off), then the

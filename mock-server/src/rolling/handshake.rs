@@ -1,4 +1,4 @@
-//! The realtime handshake's decisions (README: "Realtime: `SyncSession`"): update the registered device's SDK version,
+//! The realtime handshake's decisions (docs/sdk.md, "Realtime: `SyncSession`"): update the registered device's SDK version,
 //! whether it must drop its local database first (`invalidate-local`), and where it routes
 //! (`core` only for a rolling tenant whose CORE exists and an SDK with the cutover switch).
 

@@ -1,5 +1,5 @@
 //! What operators and devices read: the cluster, the fleet, and per tenant its reconciliation,
-//! cleanup candidates, topology and bootstrap. Shapes are the README's ("The mock server", operations).
+//! cleanup candidates, topology and bootstrap. Shapes are those of docs/server.md (operations).
 
 use crate::docdb::Cluster;
 use crate::store::sql::{params, Connection};

@@ -1,4 +1,4 @@
-//! Management routes (README: "The mock server", management), role- and tenant-checked: devices, companies, users and a
+//! Management routes (docs/server.md, management), role- and tenant-checked: devices, companies, users and a
 //! sale's payment reference. `sys_admin` sees every tenant; a `manager` manages its company; any
 //! user sees and manages what is its own.
 

@@ -1,4 +1,4 @@
-//! `GET /realtime`: the WebSocket (README: "Realtime: `SyncSession`"). The device says `sdk:init`; the server answers
+//! `GET /realtime`: the WebSocket (docs/sdk.md, "Realtime: `SyncSession`"). The device says `sdk:init`; the server answers
 //! `invalidate-local` when due, then `ready`; a tenant invalidation closes the socket with 4000
 //! so the device reconnects and meets it. A bad token gets an `error` frame and close 4401.
 

@@ -250,7 +250,7 @@ impl Browser {
         std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
     }
 
-    /// One element only (a pane), for the README.
+    /// One element only (a pane), for the documentation (docs/demo.md).
     pub async fn element_screenshot(&self, css: &str, name: &str) {
         let dir = repo_root().join("target/e2e");
         std::fs::create_dir_all(&dir).unwrap();

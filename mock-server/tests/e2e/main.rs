@@ -102,7 +102,7 @@ pub fn cut_over(state: &AppState, tenant: &str) {
 /// PouchDB 9 beside the release package in Chromium, Firefox and WebKit (tests/replication):
 /// replication both ways through the proxy with `docdbFetch`, a refresh and a sign-out during a
 /// live replication, another tenant's database, the login cleanup of open databases on both
-/// adapters, a blocked deletion, every row of the README's local-data table with the SDK's own
+/// adapters, a blocked deletion, every row of the local-data table of docs/sdk.md with the SDK's own
 /// final push (another tab in an iframe), and the cutover re-replicating from CORE.
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs the built pkg/, the browsers and PouchDB Server: run `make test-package`"]

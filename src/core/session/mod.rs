@@ -1,6 +1,6 @@
 //! The session state machine: login, refresh (single flight, one tab at a time), sign-out,
 //! following other tabs, device registration and the local-data cleanup that keeps one tenant's
-//! offline data from reaching another. Every order is the one the README's "The JS API" states.
+//! offline data from reaching another. Every order is the one docs/sdk.md states.
 //!
 //! **Re-entrancy rule.** No path awaits itself: hooks may call any method.
 //! - The refresh flight's slot is cleared *before* its hooks run, so a hook's `getToken()` never
@@ -64,7 +64,7 @@ pub struct SessionConfig {
 }
 
 impl SessionConfig {
-    /// Validates `base_url`; the other settings take their defaults (the README's `AuthManager`
+    /// Validates `base_url`; the other settings take their defaults (docs/sdk.md's `AuthManager`
     /// options: this is where they are decided, the facade only reads what the app overrides).
     pub fn new(base_url: &str) -> Result<Self, String> {
         Ok(SessionConfig {

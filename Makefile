@@ -33,7 +33,7 @@ DEMO_DATA ?= target/demo-data
 DEMO_ENGINE_PORT ?= 5985
 DEMO_ENGINE := http://127.0.0.1:$(DEMO_ENGINE_PORT)
 
-.PHONY: setup build test test-native test-browser test-package demo size size-check bench clean release-check
+.PHONY: setup build test test-native test-browser test-package demo types size size-check bench clean release-check
 
 ## Installs whatever is missing; a no-op when everything is present.
 setup:
@@ -142,6 +142,11 @@ demo: build
 
 ## Release sizes of the SDK: the wasm module and the JS glue, raw and gzip -9, then the top
 ## contributors (twiggy, on the same module optimised with its function names kept).
+## The package's generated TypeScript (the block of src/js/types.rs the Rust types declare),
+## written again; `make test` fails while it differs.
+types:
+	WRITE_TYPES=1 cargo test -q -p mock-server --test typescript
+
 size: build
 	@for f in pkg/session_broker_bg.wasm pkg/session_broker.js; do \
 	  printf '%-28s raw %7d B   gzip -9 %6d B\n' "$$f" "$$(wc -c < $$f)" "$$(gzip -9c $$f | wc -c)"; done

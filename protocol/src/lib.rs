@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 mod auth;
+pub mod cluster;
 pub mod errors;
 pub mod json;
 
@@ -15,8 +16,11 @@ pub mod ops;
 pub mod permissions;
 pub mod realtime;
 pub mod routes;
+#[cfg(feature = "ts")]
+pub mod typescript;
 
 pub use auth::*;
+pub use cluster::{DatabaseKind, DayStatus};
 
 /// The version the SDK reports in `deviceInfo.sdkVersion` and `sdk:init`: this crate's.
 pub const SDK_VERSION: &str = env!("CARGO_PKG_VERSION");

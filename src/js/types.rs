@@ -221,8 +221,85 @@ export interface HealthStatus {
   db: boolean;
 }
 
+/* Generated from the Rust types by `make types`; do not edit by hand. */
 export type DatabaseKind = "core" | "legacy" | "day" | "archive";
+
 export type DayStatus = "PREWARMED" | "ACTIVE" | "DRAINED" | "ARCHIVED" | "DROPPED";
+
+/** The server's codes, passed through as it sent them. */
+export type ServerErrorCode =
+  | "all_dbs_active"
+  | "bad_request"
+  | "cannot_delete_self"
+  | "company_exists"
+  | "company_not_empty"
+  | "conflict"
+  | "core_missing"
+  | "current_password_required"
+  | "drop_requires_rolling_db"
+  | "file_exists"
+  | "forbidden"
+  | "illegal_database_name"
+  | "internal"
+  | "invalid_body"
+  | "invalid_credential"
+  | "invalid_credentials"
+  | "invalid_refresh_token"
+  | "invalid_token"
+  | "malformed_json"
+  | "method_not_allowed"
+  | "missing_token"
+  | "no_catalogue"
+  | "not_found"
+  | "payload_too_large"
+  | "rate_limited"
+  | "refresh_token_expired"
+  | "refresh_token_replayed"
+  | "refresh_token_reused"
+  | "refresh_token_revoked"
+  | "sdk_too_old"
+  | "schema_behind"
+  | "no_headroom"
+  | "conflicts_disabled"
+  | "backups_disabled"
+  | "reconciliation_not_green"
+  | "session_ended"
+  | "token_expired"
+  | "unknown_company"
+  | "unknown_cron"
+  | "unknown_device"
+  | "unknown_run"
+  | "unknown_sale"
+  | "unknown_tenant"
+  | "unknown_user"
+  | "unsupported_media_type"
+  | "username_taken"
+  | "docdb_engine_required"
+  | "docdb_engine_unavailable"
+  | "rewarm_needs_invalidation"
+  | "store_unavailable"
+  | "account_throttled"
+  | "too_many_feeds"
+  | "headers_too_large"
+  | "core_edited";
+
+/** The SDK's own codes, when the server gave none. */
+export type SdkErrorCode =
+  | "network"
+  | "timeout"
+  | "http_error"
+  | "bad_response"
+  | "not_signed_in"
+  | "session_expired"
+  | "storage_unavailable"
+  | "invalid_argument"
+  | "permission_denied"
+  | "realtime_refused"
+  | "closed"
+  | "connection_failed"
+  | "not_initialized"
+  | "signed_out";
+/* End of the generated declarations. */
 
 export interface ClusterDatabase {
   name: string;
@@ -462,30 +539,6 @@ export interface InvalidationResult {
   companyId: string;
   invalidatedAt: number;
 }
-
-/** The SDK's own codes, when the server gave none (src/core/codes.rs). */
-export type SdkErrorCode =
-  | "network" | "timeout" | "http_error" | "bad_response"
-  | "not_signed_in" | "session_expired" | "storage_unavailable" | "invalid_argument"
-  | "permission_denied" | "realtime_refused" | "closed" | "connection_failed" | "not_initialized"
-  | "signed_out";
-
-/** The server's codes, passed through as it sent them (protocol/src/errors.rs). */
-export type ServerErrorCode =
-  | "all_dbs_active" | "bad_request" | "cannot_delete_self" | "company_exists"
-  | "company_not_empty" | "conflict" | "core_missing" | "current_password_required"
-  | "drop_requires_rolling_db" | "file_exists" | "forbidden" | "illegal_database_name"
-  | "internal" | "invalid_body" | "invalid_credential" | "invalid_credentials"
-  | "invalid_refresh_token" | "invalid_token" | "malformed_json" | "method_not_allowed"
-  | "missing_token" | "no_catalogue" | "not_found" | "payload_too_large"
-  | "rate_limited" | "refresh_token_expired" | "refresh_token_replayed" | "refresh_token_reused"
-  | "refresh_token_revoked" | "sdk_too_old" | "schema_behind" | "no_headroom"
-  | "conflicts_disabled" | "backups_disabled" | "reconciliation_not_green" | "session_ended"
-  | "token_expired" | "unknown_company" | "unknown_cron" | "unknown_device"
-  | "unknown_run" | "unknown_sale" | "unknown_tenant" | "unknown_user"
-  | "unsupported_media_type" | "username_taken" | "docdb_engine_required" | "docdb_engine_unavailable"
-  | "rewarm_needs_invalidation" | "store_unavailable" | "account_throttled" | "too_many_feeds"
-  | "headers_too_large" | "core_edited";
 
 /** A failure's `code`: one of the lists above, or a code a newer server sends. */
 export type ErrorCode = SdkErrorCode | ServerErrorCode | (string & {});

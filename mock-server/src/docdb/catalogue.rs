@@ -66,35 +66,12 @@ pub fn max_open(conn: &Connection) -> DocDbResult<usize> {
         .unwrap_or(0) as usize)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    Core,
-    Legacy,
-    Day,
-    Archive,
-}
+/// A database's kind (`core`, `legacy`, `day`, `archive`), as the protocol names it.
+pub use protocol::DatabaseKind as Kind;
 
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Core => "core",
-            Kind::Legacy => "legacy",
-            Kind::Day => "day",
-            Kind::Archive => "archive",
-        }
-    }
-
-    /// An unknown kind is a corrupt row, reported, never guessed.
-    pub(super) fn parse(s: &str) -> DocDbResult<Kind> {
-        match s {
-            "core" => Ok(Kind::Core),
-            "legacy" => Ok(Kind::Legacy),
-            "day" => Ok(Kind::Day),
-            "archive" => Ok(Kind::Archive),
-            other => Err(DocDbError::Corrupt(format!("unknown database kind {other:?}"))),
-        }
-    }
+/// An unknown kind is a corrupt row, reported, never guessed.
+fn parse_kind(s: &str) -> DocDbResult<Kind> {
+    Kind::parse(s).ok_or_else(|| DocDbError::Corrupt(format!("unknown database kind {s:?}")))
 }
 
 /// CouchDB's rule for database names.
@@ -186,7 +163,7 @@ fn info_from_row(c: &Cluster, (name, company_id, kind, open, pinned): InfoRow) -
     let counts = c.docs().counts(&name)?.unwrap_or(Counts { doc_count: 0, update_seq: 0 });
     Ok(DbInfo {
         name,
-        kind: Kind::parse(&kind)?,
+        kind: parse_kind(&kind)?,
         company_id,
         doc_count: counts.doc_count,
         update_seq: counts.update_seq,
@@ -216,7 +193,7 @@ pub fn owner(conn: &Connection, name: &str) -> DocDbResult<Option<(String, Kind)
         Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
     })
     .optional()?
-    .map(|(company, kind)| Ok((company, Kind::parse(&kind)?)))
+    .map(|(company, kind)| Ok((company, parse_kind(&kind)?)))
     .transpose()
 }
 

@@ -8,34 +8,7 @@ use serde::Serialize;
 
 use super::RollingResult;
 
-/// A day database's state in that lifecycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum DayStatus {
-    Prewarmed,
-    Active,
-    Drained,
-    Archived,
-    Dropped,
-}
-
-impl DayStatus {
-    fn parse(s: &str) -> Option<DayStatus> {
-        [DayStatus::Prewarmed, DayStatus::Active, DayStatus::Drained, DayStatus::Archived, DayStatus::Dropped]
-            .into_iter()
-            .find(|d| d.as_str() == s)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DayStatus::Prewarmed => "PREWARMED",
-            DayStatus::Active => "ACTIVE",
-            DayStatus::Drained => "DRAINED",
-            DayStatus::Archived => "ARCHIVED",
-            DayStatus::Dropped => "DROPPED",
-        }
-    }
-}
+pub use protocol::DayStatus;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DayDatabase {

@@ -1,0 +1,24 @@
+//! The TypeScript the protocol's types declare (written by ts-rs from the types themselves), for
+//! the package's `.d.ts`: the mock server's tests check the package's declarations against it.
+
+use ts_rs::TS;
+
+use super::{errors, DatabaseKind, DayStatus};
+
+/// The union of string literals `name` (one per line).
+pub fn union(name: &str, members: &[&str]) -> String {
+    let lines: Vec<String> = members.iter().map(|m| format!("  | \"{m}\"")).collect();
+    format!("export type {name} =\n{};", lines.join("\n"))
+}
+
+/// Every declaration the protocol owns, each exported.
+pub fn declarations() -> Vec<String> {
+    vec![
+        format!("export {}", DatabaseKind::decl()),
+        format!("export {}", DayStatus::decl()),
+        format!(
+            "/** The server's codes, passed through as it sent them. */\n{}",
+            union("ServerErrorCode", errors::ALL)
+        ),
+    ]
+}

@@ -18,6 +18,7 @@ pub mod realtime;
 pub mod routes;
 #[cfg(feature = "ts")]
 pub mod typescript;
+pub mod views;
 
 pub use auth::*;
 pub use cluster::{DatabaseKind, DayStatus};

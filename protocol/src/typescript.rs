@@ -3,6 +3,7 @@
 
 use ts_rs::TS;
 
+use super::views::{AlarmKind, Attention, ClusterDatabase, ClusterView, RollbackAlarm, TenantAttention};
 use super::{errors, DatabaseKind, DayStatus};
 
 /// The union of string literals `name` (one per line).
@@ -11,11 +12,22 @@ pub fn union(name: &str, members: &[&str]) -> String {
     format!("export type {name} =\n{};", lines.join("\n"))
 }
 
+/// `T`'s declaration, exported, after its doc comment.
+fn exported<T: TS>() -> String {
+    format!("{}export {}", T::docs().unwrap_or_default(), T::decl())
+}
+
 /// Every declaration the protocol owns, each exported.
 pub fn declarations() -> Vec<String> {
     vec![
         format!("export {}", DatabaseKind::decl()),
         format!("export {}", DayStatus::decl()),
+        exported::<AlarmKind>(),
+        exported::<RollbackAlarm>(),
+        exported::<Attention>(),
+        exported::<TenantAttention>(),
+        exported::<ClusterDatabase>(),
+        exported::<ClusterView>(),
         format!(
             "/** The server's codes, passed through as it sent them. */\n{}",
             union("ServerErrorCode", errors::ALL)

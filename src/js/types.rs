@@ -226,6 +226,129 @@ export type DatabaseKind = "core" | "legacy" | "day" | "archive";
 
 export type DayStatus = "PREWARMED" | "ACTIVE" | "DRAINED" | "ARCHIVED" | "DROPPED";
 
+/**
+ * Why a tenant needs attention: what calls for an immediate rollback.
+ */
+export type AlarmKind = "destructive-reset" | "reconciliation-regressed";
+
+/**
+ * A rollback alarm raised on a tenant: roll back now.
+ */
+export type RollbackAlarm = { 
+/**
+ * What was seen.
+ */
+kind: AlarmKind, 
+/**
+ * The device or day database it is about.
+ */
+subject: string, 
+/**
+ * What was seen, in a sentence.
+ */
+detail: string, 
+/**
+ * When (server clock, ms since the epoch).
+ */
+raisedAt: number, };
+
+/**
+ * A tenant needing attention: its alarms and what to do.
+ */
+export type Attention = { 
+/**
+ * The alarms raised and not cleared, oldest first.
+ */
+alarms: Array<RollbackAlarm>, 
+/**
+ * What to do: the rollback, step by step.
+ */
+instruction: string, };
+
+/**
+ * A tenant's attention, with the tenant it is about (the cluster view lists every tenant's).
+ */
+export type TenantAttention = { 
+/**
+ * The tenant.
+ */
+companyId: string, 
+/**
+ * The alarms raised and not cleared, oldest first.
+ */
+alarms: Array<RollbackAlarm>, 
+/**
+ * What to do: the rollback, step by step.
+ */
+instruction: string, };
+
+/**
+ * One database of the cluster.
+ */
+export type ClusterDatabase = { 
+/**
+ * The database's name.
+ */
+name: string, 
+/**
+ * What it holds.
+ */
+kind: DatabaseKind, 
+/**
+ * Its tenant.
+ */
+companyId: string, 
+/**
+ * Its documents.
+ */
+docCount: number, 
+/**
+ * Its update sequence.
+ */
+updateSeq: number, 
+/**
+ * A day database's DayStatus; "open" for the others.
+ */
+status: string, 
+/**
+ * Its handle is open (counts towards maxDbsOpen).
+ */
+open: boolean, 
+/**
+ * Its handle is in use (the prewarm keeps it open).
+ */
+inUse: boolean, };
+
+/**
+ * `GET /admin/rolling-db/cluster`: the cluster's handles against their bound, every database,
+ * and the tenants needing attention.
+ */
+export type ClusterView = { 
+/**
+ * The bound on open handles (`ROLLING_DB_MAX_OPEN`).
+ */
+maxDbsOpen: number, 
+/**
+ * Open handles (what maxDbsOpen bounds).
+ */
+openDbs: number, 
+/**
+ * Open handles in use.
+ */
+inUseDbs: number, 
+/**
+ * Every database, open or not.
+ */
+existingDbs: number, 
+/**
+ * Every database, by name.
+ */
+databases: Array<ClusterDatabase>, 
+/**
+ * The tenants with raised alarms.
+ */
+attention: Array<TenantAttention>, };
+
 /** The server's codes, passed through as it sent them. */
 export type ServerErrorCode =
   | "all_dbs_active"
@@ -300,47 +423,6 @@ export type SdkErrorCode =
   | "not_initialized"
   | "signed_out";
 /* End of the generated declarations. */
-
-export interface ClusterDatabase {
-  name: string;
-  kind: DatabaseKind;
-  companyId: string;
-  docCount: number;
-  updateSeq: number;
-  /** A day database's DayStatus; "open" for the others. */
-  status: string;
-  /** Its handle is open (counts towards maxDbsOpen). */
-  open: boolean;
-  /** Its handle is in use (the prewarm keeps it open). */
-  inUse: boolean;
-}
-
-/** A rollback alarm: the runbook says roll back now. */
-export interface RollbackAlarm {
-  kind: "destructive-reset" | "reconciliation-regressed";
-  /** The device or day database it is about. */
-  subject: string;
-  detail: string;
-  raisedAt: number;
-}
-
-/** A tenant needing attention: its alarms and the runbook's instruction. */
-export interface Attention {
-  alarms: RollbackAlarm[];
-  instruction: string;
-}
-
-export interface ClusterView {
-  maxDbsOpen: number;
-  /** Open handles (what maxDbsOpen bounds). */
-  openDbs: number;
-  /** Open handles in use. */
-  inUseDbs: number;
-  /** Every database, open or not. */
-  existingDbs: number;
-  databases: ClusterDatabase[];
-  attention: (Attention & { companyId: string })[];
-}
 
 /** One of the runbook's prerequisites for a flag. */
 export interface PreflightCheck {

@@ -8,7 +8,6 @@
 //!   longer 0 (documents changed or lost after the archive).
 
 use crate::store::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
 
 use super::RollingResult;
 
@@ -17,32 +16,8 @@ pub const INSTRUCTION: &str =
     "Roll back now (runbook: Rollback): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
 
 /// Why a tenant needs attention.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    DestructiveReset,
-    ReconciliationRegressed,
-}
-
-impl Kind {
-    fn as_str(self) -> &'static str {
-        match self {
-            Kind::DestructiveReset => "destructive-reset",
-            Kind::ReconciliationRegressed => "reconciliation-regressed",
-        }
-    }
-}
-
-/// One raised alarm.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Alarm {
-    pub kind: String,
-    /// The device or the day database it is about.
-    pub subject: String,
-    pub detail: String,
-    pub raised_at: i64,
-}
+pub use protocol::views::AlarmKind as Kind;
+pub use protocol::views::{Attention, RollbackAlarm as Alarm};
 
 /// Raises an alarm unless the same one (kind and subject) is already raised. Answers whether it
 /// is new.
@@ -74,7 +49,12 @@ pub fn raise(
 pub fn open(conn: &Connection, company_id: &str) -> RollingResult<Vec<Alarm>> {
     let mut stmt = conn.prepare("SELECT kind, subject, detail, raised_at FROM guard_alarms WHERE company_id = ?1 AND cleared_at IS NULL ORDER BY id")?;
     let rows = stmt.query_map([company_id], |r| {
-        Ok(Alarm { kind: r.get(0)?, subject: r.get(1)?, detail: r.get(2)?, raised_at: r.get(3)? })
+        let kind: String = r.get(0)?;
+        let kind = Kind::parse(&kind).ok_or_else(|| crate::store::sql::Error::Decode {
+            column: 0,
+            source: format!("unknown alarm kind {kind:?}").into(),
+        })?;
+        Ok(Alarm { kind, subject: r.get(1)?, detail: r.get(2)?, raised_at: r.get(3)? })
     })?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
@@ -106,13 +86,9 @@ pub fn clear(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<
 }
 
 /// The `attention` of a tenant for the views: `null`, or its alarms with the instruction.
-pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<serde_json::Value> {
+pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<Option<Attention>> {
     let alarms = open(conn, company_id)?;
-    Ok(if alarms.is_empty() {
-        serde_json::Value::Null
-    } else {
-        serde_json::json!({ "alarms": alarms, "instruction": INSTRUCTION })
-    })
+    Ok((!alarms.is_empty()).then(|| Attention { alarms, instruction: INSTRUCTION.to_owned() }))
 }
 
 /// A registered device's handshake: compares what it says it obeyed with what it obeyed before,
@@ -176,11 +152,11 @@ mod tests {
         assert_eq!(alarms.len(), 1);
         assert_eq!((alarms[0].kind.as_str(), alarms[0].subject.as_str()), ("destructive-reset", "d1"));
         assert_eq!(tenants_needing_attention(&c).unwrap(), ["acme"]);
-        assert!(attention(&c, "acme").unwrap()["instruction"].as_str().unwrap().starts_with("Roll back now"));
+        assert!(attention(&c, "acme").unwrap().unwrap().instruction.starts_with("Roll back now"));
         // A new invalidation that it obeys is no reset.
         assert!(!device_handshake(&c, "acme", "d1", Some(100), Some(200), 5).unwrap());
         assert!(!device_handshake(&c, "acme", "d1", Some(200), None, 6).unwrap());
         assert_eq!(clear(&c, "acme", 7).unwrap(), 1);
-        assert!(attention(&c, "acme").unwrap().is_null());
+        assert!(attention(&c, "acme").unwrap().is_none());
     }
 }

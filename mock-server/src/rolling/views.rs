@@ -12,15 +12,19 @@ use super::invalidation::{self, current_routing, Routing};
 use super::rotate::MANIFEST_ID;
 use super::tenants::{self, Tenant};
 use super::warm::is_static;
+use protocol::views::{ClusterDatabase, ClusterView, TenantAttention};
+
 use super::{flags, RollingResult, RollingSettings};
 use crate::docdb::naming::day_of;
 use crate::docdb::{self, Kind};
 use crate::store::devices;
 
-pub fn cluster(conn: &Cluster) -> RollingResult<Value> {
+pub fn cluster(conn: &Cluster) -> RollingResult<ClusterView> {
     let mut attention = Vec::new();
     for company_id in super::alarms::tenants_needing_attention(conn)? {
-        attention.push(json!({ "companyId": company_id, "alarms": super::alarms::open(conn, &company_id)?, "instruction": super::alarms::INSTRUCTION }));
+        if let Some(a) = super::alarms::attention(conn, &company_id)? {
+            attention.push(TenantAttention { company_id, attention: a });
+        }
     }
     let mut databases = Vec::new();
     for db in docdb::list(conn)? {
@@ -29,16 +33,25 @@ pub fn cluster(conn: &Cluster) -> RollingResult<Value> {
         } else {
             "open"
         };
-        databases.push(json!({
-            "name": db.name, "kind": db.kind, "companyId": db.company_id,
-            "docCount": db.doc_count, "updateSeq": db.update_seq, "status": status, "open": db.open, "inUse": db.in_use,
-        }));
+        databases.push(ClusterDatabase {
+            name: db.name,
+            kind: db.kind,
+            company_id: db.company_id,
+            doc_count: db.doc_count,
+            update_seq: db.update_seq,
+            status: status.to_owned(),
+            open: db.open,
+            in_use: db.in_use,
+        });
     }
-    Ok(json!({
-        "maxDbsOpen": docdb::max_open(conn)?, "openDbs": docdb::open_count(conn)?,
-        "inUseDbs": docdb::in_use_count(conn)?, "existingDbs": databases.len(), "databases": databases,
-        "attention": attention,
-    }))
+    Ok(ClusterView {
+        max_dbs_open: docdb::max_open(conn)? as u64,
+        open_dbs: docdb::open_count(conn)? as u64,
+        in_use_dbs: docdb::in_use_count(conn)? as u64,
+        existing_dbs: databases.len() as u64,
+        databases,
+        attention,
+    })
 }
 
 pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<Value> {

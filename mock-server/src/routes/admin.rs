@@ -66,7 +66,7 @@ fn settings(state: &AppState) -> RollingSettings {
     RollingSettings::from(&*state.settings)
 }
 
-async fn cluster(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+async fn cluster(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<protocol::views::ClusterView>> {
     user.require_action(ROLLING_DB_READ)?;
     Ok(Json(views::cluster(&state.cluster(&state.store.lock()?))?))
 }

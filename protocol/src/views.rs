@@ -1,0 +1,125 @@
+//! The operators' views as the server answers them (`GET /admin/rolling-db/…`), typed once: the
+//! server writes these, the package's TypeScript declares them from here.
+
+use serde::{Deserialize, Serialize};
+
+use super::DatabaseKind;
+
+/// Why a tenant needs attention: what calls for an immediate rollback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum AlarmKind {
+    /// A registered device came back with less than it had obeyed: it re-bootstraps though no
+    /// invalidation asked it to.
+    DestructiveReset,
+    /// An archived day no longer matches its archive.
+    ReconciliationRegressed,
+}
+
+impl AlarmKind {
+    /// Every kind.
+    pub const ALL: [AlarmKind; 2] = [AlarmKind::DestructiveReset, AlarmKind::ReconciliationRegressed];
+
+    /// The kind's name on the wire and in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AlarmKind::DestructiveReset => "destructive-reset",
+            AlarmKind::ReconciliationRegressed => "reconciliation-regressed",
+        }
+    }
+
+    /// The kind named `s`, if any.
+    pub fn parse(s: &str) -> Option<AlarmKind> {
+        AlarmKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// A rollback alarm raised on a tenant: roll back now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RollbackAlarm {
+    /// What was seen.
+    pub kind: AlarmKind,
+    /// The device or day database it is about.
+    pub subject: String,
+    /// What was seen, in a sentence.
+    pub detail: String,
+    /// When (server clock, ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub raised_at: i64,
+}
+
+/// A tenant needing attention: its alarms and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Attention {
+    /// The alarms raised and not cleared, oldest first.
+    pub alarms: Vec<RollbackAlarm>,
+    /// What to do: the rollback, step by step.
+    pub instruction: String,
+}
+
+/// A tenant's attention, with the tenant it is about (the cluster view lists every tenant's).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TenantAttention {
+    /// The tenant.
+    pub company_id: String,
+    /// Its alarms and what to do.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
+    pub attention: Attention,
+}
+
+/// One database of the cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ClusterDatabase {
+    /// The database's name.
+    pub name: String,
+    /// What it holds.
+    pub kind: DatabaseKind,
+    /// Its tenant.
+    pub company_id: String,
+    /// Its documents.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub doc_count: u64,
+    /// Its update sequence.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub update_seq: u64,
+    /// A day database's DayStatus; "open" for the others.
+    pub status: String,
+    /// Its handle is open (counts towards maxDbsOpen).
+    pub open: bool,
+    /// Its handle is in use (the prewarm keeps it open).
+    pub in_use: bool,
+}
+
+/// `GET /admin/rolling-db/cluster`: the cluster's handles against their bound, every database,
+/// and the tenants needing attention.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ClusterView {
+    /// The bound on open handles (`ROLLING_DB_MAX_OPEN`).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub max_dbs_open: u64,
+    /// Open handles (what maxDbsOpen bounds).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub open_dbs: u64,
+    /// Open handles in use.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub in_use_dbs: u64,
+    /// Every database, open or not.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub existing_dbs: u64,
+    /// Every database, by name.
+    pub databases: Vec<ClusterDatabase>,
+    /// The tenants with raised alarms.
+    pub attention: Vec<TenantAttention>,
+}

@@ -3,7 +3,10 @@
 
 use ts_rs::TS;
 
-use super::views::{AlarmKind, Attention, ClusterDatabase, ClusterView, RollbackAlarm, TenantAttention};
+use super::views::{
+    AlarmKind, Attention, ClusterDatabase, ClusterView, RollbackAlarm, TenantAttention, TenantDevice, TenantSummary,
+    TenantsView,
+};
 use super::{errors, DatabaseKind, DayStatus};
 
 /// The union of string literals `name` (one per line).
@@ -28,6 +31,9 @@ pub fn declarations() -> Vec<String> {
         exported::<TenantAttention>(),
         exported::<ClusterDatabase>(),
         exported::<ClusterView>(),
+        exported::<TenantDevice>(),
+        exported::<TenantSummary>(),
+        exported::<TenantsView>(),
         format!(
             "/** The server's codes, passed through as it sent them. */\n{}",
             union("ServerErrorCode", errors::ALL)

@@ -123,3 +123,59 @@ pub struct ClusterView {
     /// The tenants with raised alarms.
     pub attention: Vec<TenantAttention>,
 }
+
+/// A registered device, as the tenants view lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TenantDevice {
+    /// The device's id.
+    pub device_id: String,
+    /// A readable SDK version older than the cutover switch (the server's rule, one definition).
+    pub before_cutover: bool,
+    /// The SDK version it last reported.
+    pub sdk_version: Option<String>,
+    /// When it was last seen (ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub last_seen_at: Option<i64>,
+}
+
+/// One tenant of the fleet: its flags, its cluster, its devices, its alarms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TenantSummary {
+    /// The tenant.
+    pub company_id: String,
+    /// Its display name.
+    pub name: String,
+    /// The `rollingDb` flag.
+    pub rolling_db: bool,
+    /// The `rollingDbDrop` flag.
+    pub rolling_db_drop: bool,
+    /// When the flags last changed (ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub updated_at: Option<i64>,
+    /// Who changed them.
+    pub updated_by: Option<String>,
+    /// Its CORE exists.
+    pub core_exists: bool,
+    /// How many day databases the cluster holds for the tenant.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub day_databases: u64,
+    /// Its registered devices.
+    pub devices: Vec<TenantDevice>,
+    /// Rollback alarms raised and not yet cleared by a rollback, or null.
+    pub attention: Option<Attention>,
+}
+
+/// `GET /admin/rolling-db/tenants`: every tenant of the fleet.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TenantsView {
+    /// The tenants, by id.
+    pub tenants: Vec<TenantSummary>,
+    /// The first SDK version with the catalogue cutover switch.
+    pub cutover_sdk_version: String,
+}

@@ -349,6 +349,85 @@ databases: Array<ClusterDatabase>,
  */
 attention: Array<TenantAttention>, };
 
+/**
+ * A registered device, as the tenants view lists it.
+ */
+export type TenantDevice = { 
+/**
+ * The device's id.
+ */
+deviceId: string, 
+/**
+ * A readable SDK version older than the cutover switch (the server's rule, one definition).
+ */
+beforeCutover: boolean, 
+/**
+ * The SDK version it last reported.
+ */
+sdkVersion: string | null, 
+/**
+ * When it was last seen (ms since the epoch).
+ */
+lastSeenAt: number | null, };
+
+/**
+ * One tenant of the fleet: its flags, its cluster, its devices, its alarms.
+ */
+export type TenantSummary = { 
+/**
+ * The tenant.
+ */
+companyId: string, 
+/**
+ * Its display name.
+ */
+name: string, 
+/**
+ * The `rollingDb` flag.
+ */
+rollingDb: boolean, 
+/**
+ * The `rollingDbDrop` flag.
+ */
+rollingDbDrop: boolean, 
+/**
+ * When the flags last changed (ms since the epoch).
+ */
+updatedAt: number | null, 
+/**
+ * Who changed them.
+ */
+updatedBy: string | null, 
+/**
+ * Its CORE exists.
+ */
+coreExists: boolean, 
+/**
+ * How many day databases the cluster holds for the tenant.
+ */
+dayDatabases: number, 
+/**
+ * Its registered devices.
+ */
+devices: Array<TenantDevice>, 
+/**
+ * Rollback alarms raised and not yet cleared by a rollback, or null.
+ */
+attention: Attention | null, };
+
+/**
+ * `GET /admin/rolling-db/tenants`: every tenant of the fleet.
+ */
+export type TenantsView = { 
+/**
+ * The tenants, by id.
+ */
+tenants: Array<TenantSummary>, 
+/**
+ * The first SDK version with the catalogue cutover switch.
+ */
+cutoverSdkVersion: string, };
+
 /** The server's codes, passed through as it sent them. */
 export type ServerErrorCode =
   | "all_dbs_active"
@@ -445,35 +524,6 @@ export interface Preflight {
   companyId: string;
   rollingDb: FlagPreflight;
   rollingDbDrop: FlagPreflight;
-}
-
-export interface TenantDevice {
-  deviceId: string;
-  /** A readable SDK version older than the cutover switch (the server's rule, one definition). */
-  beforeCutover: boolean;
-  sdkVersion: string | null;
-  lastSeenAt: number | null;
-}
-
-export interface TenantSummary {
-  companyId: string;
-  name: string;
-  rollingDb: boolean;
-  rollingDbDrop: boolean;
-  updatedAt: number | null;
-  updatedBy: string | null;
-  coreExists: boolean;
-  /** How many day databases the cluster holds for the tenant. */
-  dayDatabases: number;
-  devices: TenantDevice[];
-  /** Rollback alarms raised and not yet cleared by a rollback, or null. */
-  attention: Attention | null;
-}
-
-export interface TenantsView {
-  tenants: TenantSummary[];
-  /** The first SDK version with the catalogue cutover switch. */
-  cutoverSdkVersion: string;
 }
 
 export interface ReconciliationDay {

@@ -12,7 +12,7 @@ use super::invalidation::{self, current_routing, Routing};
 use super::rotate::MANIFEST_ID;
 use super::tenants::{self, Tenant};
 use super::warm::is_static;
-use protocol::views::{ClusterDatabase, ClusterView, TenantAttention};
+use protocol::views::{ClusterDatabase, ClusterView, TenantAttention, TenantDevice, TenantSummary, TenantsView};
 
 use super::{flags, RollingResult, RollingSettings};
 use crate::docdb::naming::day_of;
@@ -54,25 +54,35 @@ pub fn cluster(conn: &Cluster) -> RollingResult<ClusterView> {
     })
 }
 
-pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<Value> {
+pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<TenantsView> {
     let mut out = Vec::new();
     for t in tenants::all(conn)? {
         let f = flags::get(conn, &t.id)?;
         let days = day_databases(conn, &t.id)?.into_iter().filter(|d| d.status != DayStatus::Dropped).count();
-        let devices: Vec<Value> =
-            devices::for_company(conn, &t.id)?.into_iter().map(|d| json!({ "deviceId": d.id, "beforeCutover": protocol::predates_cutover(d.sdk_version.as_deref()), "sdkVersion": d.sdk_version, "lastSeenAt": d.last_seen_at })).collect();
-        out.push(json!({
-            "companyId": t.id, "name": t.name,
-            "rollingDb": f.rolling_db, "rollingDbDrop": f.rolling_db_drop,
-            "updatedAt": f.updated_at, "updatedBy": f.updated_by,
-            "coreExists": docdb::exists(conn, &t.names(&settings.db_prefix).core())?,
-            "dayDatabases": days,
-            "devices": devices,
-            "attention": super::alarms::attention(conn, &t.id)?,
-        }));
+        let devices = devices::for_company(conn, &t.id)?
+            .into_iter()
+            .map(|d| TenantDevice {
+                before_cutover: protocol::predates_cutover(d.sdk_version.as_deref()),
+                device_id: d.id,
+                sdk_version: d.sdk_version,
+                last_seen_at: d.last_seen_at,
+            })
+            .collect();
+        out.push(TenantSummary {
+            core_exists: docdb::exists(conn, &t.names(&settings.db_prefix).core())?,
+            attention: super::alarms::attention(conn, &t.id)?,
+            company_id: t.id,
+            name: t.name,
+            rolling_db: f.rolling_db,
+            rolling_db_drop: f.rolling_db_drop,
+            updated_at: f.updated_at,
+            updated_by: f.updated_by,
+            day_databases: days as u64,
+            devices,
+        });
     }
     // The console compares device versions with this instead of a constant of its own.
-    Ok(json!({ "tenants": out, "cutoverSdkVersion": protocol::CUTOVER_SDK_VERSION }))
+    Ok(TenantsView { tenants: out, cutover_sdk_version: protocol::CUTOVER_SDK_VERSION.to_owned() })
 }
 
 /// Past day databases against the archive database and the relational store; `diff` totals the

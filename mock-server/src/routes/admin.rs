@@ -71,7 +71,7 @@ async fn cluster(State(state): State<AppState>, user: AuthUser) -> AppResult<Jso
     Ok(Json(views::cluster(&state.cluster(&state.store.lock()?))?))
 }
 
-async fn fleet(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+async fn fleet(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<protocol::views::TenantsView>> {
     user.require_action(ROLLING_DB_READ)?;
     Ok(Json(views::tenants(&state.store.lock()?, &settings(&state))?))
 }

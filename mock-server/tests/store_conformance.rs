@@ -169,7 +169,7 @@ fn the_cron_lease_and_its_runs(store: &Store) {
             // The holder dies; after the lease the next trigger takes over.
             let (id, joined) = runs::start_or_join(c, "rotate", "r3", "p2", NOW + 3 + cluster_lock::LEASE_MS + 1)?;
             assert_eq!((id.as_str(), joined), ("r3", false));
-            assert_eq!(runs::get(c, "r1")?.unwrap().status, "failed");
+            assert_eq!(runs::get(c, "r1")?.unwrap().status, runs::RunStatus::Failed);
             runs::finish(c, "r3", true, NOW + 40_000 + cluster_lock::LEASE_MS)?;
             // Two runs started in the same millisecond: the last written is the last finished.
             for id in ["s1", "s2"] {

@@ -4,8 +4,8 @@
 use ts_rs::TS;
 
 use super::views::{
-    AlarmKind, Attention, ClusterDatabase, ClusterView, RollbackAlarm, TenantAttention, TenantDevice, TenantSummary,
-    TenantsView,
+    AlarmKind, Attention, ClusterDatabase, ClusterView, CronInfo, CronRun, CronRunStarted, CronsView, Progress,
+    RollbackAlarm, RunStatus, TenantAttention, TenantDevice, TenantSummary, TenantsView,
 };
 use super::{errors, DatabaseKind, DayStatus};
 
@@ -34,6 +34,12 @@ pub fn declarations() -> Vec<String> {
         exported::<TenantDevice>(),
         exported::<TenantSummary>(),
         exported::<TenantsView>(),
+        exported::<RunStatus>(),
+        exported::<CronInfo>(),
+        exported::<CronsView>(),
+        exported::<CronRunStarted>(),
+        exported::<Progress>(),
+        exported::<CronRun>(),
         format!(
             "/** The server's codes, passed through as it sent them. */\n{}",
             union("ServerErrorCode", errors::ALL)

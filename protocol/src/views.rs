@@ -179,3 +179,122 @@ pub struct TenantsView {
     /// The first SDK version with the catalogue cutover switch.
     pub cutover_sdk_version: String,
 }
+
+/// Where a cron run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum RunStatus {
+    /// Still going (or its server died holding the lease, until the lease expires).
+    Running,
+    /// Ended with every tenant done.
+    Succeeded,
+    /// Ended with a tenant, or the run, failed.
+    Failed,
+}
+
+impl RunStatus {
+    /// Every status.
+    pub const ALL: [RunStatus; 3] = [RunStatus::Running, RunStatus::Succeeded, RunStatus::Failed];
+
+    /// The status's name on the wire and in the store.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::Failed => "failed",
+        }
+    }
+
+    /// The status named `s`, if any.
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+/// One cron, as `GET /admin/crons` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CronInfo {
+    /// Its name (`rolling-db-rotate`, …).
+    pub name: String,
+    /// What it does, in a line.
+    pub description: String,
+    /// Its schedule. This and the rest of the state are null for a caller who may only start
+    /// crons (key_manager).
+    pub schedule: Option<String>,
+    /// Whether this server runs it on its schedule.
+    pub scheduled: Option<bool>,
+    /// Whether a run holds its lease now.
+    pub running: Option<bool>,
+    /// That run.
+    pub run_id: Option<String>,
+    /// When its last finished run started (ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub last_run_at: Option<i64>,
+    /// How that run ended.
+    pub last_result: Option<RunStatus>,
+    /// When it runs next, if scheduled (ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub next_run_at: Option<i64>,
+}
+
+/// `GET /admin/crons`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CronsView {
+    /// Every cron.
+    pub crons: Vec<CronInfo>,
+}
+
+/// `POST /admin/crons/{name}/run` (202): the run started, or the one already going.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CronRunStarted {
+    /// The run to follow.
+    pub run_id: String,
+    /// `running`.
+    pub status: RunStatus,
+    /// The run was already going: this request joined it.
+    pub already_running: bool,
+}
+
+/// A run's progress: tenants done of all.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Progress {
+    /// Tenants done.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub done: u64,
+    /// Tenants in all.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub total: u64,
+}
+
+/// `GET /admin/crons/runs/{runId}`: a run with a page of its log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CronRun {
+    /// The run.
+    pub run_id: String,
+    /// Its cron.
+    pub cron: String,
+    /// Where it is.
+    pub status: RunStatus,
+    /// When it started (ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub started_at: i64,
+    /// When it ended.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub finished_at: Option<i64>,
+    /// Tenants done of all.
+    pub progress: Progress,
+    /// The page of its log asked for (`?logFrom=&logLimit=`; all of it by default).
+    pub log: Vec<String>,
+    /// How many lines the whole log has.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub log_total: u64,
+}

@@ -428,6 +428,129 @@ tenants: Array<TenantSummary>,
  */
 cutoverSdkVersion: string, };
 
+/**
+ * Where a cron run is.
+ */
+export type RunStatus = "running" | "succeeded" | "failed";
+
+/**
+ * One cron, as `GET /admin/crons` lists it.
+ */
+export type CronInfo = { 
+/**
+ * Its name (`rolling-db-rotate`, …).
+ */
+name: string, 
+/**
+ * What it does, in a line.
+ */
+description: string, 
+/**
+ * Its schedule. This and the rest of the state are null for a caller who may only start
+ * crons (key_manager).
+ */
+schedule: string | null, 
+/**
+ * Whether this server runs it on its schedule.
+ */
+scheduled: boolean | null, 
+/**
+ * Whether a run holds its lease now.
+ */
+running: boolean | null, 
+/**
+ * That run.
+ */
+runId: string | null, 
+/**
+ * When its last finished run started (ms since the epoch).
+ */
+lastRunAt: number | null, 
+/**
+ * How that run ended.
+ */
+lastResult: RunStatus | null, 
+/**
+ * When it runs next, if scheduled (ms since the epoch).
+ */
+nextRunAt: number | null, };
+
+/**
+ * `GET /admin/crons`.
+ */
+export type CronsView = { 
+/**
+ * Every cron.
+ */
+crons: Array<CronInfo>, };
+
+/**
+ * `POST /admin/crons/{name}/run` (202): the run started, or the one already going.
+ */
+export type CronRunStarted = { 
+/**
+ * The run to follow.
+ */
+runId: string, 
+/**
+ * `running`.
+ */
+status: RunStatus, 
+/**
+ * The run was already going: this request joined it.
+ */
+alreadyRunning: boolean, };
+
+/**
+ * A run's progress: tenants done of all.
+ */
+export type Progress = { 
+/**
+ * Tenants done.
+ */
+done: number, 
+/**
+ * Tenants in all.
+ */
+total: number, };
+
+/**
+ * `GET /admin/crons/runs/{runId}`: a run with a page of its log.
+ */
+export type CronRun = { 
+/**
+ * The run.
+ */
+runId: string, 
+/**
+ * Its cron.
+ */
+cron: string, 
+/**
+ * Where it is.
+ */
+status: RunStatus, 
+/**
+ * When it started (ms since the epoch).
+ */
+startedAt: number, 
+/**
+ * When it ended.
+ */
+finishedAt: number | null, 
+/**
+ * Tenants done of all.
+ */
+progress: Progress, 
+/**
+ * The page of its log asked for (`?logFrom=&logLimit=`; all of it by default).
+ */
+log: Array<string>, 
+/**
+ * How many lines the whole log has.
+ */
+logTotal: number, };
+
 /** The server's codes, passed through as it sent them. */
 export type ServerErrorCode =
   | "all_dbs_active"
@@ -608,24 +731,6 @@ export interface FlagRecord {
   updatedBy: string | null;
 }
 
-export interface CronInfo {
-  name: string;
-  /** What it does, in a line. */
-  description: string;
-  /** This and the rest of the state are null for a caller who may only start crons (key_manager). */
-  schedule: string | null;
-  scheduled: boolean | null;
-  running: boolean | null;
-  runId: string | null;
-  lastRunAt: number | null;
-  lastResult: "succeeded" | "failed" | null;
-  nextRunAt: number | null;
-}
-
-export interface CronsView {
-  crons: CronInfo[];
-}
-
 export interface AuditQuery {
   companyId?: string;
   /** The previous page's `nextBefore`. */
@@ -649,22 +754,6 @@ export interface AuditEntry {
 export interface AuditPage {
   entries: AuditEntry[];
   nextBefore: number | null;
-}
-
-export interface CronRunStarted {
-  runId: string;
-  status: "running";
-  alreadyRunning: boolean;
-}
-
-export interface CronRun {
-  runId: string;
-  cron: string;
-  status: "running" | "succeeded" | "failed";
-  startedAt: number;
-  finishedAt: number | null;
-  progress: { done: number; total: number };
-  log: string[];
 }
 
 export interface InvalidationResult {

@@ -4,25 +4,8 @@
 use crate::store::sql::{params, Connection, Dialect, OptionalExtension};
 
 use super::cluster_lock::{self, Acquired};
-use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Progress {
-    pub done: u64,
-    pub total: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Run {
-    pub run_id: String,
-    pub cron: String,
-    pub status: String,
-    pub started_at: i64,
-    pub finished_at: Option<i64>,
-    pub progress: Progress,
-    pub log: Vec<String>,
-}
+pub use protocol::views::{CronRun as Run, Progress, RunStatus};
 
 pub fn get(conn: &Connection, run_id: &str) -> crate::store::sql::Result<Option<Run>> {
     Ok(page(conn, run_id, 0, u64::MAX)?.map(|(run, _)| run))
@@ -38,14 +21,20 @@ pub fn page(conn: &Connection, run_id: &str, from: u64, limit: u64) -> crate::st
              FROM cron_runs WHERE run_id = ?1",
             [run_id],
             |r| {
+                let status: String = r.get(2)?;
+                let status = RunStatus::parse(&status).ok_or_else(|| crate::store::sql::Error::Decode {
+                    column: 2,
+                    source: format!("unknown run status {status:?}").into(),
+                })?;
                 let run = Run {
                     run_id: r.get(0)?,
                     cron: r.get(1)?,
-                    status: r.get(2)?,
+                    status,
                     started_at: r.get(3)?,
                     finished_at: r.get(4)?,
                     progress: Progress { done: r.get::<_, i64>(5)? as u64, total: r.get::<_, i64>(6)? as u64 },
                     log: Vec::new(),
+                    log_total: 0,
                 };
                 let legacy: Vec<String> = serde_json::from_str(&r.get::<_, Option<String>>(7)?.unwrap_or_default()).unwrap_or_default();
                 Ok((run, legacy, r.get::<_, i64>(8)?.max(0) as u64))
@@ -54,6 +43,7 @@ pub fn page(conn: &Connection, run_id: &str, from: u64, limit: u64) -> crate::st
         .optional()?;
     let Some((mut run, legacy, stored)) = found else { return Ok(None) };
     let total = legacy.len() as u64 + stored;
+    run.log_total = total;
     let (from, limit) = (usize::try_from(from).unwrap_or(usize::MAX), usize::try_from(limit).unwrap_or(usize::MAX));
     run.log = legacy.iter().skip(from).take(limit).cloned().collect();
     let rest = limit - run.log.len();
@@ -122,7 +112,7 @@ pub fn start_or_join(
         Acquired::Held(run_id) => Ok((run_id, true)),
         Acquired::Taken { expired_run } => {
             if let Some(stale) = expired_run {
-                if get(conn, &stale)?.is_some_and(|r| r.status == "running") {
+                if get(conn, &stale)?.is_some_and(|r| r.status == RunStatus::Running) {
                     append_log(conn, &stale, "interrupted: the process running it stopped (its lock lease expired)")?;
                     conn.execute(
                         "UPDATE cron_runs SET status = 'failed', finished_at = ?2 WHERE run_id = ?1",
@@ -204,7 +194,7 @@ mod tests {
         let (id, joined) = start_or_join(&c, "rotate", "r3", "p2", 20_000 + cluster_lock::LEASE_MS + 1).unwrap();
         assert_eq!((id.as_str(), joined), ("r3", false));
         let old = get(&c, "r1").unwrap().unwrap();
-        assert_eq!(old.status, "failed");
+        assert_eq!(old.status, RunStatus::Failed);
         assert!(old.log.last().unwrap().contains("interrupted"));
         finish(&c, "r3", true, 99_000).unwrap();
         assert_eq!(cluster_lock::holding(&c, "rotate", 99_000).unwrap(), None);

@@ -7,7 +7,7 @@ use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use protocol::routes;
-use serde_json::{json, Value};
+use protocol::views::{CronInfo, CronRun, CronRunStarted, CronsView, RunStatus};
 
 use crate::crons::{self, runner, runs, CRONS};
 use crate::error::{AppError, AppResult};
@@ -27,14 +27,21 @@ pub fn router() -> Router<AppState> {
 /// The crons' state needs `crons:read` (sys_admin), as the rest of the operators' reads do. Who
 /// may only start them (`crons:run`, key_manager) is told which exist, with their state null:
 /// knowing what one may start is part of being allowed to start it.
-async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<CronsView>> {
+    let named = |c: &crate::crons::CronDef| CronInfo {
+        name: c.name.to_owned(),
+        description: c.description.to_owned(),
+        schedule: None,
+        scheduled: None,
+        running: None,
+        run_id: None,
+        last_run_at: None,
+        last_result: None,
+        next_run_at: None,
+    };
     if !user.may(CRONS_READ) {
         user.require_action(CRONS_RUN)?;
-        let names: Vec<Value> = CRONS
-            .iter()
-            .map(|c| json!({"name": c.name, "description": c.description, "schedule": null, "scheduled": null, "running": null, "runId": null, "lastRunAt": null, "lastResult": null, "nextRunAt": null}))
-            .collect();
-        return Ok(Json(json!({ "crons": names })));
+        return Ok(Json(CronsView { crons: CRONS.iter().map(named).collect() }));
     }
     let now = state.clock.now_ms();
     let conn = state.store.lock()?;
@@ -43,19 +50,18 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<V
         let last = runs::last_finished(&conn, cron.name)?;
         let running = crate::crons::cluster_lock::holding(&conn, cron.name, now)?;
         let scheduled = crons::is_scheduled(cron, &state.settings);
-        out.push(json!({
-            "name": cron.name,
-            "description": cron.description,
-            "schedule": cron.schedule(),
-            "scheduled": scheduled,
-            "running": running.is_some(),
-            "runId": running,
-            "lastRunAt": last.as_ref().map(|r| r.started_at),
-            "lastResult": last.as_ref().map(|r| r.status.clone()),
-            "nextRunAt": if scheduled { Some(state.schedule.get(cron.name).unwrap_or_else(|| cron.next_after(now))) } else { None },
-        }));
+        out.push(CronInfo {
+            schedule: Some(cron.schedule()),
+            scheduled: Some(scheduled),
+            running: Some(running.is_some()),
+            run_id: running,
+            last_run_at: last.as_ref().map(|r| r.started_at),
+            last_result: last.as_ref().map(|r| r.status),
+            next_run_at: scheduled.then(|| state.schedule.get(cron.name).unwrap_or_else(|| cron.next_after(now))),
+            ..named(cron)
+        });
     }
-    Ok(Json(json!({ "crons": out })))
+    Ok(Json(CronsView { crons: out }))
 }
 
 /// 202 with the run (an already running one is returned, never doubled) and its `Location`.
@@ -73,7 +79,7 @@ async fn run(
     Ok((
         StatusCode::ACCEPTED,
         [(header::LOCATION, location)],
-        Json(json!({ "runId": run_id, "status": "running", "alreadyRunning": already })),
+        Json(CronRunStarted { run_id, status: RunStatus::Running, already_running: already }),
     ))
 }
 
@@ -91,16 +97,14 @@ async fn run_status(
     user: AuthUser,
     Path(run_id): Path<String>,
     Query(page): Query<LogPage>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<CronRun>> {
     user.require_action(CRONS_READ)?;
     let (from, limit) = (
         query_number::<u64>(page.log_from.as_deref(), "logFrom")?,
         query_number::<u64>(page.log_limit.as_deref(), "logLimit")?,
     );
     let conn = state.store.lock()?;
-    let (run, total) = runs::page(&conn, &run_id, from.unwrap_or(0), limit.unwrap_or(u64::MAX))?
+    let (run, _) = runs::page(&conn, &run_id, from.unwrap_or(0), limit.unwrap_or(u64::MAX))?
         .ok_or_else(|| AppError::NotFound(code::UNKNOWN_RUN, format!("no run {run_id:?}")))?;
-    let mut body = serde_json::to_value(&run)?;
-    body["logTotal"] = json!(total);
-    Ok(Json(body))
+    Ok(Json(run))
 }

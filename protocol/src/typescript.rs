@@ -4,8 +4,9 @@
 use ts_rs::TS;
 
 use super::views::{
-    AlarmKind, Attention, ClusterDatabase, ClusterView, CronInfo, CronRun, CronRunStarted, CronsView, Progress,
-    RollbackAlarm, RunStatus, TenantAttention, TenantDevice, TenantSummary, TenantsView,
+    AlarmKind, Attention, ClusterDatabase, ClusterView, CronInfo, CronRun, CronRunStarted, CronsView, HealthState,
+    HealthStatus, InvalidationResult, Progress, RollbackAlarm, RunStatus, TenantAttention, TenantDevice, TenantSummary,
+    TenantsView,
 };
 use super::{errors, DatabaseKind, DayStatus};
 
@@ -40,6 +41,9 @@ pub fn declarations() -> Vec<String> {
         exported::<CronRunStarted>(),
         exported::<Progress>(),
         exported::<CronRun>(),
+        exported::<HealthState>(),
+        exported::<HealthStatus>(),
+        exported::<InvalidationResult>(),
         format!(
             "/** The server's codes, passed through as it sent them. */\n{}",
             union("ServerErrorCode", errors::ALL)

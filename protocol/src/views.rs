@@ -298,3 +298,41 @@ pub struct CronRun {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub log_total: u64,
 }
+
+/// What `GET /health` says of the server: up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum HealthState {
+    /// Answering.
+    Ok,
+}
+
+/// `GET /health`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct HealthStatus {
+    /// `ok`.
+    pub status: HealthState,
+    /// True only on the two-flag company_feature_flags schema.
+    pub db: bool,
+    /// Present, saying why, when this server does not see its store's snapshots (its
+    /// `BACKUP_DIR` is not the one the store's other servers share): it then takes no backup and
+    /// drops nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub backups: Option<String>,
+}
+
+/// `POST /admin/invalidate-clients/{id}`: the tenant's devices re-bootstrap at their next
+/// handshake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct InvalidationResult {
+    /// The tenant.
+    pub company_id: String,
+    /// The invalidation's time (ms since the epoch): what devices report as `lastInvalidation`.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub invalidated_at: i64,
+}

@@ -215,12 +215,6 @@ export interface Sale {
   paymentReference: string | null;
 }
 
-export interface HealthStatus {
-  status: "ok";
-  /** True only on the two-flag company_feature_flags schema. */
-  db: boolean;
-}
-
 /* Generated from the Rust types by `make types`; do not edit by hand. */
 export type DatabaseKind = "core" | "legacy" | "day" | "archive";
 
@@ -551,6 +545,44 @@ log: Array<string>,
  */
 logTotal: number, };
 
+/**
+ * What `GET /health` says of the server: up.
+ */
+export type HealthState = "ok";
+
+/**
+ * `GET /health`.
+ */
+export type HealthStatus = { 
+/**
+ * `ok`.
+ */
+status: HealthState, 
+/**
+ * True only on the two-flag company_feature_flags schema.
+ */
+db: boolean, 
+/**
+ * Present, saying why, when this server does not see its store's snapshots (its
+ * `BACKUP_DIR` is not the one the store's other servers share): it then takes no backup and
+ * drops nothing.
+ */
+backups?: string, };
+
+/**
+ * `POST /admin/invalidate-clients/{id}`: the tenant's devices re-bootstrap at their next
+ * handshake.
+ */
+export type InvalidationResult = { 
+/**
+ * The tenant.
+ */
+companyId: string, 
+/**
+ * The invalidation's time (ms since the epoch): what devices report as `lastInvalidation`.
+ */
+invalidatedAt: number, };
+
 /** The server's codes, passed through as it sent them. */
 export type ServerErrorCode =
   | "all_dbs_active"
@@ -754,11 +786,6 @@ export interface AuditEntry {
 export interface AuditPage {
   entries: AuditEntry[];
   nextBefore: number | null;
-}
-
-export interface InvalidationResult {
-  companyId: string;
-  invalidatedAt: number;
 }
 
 /** A failure's `code`: one of the lists above, or a code a newer server sends. */

@@ -251,7 +251,7 @@ async fn invalidate_clients(
     user: AuthUser,
     ip: ClientIp,
     Path(id): Path<String>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<protocol::views::InvalidationResult>> {
     user.require_action(CLIENTS_INVALIDATE)?;
     let now = state.clock.now_ms();
     let (at, routing) = state.store.tx(|tx| {
@@ -267,5 +267,5 @@ async fn invalidate_clients(
     })?;
     state.tenant_invalidated(&id);
     tracing::info!(tenant = %id, routing = routing.as_str(), by = %user.0.user_id, "clients invalidated");
-    Ok(Json(json!({ "companyId": id, "invalidatedAt": at })))
+    Ok(Json(protocol::views::InvalidationResult { company_id: id, invalidated_at: at }))
 }

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use protocol::routes;
-use serde_json::{json, Value};
+use protocol::views::{HealthState, HealthStatus};
 
 use crate::error::AppResult;
 use crate::state::AppState;
@@ -15,15 +15,15 @@ pub fn router() -> Router<AppState> {
     Router::new().route(routes::HEALTH.path, get(health))
 }
 
-async fn health(State(state): State<AppState>) -> AppResult<Json<Value>> {
+async fn health(State(state): State<AppState>) -> AppResult<Json<HealthStatus>> {
     let conn = state.store.lock()?;
     let db = crate::store::catalog::two_flag_schema(&conn)?;
-    let mut answer = json!({"status": "ok", "db": db});
-    if state.settings.backup_enabled {
-        let dir = crate::rolling::RollingSettings::from(&*state.settings).backup_dir;
-        if let Some(why) = crate::rolling::backup::unshared(&conn, &dir)? {
-            answer["backups"] = json!(why);
-        }
-    }
-    Ok(Json(answer))
+    let backups = match state.settings.backup_enabled {
+        true => crate::rolling::backup::unshared(
+            &conn,
+            &crate::rolling::RollingSettings::from(&*state.settings).backup_dir,
+        )?,
+        false => None,
+    };
+    Ok(Json(HealthStatus { status: HealthState::Ok, db, backups }))
 }

@@ -4,9 +4,9 @@
 use ts_rs::TS;
 
 use super::views::{
-    AlarmKind, Attention, ClusterDatabase, ClusterView, CronInfo, CronRun, CronRunStarted, CronsView, HealthState,
-    HealthStatus, InvalidationResult, Progress, RollbackAlarm, RunStatus, TenantAttention, TenantDevice, TenantSummary,
-    TenantsView,
+    AlarmKind, Attention, CleanupCandidate, CleanupCandidates, ClusterDatabase, ClusterView, CronInfo, CronRun,
+    CronRunStarted, CronsView, HealthState, HealthStatus, InvalidationResult, LegacyArchive, Progress, Reconciliation,
+    ReconciliationDay, RollbackAlarm, RunStatus, TenantAttention, TenantDevice, TenantSummary, TenantsView, TypeCheck,
 };
 use super::{errors, DatabaseKind, DayStatus};
 
@@ -44,6 +44,12 @@ pub fn declarations() -> Vec<String> {
         exported::<HealthState>(),
         exported::<HealthStatus>(),
         exported::<InvalidationResult>(),
+        exported::<TypeCheck>(),
+        exported::<LegacyArchive>(),
+        exported::<ReconciliationDay>(),
+        exported::<Reconciliation>(),
+        exported::<CleanupCandidate>(),
+        exported::<CleanupCandidates>(),
         format!(
             "/** The server's codes, passed through as it sent them. */\n{}",
             union("ServerErrorCode", errors::ALL)

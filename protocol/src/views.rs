@@ -336,3 +336,118 @@ pub struct InvalidationResult {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub invalidated_at: i64,
 }
+
+/// One document type of a day database against its rows in the relational store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TypeCheck {
+    /// `order` or `sale`.
+    #[serde(rename = "type")]
+    #[cfg_attr(feature = "ts", ts(rename = "type"))]
+    pub doc_type: String,
+    /// The day's documents of the type.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub day_count: u64,
+    /// Their rows.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub row_count: u64,
+    /// SHA-256 (hex) of the day's sorted `id@rev`.
+    pub day_checksum: String,
+    /// The same of the rows.
+    pub row_checksum: String,
+    /// How many entries differ.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub diff: u64,
+}
+
+/// The legacy database's archived part: its closed orders and its sales older than a day.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LegacyArchive {
+    /// The legacy database.
+    pub db: String,
+    /// The legacy documents that belong in the archive.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub documents: u64,
+    /// How many of them the archive or the relational store lacks or holds at another revision.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub diff: u64,
+}
+
+/// One past day database against its archive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ReconciliationDay {
+    /// The day database.
+    pub name: String,
+    /// Its day, `yyyymmdd`.
+    pub date: String,
+    /// Where it is in its lifecycle.
+    pub status: super::DayStatus,
+    /// Its documents.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub doc_count: u64,
+    /// Copied into the archive.
+    pub archived: bool,
+    /// Documents differing from the archive; null until the day is archived.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub diff: Option<u64>,
+    /// Its orders and sales against the relational store, once archived.
+    pub relational: Option<Vec<TypeCheck>>,
+}
+
+/// `GET /admin/rolling-db/tenants/{id}/reconciliation`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Reconciliation {
+    /// The tenant.
+    pub company_id: String,
+    /// The days' differing documents in all (0: reconciled).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub diff: u64,
+    /// Its past day databases, oldest first.
+    pub days: Vec<ReconciliationDay>,
+    /// The legacy database's archived part, apart from `diff`; null without a legacy database.
+    pub legacy: Option<LegacyArchive>,
+}
+
+/// A day database and the locks of its drop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CleanupCandidate {
+    /// The day database.
+    pub name: String,
+    /// Its day, `yyyymmdd`.
+    pub date: String,
+    /// No open order left, nothing writes it.
+    pub drained: bool,
+    /// Copied into the archive and the relational store.
+    pub archived: bool,
+    /// Matching its archive now.
+    pub reconciled: bool,
+    /// A verified snapshot taken after the database's last write (`rolling-db-backup`).
+    pub backed_up: bool,
+    /// Held back by an operator (a restored day): never eligible until released.
+    pub held: bool,
+    /// Days since its day.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub age_days: i64,
+    /// Every lock open and past the TTL: the drop evaluation may drop it.
+    pub eligible: bool,
+}
+
+/// `GET /admin/rolling-db/tenants/{id}/cleanup-candidates`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CleanupCandidates {
+    /// The tenant.
+    pub company_id: String,
+    /// Its day databases still in the cluster.
+    pub candidates: Vec<CleanupCandidate>,
+}

@@ -583,6 +583,160 @@ companyId: string,
  */
 invalidatedAt: number, };
 
+/**
+ * One document type of a day database against its rows in the relational store.
+ */
+export type TypeCheck = { 
+/**
+ * `order` or `sale`.
+ */
+type: string, 
+/**
+ * The day's documents of the type.
+ */
+dayCount: number, 
+/**
+ * Their rows.
+ */
+rowCount: number, 
+/**
+ * SHA-256 (hex) of the day's sorted `id@rev`.
+ */
+dayChecksum: string, 
+/**
+ * The same of the rows.
+ */
+rowChecksum: string, 
+/**
+ * How many entries differ.
+ */
+diff: number, };
+
+/**
+ * The legacy database's archived part: its closed orders and its sales older than a day.
+ */
+export type LegacyArchive = { 
+/**
+ * The legacy database.
+ */
+db: string, 
+/**
+ * The legacy documents that belong in the archive.
+ */
+documents: number, 
+/**
+ * How many of them the archive or the relational store lacks or holds at another revision.
+ */
+diff: number, };
+
+/**
+ * One past day database against its archive.
+ */
+export type ReconciliationDay = { 
+/**
+ * The day database.
+ */
+name: string, 
+/**
+ * Its day, `yyyymmdd`.
+ */
+date: string, 
+/**
+ * Where it is in its lifecycle.
+ */
+status: DayStatus, 
+/**
+ * Its documents.
+ */
+docCount: number, 
+/**
+ * Copied into the archive.
+ */
+archived: boolean, 
+/**
+ * Documents differing from the archive; null until the day is archived.
+ */
+diff: number | null, 
+/**
+ * Its orders and sales against the relational store, once archived.
+ */
+relational: Array<TypeCheck> | null, };
+
+/**
+ * `GET /admin/rolling-db/tenants/{id}/reconciliation`.
+ */
+export type Reconciliation = { 
+/**
+ * The tenant.
+ */
+companyId: string, 
+/**
+ * The days' differing documents in all (0: reconciled).
+ */
+diff: number, 
+/**
+ * Its past day databases, oldest first.
+ */
+days: Array<ReconciliationDay>, 
+/**
+ * The legacy database's archived part, apart from `diff`; null without a legacy database.
+ */
+legacy: LegacyArchive | null, };
+
+/**
+ * A day database and the locks of its drop.
+ */
+export type CleanupCandidate = { 
+/**
+ * The day database.
+ */
+name: string, 
+/**
+ * Its day, `yyyymmdd`.
+ */
+date: string, 
+/**
+ * No open order left, nothing writes it.
+ */
+drained: boolean, 
+/**
+ * Copied into the archive and the relational store.
+ */
+archived: boolean, 
+/**
+ * Matching its archive now.
+ */
+reconciled: boolean, 
+/**
+ * A verified snapshot taken after the database's last write (`rolling-db-backup`).
+ */
+backedUp: boolean, 
+/**
+ * Held back by an operator (a restored day): never eligible until released.
+ */
+held: boolean, 
+/**
+ * Days since its day.
+ */
+ageDays: number, 
+/**
+ * Every lock open and past the TTL: the drop evaluation may drop it.
+ */
+eligible: boolean, };
+
+/**
+ * `GET /admin/rolling-db/tenants/{id}/cleanup-candidates`.
+ */
+export type CleanupCandidates = { 
+/**
+ * The tenant.
+ */
+companyId: string, 
+/**
+ * Its day databases still in the cluster.
+ */
+candidates: Array<CleanupCandidate>, };
+
 /** The server's codes, passed through as it sent them. */
 export type ServerErrorCode =
   | "all_dbs_active"
@@ -679,37 +833,6 @@ export interface Preflight {
   companyId: string;
   rollingDb: FlagPreflight;
   rollingDbDrop: FlagPreflight;
-}
-
-export interface ReconciliationDay {
-  name: string;
-  date: string;
-  status: DayStatus;
-  docCount: number;
-  archived: boolean;
-  /** null until the day is archived. */
-  diff: number | null;
-}
-
-export interface Reconciliation {
-  companyId: string;
-  diff: number;
-  days: ReconciliationDay[];
-}
-
-export interface CleanupCandidate {
-  name: string;
-  date: string;
-  drained: boolean;
-  archived: boolean;
-  reconciled: boolean;
-  ageDays: number;
-  eligible: boolean;
-}
-
-export interface CleanupCandidates {
-  companyId: string;
-  candidates: CleanupCandidate[];
 }
 
 export interface DatabaseSummary {

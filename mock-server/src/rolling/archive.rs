@@ -43,15 +43,7 @@ pub struct ArchiveReport {
     pub diff: u64,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LegacyArchive {
-    pub db: String,
-    /// The legacy documents that belong in the archive (closed orders, sales, older than a day).
-    pub documents: u64,
-    /// How many of them the archive or the relational store lacks or holds at another revision.
-    pub diff: u64,
-}
+pub use protocol::views::{LegacyArchive, TypeCheck};
 
 /// Milliseconds a legacy order or sale is kept out of the archive (it may still change).
 const LEGACY_AGE_MS: i64 = 24 * 3600 * 1000;
@@ -75,20 +67,6 @@ fn archive_id(day_db: &str, doc_id: &str) -> String {
     format!("{day_db}:{doc_id}")
 }
 
-/// One document type of a day database against its relational rows: counts, a checksum of the
-/// sorted `id@rev` on each side (SHA-256, hex), and how many entries differ.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TypeCheck {
-    #[serde(rename = "type")]
-    pub doc_type: &'static str,
-    pub day_count: u64,
-    pub row_count: u64,
-    pub day_checksum: String,
-    pub row_checksum: String,
-    pub diff: u64,
-}
-
 fn of_type<'a>(docs: &'a [Doc], doc_type: &str) -> impl Iterator<Item = &'a Doc> {
     let doc_type = doc_type.to_owned();
     docs.iter().filter(move |d| d.body.get("type").and_then(Value::as_str) == Some(doc_type.as_str()))
@@ -105,7 +83,7 @@ fn relational_checks(conn: &Cluster, day_db: &str, day_docs: &[Doc]) -> RollingR
         let rows = relational::revisions(conn, table, day_db)?;
         let diff = day.iter().filter(|e| !rows.contains(e)).count() + rows.iter().filter(|e| !day.contains(e)).count();
         out.push(TypeCheck {
-            doc_type: table.doc_type(),
+            doc_type: table.doc_type().to_owned(),
             day_count: day.len() as u64,
             row_count: rows.len() as u64,
             day_checksum: revs_fingerprint(day.clone()),

@@ -54,7 +54,7 @@ pub fn release(conn: &Connection, name: &str) -> RollingResult<bool> {
 }
 
 /// A stored status; one this server never writes is a corrupt row, reported.
-fn read_status(row: &crate::store::sql::Row, column: usize) -> crate::store::sql::Result<DayStatus> {
+pub(super) fn read_status(row: &crate::store::sql::Row, column: usize) -> crate::store::sql::Result<DayStatus> {
     let raw: String = row.get(column)?;
     DayStatus::parse(&raw).ok_or_else(|| crate::store::sql::Error::Decode {
         column,

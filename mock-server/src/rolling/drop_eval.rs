@@ -22,21 +22,7 @@ use crate::store::relational_archive as relational;
 /// Days a day database is kept before it may be dropped.
 pub const TTL_DAYS: i64 = 30;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Candidate {
-    pub name: String,
-    pub date: String,
-    pub drained: bool,
-    pub archived: bool,
-    pub reconciled: bool,
-    /// A verified snapshot taken after the database's last write (`rolling-db-backup`).
-    pub backed_up: bool,
-    /// Held back by an operator (a restored day): never eligible until released.
-    pub held: bool,
-    pub age_days: i64,
-    pub eligible: bool,
-}
+pub use protocol::views::CleanupCandidate as Candidate;
 
 /// Every day database of the tenant still in the cluster, with its locks.
 pub fn candidates(

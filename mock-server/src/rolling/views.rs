@@ -12,7 +12,10 @@ use super::invalidation::{self, current_routing, Routing};
 use super::rotate::MANIFEST_ID;
 use super::tenants::{self, Tenant};
 use super::warm::is_static;
-use protocol::views::{ClusterDatabase, ClusterView, TenantAttention, TenantDevice, TenantSummary, TenantsView};
+use protocol::views::{
+    CleanupCandidates, ClusterDatabase, ClusterView, Reconciliation, ReconciliationDay, TenantAttention, TenantDevice,
+    TenantSummary, TenantsView,
+};
 
 use super::{flags, RollingResult, RollingSettings};
 use crate::docdb::naming::day_of;
@@ -92,12 +95,14 @@ pub fn reconciliation(
     settings: &RollingSettings,
     tenant: &Tenant,
     now_ms: i64,
-) -> RollingResult<Value> {
+) -> RollingResult<Reconciliation> {
     let archive_db = tenant.names(&settings.db_prefix).archive();
     let today = day_of(now_ms);
     let mut stmt = conn.prepare("SELECT name, day, status, archived_at IS NOT NULL FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status != 'DROPPED' ORDER BY day")?;
-    let rows: Vec<(String, String, String, bool)> = stmt
-        .query_map(params![tenant.id, today], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+    let rows: Vec<(String, String, DayStatus, bool)> = stmt
+        .query_map(params![tenant.id, today], |r| {
+            Ok((r.get(0)?, r.get(1)?, super::days::read_status(r, 2)?, r.get(3)?))
+        })?
         .collect::<crate::store::sql::Result<_>>()?;
     let mut total = 0;
     let mut days = Vec::new();
@@ -112,12 +117,12 @@ pub fn reconciliation(
             false => (None, None),
         };
         total += diff.unwrap_or(0);
-        days.push(json!({ "name": name, "date": date, "status": status, "docCount": doc_count, "archived": archived, "diff": diff, "relational": relational }));
+        days.push(ReconciliationDay { name, date, status, doc_count, archived, diff, relational });
     }
     // The legacy database's closed orders and sales older than a day, archived apart from `diff`
     // (which is the rolling days' own).
     let legacy = super::archive::legacy_status(conn, &tenant.names(&settings.db_prefix), now_ms)?;
-    Ok(json!({ "companyId": tenant.id, "diff": total, "days": days, "legacy": legacy }))
+    Ok(Reconciliation { company_id: tenant.id.clone(), diff: total, days, legacy })
 }
 
 pub fn cleanup_candidates(
@@ -125,8 +130,8 @@ pub fn cleanup_candidates(
     settings: &RollingSettings,
     tenant: &Tenant,
     now_ms: i64,
-) -> RollingResult<Value> {
-    Ok(json!({ "companyId": tenant.id, "candidates": candidates(conn, settings, tenant, now_ms)? }))
+) -> RollingResult<CleanupCandidates> {
+    Ok(CleanupCandidates { company_id: tenant.id.clone(), candidates: candidates(conn, settings, tenant, now_ms)? })
 }
 
 fn db_summary(conn: &Cluster, name: &str) -> RollingResult<Value> {

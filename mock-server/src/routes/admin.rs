@@ -80,7 +80,7 @@ async fn reconciliation(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<protocol::views::Reconciliation>> {
     user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
@@ -92,7 +92,7 @@ async fn cleanup_candidates(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<protocol::views::CleanupCandidates>> {
     user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;

@@ -7,6 +7,38 @@
 
 #![warn(missing_docs)]
 
+/// Declares an enum whose variants cross the wire by name: each variant's name written once, for
+/// serde (and ts-rs, which follows serde's names), `ALL`, `as_str` and `parse`.
+macro_rules! named {
+    ($(#[doc = $doc:literal])+ pub enum $name:ident {
+        $($(#[doc = $vdoc:literal])+ $variant:ident = $text:literal,)+
+    }) => {
+        $(#[doc = $doc])+
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+        #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+        pub enum $name {
+            $($(#[doc = $vdoc])+ #[serde(rename = $text)] $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The name on the wire and in the store.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+
+            /// The value named `s`, if any.
+            pub fn parse(s: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|v| v.as_str() == s)
+            }
+        }
+    };
+}
+
 mod auth;
 pub mod cluster;
 pub mod errors;

@@ -5,33 +5,14 @@ use serde::{Deserialize, Serialize};
 
 use super::DatabaseKind;
 
-/// Why a tenant needs attention: what calls for an immediate rollback.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub enum AlarmKind {
-    /// A registered device came back with less than it had obeyed: it re-bootstraps though no
-    /// invalidation asked it to.
-    DestructiveReset,
-    /// An archived day no longer matches its archive.
-    ReconciliationRegressed,
-}
-
-impl AlarmKind {
-    /// Every kind.
-    pub const ALL: [AlarmKind; 2] = [AlarmKind::DestructiveReset, AlarmKind::ReconciliationRegressed];
-
-    /// The kind's name on the wire and in the store.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AlarmKind::DestructiveReset => "destructive-reset",
-            AlarmKind::ReconciliationRegressed => "reconciliation-regressed",
-        }
-    }
-
-    /// The kind named `s`, if any.
-    pub fn parse(s: &str) -> Option<AlarmKind> {
-        AlarmKind::ALL.into_iter().find(|k| k.as_str() == s)
+named! {
+    /// Why a tenant needs attention: what calls for an immediate rollback.
+    pub enum AlarmKind {
+        /// A registered device came back with less than it had obeyed: it re-bootstraps though no
+        /// invalidation asked it to.
+        DestructiveReset = "destructive-reset",
+        /// An archived day no longer matches its archive.
+        ReconciliationRegressed = "reconciliation-regressed",
     }
 }
 
@@ -180,35 +161,15 @@ pub struct TenantsView {
     pub cutover_sdk_version: String,
 }
 
-/// Where a cron run is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub enum RunStatus {
-    /// Still going (or its server died holding the lease, until the lease expires).
-    Running,
-    /// Ended with every tenant done.
-    Succeeded,
-    /// Ended with a tenant, or the run, failed.
-    Failed,
-}
-
-impl RunStatus {
-    /// Every status.
-    pub const ALL: [RunStatus; 3] = [RunStatus::Running, RunStatus::Succeeded, RunStatus::Failed];
-
-    /// The status's name on the wire and in the store.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::Succeeded => "succeeded",
-            RunStatus::Failed => "failed",
-        }
-    }
-
-    /// The status named `s`, if any.
-    pub fn parse(s: &str) -> Option<RunStatus> {
-        RunStatus::ALL.into_iter().find(|r| r.as_str() == s)
+named! {
+    /// Where a cron run is.
+    pub enum RunStatus {
+        /// Still going (or its server died holding the lease, until the lease expires).
+        Running = "running",
+        /// Ended with every tenant done.
+        Succeeded = "succeeded",
+        /// Ended with a tenant, or the run, failed.
+        Failed = "failed",
     }
 }
 

@@ -1,4 +1,4 @@
-// The Operations console: the rolling-database rollout of the runbook, driven through
+// The Operations console: the rolling-database rollout, driven through
 // RollingDbAdmin. Reads need sys_admin (the crons list and a run's progress too); flags, starting
 // crons and invalidation accept key_manager too.
 import { $, cells, el, emptyRow, explain, keyed, noteRow, setText, text, time } from "./dom.js";
@@ -77,7 +77,7 @@ export function createConsole(auth, admin) {
     return b;
   }
 
-  /** The runbook's prerequisites for switching `flag` on, as a checklist; switching happens here. */
+  /** The rollout's prerequisites for switching `flag` on, as a checklist; switching happens here. */
   async function showPreflight(id, flag) {
     const panel = $("preflight");
     const r = await admin.preflight(id);

@@ -180,7 +180,7 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
     let logs = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(
         tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,tower_http=warn".into()),
     );
-    // JSON lines for a log shipper; the message of each (the runbook's lines) is the same text.
+    // JSON lines for a log shipper; the message of each (the rollout's lines) is the same text.
     if settings.log_json {
         logs.json().init();
     } else {
@@ -257,7 +257,7 @@ async fn shutdown() {
 }
 
 /// `migrate --database-url URL …` (or `MIGRATION_DATABASE_URL`): the PostgreSQL database of the
-/// runbook; otherwise the embedded store under `DATA_DIR`.
+/// rollout; otherwise the embedded store under `DATA_DIR`.
 fn run_migrate(args: &[String], settings: &Settings) -> CliResult {
     let mut rest = Vec::new();
     let mut url = std::env::var("MIGRATION_DATABASE_URL").ok().filter(|u| !u.is_empty());

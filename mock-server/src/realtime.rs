@@ -1,6 +1,6 @@
 //! The realtime hub: which sockets are open for which tenant, so an invalidation can close them
 //! (`CLOSE_INVALIDATED`) and every device meets the invalidation at its reconnect handshake.
-//! A tenant with many devices is closed in waves (the runbook: "re-bootstrap peak; consider
+//! A tenant with many devices is closed in waves ("re-bootstrap peak; consider
 //! batches for tenants with many devices"), so they do not all reconnect in the same instant.
 
 use std::collections::BTreeMap;

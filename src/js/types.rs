@@ -812,7 +812,7 @@ export type SdkErrorCode =
   | "signed_out";
 /* End of the generated declarations. */
 
-/** One of the runbook's prerequisites for a flag. */
+/** One of the rollout's prerequisites for a flag. */
 export interface PreflightCheck {
   check: string;
   ok: boolean;

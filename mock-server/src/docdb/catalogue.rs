@@ -32,7 +32,7 @@ pub fn install(conn: &Connection, max_open: usize) -> DocDbResult<()> {
 }
 
 /// The `DB_PREFIX` the store's databases were named with, recorded at the first start: the
-/// runbook says the value "must not be changed", since every database name carries it. Another
+/// prefix must not change on existing data, since every database name carries it. Another
 /// prefix on the same data would orphan them all (the next rotate failing tenant by tenant), so
 /// it is refused, naming both.
 pub fn check_prefix(conn: &Connection, prefix: &str) -> DocDbResult<()> {

@@ -49,7 +49,7 @@ pub trait Documents {
     /// `new_edits: false`): a restore from a snapshot gives back the same revisions.
     fn restore(&self, db: &str, docs: Vec<Value>) -> DocDbResult<()>;
     /// The ids of the replication documents in the engine's `_replicator` database whose source
-    /// or target is `db` (the runbook, after a drop: "the replicator database is clean").
+    /// or target is `db` (after a drop, the replicator database must be clean of it).
     fn replications_naming(&self, db: &str) -> DocDbResult<Vec<String>>;
 }
 

@@ -8,7 +8,7 @@ use super::DocDbResult;
 
 /// The handles a rotate of `tenants` keeps in use (CORE, today's and tomorrow's day database of
 /// each), and the cluster's room for them beside the handles other tenants keep in use: the
-/// runbook's "the cluster fails without headroom", checked before the rotate starts rather than
+/// rule that the cluster must not fail without headroom, checked before the rotate starts rather than
 /// discovered tenant by tenant. Idle handles do not count: the LRU closes them as needed.
 /// The flag's preflight asks the same of the fleet's rolling tenants plus the one turned on.
 pub fn headroom(conn: &Connection, tenant_ids: &[String]) -> DocDbResult<Headroom> {

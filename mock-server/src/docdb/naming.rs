@@ -1,4 +1,4 @@
-//! Database names (the runbook's `{env}_{co}_{rest}`) and the calendar days they are keyed by (UTC, `yyyymmdd`).
+//! Database names (the rollout's `{env}_{co}_{rest}`) and the calendar days they are keyed by (UTC, `yyyymmdd`).
 
 use chrono::{DateTime, Days, NaiveDate};
 

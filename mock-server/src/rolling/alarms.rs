@@ -1,4 +1,4 @@
-//! The rollback alarms: what the runbook's errors table answers with "immediate rollback" ("a
+//! The rollback alarms: what the rollout's errors table answers with "immediate rollback" ("a
 //! destructive reset of a device database or loss of orders or payments observed"), seen by the
 //! server and raised on the tenant until the rollback (`rollingDb` off) clears them.
 //!
@@ -11,7 +11,7 @@ use crate::store::sql::{params, Connection, OptionalExtension};
 
 use super::RollingResult;
 
-/// What an alarm tells the operator to do (the runbook's errors table).
+/// What an alarm tells the operator to do (the rollout's errors table).
 pub const INSTRUCTION: &str =
     "Roll back now (runbook: Rollback): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
 

@@ -39,7 +39,7 @@ pub struct ArchiveReport {
     /// the relational store, and how many of them differ there (0: reconciled).
     pub legacy: Option<LegacyArchive>,
     /// Documents that differ from the archive over every day checked and the legacy part (the
-    /// runbook's "reconciliation diff"; 0 when all is reconciled).
+    /// rollout's "reconciliation diff"; 0 when all is reconciled).
     pub diff: u64,
 }
 
@@ -230,7 +230,7 @@ pub fn archive_tenant(
         }
     }
     // Days reconciled before must stay so: a diff now means documents changed or were lost after
-    // the archive (the runbook's "loss of orders or payments": roll back).
+    // the archive (the rollout's "loss of orders or payments": roll back).
     let mut stmt =
         conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND status = 'ARCHIVED' ORDER BY day")?;
     let archived: Vec<String> =

@@ -1,4 +1,4 @@
-//! Backups (the runbook: "daily, about 30 snapshots per day database"): the backup cron takes a
+//! Backups ("daily, about 30 snapshots per day database"): the backup cron takes a
 //! snapshot of every day database that changed since its last one (`store::backups`), keeps the
 //! newest 30 per database and says what it pruned. A verified snapshot taken after a database's
 //! last write is the drop's fourth lock, and `mock-server restore` brings a dropped day database

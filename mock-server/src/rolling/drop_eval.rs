@@ -1,5 +1,5 @@
 //! Drop evaluation: a day database is physically dropped only when it is drained, archived and
-//! reconciled (the runbook's three locks), has a verified snapshot taken after its last write
+//! reconciled (the rollout's three locks), has a verified snapshot taken after its last write
 //! (the fourth: backups that exist, not only a setting), is not held by an operator (a restored
 //! day stays until released) and is older than the TTL, only for
 //! tenants with `rollingDbDrop`, and only while backups are enabled. Its documents stay in the
@@ -52,7 +52,7 @@ pub fn candidates(
     Ok(out)
 }
 
-/// The runbook's checks after a drop, as answers: the database is gone from the engine, no
+/// The rollout's checks after a drop, as answers: the database is gone from the engine, no
 /// replication document of the engine's replicator database names it, and the relational store
 /// holds its orders and sales (as many as the day held: its reconciliation was 0).
 #[derive(Debug, Clone, PartialEq, Serialize)]

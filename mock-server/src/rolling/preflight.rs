@@ -1,4 +1,4 @@
-//! The preflight: the runbook's prerequisites for turning each flag on, checked by the server
+//! The preflight: the rollout's prerequisites for turning each flag on, checked by the server
 //! instead of remembered at 5 AM. `PATCH /admin/rolling-db/flags/:id` refuses a flag whose
 //! preflight fails (the code of the first failing check); `?force=true` (sys_admin only)
 //! overrides and is audited with the checks it overrode.

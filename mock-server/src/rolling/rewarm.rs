@@ -1,4 +1,4 @@
-//! Re-warm (the runbook: "drop CORE and let the next rotate recreate it"): CORE goes, and the
+//! Re-warm ("drop CORE and let the next rotate recreate it"): CORE goes, and the
 //! next rotate warms it again from the legacy catalogue with fresh revisions and cuts the devices
 //! over with its invalidation. While devices are routed to CORE, dropping it under them would
 //! leave them replicating a database that is gone, so the re-warm then needs an invalidation of

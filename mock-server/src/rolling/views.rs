@@ -143,7 +143,7 @@ fn db_summary(conn: &Cluster, name: &str) -> RollingResult<Value> {
     })
 }
 
-/// The tenant's day databases; a dropped one carries the runbook's checks after a drop
+/// The tenant's day databases; a dropped one carries the rollout's checks after a drop
 /// (`afterDrop`: gone from the engine, replicator clean, its rows in the relational store).
 fn days_with_checks(conn: &Cluster, company_id: &str) -> RollingResult<Vec<Value>> {
     let mut out = Vec::new();

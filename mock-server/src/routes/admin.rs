@@ -108,7 +108,7 @@ async fn topology(State(state): State<AppState>, user: AuthUser, Path(id): Path<
     Ok(Json(views::topology(&cluster, &settings(&state), &tenant)?))
 }
 
-/// The runbook's prerequisites for each flag, for whoever may switch flags.
+/// The rollout's prerequisites for each flag, for whoever may switch flags.
 async fn preflight(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
     user.require_action(ROLLING_DB_FLAGS)?;
     let now = state.clock.now_ms();

@@ -53,7 +53,7 @@ pub fn last_applied(conn: &Connection) -> Result<Option<&'static str>> {
 }
 
 /// The journal's entries newer than the newest the tracking table records, oldest first: what a
-/// migration run would apply (older ones missing are the runbook's tables made by hand).
+/// migration run would apply (older ones missing are the rollout's tables made by hand).
 pub fn missing(conn: &Connection) -> Result<Vec<&'static str>> {
     let newest = applied_whens(conn)?.into_iter().max();
     Ok(journal().into_iter().filter(|m| newest.is_none_or(|n| m.when > n)).map(|m| m.tag).collect())

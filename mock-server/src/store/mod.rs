@@ -141,7 +141,7 @@ impl Store {
     }
 
     /// The store on PostgreSQL at `url` with a pool of `pool_size` connections. A replica never
-    /// migrates PostgreSQL (`mock-server migrate` does, as the runbook's migrate job): a database
+    /// migrates PostgreSQL (`mock-server migrate` does, as the rollout's migrate job): a database
     /// behind the journal, or without the server's own tables, is refused, naming what is missing.
     pub fn open_postgres(url: &str, pool_size: usize) -> Result<Store, OpenError> {
         let pool = PgPool::new(url, pool_size).map_err(OpenError::Postgres)?;

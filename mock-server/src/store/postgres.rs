@@ -1,23 +1,23 @@
 //! The migration runner against PostgreSQL (`mock-server migrate --database-url postgres://…`, or
 //! `MIGRATION_DATABASE_URL`): the same drizzle journal as the embedded store, its SQL run as
-//! written. The rules are drizzle's and the runbook's:
+//! written. The rules are drizzle's and the rollout's:
 //!
 //! - the tracking table is drizzle's, `drizzle.__drizzle_migrations(id, hash, created_at)`, read
 //!   ordered by `created_at`; a migration runs only when it is newer than the newest one recorded
-//!   (so the runbook's alternative path, the final tables made by hand and 0012–0015 registered,
+//!   (so the rollout's alternative path, the final tables made by hand and 0012–0015 registered,
 //!   is accepted as it is: nothing older runs);
 //! - an empty tracking table beside existing tables is refused ("never run the complete migration
 //!   blindly"), naming `--baseline-through`;
 //! - each migration runs in its own transaction: a failure leaves neither its tables nor its row;
-//! - `--dry-run` prints the plan and the statements, `--validate` checks the runbook's list.
+//! - `--dry-run` prints the plan and the statements, `--validate` checks the rollout's list.
 
 use postgres::{Client, NoTls, Transaction};
 
 use super::migrate::{journal, plan, MigrateError, Migration, Plan, Report};
 
-/// The tables 0012–0014 create (the runbook's "tables created").
+/// The tables 0012–0014 create (the rollout's "tables created").
 pub const ROLLOUT_TABLES: [&str; 3] = ["day_databases", "company_feature_flags", "conflict_reviews"];
-/// The last migration of the journal that the baseline of the runbook covers.
+/// The last migration of the journal that the baseline covers.
 pub const BASELINE_LAST: u32 = 11;
 
 /// What `migrate --database-url` is asked to do.
@@ -55,7 +55,7 @@ fn ensure_tracking_table(client: &mut Client) -> Result<(), MigrateError> {
     Ok(())
 }
 
-/// The recorded `created_at`s, oldest first (the runbook's "inspect it ordered by created_at").
+/// The recorded `created_at`s, oldest first (the rollout's "inspect it ordered by created_at").
 pub fn recorded(client: &mut Client) -> Result<Vec<i64>, MigrateError> {
     let exists: bool = client.query_one("SELECT to_regclass('drizzle.__drizzle_migrations') IS NOT NULL", &[])?.get(0);
     if !exists {
@@ -120,7 +120,7 @@ pub fn apply(client: &mut Client, dry_run: bool, out: &mut dyn FnMut(String)) ->
         }
     }
     let journal = journal();
-    // Older entries missing from the record while newer ones are there: the runbook's
+    // Older entries missing from the record while newer ones are there: the rollout's
     // alternative path (tables made by hand, 0012–0015 registered). Accepted, never run.
     let newest = recorded.iter().copied().max();
     let older_missing: Vec<&str> = journal
@@ -163,7 +163,7 @@ pub fn apply(client: &mut Client, dry_run: bool, out: &mut dyn FnMut(String)) ->
     Ok(report)
 }
 
-/// Records every migration up to `last` as applied without running its SQL (the runbook's
+/// Records every migration up to `last` as applied without running its SQL (the rollout's
 /// "seed entries 0000 to 0011 as already applied").
 pub fn baseline(client: &mut Client, last: u32) -> Result<Report, MigrateError> {
     let journal = journal();
@@ -206,7 +206,7 @@ fn shape(tx: &mut Transaction) -> Result<Vec<(String, String)>, postgres::Error>
     Ok(lines)
 }
 
-/// The runbook's validation, one line a check; `Ok(false)` when one fails.
+/// The rollout's validation, one line a check; `Ok(false)` when one fails.
 pub fn validate(client: &mut Client, out: &mut dyn FnMut(String)) -> Result<bool, MigrateError> {
     let mut ok = true;
     let mut check = |pass: bool, line: String| {

@@ -1,5 +1,5 @@
 //! The relational archive: a day database's orders and sales as rows of `orders` and `sales`
-//! (the runbook: after a drop, "orders and sales are complete from the relational store"). A
+//! (after a drop, "orders and sales are complete from the relational store"). A
 //! row's id is `{source_db}:{document id}`, so an archive run again, or resumed after a crash,
 //! updates the rows it wrote instead of doubling them. Where each row came from (the database
 //! and the revision copied) is kept in a table of the server's own, `docdb_archived_rows`: the

@@ -1,6 +1,6 @@
 //! The store's tables outside the drizzle journal: they serve the mock server's own machinery
 //! (cron runs and their lease, the rollback guard's alarms, the document cluster's catalogue),
-//! not the application's schema that the runbook migrates. Owned here, below the modules that use
+//! not the application's schema that the rollout migrates. Owned here, below the modules that use
 //! them (`crons/runs.rs`, `rolling/alarms.rs`, `docdb/`). On SQLite `Store::open` (crons, alarms)
 //! and `docdb::install` apply them at start; on PostgreSQL `mock-server migrate` applies
 //! [`POSTGRES`] after the journal, and a replica only checks they are there.

@@ -188,6 +188,7 @@ impl Ready {
 /// Which catalogue a device reads: the rolling database's CORE, or the legacy one.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Routing {
     /// The rolling database's CORE.
     Core,

@@ -3,11 +3,8 @@
 
 use ts_rs::TS;
 
-use super::views::{
-    AlarmKind, Attention, CleanupCandidate, CleanupCandidates, ClusterDatabase, ClusterView, CronInfo, CronRun,
-    CronRunStarted, CronsView, HealthState, HealthStatus, InvalidationResult, LegacyArchive, Progress, Reconciliation,
-    ReconciliationDay, RollbackAlarm, RunStatus, TenantAttention, TenantDevice, TenantSummary, TenantsView, TypeCheck,
-};
+use super::realtime::Routing;
+use super::views::*;
 use super::{errors, DatabaseKind, DayStatus};
 
 /// The union of string literals `name` (one per line).
@@ -50,6 +47,13 @@ pub fn declarations() -> Vec<String> {
         exported::<Reconciliation>(),
         exported::<CleanupCandidate>(),
         exported::<CleanupCandidates>(),
+        exported::<Routing>(),
+        exported::<DatabaseSummary>(),
+        exported::<AfterDrop>(),
+        exported::<DayDatabase>(),
+        exported::<DayManifest>(),
+        exported::<TenantInvalidation>(),
+        exported::<Topology>(),
         format!(
             "/** The server's codes, passed through as it sent them. */\n{}",
             union("ServerErrorCode", errors::ALL)

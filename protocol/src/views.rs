@@ -412,3 +412,123 @@ pub struct CleanupCandidates {
     /// Its day databases still in the cluster.
     pub candidates: Vec<CleanupCandidate>,
 }
+
+/// One of a tenant's databases in its topology: absent, or its counts and indexes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct DatabaseSummary {
+    /// The database.
+    pub name: String,
+    /// Whether the cluster holds it.
+    pub exists: bool,
+    /// Its documents, when it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "number"))]
+    pub doc_count: Option<u64>,
+    /// Its update sequence, when it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "number"))]
+    pub update_seq: Option<u64>,
+    /// Its indexes, when it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub indexes: Option<Vec<String>>,
+}
+
+/// What a drop left behind, checked: the rollout's checks after a drop, as answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AfterDrop {
+    /// The dropped day database.
+    pub name: String,
+    /// The engine no longer holds it.
+    pub gone_from_engine: bool,
+    /// The engine's replication documents that still name it as source or target.
+    pub replications_naming_it: Vec<String>,
+    /// None does.
+    pub replicator_clean: bool,
+    /// Its orders in the relational store.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub relational_orders: u64,
+    /// Its sales in the relational store.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub relational_sales: u64,
+}
+
+/// One of a tenant's day databases in its topology.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct DayDatabase {
+    /// The day database.
+    pub name: String,
+    /// Its day, `yyyymmdd`.
+    pub date: String,
+    /// Where it is in its lifecycle.
+    pub status: super::DayStatus,
+    /// Held back from the drop (a restored day) until an operator releases it.
+    pub held: bool,
+    /// For a dropped day: what the drop left, checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub after_drop: Option<AfterDrop>,
+}
+
+/// The day databases a tenant's devices see, kept in CORE (`_local/day-manifest`) by the rotate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct DayManifest {
+    /// Today's day database.
+    pub today: String,
+    /// Tomorrow's, prewarmed.
+    pub tomorrow: String,
+    /// Every day database still in the cluster, oldest first.
+    pub days: Vec<String>,
+    /// When the rotate wrote it (ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub updated_at: i64,
+}
+
+/// A tenant's last invalidation: what devices meet at their next handshake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TenantInvalidation {
+    /// When (ms since the epoch).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub invalidated_at: i64,
+    /// Why (`cutover`, `rollback`, `daily`, an operator's).
+    pub reason: String,
+    /// The catalogue devices read after it.
+    pub routing: super::realtime::Routing,
+}
+
+/// `GET /admin/rolling-db/tenants/{id}/topology`: where a tenant's devices read and write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Topology {
+    /// The tenant.
+    pub company_id: String,
+    /// The catalogue its devices read now.
+    pub database: super::realtime::Routing,
+    /// Its CORE.
+    pub core: DatabaseSummary,
+    /// Its legacy database.
+    pub legacy: DatabaseSummary,
+    /// Its archive.
+    pub archive: DatabaseSummary,
+    /// Its day databases, oldest first (dropped ones included).
+    pub days: Vec<DayDatabase>,
+    /// The manifest CORE holds, as stored; null without CORE or before the first rotate.
+    #[cfg_attr(feature = "ts", ts(type = "DayManifest | null"))]
+    pub manifest: Option<serde_json::Value>,
+    /// Its last invalidation, if any.
+    pub invalidation: Option<TenantInvalidation>,
+    /// Conflicts waiting for a review.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub open_conflicts: u64,
+}

@@ -737,6 +737,169 @@ companyId: string,
  */
 candidates: Array<CleanupCandidate>, };
 
+/**
+ * Which catalogue a device reads: the rolling database's CORE, or the legacy one.
+ */
+export type Routing = "core" | "legacy";
+
+/**
+ * One of a tenant's databases in its topology: absent, or its counts and indexes.
+ */
+export type DatabaseSummary = { 
+/**
+ * The database.
+ */
+name: string, 
+/**
+ * Whether the cluster holds it.
+ */
+exists: boolean, 
+/**
+ * Its documents, when it exists.
+ */
+docCount?: number, 
+/**
+ * Its update sequence, when it exists.
+ */
+updateSeq?: number, 
+/**
+ * Its indexes, when it exists.
+ */
+indexes?: Array<string>, };
+
+/**
+ * What a drop left behind, checked: the rollout's checks after a drop, as answers.
+ */
+export type AfterDrop = { 
+/**
+ * The dropped day database.
+ */
+name: string, 
+/**
+ * The engine no longer holds it.
+ */
+goneFromEngine: boolean, 
+/**
+ * The engine's replication documents that still name it as source or target.
+ */
+replicationsNamingIt: Array<string>, 
+/**
+ * None does.
+ */
+replicatorClean: boolean, 
+/**
+ * Its orders in the relational store.
+ */
+relationalOrders: number, 
+/**
+ * Its sales in the relational store.
+ */
+relationalSales: number, };
+
+/**
+ * One of a tenant's day databases in its topology.
+ */
+export type DayDatabase = { 
+/**
+ * The day database.
+ */
+name: string, 
+/**
+ * Its day, `yyyymmdd`.
+ */
+date: string, 
+/**
+ * Where it is in its lifecycle.
+ */
+status: DayStatus, 
+/**
+ * Held back from the drop (a restored day) until an operator releases it.
+ */
+held: boolean, 
+/**
+ * For a dropped day: what the drop left, checked.
+ */
+afterDrop?: AfterDrop, };
+
+/**
+ * The day databases a tenant's devices see, kept in CORE (`_local/day-manifest`) by the rotate.
+ */
+export type DayManifest = { 
+/**
+ * Today's day database.
+ */
+today: string, 
+/**
+ * Tomorrow's, prewarmed.
+ */
+tomorrow: string, 
+/**
+ * Every day database still in the cluster, oldest first.
+ */
+days: Array<string>, 
+/**
+ * When the rotate wrote it (ms since the epoch).
+ */
+updatedAt: number, };
+
+/**
+ * A tenant's last invalidation: what devices meet at their next handshake.
+ */
+export type TenantInvalidation = { 
+/**
+ * When (ms since the epoch).
+ */
+invalidatedAt: number, 
+/**
+ * Why (`cutover`, `rollback`, `daily`, an operator's).
+ */
+reason: string, 
+/**
+ * The catalogue devices read after it.
+ */
+routing: Routing, };
+
+/**
+ * `GET /admin/rolling-db/tenants/{id}/topology`: where a tenant's devices read and write.
+ */
+export type Topology = { 
+/**
+ * The tenant.
+ */
+companyId: string, 
+/**
+ * The catalogue its devices read now.
+ */
+database: Routing, 
+/**
+ * Its CORE.
+ */
+core: DatabaseSummary, 
+/**
+ * Its legacy database.
+ */
+legacy: DatabaseSummary, 
+/**
+ * Its archive.
+ */
+archive: DatabaseSummary, 
+/**
+ * Its day databases, oldest first (dropped ones included).
+ */
+days: Array<DayDatabase>, 
+/**
+ * The manifest CORE holds, as stored; null without CORE or before the first rotate.
+ */
+manifest: DayManifest | null, 
+/**
+ * Its last invalidation, if any.
+ */
+invalidation: TenantInvalidation | null, 
+/**
+ * Conflicts waiting for a review.
+ */
+openConflicts: number, };
+
 /** The server's codes, passed through as it sent them. */
 export type ServerErrorCode =
   | "all_dbs_active"
@@ -833,39 +996,6 @@ export interface Preflight {
   companyId: string;
   rollingDb: FlagPreflight;
   rollingDbDrop: FlagPreflight;
-}
-
-export interface DatabaseSummary {
-  name: string;
-  exists: boolean;
-  docCount?: number;
-  updateSeq?: number;
-  indexes?: string[];
-}
-
-export interface DayManifest {
-  today: string;
-  tomorrow: string;
-  days: string[];
-  updatedAt: number;
-}
-
-export interface TenantInvalidation {
-  invalidatedAt: number;
-  reason: string;
-  routing: "core" | "legacy";
-}
-
-export interface Topology {
-  companyId: string;
-  database: "core" | "legacy";
-  core: DatabaseSummary;
-  legacy: DatabaseSummary;
-  archive: DatabaseSummary;
-  days: { name: string; date: string; status: DayStatus }[];
-  manifest: DayManifest | null;
-  invalidation: TenantInvalidation | null;
-  openConflicts: number;
 }
 
 export interface FlagChanges {

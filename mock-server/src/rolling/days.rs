@@ -4,20 +4,12 @@
 //! rotate, the archive and the drop evaluation.
 
 use crate::store::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
 
 use super::RollingResult;
 
 pub use protocol::DayStatus;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DayDatabase {
-    pub name: String,
-    pub date: String,
-    pub status: DayStatus,
-    /// Held back from the drop (a restored day) until an operator releases it.
-    pub held: bool,
-}
+pub use protocol::views::DayDatabase;
 
 /// The tenant's day databases, oldest first (dropped ones included).
 pub fn day_databases(conn: &Connection, company_id: &str) -> RollingResult<Vec<DayDatabase>> {
@@ -26,7 +18,13 @@ pub fn day_databases(conn: &Connection, company_id: &str) -> RollingResult<Vec<D
          WHERE d.company_id = ?1 ORDER BY d.day",
     )?;
     let rows = stmt.query_map([company_id], |r| {
-        Ok(DayDatabase { name: r.get(0)?, date: r.get(1)?, status: read_status(r, 2)?, held: r.get(3)? })
+        Ok(DayDatabase {
+            name: r.get(0)?,
+            date: r.get(1)?,
+            status: read_status(r, 2)?,
+            held: r.get(3)?,
+            after_drop: None,
+        })
     })?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }

@@ -55,16 +55,7 @@ pub fn candidates(
 /// The rollout's checks after a drop, as answers: the database is gone from the engine, no
 /// replication document of the engine's replicator database names it, and the relational store
 /// holds its orders and sales (as many as the day held: its reconciliation was 0).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AfterDrop {
-    pub name: String,
-    pub gone_from_engine: bool,
-    pub replications_naming_it: Vec<String>,
-    pub replicator_clean: bool,
-    pub relational_orders: u64,
-    pub relational_sales: u64,
-}
+pub use protocol::views::AfterDrop;
 
 pub fn after_drop(conn: &Cluster, name: &str) -> RollingResult<AfterDrop> {
     let replications = docdb::replications_naming(conn, name)?;

@@ -2,7 +2,6 @@
 //! next realtime handshake, destroys its local database and bootstraps from the routing recorded.
 
 use crate::store::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
 
 use super::{flags, RollingResult};
 use crate::docdb;
@@ -11,20 +10,21 @@ use crate::docdb::naming::{day_of, TenantNames};
 pub use protocol::ops::{REASON_CUTOVER, REASON_DAILY, REASON_OPERATOR};
 pub use protocol::realtime::Routing;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Invalidation {
-    pub invalidated_at: i64,
-    pub reason: String,
-    pub routing: String,
-}
+pub use protocol::views::TenantInvalidation as Invalidation;
 
 pub fn last(conn: &Connection, company_id: &str) -> RollingResult<Option<Invalidation>> {
     Ok(conn
         .query_row(
             "SELECT invalidated_at, reason, routing FROM client_invalidations WHERE company_id = ?1",
             [company_id],
-            |r| Ok(Invalidation { invalidated_at: r.get(0)?, reason: r.get(1)?, routing: r.get(2)? }),
+            |r| {
+                let routing: String = r.get(2)?;
+                let routing = Routing::parse(&routing).ok_or_else(|| crate::store::sql::Error::Decode {
+                    column: 2,
+                    source: format!("unknown routing {routing:?}").into(),
+                })?;
+                Ok(Invalidation { invalidated_at: r.get(0)?, reason: r.get(1)?, routing })
+            },
         )
         .optional()?)
 }

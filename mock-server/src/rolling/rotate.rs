@@ -55,7 +55,7 @@ pub fn rotate_tenant(
                     "INSERT INTO day_databases (name, company_id, day, status, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
                     params![name, tenant.id, day, status.as_str(), now_ms],
                 )?;
-                days.push(DayDatabase { name: name.clone(), date: day.clone(), status, held: false });
+                days.push(DayDatabase { name: name.clone(), date: day.clone(), status, held: false, after_drop: None });
                 created_days.push(name);
             }
             // Yesterday's prewarmed database becomes today's active one.

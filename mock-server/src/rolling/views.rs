@@ -13,8 +13,8 @@ use super::rotate::MANIFEST_ID;
 use super::tenants::{self, Tenant};
 use super::warm::is_static;
 use protocol::views::{
-    CleanupCandidates, ClusterDatabase, ClusterView, Reconciliation, ReconciliationDay, TenantAttention, TenantDevice,
-    TenantSummary, TenantsView,
+    CleanupCandidates, ClusterDatabase, ClusterView, DatabaseSummary, DayDatabase, Reconciliation, ReconciliationDay,
+    TenantAttention, TenantDevice, TenantSummary, TenantsView, Topology,
 };
 
 use super::{flags, RollingResult, RollingSettings};
@@ -134,46 +134,48 @@ pub fn cleanup_candidates(
     Ok(CleanupCandidates { company_id: tenant.id.clone(), candidates: candidates(conn, settings, tenant, now_ms)? })
 }
 
-fn db_summary(conn: &Cluster, name: &str) -> RollingResult<Value> {
-    Ok(match docdb::info(conn, name)? {
-        Some(i) => {
-            json!({ "name": name, "exists": true, "docCount": i.doc_count, "updateSeq": i.update_seq, "indexes": docdb::indexes(conn, name)? })
-        }
-        None => json!({ "name": name, "exists": false }),
+fn db_summary(conn: &Cluster, name: &str) -> RollingResult<DatabaseSummary> {
+    let info = docdb::info(conn, name)?;
+    let indexes = match info {
+        Some(_) => Some(docdb::indexes(conn, name)?),
+        None => None,
+    };
+    Ok(DatabaseSummary {
+        name: name.to_owned(),
+        exists: info.is_some(),
+        doc_count: info.as_ref().map(|i| i.doc_count),
+        update_seq: info.as_ref().map(|i| i.update_seq),
+        indexes,
     })
 }
 
-/// The tenant's day databases; a dropped one carries the rollout's checks after a drop
-/// (`afterDrop`: gone from the engine, replicator clean, its rows in the relational store).
-fn days_with_checks(conn: &Cluster, company_id: &str) -> RollingResult<Vec<Value>> {
-    let mut out = Vec::new();
-    for day in day_databases(conn, company_id)? {
-        let mut entry = serde_json::to_value(&day).unwrap_or_default();
-        if day.status == super::days::DayStatus::Dropped {
-            entry["afterDrop"] =
-                serde_json::to_value(super::drop_eval::after_drop(conn, &day.name)?).unwrap_or_default();
+/// The tenant's day databases; a dropped one carries the rollout's checks after a drop.
+fn days_with_checks(conn: &Cluster, company_id: &str) -> RollingResult<Vec<DayDatabase>> {
+    let mut out = day_databases(conn, company_id)?;
+    for day in &mut out {
+        if day.status == DayStatus::Dropped {
+            day.after_drop = Some(super::drop_eval::after_drop(conn, &day.name)?);
         }
-        out.push(entry);
     }
     Ok(out)
 }
 
-pub fn topology(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant) -> RollingResult<Value> {
+pub fn topology(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant) -> RollingResult<Topology> {
     let names = tenant.names(&settings.db_prefix);
     let routing = current_routing(conn, &names, &tenant.id)?;
     let manifest =
         if docdb::exists(conn, &names.core())? { docdb::get_local(conn, &names.core(), MANIFEST_ID)? } else { None };
-    Ok(json!({
-        "companyId": tenant.id,
-        "database": routing,
-        "core": db_summary(conn, &names.core())?,
-        "legacy": db_summary(conn, &names.legacy())?,
-        "archive": db_summary(conn, &names.archive())?,
-        "days": days_with_checks(conn, &tenant.id)?,
-        "manifest": manifest,
-        "invalidation": invalidation::last(conn, &tenant.id)?,
-        "openConflicts": super::conflicts::open_count(conn, &tenant.id)?,
-    }))
+    Ok(Topology {
+        company_id: tenant.id.clone(),
+        database: routing,
+        core: db_summary(conn, &names.core())?,
+        legacy: db_summary(conn, &names.legacy())?,
+        archive: db_summary(conn, &names.archive())?,
+        days: days_with_checks(conn, &tenant.id)?,
+        manifest,
+        invalidation: invalidation::last(conn, &tenant.id)?,
+        open_conflicts: super::conflicts::open_count(conn, &tenant.id)?,
+    })
 }
 
 #[derive(Debug, PartialEq)]

@@ -100,7 +100,11 @@ async fn cleanup_candidates(
     Ok(Json(views::cleanup_candidates(&cluster, &settings(&state), &tenant, state.clock.now_ms())?))
 }
 
-async fn topology(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn topology(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> AppResult<Json<protocol::views::Topology>> {
     user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;

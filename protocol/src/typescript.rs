@@ -54,6 +54,9 @@ pub fn declarations() -> Vec<String> {
         exported::<DayManifest>(),
         exported::<TenantInvalidation>(),
         exported::<Topology>(),
+        exported::<PreflightCheck>(),
+        exported::<FlagPreflight>(),
+        exported::<Preflight>(),
         format!(
             "/** The server's codes, passed through as it sent them. */\n{}",
             union("ServerErrorCode", errors::ALL)

@@ -532,3 +532,45 @@ pub struct Topology {
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub open_conflicts: u64,
 }
+
+/// One of the rollout's prerequisites for a flag, checked by the server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PreflightCheck {
+    /// Its name (`schema`, `headroom`, `sdk_adoption`, …).
+    pub check: String,
+    /// It passes.
+    pub ok: bool,
+    /// What was found, in a sentence.
+    pub detail: String,
+    /// The rollout step it comes from.
+    pub runbook_step: String,
+    /// The error code a refusal carries when this check fails.
+    pub code: String,
+}
+
+/// One flag's prerequisites.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct FlagPreflight {
+    /// The flag is on now.
+    pub on: bool,
+    /// Every check passes: the flag may be switched on without force.
+    pub ready: bool,
+    /// Each check.
+    pub checks: Vec<PreflightCheck>,
+}
+
+/// `GET /admin/rolling-db/tenants/{id}/preflight`: both flags' prerequisites.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Preflight {
+    /// The tenant.
+    pub company_id: String,
+    /// `rollingDb`'s.
+    pub rolling_db: FlagPreflight,
+    /// `rollingDbDrop`'s.
+    pub rolling_db_drop: FlagPreflight,
+}

@@ -900,6 +900,65 @@ invalidation: TenantInvalidation | null,
  */
 openConflicts: number, };
 
+/**
+ * One of the rollout's prerequisites for a flag, checked by the server.
+ */
+export type PreflightCheck = { 
+/**
+ * Its name (`schema`, `headroom`, `sdk_adoption`, …).
+ */
+check: string, 
+/**
+ * It passes.
+ */
+ok: boolean, 
+/**
+ * What was found, in a sentence.
+ */
+detail: string, 
+/**
+ * The rollout step it comes from.
+ */
+runbookStep: string, 
+/**
+ * The error code a refusal carries when this check fails.
+ */
+code: string, };
+
+/**
+ * One flag's prerequisites.
+ */
+export type FlagPreflight = { 
+/**
+ * The flag is on now.
+ */
+on: boolean, 
+/**
+ * Every check passes: the flag may be switched on without force.
+ */
+ready: boolean, 
+/**
+ * Each check.
+ */
+checks: Array<PreflightCheck>, };
+
+/**
+ * `GET /admin/rolling-db/tenants/{id}/preflight`: both flags' prerequisites.
+ */
+export type Preflight = { 
+/**
+ * The tenant.
+ */
+companyId: string, 
+/**
+ * `rollingDb`'s.
+ */
+rollingDb: FlagPreflight, 
+/**
+ * `rollingDbDrop`'s.
+ */
+rollingDbDrop: FlagPreflight, };
+
 /** The server's codes, passed through as it sent them. */
 export type ServerErrorCode =
   | "all_dbs_active"
@@ -974,29 +1033,6 @@ export type SdkErrorCode =
   | "not_initialized"
   | "signed_out";
 /* End of the generated declarations. */
-
-/** One of the rollout's prerequisites for a flag. */
-export interface PreflightCheck {
-  check: string;
-  ok: boolean;
-  detail: string;
-  runbookStep: string;
-  /** The error code a refusal carries when this check fails. */
-  code: string;
-}
-
-export interface FlagPreflight {
-  on: boolean;
-  /** Every check passes: the flag may be switched on without force. */
-  ready: boolean;
-  checks: PreflightCheck[];
-}
-
-export interface Preflight {
-  companyId: string;
-  rollingDb: FlagPreflight;
-  rollingDbDrop: FlagPreflight;
-}
 
 export interface FlagChanges {
   rollingDb?: boolean;

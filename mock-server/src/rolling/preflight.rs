@@ -12,6 +12,8 @@ use serde::Serialize;
 use super::archive::reconcile_diff;
 use super::days::{day_databases, DayStatus};
 use super::flags::{self, devices_too_old};
+use protocol::views::{FlagPreflight, Preflight, PreflightCheck};
+
 use super::{RollingResult, RollingSettings};
 use crate::clock::DAY_MS;
 use crate::docdb::headroom::{headroom, PREWARMED_HANDLES};
@@ -184,20 +186,29 @@ pub fn rolling_db_drop(
 }
 
 /// The preflight of both flags, as `GET …/preflight` answers it.
-pub fn both(
-    conn: &Cluster,
-    settings: &RollingSettings,
-    company_id: &str,
-    now_ms: i64,
-) -> RollingResult<serde_json::Value> {
+pub fn both(conn: &Cluster, settings: &RollingSettings, company_id: &str, now_ms: i64) -> RollingResult<Preflight> {
     let current = flags::get(conn, company_id)?;
     let on = rolling_db(conn, settings, company_id, now_ms)?;
     let drop = rolling_db_drop(conn, settings, company_id, current.rolling_db, now_ms)?;
-    Ok(serde_json::json!({
-        "companyId": company_id,
-        "rollingDb": { "on": current.rolling_db, "ready": on.iter().all(|c| c.ok), "checks": on },
-        "rollingDbDrop": { "on": current.rolling_db_drop, "ready": drop.iter().all(|c| c.ok), "checks": drop },
-    }))
+    let flag = |on: bool, checks: Vec<Check>| FlagPreflight {
+        on,
+        ready: checks.iter().all(|c| c.ok),
+        checks: checks
+            .into_iter()
+            .map(|c| PreflightCheck {
+                check: c.check.to_owned(),
+                ok: c.ok,
+                detail: c.detail,
+                runbook_step: c.runbook_step.to_owned(),
+                code: c.code.to_owned(),
+            })
+            .collect(),
+    };
+    Ok(Preflight {
+        company_id: company_id.to_owned(),
+        rolling_db: flag(current.rolling_db, on),
+        rolling_db_drop: flag(current.rolling_db_drop, drop),
+    })
 }
 
 /// The failing checks for what `patch` turns on (a flag already on is not checked again).

@@ -113,7 +113,11 @@ async fn topology(
 }
 
 /// The rollout's prerequisites for each flag, for whoever may switch flags.
-async fn preflight(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn preflight(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> AppResult<Json<protocol::views::Preflight>> {
     user.require_action(ROLLING_DB_FLAGS)?;
     let now = state.clock.now_ms();
     Ok(Json(preflight::both(&state.cluster(&state.store.lock()?), &settings(&state), &id, now)?))

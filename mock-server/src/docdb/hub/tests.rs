@@ -131,7 +131,11 @@ impl Source for Arc<Scripted> {
             let mut sent = first.last().map_or(since, |r| r["seq"].as_u64().unwrap());
             let feed = async_lines(first, move |tx| async move {
                 loop {
+                    // A cut connection delivers nothing more: the cut is looked at first, or a
+                    // write made after it could still leave through this feed and the device
+                    // see it before the hub has reconnected.
                     tokio::select! {
+                        biased;
                         _ = cut.changed() => return,
                         changed = head.changed() => if changed.is_err() { return },
                     }

@@ -57,6 +57,7 @@ pub fn declarations() -> Vec<String> {
         exported::<PreflightCheck>(),
         exported::<FlagPreflight>(),
         exported::<Preflight>(),
+        exported::<FlagRecord>(),
         format!(
             "/** The server's codes, passed through as it sent them. */\n{}",
             union("ServerErrorCode", errors::ALL)

@@ -574,3 +574,21 @@ pub struct Preflight {
     /// `rollingDbDrop`'s.
     pub rolling_db_drop: FlagPreflight,
 }
+
+/// A tenant's flags as recorded: `PATCH /admin/rolling-db/flags/{id}` answers them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct FlagRecord {
+    /// The tenant.
+    pub company_id: String,
+    /// The `rollingDb` flag.
+    pub rolling_db: bool,
+    /// The `rollingDbDrop` flag.
+    pub rolling_db_drop: bool,
+    /// When they last changed (ms since the epoch); null for a tenant never flagged.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub updated_at: Option<i64>,
+    /// Who changed them.
+    pub updated_by: Option<String>,
+}

@@ -959,6 +959,31 @@ rollingDb: FlagPreflight,
  */
 rollingDbDrop: FlagPreflight, };
 
+/**
+ * A tenant's flags as recorded: `PATCH /admin/rolling-db/flags/{id}` answers them.
+ */
+export type FlagRecord = { 
+/**
+ * The tenant.
+ */
+companyId: string, 
+/**
+ * The `rollingDb` flag.
+ */
+rollingDb: boolean, 
+/**
+ * The `rollingDbDrop` flag.
+ */
+rollingDbDrop: boolean, 
+/**
+ * When they last changed (ms since the epoch); null for a tenant never flagged.
+ */
+updatedAt: number | null, 
+/**
+ * Who changed them.
+ */
+updatedBy: string | null, };
+
 /** The server's codes, passed through as it sent them. */
 export type ServerErrorCode =
   | "all_dbs_active"
@@ -1042,14 +1067,6 @@ export interface FlagChanges {
 export interface SetFlagsOptions {
   /** Switch on though the flag's preflight fails (sys_admin only; audited with the checks it overrode). */
   force?: boolean;
-}
-
-export interface FlagRecord {
-  companyId: string;
-  rollingDb: boolean;
-  rollingDbDrop: boolean;
-  updatedAt: number | null;
-  updatedBy: string | null;
 }
 
 export interface AuditQuery {

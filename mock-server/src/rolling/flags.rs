@@ -3,7 +3,6 @@
 //! only read them (the preflight, the invalidation's routing, the handshake) read them here.
 
 use crate::store::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
 
 use super::{RollingError, RollingResult};
 use crate::store::devices;
@@ -11,15 +10,8 @@ use crate::store::devices;
 /// The first SDK with the catalogue cutover switch.
 pub use protocol::{has_cutover_switch, parse_version, predates_cutover, CUTOVER_SDK_VERSION};
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Flags {
-    pub company_id: String,
-    pub rolling_db: bool,
-    pub rolling_db_drop: bool,
-    pub updated_at: Option<i64>,
-    pub updated_by: Option<String>,
-}
+/// A tenant's flags as recorded.
+pub use protocol::views::FlagRecord as Flags;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlagPatch {

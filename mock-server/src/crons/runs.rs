@@ -21,15 +21,10 @@ pub fn page(conn: &Connection, run_id: &str, from: u64, limit: u64) -> crate::st
              FROM cron_runs WHERE run_id = ?1",
             [run_id],
             |r| {
-                let status: String = r.get(2)?;
-                let status = RunStatus::parse(&status).ok_or_else(|| crate::store::sql::Error::Decode {
-                    column: 2,
-                    source: format!("unknown run status {status:?}").into(),
-                })?;
                 let run = Run {
                     run_id: r.get(0)?,
                     cron: r.get(1)?,
-                    status,
+                    status: r.get_named(2, "run status", RunStatus::parse)?,
                     started_at: r.get(3)?,
                     finished_at: r.get(4)?,
                     progress: Progress { done: r.get::<_, i64>(5)? as u64, total: r.get::<_, i64>(6)? as u64 },

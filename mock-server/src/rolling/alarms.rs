@@ -49,12 +49,12 @@ pub fn raise(
 pub fn open(conn: &Connection, company_id: &str) -> RollingResult<Vec<Alarm>> {
     let mut stmt = conn.prepare("SELECT kind, subject, detail, raised_at FROM guard_alarms WHERE company_id = ?1 AND cleared_at IS NULL ORDER BY id")?;
     let rows = stmt.query_map([company_id], |r| {
-        let kind: String = r.get(0)?;
-        let kind = Kind::parse(&kind).ok_or_else(|| crate::store::sql::Error::Decode {
-            column: 0,
-            source: format!("unknown alarm kind {kind:?}").into(),
-        })?;
-        Ok(Alarm { kind, subject: r.get(1)?, detail: r.get(2)?, raised_at: r.get(3)? })
+        Ok(Alarm {
+            kind: r.get_named(0, "alarm kind", Kind::parse)?,
+            subject: r.get(1)?,
+            detail: r.get(2)?,
+            raised_at: r.get(3)?,
+        })
     })?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }

@@ -53,11 +53,7 @@ pub fn release(conn: &Connection, name: &str) -> RollingResult<bool> {
 
 /// A stored status; one this server never writes is a corrupt row, reported.
 pub(super) fn read_status(row: &crate::store::sql::Row, column: usize) -> crate::store::sql::Result<DayStatus> {
-    let raw: String = row.get(column)?;
-    DayStatus::parse(&raw).ok_or_else(|| crate::store::sql::Error::Decode {
-        column,
-        source: format!("unknown day status {raw:?}").into(),
-    })
+    row.get_named(column, "day status", DayStatus::parse)
 }
 
 pub fn day_status(conn: &Connection, name: &str) -> RollingResult<Option<DayStatus>> {

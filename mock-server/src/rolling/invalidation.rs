@@ -18,12 +18,11 @@ pub fn last(conn: &Connection, company_id: &str) -> RollingResult<Option<Invalid
             "SELECT invalidated_at, reason, routing FROM client_invalidations WHERE company_id = ?1",
             [company_id],
             |r| {
-                let routing: String = r.get(2)?;
-                let routing = Routing::parse(&routing).ok_or_else(|| crate::store::sql::Error::Decode {
-                    column: 2,
-                    source: format!("unknown routing {routing:?}").into(),
-                })?;
-                Ok(Invalidation { invalidated_at: r.get(0)?, reason: r.get(1)?, routing })
+                Ok(Invalidation {
+                    invalidated_at: r.get(0)?,
+                    reason: r.get(1)?,
+                    routing: r.get_named(2, "routing", Routing::parse)?,
+                })
             },
         )
         .optional()?)

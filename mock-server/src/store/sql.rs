@@ -134,6 +134,13 @@ impl Row {
             found: v.clone(),
         })
     }
+
+    /// Column `i`'s text read as a name by `parse` (an enum's wire name); a name `parse` does not
+    /// know is a decode error naming `what`, never guessed.
+    pub fn get_named<T>(&self, i: usize, what: &str, parse: impl Fn(&str) -> Option<T>) -> Result<T> {
+        let raw: String = self.get(i)?;
+        parse(&raw).ok_or_else(|| Error::Decode { column: i, source: format!("unknown {what} {raw:?}").into() })
+    }
 }
 
 /// A column's position (rusqlite's name for it; only positions are used here).

@@ -220,6 +220,22 @@ async fn login(client: &reqwest::Client, base: &str, user: &str) -> Value {
     post(client, format!("{base}/auth"), None, json!({"username": user, "password": format!("{user}-pass")})).await
 }
 
+/// Starts `cron` and waits for its run to end (at most 10 minutes): the run as it ended.
+async fn run_to_end(client: &reqwest::Client, base: &str, admin: &str, cron: &str) -> Value {
+    let run = post(client, format!("{base}/admin/crons/{cron}/run"), Some(admin), json!({})).await;
+    let id = run["runId"].as_str().unwrap().to_owned();
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let url = format!("{base}/admin/crons/runs/{id}?logLimit=1");
+        let r: Value = client.get(url).bearer_auth(admin).send().await.unwrap().json().await.unwrap();
+        if r["status"] != "running" {
+            return r;
+        }
+        assert!(Instant::now() < deadline, "{cron} did not end");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// p50, p99 and max of the samples, in milliseconds.
 fn percentiles(mut samples: Vec<Duration>) -> (f64, f64, f64) {
     if samples.is_empty() {
@@ -460,21 +476,7 @@ async fn bootstrap_burst(server: &Server) {
     let base = server.base.clone();
     let client = client();
     let admin = login(&client, &base, "admin").await["token"].as_str().unwrap().to_owned();
-    let run = post(&client, format!("{base}/admin/crons/rolling-db-rotate/run"), Some(&admin), json!({})).await;
-    let id = run["runId"].as_str().unwrap().to_owned();
-    while client
-        .get(format!("{base}/admin/crons/runs/{id}?logLimit=1"))
-        .bearer_auth(&admin)
-        .send()
-        .await
-        .unwrap()
-        .json::<Value>()
-        .await
-        .unwrap()["status"]
-        == "running"
-    {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    run_to_end(&client, &base, &admin, "rolling-db-rotate").await;
     let alice = login(&client, &base, "alice").await["token"].as_str().unwrap().to_owned();
     let mut rates = Vec::new();
     let mut samples = Vec::new();
@@ -830,26 +832,8 @@ async fn metrics_cost(tenants: usize) {
     // scrape holds.
     let admin = login(&http, &server.base, "admin").await["token"].as_str().unwrap().to_owned();
     for cron in ["rolling-db-rotate", "rolling-db-archive"] {
-        let run = post(&http, format!("{}/admin/crons/{cron}/run", server.base), Some(&admin), json!({})).await;
-        let id = run["runId"].as_str().unwrap().to_owned();
-        let deadline = Instant::now() + Duration::from_secs(600);
-        loop {
-            let r: Value = http
-                .get(format!("{}/admin/crons/runs/{id}?logLimit=1", server.base))
-                .bearer_auth(&admin)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            if r["status"] != "running" {
-                assert_eq!(r["status"], "succeeded", "{cron}: {r}");
-                break;
-            }
-            assert!(Instant::now() < deadline, "{cron} did not end");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        let r = run_to_end(&http, &server.base, &admin, cron).await;
+        assert_eq!(r["status"], "succeeded", "{cron}: {r}");
     }
     let mut times = Vec::new();
     let mut text = String::new();

@@ -21,8 +21,8 @@ fn exported<T: TS>() -> String {
 /// Every declaration the protocol owns, each exported.
 pub fn declarations() -> Vec<String> {
     vec![
-        format!("export {}", DatabaseKind::decl()),
-        format!("export {}", DayStatus::decl()),
+        exported::<DatabaseKind>(),
+        exported::<DayStatus>(),
         exported::<AlarmKind>(),
         exported::<RollbackAlarm>(),
         exported::<Attention>(),

@@ -216,8 +216,14 @@ export interface Sale {
 }
 
 /* Generated from the Rust types by `make types`; do not edit by hand. */
+/**
+ * What a database of the cluster holds.
+ */
 export type DatabaseKind = "core" | "legacy" | "day" | "archive";
 
+/**
+ * A day database's place in its lifecycle.
+ */
 export type DayStatus = "PREWARMED" | "ACTIVE" | "DRAINED" | "ARCHIVED" | "DROPPED";
 
 /**

@@ -17,11 +17,7 @@ use import_graph::{circles, upward};
 const LAYERS: [&[&str]; 3] = [&["core"], &["web"], &["js", "lib"]];
 
 fn layer(module: &str) -> usize {
-    let top = module.split('/').next().unwrap();
-    LAYERS
-        .iter()
-        .position(|row| row.contains(&top))
-        .unwrap_or_else(|| panic!("module {top} is in no layer: add it to LAYERS"))
+    import_graph::layer(&LAYERS, module)
 }
 
 fn sdk() -> PathBuf {

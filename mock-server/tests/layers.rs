@@ -23,15 +23,8 @@ const LAYERS: [&[&str]; 10] = [
     &["routes", "app", "lib", "main", "metrics"],
 ];
 
-fn layer(top: &str) -> usize {
-    LAYERS
-        .iter()
-        .position(|row| row.contains(&top))
-        .unwrap_or_else(|| panic!("module {top} is in no layer: add it to LAYERS"))
-}
-
-fn top(module: &str) -> &str {
-    module.split('/').next().unwrap()
+fn layer(module: &str) -> usize {
+    import_graph::layer(&LAYERS, module)
 }
 
 fn root() -> PathBuf {
@@ -44,7 +37,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 
 #[test]
 fn no_module_imports_from_a_layer_above_its_own() {
-    let upward = upward(&graph(), |m| layer(top(m)));
+    let upward = upward(&graph(), layer);
     assert!(upward.is_empty(), "upward imports:\n{}", upward.join("\n"));
 }
 
@@ -60,7 +53,7 @@ fn no_http_type_below_the_http_edge() {
     let edge = layer("error");
     let mut found = Vec::new();
     for (module, text) in &sources {
-        if layer(top(module)) < edge {
+        if layer(module) < edge {
             for http in ["axum::", "AppError", "StatusCode"] {
                 if code(text).contains(http) {
                     found.push(format!("{module}: {http}"));

@@ -202,3 +202,12 @@ pub fn upward(edges: &BTreeMap<String, BTreeSet<String>>, layer: impl Fn(&str) -
     }
     out
 }
+
+/// The row of `layers` (lowest first) that holds `module`'s top-level module.
+pub fn layer(layers: &[&[&str]], module: &str) -> usize {
+    let top = module.split('/').next().unwrap_or(module);
+    layers
+        .iter()
+        .position(|row| row.contains(&top))
+        .unwrap_or_else(|| panic!("module {top} is in no layer: add it to LAYERS"))
+}

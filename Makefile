@@ -86,7 +86,7 @@ build: setup
 	@# package: served at /vendor/ by the mock server.
 	mkdir -p target/vendor
 	cp target/pouchdb/node_modules/pouchdb/dist/pouchdb.min.js target/pouchdb/node_modules/pouchdb/dist/pouchdb.indexeddb.min.js target/vendor/
-	cp pkg-template/package.json pkg-template/README.md pkg-template/types.js pkg/
+	cp pkg-template/package.json pkg-template/README.md pkg-template/types.js pkg-template/codes.js pkg-template/codes.d.ts pkg/
 	rm -f pkg/.gitignore
 	@# Every file the glue imports must be in the tarball npm users get.
 	@packed=$$(cd pkg && npm pack --dry-run --json 2>/dev/null); \

@@ -1,7 +1,7 @@
 // The demo page: plain ES modules over the built package, no bundler, no Node.
 import init, { AuthManager, RollingDbAdmin, SyncSession } from "/pkg/session_broker.js";
 import { $ } from "./dom.js";
-import { createConsole } from "./console.js";
+import { createConsole } from "./console/index.js";
 import { createSessionPane } from "./session.js";
 import { createReplicaPane } from "./replica.js";
 

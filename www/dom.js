@@ -1,4 +1,5 @@
 // DOM helpers. Every string from the server or the SDK goes in as text, never as HTML.
+import { ErrorCodes } from "/pkg/codes.js";
 
 export const $ = (id) => document.getElementById(id);
 
@@ -22,26 +23,28 @@ export function result(id, ok, message) {
 /** Every time on the page in one zone, named: the crons' schedules are UTC, so is everything else. */
 export const time = (ms) => (ms ? `${new Date(ms).toISOString().slice(0, 16).replace("T", " ")} UTC` : "—");
 
-/** What each code means for the person at the page; anything else shows the server's words. */
-const WORDS = {
-  network: "The server could not be reached. Is make demo still running?",
-  timeout: "The server did not answer in time. Try again.",
-  invalid_credentials: "Wrong username or password.",
-  rate_limited: "Too many sign-in attempts from here: wait a minute and try again.",
-  account_throttled: "Too many wrong passwords for this account: wait a few minutes, or sign in on a device you used before.",
-  session_ended: "Your session was ended (signed out, or your password or role changed): log in again.",
-  not_signed_in: "Log in first.",
-  session_expired: "Your session has ended: log in again.",
-  token_expired: "Your session has ended: log in again.",
-  refresh_token_revoked: "Your session was ended (signed out elsewhere or the password changed): log in again.",
-  refresh_token_reused: "Your session was ended for safety (a used refresh token came back): log in again.",
-  forbidden: "Your role may not do this.",
-};
+/** What each code means for the person at the page (the codes the package exports); anything else shows the server's words. */
+const WORDS = new Map([
+  [ErrorCodes.NETWORK, "The server could not be reached. Is make demo still running?"],
+  [ErrorCodes.TIMEOUT, "The server did not answer in time. Try again."],
+  [ErrorCodes.INVALID_CREDENTIALS, "Wrong username or password."],
+  [ErrorCodes.RATE_LIMITED, "Too many sign-in attempts from here: wait a minute and try again."],
+  [ErrorCodes.ACCOUNT_THROTTLED, "Too many wrong passwords for this account: wait a few minutes, or sign in on a device you used before."],
+  [ErrorCodes.SESSION_ENDED, "Your session was ended (signed out, or your password or role changed): log in again."],
+  [ErrorCodes.NOT_SIGNED_IN, "Log in first."],
+  [ErrorCodes.SESSION_EXPIRED, "Your session has ended: log in again."],
+  [ErrorCodes.TOKEN_EXPIRED, "Your session has ended: log in again."],
+  [ErrorCodes.REFRESH_TOKEN_REVOKED, "Your session was ended (signed out elsewhere or the password changed): log in again."],
+  [ErrorCodes.REFRESH_TOKEN_REUSED, "Your session was ended for safety (a used refresh token came back): log in again."],
+  [ErrorCodes.FORBIDDEN, "Your role may not do this."],
+]);
+// A code the package no longer exports would key its words under `undefined`: said at once.
+if (WORDS.has(undefined)) throw new Error("dom.js names an error code the package does not export");
 
 /** A failed call, in words a person can act on, chosen by its code. */
 export function explain(r) {
-  const words = WORDS[r.code];
-  if (r.code === "forbidden") return `${words} ${r.error ?? ""}`.trim();
+  const words = WORDS.get(r.code);
+  if (r.code === ErrorCodes.FORBIDDEN) return `${words} ${r.error ?? ""}`.trim();
   return words ?? r.error ?? `The server refused (HTTP ${r.status}).`;
 }
 

@@ -197,11 +197,11 @@ fn the_audit_log_filters_and_pages(store: &Store) {
             }
             let acme = audit::list(c, Some("acme"), None, 10)?;
             assert_eq!(
-                acme.iter().map(|e| e["detail"]["n"].as_i64().unwrap()).collect::<Vec<_>>(),
+                acme.iter().map(|e| e.detail["n"].as_i64().unwrap()).collect::<Vec<_>>(),
                 [2, 0],
                 "newest first"
             );
-            let first = acme[0]["id"].as_i64().unwrap();
+            let first = acme[0].id;
             assert_eq!(audit::list(c, Some("acme"), Some(first), 10)?.len(), 1, "older than the first");
             assert_eq!(audit::list(c, None, None, 2)?.len(), 2);
             Ok::<_, Error>(())

@@ -162,6 +162,27 @@ pub struct StatusRequest {
     pub device_id: Option<String>,
 }
 
+/// `POST /auth/status`'s answer: the status recorded, and on which device (`null`: none registered yet).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct StatusRecorded {
+    /// Always `true` on success.
+    pub ok: bool,
+    /// The device the status was recorded on.
+    pub device_id: Option<String>,
+    /// The status recorded.
+    pub is_online: bool,
+}
+
+/// `POST /auth/company`'s body and answer (a mock-only route): the company the next refresh carries.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ActiveCompany {
+    /// The company.
+    pub company_id: String,
+}
+
 /// Body of `POST /auth/logout`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -176,6 +197,7 @@ pub struct LogoutRequest {
 
 /// The `{ok: true}` body of routes that answer nothing else.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct OkBody {
     /// Always `true` on success.
     pub ok: bool,

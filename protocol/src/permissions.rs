@@ -17,10 +17,12 @@ pub const CLIENTS_INVALIDATE: &str = "clients:invalidate";
 pub const CATALOG_WRITE: &str = "catalog:write";
 /// Re-warm (dropping CORE): in no role's list, so `sys_admin` alone.
 pub const ROLLING_DB_REWARM: &str = "rollingDb:rewarm";
+/// Switching a flag on past its failed prerequisites (`?force=true`): in no role's list, so `sys_admin` alone.
+pub const ROLLING_DB_FORCE: &str = "rollingDb:force";
 /// Releasing a held (restored) day database to the drop: in no role's list, so `sys_admin` alone.
 pub const ROLLING_DB_RELEASE: &str = "rollingDb:release";
 
-/// The default map (README: "The JS API", `hasPermission`), action → roles. The mock server authorises its routes by this
+/// The default map (docs/sdk.md, `hasPermission`), action → roles. The mock server authorises its routes by this
 /// same map, so `hasPermission` and the server never disagree.
 pub const DEFAULTS: [(&str, &[&str]); 6] = [
     (ROLLING_DB_READ, &["sys_admin"]),

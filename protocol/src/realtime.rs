@@ -141,6 +141,23 @@ pub struct Ready {
     pub invalidated_at: Option<i64>,
 }
 
+/// `GET /bootstrap`'s answer: the catalogue's static documents, with the sequence they were read at.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Bootstrap {
+    /// Which catalogue was read.
+    pub database: Routing,
+    /// The database it lives in.
+    pub db: String,
+    /// The database's update sequence when the documents were read.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub update_seq: u64,
+    /// The documents, each with its `_id` and `_rev`.
+    #[cfg_attr(feature = "ts", ts(type = "Array<Record<string, unknown>>"))]
+    pub docs: Vec<Value>,
+}
+
 impl InvalidateLocal {
     /// Reads the payload (see [`ServerFrame::from_json`]).
     pub fn from_json(value: &Value) -> Option<Self> {

@@ -592,3 +592,50 @@ pub struct FlagRecord {
     /// Who changed them.
     pub updated_by: Option<String>,
 }
+
+/// `POST /admin/rolling-db/tenants/{id}/rewarm`: CORE dropped, with the snapshot that keeps a way back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Rewarm {
+    /// The tenant.
+    pub company_id: String,
+    /// The CORE database dropped.
+    pub dropped: String,
+    /// When the tenant's devices were invalidated (they go to the legacy catalogue until the
+    /// next rotate recreates CORE).
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub invalidated_at: Option<i64>,
+    /// The verified snapshot of CORE taken before the drop (`mock-server restore` takes it back).
+    pub snapshot: Snapshot,
+    /// Documents written in CORE since its warm, which the rebuild does not carry (confirmed).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub edited_since_warm: usize,
+}
+
+/// A verified snapshot of a database.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Snapshot {
+    /// Its id, which `mock-server restore` takes.
+    pub snapshot_id: String,
+    /// The documents it holds.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub doc_count: u64,
+    /// The directory it was written to.
+    pub dir: String,
+}
+
+/// `POST /admin/rolling-db/tenants/{id}/days/{db}/release`: the day database no longer held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct DayReleased {
+    /// The tenant.
+    pub company_id: String,
+    /// The day database released.
+    pub db: String,
+    /// Always `false`: the drop's usual locks apply to it again.
+    pub held: bool,
+}

@@ -84,7 +84,7 @@ impl RollingDbAdmin {
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<Preflight>>")]
-    /// The runbook's prerequisites for switching each flag on, check by check.
+    /// The prerequisites for switching each flag on, check by check.
     pub fn preflight(
         &self,
         #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,

@@ -24,7 +24,7 @@ fn object(value: &JsValue, what: &str) -> Result<Value, JsValue> {
 
 #[wasm_bindgen]
 impl AuthManager {
-    #[wasm_bindgen(js_name = addDevice, unchecked_return_type = "Promise<CallResult<{ device: Device }>>")]
+    #[wasm_bindgen(js_name = addDevice, unchecked_return_type = "Promise<CallResult<DeviceAnswer>>")]
     /// `POST /devices`: registers a device description.
     pub fn add_device(
         &self,
@@ -33,7 +33,7 @@ impl AuthManager {
         self.manage(Management::AddDevice(object(&device_info, "deviceInfo")?))
     }
 
-    #[wasm_bindgen(js_name = deleteDevice, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
+    #[wasm_bindgen(js_name = deleteDevice, unchecked_return_type = "Promise<CallResult<OkBody>>")]
     /// `DELETE /devices/:id`.
     pub fn delete_device(
         &self,
@@ -42,20 +42,20 @@ impl AuthManager {
         self.manage(Management::DeleteDevice(string_arg(&device_id, "deviceId")?))
     }
 
-    #[wasm_bindgen(js_name = getDevices, unchecked_return_type = "Promise<CallResult<{ devices: Device[] }>>")]
+    #[wasm_bindgen(js_name = getDevices, unchecked_return_type = "Promise<CallResult<DeviceList>>")]
     /// `GET /devices`: the devices this user may see.
     pub fn get_devices(&self) -> Result<Promise, JsValue> {
         self.manage(Management::GetDevices)
     }
 
-    #[wasm_bindgen(js_name = getCompanies, unchecked_return_type = "Promise<CallResult<{ companies: CompanyRecord[] }>>")]
+    #[wasm_bindgen(js_name = getCompanies, unchecked_return_type = "Promise<CallResult<CompanyList>>")]
     /// `GET /companies`: the companies this user may see.
     pub fn get_companies(&self) -> Result<Promise, JsValue> {
         self.manage(Management::GetCompanies)
     }
 
     /// Fetching the current company also caches its details for `getCurrentCompany()`.
-    #[wasm_bindgen(js_name = getCompany, unchecked_return_type = "Promise<CallResult<{ company: CompanyRecord }>>")]
+    #[wasm_bindgen(js_name = getCompany, unchecked_return_type = "Promise<CallResult<CompanyAnswer>>")]
     pub fn get_company(
         &self,
         #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,
@@ -63,7 +63,7 @@ impl AuthManager {
         self.manage(Management::GetCompany(string_arg(&company_id, "companyId")?))
     }
 
-    #[wasm_bindgen(js_name = updateCompany, unchecked_return_type = "Promise<CallResult<{ company: CompanyRecord }>>")]
+    #[wasm_bindgen(js_name = updateCompany, unchecked_return_type = "Promise<CallResult<CompanyAnswer>>")]
     /// `PATCH /companies/:id` (`{name}`).
     pub fn update_company(
         &self,
@@ -73,7 +73,7 @@ impl AuthManager {
         self.manage(Management::UpdateCompany(string_arg(&company_id, "companyId")?, object(&changes, "changes")?))
     }
 
-    #[wasm_bindgen(js_name = deleteCompany, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
+    #[wasm_bindgen(js_name = deleteCompany, unchecked_return_type = "Promise<CallResult<OkBody>>")]
     /// `DELETE /companies/:id` (sys_admin).
     pub fn delete_company(
         &self,
@@ -82,7 +82,7 @@ impl AuthManager {
         self.manage(Management::DeleteCompany(string_arg(&company_id, "companyId")?))
     }
 
-    #[wasm_bindgen(js_name = updateUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
+    #[wasm_bindgen(js_name = updateUser, unchecked_return_type = "Promise<CallResult<UserAnswer>>")]
     /// `PATCH /users/:id`: a password (with `currentPassword`) or roles (sys_admin).
     pub fn update_user(
         &self,
@@ -92,7 +92,7 @@ impl AuthManager {
         self.manage(Management::UpdateUser(string_arg(&user_id, "userId")?, object(&changes, "changes")?))
     }
 
-    #[wasm_bindgen(js_name = deleteUser, unchecked_return_type = "Promise<CallResult<{ ok: boolean }>>")]
+    #[wasm_bindgen(js_name = deleteUser, unchecked_return_type = "Promise<CallResult<OkBody>>")]
     /// `DELETE /users/:id` (sys_admin).
     pub fn delete_user(
         &self,
@@ -101,19 +101,19 @@ impl AuthManager {
         self.manage(Management::DeleteUser(string_arg(&user_id, "userId")?))
     }
 
-    #[wasm_bindgen(js_name = listUsers, unchecked_return_type = "Promise<CallResult<{ users: User[] }>>")]
+    #[wasm_bindgen(js_name = listUsers, unchecked_return_type = "Promise<CallResult<UserList>>")]
     /// `GET /users`: the users this user may see.
     pub fn list_users(&self) -> Result<Promise, JsValue> {
         self.manage(Management::ListUsers)
     }
 
-    #[wasm_bindgen(js_name = getMyUser, unchecked_return_type = "Promise<CallResult<{ user: User }>>")]
+    #[wasm_bindgen(js_name = getMyUser, unchecked_return_type = "Promise<CallResult<UserAnswer>>")]
     /// `GET /users/me`.
     pub fn get_my_user(&self) -> Result<Promise, JsValue> {
         self.manage(Management::GetMyUser)
     }
 
-    #[wasm_bindgen(js_name = updatePaymentReference, unchecked_return_type = "Promise<CallResult<{ sale: Sale }>>")]
+    #[wasm_bindgen(js_name = updatePaymentReference, unchecked_return_type = "Promise<CallResult<SaleAnswer>>")]
     /// `PATCH /companies/:companyId/sales/:saleId/payment-reference` (`{reference}`).
     pub fn update_payment_reference(
         &self,

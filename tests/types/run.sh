@@ -17,7 +17,7 @@ cp -r "$root"/target/npm-tools/node_modules/@types node_modules/
 blocks=$(node "$root/tests/types/extract.mjs" . "$root/README.md" "$root"/docs/*.md "$root/pkg-template/README.md")
 echo "tsc $("$tsc" --version): app.ts and $blocks documentation block(s) against the packed tarball"
 # Server-side rendering: importing the package (or its types-only entry) in Node touches no window.
-node --input-type=module -e 'await import("session-broker"); await import("session-broker/types");'
+node --input-type=module -e 'await import("session-broker"); await import("session-broker/types"); await import("session-broker/codes");'
 # Two passes: everything with the package's declarations checked (skipLibCheck off), then the
 # blocks that use PouchDB, whose @types packages do not pass TypeScript 5.9's library check
 # (the package's own declarations were checked by the first pass).

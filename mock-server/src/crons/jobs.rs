@@ -214,7 +214,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
     match room {
         Ok(room) if !room.enough() => {
             let line = format!(
-                "refused before any tenant, nothing changed: no headroom: the rotate keeps {} database(s) open and in use (CORE, today, tomorrow for each of {} tenant(s)), {} more are in use by other tenants, ROLLING_DB_MAX_OPEN={}; raise it first (the runbook: a hard prerequisite)",
+                "refused before any tenant, nothing changed: no headroom: the rotate keeps {} database(s) open and in use (CORE, today, tomorrow for each of {} tenant(s)), {} more are in use by other tenants, ROLLING_DB_MAX_OPEN={}; raise it first (a hard prerequisite of the rotate)",
                 room.needed, rolling.len(), room.in_use_elsewhere, room.max
             );
             tracing::error!(run = ctx.run_id, "{line}");

@@ -13,7 +13,7 @@ use super::RollingResult;
 
 /// What an alarm tells the operator to do (the rollout's errors table).
 pub const INSTRUCTION: &str =
-    "Roll back now (runbook: Rollback): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
+    "Roll back now (docs/operations.md, Rollback): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
 
 /// Why a tenant needs attention.
 pub use protocol::views::AlarmKind as Kind;

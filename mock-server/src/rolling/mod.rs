@@ -31,7 +31,7 @@ pub enum RollingError {
     #[error("rollingDbDrop requires rollingDb")]
     DropRequiresRollingDb,
     /// The preflight of a flag failed: the failing checks, the first one's code leads.
-    #[error("the runbook's prerequisites are not met: {}; a sys_admin may retry with ?force=true (audited)", preflight::describe(.0))]
+    #[error("the flag's prerequisites are not met: {}; a sys_admin may retry with ?force=true (audited)", preflight::describe(.0))]
     PreflightFailed(Vec<preflight::Check>),
     #[error("send rollingDb and/or rollingDbDrop")]
     NothingToChange,

@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use serde::Serialize;
+use protocol::views::{Rewarm, Snapshot};
 
 use super::invalidation::{self, Routing};
 use super::{RollingError, RollingResult};
@@ -23,28 +23,6 @@ const IDS_NAMED: usize = 5;
 
 /// The invalidation reason a re-warm gives its devices.
 pub const REASON_REWARM: &str = "rewarm";
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Rewarm {
-    pub company_id: String,
-    pub dropped: String,
-    /// When the tenant's devices were invalidated (they go to the legacy catalogue until the
-    /// next rotate recreates CORE).
-    pub invalidated_at: Option<i64>,
-    /// The verified snapshot of CORE taken before the drop (`mock-server restore` takes it back).
-    pub snapshot: Snapshot,
-    /// Documents written in CORE since its warm, which the rebuild does not carry (confirmed).
-    pub edited_since_warm: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Snapshot {
-    pub snapshot_id: String,
-    pub doc_count: u64,
-    pub dir: String,
-}
 
 /// Documents of CORE (`core_docs`) written since its warm: edited (a revision past the warm's
 /// first) or not among the legacy catalogue's STATIC documents the warm copied.

@@ -3,7 +3,6 @@
 
 use crate::docdb::Cluster;
 use crate::store::sql::{params, Connection};
-use serde_json::{json, Value};
 
 use super::archive::reconcile;
 use super::days::{day_databases, day_status, DayStatus};
@@ -12,6 +11,7 @@ use super::invalidation::{self, current_routing, Routing};
 use super::rotate::MANIFEST_ID;
 use super::tenants::{self, Tenant};
 use super::warm::is_static;
+use protocol::realtime::Bootstrap;
 use protocol::views::{
     CleanupCandidates, ClusterDatabase, ClusterView, DatabaseSummary, DayDatabase, Reconciliation, ReconciliationDay,
     TenantAttention, TenantDevice, TenantSummary, TenantsView, Topology,
@@ -229,7 +229,7 @@ pub fn bootstrap(
 
 impl BootstrapRows {
     /// The answer: the STATIC documents with their revisions. Done after the lock is released.
-    pub fn into_json(self) -> Result<Value, BootstrapError> {
+    pub fn into_answer(self) -> Result<Bootstrap, BootstrapError> {
         let mut docs = Vec::with_capacity(self.rows.len());
         for row in self.rows {
             let doc = row.parse().map_err(super::RollingError::from)?;
@@ -237,6 +237,6 @@ impl BootstrapRows {
                 docs.push(doc.to_json());
             }
         }
-        Ok(json!({ "database": self.database, "db": self.db, "updateSeq": self.update_seq, "docs": docs }))
+        Ok(Bootstrap { database: self.database, db: self.db, update_seq: self.update_seq, docs })
     }
 }

@@ -7,7 +7,9 @@ use axum::extract::{Path, Query, State};
 use axum::routing::{get, patch, post};
 use axum::{Json, Router};
 use protocol::ops::audit as actions;
+use protocol::records::AuditPage;
 use protocol::routes;
+use protocol::views::{DayReleased, Rewarm};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -20,7 +22,7 @@ use crate::state::AppState;
 use crate::store::audit::{self, Actor};
 use protocol::errors as code;
 use protocol::permissions::{
-    CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_READ, ROLLING_DB_RELEASE, ROLLING_DB_REWARM,
+    CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_FORCE, ROLLING_DB_READ, ROLLING_DB_RELEASE, ROLLING_DB_REWARM,
 };
 
 pub fn router() -> Router<AppState> {
@@ -53,13 +55,13 @@ async fn audit_log(
     State(state): State<AppState>,
     user: AuthUser,
     Query(q): Query<AuditQuery>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<AuditPage>> {
     user.require_action(ROLLING_DB_READ)?;
     let limit = query_number::<u32>(q.limit.as_deref(), "limit")?.unwrap_or(50).clamp(1, 500);
     let before = query_number::<i64>(q.before.as_deref(), "before")?;
     let entries = audit::list(&state.store.lock()?, q.company_id.as_deref(), before, limit)?;
-    let next = if entries.len() == limit as usize { entries.last().and_then(|e| e["id"].as_i64()) } else { None };
-    Ok(Json(json!({ "entries": entries, "nextBefore": next })))
+    let next_before = if entries.len() == limit as usize { entries.last().map(|e| e.id) } else { None };
+    Ok(Json(AuditPage { entries, next_before }))
 }
 
 fn settings(state: &AppState) -> RollingSettings {
@@ -171,8 +173,8 @@ async fn set_flags(
 ) -> AppResult<Json<Flags>> {
     user.require_action(ROLLING_DB_FLAGS)?;
     let force = parse_force(&query)?;
-    if force && !user.has("sys_admin") {
-        return Err(AppError::Forbidden("?force=true overrides the runbook's prerequisites: sys_admin only".into()));
+    if force && !user.may(ROLLING_DB_FORCE) {
+        return Err(AppError::Forbidden("?force=true overrides the flag's prerequisites: sys_admin only".into()));
     }
     let patch = parse_patch(&body)?;
     let now = state.clock.now_ms();
@@ -205,7 +207,7 @@ async fn rewarm(
     Path(id): Path<String>,
     Query(query): Query<HashMap<String, String>>,
     ApiJson(req): ApiJson<RewarmRequest>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<Rewarm>> {
     user.require_action(ROLLING_DB_REWARM)?;
     let confirm = query_number::<usize>(query.get("confirm").map(String::as_str), "confirm")?;
     let backup_dir = RollingSettings::from(&*state.settings).backup_dir;
@@ -227,7 +229,7 @@ async fn rewarm(
         state.tenant_invalidated(&id);
     }
     tracing::info!(tenant = %id, core = %done.dropped, by = %user.0.user_id, "CORE dropped for a re-warm");
-    Ok(Json(json!(done)))
+    Ok(Json(done))
 }
 
 /// A held day database (a restored one) released to the drop's usual locks: `rollingDb:release`
@@ -237,7 +239,7 @@ async fn release_day(
     user: AuthUser,
     ip: ClientIp,
     Path((id, db)): Path<(String, String)>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<DayReleased>> {
     user.require_action(ROLLING_DB_RELEASE)?;
     let now = state.clock.now_ms();
     state.store.tx(|tx| {
@@ -249,7 +251,7 @@ async fn release_day(
         Ok(())
     })?;
     tracing::info!(tenant = %id, db = %db, by = %user.0.user_id, "held day database released");
-    Ok(Json(json!({ "companyId": id, "db": db, "held": false })))
+    Ok(Json(DayReleased { company_id: id, db, held: false }))
 }
 
 /// Every device of the tenant re-bootstraps at its next handshake, from where the tenant's

@@ -6,8 +6,9 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
 use protocol::ops::audit as actions;
+use protocol::records::{NewCompany, SignedUp, UserAnswer};
 use protocol::routes;
-use protocol::{AuthResponse, GoogleLoginRequest, LoginRequest, LogoutRequest, OkBody, RefreshRequest};
+use protocol::{ActiveCompany, AuthResponse, GoogleLoginRequest, LoginRequest, LogoutRequest, OkBody, RefreshRequest};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -127,7 +128,7 @@ fn sign_in_failed(state: &AppState, username: &str, ip: ClientIp) -> AppResult<(
         if secs > 0 {
             let until = now.saturating_add(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX));
             login_failures::lock(tx, username, until)?;
-            let company_id = users::by_username(tx, username)?.map(|u| u.company_id);
+            let company_id = users::by_username(tx, username)?.map(|u| u.record.company_id);
             let detail =
                 json!({"username": username, "companyId": company_id, "failures": failures, "lockedForSecs": secs});
             audit::record(tx, &Actor { id: "anonymous".into(), ip: ip.0 }, actions::ACCOUNT_THROTTLED, detail, now)?;
@@ -251,14 +252,14 @@ fn check_credentials(req: &NewUserRequest) -> AppResult<()> {
 }
 
 fn new_user(req: &NewUserRequest, company_id: &str, roles: Vec<String>) -> User {
-    User {
+    let record = protocol::records::User {
         id: random_id("user"),
         username: req.username.clone(),
         company_id: company_id.to_owned(),
         companies: vec![company_id.to_owned()],
         roles,
-        password_hash: passwords::hash(&req.password),
-    }
+    };
+    User { record, password_hash: passwords::hash(&req.password) }
 }
 
 fn insert_user(tx: &crate::store::sql::Connection, user: &User, now: i64) -> AppResult<()> {
@@ -277,7 +278,7 @@ async fn create_user(
     caller: AuthUser,
     ip: ClientIp,
     ApiJson(req): ApiJson<NewUserRequest>,
-) -> AppResult<(StatusCode, Json<Value>)> {
+) -> AppResult<(StatusCode, Json<UserAnswer>)> {
     check_credentials(&req)?;
     let is_admin = caller.has("sys_admin");
     let company_id = req.company_id.clone().unwrap_or_else(|| caller.0.company_id.clone());
@@ -306,7 +307,7 @@ async fn create_user(
         )?;
         Ok(())
     })?;
-    Ok((StatusCode::CREATED, Json(json!({"user": user}))))
+    Ok((StatusCode::CREATED, Json(UserAnswer { user: user.record })))
 }
 
 /// `/auth/register`: public sign-up. It never joins an existing company: it creates the user's
@@ -316,7 +317,7 @@ async fn sign_up(
     State(state): State<AppState>,
     ip: ClientIp,
     ApiJson(req): ApiJson<NewUserRequest>,
-) -> AppResult<(StatusCode, Json<Value>)> {
+) -> AppResult<(StatusCode, Json<SignedUp>)> {
     check_credentials(&req)?;
     if req.roles.is_some() {
         return Err(AppError::Forbidden(
@@ -348,7 +349,7 @@ async fn sign_up(
         audit::record(tx, &actor, actions::COMPANY_SIGN_UP, json!({"companyId": company_id, "userId": user.id, "username": user.username}), now)?;
         Ok(())
     })?;
-    Ok((StatusCode::CREATED, Json(json!({"user": user, "company": {"id": company_id, "name": name}}))))
+    Ok((StatusCode::CREATED, Json(SignedUp { user: user.record, company: NewCompany { id: company_id, name } })))
 }
 
 /// Accepts an expired token: ending a session must not need a fresh one. The first call ends the
@@ -381,18 +382,12 @@ async fn logout(
     Ok(Json(OkBody { ok: true }))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SwitchCompany {
-    company_id: String,
-}
-
 /// Mock-only: a multi-company user picks the company the next refresh carries.
 async fn switch_company(
     State(state): State<AppState>,
     AuthUser(claims): AuthUser,
-    ApiJson(req): ApiJson<SwitchCompany>,
-) -> AppResult<Json<Value>> {
+    ApiJson(req): ApiJson<ActiveCompany>,
+) -> AppResult<Json<ActiveCompany>> {
     state.store.tx(|tx| {
         let user = users::by_id(tx, &claims.user_id)?
             .ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
@@ -402,5 +397,5 @@ async fn switch_company(
         users::set_active_company(tx, &user.id, &req.company_id)?;
         Ok(())
     })?;
-    Ok(Json(json!({"companyId": req.company_id})))
+    Ok(Json(req))
 }

@@ -5,7 +5,6 @@ use axum::routing::get;
 use axum::{Json, Router};
 use protocol::routes;
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::error::{AppError, AppResult};
 use crate::extract::AuthUser;
@@ -28,7 +27,7 @@ async fn bootstrap(
     State(state): State<AppState>,
     AuthUser(claims): AuthUser,
     Query(q): Query<BootstrapQuery>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<protocol::realtime::Bootstrap>> {
     let started = std::time::Instant::now();
     let (database, label) = match q.database.as_deref() {
         Some("core") => (Routing::Core, "core"),
@@ -42,7 +41,7 @@ async fn bootstrap(
         views::bootstrap(&cluster, &RollingSettings::from(&*state.settings), &tenant, database)
     };
     // The lock is released: parsing and building the answer hold no one up.
-    let answer = read.and_then(views::BootstrapRows::into_json).map(Json).map_err(|e| match e {
+    let answer = read.and_then(views::BootstrapRows::into_answer).map(Json).map_err(|e| match e {
         BootstrapError::CoreMissing(db) => AppError::NotFound(
             code::CORE_MISSING,
             format!("{db} does not exist yet: the tenant is not cut over (run the rotate)"),

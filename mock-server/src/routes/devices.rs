@@ -4,8 +4,8 @@ use axum::extract::State;
 use axum::routing::{post, put};
 use axum::{Json, Router};
 use protocol::routes;
-use protocol::{ConnectResponse, StatusRequest};
-use serde_json::{json, Map, Value};
+use protocol::{ConnectResponse, StatusRecorded, StatusRequest};
+use serde_json::{Map, Value};
 
 use crate::auth::secrets::random_id;
 use crate::error::{AppError, AppResult};
@@ -63,7 +63,7 @@ async fn status(
     State(state): State<AppState>,
     AuthUser(claims): AuthUser,
     ApiJson(body): ApiJson<StatusRequest>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<StatusRecorded>> {
     let now = state.clock.now_ms();
     let device_id = state.store.tx(|tx| {
         let id = match body.device_id {
@@ -78,5 +78,5 @@ async fn status(
         }
         Ok(id)
     })?;
-    Ok(Json(json!({"ok": true, "deviceId": device_id, "isOnline": body.is_online})))
+    Ok(Json(StatusRecorded { ok: true, device_id, is_online: body.is_online }))
 }

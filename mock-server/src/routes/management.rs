@@ -7,7 +7,8 @@ use axum::http::StatusCode;
 use axum::routing::{get, patch};
 use axum::{Json, Router};
 use protocol::ops::audit as actions;
-use protocol::routes;
+use protocol::records::{CompanyAnswer, CompanyList, DeviceAnswer, DeviceList, SaleAnswer, UserAnswer, UserList};
+use protocol::{routes, OkBody};
 use serde_json::{json, Map, Value};
 
 use crate::auth::passwords;
@@ -51,21 +52,21 @@ fn only(body: &Map<String, Value>, allowed: &[&str]) -> AppResult<()> {
     }
 }
 
-async fn list_devices(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+async fn list_devices(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<DeviceList>> {
     let conn = state.store.lock()?;
     let list = if is_manager(&user) {
         devices::for_company(&conn, &user.0.company_id)?
     } else {
         devices::for_user(&conn, &user.0.user_id)?
     };
-    Ok(Json(json!({ "devices": list })))
+    Ok(Json(DeviceList { devices: list }))
 }
 
 async fn add_device(
     State(state): State<AppState>,
     user: AuthUser,
     ApiJson(info): ApiJson<Map<String, Value>>,
-) -> AppResult<(StatusCode, Json<Value>)> {
+) -> AppResult<(StatusCode, Json<DeviceAnswer>)> {
     let sdk_version = super::devices::sdk_version(&info)?;
     let now = state.clock.now_ms();
     let device = Device {
@@ -78,14 +79,14 @@ async fn add_device(
         info: Value::Object(info),
     };
     state.store.tx(|tx| Ok(devices::upsert(tx, &device, now)?))?;
-    Ok((StatusCode::CREATED, Json(json!({ "device": device }))))
+    Ok((StatusCode::CREATED, Json(DeviceAnswer { device })))
 }
 
 async fn delete_device(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<OkBody>> {
     state.store.tx(|tx| {
         let device = devices::by_id(tx, &id)?.filter(|d| d.company_id == user.0.company_id || is_admin(&user));
         let device = device.ok_or_else(|| AppError::NotFound(code::UNKNOWN_DEVICE, format!("no device {id:?}")))?;
@@ -95,7 +96,7 @@ async fn delete_device(
         devices::delete(tx, &id)?;
         Ok(())
     })?;
-    Ok(Json(json!({ "ok": true })))
+    Ok(Json(OkBody { ok: true }))
 }
 
 /// The company, when the caller may see it.
@@ -109,21 +110,25 @@ fn visible_company(conn: &crate::store::sql::Connection, user: &AuthUser, id: &s
     Ok(company)
 }
 
-async fn list_companies(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+async fn list_companies(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<CompanyList>> {
     let conn = state.store.lock()?;
     let all = companies::all(&conn)?;
     let list: Vec<companies::Company> = if is_admin(&user) {
         all
     } else {
-        let mine = users::by_id(&conn, &user.0.user_id)?.map(|u| u.companies).unwrap_or_default();
+        let mine = users::by_id(&conn, &user.0.user_id)?.map(|u| u.record.companies).unwrap_or_default();
         all.into_iter().filter(|c| mine.contains(&c.id)).collect()
     };
-    Ok(Json(json!({ "companies": list })))
+    Ok(Json(CompanyList { companies: list }))
 }
 
-async fn get_company(State(state): State<AppState>, user: AuthUser, Path(id): Path<String>) -> AppResult<Json<Value>> {
+async fn get_company(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> AppResult<Json<CompanyAnswer>> {
     let conn = state.store.lock()?;
-    Ok(Json(json!({ "company": visible_company(&conn, &user, &id)? })))
+    Ok(Json(CompanyAnswer { company: visible_company(&conn, &user, &id)? }))
 }
 
 async fn update_company(
@@ -131,7 +136,7 @@ async fn update_company(
     user: AuthUser,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Map<String, Value>>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<CompanyAnswer>> {
     only(&body, &["name"])?;
     let name = match body.get("name") {
         Some(Value::String(n)) if !n.trim().is_empty() && n.len() <= 100 => n.trim().to_owned(),
@@ -143,16 +148,16 @@ async fn update_company(
             return Err(AppError::Forbidden("renaming a company needs manager or sys_admin".into()));
         }
         companies::rename(tx, &id, &name)?;
-        Ok(companies::get(tx, &id)?)
+        companies::get(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))
     })?;
-    Ok(Json(json!({ "company": company })))
+    Ok(Json(CompanyAnswer { company }))
 }
 
 async fn delete_company(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<OkBody>> {
     user.require_any(&["sys_admin"])?;
     state.store.tx(|tx| {
         companies::get(tx, &id)?
@@ -166,7 +171,7 @@ async fn delete_company(
         companies::delete(tx, &id)?;
         Ok(())
     })?;
-    Ok(Json(json!({ "ok": true })))
+    Ok(Json(OkBody { ok: true }))
 }
 
 async fn update_payment_reference(
@@ -174,7 +179,7 @@ async fn update_payment_reference(
     user: AuthUser,
     Path((company_id, sale_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<Map<String, Value>>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<SaleAnswer>> {
     only(&body, &["reference"])?;
     let reference = match body.get("reference") {
         Some(Value::String(r)) if !r.trim().is_empty() && r.len() <= 64 => r.trim().to_owned(),
@@ -185,12 +190,13 @@ async fn update_payment_reference(
         if companies::set_payment_reference(tx, &company_id, &sale_id, &reference)? == 0 {
             return Err(AppError::NotFound(code::UNKNOWN_SALE, format!("no sale {sale_id:?} in {company_id}")));
         }
-        Ok(companies::sale(tx, &company_id, &sale_id)?)
+        companies::sale(tx, &company_id, &sale_id)?
+            .ok_or_else(|| AppError::NotFound(code::UNKNOWN_SALE, format!("no sale {sale_id:?} in {company_id}")))
     })?;
-    Ok(Json(json!({ "sale": sale })))
+    Ok(Json(SaleAnswer { sale }))
 }
 
-async fn list_users(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+async fn list_users(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<UserList>> {
     let conn = state.store.lock()?;
     let list = if is_admin(&user) {
         users::all(&conn)?
@@ -199,13 +205,13 @@ async fn list_users(State(state): State<AppState>, user: AuthUser) -> AppResult<
     } else {
         return Err(AppError::Forbidden("listing users needs manager or sys_admin".into()));
     };
-    Ok(Json(json!({ "users": list })))
+    Ok(Json(UserList { users: list.into_iter().map(|u| u.record).collect() }))
 }
 
-async fn me(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<Value>> {
+async fn me(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<UserAnswer>> {
     let me = users::by_id(&state.store.lock()?, &user.0.user_id)?
         .ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, "the user no longer exists".into()))?;
-    Ok(Json(json!({ "user": me })))
+    Ok(Json(UserAnswer { user: me.record }))
 }
 
 /// A password change needs the current password (a stolen access token is not enough), except
@@ -217,7 +223,7 @@ async fn update_user(
     ip: ClientIp,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Map<String, Value>>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<UserAnswer>> {
     only(&body, &["password", "currentPassword", "roles"])?;
     let password = match body.get("password") {
         None => None,
@@ -264,11 +270,12 @@ async fn update_user(
             let detail = json!({"companyId": target.company_id, "userId": id, "passwordChanged": password.is_some(), "roles": roles, "previousRoles": target.roles, "sessionsRevoked": ended.len()});
             audit::record(tx, &Actor::user(&user.0, ip.0), if roles.is_some() { actions::USER_ROLES } else { actions::USER_PASSWORD }, detail, now)?;
         }
-        Ok((users::by_id(tx, &id)?, ended))
+        let updated = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
+        Ok((updated, ended))
     })?;
     let (updated, ended) = updated;
     state.sessions_ended(&ended);
-    Ok(Json(json!({ "user": updated })))
+    Ok(Json(UserAnswer { user: updated.record }))
 }
 
 async fn delete_user(
@@ -276,7 +283,7 @@ async fn delete_user(
     user: AuthUser,
     ip: ClientIp,
     Path(id): Path<String>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<OkBody>> {
     user.require_any(&["sys_admin"])?;
     if id == user.0.user_id {
         return Err(AppError::Conflict(code::CANNOT_DELETE_SELF, "sys_admin cannot delete its own user".into()));
@@ -298,5 +305,5 @@ async fn delete_user(
         Ok(ended)
     })?;
     state.sessions_ended(&ended);
-    Ok(Json(json!({ "ok": true })))
+    Ok(Json(OkBody { ok: true }))
 }

@@ -4,8 +4,9 @@
 use std::net::IpAddr;
 
 use crate::store::sql::{params, Connection, Dialect};
+use protocol::records::AuditEntry;
 use protocol::JwtClaims;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Who acted: a user id (or `cron:<name>` for a scheduled run) and the peer address, if known.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,7 +50,7 @@ pub fn list(
     company_id: Option<&str>,
     before: Option<i64>,
     limit: u32,
-) -> crate::store::sql::Result<Vec<Value>> {
+) -> crate::store::sql::Result<Vec<AuditEntry>> {
     let company = match conn.dialect() {
         Dialect::Sqlite => "json_extract(detail, '$.companyId')",
         Dialect::Postgres => "(detail::jsonb ->> 'companyId')",
@@ -61,8 +62,11 @@ pub fn list(
     ))?;
     let rows = stmt.query_map(params![company_id, before, limit], |r| {
         let detail: String = r.get(4)?;
-        let detail: Value = serde_json::from_str(&detail).unwrap_or_else(|_| json!({"unreadable": detail}));
-        Ok(json!({"id": r.get::<_, i64>(0)?, "at": r.get::<_, i64>(1)?, "actor": r.get::<_, String>(2)?, "action": r.get::<_, String>(3)?, "ip": detail.get("ip").cloned(), "detail": detail}))
+        // An entry whose detail no longer reads is still listed, its text kept under `unreadable`.
+        let detail = serde_json::from_str::<Map<String, Value>>(&detail)
+            .unwrap_or_else(|_| Map::from_iter([("unreadable".to_owned(), Value::String(detail))]));
+        let ip = detail.get("ip").and_then(Value::as_str).map(str::to_owned);
+        Ok(AuditEntry { id: r.get(0)?, at: r.get(1)?, actor: r.get(2)?, action: r.get(3)?, ip, detail })
     })?;
     rows.collect()
 }

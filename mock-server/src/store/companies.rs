@@ -1,15 +1,7 @@
 //! Companies (tenants) and their sales.
 
 use crate::store::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Company {
-    pub id: String,
-    pub name: String,
-    pub store_code: String,
-}
+pub use protocol::records::{CompanyRecord as Company, Sale};
 
 const SELECT: &str = "SELECT id, name, store_code FROM companies";
 
@@ -46,15 +38,6 @@ pub fn delete(conn: &Connection, id: &str) -> crate::store::sql::Result<usize> {
         conn.execute(&format!("DELETE FROM {table} WHERE company_id = ?1"), [id])?;
     }
     conn.execute("DELETE FROM companies WHERE id = ?1", [id])
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Sale {
-    pub id: String,
-    pub company_id: String,
-    pub amount_cents: i64,
-    pub payment_reference: Option<String>,
 }
 
 pub fn sale(conn: &Connection, company_id: &str, sale_id: &str) -> crate::store::sql::Result<Option<Sale>> {

@@ -1,20 +1,7 @@
 //! Devices: what `/auth/connect` registers, with the SDK version the tenants listing shows.
 
 use crate::store::sql::{params, Connection, OptionalExtension};
-use serde::Serialize;
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Device {
-    #[serde(rename = "deviceId")]
-    pub id: String,
-    pub user_id: String,
-    pub company_id: String,
-    pub sdk_version: Option<String>,
-    pub is_online: bool,
-    pub last_seen_at: Option<i64>,
-    pub info: serde_json::Value,
-}
+pub use protocol::records::Device;
 
 const SELECT: &str = "SELECT id, user_id, company_id, sdk_version, is_online, last_seen_at, info FROM devices";
 

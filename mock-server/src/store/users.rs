@@ -1,18 +1,19 @@
 //! Users, their companies and their active company.
 
 use crate::store::sql::{params, Connection, Row, ToValue};
-use serde::Serialize;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// A user as stored: what the routes show of it, and its password hash, which they never do.
+#[derive(Debug, Clone, PartialEq)]
 pub struct User {
-    pub id: String,
-    pub username: String,
-    pub company_id: String,
-    pub companies: Vec<String>,
-    pub roles: Vec<String>,
-    #[serde(skip)]
+    pub record: protocol::records::User,
     pub password_hash: String,
+}
+
+impl std::ops::Deref for User {
+    type Target = protocol::records::User;
+    fn deref(&self) -> &Self::Target {
+        &self.record
+    }
 }
 
 /// A user's columns ([`from_rows`] reads them), from `users u` joined [`COMPANIES`].
@@ -31,19 +32,19 @@ pub(crate) fn from_rows(rows: &[Row], at: usize) -> crate::store::sql::Result<Ve
         let company: Option<String> = row.get(at + 5)?;
         if users.last().is_none_or(|u| u.id != id) {
             let roles: String = row.get(at + 3)?;
-            users.push(User {
+            let record = protocol::records::User {
                 username: row.get(at + 1)?,
-                password_hash: row.get(at + 2)?,
                 // Corrupt roles are an error, not "no roles": a row that does not read back is reported.
                 roles: serde_json::from_str(&roles)
                     .map_err(|e| crate::store::sql::Error::Decode { column: at + 3, source: Box::new(e) })?,
                 company_id: row.get(at + 4)?,
                 companies: Vec::new(),
                 id,
-            });
+            };
+            users.push(User { record, password_hash: row.get(at + 2)? });
         }
         if let (Some(user), Some(company)) = (users.last_mut(), company) {
-            user.companies.push(company);
+            user.record.companies.push(company);
         }
     }
     Ok(users)

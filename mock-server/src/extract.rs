@@ -11,17 +11,45 @@ use crate::error::AppError;
 use crate::state::AppState;
 use protocol::errors as code;
 
-/// `axum::Json` with rejections mapped to `AppError`.
+/// `axum::Json` with rejections mapped to `AppError`, for a body that must be a JSON object: every
+/// route's body type is a struct, and serde would read a struct from an array too (`[true]` as
+/// its first field), so anything but an object is refused before it is read.
 pub struct ApiJson<T>(pub T);
 
 impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for ApiJson<T> {
     type Rejection = AppError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(req, state).await {
+        if !json_content_type(req.headers()) {
+            return Err(AppError::UnsupportedMediaType);
+        }
+        let bytes = match axum::body::Bytes::from_request(req, state).await {
+            Ok(bytes) => bytes,
+            Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                return Err(AppError::PayloadTooLarge)
+            }
+            Err(rejection) => return Err(AppError::BadRequest(code::INVALID_BODY, rejection.body_text())),
+        };
+        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+        if first.is_some_and(|b| *b != b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok() {
+            return Err(AppError::BadRequest(code::INVALID_BODY, "send a JSON object".into()));
+        }
+        match axum::Json::<T>::from_bytes(&bytes) {
             Ok(axum::Json(value)) => Ok(ApiJson(value)),
             Err(rejection) => Err(json_rejection(rejection)),
         }
+    }
+}
+
+/// `Content-Type: application/json` or `application/<something>+json`, as `axum::Json` asks.
+fn json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    let Some(value) = headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    match essence.split_once('/') {
+        Some(("application", subtype)) => subtype == "json" || subtype.ends_with("+json"),
+        _ => false,
     }
 }
 

@@ -60,6 +60,9 @@ async fn bad_credentials_and_bad_bodies_get_the_error_body() {
     assert_error(&s.post("/auth", None, json!({"username": "alice"})).await, 400, "invalid_body");
     assert_error(&s.post("/auth", None, json!({"username": 5, "password": "x"})).await, 400, "invalid_body");
     assert_error(&s.post("/auth", None, json!({"username": "", "password": ""})).await, 400, "bad_request");
+    // serde reads a struct from an array too (fields in order): every body must be an object.
+    assert_error(&s.post("/auth", None, json!(["alice", "alice-pass", {}])).await, 400, "invalid_body");
+    assert_error(&s.post("/auth", None, json!("alice")).await, 400, "invalid_body");
     let raw = s
         .client
         .post(format!("{}/auth", s.base))

@@ -61,6 +61,8 @@ pub const REASON_CUTOVER: &str = "rolling-db-cutover";
 pub const REASON_OPERATOR: &str = "operator";
 /// `invalidate-local.reason` of the legacy daily invalidation (tenants without `rollingDb`).
 pub const REASON_DAILY: &str = "invalidate_daily";
+/// `invalidate-local.reason` of a re-warm's invalidation (CORE dropped, the legacy catalogue until the next rotate).
+pub const REASON_REWARM: &str = "rewarm";
 
 /// The audit log's `action` names (`GET /admin/audit`), each written by one place of the server.
 pub mod audit {

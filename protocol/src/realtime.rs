@@ -116,18 +116,21 @@ fn optional_i64(value: &Value, key: &str) -> Option<Option<i64>> {
 /// Destroy the local databases, then remember `invalidatedAt` as obeyed.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InvalidateLocal {
     /// The tenant invalidated.
     pub company_id: String,
     /// The invalidation's time (ms since the epoch): the device remembers it as obeyed.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub invalidated_at: i64,
-    /// Why (one of the `REASON_*` constants of `ops`).
+    /// Why: `rolling-db-cutover`, `operator`, `invalidate_daily` or `rewarm` (the `REASON_*` constants).
     pub reason: String,
 }
 
 /// Where the device routes: `core` only for a rolling tenant and an SDK with the cutover switch.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Ready {
     /// The tenant.
     pub company_id: String,
@@ -138,6 +141,7 @@ pub struct Ready {
     /// The dynamic (today's) database.
     pub dynamic_db: String,
     /// The tenant's latest invalidation, if any.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub invalidated_at: Option<i64>,
 }
 

@@ -142,6 +142,40 @@ pub struct AuditPage {
     pub next_before: Option<i64>,
 }
 
+/// `PATCH /companies/{id}`: the new name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CompanyChanges {
+    /// A non-empty name of at most 100 characters.
+    pub name: String,
+}
+
+/// `PATCH /users/{id}`: what changes, each part optional.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct UserChanges {
+    /// The new password: at least 8 characters.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub password: Option<String>,
+    /// Required with `password`, except when sys_admin resets another user's.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub current_password: Option<String>,
+    /// sys_admin only. A password or role change ends every session of that user.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub roles: Option<Vec<String>>,
+}
+
+/// `PATCH /companies/{id}/sales/{saleId}/payment-reference`: the reference.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct PaymentReference {
+    /// A non-empty reference of at most 64 characters.
+    pub reference: String,
+}
+
 envelopes! {
     /// `GET /devices`: the caller's devices (a manager's: its company's).
     DeviceList { devices: Vec<Device> }

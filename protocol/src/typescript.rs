@@ -3,7 +3,7 @@
 
 use ts_rs::TS;
 
-use super::realtime::Routing;
+use super::realtime::{InvalidateLocal, Ready, Routing};
 use super::records::*;
 use super::views::*;
 use super::{errors, DatabaseKind, DayStatus, OkBody, StatusRecorded};
@@ -110,6 +110,8 @@ pub fn declarations() -> Vec<String> {
         exported::<CleanupCandidate>(),
         exported::<CleanupCandidates>(),
         exported::<Routing>(),
+        exported::<Ready>(),
+        exported::<InvalidateLocal>(),
         exported::<DatabaseSummary>(),
         exported::<AfterDrop>(),
         exported::<DayDatabase>(),
@@ -119,9 +121,11 @@ pub fn declarations() -> Vec<String> {
         exported::<PreflightCheck>(),
         exported::<FlagPreflight>(),
         exported::<Preflight>(),
+        exported::<FlagChanges>(),
         exported::<FlagRecord>(),
         exported::<OkBody>(),
         exported::<StatusRecorded>(),
+        exported::<RewarmRequest>(),
         exported::<Snapshot>(),
         exported::<Rewarm>(),
         exported::<DayReleased>(),
@@ -131,11 +135,14 @@ pub fn declarations() -> Vec<String> {
         exported::<CompanyRecord>(),
         exported::<CompanyList>(),
         exported::<CompanyAnswer>(),
+        exported::<CompanyChanges>(),
         exported::<Sale>(),
+        exported::<PaymentReference>(),
         exported::<SaleAnswer>(),
         exported::<User>(),
         exported::<UserList>(),
         exported::<UserAnswer>(),
+        exported::<UserChanges>(),
         exported::<AuditEntry>(),
         exported::<AuditPage>(),
         format!(

@@ -523,9 +523,9 @@ pub struct Topology {
     pub archive: DatabaseSummary,
     /// Its day databases, oldest first (dropped ones included).
     pub days: Vec<DayDatabase>,
-    /// The manifest CORE holds, as stored; null without CORE or before the first rotate.
-    #[cfg_attr(feature = "ts", ts(type = "DayManifest | null"))]
-    pub manifest: Option<serde_json::Value>,
+    /// The manifest CORE holds; null without CORE, before the first rotate, or when what CORE
+    /// holds does not read as one (the next rotate writes it again).
+    pub manifest: Option<DayManifest>,
     /// Its last invalidation, if any.
     pub invalidation: Option<TenantInvalidation>,
     /// Conflicts waiting for a review.
@@ -575,6 +575,21 @@ pub struct Preflight {
     pub rolling_db_drop: FlagPreflight,
 }
 
+/// `PATCH /admin/rolling-db/flags/{id}`: the flags to change, each optional (absent: unchanged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct FlagChanges {
+    /// The `rollingDb` flag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub rolling_db: Option<bool>,
+    /// The `rollingDbDrop` flag (on only with `rollingDb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub rolling_db_drop: Option<bool>,
+}
+
 /// A tenant's flags as recorded: `PATCH /admin/rolling-db/flags/{id}` answers them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -591,6 +606,18 @@ pub struct FlagRecord {
     pub updated_at: Option<i64>,
     /// Who changed them.
     pub updated_by: Option<String>,
+}
+
+/// `POST /admin/rolling-db/tenants/{id}/rewarm`'s body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RewarmRequest {
+    /// Invalidate the tenant's devices with the drop (default false): needed while they are
+    /// routed to CORE.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub invalidate: Option<bool>,
 }
 
 /// `POST /admin/rolling-db/tenants/{id}/rewarm`: CORE dropped, with the snapshot that keeps a way back.

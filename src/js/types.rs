@@ -171,21 +171,8 @@ export type HeaderKind = "Remote" | "Local";
 
 
 
-export interface CompanyChanges {
-  name: string;
-}
 
-export interface UserChanges {
-  password?: string;
-  /** Required with `password`, except when sys_admin resets another user's. */
-  currentPassword?: string;
-  /** sys_admin only. A password or role change ends every session of that user. */
-  roles?: string[];
-}
 
-export interface PaymentReference {
-  reference: string;
-}
 
 
 /* Generated from the Rust types by `make types`; do not edit by hand. */
@@ -500,6 +487,30 @@ export type CleanupCandidates = {
 /** Which catalogue a device reads: the rolling database's CORE, or the legacy one. */
 export type Routing = "core" | "legacy";
 
+/** Where the device routes: `core` only for a rolling tenant and an SDK with the cutover switch. */
+export type Ready = {
+  /** The tenant. */
+  companyId: string;
+  /** Which catalogue to read. */
+  database: Routing;
+  /** The static (catalogue) database to bootstrap. */
+  staticDb: string;
+  /** The dynamic (today's) database. */
+  dynamicDb: string;
+  /** The tenant's latest invalidation, if any. */
+  invalidatedAt: number | null;
+};
+
+/** Destroy the local databases, then remember `invalidatedAt` as obeyed. */
+export type InvalidateLocal = {
+  /** The tenant invalidated. */
+  companyId: string;
+  /** The invalidation's time (ms since the epoch): the device remembers it as obeyed. */
+  invalidatedAt: number;
+  /** Why: `rolling-db-cutover`, `operator`, `invalidate_daily` or `rewarm` (the `REASON_*` constants). */
+  reason: string;
+};
+
 /** One of a tenant's databases in its topology: absent, or its counts and indexes. */
 export type DatabaseSummary = {
   /** The database. */
@@ -580,7 +591,10 @@ export type Topology = {
   archive: DatabaseSummary;
   /** Its day databases, oldest first (dropped ones included). */
   days: Array<DayDatabase>;
-  /** The manifest CORE holds, as stored; null without CORE or before the first rotate. */
+  /**
+   * The manifest CORE holds; null without CORE, before the first rotate, or when what CORE
+   * holds does not read as one (the next rotate writes it again).
+   */
   manifest: DayManifest | null;
   /** Its last invalidation, if any. */
   invalidation: TenantInvalidation | null;
@@ -622,6 +636,14 @@ export type Preflight = {
   rollingDbDrop: FlagPreflight;
 };
 
+/** `PATCH /admin/rolling-db/flags/{id}`: the flags to change, each optional (absent: unchanged). */
+export type FlagChanges = {
+  /** The `rollingDb` flag. */
+  rollingDb?: boolean;
+  /** The `rollingDbDrop` flag (on only with `rollingDb`). */
+  rollingDbDrop?: boolean;
+};
+
 /** A tenant's flags as recorded: `PATCH /admin/rolling-db/flags/{id}` answers them. */
 export type FlagRecord = {
   /** The tenant. */
@@ -650,6 +672,15 @@ export type StatusRecorded = {
   deviceId: string | null;
   /** The status recorded. */
   isOnline: boolean;
+};
+
+/** `POST /admin/rolling-db/tenants/{id}/rewarm`'s body. */
+export type RewarmRequest = {
+  /**
+   * Invalidate the tenant's devices with the drop (default false): needed while they are
+   * routed to CORE.
+   */
+  invalidate?: boolean;
 };
 
 /** A verified snapshot of a database. */
@@ -737,6 +768,12 @@ export type CompanyAnswer = {
   company: CompanyRecord;
 };
 
+/** `PATCH /companies/{id}`: the new name. */
+export type CompanyChanges = {
+  /** A non-empty name of at most 100 characters. */
+  name: string;
+};
+
 /** A sale, with its payment reference. */
 export type Sale = {
   /** Its id. */
@@ -747,6 +784,12 @@ export type Sale = {
   amountCents: number;
   /** The payment reference recorded; `null` before one is. */
   paymentReference: string | null;
+};
+
+/** `PATCH /companies/{id}/sales/{saleId}/payment-reference`: the reference. */
+export type PaymentReference = {
+  /** A non-empty reference of at most 64 characters. */
+  reference: string;
 };
 
 /** A sale after its payment reference changed. */
@@ -776,6 +819,16 @@ export type UserList = {
 /** One user. */
 export type UserAnswer = {
   user: User;
+};
+
+/** `PATCH /users/{id}`: what changes, each part optional. */
+export type UserChanges = {
+  /** The new password: at least 8 characters. */
+  password?: string;
+  /** Required with `password`, except when sys_admin resets another user's. */
+  currentPassword?: string;
+  /** sys_admin only. A password or role change ends every session of that user. */
+  roles?: Array<string>;
 };
 
 /** One entry of the audit log. */
@@ -880,10 +933,6 @@ export type SdkErrorCode =
   | "signed_out";
 /* End of the generated declarations. */
 
-export interface FlagChanges {
-  rollingDb?: boolean;
-  rollingDbDrop?: boolean;
-}
 
 export interface SetFlagsOptions {
   /** Switch on though the flag's preflight fails (sys_admin only; audited with the checks it overrode). */
@@ -911,20 +960,10 @@ export interface SyncSessionOptions {
 export type SyncState = "idle" | "connecting" | "ready" | "closed";
 
 /** The server's `ready`: where this device's catalogue (static) and day data (dynamic) live. */
-export interface ReadyPayload {
-  companyId: string;
-  database: "core" | "legacy";
-  staticDb: string;
-  dynamicDb: string;
-  invalidatedAt: number | null;
-}
+export type ReadyPayload = Ready;
 
 /** With the SDK's final push (databases tracked with `pushTo`), run before the handlers. */
-export interface InvalidateLocalPayload extends Partial<PushCounts> {
-  companyId: string;
-  invalidatedAt: number;
-  reason: string;
-}
+export interface InvalidateLocalPayload extends InvalidateLocal, Partial<PushCounts> {}
 
 export interface BootstrappedEvent {
   database: "core" | "legacy";

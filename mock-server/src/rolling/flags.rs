@@ -13,11 +13,8 @@ pub use protocol::{has_cutover_switch, parse_version, predates_cutover, CUTOVER_
 /// A tenant's flags as recorded.
 pub use protocol::views::FlagRecord as Flags;
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FlagPatch {
-    pub rolling_db: Option<bool>,
-    pub rolling_db_drop: Option<bool>,
-}
+/// A change of flags, each optional.
+pub use protocol::views::FlagChanges as FlagPatch;
 
 /// Tenants by flag state: (`rollingDb`, `rollingDbDrop`, how many); a tenant without a flags
 /// row has both off. Read from the flags switched on (the few, during a rollout) and the

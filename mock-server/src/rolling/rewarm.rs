@@ -11,6 +11,7 @@
 use std::collections::HashSet;
 use std::path::Path;
 
+use protocol::ops::REASON_REWARM;
 use protocol::views::{Rewarm, Snapshot};
 
 use super::invalidation::{self, Routing};
@@ -20,9 +21,6 @@ use crate::store::backups;
 
 /// Ids of the edited documents a refusal names.
 const IDS_NAMED: usize = 5;
-
-/// The invalidation reason a re-warm gives its devices.
-pub const REASON_REWARM: &str = "rewarm";
 
 /// Documents of CORE (`core_docs`) written since its warm: edited (a revision past the warm's
 /// first) or not among the legacy catalogue's STATIC documents the warm copied.

@@ -5,8 +5,8 @@
 
 use crate::docdb::Cluster;
 use crate::store::sql::params;
+use protocol::views::DayManifest;
 use serde::Serialize;
-use serde_json::json;
 
 use super::days::{day_databases, set_day_status, DayDatabase, DayStatus};
 use super::invalidation::{self, Routing, REASON_CUTOVER};
@@ -71,11 +71,14 @@ pub fn rotate_tenant(
     days.sort_by(|a, b| a.date.cmp(&b.date));
     let live: Vec<String> = days.into_iter().filter(|d| d.status != DayStatus::Dropped).map(|d| d.name).collect();
     let manifest =
-        json!({ "today": names.day(&today), "tomorrow": names.day(&tomorrow), "days": live, "updatedAt": now_ms });
-    let previous = docdb::get_local(conn, &names.core(), MANIFEST_ID)?;
-    let changed = previous.as_ref().is_none_or(|p| p["today"] != manifest["today"] || p["days"] != manifest["days"]);
-    if changed {
-        docdb::put_local(conn, &names.core(), MANIFEST_ID, &manifest)?;
+        DayManifest { today: names.day(&today), tomorrow: names.day(&tomorrow), days: live, updated_at: now_ms };
+    // Rewritten when its days changed, or when what is stored does not read as a manifest.
+    let previous =
+        docdb::get_local(conn, &names.core(), MANIFEST_ID)?.and_then(|p| serde_json::from_value::<DayManifest>(p).ok());
+    if previous.is_none_or(|p| p.today != manifest.today || p.days != manifest.days) {
+        let body = serde_json::to_value(&manifest)
+            .map_err(|source| docdb::DocDbError::CorruptJson { what: MANIFEST_ID.into(), source })?;
+        docdb::put_local(conn, &names.core(), MANIFEST_ID, &body)?;
     }
     let invalidated =
         invalidation::invalidate_unless_routed(conn, &tenant.id, REASON_CUTOVER, Routing::Core, now_ms)?.is_some();

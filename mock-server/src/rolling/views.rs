@@ -163,8 +163,15 @@ fn days_with_checks(conn: &Cluster, company_id: &str) -> RollingResult<Vec<DayDa
 pub fn topology(conn: &Cluster, settings: &RollingSettings, tenant: &Tenant) -> RollingResult<Topology> {
     let names = tenant.names(&settings.db_prefix);
     let routing = current_routing(conn, &names, &tenant.id)?;
-    let manifest =
+    let stored =
         if docdb::exists(conn, &names.core())? { docdb::get_local(conn, &names.core(), MANIFEST_ID)? } else { None };
+    let manifest = stored.and_then(|m| match serde_json::from_value(m) {
+        Ok(manifest) => Some(manifest),
+        Err(e) => {
+            tracing::warn!(tenant = %tenant.id, error = %e, "CORE's day manifest does not read; the next rotate rewrites it");
+            None
+        }
+    });
     Ok(Topology {
         company_id: tenant.id.clone(),
         database: routing,

@@ -9,9 +9,9 @@ use axum::{Json, Router};
 use protocol::ops::audit as actions;
 use protocol::records::AuditPage;
 use protocol::routes;
-use protocol::views::{DayReleased, Rewarm};
+use protocol::views::{DayReleased, Rewarm, RewarmRequest};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
@@ -138,30 +138,6 @@ fn parse_force(q: &ForceQuery) -> AppResult<bool> {
     }
 }
 
-/// Exactly the two boolean fields, each optional, nothing else.
-fn parse_patch(body: &Value) -> AppResult<FlagPatch> {
-    let object = body.as_object().ok_or_else(|| {
-        AppError::BadRequest(code::INVALID_BODY, "send a JSON object such as {\"rollingDb\": true}".into())
-    })?;
-    let mut patch = FlagPatch::default();
-    for (key, value) in object {
-        let flag = value.as_bool().ok_or_else(|| {
-            AppError::BadRequest(code::INVALID_BODY, format!("{key} must be true or false, got {value}"))
-        })?;
-        match key.as_str() {
-            "rollingDb" => patch.rolling_db = Some(flag),
-            "rollingDbDrop" => patch.rolling_db_drop = Some(flag),
-            other => {
-                return Err(AppError::BadRequest(
-                    code::INVALID_BODY,
-                    format!("unknown field {other:?}: only rollingDb and rollingDbDrop"),
-                ))
-            }
-        }
-    }
-    Ok(patch)
-}
-
 /// Changes flags and nothing else: the next rotate acts on them.
 async fn set_flags(
     State(state): State<AppState>,
@@ -169,31 +145,23 @@ async fn set_flags(
     ip: ClientIp,
     Path(id): Path<String>,
     Query(query): Query<ForceQuery>,
-    ApiJson(body): ApiJson<Value>,
+    ApiJson(patch): ApiJson<FlagPatch>,
 ) -> AppResult<Json<Flags>> {
     user.require_action(ROLLING_DB_FLAGS)?;
     let force = parse_force(&query)?;
     if force && !user.may(ROLLING_DB_FORCE) {
         return Err(AppError::Forbidden("?force=true overrides the flag's prerequisites: sys_admin only".into()));
     }
-    let patch = parse_patch(&body)?;
     let now = state.clock.now_ms();
     let rolling = settings(&state);
     let flags = state.store.tx(|tx| {
         let applied = flag_change::apply(&state.cluster(tx), &rolling, &id, patch, &user.0.user_id, force, now)?;
-        let detail = json!({"companyId": id, "request": body, "before": applied.before, "after": applied.flags, "forced": force, "overridden": applied.overridden});
+        let detail = json!({"companyId": id, "request": patch, "before": applied.before, "after": applied.flags, "forced": force, "overridden": applied.overridden});
         audit::record(tx, &Actor::user(&user.0, ip.0), if force { actions::FLAGS_FORCE } else { actions::FLAGS_CHANGE }, detail, now)?;
         Ok::<_, AppError>(applied.flags)
     })?;
     tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.rolling_db, rolling_db_drop = flags.rolling_db_drop, "flags changed");
     Ok(Json(flags))
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RewarmRequest {
-    #[serde(default)]
-    invalidate: bool,
 }
 
 /// Re-warm: CORE snapshotted, then dropped for the next rotate to recreate with fresh revisions
@@ -218,7 +186,7 @@ async fn rewarm(
             &state.settings.db_prefix,
             &backup_dir,
             &id,
-            req.invalidate,
+            req.invalidate.unwrap_or(false),
             confirm,
             now,
         )?;

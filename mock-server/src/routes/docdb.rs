@@ -14,7 +14,7 @@ use axum::routing::{any, get};
 use axum::{Json, Router};
 use futures_util::StreamExt;
 use protocol::permissions::PermissionMap;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::docdb::access::{self, Op, Refusal};
@@ -226,14 +226,41 @@ fn owned(conn: &crate::store::sql::Connection, db: &str, company_id: &str) -> Ap
     Ok(kind)
 }
 
-async fn all_docs(State(state): State<AppState>, claims: DocdbUser, Path(db): Path<String>) -> AppResult<Json<Value>> {
+/// `GET /docdb/{db}/_all_docs`, in the document protocol's shape (with every document included).
+#[derive(serde::Serialize)]
+struct AllDocs {
+    total_rows: usize,
+    rows: Vec<AllDocsRow>,
+}
+
+#[derive(serde::Serialize)]
+struct AllDocsRow {
+    id: String,
+    rev: String,
+    doc: Value,
+}
+
+/// A document written, in the document protocol's shape, saying whether it made a conflict.
+#[derive(serde::Serialize)]
+struct DocWritten {
+    ok: bool,
+    id: String,
+    rev: String,
+    conflict: bool,
+}
+
+async fn all_docs(
+    State(state): State<AppState>,
+    claims: DocdbUser,
+    Path(db): Path<String>,
+) -> AppResult<Json<AllDocs>> {
     let conn = state.store.lock()?;
     owned(&conn, &db, &claims.company_id)?;
-    let rows: Vec<Value> = docdb::all_docs(&docdb::Cluster::embedded(&conn), &db)?
+    let rows: Vec<AllDocsRow> = docdb::all_docs(&docdb::Cluster::embedded(&conn), &db)?
         .into_iter()
-        .map(|d| json!({ "id": d.id, "rev": d.rev, "doc": d.to_json() }))
+        .map(|d| AllDocsRow { doc: d.to_json(), id: d.id, rev: d.rev })
         .collect();
-    Ok(Json(json!({ "total_rows": rows.len(), "rows": rows })))
+    Ok(Json(AllDocs { total_rows: rows.len(), rows }))
 }
 
 async fn get_doc(
@@ -257,7 +284,7 @@ async fn put_doc(
     claims: DocdbUser,
     Path((db, doc_id)): Path<(String, String)>,
     ApiJson(body): ApiJson<Map<String, Value>>,
-) -> AppResult<Json<Value>> {
+) -> AppResult<Json<DocWritten>> {
     if doc_id.starts_with('_') {
         return Err(engine_required().await);
     }
@@ -285,5 +312,5 @@ async fn put_doc(
             now,
         )?)
     })?;
-    Ok(Json(json!({ "ok": true, "id": doc_id, "rev": written.rev, "conflict": written.conflict_with.is_some() })))
+    Ok(Json(DocWritten { ok: true, id: doc_id, rev: written.rev, conflict: written.conflict_with.is_some() }))
 }

@@ -7,7 +7,10 @@ use axum::http::StatusCode;
 use axum::routing::{get, patch};
 use axum::{Json, Router};
 use protocol::ops::audit as actions;
-use protocol::records::{CompanyAnswer, CompanyList, DeviceAnswer, DeviceList, SaleAnswer, UserAnswer, UserList};
+use protocol::records::{
+    CompanyAnswer, CompanyChanges, CompanyList, DeviceAnswer, DeviceList, PaymentReference, SaleAnswer, UserAnswer,
+    UserChanges, UserList,
+};
 use protocol::{routes, OkBody};
 use serde_json::{json, Map, Value};
 
@@ -39,17 +42,6 @@ pub fn router() -> Router<AppState> {
         .route(routes::USERS.path, get(list_users))
         .route(routes::ME.path, get(me))
         .route(routes::UPDATE_USER.path, patch(update_user).delete(delete_user))
-}
-
-/// Only these fields, or a 400 naming the stray one.
-fn only(body: &Map<String, Value>, allowed: &[&str]) -> AppResult<()> {
-    match body.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(AppError::BadRequest(
-            code::INVALID_BODY,
-            format!("unknown field {k:?} (allowed: {})", allowed.join(", ")),
-        )),
-        None => Ok(()),
-    }
 }
 
 async fn list_devices(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<DeviceList>> {
@@ -135,13 +127,12 @@ async fn update_company(
     State(state): State<AppState>,
     user: AuthUser,
     Path(id): Path<String>,
-    ApiJson(body): ApiJson<Map<String, Value>>,
+    ApiJson(body): ApiJson<CompanyChanges>,
 ) -> AppResult<Json<CompanyAnswer>> {
-    only(&body, &["name"])?;
-    let name = match body.get("name") {
-        Some(Value::String(n)) if !n.trim().is_empty() && n.len() <= 100 => n.trim().to_owned(),
-        _ => return Err(AppError::bad_request("name: a non-empty string of at most 100 characters")),
-    };
+    let name = body.name.trim().to_owned();
+    if name.is_empty() || name.len() > 100 {
+        return Err(AppError::bad_request("name: a non-empty string of at most 100 characters"));
+    }
     let company = state.store.tx(|tx| {
         visible_company(tx, &user, &id)?;
         if !is_manager(&user) {
@@ -178,13 +169,12 @@ async fn update_payment_reference(
     State(state): State<AppState>,
     user: AuthUser,
     Path((company_id, sale_id)): Path<(String, String)>,
-    ApiJson(body): ApiJson<Map<String, Value>>,
+    ApiJson(body): ApiJson<PaymentReference>,
 ) -> AppResult<Json<SaleAnswer>> {
-    only(&body, &["reference"])?;
-    let reference = match body.get("reference") {
-        Some(Value::String(r)) if !r.trim().is_empty() && r.len() <= 64 => r.trim().to_owned(),
-        _ => return Err(AppError::bad_request("reference: a non-empty string of at most 64 characters")),
-    };
+    let reference = body.reference.trim().to_owned();
+    if reference.is_empty() || reference.len() > 64 {
+        return Err(AppError::bad_request("reference: a non-empty string of at most 64 characters"));
+    }
     let sale = state.store.tx(|tx| {
         visible_company(tx, &user, &company_id)?;
         if companies::set_payment_reference(tx, &company_id, &sale_id, &reference)? == 0 {
@@ -222,26 +212,15 @@ async fn update_user(
     user: AuthUser,
     ip: ClientIp,
     Path(id): Path<String>,
-    ApiJson(body): ApiJson<Map<String, Value>>,
+    ApiJson(body): ApiJson<UserChanges>,
 ) -> AppResult<Json<UserAnswer>> {
-    only(&body, &["password", "currentPassword", "roles"])?;
-    let password = match body.get("password") {
-        None => None,
-        Some(Value::String(p)) if p.chars().count() >= 8 => Some(p.clone()),
-        Some(_) => return Err(AppError::bad_request("password: at least 8 characters")),
-    };
-    let current = match body.get("currentPassword") {
-        None => None,
-        Some(Value::String(p)) => Some(p.clone()),
-        Some(_) => return Err(AppError::bad_request("currentPassword must be a string")),
-    };
-    let roles = match body.get("roles") {
-        None => None,
-        Some(Value::Array(items)) if items.iter().all(|r| r.as_str().is_some_and(|s| !s.is_empty())) => {
-            Some(items.iter().filter_map(|r| r.as_str().map(str::to_owned)).collect::<Vec<_>>())
-        }
-        Some(_) => return Err(AppError::bad_request("roles: an array of role names")),
-    };
+    let UserChanges { password, current_password: current, roles } = body;
+    if password.as_ref().is_some_and(|p| p.chars().count() < 8) {
+        return Err(AppError::bad_request("password: at least 8 characters"));
+    }
+    if roles.as_ref().is_some_and(|r| r.iter().any(String::is_empty)) {
+        return Err(AppError::bad_request("roles: an array of role names"));
+    }
     let now = state.clock.now_ms();
     let updated = state.store.tx(|tx| {
         let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;

@@ -7,8 +7,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde::Deserialize;
-use serde_json::{json, Value};
+use protocol::OkBody;
+use serde::{Deserialize, Serialize};
 
 use crate::clock::{Clock, DAY_MS};
 use crate::error::{AppError, AppResult};
@@ -34,7 +34,8 @@ async fn loopback_only(ip: ClientIp, request: Request, next: Next) -> Response {
     }
 }
 
-#[derive(Deserialize)]
+/// The pause between tenants, asked for and (capped at a minute) answered.
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 struct SlowRequest {
@@ -42,9 +43,9 @@ struct SlowRequest {
 }
 
 /// Pauses every cron between tenants, so a test can stop the server in the middle of a run.
-async fn slow(State(state): State<AppState>, ApiJson(req): ApiJson<SlowRequest>) -> Json<Value> {
+async fn slow(State(state): State<AppState>, ApiJson(req): ApiJson<SlowRequest>) -> Json<SlowRequest> {
     state.test.set_step_delay_ms(req.step_delay_ms.min(60_000));
-    Json(json!({"stepDelayMs": state.test.step_delay_ms()}))
+    Json(SlowRequest { step_delay_ms: state.test.step_delay_ms() })
 }
 
 #[derive(Deserialize)]
@@ -55,27 +56,39 @@ struct ClockRequest {
     advance_days: Option<f64>,
 }
 
-async fn clock(State(state): State<AppState>, ApiJson(req): ApiJson<ClockRequest>) -> AppResult<Json<Value>> {
+/// The server's time (ms since the epoch).
+#[derive(Serialize)]
+struct Now {
+    now: i64,
+}
+
+/// Requests counted by route template.
+#[derive(Serialize)]
+struct Stats {
+    requests: std::collections::BTreeMap<String, u64>,
+}
+
+async fn clock(State(state): State<AppState>, ApiJson(req): ApiJson<ClockRequest>) -> AppResult<Json<Now>> {
     let offset = match (req.now, req.advance_days) {
         (Some(now), None) => Clock::offset_for(now),
         (None, Some(days)) if days.is_finite() => state.clock.offset_ms().saturating_add((days * DAY_MS as f64) as i64),
         _ => return Err(AppError::bad_request("send exactly one of {now: <ms>} or {advanceDays: <number>}")),
     };
     state.move_clock(offset)?;
-    Ok(Json(json!({"now": state.clock.now_ms()})))
+    Ok(Json(Now { now: state.clock.now_ms() }))
 }
 
-async fn now(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({"now": state.clock.now_ms()}))
+async fn now(State(state): State<AppState>) -> Json<Now> {
+    Json(Now { now: state.clock.now_ms() })
 }
 
-async fn reset(State(state): State<AppState>) -> AppResult<Json<Value>> {
+async fn reset(State(state): State<AppState>) -> AppResult<Json<OkBody>> {
     state.move_clock(0)?;
     state.test.set_step_delay_ms(0);
     crate::seed::reset(&state.store, &state.settings, state.engine.as_ref(), state.clock.now_ms())?;
-    Ok(Json(json!({"ok": true})))
+    Ok(Json(OkBody { ok: true }))
 }
 
-async fn stats(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({"requests": state.stats.snapshot()}))
+async fn stats(State(state): State<AppState>) -> Json<Stats> {
+    Json(Stats { requests: state.stats.snapshot() })
 }

@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(
             pending(&through_11).iter().map(|m| m.number()).collect::<Vec<_>>(),
             [12, 13, 14, 15],
-            "the runbook's four, nothing else"
+            "the production migration's four, nothing else"
         );
         // Only 0012–0015 registered (the hand-made path): nothing older runs.
         let hand: Vec<i64> = journal.iter().filter(|m| m.number() >= 12).map(|m| m.when).collect();

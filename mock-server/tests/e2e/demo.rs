@@ -89,7 +89,7 @@ async fn canary_activation_and_rollback_from_the_page() {
     let violations = b.accessibility_violations().await;
     assert!(violations.is_empty(), "the console as sys_admin sees it: {violations:#?}");
 
-    // Switching on shows the runbook's prerequisites first, every one met here.
+    // Switching on shows the flag's prerequisites first, every one met here.
     b.click("#flag-acme-rollingDb").await;
     let checklist =
         b.wait_text("#preflight", "the preflight checklist", |t| t.contains("Every prerequisite of rollingDb")).await;

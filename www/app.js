@@ -5,7 +5,7 @@ import { createConsole } from "./console/index.js";
 import { createSessionPane } from "./session.js";
 import { createReplicaPane } from "./replica.js";
 
-await init();
+await init({ module_or_path: window.sessionBrokerWasm ?? new URL("/pkg/session_broker_bg.wasm", location.href) });
 const auth = new AuthManager({ baseUrl: location.origin, deviceInfo: { name: `demo tab on ${location.host}` } });
 const sync = new SyncSession(auth);
 const admin = new RollingDbAdmin(auth);

@@ -47,6 +47,8 @@ pub async fn serve_with(www: PathBuf, settings: Settings) -> (String, AppState) 
 /// whatever else carries its `MARKER` value.
 pub struct Browser {
     pub client: Client,
+    /// The driver's address (its own commands, beside WebDriver's).
+    driver_url: String,
     driver: Child,
     profile: PathBuf,
     /// This browser's value of `MARKER`.
@@ -143,7 +145,7 @@ impl Browser {
         let url = format!("http://127.0.0.1:{port}");
         for _ in 0..300 {
             if let Ok(client) = ClientBuilder::native().capabilities(caps.clone()).connect(&url).await {
-                return Browser { client, driver, profile, mark };
+                return Browser { client, driver_url: url, driver, profile, mark };
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
@@ -159,6 +161,20 @@ impl Browser {
     /// The value of `MARKER` this browser's processes carry.
     pub fn mark(&self) -> &str {
         &self.mark
+    }
+
+    /// Empties Chromium's HTTP cache (a first visit: nothing fetched before is reused), through
+    /// chromedriver's DevTools passthrough.
+    #[allow(dead_code)]
+    pub async fn clear_cache(&self) {
+        let id = self.client.session_id().await.unwrap().expect("a WebDriver session");
+        let answer = reqwest::Client::new()
+            .post(format!("{}/session/{id}/goog/cdp/execute", self.driver_url))
+            .json(&json!({"cmd": "Network.clearBrowserCache", "params": {}}))
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.status().is_success(), "Network.clearBrowserCache: {}", answer.text().await.unwrap_or_default());
     }
 
     pub async fn text(&self, css: &str) -> String {

@@ -88,6 +88,31 @@ pub struct Sale {
     pub payment_reference: Option<String>,
 }
 
+/// `POST /auth/register` (sign-up) and `POST /register-user` (a manager's or sys_admin's act):
+/// the new user.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct NewUserRequest {
+    /// 3 to 64 letters, digits or `. _ @ -`.
+    pub username: String,
+    /// At least 8 characters.
+    pub password: String,
+    /// Sign-up: the new company's id (default: from the user name); creating a user: the company
+    /// (default: the caller's; another needs sys_admin).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub company_id: Option<String>,
+    /// Sign-up: the new company's display name (default: its id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub company_name: Option<String>,
+    /// Creating a user: its roles (sys_admin only; default `cashier`). Refused at sign-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub roles: Option<Vec<String>>,
+}
+
 /// A new company as sign-up created it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

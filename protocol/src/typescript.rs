@@ -143,6 +143,9 @@ pub fn declarations() -> Vec<String> {
         exported::<UserList>(),
         exported::<UserAnswer>(),
         exported::<UserChanges>(),
+        exported::<NewUserRequest>(),
+        exported::<NewCompany>(),
+        exported::<SignedUp>(),
         exported::<AuditEntry>(),
         exported::<AuditPage>(),
         format!(

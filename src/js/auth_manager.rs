@@ -167,7 +167,7 @@ impl AuthManager {
         promise(async move { session.login_with_google(&credential).await.to_value() })
     }
 
-    #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<UserAnswer>>")]
+    #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<SignedUp>>")]
     /// Public sign-up: creates the user's own new company (`POST /auth/register`).
     pub fn register_user(
         &self,

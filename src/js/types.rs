@@ -27,11 +27,8 @@ export interface Credentials {
   password: string;
 }
 
-export interface RegisterCredentials {
-  username: string;
-  password: string;
-  companyId?: string;
-  roles?: string[];
+/** `registerUser`'s and `createUser`'s argument: the new user (sent as it is given). */
+export interface RegisterCredentials extends NewUserRequest {
   [field: string]: unknown;
 }
 
@@ -829,6 +826,42 @@ export type UserChanges = {
   currentPassword?: string;
   /** sys_admin only. A password or role change ends every session of that user. */
   roles?: Array<string>;
+};
+
+/**
+ * `POST /auth/register` (sign-up) and `POST /register-user` (a manager's or sys_admin's act):
+ * the new user.
+ */
+export type NewUserRequest = {
+  /** 3 to 64 letters, digits or `. _ @ -`. */
+  username: string;
+  /** At least 8 characters. */
+  password: string;
+  /**
+   * Sign-up: the new company's id (default: from the user name); creating a user: the company
+   * (default: the caller's; another needs sys_admin).
+   */
+  companyId?: string;
+  /** Sign-up: the new company's display name (default: its id). */
+  companyName?: string;
+  /** Creating a user: its roles (sys_admin only; default `cashier`). Refused at sign-up. */
+  roles?: Array<string>;
+};
+
+/** A new company as sign-up created it. */
+export type NewCompany = {
+  /** Its id. */
+  id: string;
+  /** Its display name. */
+  name: string;
+};
+
+/** What sign-up created: the user, manager of its new company. */
+export type SignedUp = {
+  /** The new user. */
+  user: User;
+  /** Its new company. */
+  company: NewCompany;
 };
 
 /** One entry of the audit log. */

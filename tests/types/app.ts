@@ -14,6 +14,7 @@ import init, {
   type SignOutEvent,
 } from "session-broker";
 import type { AuthManagerOptions } from "session-broker/types";
+import { ErrorCodes } from "session-broker/codes";
 
 const options: AuthManagerOptions = { baseUrl: "https://api.example.com" };
 void options;
@@ -100,3 +101,12 @@ try {
   using scoped = new AuthManager({ baseUrl: "https://api.example.com" });
   void scoped.checkIfLoggedIn();
 }
+
+// Sign-up: the generated wire types, and the codes as values.
+const signed = await auth.registerUser({ username: "newco", password: "long-enough", companyName: "New Co" });
+if (signed.success) seen.push(signed.data.company.id, signed.data.user.username, ...signed.data.user.roles);
+else if (signed.code === ErrorCodes.COMPANY_EXISTS) seen.push("pick another company id");
+// @ts-expect-error a new user needs a username
+void auth.registerUser({ password: "long-enough" });
+const page = await new RollingDbAdmin(auth).auditLog({ companyId: "acme" });
+if (page.success) for (const e of page.data.entries) seen.push(`${e.at} ${e.actor} ${e.action} ${e.ip ?? "-"}`);

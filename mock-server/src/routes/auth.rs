@@ -6,10 +6,9 @@ use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
 use protocol::ops::audit as actions;
-use protocol::records::{NewCompany, SignedUp, UserAnswer};
+use protocol::records::{NewCompany, NewUserRequest, SignedUp, UserAnswer};
 use protocol::routes;
 use protocol::{ActiveCompany, AuthResponse, GoogleLoginRequest, LoginRequest, LogoutRequest, OkBody, RefreshRequest};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::auth::passwords::{self, Checked};
@@ -218,16 +217,6 @@ async fn refresh(
             "this refresh token was already used and replayed once; use the newest refresh token".into(),
         )),
     }
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct NewUserRequest {
-    username: String,
-    password: String,
-    company_id: Option<String>,
-    company_name: Option<String>,
-    roles: Option<Vec<String>>,
 }
 
 fn valid_username(u: &str) -> bool {

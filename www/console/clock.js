@@ -5,9 +5,15 @@ import { $, setText } from "../dom.js";
 export function createClock(ctx) {
   let present = false;
 
-  async function read() {
-    const r = await fetch("/__mock/clock").then((x) => x.json()).catch(() => null);
-    if (r) setText("clock-now", `Server time: ${new Date(r.now).toUTCString()}`);
+  /** Reads the server's time. The first answer decides whether the card shows at all. */
+  async function read(first) {
+    const r = await fetch("/__mock/clock").catch(() => null);
+    if (first && r) {
+      present = r.ok;
+      $("clock-card").hidden = !present;
+    }
+    const body = r?.ok ? await r.json().catch(() => null) : null;
+    if (body) setText("clock-now", `Server time: ${new Date(body.now).toUTCString()}`);
   }
 
   for (const b of document.querySelectorAll("#clock-card button")) {
@@ -17,8 +23,8 @@ export function createClock(ctx) {
       ctx.refresh();
     });
   }
-  fetch("/__mock/clock").then((r) => { present = r.ok; $("clock-card").hidden = !r.ok; if (r.ok) read(); }).catch(() => {});
+  read(true);
 
   /** Reads the time again, when the server has a mock clock. */
-  return { refresh: () => (present ? read() : undefined) };
+  return { refresh: () => (present ? read(false) : undefined) };
 }

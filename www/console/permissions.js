@@ -22,5 +22,5 @@ export async function permissions(auth) {
   return may;
 }
 
-/** Before the first round: nothing allowed. */
-export const NOTHING = Object.freeze({ read: false, flags: false, force: false, cronsRun: false, invalidate: false, rewarm: false, release: false, operate: false });
+/** Before the first round, and without a session: nothing allowed. */
+export const NOTHING = Object.freeze(Object.fromEntries([...Object.keys(ACTIONS), "operate"].map((n) => [n, false])));

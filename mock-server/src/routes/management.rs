@@ -91,10 +91,19 @@ async fn delete_device(
     Ok(Json(OkBody { ok: true }))
 }
 
+/// The company `id`, or 404 `unknown_company`.
+fn company(conn: &crate::store::sql::Connection, id: &str) -> AppResult<companies::Company> {
+    companies::get(conn, id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))
+}
+
+/// The user `id`, or 404 `unknown_user`.
+fn user_by_id(conn: &crate::store::sql::Connection, id: &str) -> AppResult<users::User> {
+    users::by_id(conn, id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))
+}
+
 /// The company, when the caller may see it.
 fn visible_company(conn: &crate::store::sql::Connection, user: &AuthUser, id: &str) -> AppResult<companies::Company> {
-    let company = companies::get(conn, id)?
-        .ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))?;
+    let company = company(conn, id)?;
     let member = users::by_id(conn, &user.0.user_id)?.is_some_and(|u| u.companies.iter().any(|c| c == id));
     if !member && !is_admin(user) {
         return Err(AppError::Forbidden(format!("not a member of {id}")));
@@ -139,7 +148,7 @@ async fn update_company(
             return Err(AppError::Forbidden("renaming a company needs manager or sys_admin".into()));
         }
         companies::rename(tx, &id, &name)?;
-        companies::get(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))
+        company(tx, &id)
     })?;
     Ok(Json(CompanyAnswer { company }))
 }
@@ -151,8 +160,7 @@ async fn delete_company(
 ) -> AppResult<Json<OkBody>> {
     user.require_any(&["sys_admin"])?;
     state.store.tx(|tx| {
-        companies::get(tx, &id)?
-            .ok_or_else(|| AppError::NotFound(code::UNKNOWN_COMPANY, format!("no company {id:?}")))?;
+        company(tx, &id)?;
         if companies::references(tx, &id)? > 0 {
             return Err(AppError::Conflict(
                 code::COMPANY_NOT_EMPTY,
@@ -223,7 +231,7 @@ async fn update_user(
     }
     let now = state.clock.now_ms();
     let updated = state.store.tx(|tx| {
-        let target = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
+        let target = user_by_id(tx, &id)?;
         if target.id != user.0.user_id && !is_admin(&user) {
             return Err(AppError::Forbidden("only the user or sys_admin may change a user".into()));
         }
@@ -249,8 +257,7 @@ async fn update_user(
             let detail = json!({"companyId": target.company_id, "userId": id, "passwordChanged": password.is_some(), "roles": roles, "previousRoles": target.roles, "sessionsRevoked": ended.len()});
             audit::record(tx, &Actor::user(&user.0, ip.0), if roles.is_some() { actions::USER_ROLES } else { actions::USER_PASSWORD }, detail, now)?;
         }
-        let updated = users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
-        Ok((updated, ended))
+        Ok((user_by_id(tx, &id)?, ended))
     })?;
     let (updated, ended) = updated;
     state.sessions_ended(&ended);
@@ -269,8 +276,7 @@ async fn delete_user(
     }
     let now = state.clock.now_ms();
     let ended = state.store.tx(|tx| {
-        let target =
-            users::by_id(tx, &id)?.ok_or_else(|| AppError::NotFound(code::UNKNOWN_USER, format!("no user {id:?}")))?;
+        let target = user_by_id(tx, &id)?;
         // Its sessions end before its rows go, so every replica refuses its access tokens.
         let ended = refresh_tokens::revoke_user(tx, &id, now)?;
         users::delete(tx, &id)?;

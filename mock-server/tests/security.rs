@@ -440,7 +440,7 @@ async fn every_action_of_the_permission_map_agrees_with_the_server_for_every_dem
     }
     s.run_cron(&admin, "rolling-db-rotate").await;
     let mut actions: Vec<&str> = p::DEFAULTS.iter().map(|(a, _)| *a).collect();
-    actions.extend([p::ROLLING_DB_REWARM, p::ROLLING_DB_RELEASE]);
+    actions.extend([p::ROLLING_DB_REWARM, p::ROLLING_DB_RELEASE, p::ROLLING_DB_FORCE]);
     for user in ["admin", "keys", "alice", "bob", "carol"] {
         let login = s.login(user).await;
         let token = login["token"].as_str().unwrap().to_owned();
@@ -474,6 +474,11 @@ async fn every_action_of_the_permission_map_agrees_with_the_server_for_every_dem
                 // Refused after its role check (404) when the day is not held: none is.
                 p::ROLLING_DB_RELEASE => {
                     s.post(&format!("/admin/rolling-db/tenants/{company}/days/none/release"), Some(&token), json!({}))
+                        .await
+                }
+                // Forcing past the prerequisites: a flag change that leaves initech's drop off.
+                p::ROLLING_DB_FORCE => {
+                    s.patch("/admin/rolling-db/flags/initech?force=true", Some(&token), json!({"rollingDbDrop": false}))
                         .await
                 }
                 other => panic!("the walk has no request for {other}: add one"),

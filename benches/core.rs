@@ -45,10 +45,10 @@ impl Transport for NoNet {
 }
 struct NoDbs;
 impl LocalDatabases for NoDbs {
-    fn destroy(&self, _: &str) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn destroy(&self, _: &str, _: Option<&str>) -> LocalBoxFuture<'static, Result<(), String>> {
         Box::pin(async { Ok(()) })
     }
-    fn push(&self, _: &[String], _: Option<PushTo>, _: u32) -> LocalBoxFuture<'static, PushReport> {
+    fn push(&self, _: Vec<PushPlan>, _: u32) -> LocalBoxFuture<'static, PushReport> {
         Box::pin(async { PushReport::default() })
     }
 }

@@ -18,6 +18,8 @@ pub struct MemoryStorage {
     pub log: Option<EventLog>,
     /// How often the session said its reads changed without a write.
     pub reads_changed: Cell<u32>,
+    /// Refuse every write, as a full `localStorage` does.
+    pub refuse_writes: Cell<bool>,
 }
 
 impl Storage for MemoryStorage {
@@ -25,8 +27,14 @@ impl Storage for MemoryStorage {
         self.map.borrow().get(key).cloned()
     }
     fn set(&self, key: &str, value: &str) -> Result<(), String> {
+        if self.refuse_writes.get() {
+            return Err("QuotaExceededError".into());
+        }
         self.map.borrow_mut().insert(key.into(), value.into());
         Ok(())
+    }
+    fn keys(&self) -> Vec<String> {
+        self.map.borrow().keys().cloned().collect()
     }
     fn remove(&self, key: &str) {
         if self.map.borrow_mut().remove(key).is_some() {
@@ -234,9 +242,10 @@ impl Future for Yield {
     }
 }
 
-/// Local databases: `pending` documents per database, taken by a push (of a database marked in
-/// `targets`) whose `X-Docdb-Token` header is not in `refused` (a server that ended that
-/// session); pushes are logged as `push <name> -> <url> <token>`.
+/// Local databases: `pending` documents per database, taken by a push whose `X-Docdb-Token`
+/// header is not in `refused` (a server that ended that session); a push with nothing pending
+/// sends nothing (as the browser's, which reads the database's own mark first). Pushes are logged
+/// as `push <name> -> <url> <token>`; `hook` runs at each push (a write made meanwhile).
 #[derive(Default)]
 pub struct FakeLocalDatabases {
     pub destroyed: RefCell<Vec<String>>,
@@ -244,45 +253,53 @@ pub struct FakeLocalDatabases {
     pub log: Option<EventLog>,
     pub pending: RefCell<BTreeMap<String, u32>>,
     pub refused: RefCell<BTreeSet<String>>,
-    /// `pushTo` marks: a database name, or `None` for the routed day database.
-    pub targets: RefCell<BTreeMap<String, Option<String>>>,
+    /// The adapters the destroys were given.
+    pub adapters: RefCell<Vec<Option<String>>>,
+    /// Runs at every destroy, before it (an app that tracks again on PouchDB's `destroyed`).
+    #[allow(clippy::type_complexity)]
+    pub on_destroy: RefCell<Option<Rc<dyn Fn(&str)>>>,
 }
 
 impl LocalDatabases for FakeLocalDatabases {
-    fn destroy(&self, name: &str) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn destroy(&self, name: &str, adapter: Option<&str>) -> LocalBoxFuture<'static, Result<(), String>> {
+        self.adapters.borrow_mut().push(adapter.map(str::to_owned));
         let result = if self.failing.borrow().contains(name) {
             Err("blocked".to_string())
         } else {
             self.destroyed.borrow_mut().push(name.to_owned());
+            self.pending.borrow_mut().remove(name);
             if let Some(log) = &self.log {
                 log.borrow_mut().push(format!("destroy {name}"));
             }
             Ok(())
         };
+        let hook = self.on_destroy.borrow().clone();
+        if let Some(hook) = hook {
+            hook(name);
+        }
         Box::pin(async move { result })
     }
 
-    fn push(&self, tracked: &[String], to: Option<PushTo>, _bound_ms: u32) -> LocalBoxFuture<'static, PushReport> {
+    fn push(&self, plans: Vec<PushPlan>, _bound_ms: u32) -> LocalBoxFuture<'static, PushReport> {
         let mut report = PushReport::default();
-        let token = to.as_ref().and_then(|t| t.headers.get("X-Docdb-Token")?.as_str()).unwrap_or("").to_owned();
-        for (name, target) in self.targets.borrow().iter().filter(|(n, _)| tracked.contains(n)) {
+        for plan in plans {
             let mut pending = self.pending.borrow_mut();
-            let left = pending.get(name).copied().unwrap_or(0);
-            let url = to
-                .as_ref()
-                .and_then(|t| Some([t.docdb.as_str(), target.as_deref().or(t.dynamic_db.as_deref())?].concat()));
+            let left = pending.get(&plan.name).copied().unwrap_or(0);
             let mut taken = false;
-            if let Some(url) = url {
-                if let Some(log) = &self.log {
-                    log.borrow_mut().push(format!("push {name} -> {url} {token}"));
+            if let Some((url, headers)) = &plan.to {
+                let token = headers.get("X-Docdb-Token").and_then(|t| t.as_str()).unwrap_or("");
+                if left > 0 {
+                    if let Some(log) = &self.log {
+                        log.borrow_mut().push(format!("push {} -> {url} {token}", plan.name));
+                    }
                 }
-                taken = !self.refused.borrow().contains(&token);
-                report.pushed.insert(name.clone(), if taken { left } else { 0 }.into());
+                taken = !self.refused.borrow().contains(token);
+                report.pushed.insert(plan.name.clone(), if taken { left } else { 0 }.into());
             }
             if taken {
-                pending.insert(name.clone(), 0);
+                pending.insert(plan.name.clone(), 0);
             } else if left > 0 {
-                report.unpushed.insert(name.clone(), left.into());
+                report.unpushed.insert(plan.name.clone(), left.into());
             }
         }
         Box::pin(async move { report })

@@ -13,7 +13,7 @@ use super::fakes::*;
 use super::hooks::SignOutReason;
 use super::keys::HeaderKind;
 use super::ports::*;
-use super::session::{Owner, Ports, Session, SessionConfig};
+use super::session::{Entry, Ports, Session, SessionConfig};
 use super::token::encode_for_test;
 
 const NOW: i64 = 1_700_000_000_000;
@@ -32,6 +32,8 @@ struct H {
     refuse_refresh: Rc<Cell<bool>>,
     /// The company a refresh answers (a company change), else the user's own.
     moved_to: Rc<RefCell<Option<&'static str>>>,
+    /// The ports, for another page of the same origin.
+    ports: Ports,
 }
 
 fn company_of(user: &str) -> &'static str {
@@ -104,7 +106,7 @@ fn harness() -> H {
         reporter: reporter.clone(),
         lock: Rc::new(FakeLock::default()),
     };
-    let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports);
+    let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports.clone());
     let events = Rc::new(RefCell::new(Vec::new()));
     let (seen, l) = (events.clone(), log.clone());
     session.hooks().sign_out.register(Rc::new(move |e: &Value| {
@@ -112,7 +114,12 @@ fn harness() -> H {
         l.borrow_mut().push(format!("onSignOut {}", e["reason"].as_str().unwrap()));
         Box::pin(async { Ok(()) })
     }));
-    H { session, storage, dbs, reporter, log, events, online, refuse_refresh, moved_to }
+    H { session, storage, dbs, reporter, log, events, online, refuse_refresh, moved_to, ports }
+}
+
+/// What a PouchDB instance tracked with `pushTo` records in the ledger.
+fn marked(push_to: Value) -> Entry {
+    json!({"adapter": "idb", "pushTo": push_to}).as_object().unwrap().clone()
 }
 
 impl H {
@@ -122,8 +129,7 @@ impl H {
         assert!(block_on(self.session.login(user, "pw")).is_success());
         let company = company_of(user);
         self.session.note_routing(company, &format!("{company}_day"));
-        self.session.track_local_database("orders").unwrap();
-        self.dbs.targets.borrow_mut().insert("orders".into(), None);
+        self.session.track_local_database("orders", marked(json!("dynamic"))).unwrap();
         self.dbs.pending.borrow_mut().insert("orders".into(), orders);
         self.log.borrow_mut().clear();
         self.events.borrow_mut().clear();
@@ -235,7 +241,7 @@ fn a_login_of_another_tenant_pushes_with_the_previous_sessions_own_headers() {
         json!({"reason": "login", "headers": "previous", "pushed": {"orders": 2}, "unpushed": {}})
     );
     assert_eq!(h.destroyed(), vec!["orders"]);
-    assert_eq!(h.session.local_data_owner(Owner::Company), None, "nothing tracked, nobody's data");
+    assert_eq!(h.session.local_data_owner("orders"), None, "nothing tracked, nobody's data");
 }
 
 #[test]
@@ -283,7 +289,7 @@ fn a_company_change_pushes_with_the_previous_companys_headers() {
         "alice-globex",
         "the new company's, after the cleanup"
     );
-    assert_eq!(h.session.local_data_owner(Owner::Company), None);
+    assert_eq!(h.session.local_data_owner("orders"), None);
 }
 
 #[test]
@@ -303,7 +309,7 @@ fn another_tabs_sign_out_pushes_nothing_here() {
 fn destroy_all_local_databases_pushes_first_and_reports_both() {
     let h = harness();
     h.working("alice", 2);
-    h.session.track_local_database("by-name").unwrap();
+    h.session.track_local_database("by-name", Default::default()).unwrap();
     let report = block_on(h.session.destroy_all_local_databases());
     assert_eq!(
         report.to_value(),
@@ -316,14 +322,15 @@ fn destroy_all_local_databases_pushes_first_and_reports_both() {
 fn a_named_target_and_an_unknown_routing() {
     let h = harness();
     h.working("alice", 2);
-    h.dbs.targets.borrow_mut().insert("orders".into(), Some("acme_archive_in".into()));
+    h.session.track_local_database("orders", marked(json!({"database": "acme_archive_in"}))).unwrap();
     block_on(h.session.sign_out(SignOutReason::Logout));
     assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_archive_in alice-1"]);
     // No routed database known yet (no `ready` since the tenant's first login): nothing is sent,
     // the work is counted.
     let h = harness();
     h.working("alice", 2);
-    h.storage.remove(super::keys::LOCAL_DATA_OWNER);
+    let key = [super::keys::LOCAL_DATABASE_PREFIX, "orders"].concat();
+    h.storage.set(&key, r#"{"owner":"acme","dynamicDb":"","pushTo":"dynamic","gen":1}"#).unwrap();
     block_on(h.session.sign_out(SignOutReason::Logout));
     assert!(h.pushes().is_empty());
     assert_eq!(h.last_event(), json!({"reason": "logout", "pushed": {}, "unpushed": {"orders": 2}}));
@@ -336,9 +343,9 @@ fn data_of_two_tenants_side_by_side_is_nobodys_and_never_lent() {
     // The cleanup of carol's login (globex) cannot destroy acme's database: it stays, acme's.
     h.dbs.failing.borrow_mut().insert("orders".into());
     assert!(block_on(h.session.login("carol", "pw")).is_success());
-    assert_eq!(h.session.local_data_owner(Owner::Company).as_deref(), Some("acme"));
-    h.session.track_local_database("globex-orders").unwrap();
-    assert_eq!(h.session.local_data_owner(Owner::Company), None, "two tenants' data: the owner is unknown");
+    assert_eq!(h.session.local_data_owner("orders").as_deref(), Some("acme"));
+    h.session.track_local_database("orders", Default::default()).unwrap();
+    assert_eq!(h.session.local_data_owner("orders"), None, "two tenants' data: the owner is unknown");
     h.dbs.failing.borrow_mut().clear();
     h.refuse_refresh.set(true);
     assert!(!block_on(h.session.refresh_authentication()));
@@ -347,4 +354,204 @@ fn data_of_two_tenants_side_by_side_is_nobodys_and_never_lent() {
     assert!(block_on(h.session.login("alice", "pw")).is_success());
     assert!(h.pushes().is_empty(), "alice's headers are never lent to data that may be globex's: {:?}", h.pushes());
     assert_eq!(h.last_event()["headers"], "previous");
+}
+
+// ----- The ledger: whichever page destroys pushes or counts first, and owners are the data's ----
+
+/// Another page of the same origin (a reload, or another tab): a session over the same storage
+/// and the same local databases, with nothing in memory.
+fn another_page(h: &H) -> Session {
+    let ports = h.ports.clone();
+    let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports);
+    let (seen, l) = (h.events.clone(), h.log.clone());
+    session.hooks().sign_out.register(Rc::new(move |e: &Value| {
+        seen.borrow_mut().push(e.clone());
+        l.borrow_mut().push(format!("onSignOut {}", e["reason"].as_str().unwrap()));
+        Box::pin(async { Ok(()) })
+    }));
+    session
+}
+
+#[test]
+fn a_reload_after_an_offline_logout_still_pushes_at_the_next_login() {
+    let h = harness();
+    h.working("alice", 1);
+    h.online.set(false);
+    h.dbs.refused.borrow_mut().insert("alice-1".into());
+    block_on(h.session.sign_out(SignOutReason::Logout));
+    h.log.borrow_mut().clear();
+    assert_eq!(h.last_event()["unpushed"], json!({"orders": 1}));
+    h.online.set(true);
+    let reloaded = another_page(&h);
+    assert!(block_on(reloaded.login("alice", "pw")).is_success());
+    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-2"]);
+    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "new", "pushed": {"orders": 1}, "unpushed": {}}));
+    assert_eq!(h.destroyed(), vec!["orders"]);
+}
+
+#[test]
+fn tracking_while_signed_out_keeps_the_datas_owner() {
+    let h = harness();
+    h.working("alice", 1);
+    h.online.set(false);
+    h.dbs.refused.borrow_mut().insert("alice-1".into());
+    block_on(h.session.sign_out(SignOutReason::Logout));
+    h.log.borrow_mut().clear();
+    h.online.set(true);
+    let reloaded = another_page(&h);
+    // The app tracks its till again at page load, before anyone logs in.
+    reloaded.track_local_database("orders", marked(json!("dynamic"))).unwrap();
+    assert_eq!(reloaded.local_data_owner("orders").as_deref(), Some("acme"));
+    assert!(block_on(reloaded.login("bob", "pw")).is_success());
+    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day bob-2"]);
+    assert!(!h.reporter.messages().iter().any(|m| m.contains("destroyed")), "{:?}", h.reporter.messages());
+}
+
+#[test]
+fn a_page_that_never_tracked_pushes_before_it_destroys() {
+    for (user, headers) in [("bob", "bob-2"), ("carol", "alice-1")] {
+        let h = harness();
+        h.working("alice", 2);
+        // Another tab, holding no instance of the till, logs a user in.
+        let other = another_page(&h);
+        assert!(block_on(other.login(user, "pw")).is_success());
+        assert_eq!(h.pushes(), vec![format!("push orders -> http://server.test/docdb/acme_day {headers}")], "{user}");
+        assert_eq!(h.last_event()["pushed"], json!({"orders": 2}));
+        assert_eq!(h.destroyed(), vec!["orders"]);
+        assert_eq!(h.dbs.adapters.borrow().clone(), vec![Some("idb".to_string())], "opened as it was tracked");
+    }
+}
+
+#[test]
+fn what_a_sign_out_handler_writes_after_the_push_is_pushed_or_counted_before_the_deletion() {
+    for online in [true, false] {
+        let h = harness();
+        h.working("alice", 1);
+        let dbs = h.dbs.clone();
+        h.session.hooks().sign_out.register(Rc::new(move |_: &Value| {
+            // A till's closing record, written after the SDK's push.
+            *dbs.pending.borrow_mut().entry("orders".into()).or_default() += 1;
+            Box::pin(async { Ok(()) })
+        }));
+        if !online {
+            h.dbs.refused.borrow_mut().insert("bob-2".into());
+        }
+        assert!(block_on(h.session.login("bob", "pw")).is_success());
+        if online {
+            assert_eq!(h.pushes().len(), 2, "the second after the handlers: {:?}", h.pushes());
+            assert!(h.reporter.messages().is_empty(), "{:?}", h.reporter.messages());
+        } else {
+            assert!(
+                h.reporter
+                    .messages()
+                    .iter()
+                    .any(|m| m == "session-broker: 2 document(s) of \"orders\" could not be pushed and were destroyed"),
+                "the handler's write counted too: {:?}",
+                h.reporter.messages()
+            );
+        }
+        assert_eq!(h.destroyed(), vec!["orders"]);
+    }
+}
+
+#[test]
+fn destroy_all_counts_what_was_written_while_it_pushed() {
+    let h = harness();
+    h.working("alice", 1);
+    h.online.set(false);
+    h.dbs.refused.borrow_mut().insert("alice-1".into());
+    let report = block_on(h.session.destroy_all_local_databases());
+    assert_eq!(report.push.unpushed, json!({"orders": 1}).as_object().unwrap().clone());
+}
+
+#[test]
+fn a_track_again_during_the_destruction_keeps_the_database_tracked_with_its_owner() {
+    let h = harness();
+    h.working("alice", 1);
+    // The app opens the till again on PouchDB's `destroyed` and tracks it.
+    let (session, dbs) = (h.session.clone(), h.dbs.clone());
+    *h.dbs.on_destroy.borrow_mut() = Some(Rc::new(move |name: &str| {
+        session.track_local_database(name, marked(json!("dynamic"))).unwrap();
+        *dbs.on_destroy.borrow_mut() = None;
+    }));
+    assert!(block_on(h.session.login("alice", "pw")).is_success());
+    assert_eq!(h.session.tracked_local_databases(), vec!["orders"], "still tracked");
+    assert_eq!(h.session.local_data_owner("orders").as_deref(), Some("acme"));
+    // alice's next order, then bob of another tenant on this device: pushed with alice's own
+    // session's headers, never with carol's, never into globex's database.
+    h.session.note_routing("acme", "acme_day");
+    h.dbs.pending.borrow_mut().insert("orders".into(), 1);
+    h.log.borrow_mut().clear();
+    assert!(block_on(h.session.login("carol", "pw")).is_success());
+    assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-2"]);
+    assert_eq!(h.destroyed(), vec!["orders", "orders"]);
+}
+
+#[test]
+fn fresh_data_tracked_during_another_tenants_cleanup_is_the_incoming_tenants() {
+    let h = harness();
+    h.working("alice", 1);
+    let session = h.session.clone();
+    *h.dbs.on_destroy.borrow_mut() = Some(Rc::new(move |name: &str| {
+        session.track_local_database(name, marked(json!("dynamic"))).unwrap();
+    }));
+    assert!(block_on(h.session.login("carol", "pw")).is_success());
+    *h.dbs.on_destroy.borrow_mut() = None;
+    assert_eq!(h.session.local_data_owner("orders").as_deref(), Some("globex"));
+}
+
+#[test]
+fn a_full_storage_refuses_the_track_and_keeps_the_ledger() {
+    let h = harness();
+    h.working("alice", 1);
+    h.storage.refuse_writes.set(true);
+    assert!(matches!(
+        h.session.track_local_database("more", marked(json!("dynamic"))),
+        Err(super::session::InputError::Storage(_))
+    ));
+    h.storage.refuse_writes.set(false);
+    assert_eq!(h.session.tracked_local_databases(), vec!["orders"]);
+    assert_eq!(h.session.local_data_owner("orders").as_deref(), Some("acme"));
+}
+
+#[test]
+fn a_name_missing_from_the_list_is_still_tracked_by_its_line() {
+    // Two tabs wrote the list at the same instant, each without the other's name.
+    let h = harness();
+    h.working("alice", 1);
+    h.storage.set(super::keys::LOCAL_DATABASES, "[]").unwrap();
+    assert_eq!(h.session.tracked_local_databases(), vec!["orders"]);
+    assert!(block_on(h.session.login("alice", "pw")).is_success());
+    assert_eq!(h.destroyed(), vec!["orders"]);
+}
+
+mod push_headers_rule {
+    use super::super::session::push_headers;
+    use proptest::prelude::*;
+    use serde_json::{json, Map, Value};
+
+    fn set(tenant: &str) -> Map<String, Value> {
+        json!({ "X-Docdb-Token": tenant }).as_object().unwrap().clone()
+    }
+
+    proptest! {
+        /// Against the table: the data's own tenant's headers (the incoming session's first),
+        /// else none; never another tenant's.
+        #[test]
+        fn headers_are_only_ever_the_datas_own_tenants(
+            owner in proptest::option::of("[ab]"),
+            new in proptest::option::of("[abc]"),
+            stored in proptest::option::of("[abc]"),
+        ) {
+            let (n, s) = (new.as_deref().map(|t| (t, set(t))), stored.as_deref().map(|t| (t, set(&format!("{t}-stored")))));
+            let got = push_headers(owner.as_deref(), n.as_ref().map(|(t, h)| (*t, h)), s.as_ref().map(|(t, h)| (*t, h)));
+            let expected = match (&owner, &new, &stored) {
+                (None, _, _) => None,
+                (Some(o), Some(n), _) if o == n => Some(set(n)),
+                (Some(o), _, Some(s)) if o == s => Some(set(&format!("{s}-stored"))),
+                _ => None,
+            };
+            prop_assert_eq!(got.cloned(), expected);
+        }
+    }
 }

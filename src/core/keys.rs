@@ -27,13 +27,13 @@ pub const DEVICE_ID: &str = "serviceProxyToken-deviceId";
 pub const LOCAL_DATABASES: &str = "serviceProxyToken-localDatabases";
 /// The last `invalidatedAt` (ms) this device obeyed.
 pub const LAST_INVALIDATION: &str = "serviceProxyToken-lastInvalidation";
-/// Whose the tracked local data is: `[companyId, dynamicDb]` (JSON; `""`: no routed database
-/// known yet). Present only while something is tracked (see `session::Owner`).
-pub const LOCAL_DATA_OWNER: &str = "serviceProxyToken-localDataOwner";
+/// A tracked local database's line of the ledger: this prefix and its name (a JSON object: whose
+/// the data is, how to open it, where its writes go; see `session::local_databases`).
+pub const LOCAL_DATABASE_PREFIX: &str = "serviceProxyToken-localDatabase:";
 /// The refresh lease, only where the browser has no Web Locks, and only while a tab refreshes.
 pub const REFRESH_LOCK: &str = "serviceProxyToken-refreshLock";
 
-/// What sign-out removes. `deviceId`, `localDatabases`, `localDataOwner` and `lastInvalidation`
+/// What sign-out removes. `deviceId`, `localDatabases`, the ledger's lines and `lastInvalidation`
 /// outlive the session.
 pub const SESSION_KEYS: [&str; 6] = [AUTH, REFRESH, EXPIRES_AT_AUTH, EXPIRES_AT_REFRESH, HEADERS_REMOTE, HEADERS_LOCAL];
 
@@ -188,7 +188,7 @@ mod tests {
             EXPIRES_AT_REFRESH,
             DEVICE_ID,
             LOCAL_DATABASES,
-            LOCAL_DATA_OWNER,
+            LOCAL_DATABASE_PREFIX,
             LAST_INVALIDATION,
             REFRESH_LOCK,
         ] {

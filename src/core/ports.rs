@@ -15,6 +15,10 @@ pub trait Storage {
     fn set(&self, key: &str, value: &str) -> Result<(), String>;
     /// Removes the key (absent is fine).
     fn remove(&self, key: &str);
+    /// Every key stored now (the ledger of local databases enumerates its lines).
+    fn keys(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// What the synchronous reads answer changed without a write here (a sign-out began or
     /// ended): a platform that caches those answers in front of the storage drops them.
     fn reads_changed(&self) {}
@@ -106,25 +110,26 @@ pub trait Transport {
 
 /// The device's local databases (IndexedDB, PouchDB).
 pub trait LocalDatabases {
-    /// Deletes the database `name` and everything stored for it.
-    fn destroy(&self, name: &str) -> LocalBoxFuture<'static, Result<(), String>>;
-    /// The SDK's final push of the `tracked` databases the app marked as holding the device's
-    /// writes (`pushTo`: the routed day database or a name; the adapter keeps the marks, as it keeps
-    /// the PouchDB instances), each given up after `bound_ms`. `to`: what the push may use, or
-    /// `None` when no push is possible and the documents are only counted. Failures are reported
-    /// by the adapter; what it answers is the report.
-    fn push(&self, tracked: &[String], to: Option<PushTo>, bound_ms: u32) -> LocalBoxFuture<'static, PushReport>;
+    /// Deletes the database `name` and everything stored for it; `adapter`: PouchDB's adapter
+    /// it was opened with (from the ledger), so any tab destroys it through PouchDB.
+    fn destroy(&self, name: &str, adapter: Option<&str>) -> LocalBoxFuture<'static, Result<(), String>>;
+    /// The SDK's final push: each planned database is opened (by whichever tab runs it) and
+    /// replicated to its target, each given up after `bound_ms`; what is left is counted from the
+    /// database's own record of its last complete push. Failures are reported by the adapter;
+    /// what it answers is the report.
+    fn push(&self, plans: Vec<PushPlan>, bound_ms: u32) -> LocalBoxFuture<'static, PushReport>;
 }
 
-/// Where a final push may go and with what.
+/// One database of a final push.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PushTo {
-    /// The document routes' base URL, ending in `/` (a database name completes it).
-    pub docdb: String,
-    /// The routed day database (`pushTo: "dynamic"`), when a realtime `ready` named one.
-    pub dynamic_db: Option<String>,
-    /// The `X-Docdb-*` headers to send.
-    pub headers: serde_json::Map<String, serde_json::Value>,
+pub struct PushPlan {
+    /// The local database.
+    pub name: String,
+    /// PouchDB's adapter it was opened with, when known.
+    pub adapter: Option<String>,
+    /// The remote database's URL and the `X-Docdb-*` headers to send; `None`: no push is
+    /// allowed or possible, the documents are only counted.
+    pub to: Option<(String, serde_json::Map<String, serde_json::Value>)>,
 }
 
 /// What the SDK's final push did, database → documents: the ones the server took (for every

@@ -468,11 +468,11 @@ impl SyncSession {
     /// handlers, destroys the tracked local databases and remembers the invalidation obeyed.
     async fn invalidate_local(&self, payload: &InvalidateLocal) {
         let session = &self.0.session;
-        let pushed = session.push_tracked().await;
         let mut event = payload.to_json();
-        pushed.annotate(&mut event);
+        session.push_tracked(None).await.annotate(&mut event);
         self.0.events.invalidate_local.run(&event, session.hook_context()).await;
-        session.destroy_tracked(pushed).await;
+        // Counted again after the handlers: what they wrote is pushed or reported.
+        session.destroy_tracked(None).await;
         if let Err(e) = self.0.session.set_last_invalidation(payload.invalidated_at) {
             self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e].concat());
         }
@@ -518,7 +518,7 @@ impl SyncSession {
         let docs = data.get("docs").and_then(Value::as_array).cloned().unwrap_or_default();
         let count = docs.len();
         (self.0.ports.catalog_write)(&db, docs).await?;
-        self.0.session.track_local_database(&db).map_err(|e| e.to_string())?;
+        self.0.session.track_local_database(&db, Default::default()).map_err(|e| e.to_string())?;
         self.0
             .events
             .bootstrapped

@@ -16,7 +16,7 @@ use super::hooks::SignOutReason;
 use super::keys;
 use super::ports::*;
 use super::realtime::*;
-use super::session::{Owner, Ports, Session, SessionConfig};
+use super::session::{Ports, Session, SessionConfig};
 use super::token::encode_for_test;
 
 #[derive(Default)]
@@ -243,13 +243,13 @@ fn an_invalidation_pushes_the_devices_writes_to_the_routed_day_database_before_d
     first.text(json!({"type": "ready", "payload": {"companyId": "acme", "database": "legacy", "staticDb": "dev_acme_main_catalog", "dynamicDb": "dev_acme_main_20260101"}}));
     let sync = w.sync.clone();
     w.pool.run_until(async move { sync.connect().await }).unwrap();
+    let marked = json!({"adapter": "idb", "pushTo": "dynamic"}).as_object().unwrap().clone();
+    w.session.track_local_database("orders", marked).unwrap();
     assert_eq!(
-        w.session.local_data_owner(Owner::DynamicDb).as_deref(),
-        Some("dev_acme_main_20260101"),
-        "recorded at ready"
+        w.session.ledger_entry("orders")["dynamicDb"],
+        "dev_acme_main_20260101",
+        "the routing of the last ready, recorded with the data"
     );
-    w.session.track_local_database("orders").unwrap();
-    w.dbs.targets.borrow_mut().insert("orders".into(), None);
     w.dbs.pending.borrow_mut().insert("orders".into(), 3);
     let second = socket(&w);
     second.text(json!({"type": "invalidate-local", "payload": {"companyId": "acme", "invalidatedAt": 5000, "reason": "rolling-db-cutover"}}));
@@ -261,7 +261,7 @@ fn an_invalidation_pushes_the_devices_writes_to_the_routed_day_database_before_d
         invalidation.contains(r#""pushed":{"orders":3},"reason":"rolling-db-cutover","unpushed":{}"#),
         "{invalidation}"
     );
-    assert_eq!(w.dbs.pending.borrow()["orders"], 0, "taken by the push");
+    assert_eq!(w.dbs.pending.borrow().get("orders"), None, "taken by the push, then destroyed");
     assert!(w.dbs.destroyed.borrow().contains(&"orders".to_string()));
 }
 

@@ -17,7 +17,7 @@ use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::lease::StorageLease;
 use crate::core::permissions::PermissionMap;
 use crate::core::ports::{Clock, Storage};
-use crate::core::session::{Ports, Session, SessionConfig, TokenAnswer};
+use crate::core::session::{InputError, Ports, Session, SessionConfig, TokenAnswer};
 use crate::web::lock::BrowserLock;
 use crate::web::tabs::Coordinator;
 use crate::web::{
@@ -146,6 +146,17 @@ impl AuthManager {
     #[wasm_bindgen(getter = tokenPrefix)]
     pub fn token_prefix() -> String {
         TOKEN_PREFIX.to_owned()
+    }
+
+    /// Registers the PouchDB constructor this page opens tracked databases with, for a page that
+    /// may push or destroy a database it holds no instance of (another tab's, or one tracked
+    /// before a reload). Tracking an instance registers its constructor; a global `PouchDB` is
+    /// used without either. Throws `invalid_argument` for anything but a constructor.
+    #[wasm_bindgen(js_name = usePouchDB)]
+    pub fn use_pouchdb(
+        #[wasm_bindgen(unchecked_param_type = "LocalPouchDBConstructor")] constructor: JsValue,
+    ) -> Result<(), JsValue> {
+        crate::web::idb::use_pouchdb(&constructor).map_err(invalid)
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
@@ -341,15 +352,19 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = trackLocalDatabase)]
-    /// Tracks a local database for destruction at the next login, company change or invalidation: a local PouchDB instance (destroyed through PouchDB, on any adapter, its open instances told by their `destroyed` event) or a database name (`_pouch_<name>` and the IndexedDB database `name` deleted). With `pushTo` (a PouchDB instance only), the SDK pushes its documents there before destroying it, and at `logout()`.
+    /// Tracks a local database in the device's ledger (shared by every tab, kept across reloads) for destruction at the next login, company change or invalidation: a local PouchDB instance (destroyed through PouchDB, on any adapter, by whichever tab destroys it) or a database name (`_pouch_<name>` and the IndexedDB database `name` deleted). With `pushTo` (a PouchDB instance only), the SDK pushes its documents there before destroying it, and at `logout()`; what it cannot push is counted. Throws `storage_unavailable` when `localStorage` refuses the write.
     pub fn track_local_database(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string | LocalPouchDB")] db: JsValue,
         options: Option<super::types::TrackOptionsArg>,
     ) -> Result<(), JsValue> {
         let options = options.map_or(JsValue::UNDEFINED, JsValue::from);
-        let name = crate::web::idb::track(&db, &options).map_err(invalid)?;
-        self.session.track_local_database(&name).map_err(|e| invalid(e.to_string()))
+        let (name, opened) = crate::web::idb::track(&db, &options).map_err(invalid)?;
+        self.session.track_local_database(&name, opened).map_err(|e| match e {
+            // A full `localStorage`: the database is not tracked, and the app is told so.
+            InputError::Storage(_) => error(codes::STORAGE_UNAVAILABLE, &e.to_string()),
+            e => invalid(e.to_string()),
+        })
     }
 
     #[wasm_bindgen(js_name = getTrackedLocalDatabases, unchecked_return_type = "string[]")]

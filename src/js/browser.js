@@ -97,72 +97,100 @@ export async function sbSpent(tail) {
   }
 }
 
-// The PouchDB instances an app tracked, by name: destroyed through PouchDB, so every adapter
-// (the `indexeddb` one keeps open handles of its own) and every open instance of that name
-// learns of it (their `destroyed` event) and the next `new PouchDB(name)` opens a fresh one.
-// `targets`: where the ones marked `pushTo` send the device's writes at the final push;
-// `pushedUpTo`: the sequence of its last complete push from this page.
-const pouches = new Map(), targets = new Map(), pushedUpTo = new Map();
-/** `trackLocalDatabase(db, options)`: the name to track; throws the reason for bad arguments. */
+// Tracked local databases are recorded in the ledger in localStorage (name, PouchDB adapter,
+// pushTo, owner: the core keeps it), so whichever tab destroys or pushes a database opens it
+// again itself, with the PouchDB constructor of an instance this page tracked, the one the app
+// registered (`AuthManager.usePouchDB`), or the page's global `PouchDB`. A fresh instance each
+// time: another tab's deletion may have closed the connection behind an old one.
+let Pouch;
+const pouchCtor = () => Pouch || globalThis.PouchDB;
+const openPouch = (name, adapter) => { const P = pouchCtor(); return P && adapter != null ? new P(name, { adapter }) : null; };
+export function sbUsePouch(ctor) {
+  if (typeof ctor != "function") throw "usePouchDB takes the PouchDB constructor";
+  Pouch = ctor;
+}
+/** `trackLocalDatabase(db, options)`: the JSON of `{name, adapter?, pushTo?}` for the ledger;
+ *  throws the reason for bad arguments. */
 export function sbTrack(db, options) {
   const to = options == null ? undefined : options.pushTo;
   if (typeof db == "string") {
     if (to != null) throw "pushTo needs a local PouchDB instance, not a name";
-    return db;
+    return JSON.stringify({ name: db });
   }
   if (db == null || typeof db.name != "string" || typeof db.destroy != "function" || /^https?$/.test(db.adapter))
     throw "a tracked database is a name or a local PouchDB (not a remote one)";
   if (to != null && to !== "dynamic" && typeof (to && to.database) != "string")
     throw 'pushTo must be "dynamic" or {database: string}';
-  pouches.set(db.name, db);
-  if (to != null) targets.set(db.name, to);
-  return db.name;
+  Pouch ||= db.constructor;
+  return JSON.stringify({ name: db.name, adapter: db.adapter, pushTo: to == null ? undefined : to === "dynamic" ? to : { database: to.database } });
 }
-/** Destroys local database `name`: a tracked PouchDB through PouchDB, then the IndexedDB
+/** Destroys local database `name`: through PouchDB when the ledger knows its adapter (every
+ *  instance of that name in this page learns of it by its `destroyed` event), then the IndexedDB
  *  databases `_pouch_<name>` (PouchDB's) and `name` (the SDK's bootstrap) if still there. */
-export function sbIdbDestroy(name, boundMs) {
-  const db = pouches.get(name);
+export function sbIdbDestroy(name, adapter, boundMs) {
   return bounded((async () => {
-    if (db) await new db.constructor(name, { adapter: db.adapter }).destroy();
+    const db = openPouch(name, adapter);
+    if (db) await db.destroy();
     await idbDelete("_pouch_" + name);
     await idbDelete(name);
-    if (pouches.get(name) === db) for (const m of [pouches, targets, pushedUpTo]) m.delete(name);
   })(), boundMs);
 }
-// The SDK's final push (web/idb.rs): each `tracked` PouchDB marked `pushTo` is replicated to its
-// database under `docdb` (the document routes' URL), with `headers` (JSON) on every request,
-// given up after `boundMs` (`docdb` null, or no routed day database known: none possible, only
-// counted). Resolves the JSON of `{pushed, unpushed}` (name → documents); never rejects,
-// failures are logged. Unpushed counts the changes since this page's last complete push of that
-// database (all of them before one), so it may count documents an app's own replication already
-// sent: an overcount, never a silent loss.
-export async function sbPush(tracked, docdb, dynamicDb, headers, boundMs) {
+// What a database holds when no PouchDB can open it here: every record of PouchDB's document
+// store (either adapter), an overcount, never a silent loss.
+const rawCount = async (name) => {
+  if (!(await sbIdbExists("_pouch_" + name))) return 0;
+  const db = await idbDone(idbFactory().open("_pouch_" + name));
+  try {
+    const store = ["by-sequence", "docs"].find((s) => db.objectStoreNames.contains(s));
+    return store ? await idbDone(db.transaction(store).objectStore(store).count()) : 0;
+  } finally {
+    db.close();
+  }
+};
+// The position of a database's last complete final push, kept in the database itself (a
+// `_local` document: never replicated, gone with the database, the same for every tab).
+const MARK = "_local/session-broker-push";
+// The SDK's final push (web/idb.rs): `plans` is the JSON of `[[name, adapter, url, headers]]`;
+// each database is replicated to `url` (null: not allowed or not possible, only counted) with
+// `headers` on every request, given up after `boundMs`. What is left is counted as the changes
+// since the last complete push (all of them before one), so it may count documents an app's own
+// replication already sent: an overcount, never a silent loss. Resolves the JSON of
+// `{pushed, unpushed}` (name → documents); never rejects, failures are logged.
+export async function sbPush(plans, boundMs) {
   const report = { pushed: {}, unpushed: {} };
-  headers = JSON.parse(headers);
-  const fetch = (input, init = {}) => {
-    const sent = new Headers(init.headers);
-    for (const k in headers) sent.set(k, headers[k]);
-    return globalThis.fetch(input, { ...init, headers: sent, credentials: "omit" });
-  };
-  for (const [name, target] of targets) {
-    if (!tracked.includes(name)) continue;
-    const db = pouches.get(name), fail = (why) => console.error(`session-broker: the final push of "${name}" failed: ${why}`);
-    const remote = docdb && (target === "dynamic" ? dynamicDb : target.database);
+  for (const [name, adapter, url, headers] of JSON.parse(plans)) {
+    const fail = (why) => console.error(`session-broker: the final push of "${name}" failed: ${why}`);
     try {
-      if (remote) {
-        report.pushed[name] = 0;
-        const replication = db.replicate.to(new db.constructor(docdb + remote, { fetch }));
+      const db = openPouch(name, adapter);
+      if (!db) {
+        fail("no PouchDB constructor in this page to open it with (AuthManager.usePouchDB); counted");
+        const n = await rawCount(name);
+        if (n) report.unpushed[name] = n;
+        continue;
+      }
+      const mark = await db.get(MARK).catch(() => ({ _id: MARK }));
+      let left = (await db.changes({ since: mark.seq || 0 })).results.filter((c) => !c.id.startsWith("_design/")).length;
+      if (url) report.pushed[name] = 0;
+      if (url && left) {
+        const fetch = (input, init = {}) => {
+          const sent = new Headers(init.headers);
+          for (const k in headers) sent.set(k, headers[k]);
+          return globalThis.fetch(input, { ...init, headers: sent, credentials: "omit" });
+        };
+        const replication = db.replicate.to(new db.constructor(url, { fetch }));
         try {
           const done = await bounded(replication, boundMs);
           report.pushed[name] = done.docs_written;
-          if (!done.doc_write_failures) { pushedUpTo.set(name, done.last_seq); continue; }
-          fail(done.doc_write_failures + " document(s) refused");
+          if (done.doc_write_failures) fail(done.doc_write_failures + " document(s) refused");
+          else {
+            left = 0;
+            await db.put({ ...mark, seq: done.last_seq }).catch(fail);
+          }
         } catch (e) {
           replication.cancel();
           fail((e && (e.message || e.reason)) || e);
         }
       }
-      const left = (await db.changes({ since: pushedUpTo.get(name) || 0 })).results.filter((c) => !c.id.startsWith("_design/")).length;
       if (left) report.unpushed[name] = left;
     } catch (e) {
       fail(e);

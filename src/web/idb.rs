@@ -7,7 +7,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::describe;
 use crate::core::json;
-use crate::core::ports::{LocalBoxFuture, LocalDatabases, PushReport, PushTo};
+use crate::core::ports::{LocalBoxFuture, LocalDatabases, PushPlan, PushReport};
 use serde_json::Value;
 
 // IndexedDB's requests are events; src/js/browser.js turns each into a promise, so the module
@@ -15,17 +15,13 @@ use serde_json::Value;
 #[wasm_bindgen(module = "/src/js/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbIdbDestroy)]
-    fn destroy_database(name: &str, bound_ms: u32) -> js_sys::Promise;
+    fn destroy_database(name: &str, adapter: Option<String>, bound_ms: u32) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbTrack, catch)]
     fn remember(db: &JsValue, options: &JsValue) -> Result<String, JsValue>;
+    #[wasm_bindgen(js_name = sbUsePouch, catch)]
+    fn use_pouch(constructor: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = sbPush)]
-    fn push_databases(
-        tracked: js_sys::Array,
-        docdb: Option<String>,
-        dynamic_db: Option<String>,
-        headers: &str,
-        bound_ms: u32,
-    ) -> js_sys::Promise;
+    fn push_databases(plans: &str, bound_ms: u32) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbIdbExists)]
     fn database_exists(name: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbIdbWrite)]
@@ -41,23 +37,21 @@ const BOUND_MS: u32 = 3_000;
 pub struct IndexedDbDatabases;
 
 impl LocalDatabases for IndexedDbDatabases {
-    fn destroy(&self, name: &str) -> LocalBoxFuture<'static, Result<(), String>> {
-        let promise = destroy_database(name, BOUND_MS);
+    fn destroy(&self, name: &str, adapter: Option<&str>) -> LocalBoxFuture<'static, Result<(), String>> {
+        let promise = destroy_database(name, adapter.map(str::to_owned), BOUND_MS);
         Box::pin(async move { JsFuture::from(promise).await.map(drop).map_err(|e| describe(&e)) })
     }
 
-    fn push(&self, tracked: &[String], to: Option<PushTo>, bound_ms: u32) -> LocalBoxFuture<'static, PushReport> {
-        let tracked: js_sys::Array = tracked.iter().map(|n| JsValue::from_str(n)).collect();
-        let promise = match to {
-            Some(to) => push_databases(
-                tracked,
-                Some(to.docdb),
-                to.dynamic_db,
-                &json::stringify(&Value::Object(to.headers)),
-                bound_ms,
-            ),
-            None => push_databases(tracked, None, None, "{}", bound_ms),
-        };
+    fn push(&self, plans: Vec<PushPlan>, bound_ms: u32) -> LocalBoxFuture<'static, PushReport> {
+        // `[[name, adapter, url, headers], …]`: one string crosses, not a closure per database.
+        let plans: Vec<Value> = plans
+            .into_iter()
+            .map(|p| {
+                let (url, headers) = p.to.map_or((Value::Null, Value::Null), |(u, h)| (u.into(), Value::Object(h)));
+                Value::Array(vec![p.name.into(), p.adapter.map_or(Value::Null, Value::from), url, headers])
+            })
+            .collect();
+        let promise = push_databases(&json::stringify(&Value::Array(plans)), bound_ms);
         Box::pin(async move {
             // The adapter never rejects; an answer that does not read is an empty report.
             let answer =
@@ -68,11 +62,19 @@ impl LocalDatabases for IndexedDbDatabases {
     }
 }
 
-/// The name of a tracked database (`trackLocalDatabase`'s arguments): a name, or a local PouchDB
-/// instance, remembered (with its `pushTo`) so its destroy goes through PouchDB and its final push
-/// can run; the reason otherwise.
-pub fn track(db: &JsValue, options: &JsValue) -> Result<String, String> {
-    remember(db, options).map_err(|e| describe(&e))
+/// A tracked database (`trackLocalDatabase`'s arguments: a name, or a local PouchDB instance,
+/// whose constructor the page remembers to open it again): its name and what the ledger records
+/// to open and push it in any tab (`{adapter, pushTo}`); the reason otherwise.
+pub fn track(db: &JsValue, options: &JsValue) -> Result<(String, crate::core::session::Entry), String> {
+    let answer = remember(db, options).map_err(|e| describe(&e))?;
+    let mut entry = json::parse(&answer).and_then(|v| v.as_object().cloned()).unwrap_or_default();
+    let name = entry.remove("name").and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    Ok((name, entry))
+}
+
+/// Registers the PouchDB constructor tracked databases are opened with in this page.
+pub fn use_pouchdb(constructor: &JsValue) -> Result<(), String> {
+    use_pouch(constructor).map_err(|e| describe(&e))
 }
 
 /// Whether an IndexedDB database of that name exists (without creating it).

@@ -45,6 +45,11 @@ impl Storage for BrowserStorage {
         let _ = self.0.remove_item(key);
     }
 
+    fn keys(&self) -> Vec<String> {
+        let n = self.0.length().unwrap_or(0);
+        (0..n).filter_map(|i| self.0.key(i).ok().flatten()).collect()
+    }
+
     fn reads_changed(&self) {
         reads_changed();
     }

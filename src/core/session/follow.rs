@@ -78,7 +78,7 @@ impl Session {
             self.run_sign_out_handlers(
                 Phase::EndedElsewhere,
                 &mut other_tab_sign_out_event(SignOutReason::Logout),
-                false,
+                None,
             )
             .await;
             return;
@@ -92,7 +92,7 @@ impl Session {
             }
             Some(Change::NewSession(reason)) => {
                 self.forget_session();
-                self.run_sign_out_handlers(Phase::EndedElsewhere, &mut other_tab_sign_out_event(reason), false).await;
+                self.run_sign_out_handlers(Phase::EndedElsewhere, &mut other_tab_sign_out_event(reason), None).await;
                 self.adopt_new_session(token, &claims).await;
             }
             None => self.adopt_new_session(token, &claims).await,

@@ -3,9 +3,9 @@
 
 use crate::core::json;
 use crate::protocol::routes::{LOGIN, LOGIN_GOOGLE};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::{company_record, parse_auth_response, InputError, Owner, Phase, PushReport, Session};
+use super::{company_record, parse_auth_response, InputError, Phase, Session};
 use crate::core::codes;
 use crate::core::hooks::{cleanup_sign_out_event, SignOutReason};
 use crate::core::keys::{self, HeaderKind, TokenKind};
@@ -60,19 +60,22 @@ impl Session {
         };
         let logged_out = || self.0.sign_outs.get() != asked;
         if !logged_out() {
-            // The previous session's pending work may be pushed in the cleanup: with the new
-            // session's headers when it is of the same tenant (whether or not the previous one
-            // still lives), else with the previous session's own, never another tenant's.
-            // The tenant of the data still on the device: the stored session's, or, once that has
-            // ended (a rejected refresh, an offline sign-out), the one recorded with the data.
+            // The previous session's pending work may be pushed in the cleanup: each database
+            // with the headers of its own tenant's session, the new one's or the stored one's,
+            // never another tenant's (see `push_headers`). The handlers' `docdbFetch` serves the
+            // new session's headers when the data on the device is of the same tenant: the
+            // stored session's, or, once that has ended, the one recorded with the data.
+            let incoming = claims.company_id();
             let previous =
-                self.stored_token().and_then(|(_, c)| c.company_id()).or_else(|| self.local_data_owner(Owner::Company));
-            let same_tenant = previous.is_some() && previous == claims.company_id();
+                self.stored_token().and_then(|(_, c)| c.company_id()).or_else(|| self.any_local_data_owner());
+            let same_tenant = previous.is_some() && previous == incoming;
             if same_tenant {
                 // Stored before the cleanup, so docdbFetch serves them to its handlers.
                 let _ = self.write_headers(auth.docdb_headers.clone(), true);
             }
-            self.end_previous_session(SignOutReason::Login, same_tenant).await;
+            let remote = auth.docdb_headers.as_ref().and_then(|h| h.remote.clone());
+            let push_as = incoming.clone().zip(remote);
+            self.end_previous_session(SignOutReason::Login, same_tenant, incoming, push_as).await;
         }
         if let Err(e) = self.persist(&auth, true) {
             return LoginResult::failure(
@@ -89,6 +92,7 @@ impl Session {
         }
         {
             let mut memory = self.0.memory.borrow_mut();
+            memory.incoming = None;
             memory.current_company = claims.company_id().map(|id| company_record(&id));
             memory.last_credentials = username.map(str::to_owned);
         }
@@ -101,28 +105,43 @@ impl Session {
     /// user's (or tenant's) handlers and local data go before the new tokens are in use, so
     /// nothing of a previous tenant reaches the new one. The handlers (a final push of the previous
     /// session's work) are told whose headers `docdbFetch` serves them: `headers: "new"`, the new
-    /// session's, stored first by a login of the same tenant; else `"previous"`.
-    /// The SDK's own final push (`pushTo` databases) runs first, with the same headers.
-    pub(super) async fn end_previous_session(&self, reason: SignOutReason, new_headers: bool) {
+    /// session's, stored first by a login of the same tenant; else `"previous"`. The SDK's own
+    /// final push runs before them; after them, a last one right before the deletions takes what
+    /// they wrote. `incoming`: the new session's tenant; `push_as`: a tenant and the Remote
+    /// headers its data is pushed with beside the stored session's (see `push_headers`).
+    pub(super) async fn end_previous_session(
+        &self,
+        reason: SignOutReason,
+        new_headers: bool,
+        incoming: Option<String>,
+        push_as: Option<(String, Map<String, Value>)>,
+    ) {
+        self.0.memory.borrow_mut().incoming = incoming;
+        let new = push_as.as_ref().map(|(tenant, headers)| (tenant.as_str(), headers));
         let mut event = cleanup_sign_out_event(reason, new_headers);
-        let pushed = self.run_sign_out_handlers(Phase::SigningOut(reason), &mut event, true).await;
-        self.destroy_tracked(pushed).await;
+        self.run_sign_out_handlers(Phase::SigningOut(reason), &mut event, Some(new)).await;
+        self.destroy_tracked(new).await;
         self.storage().remove(keys::LAST_INVALIDATION);
     }
 
     /// Sign-out handlers, then the session-end observers (the realtime session), as a state that
-    /// re-entrant calls can see (see the module's re-entrancy rule); with `push`, the SDK's final
-    /// push first, its report added to the event.
-    pub(super) async fn run_sign_out_handlers(&self, phase: Phase, event: &mut Value, push: bool) -> PushReport {
+    /// re-entrant calls can see (see the module's re-entrancy rule); with `push` (the incoming
+    /// session's tenant and headers, if any), the SDK's final push first, its report added to the
+    /// event.
+    pub(super) async fn run_sign_out_handlers(
+        &self,
+        phase: Phase,
+        event: &mut Value,
+        push: Option<Option<(&str, &Map<String, Value>)>>,
+    ) {
         let before = self.0.phase.get();
         self.set_phase(phase);
-        // An empty report (no push) leaves the event as it is.
-        let pushed = if push { self.push_tracked().await } else { PushReport::default() };
-        pushed.annotate(event);
+        if let Some(new) = push {
+            self.push_tracked(new).await.annotate(event);
+        }
         self.0.hooks.sign_out.run(event, self.hook_context()).await;
         self.0.ended.run(event, self.hook_context()).await;
         self.set_phase(before);
-        pushed
     }
 
     /// Writes tokens and expiries; header sets are replaced at login and updated when present.

@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 pub use self::refresh::{Flight, RefreshOutcome, TokenAnswer};
 pub use super::ports::PushReport;
-pub use local_databases::{DestroyReport, Owner};
+pub use local_databases::{push_headers, push_target, DestroyReport, Entry};
 pub use reads::ReadSnapshot;
 
 use super::hooks::{HookContext, HookList, Hooks, SignOutReason, DEFAULT_HOOK_TIMEOUT_MS};
@@ -138,6 +138,9 @@ struct Memory {
     device_info: Map<String, Value>,
     /// The last realtime `ready`'s tenant and routed day database.
     routed: Option<(String, String)>,
+    /// During a login's or company change's cleanup: the incoming tenant (whose fresh local
+    /// data is).
+    incoming: Option<String>,
 }
 
 /// What the session is doing that other calls must not wait on (see the re-entrancy rule).

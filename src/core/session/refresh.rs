@@ -70,6 +70,8 @@ enum Decided {
         token: String,
         claims: Claims,
         company_changed: bool,
+        /// At a company change, the previous company.
+        previous_company: Option<String>,
         /// At a company change, the new company's headers, written after its cleanup.
         new_headers: Option<crate::protocol::DocdbHeaders>,
     },
@@ -145,13 +147,17 @@ impl Session {
         // Cleared before any hook runs: a hook's getToken() never joins the flight running it.
         self.0.flight.borrow_mut().take();
         match decided {
-            Decided::Refreshed { token, claims, company_changed, new_headers } => {
+            Decided::Refreshed { token, claims, company_changed, previous_company, new_headers } => {
                 if company_changed {
                     self.0.memory.borrow_mut().current_company = None;
                     // The previous company's work is pushed with its own headers (the session
                     // still lives; the new ones open only the new company's databases): the new
                     // ones are written after the cleanup.
-                    self.end_previous_session(SignOutReason::CompanyChange, false).await;
+                    // The stored token is already the new company's: the previous one's data
+                    // is named with the headers still stored, its own.
+                    let push_as = previous_company.zip(self.docdb_headers(crate::core::keys::HeaderKind::Remote));
+                    self.end_previous_session(SignOutReason::CompanyChange, false, claims.company_id(), push_as).await;
+                    self.0.memory.borrow_mut().incoming = None;
                     if let Err(e) = self.write_headers(new_headers, false) {
                         self.reporter().error(
                             &["session-broker: the new company's document headers could not be stored: ", &e].concat(),
@@ -253,7 +259,8 @@ impl Session {
             return Decided::Transient(["the refreshed session could not be stored: ", &e].concat());
         }
         self.0.ports.lock.spent(Some(tail(&refresh_token))).await;
-        Decided::Refreshed { token: auth.token, claims, company_changed, new_headers }
+        let previous_company = if company_changed { previous_company } else { None };
+        Decided::Refreshed { token: auth.token, claims, company_changed, previous_company, new_headers }
     }
 
     /// The cross-tab refresh lock, waited for at most one request's time plus a margin, then

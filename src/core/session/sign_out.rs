@@ -39,7 +39,7 @@ impl Session {
         if reason == SignOutReason::Logout {
             // The SDK's own final push, through the sign-out window (nothing is destroyed: what
             // it could not push stays on the device, reported in the event).
-            self.push_tracked().await.annotate(&mut event);
+            self.push_tracked(None).await.annotate(&mut event);
         }
         self.0.hooks.sign_out.run(&event, self.hook_context()).await;
         if told {

@@ -45,7 +45,7 @@ impl Transport for NoNet {
 }
 struct NoDbs;
 impl LocalDatabases for NoDbs {
-    fn destroy(&self, _: &str, _: Option<&str>) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn destroy(&self, _: &str, _: &str) -> LocalBoxFuture<'static, Result<(), String>> {
         Box::pin(async { Ok(()) })
     }
     fn push(&self, _: Vec<PushPlan>, _: u32) -> LocalBoxFuture<'static, PushReport> {

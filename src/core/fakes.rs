@@ -254,15 +254,15 @@ pub struct FakeLocalDatabases {
     pub pending: RefCell<BTreeMap<String, u32>>,
     pub refused: RefCell<BTreeSet<String>>,
     /// The adapters the destroys were given.
-    pub adapters: RefCell<Vec<Option<String>>>,
+    pub adapters: RefCell<Vec<String>>,
     /// Runs at every destroy, before it (an app that tracks again on PouchDB's `destroyed`).
     #[allow(clippy::type_complexity)]
     pub on_destroy: RefCell<Option<Rc<dyn Fn(&str)>>>,
 }
 
 impl LocalDatabases for FakeLocalDatabases {
-    fn destroy(&self, name: &str, adapter: Option<&str>) -> LocalBoxFuture<'static, Result<(), String>> {
-        self.adapters.borrow_mut().push(adapter.map(str::to_owned));
+    fn destroy(&self, name: &str, adapter: &str) -> LocalBoxFuture<'static, Result<(), String>> {
+        self.adapters.borrow_mut().push(adapter.to_owned());
         let result = if self.failing.borrow().contains(name) {
             Err("blocked".to_string())
         } else {

@@ -13,7 +13,7 @@ use super::fakes::*;
 use super::hooks::SignOutReason;
 use super::keys::HeaderKind;
 use super::ports::*;
-use super::session::{Entry, Ports, Session, SessionConfig};
+use super::session::{Ports, Session, SessionConfig};
 use super::token::encode_for_test;
 
 const NOW: i64 = 1_700_000_000_000;
@@ -117,11 +117,6 @@ fn harness() -> H {
     H { session, storage, dbs, reporter, log, events, online, refuse_refresh, moved_to, ports }
 }
 
-/// What a PouchDB instance tracked with `pushTo` records in the ledger.
-fn marked(push_to: Value) -> Entry {
-    json!({"adapter": "idb", "pushTo": push_to}).as_object().unwrap().clone()
-}
-
 impl H {
     /// Logs `user` in, routes the device to its tenant's day database (as a realtime `ready`
     /// does) and writes `orders` documents into a tracked database pushed to it.
@@ -129,7 +124,7 @@ impl H {
         assert!(block_on(self.session.login(user, "pw")).is_success());
         let company = company_of(user);
         self.session.note_routing(company, &format!("{company}_day"));
-        self.session.track_local_database("orders", marked(json!("dynamic"))).unwrap();
+        self.session.track_local_database("orders", "idb", "dynamic").unwrap();
         self.dbs.pending.borrow_mut().insert("orders".into(), orders);
         self.log.borrow_mut().clear();
         self.events.borrow_mut().clear();
@@ -309,7 +304,7 @@ fn another_tabs_sign_out_pushes_nothing_here() {
 fn destroy_all_local_databases_pushes_first_and_reports_both() {
     let h = harness();
     h.working("alice", 2);
-    h.session.track_local_database("by-name", Default::default()).unwrap();
+    h.session.track_local_database("by-name", "", "").unwrap();
     let report = block_on(h.session.destroy_all_local_databases());
     assert_eq!(
         report.to_value(),
@@ -322,7 +317,7 @@ fn destroy_all_local_databases_pushes_first_and_reports_both() {
 fn a_named_target_and_an_unknown_routing() {
     let h = harness();
     h.working("alice", 2);
-    h.session.track_local_database("orders", marked(json!({"database": "acme_archive_in"}))).unwrap();
+    h.session.track_local_database("orders", "idb", "=acme_archive_in").unwrap();
     block_on(h.session.sign_out(SignOutReason::Logout));
     assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_archive_in alice-1"]);
     // No routed database known yet (no `ready` since the tenant's first login): nothing is sent,
@@ -330,7 +325,7 @@ fn a_named_target_and_an_unknown_routing() {
     let h = harness();
     h.working("alice", 2);
     let key = [super::keys::LOCAL_DATABASE_PREFIX, "orders"].concat();
-    h.storage.set(&key, r#"{"owner":"acme","dynamicDb":"","pushTo":"dynamic","gen":1}"#).unwrap();
+    h.storage.set(&key, r#"["1","acme","","idb","dynamic"]"#).unwrap();
     block_on(h.session.sign_out(SignOutReason::Logout));
     assert!(h.pushes().is_empty());
     assert_eq!(h.last_event(), json!({"reason": "logout", "pushed": {}, "unpushed": {"orders": 2}}));
@@ -344,7 +339,7 @@ fn data_of_two_tenants_side_by_side_is_nobodys_and_never_lent() {
     h.dbs.failing.borrow_mut().insert("orders".into());
     assert!(block_on(h.session.login("carol", "pw")).is_success());
     assert_eq!(h.session.local_data_owner("orders").as_deref(), Some("acme"));
-    h.session.track_local_database("orders", Default::default()).unwrap();
+    h.session.track_local_database("orders", "", "").unwrap();
     assert_eq!(h.session.local_data_owner("orders"), None, "two tenants' data: the owner is unknown");
     h.dbs.failing.borrow_mut().clear();
     h.refuse_refresh.set(true);
@@ -400,7 +395,7 @@ fn tracking_while_signed_out_keeps_the_datas_owner() {
     h.online.set(true);
     let reloaded = another_page(&h);
     // The app tracks its till again at page load, before anyone logs in.
-    reloaded.track_local_database("orders", marked(json!("dynamic"))).unwrap();
+    reloaded.track_local_database("orders", "idb", "dynamic").unwrap();
     assert_eq!(reloaded.local_data_owner("orders").as_deref(), Some("acme"));
     assert!(block_on(reloaded.login("bob", "pw")).is_success());
     assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day bob-2"]);
@@ -418,7 +413,7 @@ fn a_page_that_never_tracked_pushes_before_it_destroys() {
         assert_eq!(h.pushes(), vec![format!("push orders -> http://server.test/docdb/acme_day {headers}")], "{user}");
         assert_eq!(h.last_event()["pushed"], json!({"orders": 2}));
         assert_eq!(h.destroyed(), vec!["orders"]);
-        assert_eq!(h.dbs.adapters.borrow().clone(), vec![Some("idb".to_string())], "opened as it was tracked");
+        assert_eq!(h.dbs.adapters.borrow().clone(), vec!["idb".to_string()], "opened as it was tracked");
     }
 }
 
@@ -471,7 +466,7 @@ fn a_track_again_during_the_destruction_keeps_the_database_tracked_with_its_owne
     // The app opens the till again on PouchDB's `destroyed` and tracks it.
     let (session, dbs) = (h.session.clone(), h.dbs.clone());
     *h.dbs.on_destroy.borrow_mut() = Some(Rc::new(move |name: &str| {
-        session.track_local_database(name, marked(json!("dynamic"))).unwrap();
+        session.track_local_database(name, "idb", "dynamic").unwrap();
         *dbs.on_destroy.borrow_mut() = None;
     }));
     assert!(block_on(h.session.login("alice", "pw")).is_success());
@@ -493,7 +488,7 @@ fn fresh_data_tracked_during_another_tenants_cleanup_is_the_incoming_tenants() {
     h.working("alice", 1);
     let session = h.session.clone();
     *h.dbs.on_destroy.borrow_mut() = Some(Rc::new(move |name: &str| {
-        session.track_local_database(name, marked(json!("dynamic"))).unwrap();
+        session.track_local_database(name, "idb", "dynamic").unwrap();
     }));
     assert!(block_on(h.session.login("carol", "pw")).is_success());
     *h.dbs.on_destroy.borrow_mut() = None;
@@ -506,7 +501,7 @@ fn a_full_storage_refuses_the_track_and_keeps_the_ledger() {
     h.working("alice", 1);
     h.storage.refuse_writes.set(true);
     assert!(matches!(
-        h.session.track_local_database("more", marked(json!("dynamic"))),
+        h.session.track_local_database("more", "idb", "dynamic"),
         Err(super::session::InputError::Storage(_))
     ));
     h.storage.refuse_writes.set(false);

@@ -111,8 +111,9 @@ pub trait Transport {
 /// The device's local databases (IndexedDB, PouchDB).
 pub trait LocalDatabases {
     /// Deletes the database `name` and everything stored for it; `adapter`: PouchDB's adapter
-    /// it was opened with (from the ledger), so any tab destroys it through PouchDB.
-    fn destroy(&self, name: &str, adapter: Option<&str>) -> LocalBoxFuture<'static, Result<(), String>>;
+    /// it was opened with (from the ledger; `""`: tracked by name), so any tab destroys it
+    /// through PouchDB.
+    fn destroy(&self, name: &str, adapter: &str) -> LocalBoxFuture<'static, Result<(), String>>;
     /// The SDK's final push: each planned database is opened (by whichever tab runs it) and
     /// replicated to its target, each given up after `bound_ms`; what is left is counted from the
     /// database's own record of its last complete push. Failures are reported by the adapter;
@@ -125,8 +126,8 @@ pub trait LocalDatabases {
 pub struct PushPlan {
     /// The local database.
     pub name: String,
-    /// PouchDB's adapter it was opened with, when known.
-    pub adapter: Option<String>,
+    /// PouchDB's adapter it was opened with (`""`: unknown).
+    pub adapter: String,
     /// The remote database's URL and the `X-Docdb-*` headers to send; `None`: no push is
     /// allowed or possible, the documents are only counted.
     pub to: Option<(String, serde_json::Map<String, serde_json::Value>)>,

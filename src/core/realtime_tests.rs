@@ -243,10 +243,9 @@ fn an_invalidation_pushes_the_devices_writes_to_the_routed_day_database_before_d
     first.text(json!({"type": "ready", "payload": {"companyId": "acme", "database": "legacy", "staticDb": "dev_acme_main_catalog", "dynamicDb": "dev_acme_main_20260101"}}));
     let sync = w.sync.clone();
     w.pool.run_until(async move { sync.connect().await }).unwrap();
-    let marked = json!({"adapter": "idb", "pushTo": "dynamic"}).as_object().unwrap().clone();
-    w.session.track_local_database("orders", marked).unwrap();
+    w.session.track_local_database("orders", "idb", "dynamic").unwrap();
     assert_eq!(
-        w.session.ledger_entry("orders")["dynamicDb"],
+        w.session.ledger_entry("orders").dynamic_db,
         "dev_acme_main_20260101",
         "the routing of the last ready, recorded with the data"
     );

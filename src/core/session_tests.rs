@@ -126,7 +126,7 @@ fn expire(h: &H) {
 fn login_runs_cleanup_then_persists_then_login_handlers() {
     let h = harness(server(Rc::new(RefCell::new("acme".into()))));
     record_hooks(&h);
-    h.session.track_local_database("previous-tenant", Default::default()).unwrap();
+    h.session.track_local_database("previous-tenant", "", "").unwrap();
     h.storage.set(keys::LAST_INVALIDATION, "123").unwrap();
     h.log.borrow_mut().clear();
 
@@ -184,7 +184,7 @@ fn assert_failed_login_touches_nothing(answer: Result<HttpResponse, TransportErr
     let mut answer = Some(answer);
     let h = harness(move |_| answer.take().unwrap());
     record_hooks(&h);
-    h.session.track_local_database("kept", Default::default()).unwrap();
+    h.session.track_local_database("kept", "", "").unwrap();
     h.storage.set(keys::LAST_INVALIDATION, "5").unwrap();
     let before = h.storage.map.borrow().clone();
     h.log.borrow_mut().clear();
@@ -241,7 +241,7 @@ fn get_token_without_token_is_null_and_sends_nothing() {
 fn expired_token_is_refreshed_and_the_pair_rewritten() {
     let (h, _) = logged_in();
     record_hooks(&h);
-    h.session.track_local_database("offline-orders", Default::default()).unwrap();
+    h.session.track_local_database("offline-orders", "", "").unwrap();
     expire(&h);
     let token = block_on(h.session.get_token()).unwrap();
     assert_eq!(token, jwt("acme", &["manager"]));
@@ -327,7 +327,7 @@ fn transient_refresh_failure_keeps_the_session() {
         let (h, _) = logged_in();
         *h.transport.responder.borrow_mut() = Box::new(move |_| answer.take().unwrap());
         record_hooks(&h);
-        h.session.track_local_database("unsynced", Default::default()).unwrap();
+        h.session.track_local_database("unsynced", "", "").unwrap();
         let before = h.storage.map.borrow().clone();
         expire(&h);
         assert_eq!(block_on(h.session.get_token()), None);
@@ -344,7 +344,7 @@ fn transient_refresh_failure_keeps_the_session() {
 fn company_change_on_refresh_runs_the_login_cleanup_before_refresh_handlers() {
     let (h, company) = logged_in();
     record_hooks(&h);
-    h.session.track_local_database("acme-orders", Default::default()).unwrap();
+    h.session.track_local_database("acme-orders", "", "").unwrap();
     h.storage.set(keys::LAST_INVALIDATION, "9").unwrap();
     *company.borrow_mut() = "globex".into();
     h.log.borrow_mut().clear();
@@ -418,7 +418,7 @@ fn a_cleanup_serves_the_headers_its_final_push_may_use() {
 #[test]
 fn same_company_refresh_keeps_local_databases() {
     let (h, _) = logged_in();
-    h.session.track_local_database("acme-orders", Default::default()).unwrap();
+    h.session.track_local_database("acme-orders", "", "").unwrap();
     assert!(block_on(h.session.refresh_authentication()));
     assert!(h.dbs.destroyed.borrow().is_empty());
     assert_eq!(h.session.tracked_local_databases(), vec!["acme-orders"]);
@@ -430,7 +430,7 @@ fn same_company_refresh_keeps_local_databases() {
 fn sign_out_notifies_server_then_handlers_then_clears_keys() {
     let (h, _) = logged_in();
     block_on(h.session.register_device());
-    h.session.track_local_database("db", Default::default()).unwrap();
+    h.session.track_local_database("db", "", "").unwrap();
     h.storage.set(keys::LAST_INVALIDATION, "1").unwrap();
     let storage = h.storage.clone();
     let log = h.log.clone();
@@ -692,10 +692,10 @@ fn header_sets_are_read_back() {
 #[test]
 fn a_database_that_fails_to_destroy_stays_tracked() {
     let h = harness(|_| panic!());
-    h.session.track_local_database("a", Default::default()).unwrap();
-    h.session.track_local_database("b", Default::default()).unwrap();
-    h.session.track_local_database("a", Default::default()).unwrap();
-    assert!(h.session.track_local_database(" ", Default::default()).is_err());
+    h.session.track_local_database("a", "", "").unwrap();
+    h.session.track_local_database("b", "", "").unwrap();
+    h.session.track_local_database("a", "", "").unwrap();
+    assert!(h.session.track_local_database(" ", "", "").is_err());
     h.dbs.failing.borrow_mut().insert("b".into());
     let report = block_on(h.session.destroy_all_local_databases());
     assert_eq!((report.destroyed, report.failed), (vec!["a".to_string()], vec!["b".to_string()]));

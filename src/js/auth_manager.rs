@@ -153,10 +153,8 @@ impl AuthManager {
     /// before a reload). Tracking an instance registers its constructor; a global `PouchDB` is
     /// used without either. Throws `invalid_argument` for anything but a constructor.
     #[wasm_bindgen(js_name = usePouchDB)]
-    pub fn use_pouchdb(
-        #[wasm_bindgen(unchecked_param_type = "LocalPouchDBConstructor")] constructor: JsValue,
-    ) -> Result<(), JsValue> {
-        crate::web::idb::use_pouchdb(&constructor).map_err(invalid)
+    pub fn use_pouchdb(#[wasm_bindgen(unchecked_param_type = "LocalPouchDBConstructor")] constructor: &JsValue) {
+        crate::web::idb::use_pouchdb(constructor)
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
@@ -359,8 +357,8 @@ impl AuthManager {
         options: Option<super::types::TrackOptionsArg>,
     ) -> Result<(), JsValue> {
         let options = options.map_or(JsValue::UNDEFINED, JsValue::from);
-        let (name, opened) = crate::web::idb::track(&db, &options).map_err(invalid)?;
-        self.session.track_local_database(&name, opened).map_err(|e| match e {
+        let [name, adapter, push_to] = crate::web::idb::track(&db, &options).map_err(invalid)?;
+        self.session.track_local_database(&name, &adapter, &push_to).map_err(|e| match e {
             // A full `localStorage`: the database is not tracked, and the app is told so.
             InputError::Storage(_) => error(codes::STORAGE_UNAVAILABLE, &e.to_string()),
             e => invalid(e.to_string()),

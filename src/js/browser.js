@@ -2,6 +2,8 @@
 // said in JS than through closures from Rust. One file, so a page loads one snippet module for
 // all of them. The decisions (URLs, names, what a failure means) stay in Rust.
 
+import { SessionBrokerError } from "./error_class.js";
+
 // ---- The cross-tab refresh lock (web/lock.rs): the lock's callback must return a promise that
 // settles when the guard drops. `null` when the browser has no Web Locks.
 export function sbLockRequest(name, waitMs, steal) {
@@ -104,25 +106,27 @@ export async function sbSpent(tail) {
 // time: another tab's deletion may have closed the connection behind an old one.
 let Pouch;
 const pouchCtor = () => Pouch || globalThis.PouchDB;
-const openPouch = (name, adapter) => { const P = pouchCtor(); return P && adapter != null ? new P(name, { adapter }) : null; };
+const openPouch = (name, adapter) => { const P = pouchCtor(); return P && adapter ? new P(name, { adapter }) : null; };
 export function sbUsePouch(ctor) {
-  if (typeof ctor != "function") throw "usePouchDB takes the PouchDB constructor";
+  if (typeof ctor != "function") throw new SessionBrokerError("invalid_argument", "usePouchDB takes the PouchDB constructor");
   Pouch = ctor;
 }
-/** `trackLocalDatabase(db, options)`: the JSON of `{name, adapter?, pushTo?}` for the ledger;
- *  throws the reason for bad arguments. */
+/** Every key of `localStorage` (web/storage.rs), as JSON. */
+export const sbStorageKeys = () => JSON.stringify(Object.keys(localStorage));
+/** `trackLocalDatabase(db, options)`: the JSON of `[name, adapter, pushTo]` for the ledger
+ *  (`""`: none; pushTo `"dynamic"` or `"=<database>"`); throws the reason for bad arguments. */
 export function sbTrack(db, options) {
   const to = options == null ? undefined : options.pushTo;
   if (typeof db == "string") {
     if (to != null) throw "pushTo needs a local PouchDB instance, not a name";
-    return JSON.stringify({ name: db });
+    return JSON.stringify([db, "", ""]);
   }
   if (db == null || typeof db.name != "string" || typeof db.destroy != "function" || /^https?$/.test(db.adapter))
     throw "a tracked database is a name or a local PouchDB (not a remote one)";
   if (to != null && to !== "dynamic" && typeof (to && to.database) != "string")
     throw 'pushTo must be "dynamic" or {database: string}';
   Pouch ||= db.constructor;
-  return JSON.stringify({ name: db.name, adapter: db.adapter, pushTo: to == null ? undefined : to === "dynamic" ? to : { database: to.database } });
+  return JSON.stringify([db.name, db.adapter || "", to == null ? "" : to === "dynamic" ? to : "=" + to.database]);
 }
 /** Destroys local database `name`: through PouchDB when the ledger knows its adapter (every
  *  instance of that name in this page learns of it by its `destroyed` event), then the IndexedDB
@@ -150,15 +154,18 @@ const rawCount = async (name) => {
 // The position of a database's last complete final push, kept in the database itself (a
 // `_local` document: never replicated, gone with the database, the same for every tab).
 const MARK = "_local/session-broker-push";
-// The SDK's final push (web/idb.rs): `plans` is the JSON of `[[name, adapter, url, headers]]`;
-// each database is replicated to `url` (null: not allowed or not possible, only counted) with
+// The SDK's final push (web/idb.rs): `sbPlan` adds a database to the next push (`url` null:
+// not allowed or not possible, only counted; `headers` JSON); `sbPush` runs them: each database is replicated to `url` (null: not allowed or not possible, only counted) with
 // `headers` on every request, given up after `boundMs`. What is left is counted as the changes
 // since the last complete push (all of them before one), so it may count documents an app's own
 // replication already sent: an overcount, never a silent loss. Resolves the JSON of
 // `{pushed, unpushed}` (name → documents); never rejects, failures are logged.
-export async function sbPush(plans, boundMs) {
-  const report = { pushed: {}, unpushed: {} };
-  for (const [name, adapter, url, headers] of JSON.parse(plans)) {
+let plans = [];
+export const sbPlan = (name, adapter, url, headers) => { plans.push([name, adapter, url, headers && JSON.parse(headers)]); };
+export async function sbPush(boundMs) {
+  const report = { pushed: {}, unpushed: {} }, these = plans;
+  plans = [];
+  for (const [name, adapter, url, headers] of these) {
     const fail = (why) => console.error(`session-broker: the final push of "${name}" failed: ${why}`);
     try {
       const db = openPouch(name, adapter);

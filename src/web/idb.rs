@@ -15,13 +15,17 @@ use serde_json::Value;
 #[wasm_bindgen(module = "/src/js/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbIdbDestroy)]
-    fn destroy_database(name: &str, adapter: Option<String>, bound_ms: u32) -> js_sys::Promise;
+    fn destroy_database(name: &str, adapter: &str, bound_ms: u32) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbTrack, catch)]
     fn remember(db: &JsValue, options: &JsValue) -> Result<String, JsValue>;
-    #[wasm_bindgen(js_name = sbUsePouch, catch)]
-    fn use_pouch(constructor: &JsValue) -> Result<(), JsValue>;
+    /// Throws a `SessionBrokerError` (`invalid_argument`) for anything but a constructor: the
+    /// exception passes through, nothing is held across it.
+    #[wasm_bindgen(js_name = sbUsePouch)]
+    fn use_pouch(constructor: &JsValue);
+    #[wasm_bindgen(js_name = sbPlan)]
+    fn plan(name: &str, adapter: &str, url: Option<String>, headers: Option<String>);
     #[wasm_bindgen(js_name = sbPush)]
-    fn push_databases(plans: &str, bound_ms: u32) -> js_sys::Promise;
+    fn push_databases(bound_ms: u32) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbIdbExists)]
     fn database_exists(name: &str) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbIdbWrite)]
@@ -37,21 +41,18 @@ const BOUND_MS: u32 = 3_000;
 pub struct IndexedDbDatabases;
 
 impl LocalDatabases for IndexedDbDatabases {
-    fn destroy(&self, name: &str, adapter: Option<&str>) -> LocalBoxFuture<'static, Result<(), String>> {
-        let promise = destroy_database(name, adapter.map(str::to_owned), BOUND_MS);
+    fn destroy(&self, name: &str, adapter: &str) -> LocalBoxFuture<'static, Result<(), String>> {
+        let promise = destroy_database(name, adapter, BOUND_MS);
         Box::pin(async move { JsFuture::from(promise).await.map(drop).map_err(|e| describe(&e)) })
     }
 
     fn push(&self, plans: Vec<PushPlan>, bound_ms: u32) -> LocalBoxFuture<'static, PushReport> {
-        // `[[name, adapter, url, headers], …]`: one string crosses, not a closure per database.
-        let plans: Vec<Value> = plans
-            .into_iter()
-            .map(|p| {
-                let (url, headers) = p.to.map_or((Value::Null, Value::Null), |(u, h)| (u.into(), Value::Object(h)));
-                Value::Array(vec![p.name.into(), p.adapter.map_or(Value::Null, Value::from), url, headers])
-            })
-            .collect();
-        let promise = push_databases(&json::stringify(&Value::Array(plans)), bound_ms);
+        // Handed over one database a call, then run at once (nothing runs in between).
+        for p in plans {
+            let (url, headers) = p.to.map(|(u, h)| (u, json::stringify(&Value::Object(h)))).unzip();
+            plan(&p.name, &p.adapter, url, headers);
+        }
+        let promise = push_databases(bound_ms);
         Box::pin(async move {
             // The adapter never rejects; an answer that does not read is an empty report.
             let answer =
@@ -63,18 +64,16 @@ impl LocalDatabases for IndexedDbDatabases {
 }
 
 /// A tracked database (`trackLocalDatabase`'s arguments: a name, or a local PouchDB instance,
-/// whose constructor the page remembers to open it again): its name and what the ledger records
-/// to open and push it in any tab (`{adapter, pushTo}`); the reason otherwise.
-pub fn track(db: &JsValue, options: &JsValue) -> Result<(String, crate::core::session::Entry), String> {
+/// whose constructor the page remembers to open it again): `[name, adapter, pushTo]` as the
+/// ledger records them (see `session::Entry`); the reason otherwise.
+pub fn track(db: &JsValue, options: &JsValue) -> Result<[String; 3], String> {
     let answer = remember(db, options).map_err(|e| describe(&e))?;
-    let mut entry = json::parse(&answer).and_then(|v| v.as_object().cloned()).unwrap_or_default();
-    let name = entry.remove("name").and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
-    Ok((name, entry))
+    json::parse(&answer).and_then(|v| json::string_list(&v)).and_then(|l| l.try_into().ok()).ok_or(answer)
 }
 
 /// Registers the PouchDB constructor tracked databases are opened with in this page.
-pub fn use_pouchdb(constructor: &JsValue) -> Result<(), String> {
-    use_pouch(constructor).map_err(|e| describe(&e))
+pub fn use_pouchdb(constructor: &JsValue) {
+    use_pouch(constructor)
 }
 
 /// Whether an IndexedDB database of that name exists (without creating it).

@@ -15,6 +15,13 @@ extern "C" {
     fn reads_changed();
 }
 
+#[wasm_bindgen(module = "/src/js/browser.js")]
+extern "C" {
+    /// Every key of `localStorage`, as a JSON list.
+    #[wasm_bindgen(js_name = sbStorageKeys)]
+    fn storage_keys() -> String;
+}
+
 pub struct BrowserStorage(web_sys::Storage);
 
 impl BrowserStorage {
@@ -46,8 +53,7 @@ impl Storage for BrowserStorage {
     }
 
     fn keys(&self) -> Vec<String> {
-        let n = self.0.length().unwrap_or(0);
-        (0..n).filter_map(|i| self.0.key(i).ok().flatten()).collect()
+        crate::core::json::parse(&storage_keys()).and_then(|v| crate::core::json::string_list(&v)).unwrap_or_default()
     }
 
     fn reads_changed(&self) {

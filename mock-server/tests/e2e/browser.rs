@@ -183,8 +183,13 @@ impl Browser {
 
     /// Waits (up to 60 s) until the element's text satisfies `check`; returns it.
     pub async fn wait_text(&self, css: &str, what: &str, check: impl Fn(&str) -> bool) -> String {
+        self.wait_text_for(css, what, 60, check).await
+    }
+
+    /// As [`Browser::wait_text`], up to `secs` seconds.
+    pub async fn wait_text_for(&self, css: &str, what: &str, secs: u32, check: impl Fn(&str) -> bool) -> String {
         let mut last = String::new();
-        for _ in 0..600 {
+        for _ in 0..secs * 10 {
             if let Ok(el) = self.client.find(Locator::Css(css)).await {
                 last = el.text().await.unwrap_or_default();
                 if check(&last) {

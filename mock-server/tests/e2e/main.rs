@@ -5,6 +5,7 @@ mod browser;
 mod demo;
 #[path = "../common/engine.rs"]
 mod engine;
+mod ledger;
 
 use browser::{group_members, marked, repo_root, serve, serve_with, Browser, Engine};
 use mock_server::crons::{self, runner};

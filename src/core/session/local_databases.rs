@@ -11,12 +11,41 @@ use super::{InputError, Session};
 use crate::core::keys::{self, HeaderKind};
 use crate::core::ports::{PushPlan, PushReport};
 
-/// One database's line of the ledger (`serviceProxyToken-localDatabase:<name>`, a JSON object):
-/// `owner` (the tenant whose data it holds; absent: unknown, nothing is ever lent to it),
-/// `dynamicDb` (that tenant's routed day database), `adapter` (PouchDB's, to open it again in
-/// any tab), `pushTo` (`"dynamic"` or `{database}`: it holds the device's writes) and `gen` (how
-/// many times it was tracked: a track during its destruction keeps it).
-pub type Entry = Map<String, Value>;
+/// One database's line of the ledger (`serviceProxyToken-localDatabase:<name>`, a JSON list of
+/// strings, `""` for unknown): how many times it was tracked (a track during its destruction
+/// keeps it), its owner (the tenant whose data it holds; unknown: nothing is ever lent to it),
+/// that tenant's routed day database, PouchDB's adapter (to open it again in any tab) and where
+/// its writes go (`pushTo`: `"dynamic"`, `"=<database>"`, or none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Entry {
+    /// How many times it was tracked.
+    pub gen: i64,
+    /// The tenant whose data it holds (`""`: unknown).
+    pub owner: String,
+    /// That tenant's routed day database (`""`: none known yet).
+    pub dynamic_db: String,
+    /// PouchDB's adapter (`""`: tracked by name).
+    pub adapter: String,
+    /// `"dynamic"`, `"=<database>"`, or `""`: not pushed.
+    pub push_to: String,
+}
+
+impl Entry {
+    fn read(list: Vec<String>) -> Option<Entry> {
+        let mut list = list.into_iter();
+        let gen = list.next()?.parse().ok()?;
+        let mut next = || list.next().unwrap_or_default();
+        Some(Entry { gen, owner: next(), dynamic_db: next(), adapter: next(), push_to: next() })
+    }
+
+    fn list(&self) -> [String; 5] {
+        [self.gen.to_string(), self.owner.clone(), self.dynamic_db.clone(), self.adapter.clone(), self.push_to.clone()]
+    }
+
+    fn owner(&self) -> Option<&str> {
+        Some(self.owner.as_str()).filter(|o| !o.is_empty())
+    }
+}
 
 /// What `destroyAllLocalDatabases` did, database by database.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,17 +83,16 @@ pub fn push_headers<'a>(
 
 /// The database a marked database's writes go to: its named one, or its owner's routed day
 /// database (none known yet: nothing is sent, the work is counted).
-pub fn push_target(entry: &Entry) -> Option<String> {
-    match entry.get("pushTo")? {
-        Value::String(s) if s == "dynamic" => {
-            json::str_field(&Value::Object(entry.clone()), "dynamicDb").filter(|db| !db.is_empty()).map(str::to_owned)
-        }
-        to => json::str_field(to, "database").map(str::to_owned),
+pub fn push_target(entry: &Entry) -> Option<&str> {
+    match entry.push_to.as_str() {
+        "dynamic" => Some(entry.dynamic_db.as_str()),
+        to => to.strip_prefix('='),
     }
+    .filter(|db| !db.is_empty())
 }
 
-fn field<'a>(entry: &'a Entry, name: &str) -> Option<&'a str> {
-    entry.get(name).and_then(Value::as_str).filter(|s| !s.is_empty())
+fn key(name: &str) -> String {
+    [keys::LOCAL_DATABASE_PREFIX, name].concat()
 }
 
 impl Session {
@@ -83,17 +111,14 @@ impl Session {
         names
     }
 
-    /// A database's line of the ledger (empty when it has none).
+    /// A database's line of the ledger (the default, `gen` 0, when it has none).
     pub fn ledger_entry(&self, name: &str) -> Entry {
-        keys::read_valid(self.storage(), &[keys::LOCAL_DATABASE_PREFIX, name].concat(), |text| {
-            json::parse(text)?.as_object().cloned()
-        })
-        .unwrap_or_default()
+        keys::read_valid(self.storage(), &key(name), |text| Entry::read(json::string_list(&json::parse(text)?)?))
+            .unwrap_or_default()
     }
 
     fn write_entry(&self, name: &str, entry: &Entry) -> Result<(), String> {
-        self.storage()
-            .set(&[keys::LOCAL_DATABASE_PREFIX, name].concat(), &json::stringify(&Value::Object(entry.clone())))
+        keys::write_string_list(self.storage(), &key(name), &entry.list())
     }
 
     /// The tenant whose session stands in storage now.
@@ -104,38 +129,35 @@ impl Session {
     /// Whose fresh data is: during a login's or company change's cleanup, the incoming tenant's
     /// (what is written once the old data is destroyed is the new session's), else the stored
     /// session's.
-    fn fresh_owner(&self) -> Option<String> {
-        self.0.memory.borrow().incoming.clone().or_else(|| self.stored_company())
+    fn fresh_owner(&self) -> String {
+        self.0.memory.borrow().incoming.clone().or_else(|| self.stored_company()).unwrap_or_default()
     }
 
     /// Records a local database in the ledger so a sign-out or invalidation pushes and destroys
-    /// it. `opened`: how the adapter opens it again (`{adapter, pushTo}` from a PouchDB instance).
-    /// The owner is the data's: a database already in the ledger keeps its owner (tracked while
-    /// signed out too); tracked under a session of another tenant, the owner becomes unknown, so
-    /// nothing is ever lent to data of two tenants.
-    pub fn track_local_database(&self, name: &str, opened: Entry) -> Result<(), InputError> {
+    /// it; `adapter` and `push_to` (see [`Entry`]) say how to open and push it in any tab (`""`:
+    /// as recorded before). The owner is the data's: a database already in the ledger keeps its
+    /// owner (tracked while signed out too); tracked under a session of another tenant, the owner
+    /// becomes unknown, so nothing is ever lent to data of two tenants.
+    pub fn track_local_database(&self, name: &str, adapter: &str, push_to: &str) -> Result<(), InputError> {
         if name.trim().is_empty() {
             return Err(InputError::EmptyName);
         }
         let mut entry = self.ledger_entry(name);
-        let known = !entry.is_empty();
-        let company = if known { self.stored_company() } else { self.fresh_owner() };
-        match (field(&entry, "owner").map(str::to_owned), company) {
-            (None, Some(company)) if !known => {
-                let routed = self.0.memory.borrow().routed.clone().filter(|(c, _)| *c == company);
-                entry.insert("dynamicDb".into(), routed.map(|(_, db)| db).unwrap_or_default().into());
-                entry.insert("owner".into(), company.into());
+        if entry.gen == 0 {
+            entry.owner = self.fresh_owner();
+            let routed = self.0.memory.borrow().routed.clone();
+            if let Some((_, db)) = routed.filter(|(c, _)| *c == entry.owner) {
+                entry.dynamic_db = db;
             }
-            (Some(owner), Some(company)) if owner != company => {
-                entry.remove("owner");
+        } else if self.stored_company().is_some_and(|c| Some(c.as_str()) != entry.owner()) {
+            entry.owner.clear();
+        }
+        for (field, value) in [(&mut entry.adapter, adapter), (&mut entry.push_to, push_to)] {
+            if !value.is_empty() {
+                *field = value.to_owned();
             }
-            _ => {}
         }
-        for (k, v) in opened {
-            entry.insert(k, v);
-        }
-        let gen = entry.get("gen").and_then(Value::as_u64).unwrap_or(0) + 1;
-        entry.insert("gen".into(), gen.into());
+        entry.gen += 1;
         self.write_entry(name, &entry).map_err(InputError::Storage)?;
         let mut names = keys::read_string_list(self.storage(), keys::LOCAL_DATABASES);
         if !names.iter().any(|n| n == name) {
@@ -149,25 +171,29 @@ impl Session {
     /// [`push_headers`] allows (`new`: a login's incoming tenant and its headers), bounded by
     /// `hookTimeoutMs` each. What is not pushed is counted from the database itself.
     pub async fn push_tracked(&self, new: Option<(&str, &Map<String, Value>)>) -> PushReport {
-        let stored_headers = self.docdb_headers(HeaderKind::Remote);
-        let stored_company = self.stored_company();
-        let stored = stored_company.as_deref().zip(stored_headers.as_ref());
-        let docdb = crate::core::url::join(self.base_url(), "docdb/");
-        let plans: Vec<PushPlan> = self
-            .tracked_local_databases()
-            .into_iter()
-            .filter_map(|name| {
-                let entry = self.ledger_entry(&name);
-                entry.get("pushTo")?;
-                let headers = push_headers(field(&entry, "owner"), new, stored);
-                let to = push_target(&entry).zip(headers).map(|(db, h)| ([docdb.as_str(), &db].concat(), h.clone()));
-                Some(PushPlan { adapter: field(&entry, "adapter").map(str::to_owned), name, to })
-            })
-            .collect();
+        let plans = self.push_plans(new);
         if plans.is_empty() {
             return PushReport::default();
         }
         self.0.ports.local_databases.push(plans, self.0.config.hook_timeout_ms).await
+    }
+
+    fn push_plans(&self, new: Option<(&str, &Map<String, Value>)>) -> Vec<PushPlan> {
+        let stored_headers = self.docdb_headers(HeaderKind::Remote);
+        let stored_company = self.stored_company();
+        let stored = stored_company.as_deref().zip(stored_headers.as_ref());
+        let docdb = crate::core::url::join(self.base_url(), "docdb/");
+        let mut plans = Vec::new();
+        for name in self.tracked_local_databases() {
+            let entry = self.ledger_entry(&name);
+            if entry.push_to.is_empty() {
+                continue;
+            }
+            let headers = push_headers(entry.owner(), new, stored);
+            let to = push_target(&entry).zip(headers).map(|(db, h)| ([docdb.as_str(), db].concat(), h.clone()));
+            plans.push(PushPlan { name, adapter: entry.adapter, to });
+        }
+        plans
     }
 
     /// Pushes (or counts), then destroys every tracked database (see [`Session::destroy_tracked`]).
@@ -184,32 +210,10 @@ impl Session {
         let mut report = DestroyReport { destroyed: Vec::new(), failed: Vec::new(), push };
         for name in self.tracked_local_databases() {
             let before = self.ledger_entry(&name);
-            let adapter = field(&before, "adapter").map(str::to_owned);
-            match self.0.ports.local_databases.destroy(&name, adapter.as_deref()).await {
+            match self.0.ports.local_databases.destroy(&name, &before.adapter).await {
                 Ok(()) => {
-                    if let Some(n) = report.push.unpushed.get(&name) {
-                        self.reporter().error(
-                            &[
-                                "session-broker: ",
-                                &json::stringify(n),
-                                " document(s) of \"",
-                                &name,
-                                "\" could not be pushed and were destroyed",
-                            ]
-                            .concat(),
-                        );
-                    }
-                    let mut after = self.ledger_entry(&name);
-                    if after.get("gen") == before.get("gen") {
-                        self.storage().remove(&[keys::LOCAL_DATABASE_PREFIX, &name].concat());
-                    } else {
-                        after.remove("owner");
-                        if let Some(owner) = self.fresh_owner() {
-                            after.insert("owner".into(), owner.into());
-                        }
-                        let _ = self.write_entry(&name, &after);
-                    }
-                    report.destroyed.push(name)
+                    self.destroyed(&name, before.gen, report.push.unpushed.get(&name));
+                    report.destroyed.push(name);
                 }
                 Err(e) => {
                     self.reporter()
@@ -222,7 +226,7 @@ impl Session {
         let remaining: Vec<String> = self
             .tracked_local_databases()
             .into_iter()
-            .filter(|n| !report.destroyed.contains(n) || !self.ledger_entry(n).is_empty())
+            .filter(|n| !report.destroyed.contains(n) || self.ledger_entry(n).gen > 0)
             .collect();
         if let Err(e) = keys::write_string_list(self.storage(), keys::LOCAL_DATABASES, &remaining) {
             self.reporter().error(&["session-broker: could not update the local database list: ", &e].concat());
@@ -230,9 +234,34 @@ impl Session {
         report
     }
 
+    /// After `name` was destroyed: logs what was destroyed unpushed; forgets its line, unless it
+    /// was tracked again meanwhile (generation past `gen`): then its fresh data is the incoming
+    /// or stored session's.
+    fn destroyed(&self, name: &str, gen: i64, unpushed: Option<&Value>) {
+        if let Some(n) = unpushed {
+            self.reporter().error(
+                &[
+                    "session-broker: ",
+                    &json::stringify(n),
+                    " document(s) of \"",
+                    name,
+                    "\" could not be pushed and were destroyed",
+                ]
+                .concat(),
+            );
+        }
+        let mut after = self.ledger_entry(name);
+        if after.gen == gen {
+            self.storage().remove(&key(name));
+        } else {
+            after.owner = self.fresh_owner();
+            let _ = self.write_entry(name, &after);
+        }
+    }
+
     /// The tenant a tracked database's data belongs to, when known.
     pub fn local_data_owner(&self, name: &str) -> Option<String> {
-        field(&self.ledger_entry(name), "owner").map(str::to_owned)
+        self.ledger_entry(name).owner().map(str::to_owned)
     }
 
     /// The tenant of the data on the device: the first tracked database's with a known owner.
@@ -246,8 +275,8 @@ impl Session {
         self.0.memory.borrow_mut().routed = Some((company.to_owned(), dynamic_db.to_owned()));
         for name in self.tracked_local_databases() {
             let mut entry = self.ledger_entry(&name);
-            if field(&entry, "owner") == Some(company) && field(&entry, "dynamicDb") != Some(dynamic_db) {
-                entry.insert("dynamicDb".into(), dynamic_db.into());
+            if entry.owner == company && entry.dynamic_db != dynamic_db {
+                entry.dynamic_db = dynamic_db.to_owned();
                 // A refused write leaves the previous routing: the push still goes to that tenant.
                 let _ = self.write_entry(&name, &entry);
             }

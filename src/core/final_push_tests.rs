@@ -108,16 +108,31 @@ fn harness() -> H {
     };
     let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports.clone());
     let events = Rc::new(RefCell::new(Vec::new()));
+    record_sign_outs(&session, &events, &log);
+    H { session, storage, dbs, reporter, log, events, online, refuse_refresh, moved_to, ports }
+}
+
+/// The app's sign-out handler: each event kept and logged.
+fn record_sign_outs(session: &Session, events: &Rc<RefCell<Vec<Value>>>, log: &EventLog) {
     let (seen, l) = (events.clone(), log.clone());
     session.hooks().sign_out.register(Rc::new(move |e: &Value| {
         seen.borrow_mut().push(e.clone());
         l.borrow_mut().push(format!("onSignOut {}", e["reason"].as_str().unwrap()));
         Box::pin(async { Ok(()) })
     }));
-    H { session, storage, dbs, reporter, log, events, online, refuse_refresh, moved_to, ports }
 }
 
 impl H {
+    /// Signs out while the document routes are unreachable (the push refused, as the server
+    /// would), then comes back online with the log cleared.
+    fn offline_logout(&self, headers: &str) {
+        self.online.set(false);
+        self.dbs.refused.borrow_mut().insert(headers.into());
+        block_on(self.session.sign_out(SignOutReason::Logout));
+        self.log.borrow_mut().clear();
+        self.online.set(true);
+    }
+
     /// Logs `user` in, routes the device to its tenant's day database (as a realtime `ready`
     /// does) and writes `orders` documents into a tracked database pushed to it.
     fn working(&self, user: &str, orders: u32) {
@@ -358,12 +373,7 @@ fn data_of_two_tenants_side_by_side_is_nobodys_and_never_lent() {
 fn another_page(h: &H) -> Session {
     let ports = h.ports.clone();
     let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports);
-    let (seen, l) = (h.events.clone(), h.log.clone());
-    session.hooks().sign_out.register(Rc::new(move |e: &Value| {
-        seen.borrow_mut().push(e.clone());
-        l.borrow_mut().push(format!("onSignOut {}", e["reason"].as_str().unwrap()));
-        Box::pin(async { Ok(()) })
-    }));
+    record_sign_outs(&session, &h.events, &h.log);
     session
 }
 
@@ -371,12 +381,8 @@ fn another_page(h: &H) -> Session {
 fn a_reload_after_an_offline_logout_still_pushes_at_the_next_login() {
     let h = harness();
     h.working("alice", 1);
-    h.online.set(false);
-    h.dbs.refused.borrow_mut().insert("alice-1".into());
-    block_on(h.session.sign_out(SignOutReason::Logout));
-    h.log.borrow_mut().clear();
+    h.offline_logout("alice-1");
     assert_eq!(h.last_event()["unpushed"], json!({"orders": 1}));
-    h.online.set(true);
     let reloaded = another_page(&h);
     assert!(block_on(reloaded.login("alice", "pw")).is_success());
     assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-2"]);
@@ -388,11 +394,7 @@ fn a_reload_after_an_offline_logout_still_pushes_at_the_next_login() {
 fn tracking_while_signed_out_keeps_the_datas_owner() {
     let h = harness();
     h.working("alice", 1);
-    h.online.set(false);
-    h.dbs.refused.borrow_mut().insert("alice-1".into());
-    block_on(h.session.sign_out(SignOutReason::Logout));
-    h.log.borrow_mut().clear();
-    h.online.set(true);
+    h.offline_logout("alice-1");
     let reloaded = another_page(&h);
     // The app tracks its till again at page load, before anyone logs in.
     reloaded.track_local_database("orders", "idb", "dynamic").unwrap();

@@ -21,7 +21,7 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the demo data and its reset own, children before parents.
-const TABLES: [&str; 25] = [
+const TABLES: [&str; 26] = [
     "guard_refresh_replays",
     "guard_reconciliations",
     "guard_held_days",
@@ -29,6 +29,7 @@ const TABLES: [&str; 25] = [
     "guard_signing_out",
     "guard_alarms",
     "guard_device_marks",
+    "guard_device_sessions",
     "cron_locks",
     "cron_runs",
     "docdb_local_documents",

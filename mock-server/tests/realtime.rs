@@ -164,6 +164,36 @@ async fn an_invalidation_closes_a_tenants_sockets_in_waves() {
     assert!(closed_after[2] >= std::time::Duration::from_millis(550), "{closed_after:?}");
 }
 
+/// A login's cleanup destroys the device's local data and forgets the invalidation it obeyed, as
+/// it must: the next handshake, in the new session, reports none, and that is no destructive
+/// reset (an ordinary re-login must never tell the operators to roll back).
+#[tokio::test]
+async fn a_re_login_on_a_device_that_obeyed_raises_no_alarm() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let alice = s.token("alice").await;
+    let device = s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await.body["deviceId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let at =
+        s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await.body["invalidatedAt"].as_i64().unwrap();
+    let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", None).await;
+    assert_eq!(frames[0]["type"], "invalidate-local");
+    let (_ws, _) = hello(&s, &alice, Some(&device), "1.4.17", Some(at)).await;
+    // The cashier logs out and in again on the same device: a new session, nothing obeyed yet.
+    let again = s.token("alice").await;
+    let (_ws, frames) = hello(&s, &again, Some(&device), "1.4.17", None).await;
+    assert_eq!(frames[0]["type"], "invalidate-local", "the new session is served the invalidation");
+    let (_ws, _) = hello(&s, &again, Some(&device), "1.4.17", Some(at)).await;
+    let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+    assert!(fleet["tenants"][0]["attention"].is_null(), "a re-login is no destructive reset: {}", fleet["tenants"][0]);
+    // Within that session, losing what it obeyed still is one.
+    let (_ws, _) = hello(&s, &again, Some(&device), "1.4.17", None).await;
+    let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+    assert_eq!(fleet["tenants"][0]["attention"]["alarms"][0]["kind"], "destructive-reset", "{}", fleet["tenants"][0]);
+}
+
 #[tokio::test]
 async fn a_device_back_with_less_than_it_obeyed_raises_the_rollback_alarm() {
     let s = spawn().await;

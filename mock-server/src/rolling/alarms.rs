@@ -2,8 +2,10 @@
 //! destructive reset of a device database or loss of orders or payments observed"), seen by the
 //! server and raised on the tenant until the rollback (`rollingDb` off) clears them.
 //!
-//! - A destructive reset: a registered device comes back with less than it had obeyed (its
-//!   `lastInvalidation` gone or older), so it re-bootstraps though no invalidation asked it to.
+//! - A destructive reset: a registered device comes back, in the session it obeyed in, with less
+//!   than it had obeyed (its `lastInvalidation` gone or older), so it re-bootstraps though no
+//!   invalidation asked it to. A login in between explains it: a login's cleanup destroys the
+//!   device's local data and forgets the invalidation it obeyed, as it must.
 //! - A reconciliation regression: an archived day whose diff against the archive was 0 is no
 //!   longer 0 (documents changed or lost after the archive).
 
@@ -91,13 +93,15 @@ pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<Option<At
     Ok((!alarms.is_empty()).then(|| Attention { alarms, instruction: INSTRUCTION.to_owned() }))
 }
 
-/// A registered device's handshake: compares what it says it obeyed with what it obeyed before,
-/// and remembers what it will have obeyed after this handshake (`will_obey`: the invalidation
-/// sent to it now, if any). Answers whether this was a destructive reset (alarm raised).
+/// A registered device's handshake in session `session_id`: compares what it says it obeyed with
+/// what it obeyed before in the same session, and remembers what it will have obeyed after this
+/// handshake (`will_obey`: the invalidation sent to it now, if any), and in which session.
+/// Answers whether this was a destructive reset (alarm raised).
 pub fn device_handshake(
     conn: &Connection,
     company_id: &str,
     device_id: &str,
+    session_id: Option<&str>,
     reported: Option<i64>,
     will_obey: Option<i64>,
     now_ms: i64,
@@ -109,7 +113,17 @@ pub fn device_handshake(
             |r| r.get(0),
         )
         .optional()?;
-    let reset = before.is_some_and(|obeyed| reported.is_none_or(|r| r < obeyed));
+    let marked_in: Option<String> = conn
+        .query_row("SELECT session_id FROM guard_device_sessions WHERE device_id = ?1", params![device_id], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    // A mark from another session: a login came in between, whose cleanup explains the loss.
+    let same_session = match (marked_in.as_deref(), session_id) {
+        (Some(marked), Some(now)) => marked == now,
+        _ => true,
+    };
+    let reset = same_session && before.is_some_and(|obeyed| reported.is_none_or(|r| r < obeyed));
     if reset {
         let had = before.unwrap_or_default();
         let said = reported.map_or_else(|| "none".to_owned(), |r| r.to_string());
@@ -123,6 +137,13 @@ pub fn device_handshake(
             "INSERT INTO guard_device_marks (device_id, company_id, obeyed, updated_at) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT(device_id) DO UPDATE SET company_id = ?2, obeyed = ?3, updated_at = ?4",
             params![device_id, company_id, obeyed, now_ms],
+        )?;
+    }
+    if let Some(session_id) = session_id {
+        conn.execute(
+            "INSERT INTO guard_device_sessions (device_id, session_id) VALUES (?1, ?2)
+             ON CONFLICT(device_id) DO UPDATE SET session_id = ?2",
+            params![device_id, session_id],
         )?;
     }
     Ok(reset)
@@ -140,23 +161,37 @@ mod tests {
     fn a_device_coming_back_with_less_than_it_obeyed_is_a_destructive_reset() {
         let c = conn();
         // First sight: nothing to compare with; it is sent the invalidation of 100.
-        assert!(!device_handshake(&c, "acme", "d1", None, Some(100), 1).unwrap());
+        let s1 = Some("s1");
+        assert!(!device_handshake(&c, "acme", "d1", s1, None, Some(100), 1).unwrap());
         // It obeyed: reports 100, nothing new sent.
-        assert!(!device_handshake(&c, "acme", "d1", Some(100), None, 2).unwrap());
+        assert!(!device_handshake(&c, "acme", "d1", s1, Some(100), None, 2).unwrap());
         assert!(open(&c, "acme").unwrap().is_empty());
         // Its storage is wiped: it reports nothing.
-        assert!(device_handshake(&c, "acme", "d1", None, Some(100), 3).unwrap());
+        assert!(device_handshake(&c, "acme", "d1", s1, None, Some(100), 3).unwrap());
         // Again: the same alarm is not raised twice.
-        assert!(device_handshake(&c, "acme", "d1", Some(50), Some(100), 4).unwrap());
+        assert!(device_handshake(&c, "acme", "d1", s1, Some(50), Some(100), 4).unwrap());
         let alarms = open(&c, "acme").unwrap();
         assert_eq!(alarms.len(), 1);
         assert_eq!((alarms[0].kind.as_str(), alarms[0].subject.as_str()), ("destructive-reset", "d1"));
         assert_eq!(tenants_needing_attention(&c).unwrap(), ["acme"]);
         assert!(attention(&c, "acme").unwrap().unwrap().instruction.starts_with("Roll back now"));
         // A new invalidation that it obeys is no reset.
-        assert!(!device_handshake(&c, "acme", "d1", Some(100), Some(200), 5).unwrap());
-        assert!(!device_handshake(&c, "acme", "d1", Some(200), None, 6).unwrap());
+        assert!(!device_handshake(&c, "acme", "d1", s1, Some(100), Some(200), 5).unwrap());
+        assert!(!device_handshake(&c, "acme", "d1", s1, Some(200), None, 6).unwrap());
         assert_eq!(clear(&c, "acme", 7).unwrap(), 1);
         assert!(attention(&c, "acme").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_login_between_two_handshakes_explains_the_loss() {
+        let c = conn();
+        assert!(!device_handshake(&c, "acme", "d1", Some("s1"), None, Some(100), 1).unwrap());
+        assert!(!device_handshake(&c, "acme", "d1", Some("s1"), Some(100), None, 2).unwrap());
+        // The same user (or another) logs in again: the cleanup forgot what it obeyed.
+        assert!(!device_handshake(&c, "acme", "d1", Some("s2"), None, Some(100), 3).unwrap());
+        assert!(!device_handshake(&c, "acme", "d1", Some("s2"), Some(100), None, 4).unwrap());
+        assert!(open(&c, "acme").unwrap().is_empty());
+        // Within one session, it still is a destructive reset.
+        assert!(device_handshake(&c, "acme", "d1", Some("s2"), None, Some(100), 5).unwrap());
     }
 }

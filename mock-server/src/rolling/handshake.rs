@@ -16,6 +16,8 @@ use crate::store::devices;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hello {
     pub user_id: String,
+    /// The session the token names (a login starts a new one).
+    pub session_id: Option<String>,
     pub company_id: String,
     pub device_id: Option<String>,
     pub sdk_version: Option<String>,
@@ -67,6 +69,7 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
             conn,
             &tenant.id,
             &device.id,
+            hello.session_id.as_deref(),
             hello.last_invalidation,
             invalidate.as_ref().map(|i| i.invalidated_at),
             now_ms,

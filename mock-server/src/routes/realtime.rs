@@ -102,6 +102,7 @@ async fn session(mut socket: WebSocket, state: AppState) {
     subscription.invalidations.borrow_and_update();
     let hello = Hello {
         user_id: claims.user_id.clone(),
+        session_id: claims.sid.clone(),
         company_id: claims.company_id.clone(),
         device_id,
         sdk_version,

@@ -53,6 +53,10 @@ CREATE TABLE IF NOT EXISTS guard_device_marks (
   obeyed INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_device_sessions (
+  device_id TEXT PRIMARY KEY NOT NULL,
+  session_id TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS guard_refresh_replays (
   token_hash TEXT PRIMARY KEY NOT NULL,
   at INTEGER NOT NULL
@@ -182,6 +186,10 @@ CREATE TABLE IF NOT EXISTS guard_device_marks (
   obeyed BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_device_sessions (
+  device_id TEXT PRIMARY KEY NOT NULL,
+  session_id TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS guard_refresh_replays (
   token_hash TEXT PRIMARY KEY NOT NULL,
   at BIGINT NOT NULL
@@ -273,7 +281,7 @@ CREATE TABLE IF NOT EXISTS mock_backup_marker (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 18] = [
+pub const OWN_TABLES: [&str; 19] = [
     "mock_backup_marker",
     "guard_reconciliations",
     "docdb_archived_rows",
@@ -286,6 +294,7 @@ pub const OWN_TABLES: [&str; 18] = [
     "cron_locks",
     "guard_alarms",
     "guard_device_marks",
+    "guard_device_sessions",
     "docdb_databases",
     "docdb_cluster",
     "docdb_documents",

@@ -347,6 +347,30 @@ async fn a_rotate_without_headroom_is_refused_before_any_tenant_and_changes_noth
     assert!(in_use.iter().all(|n| n.contains("acme")) && in_use.iter().any(|n| n.ends_with("_core")), "{in_use:?}");
 }
 
+/// The run lists its tenants at its start; a tenant switched off before its turn is left as it
+/// is: no CORE warmed, no day database, no invalidation, no "cut over" in the log.
+#[tokio::test]
+async fn a_tenant_switched_off_during_a_rotate_is_not_rotated() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    enable(&s, &admin, "acme").await;
+    let listed = mock_server::rolling::flags::rolling_tenants(&s.state.store.lock().unwrap()).unwrap();
+    assert!(listed.iter().any(|t| t == "acme"));
+    let off = s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": false})).await;
+    assert_eq!(off.status, 200, "{}", off.body);
+    let settings = mock_server::rolling::RollingSettings::from(&*s.state.settings);
+    let now = s.state.clock.now_ms();
+    let rotation = {
+        let conn = s.state.store.lock().unwrap();
+        let acme = mock_server::rolling::tenants::get(&conn, "acme").unwrap();
+        let rotated = mock_server::rolling::rotate::rotate_tenant(&s.state.cluster(&conn), &settings, &acme, now);
+        rotated.unwrap()
+    };
+    assert!(rotation.skipped.is_some() && !rotation.invalidated && rotation.created_days.is_empty(), "{rotation:?}");
+    let t = tenant(&s, &admin, "acme").await;
+    assert_eq!((t["coreExists"].clone(), t["dayDatabases"].clone()), (json!(false), json!(0)), "{t}");
+}
+
 #[tokio::test]
 async fn a_tenant_failing_inside_a_batch_changes_nothing_of_its_own_and_the_others_land() {
     // All three tenants go in one transaction (CRON_BATCH_SIZE 20). A corrupt document in

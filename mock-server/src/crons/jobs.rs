@@ -171,6 +171,9 @@ fn all_tenant_ids(ctx: &JobContext, cron: &str) -> Option<Vec<String>> {
 }
 
 fn describe_rotation(id: &str, r: &TenantRotation) -> String {
+    if let Some(why) = &r.skipped {
+        return format!("{id}: skipped: {why}");
+    }
     let mut parts = Vec::new();
     match &r.warm {
         WarmOutcome::Created { docs } => {

@@ -32,6 +32,7 @@ pub fn apply(
     if patch == FlagPatch::default() {
         return Err(RollingError::NothingToChange);
     }
+    flags::lock(conn, company_id)?;
     let current = flags::get(conn, company_id)?;
     let rolling_db = patch.rolling_db.unwrap_or(current.rolling_db);
     if patch.rolling_db_drop == Some(true) && !rolling_db {

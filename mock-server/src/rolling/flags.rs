@@ -60,6 +60,12 @@ pub fn rolling_cores(conn: &Connection, limit: usize) -> RollingResult<Vec<Rolli
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
+/// Locks the tenant's flags until the transaction ends (on PostgreSQL; SQLite has one writer):
+/// a flag change and a rotation of the tenant never interleave.
+pub fn lock(conn: &Connection, company_id: &str) -> RollingResult<()> {
+    Ok(crate::store::sql::lock_key(conn, &["flags:", company_id].concat())?)
+}
+
 pub fn get(conn: &Connection, company_id: &str) -> RollingResult<Flags> {
     // The tenant and its flags in one read: no tenant, no row; a tenant never flagged, NULLs.
     let row = conn

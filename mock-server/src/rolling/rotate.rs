@@ -1,7 +1,8 @@
 //! One tenant's rotate: warm CORE if needed, day databases for today (ACTIVE) and tomorrow
 //! (PREWARMED), the day manifest in CORE, and the cutover invalidation the first time the tenant
 //! routes to CORE. Run inside one transaction, so a failure (or a kill) leaves nothing half-done;
-//! a second run the same day creates nothing.
+//! a second run the same day creates nothing. The tenant's flag is read again in that
+//! transaction: a tenant switched off after the run listed it is left untouched.
 
 use crate::docdb::Cluster;
 use crate::store::sql::params;
@@ -9,6 +10,7 @@ use protocol::views::DayManifest;
 use serde::Serialize;
 
 use super::days::{day_databases, set_day_status, DayDatabase, DayStatus};
+use super::flags;
 use super::invalidation::{self, Routing, REASON_CUTOVER};
 use super::tenants::Tenant;
 use super::warm::{warm_core, WarmOutcome};
@@ -25,6 +27,8 @@ pub struct TenantRotation {
     pub warm: WarmOutcome,
     pub created_days: Vec<String>,
     pub invalidated: bool,
+    /// Why nothing was done, when nothing was (`rollingDb` turned off before its turn).
+    pub skipped: Option<String>,
 }
 
 pub fn rotate_tenant(
@@ -33,6 +37,17 @@ pub fn rotate_tenant(
     tenant: &Tenant,
     now_ms: i64,
 ) -> RollingResult<TenantRotation> {
+    // Under the tenant's flag lock, so a flag change waits for this rotation or this one sees it.
+    flags::lock(conn, &tenant.id)?;
+    if !flags::get(conn, &tenant.id)?.rolling_db {
+        return Ok(TenantRotation {
+            company_id: tenant.id.clone(),
+            warm: WarmOutcome::AlreadyExists,
+            created_days: Vec::new(),
+            invalidated: false,
+            skipped: Some("rollingDb was turned off before its turn: nothing done".into()),
+        });
+    }
     let names = tenant.names(&settings.db_prefix);
     let today = day_of(now_ms);
     let tomorrow = next_day(&today);
@@ -82,5 +97,5 @@ pub fn rotate_tenant(
     }
     let invalidated =
         invalidation::invalidate_unless_routed(conn, &tenant.id, REASON_CUTOVER, Routing::Core, now_ms)?.is_some();
-    Ok(TenantRotation { company_id: tenant.id.clone(), warm, created_days, invalidated })
+    Ok(TenantRotation { company_id: tenant.id.clone(), warm, created_days, invalidated, skipped: None })
 }

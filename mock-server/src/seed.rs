@@ -29,7 +29,7 @@ const TABLES: [&str; 26] = [
     "guard_signing_out",
     "guard_alarms",
     "guard_device_marks",
-    "guard_device_sessions",
+    "guard_device_mark_sessions",
     "cron_locks",
     "cron_runs",
     "docdb_local_documents",

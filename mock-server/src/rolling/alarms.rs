@@ -114,7 +114,7 @@ pub fn device_handshake(
         )
         .optional()?;
     let marked_in: Option<String> = conn
-        .query_row("SELECT session_id FROM guard_device_sessions WHERE device_id = ?1", params![device_id], |r| {
+        .query_row("SELECT session_id FROM guard_device_mark_sessions WHERE device_id = ?1", params![device_id], |r| {
             r.get(0)
         })
         .optional()?;
@@ -141,7 +141,7 @@ pub fn device_handshake(
     }
     if let Some(session_id) = session_id {
         conn.execute(
-            "INSERT INTO guard_device_sessions (device_id, session_id) VALUES (?1, ?2)
+            "INSERT INTO guard_device_mark_sessions (device_id, session_id) VALUES (?1, ?2)
              ON CONFLICT(device_id) DO UPDATE SET session_id = ?2",
             params![device_id, session_id],
         )?;

@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS guard_device_marks (
   obeyed INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 );
-CREATE TABLE IF NOT EXISTS guard_device_sessions (
+CREATE TABLE IF NOT EXISTS guard_device_mark_sessions (
   device_id TEXT PRIMARY KEY NOT NULL,
   session_id TEXT NOT NULL
 );
@@ -186,7 +186,7 @@ CREATE TABLE IF NOT EXISTS guard_device_marks (
   obeyed BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS guard_device_sessions (
+CREATE TABLE IF NOT EXISTS guard_device_mark_sessions (
   device_id TEXT PRIMARY KEY NOT NULL,
   session_id TEXT NOT NULL
 );
@@ -294,7 +294,7 @@ pub const OWN_TABLES: [&str; 19] = [
     "cron_locks",
     "guard_alarms",
     "guard_device_marks",
-    "guard_device_sessions",
+    "guard_device_mark_sessions",
     "docdb_databases",
     "docdb_cluster",
     "docdb_documents",

@@ -173,18 +173,16 @@ fn decode(part: &str, plus_is_space: bool) -> Result<String, Refusal> {
     }
 }
 
-/// The query's pairs, decoded as CouchDB decodes them (`+` is a space); a name given twice is
-/// refused, as two readers may take different ones.
+/// The query's pairs, decoded as CouchDB decodes them (`+` is a space), when every engine reads
+/// them as the proxy does (`docdb::query`: a name given twice in any case, a known name in another
+/// case, a value an engine would read as JSON are refused).
 fn query_pairs(query: &str) -> Result<Vec<(String, String)>, Refusal> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let (name, value) = (decode(name, true)?, decode(value, true)?);
-        if pairs.iter().any(|(n, _)| *n == name) {
-            return unreadable(format!("the query names {name:?} twice"));
-        }
-        pairs.push((name, value));
+        pairs.push((decode(name, true)?, decode(value, true)?));
     }
+    crate::docdb::query::judge(&pairs).map_err(Refusal::Unreadable)?;
     Ok(pairs)
 }
 

@@ -188,6 +188,27 @@ fn query_pairs(query: &str) -> Result<Vec<(String, String)>, Refusal> {
 
 const LIVE_FEEDS: [&str; 3] = ["continuous", "longpoll", "eventsource"];
 
+/// The one `_changes` filter the proxy forwards: `_doc_ids`, with the ids named (a `doc_ids`
+/// parameter, or a POST body's list). PouchDB Server 4.2 ends its own process when a filter
+/// fails on a normal or longpoll feed (a design document or a view that is not there, a
+/// `_selector` or `_doc_ids` without what it filters by): one request would stop the engine for
+/// every tenant. Replications filter by ids only.
+fn changes_filter(pairs: &[(String, String)], method: &str, body: &[u8]) -> Result<(), Refusal> {
+    let Some((_, filter)) = pairs.iter().find(|(n, _)| n == "filter") else { return Ok(()) };
+    if filter != "_doc_ids" {
+        return refuse(format!("filter={filter} is not served through the proxy: replications filter by _doc_ids"));
+    }
+    let in_query = pairs.iter().any(|(n, _)| n == "doc_ids");
+    let in_body = method == "POST"
+        && serde_json::from_slice::<Value>(body).is_ok_and(|b| {
+            b.get("doc_ids").and_then(Value::as_array).is_some_and(|ids| ids.iter().all(Value::is_string))
+        });
+    if in_query == in_body {
+        return unreadable("filter=_doc_ids names its ids once: in doc_ids, or in a POST body's doc_ids list");
+    }
+    Ok(())
+}
+
 /// A written document's id: none (the engine picks one), or a string naming no reserved document
 /// (`_design/…` runs code in the engine; `_local/…` is written by its own route).
 fn writable_id(doc: &Value, path_id: Option<&str>) -> Result<(), Refusal> {
@@ -284,6 +305,9 @@ pub fn decide(
         path = [path, query.join("&")].join("?");
     }
     let changes = op == Op::Read && rest.len() == 1 && rest[0] == "_changes";
+    if changes {
+        changes_filter(&pairs, incoming.method, &body)?;
+    }
     let live_feed = changes && pairs.iter().any(|(n, v)| n == "feed" && LIVE_FEEDS.contains(&v.as_str()));
     Ok(Forward { op, db, path, content_type, body, live_feed, changes, query: pairs })
 }
@@ -403,6 +427,37 @@ mod tests {
             ("dev_acme_main_catalog", r#"{"_id":7}"#),
         ] {
             assert!(matches!(post(path, body), Err(Refusal::Unreadable(_))), "{path} {body}");
+        }
+    }
+
+    #[test]
+    fn changes_are_filtered_by_ids_named_once_or_not_at_all() {
+        let changes = |method, query, body: &str| {
+            decide(
+                &Incoming {
+                    method,
+                    path: "dev_acme_main_catalog/_changes",
+                    query: Some(query),
+                    content_type: Some("application/json"),
+                    body: body.as_bytes(),
+                },
+                cashier(),
+                acme,
+            )
+        };
+        assert!(changes("GET", "filter=_doc_ids&doc_ids=%5B%22a%22%5D", "").is_ok());
+        assert!(changes("POST", "filter=_doc_ids&feed=longpoll", r#"{"doc_ids":["a"]}"#).is_ok());
+        for (method, query, body) in [
+            ("GET", "filter=_doc_ids", ""),
+            ("GET", "filter=_doc_ids&feed=longpoll", ""),
+            ("POST", "filter=_doc_ids", "{}"),
+            ("POST", "filter=_doc_ids", r#"{"doc_ids":[1]}"#),
+            ("POST", "filter=_doc_ids&doc_ids=%5B%22a%22%5D", r#"{"doc_ids":["a"]}"#),
+        ] {
+            assert!(matches!(changes(method, query, body), Err(Refusal::Unreadable(_))), "{method} {query} {body}");
+        }
+        for query in ["filter=app/by_type", "filter=_view&view=a/b", "filter=_selector", "filter=_design"] {
+            assert!(matches!(changes("POST", query, r#"{"selector":{}}"#), Err(Refusal::Forbidden(_))), "{query}");
         }
     }
 

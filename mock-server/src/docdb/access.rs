@@ -226,6 +226,26 @@ fn writable_id(doc: &Value, path_id: Option<&str>) -> Result<(), Refusal> {
     }
 }
 
+/// The most arrays and objects a written document may nest: a `_bulk_docs` body (two levels more)
+/// within the body's own limit, so any document written one way can be replicated another.
+pub const MAX_DOC_DEPTH: usize = crate::docdb::strict_json::MAX_DEPTH - 2;
+
+/// How many arrays and objects `value` nests (a parsed body: at most `strict_json::MAX_DEPTH`).
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(fields) => 1 + fields.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn shallow(doc: &Value) -> Result<(), Refusal> {
+    if depth(doc) > MAX_DOC_DEPTH {
+        return unreadable(format!("a document nested deeper than {MAX_DOC_DEPTH} levels"));
+    }
+    Ok(())
+}
+
 fn json_body(body: &[u8]) -> Result<Value, Refusal> {
     crate::docdb::strict_json::parse(body)
         .map_err(|e| Refusal::Unreadable(format!("the body is not JSON that reads one way only: {e}")))
@@ -252,6 +272,7 @@ fn written(op: Op, method: &str, rest: &[String], incoming: &Incoming) -> Result
                     return unreadable("every entry of docs is a document (an object)");
                 }
                 writable_id(doc, None)?;
+                shallow(doc)?;
             }
         }
         Op::Write | Op::Checkpoint => {
@@ -266,6 +287,7 @@ fn written(op: Op, method: &str, rest: &[String], incoming: &Incoming) -> Result
                 _ => None,
             };
             writable_id(&value, path_id.as_deref())?;
+            shallow(&value)?;
         }
         Op::Read => {}
     }
@@ -427,6 +449,22 @@ mod tests {
             ("dev_acme_main_catalog", r#"{"_id":7}"#),
         ] {
             assert!(matches!(post(path, body), Err(Refusal::Unreadable(_))), "{path} {body}");
+        }
+    }
+
+    #[test]
+    fn a_document_nested_deeper_than_the_limit_is_refused_by_every_write_route() {
+        let doc =
+            |levels: usize| format!(r#"{{"_id":"order-1","n":{}1{}}}"#, "[".repeat(levels - 1), "]".repeat(levels - 1));
+        assert!(post("daily_dev_acme_main_20301231", &doc(MAX_DOC_DEPTH)).is_ok());
+        assert!(
+            post("daily_dev_acme_main_20301231/_bulk_docs", &format!(r#"{{"docs":[{}]}}"#, doc(MAX_DOC_DEPTH))).is_ok()
+        );
+        for (path, body) in [
+            ("daily_dev_acme_main_20301231", doc(MAX_DOC_DEPTH + 1)),
+            ("daily_dev_acme_main_20301231/_bulk_docs", format!(r#"{{"docs":[{}]}}"#, doc(MAX_DOC_DEPTH + 1))),
+        ] {
+            assert!(matches!(post(path, &body), Err(Refusal::Unreadable(_))), "{path}");
         }
     }
 

@@ -175,6 +175,9 @@ pub struct DocdbUser {
     pub session_id: String,
     /// The session is signing out: it may finish its replication, not open live feeds.
     pub signing_out: bool,
+    /// When the credential's access ends by itself (server clock, ms): the Bearer token's expiry;
+    /// `None` for the headers, whose session's expiry is read when a live feed needs it.
+    pub access_until_ms: Option<i64>,
     /// The tenant's database names, read in the same visit to the store as the session's state
     /// (the document proxy needs both on every request); `None` when not read.
     pub names: Option<crate::docdb::naming::TenantNames>,
@@ -194,6 +197,7 @@ impl FromRequestParts<AppState> for DocdbUser {
                 roles: claims.roles,
                 session_id,
                 signing_out: false,
+                access_until_ms: Some(claims.exp.saturating_mul(1000)),
                 names: None,
             });
         }
@@ -221,6 +225,7 @@ impl FromRequestParts<AppState> for DocdbUser {
             roles: caller.roles,
             session_id: caller.session_id,
             signing_out,
+            access_until_ms: None,
             names,
         })
     }

@@ -21,7 +21,8 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the demo data and its reset own, children before parents.
-const TABLES: [&str; 26] = [
+const TABLES: [&str; 27] = [
+    "guard_device_sessions",
     "guard_refresh_replays",
     "guard_reconciliations",
     "guard_held_days",

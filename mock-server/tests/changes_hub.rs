@@ -322,3 +322,59 @@ async fn a_dropped_engine_feed_comes_back_without_a_gap_or_a_repeat() {
     let hubs = t.s.state.hubs.as_ref().unwrap().counts();
     assert!(hubs.reconnects >= 3, "{hubs:?}");
 }
+
+/// A document nested as deep as the engine takes (127 levels, written straight to it; the proxy
+/// refuses it) holds back no change: the hub's own reading of its row fails, and every device
+/// listening still sees the next write, with the engine's feed never opened again for it; the
+/// hub ends after its linger once the devices left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_the_hub_cannot_read_holds_back_no_change() {
+    let e = Engine::start().await;
+    let s = spawn_with(Settings { docdb_hub_linger_ms: 200, ..with_engine(&e.url_with_credentials()) }).await;
+    let db = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
+    e.create_db(&db).await;
+    let proxy = Way {
+        url: format!("{}/docdb/{db}", s.base),
+        http: reqwest::Client::new(),
+        headers: remote_headers(&s.login("alice").await),
+        admin: false,
+    };
+    let deep = format!(r#"{{"_id":"deep","n":{}1{}}}"#, "[".repeat(126), "]".repeat(126));
+    let mut put = proxy.http.put(format!("{}/deep", proxy.url)).header("content-type", "application/json");
+    for (k, v) in &proxy.headers {
+        put = put.header(k, v.as_str().unwrap());
+    }
+    let refused = put.body(deep.clone()).send().await.unwrap();
+    assert_eq!(refused.status(), reqwest::StatusCode::BAD_REQUEST, "the proxy writes no document the hub cannot read");
+
+    let mut devices = Vec::new();
+    for query in
+        ["feed=continuous&since=now&include_docs=true&heartbeat=1000", "feed=continuous&since=now&heartbeat=1000"]
+    {
+        devices.push(proxy.open(query, None).await);
+    }
+    let written = e
+        .admin(reqwest::Method::PUT, &format!("{db}/deep"))
+        .header("content-type", "application/json")
+        .body(deep)
+        .send()
+        .await
+        .unwrap();
+    assert!(written.status().is_success(), "the engine takes it: {}", written.status());
+    e.bulk(&db, json!([{"_id": "after-the-deep-one"}])).await;
+    for device in &mut devices {
+        let mut rows = Vec::new();
+        rows_until(device, &mut rows, "after-the-deep-one").await;
+    }
+    let hubs = s.state.hubs.clone().unwrap();
+    assert_eq!(hubs.counts().reconnects, 0, "the engine's feed was not opened again");
+    assert_eq!(hubs.counts().unreadable_rows, 1, "the row it could not read, skipped and counted");
+    drop(devices);
+    for _ in 0..200 {
+        if hubs.counts().upstream_feeds == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the hub did not end within 10 s of its last device leaving: {:?}", hubs.counts());
+}

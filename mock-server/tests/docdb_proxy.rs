@@ -600,3 +600,127 @@ async fn open_feeds_bounded_and_cut(hub: bool, engine_feeds: [usize; 4]) {
         "session_ended",
     );
 }
+
+/// Reads from `stream` into `into` until `until` is in it (`None` when the stream ended first).
+async fn read_until_seen(stream: &mut tokio::net::TcpStream, into: &mut Vec<u8>, until: &[u8]) -> Option<()> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 4096];
+    while !into.windows(until.len()).any(|w| w == until) {
+        let n = stream.read(&mut buf).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        into.extend_from_slice(&buf[..n]);
+    }
+    Some(())
+}
+
+/// A live feed's request whose body arrives one byte at a time across a logout: the session was
+/// alive when the headers came and the server asked for the body (`100 Continue`), ended before
+/// the body was in. The feed is refused; it never streams what is written after the logout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_whose_body_arrives_after_the_logout_streams_nothing() {
+    use tokio::io::AsyncWriteExt;
+    let real = Engine::start().await;
+    let s = spawn_with(with_engine(&real.url_with_credentials())).await;
+    let db = "dev_acme_main_catalog";
+    let alice = s.login("alice").await;
+    let body = br#"{"doc_ids":["written-after-the-logout"]}"#;
+    let addr = s.base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut head = format!(
+        "POST /docdb/{db}/_changes?feed=continuous&since=now&filter=_doc_ids&heartbeat=200 HTTP/1.1\r\nHost: {addr}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n",
+        body.len()
+    );
+    for (k, v) in &remote_headers(&alice) {
+        head.push_str(&format!("{k}: {}\r\n", v.as_str().unwrap()));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // The server asks for the body once it has checked the session and begins to read it.
+    let mut answer = Vec::new();
+    let asked = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        read_until_seen(&mut stream, &mut answer, b"100 Continue\r\n\r\n"),
+    )
+    .await;
+    assert_eq!(asked, Ok(Some(())), "{}", String::from_utf8_lossy(&answer));
+    assert_eq!(s.post("/auth/logout", alice["token"].as_str(), json!({})).await.status, StatusCode::OK);
+    for byte in body {
+        stream.write_all(&[*byte]).await.unwrap();
+        stream.flush().await.unwrap();
+        tokio::task::yield_now().await;
+    }
+    answer.clear();
+    let answered = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        read_until_seen(&mut stream, &mut answer, b"\r\n\r\n"),
+    )
+    .await;
+    assert_eq!(answered, Ok(Some(())), "{}", String::from_utf8_lossy(&answer));
+    let status = String::from_utf8_lossy(&answer).lines().next().unwrap_or_default().to_owned();
+    if status.starts_with("HTTP/1.1 200") {
+        // Let through: it must be cut, never stream what is written after the logout.
+        real.bulk(db, json!([{"_id": "written-after-the-logout"}])).await;
+        let streamed = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            read_until_seen(&mut stream, &mut answer, b"written-after-the-logout"),
+        )
+        .await;
+        assert_eq!(
+            streamed,
+            Ok(None),
+            "the feed stays open after the logout and streams: {}",
+            String::from_utf8_lossy(&answer)
+        );
+    } else {
+        assert!(status.starts_with("HTTP/1.1 401"), "{status}");
+        read_until_seen(&mut stream, &mut answer, b"session_ended").await.expect("the error body");
+    }
+}
+
+/// A live feed ends when its access does, as the server's clock says: a feed opened with a Bearer
+/// token when the token expires, one opened with the session's headers when the session does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_feed_ends_when_its_access_expires() {
+    let real = Engine::start().await;
+    let s = spawn_with(with_engine(&real.url_with_credentials())).await;
+    let alice = s.login("alice").await;
+    let bearer =
+        Map::from_iter([("Authorization".to_owned(), json!(format!("Bearer {}", alice["token"].as_str().unwrap())))]);
+    let open = |headers: Map<String, Value>| {
+        let mut req = s
+            .client
+            .get(format!("{}/docdb/dev_acme_main_catalog/_changes?feed=continuous&since=now&heartbeat=100", s.base));
+        for (k, v) in &headers {
+            req = req.header(k, v.as_str().unwrap());
+        }
+        req.send()
+    };
+    let mut by_token = open(bearer).await.unwrap();
+    let mut by_headers = open(remote_headers(&alice)).await.unwrap();
+    assert_eq!((by_token.status(), by_headers.status()), (StatusCode::OK, StatusCode::OK));
+    /// Heartbeats for a good second (the feed is looked at every second): it stays open.
+    async fn stays_open(feed: &mut reqwest::Response) {
+        for _ in 0..15 {
+            assert!(matches!(feed.chunk().await, Ok(Some(_))), "the feed ended before its access did");
+        }
+    }
+    async fn ends(feed: &mut reqwest::Response) {
+        let ended = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while let Ok(Some(_)) = feed.chunk().await {}
+        })
+        .await;
+        assert!(ended.is_ok(), "the feed outlived its access");
+    }
+    let token_ttl_ms = s.state.settings.access_token_ttl_secs as i64 * 1000;
+    let offset = s.state.clock.offset_ms();
+    s.state.clock.set_offset(offset + token_ttl_ms - 5_000);
+    stays_open(&mut by_token).await;
+    s.state.clock.set_offset(offset + token_ttl_ms + 1_000);
+    ends(&mut by_token).await;
+    stays_open(&mut by_headers).await;
+    s.state.clock.set_offset(offset + s.state.settings.refresh_token_ttl_secs as i64 * 1000 + 1_000);
+    ends(&mut by_headers).await;
+}

@@ -1,5 +1,5 @@
 //! An ended session reaches nothing, by any credential: once a session ends (logout, a password
-//! or role change, the user deleted, a refresh token reused), its access token is refused on the
+//! or role change, the user deleted, its device deleted, a refresh token reused), its access token is refused on the
 //! document routes, the device routes, every operator route and the realtime handshake, as its
 //! document-database headers are; and a role taken away takes effect at once.
 
@@ -163,4 +163,54 @@ async fn a_restarted_server_still_refuses_the_tokens_of_sessions_ended_before() 
     let second = common::spawn_with(settings()).await;
     assert_error(&second.get("/users/me", Some(&token)).await, 401, "session_ended");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The document headers' answer on the proxy-less document route (their session checked).
+async fn headers_reach(s: &Server, login: &Value) -> u16 {
+    let mut req = s.client.get(format!("{}/docdb/dev_acme_main_catalog/_all_docs", s.base));
+    for (k, v) in login["docdbHeaders"]["Remote"].as_object().unwrap() {
+        req = req.header(k, v.as_str().unwrap());
+    }
+    req.send().await.unwrap().status().as_u16()
+}
+
+#[tokio::test]
+async fn deleting_a_device_ends_its_sessions() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    // A session that registered the device, and one signed in later naming it.
+    let first = s.login("alice").await;
+    let token = first["token"].as_str().unwrap();
+    let device = s.post("/auth/connect", Some(token), json!({"sdkVersion": "1.4.17"})).await.body["deviceId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let again = s
+        .post("/auth", None, json!({"username": "alice", "password": "alice-pass", "deviceInfo": {"id": device}}))
+        .await
+        .body;
+    // A session on another device of the same user.
+    let other = s.login("alice").await;
+    let other_token = other["token"].as_str().unwrap();
+    s.post("/auth/connect", Some(other_token), json!({"sdkVersion": "1.4.17"})).await;
+    let (mut socket, frames) = ws::hello(&s, token, Some(&device), "1.4.17", None).await;
+    assert_eq!(frames.last().unwrap()["type"], "ready");
+    for login in [&first, &again, &other] {
+        all_served(&reaches(&s, login["token"].as_str().unwrap(), false).await);
+        assert_eq!(headers_reach(&s, login).await, 200);
+    }
+
+    assert_eq!(s.call(Method::DELETE, &format!("/devices/{device}"), Some(&admin), None).await.status, StatusCode::OK);
+    for login in [&first, &again] {
+        all_refused_as_ended(&reaches(&s, login["token"].as_str().unwrap(), false).await);
+        assert_eq!(headers_reach(&s, login).await, 401, "no sign-out window for a deleted device");
+        assert_error(
+            &s.post("/auth/refresh", None, json!({"refreshToken": login["refreshToken"]})).await,
+            401,
+            "refresh_token_revoked",
+        );
+    }
+    assert_eq!(ws::close_code(&mut socket).await, Some(4401.into()));
+    all_served(&reaches(&s, other_token, false).await);
+    assert_eq!(headers_reach(&s, &other).await, 200);
 }

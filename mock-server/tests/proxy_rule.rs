@@ -2,7 +2,8 @@
 //! it, on generated requests: methods, path spellings (percent-encodings in either case, dot
 //! segments, doubled and trailing slashes, `%2F` inside an id), query strings, bodies (design
 //! documents anywhere a write can carry one, ids hidden behind `\u` escapes, keys given twice,
-//! invalid UTF-8) and callers. Nothing the model refuses is forwarded, and what is forwarded is
+//! invalid UTF-8), query parameters (names in another case, given twice, in `qs`'s brackets;
+//! values JSON-quoted or escaped, as PouchDB Server reads every value as JSON) and callers. Nothing the model refuses is forwarded, and what is forwarded is
 //! what the model read: the same database and segments, the same JSON.
 
 use mock_server::docdb::access::{decide, Caller, Incoming, Refusal};
@@ -200,16 +201,193 @@ fn path() -> impl Strategy<Value = String> {
     })
 }
 
-/// A query and whether it names something twice.
+/// What a generated query value is, as its author wrote it (the model's own names for spellings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// `continuous`, `longpoll`, `eventsource`, as plain text.
+    LiveFeed,
+    NormalFeed,
+    Number,
+    Now,
+    /// CouchDB's opaque sequence.
+    Seq,
+    True,
+    False,
+    Style,
+    Filter,
+    /// A JSON list of strings.
+    Ids,
+    /// Anything else: JSON-quoted, escaped, another case, a leading zero, empty…
+    Doubtful,
+}
+
+const VALUES: [(&str, Kind); 28] = [
+    ("continuous", Kind::LiveFeed),
+    ("longpoll", Kind::LiveFeed),
+    ("eventsource", Kind::LiveFeed),
+    ("normal", Kind::NormalFeed),
+    ("%22continuous%22", Kind::Doubtful),
+    ("%22longpoll%22", Kind::Doubtful),
+    ("\"eventsource\"", Kind::Doubtful),
+    ("contin%5Cu0075ous", Kind::Doubtful),
+    ("%22contin%5Cu0075ous%22", Kind::Doubtful),
+    ("CONTINUOUS", Kind::Doubtful),
+    ("continuous+", Kind::Doubtful),
+    ("0", Kind::Number),
+    ("250", Kind::Number),
+    ("007", Kind::Doubtful),
+    ("-1", Kind::Doubtful),
+    ("now", Kind::Now),
+    ("%22now%22", Kind::Doubtful),
+    ("12-g1AAAA_x", Kind::Seq),
+    ("true", Kind::True),
+    ("false", Kind::False),
+    ("%22true%22", Kind::Doubtful),
+    ("all_docs", Kind::Style),
+    ("main_only", Kind::Style),
+    ("_doc_ids", Kind::Filter),
+    ("app/by_type", Kind::Filter),
+    ("%5B%22a%22%5D", Kind::Ids),
+    ("%5B1%5D", Kind::Doubtful),
+    ("", Kind::Doubtful),
+];
+
+/// Names as a device may spell them (percent-encoded, in another case, `qs`'s brackets).
+const NAMES: [&str; 22] = [
+    "feed",
+    "feed",
+    "Feed",
+    "FEED",
+    "fe%65d",
+    "feed%5B%5D",
+    "feed[a]",
+    "since",
+    "Since",
+    "style",
+    "include_docs",
+    "INCLUDE_DOCS",
+    "limit",
+    "heartbeat",
+    "timeout",
+    "filter",
+    "doc_ids",
+    "Doc_Ids",
+    "conflicts",
+    "keys",
+    "new_edits",
+    "a+b",
+];
+
+/// The parameters the proxy and the hub read, and the kinds of value each reads one way only.
+fn model_certain(name: &str, kind: Kind) -> Option<bool> {
+    let kinds: &[Kind] = match name {
+        "feed" => &[Kind::LiveFeed, Kind::NormalFeed],
+        "since" => &[Kind::Number, Kind::Now, Kind::Seq],
+        "limit" | "timeout" => &[Kind::Number],
+        "heartbeat" => &[Kind::Number, Kind::True],
+        "include_docs" => &[Kind::True, Kind::False],
+        "style" => &[Kind::Style],
+        "filter" => &[Kind::Filter],
+        "doc_ids" => &[Kind::Ids],
+        _ => return None,
+    };
+    Some(kinds.contains(&kind))
+}
+
+/// A generated query: its text and its pairs as written, with each value's kind.
+#[derive(Debug, Clone)]
+struct Query {
+    text: String,
+    pairs: Vec<(String, String, Kind)>,
+}
+
+impl Query {
+    fn names(&self) -> Vec<String> {
+        self.pairs.iter().map(|(n, _, _)| model_decode(n, true).unwrap_or_default()).collect()
+    }
+
+    /// Whether some engine may read it otherwise than another: a name twice in any case, a name
+    /// the proxy reads spelled otherwise, a value of one it reads in a doubtful spelling.
+    fn ambiguous(&self) -> bool {
+        let names = self.names();
+        let lower: Vec<String> = names.iter().map(|n| n.to_lowercase()).collect();
+        let twice = (0..lower.len()).any(|i| lower[..i].contains(&lower[i]));
+        let misspelled = names.iter().zip(&lower).any(|(n, l)| {
+            let base = l.split('[').next().unwrap_or_default();
+            model_certain(base, Kind::Number).is_some() && n != base
+        });
+        let doubtful = names.iter().zip(&self.pairs).any(|(n, (_, _, kind))| model_certain(n, *kind) == Some(false));
+        twice || misspelled || doubtful
+    }
+
+    /// Whether the proxy turns it away for its filter: any but `_doc_ids`, which needs its ids
+    /// (a failing filter stops PouchDB Server 4.2's process).
+    fn filter_refused(&self) -> bool {
+        let names = self.names();
+        let value = |name: &str| {
+            names.iter().position(|n| n == name).map(|i| model_decode(&self.pairs[i].1, true).unwrap_or_default())
+        };
+        match value("filter") {
+            None => false,
+            Some(filter) => filter != "_doc_ids" || value("doc_ids").is_none(),
+        }
+    }
+
+    /// Whether PouchDB Server holds the feed open: `qs` (a name twice or with brackets is a
+    /// list or an object), then `JSON.parse` of each value, the text kept when that fails.
+    fn live_at_pouchdb(&self) -> bool {
+        let names = self.names();
+        let feeds: Vec<usize> = (0..names.len()).filter(|i| names[*i].split('[').next() == Some("feed")).collect();
+        let [i] = feeds[..] else { return false };
+        if names[i] != "feed" {
+            return false;
+        }
+        let text = model_decode(&self.pairs[i].1, true).unwrap_or_default();
+        let read = match serde_json::from_str::<Value>(&text) {
+            Ok(Value::String(s)) => s,
+            Ok(_) => return false,
+            Err(_) => text,
+        };
+        ["continuous", "longpoll", "eventsource"].contains(&read.as_str())
+    }
+
+    /// Whether CouchDB holds it open: the value's text, any `feed` pair.
+    fn live_at_couchdb(&self) -> bool {
+        self.names().iter().zip(&self.pairs).any(|(n, (_, v, _))| {
+            n == "feed"
+                && ["continuous", "longpoll", "eventsource"]
+                    .contains(&model_decode(v, true).unwrap_or_default().as_str())
+        })
+    }
+}
+
+fn generated_query() -> impl Strategy<Value = Query> {
+    proptest::collection::vec((0..NAMES.len(), 0..VALUES.len(), 0..4usize), 0..5).prop_map(|picks| {
+        let mut pairs = Vec::new();
+        for (name, value, twice) in picks {
+            pairs.push((NAMES[name].to_owned(), VALUES[value].0.to_owned(), VALUES[value].1));
+            // Now and then the same name again, as written, with another value.
+            if twice == 0 {
+                let other = VALUES[(value + 1) % VALUES.len()];
+                pairs.push((NAMES[name].to_owned(), other.0.to_owned(), other.1));
+            }
+        }
+        let text = pairs.iter().map(|(n, v, _)| format!("{n}={v}")).collect::<Vec<_>>().join("&");
+        Query { text, pairs }
+    })
+}
+
+/// A query and whether it can be read two ways.
 fn query() -> impl Strategy<Value = (Option<String>, bool)> {
     prop_oneof![
-        Just((None, false)),
-        Just((Some("new_edits=false".to_owned()), false)),
-        Just((Some("feed=continuous&since=now&heartbeat=1000".to_owned()), false)),
-        Just((Some("feed=longpoll&include_docs=true".to_owned()), false)),
-        Just((Some("feed=normal&feed=continuous".to_owned()), true)),
-        Just((Some("a+b=c%20d&keys=%5B%22x%22%5D".to_owned()), false)),
-        Just((Some("feed=longpoll&FEED=normal".to_owned()), false)),
+        1 => Just((None, false)),
+        1 => Just((Some("new_edits=false".to_owned()), false)),
+        1 => Just((Some("feed=continuous&since=now&heartbeat=1000".to_owned()), false)),
+        1 => Just((Some("a+b=c%20d&keys=%5B%22x%22%5D".to_owned()), false)),
+        3 => generated_query().prop_map(|q| {
+            let ambiguous = q.ambiguous();
+            (Some(q.text), ambiguous)
+        }),
     ]
 }
 
@@ -318,6 +496,33 @@ proptest! {
                 let read: Value = serde_json::from_slice(&r.body).unwrap();
                 prop_assert_eq!(sent, read);
             }
+        }
+    }
+
+    /// A `_changes` query is forwarded exactly when every engine reads it one way (and it filters
+    /// by ids, if at all), and then the proxy counts it as a live feed whenever an engine holds
+    /// it open.
+    #[test]
+    fn a_changes_query_is_forwarded_when_it_reads_one_way_and_counted_as_the_engines_read_it(q in generated_query()) {
+        let r = Req {
+            method: "GET",
+            path: "dev_acme_main_catalog/_changes".to_owned(),
+            query: Some(q.text.clone()),
+            body: Vec::new(),
+            design_at_top: false,
+            design_in_docs: false,
+            body_ambiguous: false,
+            query_ambiguous: q.ambiguous(),
+            caller: Some(("acme", false)),
+        };
+        let decision = decided(&r);
+        prop_assert_eq!(decision.is_ok(), !q.ambiguous() && !q.filter_refused(), "{:?} -> {:?}", q, decision);
+        if q.ambiguous() {
+            prop_assert!(matches!(decision, Err(Refusal::Unreadable(_))), "{:?}", decision);
+        }
+        if let Ok(forward) = decision {
+            prop_assert!(!(q.live_at_pouchdb() || q.live_at_couchdb()) || forward.live_feed, "{:?}", q);
+            prop_assert_eq!(forward.live_feed, q.live_at_couchdb(), "{:?}", q);
         }
     }
 

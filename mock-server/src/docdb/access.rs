@@ -173,22 +173,41 @@ fn decode(part: &str, plus_is_space: bool) -> Result<String, Refusal> {
     }
 }
 
-/// The query's pairs, decoded as CouchDB decodes them (`+` is a space); a name given twice is
-/// refused, as two readers may take different ones.
+/// The query's pairs, decoded as CouchDB decodes them (`+` is a space), when every engine reads
+/// them as the proxy does (`docdb::query`: a name given twice in any case, a known name in another
+/// case, a value an engine would read as JSON are refused).
 fn query_pairs(query: &str) -> Result<Vec<(String, String)>, Refusal> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let (name, value) = (decode(name, true)?, decode(value, true)?);
-        if pairs.iter().any(|(n, _)| *n == name) {
-            return unreadable(format!("the query names {name:?} twice"));
-        }
-        pairs.push((name, value));
+        pairs.push((decode(name, true)?, decode(value, true)?));
     }
+    crate::docdb::query::judge(&pairs).map_err(Refusal::Unreadable)?;
     Ok(pairs)
 }
 
 const LIVE_FEEDS: [&str; 3] = ["continuous", "longpoll", "eventsource"];
+
+/// The one `_changes` filter the proxy forwards: `_doc_ids`, with the ids named (a `doc_ids`
+/// parameter, or a POST body's list). PouchDB Server 4.2 ends its own process when a filter
+/// fails on a normal or longpoll feed (a design document or a view that is not there, a
+/// `_selector` or `_doc_ids` without what it filters by): one request would stop the engine for
+/// every tenant. Replications filter by ids only.
+fn changes_filter(pairs: &[(String, String)], method: &str, body: &[u8]) -> Result<(), Refusal> {
+    let Some((_, filter)) = pairs.iter().find(|(n, _)| n == "filter") else { return Ok(()) };
+    if filter != "_doc_ids" {
+        return refuse(format!("filter={filter} is not served through the proxy: replications filter by _doc_ids"));
+    }
+    let in_query = pairs.iter().any(|(n, _)| n == "doc_ids");
+    let in_body = method == "POST"
+        && serde_json::from_slice::<Value>(body).is_ok_and(|b| {
+            b.get("doc_ids").and_then(Value::as_array).is_some_and(|ids| ids.iter().all(Value::is_string))
+        });
+    if in_query == in_body {
+        return unreadable("filter=_doc_ids names its ids once: in doc_ids, or in a POST body's doc_ids list");
+    }
+    Ok(())
+}
 
 /// A written document's id: none (the engine picks one), or a string naming no reserved document
 /// (`_design/…` runs code in the engine; `_local/…` is written by its own route).
@@ -205,6 +224,26 @@ fn writable_id(doc: &Value, path_id: Option<&str>) -> Result<(), Refusal> {
         (Some(Value::String(_)), _) => Ok(()),
         (Some(_), _) => unreadable("_id must be a string"),
     }
+}
+
+/// The most arrays and objects a written document may nest: a `_bulk_docs` body (two levels more)
+/// within the body's own limit, so any document written one way can be replicated another.
+pub const MAX_DOC_DEPTH: usize = crate::docdb::strict_json::MAX_DEPTH - 2;
+
+/// How many arrays and objects `value` nests (a parsed body: at most `strict_json::MAX_DEPTH`).
+fn depth(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Value::Object(fields) => 1 + fields.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+fn shallow(doc: &Value) -> Result<(), Refusal> {
+    if depth(doc) > MAX_DOC_DEPTH {
+        return unreadable(format!("a document nested deeper than {MAX_DOC_DEPTH} levels"));
+    }
+    Ok(())
 }
 
 fn json_body(body: &[u8]) -> Result<Value, Refusal> {
@@ -233,6 +272,7 @@ fn written(op: Op, method: &str, rest: &[String], incoming: &Incoming) -> Result
                     return unreadable("every entry of docs is a document (an object)");
                 }
                 writable_id(doc, None)?;
+                shallow(doc)?;
             }
         }
         Op::Write | Op::Checkpoint => {
@@ -247,6 +287,7 @@ fn written(op: Op, method: &str, rest: &[String], incoming: &Incoming) -> Result
                 _ => None,
             };
             writable_id(&value, path_id.as_deref())?;
+            shallow(&value)?;
         }
         Op::Read => {}
     }
@@ -286,6 +327,9 @@ pub fn decide(
         path = [path, query.join("&")].join("?");
     }
     let changes = op == Op::Read && rest.len() == 1 && rest[0] == "_changes";
+    if changes {
+        changes_filter(&pairs, incoming.method, &body)?;
+    }
     let live_feed = changes && pairs.iter().any(|(n, v)| n == "feed" && LIVE_FEEDS.contains(&v.as_str()));
     Ok(Forward { op, db, path, content_type, body, live_feed, changes, query: pairs })
 }
@@ -405,6 +449,53 @@ mod tests {
             ("dev_acme_main_catalog", r#"{"_id":7}"#),
         ] {
             assert!(matches!(post(path, body), Err(Refusal::Unreadable(_))), "{path} {body}");
+        }
+    }
+
+    #[test]
+    fn a_document_nested_deeper_than_the_limit_is_refused_by_every_write_route() {
+        let doc =
+            |levels: usize| format!(r#"{{"_id":"order-1","n":{}1{}}}"#, "[".repeat(levels - 1), "]".repeat(levels - 1));
+        assert!(post("daily_dev_acme_main_20301231", &doc(MAX_DOC_DEPTH)).is_ok());
+        assert!(
+            post("daily_dev_acme_main_20301231/_bulk_docs", &format!(r#"{{"docs":[{}]}}"#, doc(MAX_DOC_DEPTH))).is_ok()
+        );
+        for (path, body) in [
+            ("daily_dev_acme_main_20301231", doc(MAX_DOC_DEPTH + 1)),
+            ("daily_dev_acme_main_20301231/_bulk_docs", format!(r#"{{"docs":[{}]}}"#, doc(MAX_DOC_DEPTH + 1))),
+        ] {
+            assert!(matches!(post(path, &body), Err(Refusal::Unreadable(_))), "{path}");
+        }
+    }
+
+    #[test]
+    fn changes_are_filtered_by_ids_named_once_or_not_at_all() {
+        let changes = |method, query, body: &str| {
+            decide(
+                &Incoming {
+                    method,
+                    path: "dev_acme_main_catalog/_changes",
+                    query: Some(query),
+                    content_type: Some("application/json"),
+                    body: body.as_bytes(),
+                },
+                cashier(),
+                acme,
+            )
+        };
+        assert!(changes("GET", "filter=_doc_ids&doc_ids=%5B%22a%22%5D", "").is_ok());
+        assert!(changes("POST", "filter=_doc_ids&feed=longpoll", r#"{"doc_ids":["a"]}"#).is_ok());
+        for (method, query, body) in [
+            ("GET", "filter=_doc_ids", ""),
+            ("GET", "filter=_doc_ids&feed=longpoll", ""),
+            ("POST", "filter=_doc_ids", "{}"),
+            ("POST", "filter=_doc_ids", r#"{"doc_ids":[1]}"#),
+            ("POST", "filter=_doc_ids&doc_ids=%5B%22a%22%5D", r#"{"doc_ids":["a"]}"#),
+        ] {
+            assert!(matches!(changes(method, query, body), Err(Refusal::Unreadable(_))), "{method} {query} {body}");
+        }
+        for query in ["filter=app/by_type", "filter=_view&view=a/b", "filter=_selector", "filter=_design"] {
+            assert!(matches!(changes("POST", query, r#"{"selector":{}}"#), Err(Refusal::Forbidden(_))), "{query}");
         }
     }
 

@@ -10,8 +10,8 @@
 //! - `cluster`: the two put together, every document call opening its database's handle first;
 //! - `error`: what the cluster answers when it cannot.
 //!
-//! The document proxy's rule (`access`), its CORS (`cors`), feeds (`feeds`, `hub`) and the
-//! engine's client (`engine`) live beside them.
+//! The document proxy's rule (`access`, the query's spellings in `query`), its CORS (`cors`),
+//! feeds (`feeds`, `hub`) and the engine's client (`engine`) live beside them.
 
 pub mod access;
 mod catalogue;
@@ -27,6 +27,7 @@ pub mod headroom;
 pub mod hub;
 pub mod naming;
 pub mod on_engine;
+pub mod query;
 pub mod seed;
 pub mod strict_json;
 #[cfg(test)]

@@ -204,6 +204,12 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
     );
     counter(&mut r, "docdb_hub_slow_closed", "Devices' feeds closed for not reading", hubs.slow_closed);
     counter(&mut r, "docdb_hub_reconnects", "Engine feeds opened again after they dropped", hubs.reconnects);
+    counter(
+        &mut r,
+        "docdb_hub_unreadable_rows",
+        "Rows of an engine feed a hub could not read (a document nested too deep, say), skipped",
+        hubs.unreadable_rows,
+    );
     counter(&mut r, "docdb_hub_answered", "Devices' _changes requests a hub answered", hubs.answered);
     if let Some((in_use, waiting, bound)) = state.store.pool_usage() {
         gauge(

@@ -56,10 +56,24 @@ fn issue(state: &AppState, tx: &crate::store::sql::Connection, user: &User, fami
     })
 }
 
-fn start_session(state: &AppState, user: Option<User>) -> AppResult<Json<AuthResponse>> {
+/// A new session of `user`; on `device` (its `deviceInfo.id`) when that is a device the user
+/// registered, so that deleting the device ends the session.
+fn start_session(state: &AppState, user: Option<User>, device: Option<&str>) -> AppResult<Json<AuthResponse>> {
     let user = user.ok_or_else(bad_credentials)?;
+    let now = state.clock.now_ms();
     // A new family: nothing another transaction touches.
-    state.store.shared_tx(|tx| issue(state, tx, &user, &random_id("sess"))).map(Json)
+    state
+        .store
+        .shared_tx(|tx| {
+            let family = random_id("sess");
+            if let Some(device) = device {
+                if devices::by_id(tx, device)?.is_some_and(|d| d.user_id == user.id) {
+                    devices::link_session(tx, device, &family, now)?;
+                }
+            }
+            issue(state, tx, &user, &family)
+        })
+        .map(Json)
 }
 
 async fn login(
@@ -101,7 +115,7 @@ async fn login(
         let rehashed = state.hashing.run(move || passwords::hash(&password)).await?;
         users::set_password_hash(&state.store.lock()?, &user.id, &rehashed)?;
     }
-    start_session(&state, Some(user))
+    start_session(&state, Some(user), req.device_info.get("id").and_then(Value::as_str))
 }
 
 fn account_throttled(wait_ms: i64) -> AppError {
@@ -148,7 +162,7 @@ async fn login_with_google(
         )
     })?;
     let user = users::by_username(&state.store.lock()?, username)?;
-    start_session(&state, user)
+    start_session(&state, user, None)
 }
 
 enum RefreshOutcome {

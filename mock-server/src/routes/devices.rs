@@ -52,6 +52,10 @@ async fn connect(
             info: Value::Object(info.clone()),
         };
         devices::upsert(tx, &device, now)?;
+        // The session runs on this device from now on: deleting the device ends it.
+        if let Some(sid) = &claims.sid {
+            devices::link_session(tx, &id, sid, now)?;
+        }
         Ok(id)
     })?;
     Ok(Json(ConnectResponse { device_id }))

@@ -142,9 +142,22 @@ async fn forward_request(
         }
         false => None,
     };
+    // The session was checked before the body was awaited: a logout meanwhile cut the feeds the
+    // session held then, not this one, whose place was taken after. Once the place is held, a
+    // logout cuts it; before, the list of ended sessions says so.
+    if place.is_some() && state.sessions.ended.contains(&caller.session_id, state.clock.now_secs()) {
+        return Err(AppError::Unauthorized(
+            code::SESSION_ENDED,
+            "this session ended while the request was being received: no live feed".into(),
+        ));
+    }
+    let place = match place {
+        Some(place) => Some((place, access_until(state, &caller)?)),
+        None => None,
+    };
 
     if let Some(stream) = from_hub(state, &forward, kind_of(&forward.db), parts.method.as_str()).await {
-        let mut response = Response::new(streamed(place, stream.map(Ok::<_, std::convert::Infallible>)));
+        let mut response = Response::new(streamed(state, place, stream.map(Ok::<_, std::convert::Infallible>)));
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("must-revalidate"));
         return Ok(response);
@@ -168,16 +181,44 @@ async fn forward_request(
         axum::http::StatusCode::from_u16(answer.status().as_u16()).map_err(|e| AppError::Internal(Cause::new(e)))?;
     let mut headers = HeaderMap::new();
     copy_headers(answer.headers(), &mut headers);
-    let mut response = Response::new(streamed(place, answer.bytes_stream()));
+    let mut response = Response::new(streamed(state, place, answer.bytes_stream()));
     *response.status_mut() = status;
     *response.headers_mut() = headers;
     Ok(response)
 }
 
-/// An answer's body streamed to the device, its bytes counted, ended with the session when it
-/// holds a live feed's place.
+/// When a live feed's access ends by itself: its Bearer token's expiry, or for the headers the
+/// end of their session (its refresh family's newest token), read once as the feed opens.
+fn access_until(state: &AppState, caller: &DocdbUser) -> AppResult<i64> {
+    if let Some(until) = caller.access_until_ms {
+        return Ok(until);
+    }
+    let now = state.clock.now_ms();
+    crate::store::refresh_tokens::live_until(&state.store.lock()?, &caller.session_id, now)?.ok_or_else(|| {
+        AppError::Unauthorized(
+            code::SESSION_ENDED,
+            "the session these headers belong to has ended; log in again".into(),
+        )
+    })
+}
+
+/// Resolves once the server clock reaches `until_ms`. The clock is looked at again at least
+/// every second: the test clock moves by jumps, and a feed must not outlive its access by more.
+async fn access_ends(clock: std::sync::Arc<crate::clock::Clock>, until_ms: i64) {
+    loop {
+        let left = until_ms.saturating_sub(clock.now_ms());
+        if left <= 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(left.min(1_000) as u64)).await;
+    }
+}
+
+/// An answer's body streamed to the device, its bytes counted; a live feed's ended with its
+/// session, or when its access expires.
 fn streamed<E>(
-    place: Option<crate::docdb::feeds::Held>,
+    state: &AppState,
+    place: Option<(crate::docdb::feeds::Held, i64)>,
     stream: impl futures_util::Stream<Item = Result<bytes::Bytes, E>> + Send + 'static,
 ) -> Body
 where
@@ -185,7 +226,9 @@ where
 {
     let stream = crate::recorded::counting_to_device(stream);
     match place {
-        Some(place) => Body::from_stream(place.carry(stream)),
+        Some((place, until_ms)) => {
+            Body::from_stream(place.carry(stream.take_until(Box::pin(access_ends(state.clock.clone(), until_ms)))))
+        }
         None => Body::from_stream(stream),
     }
 }

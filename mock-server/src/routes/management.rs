@@ -79,15 +79,23 @@ async fn delete_device(
     user: AuthUser,
     Path(id): Path<String>,
 ) -> AppResult<Json<OkBody>> {
-    state.store.tx(|tx| {
+    let now = state.clock.now_ms();
+    // A deleted device keeps nothing of its sessions: their refresh tokens, access tokens,
+    // document headers (no sign-out window), live feeds and realtime sockets end with it.
+    let ended = state.store.tx(|tx| {
         let device = devices::by_id(tx, &id)?.filter(|d| d.company_id == user.0.company_id || is_admin(&user));
         let device = device.ok_or_else(|| AppError::NotFound(code::UNKNOWN_DEVICE, format!("no device {id:?}")))?;
         if device.user_id != user.0.user_id && !is_manager(&user) {
             return Err(AppError::Forbidden("only its user or a manager may remove a device".into()));
         }
+        let sessions = devices::sessions_of(tx, &id)?;
+        for session in &sessions {
+            refresh_tokens::signed_out(tx, session, now)?;
+        }
         devices::delete(tx, &id)?;
-        Ok(())
+        Ok(sessions)
     })?;
+    state.sessions_ended(&ended);
     Ok(Json(OkBody { ok: true }))
 }
 

@@ -58,11 +58,37 @@ pub fn latest_for(conn: &Connection, user_id: &str, company_id: &str) -> crate::
         .optional()
 }
 
+/// The session `family_id` runs on the device `device_id` (it registered it, or signed in naming
+/// it): the session ends when that device is deleted.
+pub fn link_session(conn: &Connection, device_id: &str, family_id: &str, now_ms: i64) -> crate::store::sql::Result<()> {
+    conn.execute(
+        "INSERT INTO guard_device_sessions (family_id, device_id, linked_at) VALUES (?1, ?2, ?3)
+         ON CONFLICT (family_id, device_id) DO NOTHING",
+        params![family_id, device_id, now_ms],
+    )
+    .map(|_| ())
+}
+
+/// The sessions that run on `device_id`.
+pub fn sessions_of(conn: &Connection, device_id: &str) -> crate::store::sql::Result<Vec<String>> {
+    conn.query_map("SELECT family_id FROM guard_device_sessions WHERE device_id = ?1", [device_id], |r| r.get(0))
+}
+
+/// Deletes the device and its sessions' links (the caller ends those sessions first).
 pub fn delete(conn: &Connection, id: &str) -> crate::store::sql::Result<usize> {
+    conn.execute("DELETE FROM guard_device_sessions WHERE device_id = ?1", [id])?;
     conn.execute("DELETE FROM devices WHERE id = ?1", [id])
 }
 
 /// Forgets devices last seen (or, never seen, created) before `before_ms`; answers how many.
+/// Links of sessions to devices go with whichever of the two is gone.
 pub fn prune_unseen(conn: &Connection, before_ms: i64) -> crate::store::sql::Result<usize> {
-    conn.execute("DELETE FROM devices WHERE COALESCE(last_seen_at, created_at) < ?1", params![before_ms])
+    let pruned =
+        conn.execute("DELETE FROM devices WHERE COALESCE(last_seen_at, created_at) < ?1", params![before_ms])?;
+    conn.execute(
+        "DELETE FROM guard_device_sessions WHERE device_id NOT IN (SELECT id FROM devices)
+         OR family_id NOT IN (SELECT family_id FROM refresh_tokens)",
+        [],
+    )?;
+    Ok(pruned)
 }

@@ -136,6 +136,16 @@ pub fn session_state(conn: &Connection, family_id: &str, now_ms: i64) -> crate::
     )
 }
 
+/// When the session `family_id` stops being live by itself: its newest unrevoked refresh token's
+/// expiry (`None`: it is not live now).
+pub fn live_until(conn: &Connection, family_id: &str, now_ms: i64) -> crate::store::sql::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT MAX(expires_at) FROM refresh_tokens WHERE family_id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
+        params![family_id, now_ms],
+        |r| r.get::<_, Option<i64>>(0),
+    )
+}
+
 /// Logs the session `family_id` out: its refresh ends now, its document headers at `until_ms`
 /// at the latest (`signed_out` ends them sooner). Only a live session gets the window: a logout
 /// with the token of a session that has already ended reopens nothing.

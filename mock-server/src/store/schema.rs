@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS cron_locks (
 
 /// The guards' tables (prefix `guard_`): the rollback guard's alarms and device marks, the refresh
 /// reuse guard's replays, the sign-in throttle's failures per account, the sessions signing out,
+/// the device each session was registered from (its sessions end with the device),
 /// the day databases an operator holds back from the drop, each tenant's last reconciliation diff
 /// (what the archive cron found, for the metrics). Beside them (prefix `mock_`): the test
 /// clock's offset (`mock_clock`), kept with the data so that a restarted server is on the same day
@@ -71,6 +72,13 @@ CREATE TABLE IF NOT EXISTS guard_signing_out (
   family_id TEXT PRIMARY KEY NOT NULL,
   until INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_device_sessions (
+  family_id TEXT NOT NULL,
+  device_id TEXT NOT NULL,
+  linked_at INTEGER NOT NULL,
+  PRIMARY KEY (family_id, device_id)
+);
+CREATE INDEX IF NOT EXISTS guard_device_sessions_device ON guard_device_sessions (device_id);
 CREATE TABLE IF NOT EXISTS guard_held_days (
   name TEXT PRIMARY KEY NOT NULL,
   held_at INTEGER NOT NULL,
@@ -204,6 +212,13 @@ CREATE TABLE IF NOT EXISTS guard_signing_out (
   family_id TEXT PRIMARY KEY NOT NULL,
   until BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_device_sessions (
+  family_id TEXT NOT NULL,
+  device_id TEXT NOT NULL,
+  linked_at BIGINT NOT NULL,
+  PRIMARY KEY (family_id, device_id)
+);
+CREATE INDEX IF NOT EXISTS guard_device_sessions_device ON guard_device_sessions (device_id);
 CREATE TABLE IF NOT EXISTS guard_held_days (
   name TEXT PRIMARY KEY NOT NULL,
   held_at BIGINT NOT NULL,
@@ -281,7 +296,8 @@ CREATE TABLE IF NOT EXISTS mock_backup_marker (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 19] = [
+pub const OWN_TABLES: [&str; 20] = [
+    "guard_device_sessions",
     "mock_backup_marker",
     "guard_reconciliations",
     "docdb_archived_rows",

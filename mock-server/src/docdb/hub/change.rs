@@ -96,6 +96,15 @@ impl Change {
         Ok(Change { id, seq, deleted, leaves, doc, rendered: Default::default() })
     }
 
+    /// A line of the engine's continuous feed: a change, or `None` for its closing `last_seq`.
+    pub fn read_line(line: &[u8]) -> Result<Option<Change>, String> {
+        let row: Value = serde_json::from_slice(line).map_err(|e| e.to_string())?;
+        if row.get("last_seq").is_some() && row.get("id").is_none() {
+            return Ok(None);
+        }
+        Change::read(row).map(Some)
+    }
+
     /// The change as the engine writes it in `view`: one JSON object and a newline, the line of
     /// a continuous feed.
     pub fn line(&self, view: View) -> Bytes {
@@ -136,6 +145,16 @@ mod tests {
         for unreadable in [json!("abc"), json!("-3"), json!(-1), json!(1.5), json!(null), json!("")] {
             assert!(Seq::read(&unreadable).is_none(), "{unreadable}");
         }
+    }
+
+    #[test]
+    fn a_row_two_levels_deeper_than_any_document_the_proxy_writes_is_read() {
+        let deepest = crate::docdb::access::MAX_DOC_DEPTH + 2;
+        let list = format!("{}1{}", "[".repeat(deepest - 1), "]".repeat(deepest - 1));
+        let line =
+            format!(r#"{{"id":"a","seq":1,"changes":[{{"rev":"1-x"}}],"doc":{{"_id":"a","_rev":"1-x","n":{list}}}}}"#);
+        assert_eq!(Change::read_line(line.as_bytes()).unwrap().map(|c| c.id), Some("a".to_owned()));
+        assert!(Change::read_line(br#"{"last_seq":3}"#).unwrap().is_none());
     }
 
     #[test]

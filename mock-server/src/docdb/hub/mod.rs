@@ -28,13 +28,18 @@ pub use source::{Source, SourceError};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
 
 use index::{wanted, DocIds, Index};
+
+/// The first wait before an engine feed that brought nothing in is opened again, and the longest.
+const MIN_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 /// How the hubs behave; the defaults are the server's.
 #[derive(Debug, Clone)]
@@ -67,6 +72,8 @@ pub struct HubCounts {
     pub slow_closed: u64,
     /// Engine feeds opened again after they dropped.
     pub reconnects: u64,
+    /// Rows of an engine feed the hub could not read, skipped (logged each time).
+    pub unreadable_rows: u64,
     /// Normal `_changes` answered from what a hub held.
     pub served_from_index: u64,
     /// Devices' `_changes` requests a hub answered (all feeds).
@@ -79,6 +86,7 @@ struct Counters {
     listening: AtomicU64,
     slow_closed: AtomicU64,
     reconnects: AtomicU64,
+    unreadable_rows: AtomicU64,
     served_from_index: AtomicU64,
     answered: AtomicU64,
 }
@@ -163,6 +171,7 @@ impl Hubs {
             listening: read(&c.listening),
             slow_closed: read(&c.slow_closed),
             reconnects: read(&c.reconnects),
+            unreadable_rows: read(&c.unreadable_rows),
             served_from_index: read(&c.served_from_index),
             answered: read(&c.answered),
         }
@@ -268,26 +277,31 @@ impl Hubs {
         self.end(&hub);
     }
 
-    /// The engine's feed, opened again from the head whenever it drops, until the hub is idle
-    /// for `linger` or its database is gone.
+    /// The engine's feed, opened again from the head whenever it drops (after a backoff that
+    /// grows while no change comes in), until the hub is idle for `linger` or its database is
+    /// gone.
     async fn follow(&self, hub: &Arc<Hub>) {
         let mut idle_since = None;
-        let mut backoff = Duration::from_millis(100);
-        let tick = self.tuning.linger.clamp(Duration::from_millis(20), Duration::from_secs(1));
+        let mut backoff = MIN_BACKOFF;
+        // One clock for the whole life of the hub: a feed that never stops talking, or one that
+        // drops as soon as it opens, must not keep the idle check from running.
+        let mut tick =
+            tokio::time::interval(self.tuning.linger.clamp(Duration::from_millis(20), Duration::from_secs(1)));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut first = true;
         loop {
             if !first {
                 self.counters.reconnects.fetch_add(1, Ordering::Relaxed);
             }
             first = false;
-            let since = hub.lock().index.head().raw.clone();
+            let since = hub.lock().index.head().clone();
             // The engine may send nothing (not even its headers) before its first heartbeat.
-            let mut opening = self.source.follow(&hub.db, &since);
+            let mut opening = self.source.follow(&hub.db, &since.raw);
             let asked = Instant::now();
             let opened = loop {
                 tokio::select! {
                     opened = &mut opening => break opened,
-                    () = tokio::time::sleep(tick) => {
+                    _ = tick.tick() => {
                         if self.close_if_idle(hub, &mut idle_since) {
                             return;
                         }
@@ -297,52 +311,62 @@ impl Hubs {
                     }
                 }
             };
-            let mut feed = match opened {
-                Ok(feed) => feed,
-                Err(SourceError::Status(404)) => return,
-                Err(e) => {
-                    tracing::warn!(db = %hub.db, "changes hub: the engine's feed: {e}; again in {backoff:?}");
-                    let until = tokio::time::Instant::now() + backoff;
-                    while tokio::time::Instant::now() < until {
-                        tokio::time::sleep(tick.min(backoff)).await;
-                        if self.close_if_idle(hub, &mut idle_since) {
-                            return;
-                        }
-                    }
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                    continue;
-                }
-            };
-            let mut pending = BytesMut::new();
-            let mut last_heard = Instant::now();
-            loop {
-                tokio::select! {
-                    chunk = feed.next() => match chunk {
-                        Some(Ok(bytes)) => {
-                            last_heard = Instant::now();
-                            backoff = Duration::from_millis(100);
-                            pending.extend_from_slice(&bytes);
-                            if !self.take_lines(hub, &mut pending) {
-                                break;
+            match opened {
+                Ok(mut feed) => {
+                    let mut pending = BytesMut::new();
+                    let mut last_heard = Instant::now();
+                    loop {
+                        tokio::select! {
+                            chunk = feed.next() => match chunk {
+                                Some(Ok(bytes)) => {
+                                    last_heard = Instant::now();
+                                    pending.extend_from_slice(&bytes);
+                                    if !self.take_lines(hub, &mut pending) {
+                                        break;
+                                    }
+                                }
+                                _ => break,
+                            },
+                            _ = tick.tick() => {
+                                if self.close_if_idle(hub, &mut idle_since) {
+                                    return;
+                                }
+                                if last_heard.elapsed() > source::UPSTREAM_HEARTBEAT * 3 {
+                                    break;
+                                }
                             }
                         }
-                        _ => break,
-                    },
-                    () = tokio::time::sleep(tick) => {
+                    }
+                    tracing::debug!(db = %hub.db, "changes hub: the engine's feed ended");
+                }
+                Err(SourceError::Status(404)) => return,
+                Err(e) => tracing::warn!(db = %hub.db, "changes hub: the engine's feed: {e}; again in {backoff:?}"),
+            }
+            // A feed that brought changes in is opened again at once; one that did not waits,
+            // longer each time, so an engine that drops every feed is not asked again and again.
+            if *hub.lock().index.head() > since {
+                backoff = MIN_BACKOFF;
+                continue;
+            }
+            let until = Instant::now() + backoff;
+            while Instant::now() < until {
+                tokio::select! {
+                    () = tokio::time::sleep_until(until) => {}
+                    _ = tick.tick() => {
                         if self.close_if_idle(hub, &mut idle_since) {
                             return;
-                        }
-                        if last_heard.elapsed() > source::UPSTREAM_HEARTBEAT * 3 {
-                            break;
                         }
                     }
                 }
             }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
         }
     }
 
     /// Takes in every whole line of `pending`; `false` when the feed ended (its `last_seq` line)
-    /// or wrote what the hub cannot read, and must be opened again.
+    /// and must be opened again. A row the hub cannot read (a document nested deeper than its
+    /// parser goes, say) is skipped, logged and counted: opening the feed again from the same
+    /// place would only read it again, and hold back every change after it.
     fn take_lines(&self, hub: &Hub, pending: &mut BytesMut) -> bool {
         while let Some(end) = pending.iter().position(|b| *b == b'\n') {
             let line = pending.split_to(end + 1);
@@ -350,25 +374,18 @@ impl Hubs {
             if line.is_empty() {
                 continue;
             }
-            let row: serde_json::Value = match serde_json::from_slice(line) {
-                Ok(row) => row,
-                Err(e) => {
-                    tracing::warn!(db = %hub.db, "changes hub: an unreadable line on the engine's feed: {e}");
-                    return false;
-                }
-            };
-            if row.get("last_seq").is_some() && row.get("id").is_none() {
-                return false;
-            }
-            match Change::read(row) {
-                Ok(change) => self.fan_out(hub, Arc::new(change)),
-                Err(e) => {
-                    tracing::warn!(db = %hub.db, "changes hub: {e}");
-                    return false;
-                }
+            match Change::read_line(line) {
+                Ok(Some(change)) => self.fan_out(hub, Arc::new(change)),
+                Ok(None) => return false,
+                Err(e) => self.unreadable(hub, &e),
             }
         }
         true
+    }
+
+    fn unreadable(&self, hub: &Hub, why: &str) {
+        self.counters.unreadable_rows.fetch_add(1, Ordering::Relaxed);
+        tracing::warn!(db = %hub.db, "changes hub: a row of the engine's feed it cannot read, skipped: {why}");
     }
 
     /// One change from the engine to the index and to every device listening for it; a device

@@ -504,3 +504,64 @@ fn when_the_database_is_gone_its_devices_are_let_go_and_the_engine_answers_them(
         assert!(hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.is_none());
     });
 }
+
+/// An engine whose feed ends as soon as it opens, every time.
+#[derive(Default)]
+struct Flapping {
+    follows: std::sync::atomic::AtomicUsize,
+}
+
+/// Feeds opened past which the engine answers 404 (the hub then ends): a hub that asks again
+/// without waiting ends the test instead of spinning.
+const FLAPS: usize = 1_000;
+
+impl Source for Arc<Flapping> {
+    fn head(&self, _db: &str) -> BoxFuture<'static, Result<Value, SourceError>> {
+        Box::pin(async { Ok(json!(0)) })
+    }
+
+    fn page(
+        &self,
+        _db: &str,
+        since: &Value,
+        _limit: Option<usize>,
+        _doc_ids: Option<&HashSet<String>>,
+    ) -> BoxFuture<'static, Result<Page, SourceError>> {
+        let since = since.clone();
+        Box::pin(async move { Ok((Vec::new(), since)) })
+    }
+
+    fn follow(
+        &self,
+        _db: &str,
+        _since: &Value,
+    ) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
+        let n = self.follows.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Box::pin(async move {
+            if n >= FLAPS {
+                return Err(SourceError::Status(404));
+            }
+            Ok(futures_util::stream::iter([Ok(Bytes::from_static(b"{\"last_seq\":0}\n"))]).boxed())
+        })
+    }
+}
+
+#[test]
+fn an_engine_feed_that_ends_at_once_is_asked_again_ever_more_slowly_and_the_hub_still_ends() {
+    // The clock is the runtime's own, paused: it moves only when every task waits.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
+    rt.block_on(async {
+        let engine = Arc::new(Flapping::default());
+        let hubs = Hubs::new(Arc::new(engine.clone()), Tuning { linger: Duration::from_secs(2), ..tuning() });
+        let body = hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        // 100 ms doubling to 5 s: 7 openings in the first 6.3 s, then one every 5 s.
+        let follows = engine.follows.load(std::sync::atomic::Ordering::SeqCst);
+        assert!((15..=20).contains(&follows), "{follows} feeds opened in a minute");
+        assert_eq!(hubs.counts().upstream_feeds, 1, "the hub goes on while a device listens");
+        drop(body);
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert_eq!(hubs.counts().upstream_feeds, 0, "the hub ended after its linger");
+        assert!(engine.follows.load(std::sync::atomic::Ordering::SeqCst) < FLAPS);
+    });
+}

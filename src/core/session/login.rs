@@ -92,7 +92,6 @@ impl Session {
         }
         {
             let mut memory = self.0.memory.borrow_mut();
-            memory.incoming = None;
             memory.current_company = claims.company_id().map(|id| company_record(&id));
             memory.last_credentials = username.map(str::to_owned);
         }
@@ -121,6 +120,8 @@ impl Session {
         let mut event = cleanup_sign_out_event(reason, new_headers);
         self.run_sign_out_handlers(Phase::SigningOut(reason), &mut event, Some(new)).await;
         self.destroy_tracked(new).await;
+        // The caller stores the new session next, with nothing awaited in between.
+        self.0.memory.borrow_mut().incoming = None;
         self.storage().remove(keys::LAST_INVALIDATION);
     }
 

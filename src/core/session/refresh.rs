@@ -157,7 +157,6 @@ impl Session {
                     // is named with the headers still stored, its own.
                     let push_as = previous_company.zip(self.docdb_headers(crate::core::keys::HeaderKind::Remote));
                     self.end_previous_session(SignOutReason::CompanyChange, false, claims.company_id(), push_as).await;
-                    self.0.memory.borrow_mut().incoming = None;
                     if let Err(e) = self.write_headers(new_headers, false) {
                         self.reporter().error(
                             &["session-broker: the new company's document headers could not be stored: ", &e].concat(),

@@ -1,4 +1,4 @@
-//! The session and device bodies (README: "The mock server", its route table) and the JWT claims.
+//! The session and device bodies (docs/server.md, its route table) and the JWT claims.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -2,7 +2,7 @@
 //! and base64url (a JWT's payload). Natively they are serde_json's and the base64 crate's; in the
 //! browser the web adapter installs the browser's own `JSON` and `atob` ([`install`]), so the
 //! wasm module carries no JSON parser or printer, no base64 decoder and none of their error
-//! formatting (issue: the SDK at 60 KB).
+//! formatting (docs/performance.md, the package's size).
 
 use std::sync::OnceLock;
 

@@ -188,7 +188,7 @@ impl Session {
         Ok(())
     }
 
-    /// Stores a token the app obtained itself (`kind` is `"access"` or `"refresh"`).
+    /// Stores a token the app obtained itself (`kind` is `"Auth"` or `"Refresh"`).
     pub fn save_token(&self, kind: &str, token: &str, expires_in_seconds: f64) -> Result<(), InputError> {
         let kind = TokenKind::parse(kind).ok_or_else(|| InputError::UnknownTokenKind(kind.to_owned()))?;
         // A negative lifetime is allowed: it stores a token that has already expired.

@@ -99,7 +99,7 @@ pub struct Ports {
 /// Input the session refuses, before anything is changed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InputError {
-    /// `saveToken` with a kind other than `access` or `refresh`.
+    /// `saveToken` with a kind other than `Auth` or `Refresh`.
     UnknownTokenKind(String),
     /// An access token that is not a JWT.
     NotAJwt(String),

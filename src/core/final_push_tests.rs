@@ -340,7 +340,7 @@ fn a_named_target_and_an_unknown_routing() {
     let h = harness();
     h.working("alice", 2);
     let key = [super::keys::LOCAL_DATABASE_PREFIX, "orders"].concat();
-    h.storage.set(&key, r#"["1","acme","","idb","dynamic"]"#).unwrap();
+    h.storage.set(&key, "1\nacme\n\nidb\ndynamic").unwrap();
     block_on(h.session.sign_out(SignOutReason::Logout));
     assert!(h.pushes().is_empty());
     assert_eq!(h.last_event(), json!({"reason": "logout", "pushed": {}, "unpushed": {"orders": 2}}));

@@ -11,8 +11,8 @@ use super::{InputError, Session};
 use crate::core::keys::{self, HeaderKind};
 use crate::core::ports::{PushPlan, PushReport};
 
-/// One database's line of the ledger (`serviceProxyToken-localDatabase:<name>`, a JSON list of
-/// strings, `""` for unknown): how many times it was tracked (a track during its destruction
+/// One database's line of the ledger (`serviceProxyToken-localDatabase:<name>`, its fields one a
+/// line, empty for unknown; none of them holds a line break): how many times it was tracked (a track during its destruction
 /// keeps it), its owner (the tenant whose data it holds; unknown: nothing is ever lent to it),
 /// that tenant's routed day database, PouchDB's adapter (to open it again in any tab) and where
 /// its writes go (`pushTo`: `"dynamic"`, `"=<database>"`, or none).
@@ -31,15 +31,16 @@ pub struct Entry {
 }
 
 impl Entry {
-    fn read(list: Vec<String>) -> Option<Entry> {
-        let mut list = list.into_iter();
+    fn read(text: &str) -> Option<Entry> {
+        let mut list = text.split('\n');
         let gen = list.next()?.parse().ok()?;
-        let mut next = || list.next().unwrap_or_default();
+        let mut next = || list.next().unwrap_or_default().to_owned();
         Some(Entry { gen, owner: next(), dynamic_db: next(), adapter: next(), push_to: next() })
     }
 
-    fn list(&self) -> [String; 5] {
-        [self.gen.to_string(), self.owner.clone(), self.dynamic_db.clone(), self.adapter.clone(), self.push_to.clone()]
+    fn text(&self) -> String {
+        [&self.gen.to_string(), "\n", &self.owner, "\n", &self.dynamic_db, "\n", &self.adapter, "\n", &self.push_to]
+            .concat()
     }
 
     fn owner(&self) -> Option<&str> {
@@ -113,12 +114,11 @@ impl Session {
 
     /// A database's line of the ledger (the default, `gen` 0, when it has none).
     pub fn ledger_entry(&self, name: &str) -> Entry {
-        keys::read_valid(self.storage(), &key(name), |text| Entry::read(json::string_list(&json::parse(text)?)?))
-            .unwrap_or_default()
+        keys::read_valid(self.storage(), &key(name), Entry::read).unwrap_or_default()
     }
 
     fn write_entry(&self, name: &str, entry: &Entry) -> Result<(), String> {
-        keys::write_string_list(self.storage(), &key(name), &entry.list())
+        self.storage().set(&key(name), &entry.text())
     }
 
     /// The tenant whose session stands in storage now.

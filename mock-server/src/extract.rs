@@ -69,19 +69,34 @@ fn json_rejection(rejection: JsonRejection) -> AppError {
 /// The caller, from a valid, unexpired `Authorization: Bearer <jwt>`.
 pub struct AuthUser(pub JwtClaims);
 
+/// An access token that passed `verify_access`.
+pub struct Access {
+    pub claims: JwtClaims,
+    /// Its session has logged out and is inside its sign-out window: it may finish its work (the
+    /// sign-out handlers' calls, a final replication), not open live feeds or sockets.
+    pub signing_out: bool,
+}
+
 /// The one check of an access token, wherever one is presented (Bearer on any route, the
 /// realtime handshake): signed by this server, unexpired, and naming a session that has not
-/// ended (`AppState::sessions`, kept in memory: a live session's request costs no store read).
-pub fn verify_access(state: &AppState, token: &str) -> Result<JwtClaims, AppError> {
+/// ended (`auth::sessions::access`: a live session's request costs no store read), or whose
+/// logout's sign-out window is still open, as the session's document headers are.
+pub fn verify_access(state: &AppState, token: &str) -> Result<Access, AppError> {
     let now = state.clock.now_secs();
     let claims = state.tokens.verify(token, now, true)?;
-    match claims.sid.as_deref() {
-        None => Err(AppError::Unauthorized(code::INVALID_TOKEN, "the token names no session".into())),
-        Some(sid) if state.sessions.ended.contains(sid, now) => Err(AppError::Unauthorized(
+    let Some(sid) = claims.sid.as_deref() else {
+        return Err(AppError::Unauthorized(code::INVALID_TOKEN, "the token names no session".into()));
+    };
+    use crate::store::refresh_tokens::{session_state, SessionState};
+    let in_store =
+        || -> Result<SessionState, AppError> { Ok(session_state(&state.store.lock()?, sid, state.clock.now_ms())?) };
+    match crate::auth::sessions::access(&state.sessions.ended, sid, now, in_store)? {
+        SessionState::Live => Ok(Access { claims, signing_out: false }),
+        SessionState::SigningOut => Ok(Access { claims, signing_out: true }),
+        SessionState::Ended => Err(AppError::Unauthorized(
             code::SESSION_ENDED,
             "the session this token belongs to has ended; log in again".into(),
         )),
-        Some(_) => Ok(claims),
     }
 }
 
@@ -108,7 +123,7 @@ impl FromRequestParts<AppState> for AuthUser {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
-        Ok(AuthUser(verify_access(state, bearer(parts)?)?))
+        Ok(AuthUser(verify_access(state, bearer(parts)?)?.claims))
     }
 }
 
@@ -166,8 +181,8 @@ impl AuthUser {
 
 /// The caller of a document-database route: a Bearer token, or the document-database header set
 /// issued with the session (`X-Docdb-*`). Either stops working when its session ends: the token
-/// by `verify_access`, the headers (which do not expire by themselves) by the store, which also
-/// keeps them working through a logout's sign-out window (for the device's final replication).
+/// by `verify_access`, the headers (which do not expire by themselves) by the store; both keep
+/// working through a logout's sign-out window (for the device's final replication).
 pub struct DocdbUser {
     pub company_id: String,
     pub roles: Vec<String>,
@@ -189,14 +204,14 @@ impl FromRequestParts<AppState> for DocdbUser {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         if parts.headers.contains_key(axum::http::header::AUTHORIZATION) || !parts.headers.contains_key("x-docdb-token")
         {
-            let AuthUser(claims) = AuthUser::from_request_parts(parts, state).await?;
+            let Access { claims, signing_out } = verify_access(state, bearer(parts)?)?;
             // `verify_access` refused a token without a session.
             let session_id = claims.sid.unwrap_or_default();
             return Ok(DocdbUser {
                 company_id: claims.company_id,
                 roles: claims.roles,
                 session_id,
-                signing_out: false,
+                signing_out,
                 access_until_ms: Some(claims.exp.saturating_mul(1000)),
                 names: None,
             });

@@ -21,13 +21,14 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the demo data and its reset own, children before parents.
-const TABLES: [&str; 27] = [
+const TABLES: [&str; 28] = [
     "guard_device_sessions",
     "guard_refresh_replays",
     "guard_reconciliations",
     "guard_held_days",
     "guard_login_failures",
     "guard_signing_out",
+    "guard_rolling_enables",
     "guard_alarms",
     "guard_device_marks",
     "guard_device_mark_sessions",

@@ -271,3 +271,49 @@ async fn a_restore_keeps_the_revisions(engine: Option<&Engine>) {
 }
 
 on_both_adapters!(restore_embedded, restore_on_the_engine, a_restore_keeps_the_revisions);
+
+/// A rollback, writes to the legacy catalogue, `rollingDb` on again: the first rotate since
+/// catches the kept CORE up (a new document, an edited one), whichever adapter holds them.
+async fn a_rotate_after_a_re_enable_catches_core_up(engine: Option<&Engine>) {
+    let s = server(engine).await;
+    let admin = s.token("admin").await;
+    let flag = |on: bool| json!({"rollingDb": on});
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), flag(true)).await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), flag(false)).await;
+    s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await;
+    let legacy = "/docdb/dev_acme_main_catalog";
+    let all = s.get(&format!("{legacy}/_all_docs?include_docs=true"), Some(&admin)).await.body;
+    let mut edited = all["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["doc"].clone())
+        .find(|d| d["class"] == "STATIC")
+        .expect("a STATIC document in the legacy catalogue");
+    edited["name"] = json!("renamed during the rollback");
+    let id = edited["_id"].as_str().unwrap().to_owned();
+    let put = |path: String, body: Value| {
+        let admin = admin.clone();
+        let s = &s;
+        async move { s.call(reqwest::Method::PUT, &path, Some(&admin), Some(body)).await.status }
+    };
+    assert!(put(format!("{legacy}/{id}"), edited).await.is_success());
+    let added = json!({"class": "STATIC", "type": "item", "name": "added during the rollback"});
+    assert!(put(format!("{legacy}/added-during-rollback"), added).await.is_success());
+
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), flag(true)).await;
+    let run = s.run_cron(&admin, "rolling-db-rotate").await;
+    assert_eq!(run["status"], "succeeded", "{run}");
+    assert!(run["log"].to_string().contains("caught up with 2 STATIC documents"), "{run}");
+    let core = "/docdb/dev_acme_main_core";
+    assert_eq!(s.get(&format!("{core}/{id}"), Some(&admin)).await.body["name"], "renamed during the rollback");
+    assert_eq!(
+        s.get(&format!("{core}/added-during-rollback"), Some(&admin)).await.body["name"],
+        "added during the rollback"
+    );
+    let again = s.run_cron(&admin, "rolling-db-rotate").await;
+    assert!(again["log"].to_string().contains("warm is a no-op"), "only the first rotate since: {again}");
+}
+
+on_both_adapters!(a_catch_up_embedded, a_catch_up_on_the_engine, a_rotate_after_a_re_enable_catches_core_up);

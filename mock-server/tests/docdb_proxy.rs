@@ -724,3 +724,23 @@ async fn a_live_feed_ends_when_its_access_expires() {
     s.state.clock.set_offset(offset + s.state.settings.refresh_token_ttl_secs as i64 * 1000 + 1_000);
     ends(&mut by_headers).await;
 }
+
+/// Inside a logout's sign-out window the access token reaches the engine as the headers do, for
+/// the handlers' final work, never for a live feed; after the completion, not at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signing_out_session_s_bearer_token_opens_no_live_feed() {
+    let real = Engine::start().await;
+    let s = spawn_with(with_engine(&real.url_with_credentials())).await;
+    let alice = s.login("alice").await;
+    let token = alice["token"].as_str().unwrap();
+    let bearer = Map::from_iter([("Authorization".to_owned(), json!(format!("Bearer {token}")))]);
+    s.post("/auth/logout", Some(token), json!({})).await;
+    assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/", &bearer, None).await.status, StatusCode::OK);
+    assert_error(
+        &docdb(&s, Method::GET, "dev_acme_main_catalog/_changes?feed=continuous&since=now", &bearer, None).await,
+        401,
+        "session_ended",
+    );
+    s.post("/auth/logout", Some(token), json!({"complete": true})).await;
+    assert_error(&docdb(&s, Method::GET, "dev_acme_main_catalog/", &bearer, None).await, 401, "session_ended");
+}

@@ -54,7 +54,9 @@ async fn after_logout_the_access_token_reaches_nothing() {
         let login = s.login(user).await;
         let token = login["token"].as_str().unwrap();
         all_served(&reaches(&s, token, operator).await);
+        // The logout's sign-out window (`sign_out_window.rs`) closed by the SDK's completion.
         assert_eq!(s.post("/auth/logout", Some(token), json!({})).await.status, StatusCode::OK);
+        assert_eq!(s.post("/auth/logout", Some(token), json!({"complete": true})).await.status, StatusCode::OK);
         all_refused_as_ended(&reaches(&s, token, operator).await);
         let (_, frames) = ws::hello(&s, token, None, "1.4.17", None).await;
         assert_eq!(
@@ -159,6 +161,7 @@ async fn a_restarted_server_still_refuses_the_tokens_of_sessions_ended_before() 
     let first = common::spawn_with(settings()).await;
     let token = first.token("alice").await;
     first.post("/auth/logout", Some(&token), json!({})).await;
+    first.post("/auth/logout", Some(&token), json!({"complete": true})).await;
     drop(first);
     let second = common::spawn_with(settings()).await;
     assert_error(&second.get("/users/me", Some(&token)).await, 401, "session_ended");

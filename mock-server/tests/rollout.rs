@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_error, spawn, spawn_with, Server};
+use common::{assert_error, spawn, spawn_with, ws, Server};
 use mock_server::docdb::naming::day_of;
 use mock_server::settings::Settings;
 use reqwest::StatusCode;
@@ -918,4 +918,52 @@ async fn the_legacy_database_is_archived_in_part_and_never_dropped() {
     assert_eq!(recon["legacy"], json!({"db": legacy, "documents": 2, "diff": 0}), "{recon}");
     let after = s.get(&format!("/docdb/{legacy}/_all_docs"), Some(&bob)).await.body["rows"].as_array().unwrap().len();
     assert_eq!(after, before, "the legacy database keeps every document");
+}
+
+/// A device's handshake: the `invalidate-local` frame it got (if any) and where `ready` routes it.
+async fn handshake(s: &Server, token: &str, device: &str, last: Option<i64>) -> (Option<Value>, Value) {
+    let (_, frames) = ws::hello(s, token, Some(device), "1.4.17", last).await;
+    let ready = frames.last().filter(|f| f["type"] == "ready").unwrap_or_else(|| panic!("{frames:?}"));
+    let invalidate = frames.iter().find(|f| f["type"] == "invalidate-local").map(|f| f["payload"].clone());
+    (invalidate, ready["payload"].clone())
+}
+
+#[tokio::test]
+async fn re_enabling_after_a_rollback_waits_for_a_rotate_that_catches_core_up() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let alice = s.token("alice").await;
+    let device = s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await.body["deviceId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    enable(&s, &admin, "acme").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let (cutover, ready) = handshake(&s, &alice, &device, None).await;
+    assert_eq!(ready["database"], "core");
+    let last = cutover.expect("the cutover's invalidation")["invalidatedAt"].as_i64();
+
+    // Rollback: the devices return to the legacy catalogue, which keeps receiving writes.
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": false})).await;
+    s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await;
+    let (back, ready) = handshake(&s, &alice, &device, last).await;
+    assert_eq!(ready["database"], "legacy");
+    let last = back.expect("the rollback's invalidation")["invalidatedAt"].as_i64();
+    put_doc(&s, &admin, "dev_acme_main_catalog", "item-after-rollback", json!({"class": "STATIC", "type": "item"}))
+        .await;
+
+    // Re-enabled: nothing changes for the devices until a rotate runs.
+    enable(&s, &admin, "acme").await;
+    let (invalidate, ready) = handshake(&s, &alice, &device, last).await;
+    assert_eq!((invalidate, ready["database"].clone()), (None, json!("legacy")), "routed before a rotate");
+    let topo = s.get("/admin/rolling-db/tenants/acme/topology", Some(&admin)).await.body;
+    assert_eq!(topo["database"], "legacy");
+
+    // The rotate brings CORE up to the legacy catalogue, then cuts the devices over.
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let (cutover, ready) = handshake(&s, &alice, &device, last).await;
+    assert_eq!(ready["database"], "core");
+    assert_eq!(cutover.expect("the new cutover's invalidation")["reason"], "rolling-db-cutover");
+    let core = s.get("/docdb/dev_acme_main_core/item-after-rollback", Some(&admin)).await;
+    assert_eq!((core.status, core.body["class"].clone()), (StatusCode::OK, json!("STATIC")), "{:?}", core.body);
 }

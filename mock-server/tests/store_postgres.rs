@@ -253,6 +253,9 @@ async fn a_session_ended_on_one_replica_is_refused_on_every_replica() {
         assert_eq!(r.get("/users/me", Some(&alice)).await.status, StatusCode::OK);
     }
     assert_eq!(replicas[0].post("/auth/logout", Some(&alice), json!({})).await.status, StatusCode::OK);
+    // Its sign-out window, open in the store for every replica, closed by the completion.
+    assert_eq!(replicas[1].get("/users/me", Some(&alice)).await.status, StatusCode::OK);
+    assert_eq!(replicas[0].post("/auth/logout", Some(&alice), json!({"complete": true})).await.status, StatusCode::OK);
     // The replica that ended it refuses at once; the others as soon as they hear it.
     assert_error(&replicas[0].get("/users/me", Some(&alice)).await, 401, "session_ended");
     for r in &replicas[1..] {

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::clock::Clock;
 use crate::docdb::feeds::Feeds;
+use crate::store::refresh_tokens::SessionState;
 
 /// What a session holds on this process that its end must reach.
 #[derive(Clone, Default)]
@@ -36,6 +37,26 @@ impl Sessions {
         self.feeds.cut(session);
         self.sockets.cut(session);
     }
+}
+
+/// What an unexpired access token of `session` may do. A session off the ended list is live
+/// without a store read (the fast path); one on it may be inside its logout's sign-out window,
+/// which only the store knows (a completion or a password change on any replica ends it), so only
+/// then is the store read: the token works exactly as long as the session's document headers do.
+pub fn access<E>(
+    ended: &EndedSessions,
+    session: &str,
+    now_secs: i64,
+    in_store: impl FnOnce() -> Result<SessionState, E>,
+) -> Result<SessionState, E> {
+    if !ended.contains(session, now_secs) {
+        return Ok(SessionState::Live);
+    }
+    Ok(match in_store()? {
+        SessionState::SigningOut => SessionState::SigningOut,
+        // Ended, or live again by nothing: a session on the list never comes back.
+        SessionState::Live | SessionState::Ended => SessionState::Ended,
+    })
 }
 
 /// Entries past which the list drops those whose tokens have all expired.
@@ -92,5 +113,17 @@ mod tests {
         ended.end("s3", 3_000, 1_600);
         assert_eq!(ended.len(), 2, "the expired entries went when the list grew");
         assert!(ended.contains("s1", 1_600) && ended.contains("s3", 1_600));
+    }
+
+    #[test]
+    fn an_ended_session_works_only_inside_its_window_and_a_live_one_reads_nothing() {
+        let ended = EndedSessions::default();
+        ended.end("s1", 1_900, 1_000);
+        let unread = || -> Result<SessionState, ()> { panic!("a live session's token reads the store") };
+        assert_eq!(access(&ended, "s2", 1_000, unread), Ok(SessionState::Live));
+        let stored = |state| move || Ok::<_, ()>(state);
+        assert_eq!(access(&ended, "s1", 1_000, stored(SessionState::SigningOut)), Ok(SessionState::SigningOut));
+        assert_eq!(access(&ended, "s1", 1_000, stored(SessionState::Ended)), Ok(SessionState::Ended));
+        assert_eq!(access(&ended, "s1", 1_000, stored(SessionState::Live)), Ok(SessionState::Ended));
     }
 }

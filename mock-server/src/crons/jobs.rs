@@ -180,6 +180,9 @@ fn describe_rotation(id: &str, r: &TenantRotation) -> String {
             parts.push(format!("CORE warmed with {docs} STATIC documents (fresh revisions)"))
         }
         WarmOutcome::AlreadyExists => parts.push("CORE exists, warm is a no-op".to_owned()),
+        WarmOutcome::CaughtUp { docs } => parts.push(format!(
+            "CORE kept from before rollingDb was turned on again: caught up with {docs} STATIC documents of the legacy catalogue"
+        )),
         WarmOutcome::NoLegacy => {}
     }
     if r.created_days.is_empty() {

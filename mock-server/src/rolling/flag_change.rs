@@ -2,10 +2,11 @@
 //! clears `rollingDbDrop` (and is the rollback: the tenant's rollback alarms clear); a flag is
 //! turned on only when its preflight passes (enabling `rollingDb` is refused while a device of the
 //! tenant reports an SDK older than the cutover switch), unless a sys_admin forces it. A change
-//! does nothing else: the rotate cron acts on it.
+//! does nothing else: the rotate cron acts on it (turning `rollingDb` on records when, so no
+//! device routes to a CORE left from before until a rotate has run since: `enables.rs`).
 
 use super::flags::{self, FlagPatch, Flags};
-use super::{alarms, preflight, RollingError, RollingResult, RollingSettings};
+use super::{alarms, enables, preflight, RollingError, RollingResult, RollingSettings};
 use crate::docdb::Cluster;
 
 /// What a flag change came to: the new record, and the failing checks a forced change overrode.
@@ -47,6 +48,9 @@ pub fn apply(
     flags::record(conn, company_id, rolling_db, rolling_db_drop, actor, now_ms)?;
     if current.rolling_db && !rolling_db {
         alarms::clear(conn, company_id, now_ms)?;
+    }
+    if !current.rolling_db && rolling_db {
+        enables::enabled(conn, company_id, now_ms)?;
     }
     let flags = Flags {
         company_id: current.company_id.clone(),

@@ -1,12 +1,12 @@
 //! The realtime handshake's decisions (docs/sdk.md, "Realtime: `SyncSession`"): update the registered device's SDK version,
 //! whether it must drop its local database first (`invalidate-local`), and where it routes
-//! (`core` only for a rolling tenant whose CORE exists and an SDK with the cutover switch).
+//! (`core` only for a rolling tenant whose CORE exists and was rotated since `rollingDb` was last
+//! turned on, and an SDK with the cutover switch).
 
 use crate::store::sql::Connection;
 use protocol::has_cutover_switch;
 use protocol::realtime::{InvalidateLocal, Ready, Routing};
 
-use super::flags;
 use super::invalidation;
 use super::{tenants, RollingResult, RollingSettings};
 use crate::docdb;
@@ -75,8 +75,8 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
             now_ms,
         )?;
     }
-    let rolling = flags::get(conn, &tenant.id)?.rolling_db;
-    let core = rolling && has_cutover_switch(hello.sdk_version.as_deref()) && docdb::exists(conn, &names.core())?;
+    let core = has_cutover_switch(hello.sdk_version.as_deref())
+        && invalidation::current_routing(conn, &names, &tenant.id)? == Routing::Core;
     let (database, static_db, dynamic_db) = if core {
         let today = names.day(&day_of(now_ms));
         let dynamic = if docdb::exists(conn, &today)? { today } else { names.core() };

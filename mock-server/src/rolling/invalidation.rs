@@ -85,10 +85,13 @@ pub fn invalidate_tenant(conn: &Connection, env: &str, company_id: &str, now_ms:
     Ok((invalidate(conn, &tenant.id, REASON_OPERATOR, routing, now_ms)?, routing))
 }
 
-/// Where the tenant's catalogue lives now: CORE once `rollingDb` is on and CORE exists.
+/// Where the tenant's catalogue lives now: CORE once `rollingDb` is on, a rotate has run since it
+/// was last turned on (a CORE left from before a rollback is stale until then) and CORE exists.
 pub fn current_routing(conn: &Connection, names: &TenantNames, company_id: &str) -> RollingResult<Routing> {
     let rolling = flags::get(conn, company_id)?.rolling_db;
-    Ok(if rolling && docdb::exists(conn, &names.core())? { Routing::Core } else { Routing::Legacy })
+    let core =
+        rolling && super::enables::rotated_since_enable(conn, company_id)? && docdb::exists(conn, &names.core())?;
+    Ok(if core { Routing::Core } else { Routing::Legacy })
 }
 
 /// The legacy behaviour for tenants without `rollingDb`: one invalidation a day.

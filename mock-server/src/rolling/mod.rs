@@ -7,6 +7,7 @@ pub mod backup;
 pub mod conflicts;
 pub mod days;
 pub mod drop_eval;
+pub mod enables;
 pub mod flag_change;
 pub mod flags;
 pub mod handshake;

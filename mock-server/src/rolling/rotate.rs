@@ -1,4 +1,5 @@
-//! One tenant's rotate: warm CORE if needed, day databases for today (ACTIVE) and tomorrow
+//! One tenant's rotate: warm CORE if needed (or, first after `rollingDb` was turned on again,
+//! catch a CORE kept from before up with the legacy catalogue), day databases for today (ACTIVE) and tomorrow
 //! (PREWARMED), the day manifest in CORE, and the cutover invalidation the first time the tenant
 //! routes to CORE. Run inside one transaction, so a failure (or a kill) leaves nothing half-done;
 //! a second run the same day creates nothing. The tenant's flag is read again in that
@@ -10,10 +11,10 @@ use protocol::views::DayManifest;
 use serde::Serialize;
 
 use super::days::{day_databases, set_day_status, DayDatabase, DayStatus};
-use super::flags;
 use super::invalidation::{self, Routing, REASON_CUTOVER};
 use super::tenants::Tenant;
-use super::warm::{warm_core, WarmOutcome};
+use super::warm::{catch_up_core, warm_core, WarmOutcome};
+use super::{enables, flags};
 use super::{RollingError, RollingResult, RollingSettings};
 use crate::docdb::naming::{day_of, next_day};
 use crate::docdb::{self, Kind};
@@ -54,9 +55,15 @@ pub fn rotate_tenant(
     // Every handle the rotate touches, read together: the warm, the creates and the pins below
     // then read none.
     docdb::existing(conn, &[&names.core(), &names.legacy(), &names.day(&today), &names.day(&tomorrow)])?;
-    let warm = warm_core(conn, &names, &tenant.id, now_ms)?;
+    let mut warm = warm_core(conn, &names, &tenant.id, now_ms)?;
     if warm == WarmOutcome::NoLegacy {
         return Err(RollingError::NoCatalogue(tenant.id.clone()));
+    }
+    // The first rotate since `rollingDb` was turned on again: a CORE kept from before the
+    // rollback lacks what the legacy catalogue received since; devices route to it only now.
+    if enables::rotated(conn, &tenant.id, now_ms)? && warm == WarmOutcome::AlreadyExists {
+        let docs = catch_up_core(conn, &names)?;
+        warm = WarmOutcome::CaughtUp { docs };
     }
     // The tenant's days read once: the statuses decided here, the manifest's list after.
     let mut days = day_databases(conn, &tenant.id)?;

@@ -16,8 +16,15 @@ pub const CORE_INDEXES: [&str; 2] = ["type", "type,name"];
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "outcome", rename_all = "kebab-case")]
 pub enum WarmOutcome {
-    Created { docs: u64 },
+    Created {
+        docs: u64,
+    },
     AlreadyExists,
+    /// CORE existed from before the latest enable of `rollingDb` (a rollback left it): brought up
+    /// to the legacy catalogue, `docs` STATIC documents written.
+    CaughtUp {
+        docs: u64,
+    },
     NoLegacy,
 }
 
@@ -56,6 +63,33 @@ pub fn warm_core(conn: &Cluster, names: &TenantNames, company_id: &str, now_ms: 
         }
     }
     Ok(WarmOutcome::Created { docs: copied })
+}
+
+/// Brings a CORE left from before a rollback up to the legacy catalogue, which kept the devices'
+/// catalogue meanwhile: each STATIC document of legacy that CORE lacks, or holds with another
+/// body, is written to CORE (legacy's body on CORE's revision); a document only CORE holds stays.
+/// Answers how many were written.
+pub fn catch_up_core(conn: &Cluster, names: &TenantNames) -> RollingResult<u64> {
+    let (core, legacy) = (names.core(), names.legacy());
+    let held: std::collections::HashMap<String, (String, serde_json::Map<String, serde_json::Value>)> =
+        docdb::all_docs(conn, &core)?.into_iter().map(|d| (d.id, (d.rev, d.body))).collect();
+    let writes: Vec<Write> = docdb::all_docs(conn, &legacy)?
+        .into_iter()
+        .filter(|d| is_static(&d.body))
+        .filter_map(|d| match held.get(&d.id) {
+            None => Some(Write { id: d.id, body: d.body, rev: None }),
+            Some((_, body)) if *body == d.body => None,
+            Some((rev, _)) => Some(Write { id: d.id, body: d.body, rev: Some(rev.clone()) }),
+        })
+        .collect();
+    let written = writes.len() as u64;
+    let mut writes = writes.into_iter().peekable();
+    while writes.peek().is_some() {
+        for answer in docdb::bulk_put(conn, &core, writes.by_ref().take(WARM_BATCH).collect())? {
+            answer?;
+        }
+    }
+    Ok(written)
 }
 
 /// Documents a `_bulk_docs` request of the warm carries.

@@ -356,9 +356,9 @@ async fn sign_up(
 }
 
 /// Accepts an expired token: ending a session must not need a fresh one. The first call ends the
-/// session's refresh and its access token at once, and opens its sign-out window: the document
-/// headers keep working for the sign-out's handlers (a final replication) until a call with
-/// `complete` or `SIGN_OUT_GRACE_SECS`, whichever comes first.
+/// session's refresh at once, and opens its sign-out window: the access token and the document
+/// headers keep working for the sign-out's handlers (a device status, a final replication) until
+/// a call with `complete` or `SIGN_OUT_GRACE_SECS`, whichever comes first.
 async fn logout(
     State(state): State<AppState>,
     SignedUser(claims): SignedUser,

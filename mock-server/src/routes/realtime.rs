@@ -87,7 +87,17 @@ async fn session(mut socket: WebSocket, state: AppState) {
         Err(why) => return refuse(socket, CLOSE_BAD_REQUEST, code::BAD_REQUEST, &why).await,
     };
     let claims = match crate::extract::verify_access(&state, &token) {
-        Ok(c) => c,
+        // A signing-out session's sockets were cut at its logout; a new one would outlive its window.
+        Ok(access) if access.signing_out => {
+            return refuse(
+                socket,
+                CLOSE_UNAUTHORIZED,
+                code::SESSION_ENDED,
+                "this session is signing out: it may finish its work, not open a realtime socket",
+            )
+            .await
+        }
+        Ok(access) => access.claims,
         Err(e) => {
             let body = e.body();
             return refuse(socket, CLOSE_UNAUTHORIZED, &body.error, &body.message).await;

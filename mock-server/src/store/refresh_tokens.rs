@@ -116,7 +116,8 @@ pub enum SessionState {
     /// Its family holds an unrevoked, unexpired refresh token.
     Live,
     /// Logged out, its sign-out handlers still running (a final replication): its refresh is
-    /// revoked, its document headers work until the sign-out completes or its window closes.
+    /// revoked, its access token and document headers work until the sign-out completes or its
+    /// window closes.
     SigningOut,
     Ended,
 }
@@ -146,7 +147,7 @@ pub fn live_until(conn: &Connection, family_id: &str, now_ms: i64) -> crate::sto
     )
 }
 
-/// Logs the session `family_id` out: its refresh ends now, its document headers at `until_ms`
+/// Logs the session `family_id` out: its refresh ends now, its access token and document headers at `until_ms`
 /// at the latest (`signed_out` ends them sooner). Only a live session gets the window: a logout
 /// with the token of a session that has already ended reopens nothing.
 pub fn signing_out(conn: &Connection, family_id: &str, now_ms: i64, until_ms: i64) -> crate::store::sql::Result<()> {

@@ -72,6 +72,11 @@ CREATE TABLE IF NOT EXISTS guard_signing_out (
   family_id TEXT PRIMARY KEY NOT NULL,
   until INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_rolling_enables (
+  company_id TEXT PRIMARY KEY NOT NULL,
+  enabled_at INTEGER NOT NULL,
+  rotated_at INTEGER
+);
 CREATE TABLE IF NOT EXISTS guard_device_sessions (
   family_id TEXT NOT NULL,
   device_id TEXT NOT NULL,
@@ -212,6 +217,11 @@ CREATE TABLE IF NOT EXISTS guard_signing_out (
   family_id TEXT PRIMARY KEY NOT NULL,
   until BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_rolling_enables (
+  company_id TEXT PRIMARY KEY NOT NULL,
+  enabled_at BIGINT NOT NULL,
+  rotated_at BIGINT
+);
 CREATE TABLE IF NOT EXISTS guard_device_sessions (
   family_id TEXT NOT NULL,
   device_id TEXT NOT NULL,
@@ -296,7 +306,7 @@ CREATE TABLE IF NOT EXISTS mock_backup_marker (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 20] = [
+pub const OWN_TABLES: [&str; 21] = [
     "guard_device_sessions",
     "mock_backup_marker",
     "guard_reconciliations",
@@ -305,6 +315,7 @@ pub const OWN_TABLES: [&str; 20] = [
     "guard_held_days",
     "guard_login_failures",
     "guard_signing_out",
+    "guard_rolling_enables",
     "cron_runs",
     "cron_run_log",
     "cron_locks",

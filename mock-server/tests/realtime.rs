@@ -164,23 +164,28 @@ async fn an_invalidation_closes_a_tenants_sockets_in_waves() {
     assert!(closed_after[2] >= std::time::Duration::from_millis(550), "{closed_after:?}");
 }
 
+/// alice's registered device, told of an operator's invalidation and obeying it: the server, the
+/// admin's and alice's tokens, the device's id, and when the invalidation was.
+async fn a_device_that_obeyed() -> (common::Server, String, String, String, i64) {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let alice = s.token("alice").await;
+    let device = s.register_device(&alice).await;
+    let at = s.invalidate(&admin, "acme").await;
+    // Asked by the invalidation: it destroys, bootstraps and remembers `at`. No alarm.
+    let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", None).await;
+    assert_eq!(frames[0]["type"], "invalidate-local");
+    let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", Some(at)).await;
+    assert_eq!(frames.len(), 1, "obeyed: ready only");
+    (s, admin, alice, device, at)
+}
+
 /// A login's cleanup destroys the device's local data and forgets the invalidation it obeyed, as
 /// it must: the next handshake, in the new session, reports none, and that is no destructive
 /// reset (an ordinary re-login must never tell the operators to roll back).
 #[tokio::test]
 async fn a_re_login_on_a_device_that_obeyed_raises_no_alarm() {
-    let s = spawn().await;
-    let admin = s.token("admin").await;
-    let alice = s.token("alice").await;
-    let device = s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await.body["deviceId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let at =
-        s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await.body["invalidatedAt"].as_i64().unwrap();
-    let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", None).await;
-    assert_eq!(frames[0]["type"], "invalidate-local");
-    let (_ws, _) = hello(&s, &alice, Some(&device), "1.4.17", Some(at)).await;
+    let (s, admin, _, device, at) = a_device_that_obeyed().await;
     // The cashier logs out and in again on the same device: a new session, nothing obeyed yet.
     let again = s.token("alice").await;
     let (_ws, frames) = hello(&s, &again, Some(&device), "1.4.17", None).await;
@@ -196,20 +201,7 @@ async fn a_re_login_on_a_device_that_obeyed_raises_no_alarm() {
 
 #[tokio::test]
 async fn a_device_back_with_less_than_it_obeyed_raises_the_rollback_alarm() {
-    let s = spawn().await;
-    let admin = s.token("admin").await;
-    let alice = s.token("alice").await;
-    let device = s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await.body["deviceId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let at =
-        s.post("/admin/invalidate-clients/acme", Some(&admin), json!({})).await.body["invalidatedAt"].as_i64().unwrap();
-    // Asked by the invalidation: it destroys, bootstraps and remembers `at`. No alarm.
-    let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", None).await;
-    assert_eq!(frames[0]["type"], "invalidate-local");
-    let (_ws, frames) = hello(&s, &alice, Some(&device), "1.4.17", Some(at)).await;
-    assert_eq!(frames.len(), 1, "obeyed: ready only");
+    let (s, admin, alice, device, _) = a_device_that_obeyed().await;
     let fleet = s.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
     assert!(fleet["tenants"][0]["attention"].is_null(), "{}", fleet["tenants"][0]);
     // Then it comes back with nothing: its local database was reset though nobody asked.

@@ -933,10 +933,7 @@ async fn re_enabling_after_a_rollback_waits_for_a_rotate_that_catches_core_up() 
     let s = spawn().await;
     let admin = s.token("admin").await;
     let alice = s.token("alice").await;
-    let device = s.post("/auth/connect", Some(&alice), json!({"sdkVersion": "1.4.17"})).await.body["deviceId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let device = s.register_device(&alice).await;
     enable(&s, &admin, "acme").await;
     s.run_cron(&admin, "rolling-db-rotate").await;
     let (cutover, ready) = handshake(&s, &alice, &device, None).await;

@@ -73,6 +73,18 @@ impl Server {
     pub async fn token(&self, username: &str) -> String {
         self.login(username).await["token"].as_str().unwrap().to_owned()
     }
+
+    /// Registers the session's device with an SDK that has the cutover switch; its id.
+    pub async fn register_device(&self, token: &str) -> String {
+        let answer = self.post("/auth/connect", Some(token), json!({"sdkVersion": "1.4.17"})).await;
+        answer.body["deviceId"].as_str().unwrap_or_else(|| panic!("{:?}", answer.body)).to_owned()
+    }
+
+    /// An operator's invalidation of `tenant`; its `invalidatedAt`.
+    pub async fn invalidate(&self, token: &str, tenant: &str) -> i64 {
+        let answer = self.post(&format!("/admin/invalidate-clients/{tenant}"), Some(token), json!({})).await;
+        answer.body["invalidatedAt"].as_i64().unwrap_or_else(|| panic!("{:?}", answer.body))
+    }
 }
 
 /// Asserts the error body (`{error, message}`) and status.

@@ -113,6 +113,9 @@ pub struct AppState {
     pub static_dirs: StaticDirs,
     /// Names this process in the cron locks it holds.
     pub instance_id: String,
+    /// When this process started (wall clock): a scheduled cron that never succeeded is late
+    /// once a day has passed since.
+    pub started_at: std::time::SystemTime,
     pub schedule: Arc<Schedule>,
     pub test: Arc<TestControls>,
     pub realtime: Arc<crate::realtime::Hub>,
@@ -257,6 +260,7 @@ impl AppState {
             stats: Arc::default(),
             static_dirs,
             instance_id: crate::auth::secrets::random_id("proc"),
+            started_at: std::time::SystemTime::now(),
             schedule: Arc::default(),
             test: Arc::default(),
             realtime,

@@ -166,7 +166,12 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
     for cron in ["rolling-db-rotate", "rolling-db-archive", "rolling-db-backup", "rolling-db-drop-eval"] {
         assert_eq!(p.value(&format!("cron_last_run_succeeded{{cron=\"{cron}\"}}")).await, Some(1.0), "{cron}");
         assert!(p.value(&format!("cron_last_success_timestamp_seconds{{cron=\"{cron}\"}}")).await.is_some(), "{cron}");
+        // Every cron is scheduled here (the defaults: AUTO_ARCHIVE_ENABLED and BACKUP_ENABLED on).
+        assert_eq!(p.value(&format!("cron_scheduled{{cron=\"{cron}\"}}")).await, Some(1.0), "{cron}");
     }
+    let started = p.value("process_start_time_seconds").await.expect("the server's start");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64();
+    assert!(started > 0.0 && started <= now, "started {started}, now {now}");
     assert_eq!(p.value("sum(rolling_alarms_open)").await, Some(0.0));
     assert_eq!(p.value("bootstrap_duration_seconds_count{database=\"core\"}").await, Some(1.0));
     assert_eq!(p.value("http_requests_total{route=\"PUT /docdb/{db}/{doc_id}\",outcome=\"ok\"}").await, Some(2.0));

@@ -120,13 +120,17 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
     );
     r.register("rolling_alarms_open", "Rollback alarms raised and not cleared by a rollback, by kind", open);
 
-    let (last_success, last_ok, last_duration) = (
+    let (last_success, last_ok, last_duration, scheduled) = (
         Family::<Cron, FloatGauge>::default(),
         Family::<Cron, Gauge>::default(),
         Family::<Cron, FloatGauge>::default(),
+        Family::<Cron, Gauge>::default(),
     );
     for cron in &CRONS {
         let label = Cron { cron: cron.name };
+        if crate::crons::is_scheduled(cron, &state.settings) {
+            scheduled.get_or_create(&label).set(1);
+        }
         if let Some(at) = runs::last_success(&store()?, cron.name)? {
             last_success.get_or_create(&label).set(at as f64 / 1000.0);
         }
@@ -141,6 +145,11 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
         last_success,
     );
     r.register("cron_last_run_succeeded", "Whether each cron's last finished run succeeded (1) or failed (0)", last_ok);
+    // With the start time, what lets an alert see a scheduled cron that never succeeded at all.
+    r.register("cron_scheduled", "The crons this server runs on their schedule (1)", scheduled);
+    let started = FloatGauge::default();
+    started.set(state.started_at.duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64()));
+    r.register("process_start_time_seconds", "When this server process started (Unix seconds)", started);
     r.register_with_unit(
         "cron_last_run_duration",
         "How long each cron's last finished run took",

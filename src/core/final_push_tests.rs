@@ -552,3 +552,60 @@ mod push_headers_rule {
         }
     }
 }
+
+#[test]
+fn a_track_in_a_tab_that_has_not_followed_another_tabs_login_is_nobodys() {
+    let h = harness();
+    h.working("alice", 0);
+    // Another tab stored carol's session (globex); this tab has not followed yet, and its app,
+    // still alice's, tracks a new database: whose its data is cannot be told.
+    let claims = json!({"sub": "carol", "userId": "carol", "companyId": "globex", "roles": ["cashier"], "iat": NOW / 1000, "exp": NOW / 1000 + 900});
+    h.storage.set(super::keys::AUTH, &encode_for_test(&claims)).unwrap();
+    h.session.track_local_database("new-orders", "idb", "dynamic").unwrap();
+    assert_eq!(h.session.local_data_owner("new-orders"), None);
+}
+
+#[test]
+fn another_tabs_track_during_this_tabs_destruction_keeps_its_own_owner() {
+    let h = harness();
+    h.working("alice", 1);
+    // Another tab (alice's session) reopens the till while this tab's login of carol destroys it.
+    let other = another_page(&h);
+    *h.dbs.on_destroy.borrow_mut() = Some(Rc::new(move |name: &str| {
+        other.track_local_database(name, "idb", "dynamic").unwrap();
+    }));
+    assert!(block_on(h.session.login("carol", "pw")).is_success());
+    *h.dbs.on_destroy.borrow_mut() = None;
+    assert_eq!(h.session.local_data_owner("orders").as_deref(), Some("acme"), "alice's tab's data, never globex's");
+}
+
+#[test]
+fn an_unreadable_line_is_kept_and_counted_never_lent() {
+    let h = harness();
+    h.working("alice", 0);
+    let key = [super::keys::LOCAL_DATABASE_PREFIX, "mangled"].concat();
+    for garbage in ["{\"not\":\"a line\"}", "2\nacme", "1\nacme\n\nidb\ndynamic\nmore", "0\nacme\n\nidb\ndynamic"] {
+        h.storage.set(&key, garbage).unwrap();
+        assert_eq!(h.session.tracked_local_databases(), vec!["orders", "mangled"], "{garbage:?}");
+        assert_eq!(h.storage.get(&key).as_deref(), Some(garbage), "kept as it is: {garbage:?}");
+        assert_eq!(h.session.local_data_owner("mangled"), None);
+    }
+    h.dbs.pending.borrow_mut().insert("mangled".into(), 3);
+    assert!(block_on(h.session.login("carol", "pw")).is_success());
+    assert!(h.pushes().is_empty(), "nothing of it is pushed: {:?}", h.pushes());
+    assert!(
+        h.reporter.messages().iter().any(|m| m.contains("3 document(s) of \"mangled\" could not be pushed")),
+        "{:?}",
+        h.reporter.messages()
+    );
+    assert_eq!(h.storage.get(&key), None, "forgotten with the database");
+}
+
+#[test]
+fn a_generation_at_its_limit_does_not_overflow() {
+    let h = harness();
+    let key = [super::keys::LOCAL_DATABASE_PREFIX, "worn"].concat();
+    h.storage.set(&key, &format!("{}\nacme\n\nidb\ndynamic", i64::MAX)).unwrap();
+    h.session.track_local_database("worn", "idb", "dynamic").unwrap();
+    assert_eq!(h.session.ledger_entry("worn").gen, i64::MAX);
+}

@@ -148,15 +148,6 @@ impl AuthManager {
         TOKEN_PREFIX.to_owned()
     }
 
-    /// Registers the PouchDB constructor this page opens tracked databases with, for a page that
-    /// may push or destroy a database it holds no instance of (another tab's, or one tracked
-    /// before a reload). Tracking an instance registers its constructor; a global `PouchDB` is
-    /// used without either. Throws `invalid_argument` for anything but a constructor.
-    #[wasm_bindgen(js_name = usePouchDB)]
-    pub fn use_pouchdb(#[wasm_bindgen(unchecked_param_type = "LocalPouchDBConstructor")] constructor: &JsValue) {
-        crate::web::idb::use_pouchdb(constructor)
-    }
-
     #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
     /// Logs in with a user name and password. Resolves `{success: true, user}` or `{success: false, error, status}` (status 0: unreachable); never rejects.
     pub fn login(&self, #[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue) -> Promise {
@@ -350,7 +341,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = trackLocalDatabase)]
-    /// Tracks a local database in the device's ledger (shared by every tab, kept across reloads) for destruction at the next login, company change or invalidation: a local PouchDB instance (destroyed through PouchDB, on any adapter, by whichever tab destroys it) or a database name (`_pouch_<name>` and the IndexedDB database `name` deleted). With `pushTo` (a PouchDB instance only), the SDK pushes its documents there before destroying it, and at `logout()`; what it cannot push is counted. Throws `storage_unavailable` when `localStorage` refuses the write.
+    /// Tracks a local database in the device's ledger (shared by every tab, kept across reloads) for destruction at the next login, company change or invalidation: a local PouchDB instance (destroyed through PouchDB, on any adapter, by whichever tab destroys it: a tab opens it with the constructor of an instance it tracked, or a global `PouchDB`; without either, its documents are counted from IndexedDB) or a database name (`_pouch_<name>` and the IndexedDB database `name` deleted). With `pushTo` (a PouchDB instance only), the SDK pushes its documents there before destroying it, and at `logout()`; what it cannot push is counted. Throws `storage_unavailable` when `localStorage` refuses the write.
     pub fn track_local_database(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string | LocalPouchDB")] db: JsValue,

@@ -2,8 +2,6 @@
 // said in JS than through closures from Rust. One file, so a page loads one snippet module for
 // all of them. The decisions (URLs, names, what a failure means) stay in Rust.
 
-import { SessionBrokerError } from "./error_class.js";
-
 // ---- The cross-tab refresh lock (web/lock.rs): the lock's callback must return a promise that
 // settles when the guard drops. `null` when the browser has no Web Locks.
 export function sbLockRequest(name, waitMs, steal) {
@@ -101,16 +99,15 @@ export async function sbSpent(tail) {
 
 // Tracked local databases are recorded in the ledger in localStorage (name, PouchDB adapter,
 // pushTo, owner: the core keeps it), so whichever tab destroys or pushes a database opens it
-// again itself, with the PouchDB constructor of an instance this page tracked, the one the app
-// registered (`AuthManager.usePouchDB`), or the page's global `PouchDB`. A fresh instance each
-// time: another tab's deletion may have closed the connection behind an old one.
+// again itself, with the PouchDB constructor of an instance this page tracked or the page's
+// global `PouchDB`. A fresh instance each time: another tab's deletion may have closed the
+// connection behind an old one.
 let Pouch;
-const pouchCtor = () => Pouch || globalThis.PouchDB;
-const openPouch = (name, adapter) => { const P = pouchCtor(); return P && adapter ? new P(name, { adapter }) : null; };
-export function sbUsePouch(ctor) {
-  if (typeof ctor != "function") throw new SessionBrokerError("invalid_argument", "usePouchDB takes the PouchDB constructor");
-  Pouch = ctor;
-}
+// Null where this page cannot open it (no constructor, or not that adapter: PouchDB throws).
+const openPouch = (name, adapter) => {
+  const P = Pouch || globalThis.PouchDB;
+  try { return P && adapter ? new P(name, { adapter }) : null; } catch { return null; }
+};
 /** Every key of `localStorage` (web/storage.rs), as JSON. */
 export const sbStorageKeys = () => JSON.stringify(Object.keys(localStorage));
 /** `trackLocalDatabase(db, options)`: the JSON of `[name, adapter, pushTo]` for the ledger
@@ -123,8 +120,10 @@ export function sbTrack(db, options) {
   }
   if (db == null || typeof db.name != "string" || typeof db.destroy != "function" || /^https?$/.test(db.adapter))
     throw "a tracked database is a name or a local PouchDB (not a remote one)";
-  if (to != null && to !== "dynamic" && typeof (to && to.database) != "string")
-    throw 'pushTo must be "dynamic" or {database: string}';
+  if (options != null && typeof options != "object") throw "options must be {pushTo}";
+  // A database's name goes into the ledger's line and the push's URL as it is.
+  if (to != null && to !== "dynamic" && !/^[a-z][a-z0-9_$()+-]*$/.test(to && to.database))
+    throw 'pushTo must be "dynamic" or {database: "<a database name>"}';
   Pouch ||= db.constructor;
   return JSON.stringify([db.name, db.adapter || "", to == null ? "" : to === "dynamic" ? to : "=" + to.database]);
 }
@@ -167,16 +166,12 @@ export async function sbPush(boundMs) {
   plans = [];
   for (const [name, adapter, url, headers] of these) {
     const fail = (why) => console.error(`session-broker: the final push of "${name}" failed: ${why}`);
+    let left = null;
     try {
       const db = openPouch(name, adapter);
-      if (!db) {
-        fail("no PouchDB constructor in this page to open it with (AuthManager.usePouchDB); counted");
-        const n = await rawCount(name);
-        if (n) report.unpushed[name] = n;
-        continue;
-      }
+      if (!db) throw `no PouchDB here opens it (adapter "${adapter}"); counted`;
       const mark = await db.get(MARK).catch(() => ({ _id: MARK }));
-      let left = (await db.changes({ since: mark.seq || 0 })).results.filter((c) => !c.id.startsWith("_design/")).length;
+      left = (await db.changes({ since: mark.seq || 0 })).results.filter((c) => !c.id.startsWith("_design/")).length;
       if (url) report.pushed[name] = 0;
       if (url && left) {
         const fetch = (input, init = {}) => {
@@ -188,7 +183,8 @@ export async function sbPush(boundMs) {
         try {
           const done = await bounded(replication, boundMs);
           report.pushed[name] = done.docs_written;
-          if (done.doc_write_failures) fail(done.doc_write_failures + " document(s) refused");
+          // A replication cancelled (its database destroyed meanwhile) resolves without failures.
+          if (done.doc_write_failures || done.status !== "complete") fail(`${done.status}, ${done.doc_write_failures} refused`);
           else {
             left = 0;
             await db.put({ ...mark, seq: done.last_seq }).catch(fail);
@@ -198,10 +194,12 @@ export async function sbPush(boundMs) {
           fail((e && (e.message || e.reason)) || e);
         }
       }
-      if (left) report.unpushed[name] = left;
     } catch (e) {
       fail(e);
+      // Never silent: what it held before the failure, or all it holds.
+      left ??= await rawCount(name).catch(() => 0);
     }
+    if (left) report.unpushed[name] = left;
   }
   return JSON.stringify(report);
 }

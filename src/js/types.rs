@@ -133,9 +133,6 @@ export interface TrackOptions {
   pushTo?: "dynamic" | { database: string };
 }
 
-/** The PouchDB constructor (`AuthManager.usePouchDB`; PouchDB's own type fits it). */
-export type LocalPouchDBConstructor = new (name: string, options?: { adapter?: string }) => LocalPouchDB;
-
 /** What `trackLocalDatabase` needs of a PouchDB instance (PouchDB's own type fits it). */
 export interface LocalPouchDB {
   readonly name: string;

@@ -18,10 +18,6 @@ extern "C" {
     fn destroy_database(name: &str, adapter: &str, bound_ms: u32) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sbTrack, catch)]
     fn remember(db: &JsValue, options: &JsValue) -> Result<String, JsValue>;
-    /// Throws a `SessionBrokerError` (`invalid_argument`) for anything but a constructor: the
-    /// exception passes through, nothing is held across it.
-    #[wasm_bindgen(js_name = sbUsePouch)]
-    fn use_pouch(constructor: &JsValue);
     #[wasm_bindgen(js_name = sbPlan)]
     fn plan(name: &str, adapter: &str, url: Option<String>, headers: Option<String>);
     #[wasm_bindgen(js_name = sbPush)]
@@ -69,11 +65,6 @@ impl LocalDatabases for IndexedDbDatabases {
 pub fn track(db: &JsValue, options: &JsValue) -> Result<[String; 3], String> {
     let answer = remember(db, options).map_err(|e| describe(&e))?;
     json::parse(&answer).and_then(|v| json::string_list(&v)).and_then(|l| l.try_into().ok()).ok_or(answer)
-}
-
-/// Registers the PouchDB constructor tracked databases are opened with in this page.
-pub fn use_pouchdb(constructor: &JsValue) {
-    use_pouch(constructor)
 }
 
 /// Whether an IndexedDB database of that name exists (without creating it).

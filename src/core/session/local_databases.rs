@@ -32,10 +32,18 @@ pub struct Entry {
 
 impl Entry {
     fn read(text: &str) -> Option<Entry> {
-        let mut list = text.split('\n');
-        let gen = list.next()?.parse().ok()?;
-        let mut next = || list.next().unwrap_or_default().to_owned();
-        Some(Entry { gen, owner: next(), dynamic_db: next(), adapter: next(), push_to: next() })
+        let fields: Vec<&str> = text.split('\n').collect();
+        let [gen, owner, dynamic_db, adapter, push_to] = fields[..] else { return None };
+        // A target it cannot read sends nothing (`push_target`): the documents are counted.
+        let gen = gen.parse().ok().filter(|g| *g > 0)?;
+        let own = str::to_owned;
+        Some(Entry {
+            gen,
+            owner: own(owner),
+            dynamic_db: own(dynamic_db),
+            adapter: own(adapter),
+            push_to: own(push_to),
+        })
     }
 
     fn text(&self) -> String {
@@ -92,6 +100,9 @@ pub fn push_target(entry: &Entry) -> Option<&str> {
     .filter(|db| !db.is_empty())
 }
 
+/// The push target of a line that does not read: none, so its documents are only counted.
+const UNREADABLE: &str = "?";
+
 fn key(name: &str) -> String {
     [keys::LOCAL_DATABASE_PREFIX, name].concat()
 }
@@ -112,9 +123,12 @@ impl Session {
         names
     }
 
-    /// A database's line of the ledger (the default, `gen` 0, when it has none).
+    /// A database's line of the ledger (the default, `gen` 0, when it has none). A line that
+    /// does not read is kept, as data of nobody known to be counted: never lent, never lost.
     pub fn ledger_entry(&self, name: &str) -> Entry {
-        keys::read_valid(self.storage(), &key(name), Entry::read).unwrap_or_default()
+        self.storage().get(&key(name)).map_or_else(Entry::default, |text| {
+            Entry::read(&text).unwrap_or(Entry { gen: 1, push_to: UNREADABLE.into(), ..Entry::default() })
+        })
     }
 
     fn write_entry(&self, name: &str, entry: &Entry) -> Result<(), String> {
@@ -126,11 +140,21 @@ impl Session {
         self.stored_token().and_then(|(_, c)| c.company_id())
     }
 
-    /// Whose fresh data is: during a login's or company change's cleanup, the incoming tenant's
-    /// (what is written once the old data is destroyed is the new session's), else the stored
-    /// session's.
+    /// The tenant of this tab's own session: the stored one, unless another tab changed it and
+    /// this one has not followed yet (then unknown: its app may still write the previous
+    /// tenant's data).
+    fn own_company(&self) -> Option<String> {
+        // The token this tab stands on is the stored one (any change elsewhere is followed soon).
+        (self.storage().get(keys::AUTH) == self.adopted()).then(|| self.stored_company()).flatten()
+    }
+
+    /// Whose data tracked now is: once this tab's cleanup destroys (after the last push), the
+    /// incoming tenant's (what is written then is the new session's); else this tab's session's.
     fn fresh_owner(&self) -> String {
-        self.0.memory.borrow().incoming.clone().or_else(|| self.stored_company()).unwrap_or_default()
+        let memory = self.0.memory.borrow();
+        let incoming = memory.incoming.clone().filter(|_| memory.destroying);
+        drop(memory);
+        incoming.or_else(|| self.own_company()).unwrap_or_default()
     }
 
     /// Records a local database in the ledger so a sign-out or invalidation pushes and destroys
@@ -143,13 +167,12 @@ impl Session {
             return Err(InputError::EmptyName);
         }
         let mut entry = self.ledger_entry(name);
-        if entry.gen == 0 {
+        if entry.gen == 0 || self.0.memory.borrow().destroying {
+            // New, or tracked again while this tab destroys it: fresh data.
             entry.owner = self.fresh_owner();
             let routed = self.0.memory.borrow().routed.clone();
-            if let Some((_, db)) = routed.filter(|(c, _)| *c == entry.owner) {
-                entry.dynamic_db = db;
-            }
-        } else if self.stored_company().is_some_and(|c| Some(c.as_str()) != entry.owner()) {
+            entry.dynamic_db = routed.filter(|(c, _)| *c == entry.owner).map(|(_, db)| db).unwrap_or_default();
+        } else if self.own_company().is_some_and(|c| Some(c.as_str()) != entry.owner()) {
             entry.owner.clear();
         }
         for (field, value) in [(&mut entry.adapter, adapter), (&mut entry.push_to, push_to)] {
@@ -157,7 +180,7 @@ impl Session {
                 *field = value.to_owned();
             }
         }
-        entry.gen += 1;
+        entry.gen = entry.gen.saturating_add(1);
         self.write_entry(name, &entry).map_err(InputError::Storage)?;
         let mut names = keys::read_string_list(self.storage(), keys::LOCAL_DATABASES);
         if !names.iter().any(|n| n == name) {
@@ -208,6 +231,7 @@ impl Session {
     pub async fn destroy_tracked(&self, new: Option<(&str, &Map<String, Value>)>) -> DestroyReport {
         let push = self.push_tracked(new).await;
         let mut report = DestroyReport { destroyed: Vec::new(), failed: Vec::new(), push };
+        self.0.memory.borrow_mut().destroying = true;
         for name in self.tracked_local_databases() {
             let before = self.ledger_entry(&name);
             match self.0.ports.local_databases.destroy(&name, &before.adapter).await {
@@ -222,6 +246,7 @@ impl Session {
                 }
             }
         }
+        self.0.memory.borrow_mut().destroying = false;
         // Re-read: a database may have been tracked while the deletions ran.
         let remaining: Vec<String> = self
             .tracked_local_databases()
@@ -235,8 +260,8 @@ impl Session {
     }
 
     /// After `name` was destroyed: logs what was destroyed unpushed; forgets its line, unless it
-    /// was tracked again meanwhile (generation past `gen`): then its fresh data is the incoming
-    /// or stored session's.
+    /// was tracked again meanwhile (its generation moved: that track recorded whose the fresh
+    /// data is; absent, another tab's cleanup removed it).
     fn destroyed(&self, name: &str, gen: i64, unpushed: Option<&Value>) {
         if let Some(n) = unpushed {
             self.reporter().error(
@@ -250,12 +275,8 @@ impl Session {
                 .concat(),
             );
         }
-        let mut after = self.ledger_entry(name);
-        if after.gen == gen {
+        if self.ledger_entry(name).gen == gen {
             self.storage().remove(&key(name));
-        } else {
-            after.owner = self.fresh_owner();
-            let _ = self.write_entry(name, &after);
         }
     }
 

@@ -139,8 +139,11 @@ struct Memory {
     /// The last realtime `ready`'s tenant and routed day database.
     routed: Option<(String, String)>,
     /// During a login's or company change's cleanup: the incoming tenant (whose fresh local
-    /// data is).
+    /// data is, once the destruction has begun).
     incoming: Option<String>,
+    /// This tab is destroying the tracked databases (after their last push): a database tracked
+    /// now holds fresh data.
+    destroying: bool,
 }
 
 /// What the session is doing that other calls must not wait on (see the re-entrancy rule).

@@ -354,6 +354,9 @@ fn bad_options_and_arguments_throw_session_broker_errors() {
         (local.clone(), json!({"pushTo": "static"})),
         (local.clone(), json!({"pushTo": {"database": 7}})),
         (local.clone(), json!({"pushTo": 7})),
+        (local.clone(), json!({"pushTo": {"database": ""}})),
+        (local.clone(), json!({"pushTo": {"database": "a\nb"}})),
+        (local.clone(), json!({"pushTo": {"database": "../other"}})),
     ] {
         let err = m.track_local_database(db, options(bad.clone())).err().unwrap_or_else(|| panic!("{bad} accepted"));
         assert_eq!(js_sys::Reflect::get(&err, &"code".into()).unwrap(), "invalid_argument", "{bad}");

@@ -122,7 +122,8 @@ export function sbTrack(db, options) {
     throw "a tracked database is a name or a local PouchDB (not a remote one)";
   if (options != null && typeof options != "object") throw "options must be {pushTo}";
   // A database's name goes into the ledger's line and the push's URL as it is.
-  if (to != null && to !== "dynamic" && !/^[a-z][a-z0-9_$()+-]*$/.test(to && to.database))
+  const database = to && to.database;
+  if (to != null && to !== "dynamic" && !(typeof database == "string" && /^[a-z][a-z0-9_$()+-]*$/.test(database)))
     throw 'pushTo must be "dynamic" or {database: "<a database name>"}';
   Pouch ||= db.constructor;
   return JSON.stringify([db.name, db.adapter || "", to == null ? "" : to === "dynamic" ? to : "=" + to.database]);

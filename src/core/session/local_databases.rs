@@ -161,7 +161,8 @@ impl Session {
     /// it; `adapter` and `push_to` (see [`Entry`]) say how to open and push it in any tab (`""`:
     /// as recorded before). The owner is the data's: a database already in the ledger keeps its
     /// owner (tracked while signed out too); tracked under a session of another tenant, the owner
-    /// becomes unknown, so nothing is ever lent to data of two tenants.
+    /// becomes unknown, so nothing is ever lent to data of two tenants. A new database, or one
+    /// tracked again while this tab destroys it, holds fresh data (`fresh_owner`).
     pub fn track_local_database(&self, name: &str, adapter: &str, push_to: &str) -> Result<(), InputError> {
         if name.trim().is_empty() {
             return Err(InputError::EmptyName);
@@ -226,8 +227,8 @@ impl Session {
 
     /// Destroys every tracked database, after a last push taken now (after any handlers): what a
     /// handler wrote is pushed or counted, never destroyed unseen. The ones that failed stay
-    /// tracked for the next cleanup; one tracked again while it was destroyed stays tracked (its
-    /// data is fresh, the incoming or stored session's). Documents destroyed unpushed are logged.
+    /// tracked for the next cleanup; one tracked again while it was destroyed stays tracked, as
+    /// that track recorded it. Documents destroyed unpushed are logged.
     pub async fn destroy_tracked(&self, new: Option<(&str, &Map<String, Value>)>) -> DestroyReport {
         let push = self.push_tracked(new).await;
         let mut report = DestroyReport { destroyed: Vec::new(), failed: Vec::new(), push };

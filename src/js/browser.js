@@ -155,8 +155,8 @@ const rawCount = async (name) => {
 // `_local` document: never replicated, gone with the database, the same for every tab).
 const MARK = "_local/session-broker-push";
 // The SDK's final push (web/idb.rs): `sbPlan` adds a database to the next push (`url` null:
-// not allowed or not possible, only counted; `headers` JSON); `sbPush` runs them: each database is replicated to `url` (null: not allowed or not possible, only counted) with
-// `headers` on every request, given up after `boundMs`. What is left is counted as the changes
+// not allowed or not possible, only counted; `headers` JSON); `sbPush` runs them, each database
+// replicated to its `url` with its `headers` on every request, given up after `boundMs`. What is left is counted as the changes
 // since the last complete push (all of them before one), so it may count documents an app's own
 // replication already sent: an overcount, never a silent loss. Resolves the JSON of
 // `{pushed, unpushed}` (name → documents); never rejects, failures are logged.

@@ -33,7 +33,7 @@ DEMO_DATA ?= target/demo-data
 DEMO_ENGINE_PORT ?= 5985
 DEMO_ENGINE := http://127.0.0.1:$(DEMO_ENGINE_PORT)
 
-.PHONY: setup build test test-native test-browser test-package demo types size size-check bench clean release-check
+.PHONY: setup build test test-native test-browser test-package demo types size size-check bench soak mutants clean release-check
 
 ## Installs whatever is missing; a no-op when everything is present.
 setup:
@@ -175,6 +175,24 @@ bench: size
 	cargo bench -q -p mock-server --bench docdb
 	bash bench/peers.sh
 	cargo bench -q -p mock-server --bench peers
+
+## The rollout's generated histories at length: SOAK_CASES histories of up to 200 steps from a
+## new seed (printed first; `PROPTEST_RNG_SEED=<seed> make soak` replays a run).
+SOAK_CASES ?= 2000
+soak:
+	@seed=$${PROPTEST_RNG_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; echo "soak seed $$seed"; \
+	  HISTORY_CASES=$(SOAK_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test rollout_histories -- --nocapture
+
+## Proof the histories find bugs: each patch in mock-server/tests/mutations brings one back, and
+## the histories of `make test` must fail on every one (the tree is restored after each).
+mutants:
+	@for p in mock-server/tests/mutations/*.patch; do \
+	  git apply $$p || exit 1; \
+	  if ! cargo test -q -p mock-server --test rollout_histories --no-run 2>/dev/null; then r="did not build"; \
+	  elif cargo test -q -p mock-server --test rollout_histories -- generated_histories_answer_as_the_model >/dev/null 2>&1; \
+	  then r=survived; else r=caught; fi; \
+	  git apply -R $$p; echo "$$(basename $$p .patch): $$r"; [ $$r = caught ] || exit 1; \
+	done
 
 clean:
 	cargo clean

@@ -1,6 +1,6 @@
 //! The server clock: system time plus an offset that tests move (`POST /__mock/clock`).
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub const DAY_MS: i64 = 24 * 3600 * 1000;
@@ -11,6 +11,9 @@ pub struct Clock {
     /// The version of the shared offset this clock holds (replicas on PostgreSQL; 0 before any);
     /// held while the offset is replaced, so two versions never cross.
     version: parking_lot::Mutex<i64>,
+    /// Held still (`freeze_at`): now is the offset itself. Generated histories compare exact
+    /// times with a model's, which a clock that keeps running between two steps would blur.
+    frozen: AtomicBool,
 }
 
 fn system_ms() -> i64 {
@@ -19,7 +22,18 @@ fn system_ms() -> i64 {
 
 impl Clock {
     pub fn now_ms(&self) -> i64 {
-        system_ms() + self.offset_ms.load(Ordering::SeqCst)
+        let offset = self.offset_ms.load(Ordering::SeqCst);
+        if self.frozen.load(Ordering::SeqCst) {
+            offset
+        } else {
+            system_ms() + offset
+        }
+    }
+
+    /// Stops the clock at `at_ms` (in-process tests only; moving it again means another call).
+    pub fn freeze_at(&self, at_ms: i64) {
+        self.offset_ms.store(at_ms, Ordering::SeqCst);
+        self.frozen.store(true, Ordering::SeqCst);
     }
 
     pub fn now_secs(&self) -> i64 {

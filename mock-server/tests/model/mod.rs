@@ -1,0 +1,411 @@
+//! A reference model of the rollout's rules, written apart from the server (pure Rust, no I/O, no
+//! server code): tenants with their flags, CORE, day databases and latest invalidation; browsers
+//! with the SDK they run, their session and what their local data has obeyed; and what the server
+//! must answer at each step. `tests/rollout_histories.rs` drives the real server through generated
+//! histories and holds every answer to this model's. Each rule is stated in docs/refinements.md.
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, NaiveDate};
+
+/// The tenants a history touches (the demo's first two).
+pub const TENANTS: [&str; 2] = ["acme", "globex"];
+/// The users a history logs in, with their tenant: two of one tenant, one of the other.
+pub const USERS: [(&str, usize); 3] = [("alice", 0), ("carol", 0), ("bob", 1)];
+/// The browsers of a history: two run an SDK with the cutover switch, one an older SDK.
+pub const BROWSER_SDKS: [&str; 3] = ["1.4.17", "1.5.0", "1.3.9"];
+const ACCESS_TTL_SECS: i64 = 900;
+/// How long a logout that was never completed keeps the session's credentials working.
+const SIGN_OUT_WINDOW_MS: i64 = 120 * 1000;
+const REFRESH_TTL_MS: i64 = 30 * 24 * 3600 * 1000;
+const STORE_CODE: &str = "main";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Routing {
+    Legacy,
+    Core,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    /// The legacy behaviour: one a day for a tenant without `rollingDb`.
+    Daily,
+    /// The first rotate that routes the tenant to CORE.
+    Cutover,
+    /// An operator's.
+    Operator,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Invalidation {
+    pub at: i64,
+    pub reason: Reason,
+    pub routing: Routing,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Tenant {
+    pub rolling: bool,
+    pub core_exists: bool,
+    /// A rotate ran since `rollingDb` was last turned on (true before any enable: nothing stale).
+    pub rotated_since_enable: bool,
+    pub days: BTreeSet<NaiveDate>,
+    pub invalidation: Option<Invalidation>,
+    /// Destructive-reset alarms raised and not cleared: the devices (browser, user) they name.
+    pub alarms: BTreeSet<(usize, usize)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Session {
+    /// The model's own number for it: a login makes a new one.
+    pub number: u64,
+    pub user: usize,
+    pub tenant: usize,
+    /// The access token was issued at this second; it is refused from `issued + ttl` on.
+    pub access_issued_secs: i64,
+    pub refresh_until_ms: i64,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Browser {
+    pub session: Option<Session>,
+    /// The session it signed out of last with the server's knowledge (its token is kept to try it
+    /// again), and until when its sign-out window is open (`None`: the sign-out completed).
+    pub ended: Option<(Session, Option<i64>)>,
+    /// The users who registered this browser as their device.
+    pub registered: BTreeSet<usize>,
+    /// The invalidation its local data obeyed (`lastInvalidation`), if any.
+    pub obeyed: Option<i64>,
+    /// Its local data was lost though nothing asked for it (no invalidation, no login).
+    pub lost_unasked: bool,
+    /// Per user registered here: the session (and tenant) in which the server saw this device
+    /// holding an obeyed invalidation. Only then can the server tell that data went missing.
+    pub witnessed: BTreeMap<usize, (u64, usize)>,
+}
+
+/// One step of a history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `user` logs in on `browser` (whoever was signed in there is replaced: the SDK's login
+    /// cleanup drops the local data and what it obeyed).
+    Login {
+        browser: usize,
+        user: usize,
+    },
+    Logout {
+        browser: usize,
+        how: LogoutKind,
+    },
+    /// The signed-in user registers this browser as a device.
+    Register {
+        browser: usize,
+    },
+    /// The browser's realtime handshake (refreshing its access token first when it expired).
+    Handshake {
+        browser: usize,
+    },
+    /// A handshake with the token of the session this browser signed out of.
+    StaleHandshake {
+        browser: usize,
+    },
+    /// A Bearer call (`PUT /auth/status`, as a sign-out handler makes) with that token.
+    StaleCall {
+        browser: usize,
+    },
+    /// The browser's local data and its `lastInvalidation` vanish (a wiped store, a bug): its
+    /// session stays.
+    LoseLocalData {
+        browser: usize,
+    },
+    /// An operator turns `rollingDb` on or off (off is the rollback).
+    SetRolling {
+        tenant: usize,
+        on: bool,
+    },
+    /// The rotate cron runs.
+    Rotate,
+    /// An operator invalidates the tenant's devices.
+    Invalidate {
+        tenant: usize,
+    },
+    /// The clock moves on.
+    Advance {
+        secs: i64,
+    },
+}
+
+/// How a sign-out reached the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogoutKind {
+    /// The logout, then its completion once the handlers and the final push are done.
+    Online,
+    /// The logout, never completed (the tab closed during the final push).
+    Unfinished,
+    /// Offline: the server never heard of it (the SDK forgot the tokens).
+    Offline,
+}
+
+/// What the server must answer to a handshake.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HandshakeAnswer {
+    /// Refused: no live session behind the token.
+    Refused,
+    Ready {
+        /// The `invalidate-local` sent first, if any: (its time, its reason).
+        invalidate: Option<(i64, Reason)>,
+        company: String,
+        routing: Routing,
+        static_db: String,
+        dynamic_db: String,
+        invalidated_at: Option<i64>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// The environment's prefix of every database name.
+    pub prefix: String,
+    pub now_ms: i64,
+    pub tenants: Vec<Tenant>,
+    pub browsers: Vec<Browser>,
+    next_session: u64,
+}
+
+pub fn day(ms: i64) -> NaiveDate {
+    DateTime::from_timestamp_millis(ms).expect("a time the model keeps in range").date_naive()
+}
+
+/// Whether an SDK version has the cutover switch (1.4.17 or later).
+pub fn has_cutover_switch(version: &str) -> bool {
+    let parts: Vec<u64> = version.split('.').map(|p| p.parse().unwrap_or(0)).collect();
+    parts >= vec![1, 4, 17]
+}
+
+impl Model {
+    pub fn new(prefix: &str, now_ms: i64) -> Self {
+        Model {
+            prefix: prefix.to_owned(),
+            now_ms,
+            tenants: TENANTS.iter().map(|_| Tenant { rotated_since_enable: true, ..Tenant::default() }).collect(),
+            browsers: BROWSER_SDKS.iter().map(|_| Browser::default()).collect(),
+            next_session: 0,
+        }
+    }
+
+    fn names(&self, tenant: usize) -> String {
+        format!("{}_{}_{STORE_CODE}", self.prefix, TENANTS[tenant])
+    }
+
+    pub fn core_db(&self, tenant: usize) -> String {
+        format!("{}_core", self.names(tenant))
+    }
+
+    pub fn legacy_db(&self, tenant: usize) -> String {
+        format!("{}_catalog", self.names(tenant))
+    }
+
+    pub fn day_db(&self, tenant: usize, d: NaiveDate) -> String {
+        format!("daily_{}_{}", self.names(tenant), d.format("%Y%m%d"))
+    }
+
+    /// Where the tenant's catalogue lives: CORE only when `rollingDb` is on, a rotate has run since
+    /// it was turned on, and CORE exists.
+    pub fn routing(&self, tenant: usize) -> Routing {
+        let t = &self.tenants[tenant];
+        if t.rolling && t.rotated_since_enable && t.core_exists {
+            Routing::Core
+        } else {
+            Routing::Legacy
+        }
+    }
+
+    /// A new invalidation of the tenant: never earlier than the one it replaces.
+    fn invalidate(&mut self, tenant: usize, reason: Reason, routing: Routing) {
+        let t = &mut self.tenants[tenant];
+        let at = match t.invalidation {
+            Some(prev) if prev.at >= self.now_ms => prev.at + 1,
+            _ => self.now_ms,
+        };
+        t.invalidation = Some(Invalidation { at, reason, routing });
+    }
+
+    fn live_session(&self, browser: usize) -> Option<Session> {
+        self.browsers[browser].session.filter(|s| s.refresh_until_ms > self.now_ms)
+    }
+
+    /// Applies a step that answers nothing but success.
+    pub fn apply(&mut self, op: Op) {
+        match op {
+            Op::Login { browser, user } => {
+                let number = self.next_session;
+                self.next_session += 1;
+                // The session it replaces is not signed out (its token lives on elsewhere).
+                let b = &mut self.browsers[browser];
+                b.session = Some(Session {
+                    number,
+                    user,
+                    tenant: USERS[user].1,
+                    access_issued_secs: self.now_ms.div_euclid(1000),
+                    refresh_until_ms: self.now_ms + REFRESH_TTL_MS,
+                });
+                // The login's cleanup: local data and what it obeyed are gone, as asked.
+                b.obeyed = None;
+                b.lost_unasked = false;
+            }
+            Op::Logout { browser, how } => {
+                let now = self.now_ms;
+                let b = &mut self.browsers[browser];
+                if let Some(s) = b.session.take() {
+                    b.ended = match how {
+                        LogoutKind::Online => Some((s, None)),
+                        LogoutKind::Unfinished => Some((s, Some(now + SIGN_OUT_WINDOW_MS))),
+                        LogoutKind::Offline => None,
+                    };
+                }
+                b.obeyed = None;
+                b.lost_unasked = false;
+            }
+            Op::Register { browser } => {
+                if let Some(s) = self.live_session(browser) {
+                    self.browsers[browser].registered.insert(s.user);
+                }
+            }
+            Op::LoseLocalData { browser } => {
+                let b = &mut self.browsers[browser];
+                if b.obeyed.is_some() {
+                    b.lost_unasked = true;
+                }
+                b.obeyed = None;
+            }
+            Op::SetRolling { tenant, on } => {
+                let t = &mut self.tenants[tenant];
+                if on && !t.rolling {
+                    // A CORE left from before is stale until a rotate catches it up.
+                    t.rotated_since_enable = false;
+                }
+                if !on && t.rolling {
+                    // The rollback clears the tenant's alarms.
+                    t.alarms.clear();
+                }
+                t.rolling = on;
+            }
+            Op::Rotate => {
+                let today = day(self.now_ms);
+                let tomorrow = today.succ_opt().expect("a day after today");
+                for tenant in 0..self.tenants.len() {
+                    if self.tenants[tenant].rolling {
+                        let t = &mut self.tenants[tenant];
+                        t.core_exists = true;
+                        t.rotated_since_enable = true;
+                        t.days.insert(today);
+                        t.days.insert(tomorrow);
+                        if t.invalidation.is_none_or(|i| i.routing != Routing::Core) {
+                            self.invalidate(tenant, Reason::Cutover, Routing::Core);
+                        }
+                    } else {
+                        let due = self.tenants[tenant]
+                            .invalidation
+                            .is_none_or(|i| !(i.reason == Reason::Daily && day(i.at) == today));
+                        if due {
+                            self.invalidate(tenant, Reason::Daily, Routing::Legacy);
+                        }
+                    }
+                }
+            }
+            Op::Invalidate { tenant } => {
+                let routing = self.routing(tenant);
+                self.invalidate(tenant, Reason::Operator, routing);
+            }
+            Op::Advance { secs } => self.now_ms += secs * 1000,
+            Op::Handshake { .. } | Op::StaleHandshake { .. } | Op::StaleCall { .. } => {
+                unreachable!("a handshake answers: use Model::handshake")
+            }
+        }
+    }
+
+    /// Whether the browser's access token must be refreshed before its handshake, and whether that
+    /// refresh is accepted. A refused refresh signs the browser out.
+    pub fn needs_refresh(&self, browser: usize) -> Option<bool> {
+        let s = self.browsers[browser].session?;
+        (self.now_ms.div_euclid(1000) >= s.access_issued_secs + ACCESS_TTL_SECS)
+            .then_some(s.refresh_until_ms > self.now_ms)
+    }
+
+    pub fn refreshed(&mut self, browser: usize, accepted: bool) {
+        let now = self.now_ms;
+        let b = &mut self.browsers[browser];
+        if accepted {
+            if let Some(s) = b.session.as_mut() {
+                s.access_issued_secs = now.div_euclid(1000);
+                s.refresh_until_ms = now + REFRESH_TTL_MS;
+            }
+        } else {
+            // The SDK forgets the session; the server ended it by itself.
+            self.apply(Op::Logout { browser, how: LogoutKind::Offline });
+        }
+    }
+
+    /// The handshake of `browser` with its live session's token (or, `stale`, the token of the
+    /// session it signed out of): the answer, and the device's obedience after it.
+    pub fn handshake(&mut self, browser: usize, stale: bool) -> HandshakeAnswer {
+        let session = if stale { None } else { self.browsers[browser].session };
+        let Some(s) = session else {
+            return HandshakeAnswer::Refused;
+        };
+        let tenant = s.tenant;
+        let b = &self.browsers[browser];
+        let registered = b.registered.contains(&s.user);
+        let reported = b.obeyed;
+        let latest = self.tenants[tenant].invalidation;
+        let invalidate = latest.filter(|i| reported.is_none_or(|seen| i.at > seen));
+        // An alarm exactly when a registered device the server had seen holding an obeyed
+        // invalidation in this session comes back having lost it, unasked.
+        if registered && b.lost_unasked && b.witnessed.get(&s.user) == Some(&(s.number, tenant)) {
+            self.tenants[tenant].alarms.insert((browser, s.user));
+        }
+        let core = has_cutover_switch(BROWSER_SDKS[browser]) && self.routing(tenant) == Routing::Core;
+        let (routing, static_db, dynamic_db) = if core {
+            let today = day(self.now_ms);
+            let dynamic = if self.tenants[tenant].days.contains(&today) {
+                self.day_db(tenant, today)
+            } else {
+                self.core_db(tenant)
+            };
+            (Routing::Core, self.core_db(tenant), dynamic)
+        } else {
+            (Routing::Legacy, self.legacy_db(tenant), self.legacy_db(tenant))
+        };
+        let b = &mut self.browsers[browser];
+        if let Some(i) = invalidate {
+            // The device obeys: drops its local data and remembers the invalidation.
+            b.obeyed = Some(i.at);
+            b.lost_unasked = false;
+        }
+        if registered && b.obeyed.is_some() {
+            b.witnessed.insert(s.user, (s.number, tenant));
+        }
+        HandshakeAnswer::Ready {
+            invalidate: invalidate.map(|i| (i.at, i.reason)),
+            company: TENANTS[tenant].to_owned(),
+            routing,
+            static_db,
+            dynamic_db,
+            invalidated_at: latest.map(|i| i.at),
+        }
+    }
+
+    /// Whether a Bearer call with the token of the session `browser` signed out of is accepted
+    /// (`None`: there is no such token). A session's credentials work until its sign-out
+    /// completes or its window runs out, and never after; the token's own expiry still holds.
+    pub fn stale_call_accepted(&self, browser: usize) -> Option<bool> {
+        let (s, window) = self.browsers[browser].ended?;
+        let unexpired = self.now_ms.div_euclid(1000) < s.access_issued_secs + ACCESS_TTL_SECS;
+        Some(unexpired && window.is_some_and(|until| self.now_ms < until))
+    }
+
+    /// The alarms raised and not cleared, per tenant: the devices (browser, user) they name.
+    pub fn alarms(&self) -> Vec<BTreeSet<(usize, usize)>> {
+        self.tenants.iter().map(|t| t.alarms.clone()).collect()
+    }
+}

@@ -1,0 +1,510 @@
+//! Generated histories of fleet life against the real server, every answer held to the reference
+//! model in `tests/model`: logins (the same user, another of the tenant, another tenant), logouts,
+//! device registrations, handshakes of current and old SDKs (refreshing expired tokens, or signed
+//! out when the refresh token expired), a session's token tried again after its sign-out, local
+//! data lost unasked, `rollingDb` turned on and off, rotates, operators' invalidations, and the
+//! clock moved by minutes, hours and days across midnight, month and year ends.
+//!
+//! After every step the server's answers equal the model's, and these hold: a device is routed to
+//! CORE only after a rotate that followed the latest enable, old SDKs stay on legacy, no answer
+//! names another tenant's database; an alarm is raised exactly when a device lost local data that
+//! no invalidation and no login asked it to drop; a signed-out session's token opens nothing.
+//!
+//! A failing case shrinks and prints its steps (`Op`s, replayable with `replay` below).
+//! `HISTORY_CASES` and `HISTORY_STEPS` run more (`make soak`); `PROPTEST_RNG_SEED` replays a run.
+
+mod common;
+mod model;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::{ws, Server};
+use mock_server::settings::Settings;
+use model::{HandshakeAnswer, LogoutKind, Model, Op, Reason, Routing, BROWSER_SDKS, TENANTS, USERS};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+/// Where a history's clock starts: an ordinary morning, before midnight at a month's, a year's and
+/// a leap February's end.
+const STARTS: [&str; 4] =
+    ["2026-11-26T09:30:00Z", "2026-12-31T22:10:00Z", "2027-01-31T23:20:00Z", "2028-02-28T21:45:00Z"];
+
+fn op() -> impl Strategy<Value = Op> {
+    let browser = 0..BROWSER_SDKS.len();
+    let tenant = 0..TENANTS.len();
+    prop_oneof![
+        3 => (browser.clone(), 0..USERS.len()).prop_map(|(browser, user)| Op::Login { browser, user }),
+        1 => (browser.clone(), prop_oneof![Just(LogoutKind::Online), Just(LogoutKind::Unfinished), Just(LogoutKind::Offline)])
+            .prop_map(|(browser, how)| Op::Logout { browser, how }),
+        2 => browser.clone().prop_map(|browser| Op::Register { browser }),
+        6 => browser.clone().prop_map(|browser| Op::Handshake { browser }),
+        1 => browser.clone().prop_map(|browser| Op::StaleHandshake { browser }),
+        2 => browser.clone().prop_map(|browser| Op::StaleCall { browser }),
+        2 => browser.prop_map(|browser| Op::LoseLocalData { browser }),
+        2 => (tenant.clone(), any::<bool>()).prop_map(|(tenant, on)| Op::SetRolling { tenant, on }),
+        2 => Just(Op::Rotate),
+        1 => tenant.prop_map(|tenant| Op::Invalidate { tenant }),
+        3 => prop_oneof![
+            60i64..3_600,
+            3_600i64..86_400,
+            (1i64..4).prop_map(|d| d * 86_400 - 1),
+            (1i64..4).prop_map(|d| d * 86_400 + 7),
+            // Inside and past a sign-out window.
+            (1i64..240),
+            // Past the refresh token's lifetime: the next handshake finds the session gone.
+            Just(31 * 86_400),
+        ]
+        .prop_map(|secs| Op::Advance { secs }),
+    ]
+}
+
+fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<Op>)> {
+    (0..STARTS.len(), proptest::collection::vec(op(), 1..=steps))
+}
+
+// What the histories reached, over a run: a generator that never reaches a rule tests nothing,
+// so the run fails unless each of these happened.
+thread_local! {
+    // Each test's histories run on its own thread (their steps in `block_on`, on that thread).
+    static REACHED: [AtomicUsize; 7] = const { [const { AtomicUsize::new(0) }; 7] };
+}
+const REACHED_NAMES: [&str; 7] = [
+    "handshakes routed to CORE",
+    "old SDKs answered while their tenant routes to CORE",
+    "invalidations obeyed",
+    "destructive-reset alarms raised",
+    "signed-out tokens refused",
+    "refreshes refused (signed out)",
+    "calls inside a sign-out window",
+];
+
+fn reached(i: usize) {
+    REACHED.with(|r| r[i].fetch_add(1, Ordering::Relaxed));
+}
+
+/// The real server of one history, and what the test holds for it: each browser's tokens and the
+/// device ids the server gave.
+struct Fleet {
+    /// The server, or its replicas: each request goes to the next one.
+    servers: Vec<Server>,
+    next: std::cell::Cell<usize>,
+    admin: (String, i64),
+    /// Per browser: (access token, refresh token) of its session, and the access token of the
+    /// session it signed out of.
+    tokens: Vec<Option<(String, String)>>,
+    ended: Vec<Option<String>>,
+    devices: BTreeMap<(usize, usize), String>,
+}
+
+impl Fleet {
+    async fn new(settings: &[Settings], start_ms: i64) -> Fleet {
+        let mut servers = Vec::new();
+        for s in settings {
+            servers.push(common::spawn_with(s.clone()).await);
+        }
+        for s in &servers {
+            s.state.clock.freeze_at(start_ms);
+        }
+        let admin = servers[0].token("admin").await;
+        let n = BROWSER_SDKS.len();
+        Fleet {
+            servers,
+            next: std::cell::Cell::new(0),
+            admin: (admin, start_ms),
+            tokens: vec![None; n],
+            ended: vec![None; n],
+            devices: BTreeMap::new(),
+        }
+    }
+
+    /// The server the next request goes to: replicas in turn, so one step's answer rests on
+    /// what another replica wrote.
+    fn s(&self) -> &Server {
+        let i = self.next.get();
+        self.next.set((i + 1) % self.servers.len());
+        &self.servers[i]
+    }
+
+    /// Waits until every replica has heard (by the store's notifications) that the session of
+    /// `token` ended: replicas converge when the notification arrives, which the histories do not
+    /// race.
+    async fn settle_ended(&self, token: &str) -> Result<(), String> {
+        let sid = self.servers[0]
+            .state
+            .tokens
+            .verify(token, 0, false)
+            .map_err(|e| e.to_string())?
+            .sid
+            .ok_or("a token without a session")?;
+        for _ in 0..500 {
+            if self.servers.iter().all(|s| s.state.sessions.ended.contains(&sid, s.state.clock.now_secs())) {
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        Err(format!("the replicas never all heard that session {sid} ended"))
+    }
+
+    /// A sys_admin's token, logged in again once the clock has moved past its lifetime.
+    async fn admin(&mut self) -> String {
+        let now = self.s().now();
+        if now - self.admin.1 >= 10 * 60 * 1000 || now < self.admin.1 {
+            self.admin = (self.s().token("admin").await, now);
+        }
+        self.admin.0.clone()
+    }
+
+    /// Refreshes `browser`'s access token when the model says it expired; a refused refresh signs
+    /// the browser out, as the SDK does.
+    async fn fresh_token(&mut self, m: &mut Model, browser: usize) -> Result<Option<String>, String> {
+        if let Some(accepted) = m.needs_refresh(browser) {
+            let (_, refresh) = self.tokens[browser].clone().ok_or("no tokens for a live session")?;
+            let a = self.s().post("/auth/refresh", None, json!({"refreshToken": refresh})).await;
+            if (a.status == StatusCode::OK) != accepted {
+                return Err(format!("refresh answered {} {}, the model says accepted={accepted}", a.status, a.body));
+            }
+            m.refreshed(browser, accepted);
+            if !accepted {
+                reached(5);
+            }
+            if accepted {
+                self.tokens[browser] = Some((str_of(&a.body, "token")?, str_of(&a.body, "refreshToken")?));
+            } else {
+                let (access, _) = self.tokens[browser].take().expect("checked above");
+                self.ended[browser] = Some(access);
+            }
+        }
+        Ok(self.tokens[browser].as_ref().map(|(access, _)| access.clone()))
+    }
+
+    async fn step(&mut self, m: &mut Model, op: Op) -> Result<(), String> {
+        match op {
+            Op::Login { browser, user } => {
+                let (name, _) = USERS[user];
+                let mut info = json!({});
+                if let Some(id) = self.devices.get(&(browser, user)) {
+                    info["id"] = json!(id);
+                }
+                let a = self
+                    .s()
+                    .post(
+                        "/auth",
+                        None,
+                        json!({"username": name, "password": format!("{name}-pass"), "deviceInfo": info}),
+                    )
+                    .await;
+                if a.status != StatusCode::OK {
+                    return Err(format!("login answered {} {}", a.status, a.body));
+                }
+                self.tokens[browser] = Some((str_of(&a.body, "token")?, str_of(&a.body, "refreshToken")?));
+                m.apply(op);
+            }
+            Op::Logout { browser, how } => {
+                if let Some(token) = self.fresh_token(m, browser).await? {
+                    let calls: &[bool] = match how {
+                        LogoutKind::Online => &[false, true],
+                        LogoutKind::Unfinished => &[false],
+                        LogoutKind::Offline => &[],
+                    };
+                    for complete in calls {
+                        let a = self.s().post("/auth/logout", Some(&token), json!({"complete": complete})).await;
+                        if a.status != StatusCode::OK {
+                            return Err(format!("logout answered {} {}", a.status, a.body));
+                        }
+                    }
+                    if how != LogoutKind::Offline {
+                        self.settle_ended(&token).await?;
+                    }
+                    self.tokens[browser] = None;
+                    self.ended[browser] = (how != LogoutKind::Offline).then_some(token);
+                }
+                m.apply(op);
+            }
+            Op::Register { browser } => {
+                if let Some(token) = self.fresh_token(m, browser).await? {
+                    let user = m.browsers[browser].session.expect("a token is a session's").user;
+                    let mut body = json!({"sdkVersion": BROWSER_SDKS[browser]});
+                    if let Some(id) = self.devices.get(&(browser, user)) {
+                        body["id"] = json!(id);
+                    }
+                    let a = self.s().post("/auth/connect", Some(&token), body).await;
+                    let id = str_of(&a.body, "deviceId")?;
+                    if let Some(known) = self.devices.insert((browser, user), id.clone()) {
+                        if known != id {
+                            return Err(format!("registering again gave another id: {known} then {id}"));
+                        }
+                    }
+                }
+                m.apply(op);
+            }
+            Op::Handshake { browser } => {
+                let Some(token) = self.fresh_token(m, browser).await? else { return Ok(()) };
+                let user = m.browsers[browser].session.expect("a token is a session's").user;
+                let device = self.devices.get(&(browser, user)).cloned();
+                let reported = m.browsers[browser].obeyed;
+                let got = self.handshake(&token, device.as_deref(), browser, reported).await?;
+                let alarms_before: usize = m.alarms().iter().map(|a| a.len()).sum();
+                let want = m.handshake(browser, false);
+                if got != want {
+                    return Err(format!("handshake: the server answered {got:?}, the model {want:?}"));
+                }
+                if let HandshakeAnswer::Ready { routing, invalidate, company, .. } = &got {
+                    let tenant = TENANTS.iter().position(|t| t == company).unwrap_or_default();
+                    match (routing, m.routing(tenant)) {
+                        (Routing::Core, _) => reached(0),
+                        (Routing::Legacy, Routing::Core) => reached(1),
+                        _ => {}
+                    }
+                    if invalidate.is_some() {
+                        reached(2);
+                    }
+                }
+                if m.alarms().iter().map(|a| a.len()).sum::<usize>() > alarms_before {
+                    reached(3);
+                }
+                held_rules(m, browser, &got)?;
+            }
+            Op::StaleHandshake { browser } => {
+                let Some(token) = self.ended[browser].clone() else { return Ok(()) };
+                let got = self.handshake(&token, None, browser, None).await?;
+                if got != HandshakeAnswer::Refused {
+                    return Err(format!("a signed-out session's token opened a handshake: {got:?}"));
+                }
+                reached(4);
+            }
+            Op::StaleCall { browser } => {
+                let (Some(token), Some(want)) = (self.ended[browser].clone(), m.stale_call_accepted(browser)) else {
+                    return Ok(());
+                };
+                let a =
+                    self.s().call(Method::PUT, "/auth/status", Some(&token), Some(json!({"isOnline": false}))).await;
+                if (a.status == StatusCode::OK) != want {
+                    return Err(format!(
+                        "a signed-out session's call answered {} {}; the model says accepted={want}",
+                        a.status, a.body
+                    ));
+                }
+                reached(if want { 6 } else { 4 });
+            }
+            Op::LoseLocalData { .. } => m.apply(op),
+            Op::SetRolling { tenant, on } => {
+                let admin = self.admin().await;
+                let a = self
+                    .s()
+                    .patch(
+                        &format!("/admin/rolling-db/flags/{}?force=true", TENANTS[tenant]),
+                        Some(&admin),
+                        json!({"rollingDb": on}),
+                    )
+                    .await;
+                if a.status != StatusCode::OK {
+                    return Err(format!("the flag change answered {} {}", a.status, a.body));
+                }
+                m.apply(op);
+            }
+            Op::Rotate => {
+                let admin = self.admin().await;
+                let run = self.s().run_cron(&admin, "rolling-db-rotate").await;
+                if run["status"] != "succeeded" {
+                    return Err(format!("the rotate did not succeed: {run}"));
+                }
+                m.apply(op);
+            }
+            Op::Invalidate { tenant } => {
+                let admin = self.admin().await;
+                let at = self.s().invalidate(&admin, TENANTS[tenant]).await;
+                m.apply(op);
+                let want = m.tenants[tenant].invalidation.map(|i| i.at);
+                if Some(at) != want {
+                    return Err(format!("the invalidation is at {at}, the model says {want:?}"));
+                }
+            }
+            Op::Advance { .. } => {
+                m.apply(op);
+                for s in &self.servers {
+                    s.state.clock.freeze_at(m.now_ms);
+                }
+            }
+        }
+        self.alarms_agree(m).await
+    }
+
+    async fn handshake(
+        &self,
+        token: &str,
+        device: Option<&str>,
+        browser: usize,
+        reported: Option<i64>,
+    ) -> Result<HandshakeAnswer, String> {
+        let (_socket, frames) = ws::hello(self.s(), token, device, BROWSER_SDKS[browser], reported).await;
+        let Some(ready) = frames.iter().find(|f| f["type"] == "ready") else {
+            return Ok(HandshakeAnswer::Refused);
+        };
+        let invalidate = match frames.iter().find(|f| f["type"] == "invalidate-local") {
+            Some(f) => Some((int_of(&f["payload"], "invalidatedAt")?, reason(&f["payload"]["reason"])?)),
+            None => None,
+        };
+        let p = &ready["payload"];
+        Ok(HandshakeAnswer::Ready {
+            invalidate,
+            company: str_of(p, "companyId")?,
+            routing: match p["database"].as_str() {
+                Some("core") => Routing::Core,
+                Some("legacy") => Routing::Legacy,
+                other => return Err(format!("ready.database is {other:?}")),
+            },
+            static_db: str_of(p, "staticDb")?,
+            dynamic_db: str_of(p, "dynamicDb")?,
+            invalidated_at: p["invalidatedAt"].as_i64(),
+        })
+    }
+
+    /// The raised alarms the server shows operators equal the model's.
+    async fn alarms_agree(&mut self, m: &Model) -> Result<(), String> {
+        let admin = self.admin().await;
+        let cluster = self.s().get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+        let ids: BTreeMap<&String, &(usize, usize)> = self.devices.iter().map(|(k, v)| (v, k)).collect();
+        for (tenant, want) in m.alarms().iter().enumerate() {
+            let mut got = std::collections::BTreeSet::new();
+            for t in cluster["attention"].as_array().ok_or("cluster.attention is a list")? {
+                if t["companyId"] != TENANTS[tenant] {
+                    continue;
+                }
+                for alarm in t["alarms"].as_array().ok_or("attention.alarms is a list")? {
+                    let subject = str_of(alarm, "subject")?;
+                    got.insert(**ids.get(&subject).ok_or(format!("an alarm about an unknown device {subject}"))?);
+                }
+            }
+            if &got != want {
+                return Err(format!("{}'s alarms name {got:?}, the model says {want:?}", TENANTS[tenant]));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The rules held whatever the model says: CORE only after a rotate since the latest enable,
+/// old SDKs on legacy, only the session's own tenant's databases.
+fn held_rules(m: &Model, browser: usize, got: &HandshakeAnswer) -> Result<(), String> {
+    let HandshakeAnswer::Ready { company, routing, static_db, dynamic_db, .. } = got else { return Ok(()) };
+    let tenant = TENANTS.iter().position(|t| t == company).ok_or("ready names an unknown tenant")?;
+    let session = m.browsers[browser].session.ok_or("ready for a browser without a session")?;
+    if tenant != session.tenant {
+        return Err(format!("a session of {} was answered for {company}", TENANTS[session.tenant]));
+    }
+    let own = format!("_{}_", TENANTS[tenant]);
+    if !static_db.contains(&own) || !dynamic_db.contains(&own) {
+        return Err(format!("{static_db} / {dynamic_db} is not {company}'s"));
+    }
+    if *routing == Routing::Core {
+        let t = &m.tenants[tenant];
+        if !model::has_cutover_switch(BROWSER_SDKS[browser]) || !t.rolling || !t.rotated_since_enable {
+            return Err("routed to CORE without a rotate since the latest enable, or on an old SDK".into());
+        }
+    }
+    Ok(())
+}
+
+fn str_of(v: &Value, key: &str) -> Result<String, String> {
+    v[key].as_str().map(str::to_owned).ok_or_else(|| format!("{key} missing from {v}"))
+}
+
+fn int_of(v: &Value, key: &str) -> Result<i64, String> {
+    v[key].as_i64().ok_or_else(|| format!("{key} missing from {v}"))
+}
+
+fn reason(v: &Value) -> Result<Reason, String> {
+    match v.as_str() {
+        Some("invalidate_daily") => Ok(Reason::Daily),
+        Some("rolling-db-cutover") => Ok(Reason::Cutover),
+        Some("operator") => Ok(Reason::Operator),
+        other => Err(format!("an invalidation reason the model does not know: {other:?}")),
+    }
+}
+
+/// Runs one history; the first step whose answer differs from the model's, with the reason.
+fn replay(settings: &[Settings], start: usize, ops: &[Op]) -> Result<(), String> {
+    // A runtime of its own: dropping it stops the history's servers.
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(async {
+        let start_ms = chrono::DateTime::parse_from_rfc3339(STARTS[start]).unwrap().timestamp_millis();
+        let mut fleet = Fleet::new(settings, start_ms).await;
+        let mut m = Model::new(&settings[0].db_prefix, start_ms);
+        for (i, op) in ops.iter().enumerate() {
+            fleet.step(&mut m, *op).await.map_err(|e| format!("step {i} {op:?}: {e}"))?;
+        }
+        Ok(())
+    })
+}
+
+fn env_number(name: &str, default: u32) -> u32 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Runs `cases` histories of up to `steps` steps, each on the servers `settings_for(case)` gives;
+/// with `must_reach`, fails unless they reached every rule.
+fn run_histories(cases: u32, steps: usize, must_reach: bool, settings_for: impl Fn(u32) -> Vec<Settings>) {
+    let config = Config { cases, failure_persistence: None, ..Config::default() };
+    // A fixed seed unless one is given: `make test` is reproducible; `make soak` draws new ones.
+    let seed = std::env::var("PROPTEST_RNG_SEED").ok().and_then(|s| s.parse::<u64>().ok()).unwrap_or(52);
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
+    let case = std::cell::Cell::new(0u32);
+    let outcome = runner.run(&history(steps), |(start, ops)| {
+        case.set(case.get() + 1);
+        replay(&settings_for(case.get()), start, &ops)
+            .map_err(|e| TestCaseError::fail(format!("{e}\nthe history (start {}): {ops:?}", STARTS[start])))
+    });
+    if let Err(e) = outcome {
+        panic!("seed {seed}: {e}");
+    }
+    let counts: Vec<(usize, &str)> =
+        REACHED.with(|r| r.iter().map(|c| c.swap(0, Ordering::Relaxed)).zip(REACHED_NAMES).collect());
+    eprintln!("the histories reached: {counts:?}");
+    if !must_reach {
+        return;
+    }
+    let missed: Vec<&str> = counts.iter().filter(|(n, _)| *n == 0).map(|(_, what)| *what).collect();
+    assert!(missed.is_empty(), "seed {seed}: the histories never reached {missed:?}; generate more or other steps");
+}
+
+/// A history signs in more often than one address may (the rate limit is not its subject).
+fn unthrottled(s: Settings) -> Settings {
+    Settings { test_controls: true, auth_rate_per_min: 1_000_000, auth_rate_burst: 1_000_000, ..s }
+}
+
+#[test]
+fn generated_histories_answer_as_the_model() {
+    let cases = env_number("HISTORY_CASES", 64);
+    let steps = env_number("HISTORY_STEPS", 200) as usize;
+    run_histories(cases, steps, true, |_| vec![unthrottled(Settings::default())]);
+}
+
+/// The same histories on the real parts: three replicas on one PostgreSQL database (a new one each
+/// history), their documents on PouchDB Server (a database prefix of each history's own).
+#[test]
+fn generated_histories_on_replicas_postgres_and_pouchdb_server() {
+    let cases = env_number("HISTORY_REPLICA_CASES", 8);
+    let steps = env_number("HISTORY_STEPS", 200).min(120) as usize;
+    let support = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let engine = support.block_on(common::engine::Engine::start());
+    let cluster = common::pg::Cluster::start();
+    let engine_url = mock_server::docdb::engine::EngineUrl::parse(&engine.url_with_credentials()).expect("engine url");
+    // Fewer, so not every rule is reached each run: the embedded histories answer for that.
+    run_histories(cases, steps, false, |case| {
+        let url = cluster.migrated(&format!("history{case}"));
+        let replica = unthrottled(Settings {
+            database_url: Some(url),
+            jwt_secret: Some("0123456789abcdef-histories".into()),
+            docdb_url: Some(engine_url.clone()),
+            db_prefix: format!("h{case}"),
+            ..Settings::default()
+        });
+        vec![replica.clone(), replica.clone(), replica]
+    });
+    drop(engine);
+}

@@ -1,5 +1,6 @@
 //! Generated histories of fleet life against the real server, every answer held to the reference
-//! model in `tests/model`: logins (the same user, another of the tenant, another tenant), logouts,
+//! model in `tests/model`: logins (the same user, another of the tenant, another tenant), company
+//! changes, logouts,
 //! device registrations, handshakes of current and old SDKs (refreshing expired tokens, or signed
 //! out when the refresh token expired), a session's token tried again after its sign-out, local
 //! data lost unasked, `rollingDb` turned on and off, rotates, operators' invalidations, and the
@@ -43,10 +44,11 @@ fn op() -> impl Strategy<Value = Op> {
         6 => browser.clone().prop_map(|browser| Op::Handshake { browser }),
         1 => browser.clone().prop_map(|browser| Op::StaleHandshake { browser }),
         2 => browser.clone().prop_map(|browser| Op::StaleCall { browser }),
-        2 => browser.prop_map(|browser| Op::LoseLocalData { browser }),
+        2 => browser.clone().prop_map(|browser| Op::LoseLocalData { browser }),
         2 => (tenant.clone(), any::<bool>()).prop_map(|(tenant, on)| Op::SetRolling { tenant, on }),
         2 => Just(Op::Rotate),
-        1 => tenant.prop_map(|tenant| Op::Invalidate { tenant }),
+        1 => tenant.clone().prop_map(|tenant| Op::Invalidate { tenant }),
+        2 => (browser, tenant.clone()).prop_map(|(browser, tenant)| Op::SwitchCompany { browser, tenant }),
         3 => prop_oneof![
             60i64..3_600,
             3_600i64..86_400,
@@ -69,9 +71,9 @@ fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<Op>)> {
 // so the run fails unless each of these happened.
 thread_local! {
     // Each test's histories run on its own thread (their steps in `block_on`, on that thread).
-    static REACHED: [AtomicUsize; 7] = const { [const { AtomicUsize::new(0) }; 7] };
+    static REACHED: [AtomicUsize; 8] = const { [const { AtomicUsize::new(0) }; 8] };
 }
-const REACHED_NAMES: [&str; 7] = [
+const REACHED_NAMES: [&str; 8] = [
     "handshakes routed to CORE",
     "old SDKs answered while their tenant routes to CORE",
     "invalidations obeyed",
@@ -79,6 +81,7 @@ const REACHED_NAMES: [&str; 7] = [
     "signed-out tokens refused",
     "refreshes refused (signed out)",
     "calls inside a sign-out window",
+    "company changes",
 ];
 
 fn reached(i: usize) {
@@ -161,23 +164,27 @@ impl Fleet {
     /// the browser out, as the SDK does.
     async fn fresh_token(&mut self, m: &mut Model, browser: usize) -> Result<Option<String>, String> {
         if let Some(accepted) = m.needs_refresh(browser) {
-            let (_, refresh) = self.tokens[browser].clone().ok_or("no tokens for a live session")?;
-            let a = self.s().post("/auth/refresh", None, json!({"refreshToken": refresh})).await;
-            if (a.status == StatusCode::OK) != accepted {
-                return Err(format!("refresh answered {} {}, the model says accepted={accepted}", a.status, a.body));
-            }
-            m.refreshed(browser, accepted);
-            if !accepted {
-                reached(5);
-            }
-            if accepted {
-                self.tokens[browser] = Some((str_of(&a.body, "token")?, str_of(&a.body, "refreshToken")?));
-            } else {
-                let (access, _) = self.tokens[browser].take().expect("checked above");
-                self.ended[browser] = Some(access);
-            }
+            self.refresh(m, browser, accepted).await?;
         }
         Ok(self.tokens[browser].as_ref().map(|(access, _)| access.clone()))
+    }
+
+    /// The browser's refresh, which the model says is `accepted` or not.
+    async fn refresh(&mut self, m: &mut Model, browser: usize, accepted: bool) -> Result<(), String> {
+        let (_, refresh) = self.tokens[browser].clone().ok_or("no tokens for a live session")?;
+        let a = self.s().post("/auth/refresh", None, json!({"refreshToken": refresh})).await;
+        if (a.status == StatusCode::OK) != accepted {
+            return Err(format!("refresh answered {} {}, the model says accepted={accepted}", a.status, a.body));
+        }
+        m.refreshed(browser, accepted);
+        if accepted {
+            self.tokens[browser] = Some((str_of(&a.body, "token")?, str_of(&a.body, "refreshToken")?));
+        } else {
+            reached(5);
+            let (access, _) = self.tokens[browser].take().expect("checked above");
+            self.ended[browser] = Some(access);
+        }
+        Ok(())
     }
 
     async fn step(&mut self, m: &mut Model, op: Op) -> Result<(), String> {
@@ -290,6 +297,25 @@ impl Fleet {
                 reached(if want { 6 } else { 4 });
             }
             Op::LoseLocalData { .. } => m.apply(op),
+            Op::SwitchCompany { browser, tenant } => {
+                let (Some(token), Some(allowed)) = (self.fresh_token(m, browser).await?, m.may_switch(browser, tenant))
+                else {
+                    return Ok(());
+                };
+                let a = self.s().post("/auth/company", Some(&token), json!({"companyId": TENANTS[tenant]})).await;
+                if (a.status == StatusCode::OK) != allowed {
+                    return Err(format!(
+                        "the company change answered {} {}; the model says allowed={allowed}",
+                        a.status, a.body
+                    ));
+                }
+                m.apply(op);
+                if allowed {
+                    // The SDK's company change: a refresh at once (its session still lives).
+                    self.refresh(m, browser, true).await?;
+                    reached(7);
+                }
+            }
             Op::SetRolling { tenant, on } => {
                 let admin = self.admin().await;
                 let a = self
@@ -507,4 +533,21 @@ fn generated_histories_on_replicas_postgres_and_pouchdb_server() {
         vec![replica.clone(), replica.clone(), replica]
     });
     drop(engine);
+}
+
+/// A multi-company user who goes to her other company and back in one session: both changes'
+/// cleanups dropped her device's local data as asked, so nothing was lost unasked.
+#[test]
+fn a_company_change_and_back_is_no_destructive_reset() {
+    let (carol, acme, globex) = (1, 0, 1);
+    let ops = [
+        Op::Login { browser: 0, user: carol },
+        Op::Register { browser: 0 },
+        Op::Invalidate { tenant: acme },
+        Op::Handshake { browser: 0 },
+        Op::SwitchCompany { browser: 0, tenant: globex },
+        Op::SwitchCompany { browser: 0, tenant: acme },
+        Op::Handshake { browser: 0 },
+    ];
+    replay(&[unthrottled(Settings::default())], 0, &ops).unwrap();
 }

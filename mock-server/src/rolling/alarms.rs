@@ -149,6 +149,18 @@ pub fn device_handshake(
     Ok(reset)
 }
 
+/// `user_id` made another company active: each of their devices drops its local data at its next
+/// refresh (the SDK's company-change cleanup), as asked, so what they were seen obeying before no
+/// longer tells a loss. Without this, a change to another company and back in one session read
+/// as a destructive reset.
+pub fn company_changed(conn: &Connection, user_id: &str) -> RollingResult<()> {
+    conn.execute(
+        "DELETE FROM guard_device_marks WHERE device_id IN (SELECT id FROM devices WHERE user_id = ?1)",
+        params![user_id],
+    )?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -397,7 +397,10 @@ async fn switch_company(
         if !user.companies.contains(&req.company_id) {
             return Err(AppError::Forbidden(format!("the user does not belong to company {:?}", req.company_id)));
         }
-        users::set_active_company(tx, &user.id, &req.company_id)?;
+        if user.company_id != req.company_id {
+            users::set_active_company(tx, &user.id, &req.company_id)?;
+            crate::rolling::alarms::company_changed(tx, &user.id)?;
+        }
         Ok(())
     })?;
     Ok(Json(req))

@@ -11,8 +11,9 @@ use chrono::{DateTime, NaiveDate};
 
 /// The tenants a history touches (the demo's first two).
 pub const TENANTS: [&str; 2] = ["acme", "globex"];
-/// The users a history logs in, with their tenant: two of one tenant, one of the other.
-pub const USERS: [(&str, usize); 3] = [("alice", 0), ("carol", 0), ("bob", 1)];
+/// The users a history logs in, with the tenants they work for (the first is active at the
+/// start): one of each tenant, and one who works for both.
+pub const USERS: [(&str, &[usize]); 3] = [("alice", &[0]), ("carol", &[0, 1]), ("bob", &[1])];
 /// The browsers of a history: two run an SDK with the cutover switch, one an older SDK.
 pub const BROWSER_SDKS: [&str; 3] = ["1.4.17", "1.5.0", "1.3.9"];
 const ACCESS_TTL_SECS: i64 = 900;
@@ -118,6 +119,12 @@ pub enum Op {
     LoseLocalData {
         browser: usize,
     },
+    /// The signed-in user makes `tenant` the active one (refused unless they work for it); the
+    /// browser refreshes at once, as the SDK's company change does.
+    SwitchCompany {
+        browser: usize,
+        tenant: usize,
+    },
     /// An operator turns `rollingDb` on or off (off is the rollback).
     SetRolling {
         tenant: usize,
@@ -169,6 +176,8 @@ pub struct Model {
     pub now_ms: i64,
     pub tenants: Vec<Tenant>,
     pub browsers: Vec<Browser>,
+    /// Each user's active tenant: what their next login or refresh carries.
+    pub active: Vec<usize>,
     next_session: u64,
 }
 
@@ -189,6 +198,7 @@ impl Model {
             now_ms,
             tenants: TENANTS.iter().map(|_| Tenant { rotated_since_enable: true, ..Tenant::default() }).collect(),
             browsers: BROWSER_SDKS.iter().map(|_| Browser::default()).collect(),
+            active: USERS.iter().map(|(_, tenants)| tenants[0]).collect(),
             next_session: 0,
         }
     }
@@ -245,7 +255,7 @@ impl Model {
                 b.session = Some(Session {
                     number,
                     user,
-                    tenant: USERS[user].1,
+                    tenant: self.active[user],
                     access_issued_secs: self.now_ms.div_euclid(1000),
                     refresh_until_ms: self.now_ms + REFRESH_TTL_MS,
                 });
@@ -318,18 +328,36 @@ impl Model {
                 self.invalidate(tenant, Reason::Operator, routing);
             }
             Op::Advance { secs } => self.now_ms += secs * 1000,
+            Op::SwitchCompany { browser, tenant } => {
+                if let Some(s) = self.browsers[browser].session {
+                    if USERS[s.user].1.contains(&tenant) && self.active[s.user] != tenant {
+                        self.active[s.user] = tenant;
+                        // Every device of hers drops its data at its next refresh, as asked: what
+                        // the server saw them obey before can no longer tell a loss.
+                        for b in &mut self.browsers {
+                            b.witnessed.remove(&s.user);
+                        }
+                    }
+                }
+            }
             Op::Handshake { .. } | Op::StaleHandshake { .. } | Op::StaleCall { .. } => {
                 unreachable!("a handshake answers: use Model::handshake")
             }
         }
     }
 
-    /// Whether the browser's access token must be refreshed before its handshake, and whether that
+    /// Whether the browser's access token must be refreshed before its next call, and whether that
     /// refresh is accepted. A refused refresh signs the browser out.
     pub fn needs_refresh(&self, browser: usize) -> Option<bool> {
         let s = self.browsers[browser].session?;
         (self.now_ms.div_euclid(1000) >= s.access_issued_secs + ACCESS_TTL_SECS)
             .then_some(s.refresh_until_ms > self.now_ms)
+    }
+
+    /// Whether the signed-in user of `browser` may make `tenant` active (`None`: nobody is).
+    pub fn may_switch(&self, browser: usize, tenant: usize) -> Option<bool> {
+        let s = self.browsers[browser].session?;
+        Some(USERS[s.user].1.contains(&tenant))
     }
 
     pub fn refreshed(&mut self, browser: usize, accepted: bool) {
@@ -339,6 +367,14 @@ impl Model {
             if let Some(s) = b.session.as_mut() {
                 s.access_issued_secs = now.div_euclid(1000);
                 s.refresh_until_ms = now + REFRESH_TTL_MS;
+                // The refresh carries the user's active tenant; on a change the SDK's cleanup
+                // drops the local data and what it obeyed, as asked.
+                let active = self.active[s.user];
+                if s.tenant != active {
+                    s.tenant = active;
+                    b.obeyed = None;
+                    b.lost_unasked = false;
+                }
             }
         } else {
             // The SDK forgets the session; the server ended it by itself.

@@ -45,6 +45,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => browser.clone().prop_map(|browser| Op::StaleHandshake { browser }),
         2 => browser.clone().prop_map(|browser| Op::StaleCall { browser }),
         2 => browser.clone().prop_map(|browser| Op::LoseLocalData { browser }),
+        4 => browser.clone().prop_map(|browser| Op::WriteOrder { browser }),
+        1 => browser.clone().prop_map(|browser| Op::StaleWrite { browser }),
         2 => (tenant.clone(), any::<bool>()).prop_map(|(tenant, on)| Op::SetRolling { tenant, on }),
         2 => Just(Op::Rotate),
         1 => tenant.clone().prop_map(|tenant| Op::Invalidate { tenant }),
@@ -71,9 +73,9 @@ fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<Op>)> {
 // so the run fails unless each of these happened.
 thread_local! {
     // Each test's histories run on its own thread (their steps in `block_on`, on that thread).
-    static REACHED: [AtomicUsize; 8] = const { [const { AtomicUsize::new(0) }; 8] };
+    static REACHED: [AtomicUsize; 10] = const { [const { AtomicUsize::new(0) }; 10] };
 }
-const REACHED_NAMES: [&str; 8] = [
+const REACHED_NAMES: [&str; 10] = [
     "handshakes routed to CORE",
     "old SDKs answered while their tenant routes to CORE",
     "invalidations obeyed",
@@ -82,6 +84,8 @@ const REACHED_NAMES: [&str; 8] = [
     "refreshes refused (signed out)",
     "calls inside a sign-out window",
     "company changes",
+    "orders taken",
+    "orders refused (kept unpushed)",
 ];
 
 fn reached(i: usize) {
@@ -95,10 +99,11 @@ struct Fleet {
     servers: Vec<Server>,
     next: std::cell::Cell<usize>,
     admin: (String, i64),
-    /// Per browser: (access token, refresh token) of its session, and the access token of the
-    /// session it signed out of.
-    tokens: Vec<Option<(String, String)>>,
-    ended: Vec<Option<String>>,
+    /// Per browser: the credentials of its session, and those of the session it signed out of.
+    tokens: Vec<Option<Creds>>,
+    ended: Vec<Option<Creds>>,
+    /// Orders the server took: (tenant, database, id).
+    orders: Vec<(usize, String, String)>,
     devices: BTreeMap<(usize, usize), String>,
 }
 
@@ -119,6 +124,7 @@ impl Fleet {
             admin: (admin, start_ms),
             tokens: vec![None; n],
             ended: vec![None; n],
+            orders: Vec::new(),
             devices: BTreeMap::new(),
         }
     }
@@ -166,23 +172,22 @@ impl Fleet {
         if let Some(accepted) = m.needs_refresh(browser) {
             self.refresh(m, browser, accepted).await?;
         }
-        Ok(self.tokens[browser].as_ref().map(|(access, _)| access.clone()))
+        Ok(self.tokens[browser].as_ref().map(|c| c.access.clone()))
     }
 
     /// The browser's refresh, which the model says is `accepted` or not.
     async fn refresh(&mut self, m: &mut Model, browser: usize, accepted: bool) -> Result<(), String> {
-        let (_, refresh) = self.tokens[browser].clone().ok_or("no tokens for a live session")?;
+        let refresh = self.tokens[browser].as_ref().ok_or("no tokens for a live session")?.refresh.clone();
         let a = self.s().post("/auth/refresh", None, json!({"refreshToken": refresh})).await;
         if (a.status == StatusCode::OK) != accepted {
             return Err(format!("refresh answered {} {}, the model says accepted={accepted}", a.status, a.body));
         }
         m.refreshed(browser, accepted);
         if accepted {
-            self.tokens[browser] = Some((str_of(&a.body, "token")?, str_of(&a.body, "refreshToken")?));
+            self.tokens[browser] = Some(Creds::of(&a.body)?);
         } else {
             reached(5);
-            let (access, _) = self.tokens[browser].take().expect("checked above");
-            self.ended[browser] = Some(access);
+            self.ended[browser] = self.tokens[browser].take();
         }
         Ok(())
     }
@@ -206,7 +211,7 @@ impl Fleet {
                 if a.status != StatusCode::OK {
                     return Err(format!("login answered {} {}", a.status, a.body));
                 }
-                self.tokens[browser] = Some((str_of(&a.body, "token")?, str_of(&a.body, "refreshToken")?));
+                self.tokens[browser] = Some(Creds::of(&a.body)?);
                 m.apply(op);
             }
             Op::Logout { browser, how } => {
@@ -225,8 +230,8 @@ impl Fleet {
                     if how != LogoutKind::Offline {
                         self.settle_ended(&token).await?;
                     }
-                    self.tokens[browser] = None;
-                    self.ended[browser] = (how != LogoutKind::Offline).then_some(token);
+                    let creds = self.tokens[browser].take();
+                    self.ended[browser] = creds.filter(|_| how != LogoutKind::Offline);
                 }
                 m.apply(op);
             }
@@ -275,7 +280,7 @@ impl Fleet {
                 held_rules(m, browser, &got)?;
             }
             Op::StaleHandshake { browser } => {
-                let Some(token) = self.ended[browser].clone() else { return Ok(()) };
+                let Some(token) = self.ended[browser].as_ref().map(|c| c.access.clone()) else { return Ok(()) };
                 let got = self.handshake(&token, None, browser, None).await?;
                 if got != HandshakeAnswer::Refused {
                     return Err(format!("a signed-out session's token opened a handshake: {got:?}"));
@@ -283,7 +288,9 @@ impl Fleet {
                 reached(4);
             }
             Op::StaleCall { browser } => {
-                let (Some(token), Some(want)) = (self.ended[browser].clone(), m.stale_call_accepted(browser)) else {
+                let (Some(token), Some(want)) =
+                    (self.ended[browser].as_ref().map(|c| c.access.clone()), m.stale_call_accepted(browser))
+                else {
                     return Ok(());
                 };
                 let a =
@@ -297,6 +304,40 @@ impl Fleet {
                 reached(if want { 6 } else { 4 });
             }
             Op::LoseLocalData { .. } => m.apply(op),
+            Op::WriteOrder { browser } => {
+                if self.fresh_token(m, browser).await?.is_none() {
+                    return Ok(());
+                }
+                let number = self.orders.len() as u64 + m.browsers.iter().map(|b| b.unpushed.len() as u64).sum::<u64>();
+                let Some((db, accepted)) = m.write_order(browser, number) else { return Ok(()) };
+                let headers = self.tokens[browser].as_ref().expect("a live session's").headers.clone();
+                let id = format!("order-{number}");
+                let status = self.put_order(&headers, &db, &id).await;
+                if status.is_success() != accepted {
+                    return Err(format!("writing {id} to {db} answered {status}; the model says accepted={accepted}"));
+                }
+                if accepted {
+                    let tenant = m.browsers[browser].session.expect("a live session").tenant;
+                    self.orders.push((tenant, db, id));
+                    reached(8);
+                } else {
+                    reached(9);
+                }
+            }
+            Op::StaleWrite { browser } => {
+                let (Some(creds), Some(want)) = (self.ended[browser].clone(), m.stale_write_accepted(browser)) else {
+                    return Ok(());
+                };
+                // Any database of the session's tenant: the legacy one always exists.
+                let tenant = TENANTS.iter().position(|t| Some(&json!(t)) == creds.headers.get("X-Docdb-Company"));
+                let db = m.legacy_db(tenant.ok_or("headers without a known company")?);
+                let status = self.put_order(&creds.headers, &db, &format!("late-{}", m.now_ms)).await;
+                if status.is_success() != want {
+                    return Err(format!(
+                        "a signed-out session's headers wrote with {status}; the model says accepted={want}"
+                    ));
+                }
+            }
             Op::SwitchCompany { browser, tenant } => {
                 let (Some(token), Some(allowed)) = (self.fresh_token(m, browser).await?, m.may_switch(browser, tenant))
                 else {
@@ -356,6 +397,39 @@ impl Fleet {
             }
         }
         self.alarms_agree(m).await
+    }
+
+    async fn put_order(&self, headers: &serde_json::Map<String, Value>, db: &str, id: &str) -> StatusCode {
+        let mut req = self.s().client.put(format!("{}/docdb/{db}/{id}", self.s().base));
+        for (k, v) in headers {
+            req = req.header(k, v.as_str().unwrap_or_default());
+        }
+        let body = json!({"type": "order", "status": "closed", "amountCents": 1250});
+        req.json(&body).send().await.map(|r| r.status()).unwrap_or(StatusCode::BAD_GATEWAY)
+    }
+
+    /// Every order the server took is in the database it was written to, and another tenant's
+    /// headers cannot read it.
+    async fn orders_kept(&self) -> Result<(), String> {
+        let mut readers = Vec::new();
+        for name in ["alice", "bob"] {
+            let login = self.s().login(name).await;
+            readers.push(login["docdbHeaders"]["Remote"].as_object().ok_or("no docdb headers")?.clone());
+        }
+        for (tenant, db, id) in &self.orders {
+            for (reader, headers) in readers.iter().enumerate() {
+                let mut req = self.s().client.get(format!("{}/docdb/{db}/{id}", self.s().base));
+                for (k, v) in headers {
+                    req = req.header(k, v.as_str().unwrap_or_default());
+                }
+                let status = req.send().await.map(|r| r.status()).unwrap_or(StatusCode::BAD_GATEWAY);
+                let own = reader == *tenant;
+                if (status == StatusCode::OK) != own {
+                    return Err(format!("{id} in {db} read by {}'s user: {status}", TENANTS[reader]));
+                }
+            }
+        }
+        Ok(())
     }
 
     async fn handshake(
@@ -434,6 +508,25 @@ fn held_rules(m: &Model, browser: usize, got: &HandshakeAnswer) -> Result<(), St
     Ok(())
 }
 
+/// What a login or refresh hands a browser.
+#[derive(Clone)]
+struct Creds {
+    access: String,
+    refresh: String,
+    /// The document database's headers (`Remote`).
+    headers: serde_json::Map<String, Value>,
+}
+
+impl Creds {
+    fn of(answer: &Value) -> Result<Creds, String> {
+        Ok(Creds {
+            access: str_of(answer, "token")?,
+            refresh: str_of(answer, "refreshToken")?,
+            headers: answer["docdbHeaders"]["Remote"].as_object().ok_or("no docdb headers")?.clone(),
+        })
+    }
+}
+
 fn str_of(v: &Value, key: &str) -> Result<String, String> {
     v[key].as_str().map(str::to_owned).ok_or_else(|| format!("{key} missing from {v}"))
 }
@@ -462,7 +555,7 @@ fn replay(settings: &[Settings], start: usize, ops: &[Op]) -> Result<(), String>
         for (i, op) in ops.iter().enumerate() {
             fleet.step(&mut m, *op).await.map_err(|e| format!("step {i} {op:?}: {e}"))?;
         }
-        Ok(())
+        fleet.orders_kept().await.map_err(|e| format!("after the last step: {e}"))
     })
 }
 

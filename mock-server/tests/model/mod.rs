@@ -80,6 +80,11 @@ pub struct Browser {
     pub obeyed: Option<i64>,
     /// Its local data was lost though nothing asked for it (no invalidation, no login).
     pub lost_unasked: bool,
+    /// The database its orders go to: the `dynamicDb` of the last `ready` it was answered in
+    /// this session and tenant.
+    pub dynamic: Option<String>,
+    /// Orders refused by the server, kept on the device and reported unpushed.
+    pub unpushed: Vec<u64>,
     /// Per user registered here: the session (and tenant) in which the server saw this device
     /// holding an obeyed invalidation. Only then can the server tell that data went missing.
     pub witnessed: BTreeMap<usize, (u64, usize)>,
@@ -124,6 +129,14 @@ pub enum Op {
     SwitchCompany {
         browser: usize,
         tenant: usize,
+    },
+    /// The browser writes an order to the database its last `ready` named for its writes.
+    WriteOrder {
+        browser: usize,
+    },
+    /// An order written with the document headers of the session this browser signed out of.
+    StaleWrite {
+        browser: usize,
     },
     /// An operator turns `rollingDb` on or off (off is the rollback).
     SetRolling {
@@ -261,6 +274,7 @@ impl Model {
                 });
                 // The login's cleanup: local data and what it obeyed are gone, as asked.
                 b.obeyed = None;
+                b.dynamic = None;
                 b.lost_unasked = false;
             }
             Op::Logout { browser, how } => {
@@ -274,6 +288,7 @@ impl Model {
                     };
                 }
                 b.obeyed = None;
+                b.dynamic = None;
                 b.lost_unasked = false;
             }
             Op::Register { browser } => {
@@ -340,7 +355,11 @@ impl Model {
                     }
                 }
             }
-            Op::Handshake { .. } | Op::StaleHandshake { .. } | Op::StaleCall { .. } => {
+            Op::Handshake { .. }
+            | Op::StaleHandshake { .. }
+            | Op::StaleCall { .. }
+            | Op::WriteOrder { .. }
+            | Op::StaleWrite { .. } => {
                 unreachable!("a handshake answers: use Model::handshake")
             }
         }
@@ -373,6 +392,7 @@ impl Model {
                 if s.tenant != active {
                     s.tenant = active;
                     b.obeyed = None;
+                    b.dynamic = None;
                     b.lost_unasked = false;
                 }
             }
@@ -413,6 +433,7 @@ impl Model {
             (Routing::Legacy, self.legacy_db(tenant), self.legacy_db(tenant))
         };
         let b = &mut self.browsers[browser];
+        b.dynamic = Some(dynamic_db.clone());
         if let Some(i) = invalidate {
             // The device obeys: drops its local data and remembers the invalidation.
             b.obeyed = Some(i.at);
@@ -438,6 +459,28 @@ impl Model {
         let (s, window) = self.browsers[browser].ended?;
         let unexpired = self.now_ms.div_euclid(1000) < s.access_issued_secs + ACCESS_TTL_SECS;
         Some(unexpired && window.is_some_and(|until| self.now_ms < until))
+    }
+
+    /// An order written by `browser` to the database its last `ready` named: that database, and
+    /// whether the server takes it (day databases and the legacy one take a device's writes, CORE
+    /// only a catalogue writer's: a manager's). `None`: nowhere to write yet. A refused order
+    /// stays on the device, reported unpushed.
+    pub fn write_order(&mut self, browser: usize, order: u64) -> Option<(String, bool)> {
+        let s = self.browsers[browser].session?;
+        let db = self.browsers[browser].dynamic.clone()?;
+        let manager = USERS[s.user].0 == "bob";
+        let accepted = db != self.core_db(s.tenant) || manager;
+        if !accepted {
+            self.browsers[browser].unpushed.push(order);
+        }
+        Some((db, accepted))
+    }
+
+    /// Whether the document headers of the session `browser` signed out of still write: inside
+    /// its sign-out window only (headers have no lifetime of their own). `None`: no such session.
+    pub fn stale_write_accepted(&self, browser: usize) -> Option<bool> {
+        let (_, window) = self.browsers[browser].ended?;
+        Some(window.is_some_and(|until| self.now_ms < until))
     }
 
     /// The alarms raised and not cleared, per tenant: the devices (browser, user) they name.

@@ -1,6 +1,16 @@
-// The two operator routes `RollingDbAdmin` does not wrap (re-warm and releasing a held day: left
-// out of the package to keep it within its size budget), called the way any app may: with the
-// session's token, answered in the package's `CallResult` shape.
+// The operator routes `RollingDbAdmin` does not wrap (re-warm, releasing a held day, and what a
+// rollback leaves in CORE: left out of the package to keep it within its size budget), called the
+// way any app may: with the session's token, answered in the package's `CallResult` shape.
+
+async function answered(res) {
+  return answered(res);
+}
+
+/** `GET /admin/rolling-db/{path}`, answered as `adminPost` answers. */
+export async function adminGet(auth, path) {
+  const headers = { Authorization: `Bearer ${await auth.getToken()}` };
+  return answered(await fetch(`/admin/rolling-db/${path}`, { headers }));
+}
 
 /** `POST /admin/rolling-db/{path}`: `{success: true, data}` or `{success: false, status, code, error, checks}`. */
 export async function adminPost(auth, path, body) {

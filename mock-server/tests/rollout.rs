@@ -948,6 +948,12 @@ async fn re_enabling_after_a_rollback_waits_for_a_rotate_that_catches_core_up() 
     let last = back.expect("the rollback's invalidation")["invalidatedAt"].as_i64();
     put_doc(&s, &admin, "dev_acme_main_catalog", "item-after-rollback", json!({"class": "STATIC", "type": "item"}))
         .await;
+    // And an edit there of a warmed document, which the catch-up writes onto CORE's revision.
+    let legacy = s.get("/bootstrap?database=legacy", Some(&alice)).await.body["docs"].clone();
+    let mut edited = legacy.as_array().unwrap().iter().find(|d| d["class"] == "STATIC").unwrap().clone();
+    let edited_id = edited.as_object_mut().unwrap().remove("_id").unwrap();
+    edited["name"] = json!("renamed in legacy");
+    put_doc(&s, &admin, "dev_acme_main_catalog", edited_id.as_str().unwrap(), edited).await;
 
     // Re-enabled: nothing changes for the devices until a rotate runs.
     enable(&s, &admin, "acme").await;
@@ -963,6 +969,11 @@ async fn re_enabling_after_a_rollback_waits_for_a_rotate_that_catches_core_up() 
     assert_eq!(cutover.expect("the new cutover's invalidation")["reason"], "rolling-db-cutover");
     let core = s.get("/docdb/dev_acme_main_core/item-after-rollback", Some(&admin)).await;
     assert_eq!((core.status, core.body["class"].clone()), (StatusCode::OK, json!("STATIC")), "{:?}", core.body);
+    // What the catch-up wrote is legacy's own: nothing CORE holds that legacy lacks.
+    let core = s.get(&format!("/docdb/dev_acme_main_core/{}", edited_id.as_str().unwrap()), Some(&admin)).await.body;
+    assert!(core["_rev"].as_str().unwrap().starts_with("2-") && core["name"] == "renamed in legacy", "{core}");
+    let left = s.get("/admin/rolling-db/tenants/acme/core-writes", Some(&admin)).await.body;
+    assert_eq!(left["coreWrittenSinceWarm"], json!({"count": 0, "ids": []}), "{left}");
 }
 
 /// The rollback says what it leaves behind: CORE's documents written since the warm that the

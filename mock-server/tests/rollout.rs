@@ -948,6 +948,12 @@ async fn re_enabling_after_a_rollback_waits_for_a_rotate_that_catches_core_up() 
     let last = back.expect("the rollback's invalidation")["invalidatedAt"].as_i64();
     put_doc(&s, &admin, "dev_acme_main_catalog", "item-after-rollback", json!({"class": "STATIC", "type": "item"}))
         .await;
+    // And an edit there of a warmed document, which the catch-up writes onto CORE's revision.
+    let legacy = s.get("/bootstrap?database=legacy", Some(&alice)).await.body["docs"].clone();
+    let mut edited = legacy.as_array().unwrap().iter().find(|d| d["class"] == "STATIC").unwrap().clone();
+    let edited_id = edited.as_object_mut().unwrap().remove("_id").unwrap();
+    edited["name"] = json!("renamed in legacy");
+    put_doc(&s, &admin, "dev_acme_main_catalog", edited_id.as_str().unwrap(), edited).await;
 
     // Re-enabled: nothing changes for the devices until a rotate runs.
     enable(&s, &admin, "acme").await;
@@ -963,4 +969,149 @@ async fn re_enabling_after_a_rollback_waits_for_a_rotate_that_catches_core_up() 
     assert_eq!(cutover.expect("the new cutover's invalidation")["reason"], "rolling-db-cutover");
     let core = s.get("/docdb/dev_acme_main_core/item-after-rollback", Some(&admin)).await;
     assert_eq!((core.status, core.body["class"].clone()), (StatusCode::OK, json!("STATIC")), "{:?}", core.body);
+    // What the catch-up wrote is legacy's own: nothing CORE holds that legacy lacks.
+    let core = s.get(&format!("/docdb/dev_acme_main_core/{}", edited_id.as_str().unwrap()), Some(&admin)).await.body;
+    assert!(core["_rev"].as_str().unwrap().starts_with("2-") && core["name"] == "renamed in legacy", "{core}");
+    let left = s.get("/admin/rolling-db/tenants/acme/core-writes", Some(&admin)).await.body;
+    assert_eq!(left["coreWrittenSinceWarm"], json!({"count": 0, "ids": []}), "{left}");
+}
+
+/// The rollback says what it leaves behind: CORE's documents written since the warm that the
+/// legacy catalogue lacks (counted as the re-warm counts them), read before the rollback and
+/// carried by the flag-off answer; none written, it says zero.
+#[tokio::test]
+async fn a_rollback_says_what_core_holds_that_legacy_lacks() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let keys = s.token("keys").await;
+    let on = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDb": true})).await;
+    assert_eq!(on.body["coreWrittenSinceWarm"], json!(null), "only a rollback says it: {:?}", on.body);
+    enable(&s, &admin, "globex").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let none = json!({"count": 0, "ids": []});
+    let cost = |id: &'static str| {
+        let (s, keys) = (&s, keys.clone());
+        async move { s.get(&format!("/admin/rolling-db/tenants/{id}/core-writes"), Some(&keys)).await }
+    };
+    assert_eq!(cost("acme").await.body, json!({"companyId": "acme", "rollingDb": true, "coreWrittenSinceWarm": none}));
+    assert_error(&cost("nowhere").await, 404, "unknown_tenant");
+    assert_error(
+        &s.get("/admin/rolling-db/tenants/acme/core-writes", Some(&s.token("alice").await)).await,
+        403,
+        "forbidden",
+    );
+
+    // A catalogue manager's edits in CORE since the warm: a new item, and a warmed one re-priced.
+    let core = "dev_acme_main_core";
+    put_doc(&s, &admin, core, "item-core-only", json!({"class": "STATIC", "type": "item", "name": "new"})).await;
+    let warmed = s.get("/bootstrap?database=core", Some(&s.token("alice").await)).await.body["docs"][0].clone();
+    let id = warmed["_id"].as_str().unwrap().to_owned();
+    let mut edited = warmed.clone();
+    edited.as_object_mut().unwrap().remove("_id");
+    edited["priceCents"] = json!(12_345);
+    put_doc(&s, &admin, core, &id, edited).await;
+    let mut ids = vec![id, "item-core-only".to_owned()];
+    ids.sort();
+    let written = json!({"count": 2, "ids": ids});
+    assert_eq!(cost("acme").await.body["coreWrittenSinceWarm"], written);
+    // The re-warm counts the same documents (one rule).
+    let rewarm = s.post("/admin/rolling-db/tenants/acme/rewarm", Some(&admin), json!({"invalidate": true})).await;
+    assert_error(&rewarm, 409, "core_edited");
+    assert_eq!(rewarm.body["checks"]["count"], 2, "{:?}", rewarm.body);
+
+    // A change that is no rollback says nothing; the rollback says what the devices leave behind.
+    let drop_off = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDbDrop": false})).await;
+    assert_eq!(drop_off.body["coreWrittenSinceWarm"], json!(null));
+    let off = s.patch("/admin/rolling-db/flags/acme", Some(&keys), json!({"rollingDb": false})).await;
+    assert_eq!((off.status, off.body["rollingDb"].clone()), (StatusCode::OK, json!(false)), "{:?}", off.body);
+    assert_eq!(off.body["coreWrittenSinceWarm"], written);
+    let audit = s.get("/admin/audit?companyId=acme&limit=1", Some(&admin)).await.body;
+    assert_eq!(audit["entries"][0]["detail"]["coreWrittenSinceWarm"], written);
+    // Nothing written in globex's CORE: its rollback says zero.
+    let off = s.patch("/admin/rolling-db/flags/globex", Some(&keys), json!({"rollingDb": false})).await;
+    assert_eq!(off.body["coreWrittenSinceWarm"], none, "{:?}", off.body);
+}
+
+/// Two midnights without a rotate (the rotate prewarms only tomorrow's): today's day database is
+/// missing. A device routed to CORE writes to the latest day database, which takes a cashier's
+/// order (CORE refuses it); the operators see an alarm that says to run the rotate; the archive
+/// leaves that day alone while devices write to it; the rotate creates today's and clears the
+/// alarm, and the late order is archived with its day.
+#[tokio::test]
+async fn without_a_rotate_since_midnight_writes_land_in_the_latest_day_and_an_alarm_asks_for_the_rotate() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let alice = s.token("alice").await;
+    let device = s.register_device(&alice).await;
+    enable(&s, &admin, "acme").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let day = |d: String| format!("daily_dev_acme_main_{d}");
+    let day0 = day_of(s.now());
+    let day1 = mock_server::docdb::naming::next_day(&day0);
+    let day2 = mock_server::docdb::naming::next_day(&day1);
+    let (cutover, ready) = handshake(&s, &alice, &device, None).await;
+    assert_eq!(ready["dynamicDb"], day(day0.clone()));
+    let last = cutover.expect("the cutover's invalidation")["invalidatedAt"].as_i64();
+
+    s.advance_days(2.0).await;
+    let (admin, alice) = (s.token("admin").await, s.token("alice").await);
+    assert_eq!(day_of(s.now()), day2);
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null(), "no alarm before a device finds the day missing");
+    let (_, ready) = handshake(&s, &alice, &device, last).await;
+    assert_eq!((ready["database"].clone(), ready["dynamicDb"].clone()), (json!("core"), json!(day(day1.clone()))));
+    // CORE refuses a cashier's writes; the routed day takes the order.
+    assert_error(
+        &s.call(
+            reqwest::Method::PUT,
+            "/docdb/dev_acme_main_core/order-late",
+            Some(&alice),
+            Some(json!({"type": "order"})),
+        )
+        .await,
+        403,
+        "forbidden",
+    );
+    let order = json!({"type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 990, "createdAt": s.now()});
+    put_doc(&s, &alice, ready["dynamicDb"].as_str().unwrap(), "order-late", order).await;
+    // The alarm, raised once however many handshakes, with what to do.
+    handshake(&s, &alice, &device, last).await;
+    let attention = tenant(&s, &admin, "acme").await["attention"].clone();
+    let alarms = attention["alarms"].as_array().unwrap();
+    assert_eq!(alarms.len(), 1, "{attention}");
+    assert_eq!(
+        (alarms[0]["kind"].clone(), alarms[0]["subject"].clone()),
+        (json!("day-database-missing"), json!(day(day2.clone())))
+    );
+    assert!(attention["instruction"].as_str().unwrap().starts_with("Run the rotate"), "{attention}");
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    assert_eq!(cluster["attention"][0]["alarms"][0]["kind"], "day-database-missing", "{cluster}");
+
+    // The archive takes the day before, and leaves the day devices still write to.
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    let log = arch["log"].to_string();
+    assert!(log.contains(&format!("archived [{}]", day(day0.clone()))), "{log}");
+    assert!(log.contains(&format!("still routed {}", day(day1.clone()))), "{log}");
+    // Orders keep landing there after the archive run, never after their day was archived.
+    let order = json!({"type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 120, "createdAt": s.now()});
+    put_doc(&s, &alice, &day(day1.clone()), "order-later", order).await;
+
+    // The rotate creates today's day database: the alarm clears, devices write there again.
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
+    let (_, ready) = handshake(&s, &alice, &device, last).await;
+    assert_eq!(ready["dynamicDb"], day(day2));
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(arch["log"].to_string().contains(&format!("archived [{}]", day(day1.clone()))), "{arch}");
+    for (id, cents) in [("order-late", 990), ("order-later", 120)] {
+        let archived = s.get(&format!("/docdb/dev_acme_main_archive/{}:{id}", day(day1.clone())), Some(&admin)).await;
+        assert_eq!(
+            (archived.status, archived.body["totalCents"].clone()),
+            (StatusCode::OK, json!(cents)),
+            "{:?}",
+            archived.body
+        );
+    }
+    let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
+    assert_eq!(recon["diff"], 0, "{recon}");
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null(), "no regression to roll back for");
 }

@@ -114,6 +114,9 @@ calls! {
     PREFLIGHT = Get "/admin/rolling-db/tenants/{id}/preflight";
     /// `POST /admin/rolling-db/tenants/{id}/rewarm` (the console's; the SDK does not wrap it).
     REWARM = Post "/admin/rolling-db/tenants/{id}/rewarm";
+    /// `GET /admin/rolling-db/tenants/{id}/core-writes` (the console's, before a rollback; the SDK
+    /// does not wrap it).
+    CORE_WRITES = Get "/admin/rolling-db/tenants/{id}/core-writes";
     /// `POST /admin/rolling-db/tenants/{id}/days/{db}/release` (the console's; the SDK does not wrap it).
     RELEASE_DAY = Post "/admin/rolling-db/tenants/{id}/days/{db}/release";
     /// `PATCH /admin/rolling-db/flags/{id}` (`?force=true` to override the preflight).

@@ -6,17 +6,21 @@ use serde::{Deserialize, Serialize};
 use super::DatabaseKind;
 
 named! {
-    /// Why a tenant needs attention: what calls for an immediate rollback.
+    /// Why a tenant needs attention: what calls for an immediate rollback, or for a rotate.
     pub enum AlarmKind {
         /// A registered device came back with less than it had obeyed: it re-bootstraps though no
         /// invalidation asked it to.
         DestructiveReset = "destructive-reset",
         /// An archived day no longer matches its archive.
         ReconciliationRegressed = "reconciliation-regressed",
+        /// A device routed to CORE found no day database for today (no rotate since midnight):
+        /// its DYNAMIC writes go to the tenant's latest day database until a rotate creates
+        /// today's, which clears it. Run the rotate; no rollback.
+        DayDatabaseMissing = "day-database-missing",
     }
 }
 
-/// A rollback alarm raised on a tenant: roll back now.
+/// An alarm raised on a tenant: roll back now, or (`day-database-missing`) run the rotate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -39,7 +43,7 @@ pub struct RollbackAlarm {
 pub struct Attention {
     /// The alarms raised and not cleared, oldest first.
     pub alarms: Vec<RollbackAlarm>,
-    /// What to do: the rollback, step by step.
+    /// What to do: the rollback, step by step, or the rotate to run.
     pub instruction: String,
 }
 
@@ -590,7 +594,7 @@ pub struct FlagChanges {
     pub rolling_db_drop: Option<bool>,
 }
 
-/// A tenant's flags as recorded: `PATCH /admin/rolling-db/flags/{id}` answers them.
+/// A tenant's flags as recorded (`PATCH /admin/rolling-db/flags/{id}` answers them in `FlagsChanged`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -606,6 +610,46 @@ pub struct FlagRecord {
     pub updated_at: Option<i64>,
     /// Who changed them.
     pub updated_by: Option<String>,
+}
+
+/// Documents written in CORE since its warm that the legacy catalogue lacks (a document edited
+/// past its first revision whose body legacy does not hold, or one legacy's STATIC documents do
+/// not have): what a rollback leaves behind in CORE and a re-warm throws away.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CoreWrites {
+    /// How many (0 without CORE).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub count: u64,
+    /// The first few of their ids, in id order.
+    pub ids: Vec<String>,
+}
+
+/// `GET /admin/rolling-db/tenants/{id}/core-writes`: what a rollback would leave behind in CORE now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TenantCoreWrites {
+    /// The tenant.
+    pub company_id: String,
+    /// Its `rollingDb` flag now.
+    pub rolling_db: bool,
+    /// CORE's documents written since its warm that the legacy catalogue lacks.
+    pub core_written_since_warm: CoreWrites,
+}
+
+/// `PATCH /admin/rolling-db/flags/{id}`: the flags as recorded, and what the change left behind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct FlagsChanged {
+    /// The flags.
+    #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
+    pub flags: FlagRecord,
+    /// When this change turned `rollingDb` off (the rollback): CORE's documents written since its
+    /// warm that the legacy catalogue lacks, which the devices no longer see; null otherwise.
+    pub core_written_since_warm: Option<CoreWrites>,
 }
 
 /// `POST /admin/rolling-db/tenants/{id}/rewarm`'s body.

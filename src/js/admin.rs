@@ -93,7 +93,7 @@ impl RollingDbAdmin {
     }
 
     /// `setFlags("acme", { rollingDb: true }, { force: true })`.
-    #[wasm_bindgen(js_name = setFlags, unchecked_return_type = "Promise<CallResult<FlagRecord>>")]
+    #[wasm_bindgen(js_name = setFlags, unchecked_return_type = "Promise<CallResult<FlagsChanged>>")]
     pub fn set_flags(
         &self,
         #[wasm_bindgen(js_name = companyId, unchecked_param_type = "string")] company_id: JsValue,

@@ -179,10 +179,10 @@ export type DatabaseKind = "core" | "legacy" | "day" | "archive";
 /** A day database's place in its lifecycle. */
 export type DayStatus = "PREWARMED" | "ACTIVE" | "DRAINED" | "ARCHIVED" | "DROPPED";
 
-/** Why a tenant needs attention: what calls for an immediate rollback. */
-export type AlarmKind = "destructive-reset" | "reconciliation-regressed";
+/** Why a tenant needs attention: what calls for an immediate rollback, or for a rotate. */
+export type AlarmKind = "destructive-reset" | "reconciliation-regressed" | "day-database-missing";
 
-/** A rollback alarm raised on a tenant: roll back now. */
+/** An alarm raised on a tenant: roll back now, or (`day-database-missing`) run the rotate. */
 export type RollbackAlarm = {
   /** What was seen. */
   kind: AlarmKind;
@@ -198,7 +198,7 @@ export type RollbackAlarm = {
 export type Attention = {
   /** The alarms raised and not cleared, oldest first. */
   alarms: Array<RollbackAlarm>;
-  /** What to do: the rollback, step by step. */
+  /** What to do: the rollback, step by step, or the rotate to run. */
   instruction: string;
 };
 
@@ -208,7 +208,7 @@ export type TenantAttention = {
   companyId: string;
   /** The alarms raised and not cleared, oldest first. */
   alarms: Array<RollbackAlarm>;
-  /** What to do: the rollback, step by step. */
+  /** What to do: the rollback, step by step, or the rotate to run. */
   instruction: string;
 };
 
@@ -641,7 +641,7 @@ export type FlagChanges = {
   rollingDbDrop?: boolean;
 };
 
-/** A tenant's flags as recorded: `PATCH /admin/rolling-db/flags/{id}` answers them. */
+/** A tenant's flags as recorded (`PATCH /admin/rolling-db/flags/{id}` answers them in `FlagsChanged`). */
 export type FlagRecord = {
   /** The tenant. */
   companyId: string;
@@ -653,6 +653,47 @@ export type FlagRecord = {
   updatedAt: number | null;
   /** Who changed them. */
   updatedBy: string | null;
+};
+
+/**
+ * Documents written in CORE since its warm that the legacy catalogue lacks (a document edited
+ * past its first revision whose body legacy does not hold, or one legacy's STATIC documents do
+ * not have): what a rollback leaves behind in CORE and a re-warm throws away.
+ */
+export type CoreWrites = {
+  /** How many (0 without CORE). */
+  count: number;
+  /** The first few of their ids, in id order. */
+  ids: Array<string>;
+};
+
+/** `PATCH /admin/rolling-db/flags/{id}`: the flags as recorded, and what the change left behind. */
+export type FlagsChanged = {
+  /**
+   * When this change turned `rollingDb` off (the rollback): CORE's documents written since its
+   * warm that the legacy catalogue lacks, which the devices no longer see; null otherwise.
+   */
+  coreWrittenSinceWarm: CoreWrites | null;
+  /** The tenant. */
+  companyId: string;
+  /** The `rollingDb` flag. */
+  rollingDb: boolean;
+  /** The `rollingDbDrop` flag. */
+  rollingDbDrop: boolean;
+  /** When they last changed (ms since the epoch); null for a tenant never flagged. */
+  updatedAt: number | null;
+  /** Who changed them. */
+  updatedBy: string | null;
+};
+
+/** `GET /admin/rolling-db/tenants/{id}/core-writes`: what a rollback would leave behind in CORE now. */
+export type TenantCoreWrites = {
+  /** The tenant. */
+  companyId: string;
+  /** Its `rollingDb` flag now. */
+  rollingDb: boolean;
+  /** CORE's documents written since its warm that the legacy catalogue lacks. */
+  coreWrittenSinceWarm: CoreWrites;
 };
 
 /** The `{ok: true}` body of routes that answer nothing else. */

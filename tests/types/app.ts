@@ -9,7 +9,7 @@ import init, {
   isSessionBrokerError,
   type CallResult,
   type ErrorCode,
-  type FlagRecord,
+  type FlagsChanged,
   type LoginResult,
   type SignOutEvent,
 } from "session-broker";
@@ -56,10 +56,13 @@ function message(r: LoginResult): string {
 message(await auth.login({ username: "alice", password: "alice-pass" }));
 
 const admin = new RollingDbAdmin(auth);
-const flags: CallResult<FlagRecord> = await admin.setFlags("acme", { rollingDb: true });
+const flags: CallResult<FlagsChanged> = await admin.setFlags("acme", { rollingDb: true });
 if (flags.success) {
   const on: boolean = flags.data.rollingDb;
+  // Null unless the change was the rollback: then what CORE keeps that legacy lacks.
+  const left: number = flags.data.coreWrittenSinceWarm?.count ?? 0;
   void on;
+  void left;
 } else {
   const status: number = flags.status;
   void status;

@@ -2,7 +2,7 @@
 // and the re-warm, each listing its steps and acting on a confirm.
 import { $, el, explain } from "../dom.js";
 import { busy } from "./controls.js";
-import { adminPost } from "./routes.js";
+import { adminGet, adminPost } from "./routes.js";
 
 /**
  * A guided action: its steps listed under the tenant card with a confirm button (`id`); the
@@ -23,12 +23,27 @@ function guided(ctx, id, label, steps, act) {
   });
 }
 
+/** What CORE holds that the legacy database lacks (`{count, ids}`), in a sentence. */
+function coreWrites(w) {
+  if (!w.count) return "CORE holds no document written since its warm that the legacy database lacks: nothing is left behind.";
+  const ids = `${w.ids.join(", ")}${w.count > w.ids.length ? ", …" : ""}`;
+  return `CORE holds ${w.count} document(s) written since its warm that the legacy database lacks (${ids}): devices no longer see them; CORE keeps them, but the next rotate's catch-up overwrites those legacy also holds.`;
+}
+
 async function rollback(ctx) {
   const tenant = ctx.tenant;
-  guided(ctx, "rollback-confirm", `Confirm: roll ${tenant} back to the legacy database`, [
+  // What the rollback leaves behind, read first so the confirmation says it; a rollback is never
+  // held up by a read that failed.
+  const cost = await adminGet(ctx.auth, `tenants/${encodeURIComponent(tenant)}/core-writes`);
+  const left = cost.success ? cost.data.coreWrittenSinceWarm : null;
+  const label = left?.count
+    ? `Confirm: roll ${tenant} back to the legacy database, leaving ${left.count} CORE document(s) behind`
+    : `Confirm: roll ${tenant} back to the legacy database`;
+  guided(ctx, "rollback-confirm", label, [
     "Turn rollingDb off (rollingDbDrop goes off with it): dropping stops.",
     "Invalidate the tenant's clients: each device destroys its local database at its next handshake.",
     "Devices re-bootstrap from the legacy database; invalidate_daily returns. CORE edits made meanwhile are not copied back.",
+    left ? coreWrites(left) : `What CORE holds that the legacy database lacks could not be read: ${explain(cost)}`,
   ], async (confirm, items) => {
     const flags = await ctx.admin.setFlags(tenant, { rollingDb: false });
     if (!flags.success) return ctx.fail(`Rollback stopped at step 1: ${explain(flags)}`);
@@ -38,7 +53,13 @@ async function rollback(ctx) {
     items[1].classList.add("done");
     const topo = await ctx.admin.topology(tenant);
     if (topo.success && topo.data.database === "legacy") items[2].classList.add("done");
-    confirm.textContent = `${tenant} rolled back: devices route to the legacy database`;
+    // The flag change's own count: what was left behind at the moment it happened.
+    const after = flags.data.coreWrittenSinceWarm;
+    if (after) {
+      items[3].textContent = coreWrites(after);
+      items[3].classList.add("done");
+    }
+    confirm.textContent = `${tenant} rolled back: devices route to the legacy database${after?.count ? `; ${after.count} CORE document(s) left behind` : ""}`;
     ctx.refresh();
   });
 }

@@ -97,8 +97,10 @@ export function createFleet(ctx) {
     const name = tr.cells[0].firstChild;
     text(name, item.name);
     let badge = name.querySelector(".attention-badge");
-    if (item.attention && !badge) name.append((badge = el("strong", " ⚠ roll back now", "attention-badge")));
+    if (item.attention && !badge) name.append((badge = el("strong", "", "attention-badge")));
     if (!item.attention && badge) badge.remove();
+    // A missing day database asks for the rotate; every other alarm for the rollback.
+    if (badge) text(badge, item.attention.alarms.every((a) => a.kind === "day-database-missing") ? " ⚠ run the rotate" : " ⚠ roll back now");
     if (badge) badge.title = [...item.attention.alarms.map((a) => a.detail), item.attention.instruction].join("\n");
     setToggle(tr.cells[1].firstChild, item.rollingDb, false);
     setToggle(tr.cells[2].firstChild, item.rollingDbDrop, !item.rollingDb);

@@ -298,10 +298,14 @@ fn archive(ctx: &JobContext) -> bool {
         |tx, t, now| archive::archive_tenant(tx, &settings, t, now),
         |id, r| {
             format!(
-                "{id}: drained [{}], archived [{}], still open [{}]{}{}{}",
+                "{id}: drained [{}], archived [{}], still open [{}]{}{}{}{}",
                 r.drained.join(", "),
                 r.archived.join(", "),
                 r.still_open.join(", "),
+                match &r.still_routed {
+                    Some(day) => format!(", still routed {day} (today's day database is missing: run the rotate)"),
+                    None => String::new(),
+                },
                 if r.unreconciled.is_empty() {
                     String::new()
                 } else {

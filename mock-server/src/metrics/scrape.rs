@@ -105,7 +105,7 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
     );
 
     let (raised, open) = (Family::<AlarmKind, Counter>::default(), Family::<AlarmKind, Gauge>::default());
-    for kind in ["destructive-reset", "reconciliation-regressed"] {
+    for kind in protocol::views::AlarmKind::ALL.iter().map(|k| k.as_str()) {
         raised.get_or_create(&AlarmKind { kind: kind.into() }).inc_by(0);
         open.get_or_create(&AlarmKind { kind: kind.into() }).set(0);
     }
@@ -115,10 +115,14 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
     }
     r.register(
         "rolling_alarms_raised",
-        "Rollback alarms raised, by kind (a destructive reset, a regressed reconciliation)",
+        "Alarms raised, by kind (a destructive reset, a regressed reconciliation: roll back; today's day database missing: run the rotate)",
         raised,
     );
-    r.register("rolling_alarms_open", "Rollback alarms raised and not cleared by a rollback, by kind", open);
+    r.register(
+        "rolling_alarms_open",
+        "Alarms raised and not cleared (by a rollback; the missing day's by the rotate), by kind",
+        open,
+    );
 
     let (last_success, last_ok, last_duration, scheduled) = (
         Family::<Cron, FloatGauge>::default(),

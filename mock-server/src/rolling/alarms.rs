@@ -8,6 +8,10 @@
 //!   device's local data and forgets the invalidation it obeyed, as it must.
 //! - A reconciliation regression: an archived day whose diff against the archive was 0 is no
 //!   longer 0 (documents changed or lost after the archive).
+//!
+//! Beside them, one alarm that asks for the rotate, not a rollback: a device routed to CORE found
+//! no day database for today (no rotate since midnight). Its writes go to the tenant's latest day
+//! database meanwhile (`days::routed_day`); the rotate that creates today's clears it.
 
 use crate::store::sql::{params, Connection, OptionalExtension};
 
@@ -16,6 +20,10 @@ use super::RollingResult;
 /// What an alarm tells the operator to do (the rollout's errors table).
 pub const INSTRUCTION: &str =
     "Roll back now (docs/operations.md, Rollback): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
+
+/// What the day-database alarm tells the operator to do.
+pub const ROTATE_INSTRUCTION: &str =
+    "Run the rotate now (rolling-db-rotate, POST /admin/crons/rolling-db-rotate/run): today's day database is missing, so devices write to the latest one until it exists; the alarm clears when the rotate creates it";
 
 /// Why a tenant needs attention.
 pub use protocol::views::AlarmKind as Kind;
@@ -79,6 +87,17 @@ pub fn tenants_needing_attention(conn: &Connection) -> RollingResult<Vec<String>
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
+/// The tenant's open alarms of `kind` are cleared (what they saw is over: the rotate created the
+/// day), kept with the time. Sent with the transaction's next statement (a rotate's every tenant
+/// runs it).
+pub fn clear_kind(conn: &Connection, company_id: &str, kind: Kind, now_ms: i64) -> RollingResult<()> {
+    conn.execute_later(
+        "UPDATE guard_alarms SET cleared_at = ?3 WHERE company_id = ?1 AND kind = ?2 AND cleared_at IS NULL",
+        params![company_id, kind.as_str(), now_ms],
+    )?;
+    Ok(())
+}
+
 /// The rollback happened: the tenant's alarms are cleared (kept, with the time, for the record).
 pub fn clear(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<usize> {
     Ok(conn.execute(
@@ -89,8 +108,23 @@ pub fn clear(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<
 
 /// The `attention` of a tenant for the views: `null`, or its alarms with the instruction.
 pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<Option<Attention>> {
-    let alarms = open(conn, company_id)?;
-    Ok((!alarms.is_empty()).then(|| Attention { alarms, instruction: INSTRUCTION.to_owned() }))
+    Ok(with_instruction(open(conn, company_id)?))
+}
+
+/// Alarms with what to do about them: the rollback when any calls for it, the rotate when one
+/// asks for it, both when both.
+fn with_instruction(alarms: Vec<Alarm>) -> Option<Attention> {
+    if alarms.is_empty() {
+        return None;
+    }
+    let rotate = alarms.iter().any(|a| a.kind == Kind::DayDatabaseMissing);
+    let rollback = alarms.iter().any(|a| a.kind != Kind::DayDatabaseMissing);
+    let instruction = match (rollback, rotate) {
+        (true, true) => [INSTRUCTION, " ", ROTATE_INSTRUCTION].concat(),
+        (false, true) => ROTATE_INSTRUCTION.to_owned(),
+        _ => INSTRUCTION.to_owned(),
+    };
+    Some(Attention { alarms, instruction })
 }
 
 /// A registered device's handshake in session `session_id`: compares what it says it obeyed with
@@ -192,6 +226,22 @@ mod tests {
         assert!(!device_handshake(&c, "acme", "d1", s1, Some(200), None, 6).unwrap());
         assert_eq!(clear(&c, "acme", 7).unwrap(), 1);
         assert!(attention(&c, "acme").unwrap().is_none());
+    }
+
+    #[test]
+    fn a_missing_day_asks_for_the_rotate_and_only_the_rotate_clears_it() {
+        let c = conn();
+        assert!(raise(&c, "acme", Kind::DayDatabaseMissing, "daily_x", "missing", 1).unwrap());
+        assert!(!raise(&c, "acme", Kind::DayDatabaseMissing, "daily_x", "missing", 2).unwrap(), "raised once");
+        assert!(attention(&c, "acme").unwrap().unwrap().instruction.starts_with("Run the rotate"));
+        // With a rollback alarm beside it, the rollback comes first.
+        raise(&c, "acme", Kind::DestructiveReset, "d1", "reset", 3).unwrap();
+        let both = attention(&c, "acme").unwrap().unwrap().instruction;
+        assert!(both.starts_with("Roll back now") && both.contains("Run the rotate"), "{both}");
+        clear_kind(&c, "acme", Kind::DayDatabaseMissing, 4).unwrap();
+        let left = open(&c, "acme").unwrap();
+        assert_eq!(left.iter().map(|a| a.kind).collect::<Vec<_>>(), [Kind::DestructiveReset]);
+        assert!(attention(&c, "acme").unwrap().unwrap().instruction.starts_with("Roll back now"));
     }
 
     #[test]

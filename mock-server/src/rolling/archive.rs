@@ -3,7 +3,8 @@
 //! database with `source_db` naming it, and its orders and sales into the relational store
 //! (`store::relational_archive`); reconciliation compares the day database with both (diff 0 =
 //! reconciled), after which the day database is ARCHIVED. An open order keeps its day ACTIVE
-//! (still payable). Every copy is an upsert keyed by the source, so a re-run or a run resumed
+//! (still payable), and so does being the day devices still write to while today's is missing
+//! (`days::routed_day`). Every copy is an upsert keyed by the source, so a re-run or a run resumed
 //! after a crash ends as one clean run. The legacy database (every tenant's before its cutover,
 //! and the rollback's target after) is archived the same way, in part: its closed orders and its
 //! sales older than a day, with `source_db` naming it, reconciled over those documents; it is
@@ -15,7 +16,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::alarms;
-use super::days::{set_day_status, stamp, DayStatus, Stamp};
+use super::days::{self, set_day_status, stamp, DayStatus, Stamp};
+use super::invalidation::{self, Routing};
 use super::tenants::Tenant;
 use super::{RollingResult, RollingSettings};
 use crate::docdb::naming::{day_of, TenantNames};
@@ -31,6 +33,9 @@ pub struct ArchiveReport {
     pub archived: Vec<String>,
     /// Days that still hold open orders.
     pub still_open: Vec<String>,
+    /// A past day that devices routed to CORE still write to, today's being missing (no rotate
+    /// since midnight): left ACTIVE, so what they write late is archived after the rotate.
+    pub still_routed: Option<String>,
     /// Days copied but not matching their archive.
     pub unreconciled: Vec<String>,
     /// Days reconciled earlier that no longer match their archive (an alarm is raised).
@@ -201,10 +206,19 @@ pub fn archive_tenant(
     let archive_db = names.archive();
     let today = day_of(now_ms);
     let mut report = ArchiveReport { company_id: tenant.id.clone(), ..Default::default() };
+    // The day the handshake routes writes to while today's is missing, if devices are on CORE.
+    let routed = days::routed_day(conn, &tenant.id, &today)?.filter(|d| *d != names.day(&today));
+    report.still_routed = match routed {
+        Some(day) if invalidation::current_routing(conn, &names, &tenant.id)? == Routing::Core => Some(day),
+        _ => None,
+    };
     let mut stmt = conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND day < ?2 AND status IN ('PREWARMED', 'ACTIVE', 'DRAINED') ORDER BY day")?;
     let days: Vec<String> =
         stmt.query_map(params![tenant.id, today], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
     for day_db in days {
+        if report.still_routed.as_ref() == Some(&day_db) {
+            continue;
+        }
         if docdb::all_docs(conn, &day_db)?.iter().any(is_open_order) {
             report.still_open.push(day_db);
             continue;

@@ -29,6 +29,22 @@ pub fn day_databases(conn: &Connection, company_id: &str) -> RollingResult<Vec<D
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 
+/// Where a CORE-routed device's DYNAMIC writes go on `today` (`yyyymmdd`): the tenant's newest day
+/// database up to today that is still PREWARMED or ACTIVE. That is today's once a rotate made it;
+/// while it is missing (no rotate since midnight) it is the latest before, yesterday's usually,
+/// which takes a cashier's writes (CORE refuses them) and which the archive leaves alone while it
+/// is routed to (`archive_tenant`), so what lands there late is still archived. `None`: the tenant
+/// has no such day database.
+pub fn routed_day(conn: &Connection, company_id: &str, today: &str) -> RollingResult<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT name FROM day_databases WHERE company_id = ?1 AND day <= ?2 AND status IN ('PREWARMED', 'ACTIVE') ORDER BY day DESC LIMIT 1",
+            params![company_id, today],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
 /// Day databases by status, over every tenant.
 pub fn counts_by_status(conn: &Connection) -> RollingResult<Vec<(DayStatus, u64)>> {
     let mut stmt = conn.prepare("SELECT status, COUNT(*) FROM day_databases GROUP BY status ORDER BY status")?;

@@ -1,13 +1,15 @@
 //! A flag change, by the flags' rules: `rollingDbDrop` needs `rollingDb`; turning `rollingDb` off
-//! clears `rollingDbDrop` (and is the rollback: the tenant's rollback alarms clear); a flag is
+//! clears `rollingDbDrop` (and is the rollback: the tenant's alarms clear, and the change says
+//! what the devices leave behind in CORE, written there since its warm); a flag is
 //! turned on only when its preflight passes (enabling `rollingDb` is refused while a device of the
 //! tenant reports an SDK older than the cutover switch), unless a sys_admin forces it. A change
 //! does nothing else: the rotate cron acts on it (turning `rollingDb` on records when, so no
 //! device routes to a CORE left from before until a rotate has run since: `enables.rs`).
 
 use super::flags::{self, FlagPatch, Flags};
-use super::{alarms, enables, preflight, RollingError, RollingResult, RollingSettings};
+use super::{alarms, enables, preflight, tenants, warm, RollingError, RollingResult, RollingSettings};
 use crate::docdb::Cluster;
+use protocol::views::CoreWrites;
 
 /// What a flag change came to: the new record, and the failing checks a forced change overrode.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,6 +18,9 @@ pub struct Applied {
     pub before: Flags,
     pub flags: Flags,
     pub overridden: Vec<preflight::Check>,
+    /// When this change turned `rollingDb` off: CORE's documents written since its warm that the
+    /// legacy catalogue lacks (the devices return to legacy and no longer see them).
+    pub core_written_since_warm: Option<CoreWrites>,
 }
 
 /// Applies `patch` by the rules above: `rollingDbDrop` never without `rollingDb`, and a flag
@@ -46,9 +51,14 @@ pub fn apply(
         return Err(RollingError::PreflightFailed(failing));
     }
     flags::record(conn, company_id, rolling_db, rolling_db_drop, actor, now_ms)?;
-    if current.rolling_db && !rolling_db {
+    let rollback = current.rolling_db && !rolling_db;
+    if rollback {
         alarms::clear(conn, company_id, now_ms)?;
     }
+    let core_written_since_warm = match rollback {
+        true => Some(warm::core_writes(conn, &tenants::get(conn, company_id)?.names(&settings.db_prefix))?),
+        false => None,
+    };
     if !current.rolling_db && rolling_db {
         enables::enabled(conn, company_id, now_ms)?;
     }
@@ -59,5 +69,5 @@ pub fn apply(
         updated_at: Some(now_ms),
         updated_by: Some(actor.to_owned()),
     };
-    Ok(Applied { before: current, flags, overridden: failing })
+    Ok(Applied { before: current, flags, overridden: failing, core_written_since_warm })
 }

@@ -1,14 +1,15 @@
 //! The realtime handshake's decisions (docs/sdk.md, "Realtime: `SyncSession`"): update the registered device's SDK version,
 //! whether it must drop its local database first (`invalidate-local`), and where it routes
 //! (`core` only for a rolling tenant whose CORE exists and was rotated since `rollingDb` was last
-//! turned on, and an SDK with the cutover switch).
+//! turned on, and an SDK with the cutover switch), and where its DYNAMIC writes go (today's day
+//! database, or while a missing rotate left none, the latest before it, with an alarm).
 
 use crate::store::sql::Connection;
 use protocol::has_cutover_switch;
 use protocol::realtime::{InvalidateLocal, Ready, Routing};
 
 use super::invalidation;
-use super::{tenants, RollingResult, RollingSettings};
+use super::{alarms, days, tenants, RollingResult, RollingSettings};
 use crate::docdb;
 use crate::docdb::naming::day_of;
 use crate::store::devices;
@@ -78,8 +79,19 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
     let core = has_cutover_switch(hello.sdk_version.as_deref())
         && invalidation::current_routing(conn, &names, &tenant.id)? == Routing::Core;
     let (database, static_db, dynamic_db) = if core {
-        let today = names.day(&day_of(now_ms));
-        let dynamic = if docdb::exists(conn, &today)? { today } else { names.core() };
+        let today = day_of(now_ms);
+        let routed = days::routed_day(conn, &tenant.id, &today)?;
+        let today_db = names.day(&today);
+        let dynamic = match routed {
+            Some(day) => day,
+            // No day database at all to write to: the legacy database takes a cashier's writes
+            // (and is archived in part); CORE, which refuses them, only when there is none.
+            None if docdb::exists(conn, &names.legacy())? => names.legacy(),
+            None => names.core(),
+        };
+        if dynamic != today_db {
+            day_missing(conn, &tenant.id, &today_db, &dynamic, now_ms)?;
+        }
         (Routing::Core, names.core(), dynamic)
     } else {
         (Routing::Legacy, names.legacy(), names.legacy())
@@ -92,4 +104,16 @@ pub fn answer(conn: &Connection, settings: &RollingSettings, hello: &Hello, now_
         invalidated_at: last.map(|i| i.invalidated_at),
     };
     Ok(Answer { invalidate, ready })
+}
+
+/// Today's day database is missing (no rotate since midnight): the operators are told, once until
+/// the rotate creates it (`rotate_tenant` clears the alarm).
+fn day_missing(conn: &Connection, company_id: &str, today_db: &str, routed: &str, now_ms: i64) -> RollingResult<()> {
+    // Handshakes run side by side (shared transactions): one of them raises it.
+    crate::store::sql::lock_key(conn, &["alarm:day-missing:", company_id].concat())?;
+    let detail = format!(
+        "{today_db} does not exist (no rotate since midnight): devices routed to CORE write to {routed} until a rotate creates it"
+    );
+    alarms::raise(conn, company_id, alarms::Kind::DayDatabaseMissing, today_db, &detail, now_ms)?;
+    Ok(())
 }

@@ -8,33 +8,16 @@
 //! written in CORE since its warm, which the rebuild from the legacy catalogue would lose, are
 //! counted and must be confirmed.
 
-use std::collections::HashSet;
 use std::path::Path;
 
 use protocol::ops::REASON_REWARM;
 use protocol::views::{Rewarm, Snapshot};
 
 use super::invalidation::{self, Routing};
+use super::warm::{written_since_warm, IDS_NAMED};
 use super::{RollingError, RollingResult};
 use crate::docdb::{self, Cluster};
 use crate::store::backups;
-
-/// Ids of the edited documents a refusal names.
-const IDS_NAMED: usize = 5;
-
-/// Documents of CORE (`core_docs`) written since its warm: edited (a revision past the warm's
-/// first) or not among the legacy catalogue's STATIC documents the warm copied.
-fn edited_since_warm(conn: &Cluster, core_docs: &[docdb::Doc], legacy: &str) -> RollingResult<Vec<String>> {
-    let copied: HashSet<String> = match docdb::exists(conn, legacy)? {
-        true => docdb::all_docs(conn, legacy)?
-            .into_iter()
-            .filter(|d| super::warm::is_static(&d.body))
-            .map(|d| d.id)
-            .collect(),
-        false => HashSet::new(),
-    };
-    Ok(core_docs.iter().filter(|d| !d.rev.starts_with("1-") || !copied.contains(&d.id)).map(|d| d.id.clone()).collect())
-}
 
 /// `confirm`: the count of documents written since the warm the operator accepts to leave to the
 /// snapshot (refused when it is not the count now).
@@ -58,7 +41,7 @@ pub fn rewarm(
         return Err(RollingError::RewarmNeedsInvalidation(tenant.id));
     }
     let core_docs = docdb::all_docs(conn, &core)?;
-    let edited = edited_since_warm(conn, &core_docs, &names.legacy())?;
+    let edited = written_since_warm(conn, &core_docs, &names.legacy())?;
     if !edited.is_empty() && confirm != Some(edited.len()) {
         return Err(RollingError::CoreEdited {
             company_id: tenant.id,

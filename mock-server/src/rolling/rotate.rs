@@ -1,7 +1,7 @@
 //! One tenant's rotate: warm CORE if needed (or, first after `rollingDb` was turned on again,
 //! catch a CORE kept from before up with the legacy catalogue), day databases for today (ACTIVE) and tomorrow
 //! (PREWARMED), the day manifest in CORE, and the cutover invalidation the first time the tenant
-//! routes to CORE. Run inside one transaction, so a failure (or a kill) leaves nothing half-done;
+//! routes to CORE; an alarm that today's day database was missing clears. Run inside one transaction, so a failure (or a kill) leaves nothing half-done;
 //! a second run the same day creates nothing. The tenant's flag is read again in that
 //! transaction: a tenant switched off after the run listed it is left untouched.
 
@@ -14,7 +14,7 @@ use super::days::{day_databases, set_day_status, DayDatabase, DayStatus};
 use super::invalidation::{self, Routing, REASON_CUTOVER};
 use super::tenants::Tenant;
 use super::warm::{catch_up_core, warm_core, WarmOutcome};
-use super::{enables, flags};
+use super::{alarms, enables, flags};
 use super::{RollingError, RollingResult, RollingSettings};
 use crate::docdb::naming::{day_of, next_day};
 use crate::docdb::{self, Kind};
@@ -88,6 +88,8 @@ pub fn rotate_tenant(
             Some(_) => {}
         }
     }
+    // Today's day database exists now: devices write to it again, the alarm of its absence is over.
+    alarms::clear_kind(conn, &tenant.id, alarms::Kind::DayDatabaseMissing, now_ms)?;
     // The prewarm: these three stay open (devices replicate them); older days may close.
     docdb::pin_only(conn, &tenant.id, &[&names.core(), &names.day(&today), &names.day(&tomorrow)])?;
     days.sort_by(|a, b| a.date.cmp(&b.date));

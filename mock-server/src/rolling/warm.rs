@@ -2,7 +2,10 @@
 //! STATIC catalogue under fresh revisions (`1-…`, no `_rev` or update sequence inherited), so
 //! CORE's `update_seq` equals its document count. A CORE that exists is left alone.
 
+use std::collections::HashMap;
+
 use crate::docdb::Cluster;
+use protocol::views::CoreWrites;
 use serde::Serialize;
 
 use super::RollingResult;
@@ -90,6 +93,41 @@ pub fn catch_up_core(conn: &Cluster, names: &TenantNames) -> RollingResult<u64> 
         }
     }
     Ok(written)
+}
+
+/// Ids of the documents written since the warm that a refusal or an answer names.
+pub const IDS_NAMED: usize = 5;
+
+/// Documents of CORE (`core_docs`) written since its warm that the legacy catalogue lacks: edited
+/// (a revision past the warm's first) to a body legacy's STATIC document does not hold, or not
+/// among legacy's STATIC documents at all. What a rebuild from legacy (the re-warm) would lose,
+/// and what the devices stop seeing at a rollback. Ids in CORE's order.
+pub fn written_since_warm(conn: &Cluster, core_docs: &[docdb::Doc], legacy: &str) -> RollingResult<Vec<String>> {
+    let mut legacy_static = HashMap::new();
+    if docdb::exists(conn, legacy)? {
+        legacy_static
+            .extend(docdb::all_docs(conn, legacy)?.into_iter().filter(|d| is_static(&d.body)).map(|d| (d.id, d.body)));
+    }
+    Ok(core_docs
+        .iter()
+        .filter(|d| match legacy_static.get(&d.id) {
+            None => true,
+            // A catch-up after a rollback writes legacy's body on CORE's revision: no loss.
+            Some(body) => !d.rev.starts_with("1-") && *body != d.body,
+        })
+        .map(|d| d.id.clone())
+        .collect())
+}
+
+/// `written_since_warm` of the tenant's CORE as an answer carries it: the count and the first ids
+/// (nothing without CORE).
+pub fn core_writes(conn: &Cluster, names: &TenantNames) -> RollingResult<CoreWrites> {
+    let core = names.core();
+    if !docdb::exists(conn, &core)? {
+        return Ok(CoreWrites::default());
+    }
+    let written = written_since_warm(conn, &docdb::all_docs(conn, &core)?, &names.legacy())?;
+    Ok(CoreWrites { count: written.len() as u64, ids: written.into_iter().take(IDS_NAMED).collect() })
 }
 
 /// Documents a `_bulk_docs` request of the warm carries.

@@ -9,13 +9,13 @@ use axum::{Json, Router};
 use protocol::ops::audit as actions;
 use protocol::records::AuditPage;
 use protocol::routes;
-use protocol::views::{DayReleased, Rewarm, RewarmRequest};
+use protocol::views::{DayReleased, FlagsChanged, Rewarm, RewarmRequest, TenantCoreWrites};
 use serde::Deserialize;
 use serde_json::json;
 
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
-use crate::rolling::flags::{FlagPatch, Flags};
+use crate::rolling::flags::{self, FlagPatch};
 use crate::rolling::invalidation;
 use crate::rolling::{flag_change, preflight, tenants, views, RollingSettings};
 use crate::state::AppState;
@@ -35,6 +35,7 @@ pub fn router() -> Router<AppState> {
         .route(routes::PREFLIGHT.path, get(preflight))
         .route(routes::FLAGS.path, patch(set_flags))
         .route(routes::INVALIDATE_CLIENTS.path, post(invalidate_clients))
+        .route(routes::CORE_WRITES.path, get(core_writes))
         .route(routes::REWARM.path, post(rewarm))
         .route(routes::RELEASE_DAY.path, post(release_day))
         .route(routes::AUDIT.path, get(audit_log))
@@ -146,7 +147,7 @@ async fn set_flags(
     Path(id): Path<String>,
     Query(query): Query<ForceQuery>,
     ApiJson(patch): ApiJson<FlagPatch>,
-) -> AppResult<Json<Flags>> {
+) -> AppResult<Json<FlagsChanged>> {
     user.require_action(ROLLING_DB_FLAGS)?;
     let force = parse_force(&query)?;
     if force && !user.may(ROLLING_DB_FORCE) {
@@ -156,12 +157,29 @@ async fn set_flags(
     let rolling = settings(&state);
     let flags = state.store.tx(|tx| {
         let applied = flag_change::apply(&state.cluster(tx), &rolling, &id, patch, &user.0.user_id, force, now)?;
-        let detail = json!({"companyId": id, "request": patch, "before": applied.before, "after": applied.flags, "forced": force, "overridden": applied.overridden});
+        let detail = json!({"companyId": id, "request": patch, "before": applied.before, "after": applied.flags, "forced": force, "overridden": applied.overridden, "coreWrittenSinceWarm": applied.core_written_since_warm});
         audit::record(tx, &Actor::user(&user.0, ip.0), if force { actions::FLAGS_FORCE } else { actions::FLAGS_CHANGE }, detail, now)?;
-        Ok::<_, AppError>(applied.flags)
+        Ok::<_, AppError>(FlagsChanged { flags: applied.flags, core_written_since_warm: applied.core_written_since_warm })
     })?;
-    tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.rolling_db, rolling_db_drop = flags.rolling_db_drop, "flags changed");
+    let left = flags.core_written_since_warm.as_ref().map_or(0, |w| w.count);
+    tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.flags.rolling_db, rolling_db_drop = flags.flags.rolling_db_drop, core_written_since_warm = left, "flags changed");
     Ok(Json(flags))
+}
+
+/// What a rollback would leave behind in CORE now (documents written there since its warm that
+/// the legacy catalogue lacks), for whoever may switch flags: the console shows it before asking.
+async fn core_writes(
+    State(state): State<AppState>,
+    user: AuthUser,
+    Path(id): Path<String>,
+) -> AppResult<Json<TenantCoreWrites>> {
+    user.require_action(ROLLING_DB_FLAGS)?;
+    let conn = state.store.lock()?;
+    let tenant = tenants::get(&conn, &id)?;
+    let cluster = state.cluster(&conn);
+    let writes = crate::rolling::warm::core_writes(&cluster, &tenant.names(&state.settings.db_prefix))?;
+    let rolling_db = flags::get(&conn, &tenant.id)?.rolling_db;
+    Ok(Json(TenantCoreWrites { company_id: tenant.id, rolling_db, core_written_since_warm: writes }))
 }
 
 /// Re-warm: CORE snapshotted, then dropped for the next rotate to recreate with fresh revisions

@@ -33,7 +33,7 @@ fn replica_rows(table: &str) -> Vec<(&str, &str)> {
 #[tokio::test]
 #[ignore = "needs the built pkg/, Chromium and PouchDB Server: run `make test-package`"]
 async fn canary_activation_and_rollback_from_the_page() {
-    let (base, _state, _engine) = crate::serve_on_engine(repo_root().join("www")).await;
+    let (base, state, _engine) = crate::serve_on_engine(repo_root().join("www")).await;
     let device_origin = base.replace("127.0.0.1", "localhost");
     let b = Browser::start().await;
 
@@ -138,11 +138,25 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.screenshot("04-device-cut-over").await;
     b.element_screenshot("#session", "pane-session").await;
 
-    // Rollback, as one guided action.
+    // A catalogue manager's new item in CORE since the warm, which the legacy database lacks.
+    {
+        let conn = state.store.lock().unwrap();
+        let item = serde_json::json!({"class": "STATIC", "type": "item", "name": "only in CORE"});
+        let body = item.as_object().unwrap().clone();
+        mock_server::docdb::put(&state.cluster(&conn), "dev_acme_main_core", "item-core-only", body, None).unwrap();
+    }
+
+    // Rollback, as one guided action; its confirmation says what CORE keeps that legacy lacks.
     b.client.switch_to_window(console_tab.clone()).await.unwrap();
     b.click("#rollback").await;
+    let steps =
+        b.wait_text("#rollback-steps", "what the rollback leaves", |t| t.contains("CORE holds 1 document")).await;
+    assert!(steps.contains("item-core-only"), "{steps}");
+    let label = b.text("#rollback-confirm").await;
+    assert!(label.contains("leaving 1 CORE document(s) behind"), "{label}");
     b.click("#rollback-confirm").await;
-    b.wait_text("#rollback-confirm", "the rollback to finish", |t| t.contains("rolled back")).await;
+    let done = b.wait_text("#rollback-confirm", "the rollback to finish", |t| t.contains("rolled back")).await;
+    assert!(done.contains("1 CORE document(s) left behind"), "{done}");
     b.wait_text("#t-routing", "acme back on legacy", |t| t == "the legacy database").await;
     b.screenshot("05-console-rolled-back").await;
     let violations = b.accessibility_violations().await;
@@ -154,11 +168,13 @@ async fn canary_activation_and_rollback_from_the_page() {
     b.wait_text("#replica-state", "the legacy replica again", |t| t == "up to date with dev_acme_main_catalog").await;
     b.screenshot("06-device-rolled-back").await;
 
-    // Re-warm, confirmed: CORE is dropped for the next rotate to recreate.
+    // Re-warm, confirmed twice (CORE holds that item): CORE is dropped for the next rotate to recreate.
     b.client.switch_to_window(console_tab).await.unwrap();
     b.click("#rewarm").await;
     b.click("#rewarm-confirm").await;
-    b.wait_text("#rewarm-confirm", "the re-warm to finish", |t| t.contains("dev_acme_main_core dropped")).await;
+    b.wait_text("#rewarm-edited", "the edits named", |t| t.contains("1 edited document(s)")).await;
+    b.click("#rewarm-edited").await;
+    b.wait_text("#rewarm-edited", "the re-warm to finish", |t| t.contains("dev_acme_main_core dropped")).await;
     b.wait_text("#t-seq", "CORE gone", |t| t.contains("CORE: does not exist")).await;
     b.stop().await;
 }

@@ -85,7 +85,7 @@ const REACHED_NAMES: [&str; 10] = [
     "calls inside a sign-out window",
     "company changes",
     "orders taken",
-    "orders refused (kept unpushed)",
+    "day databases found missing (alarmed)",
 ];
 
 fn reached(i: usize) {
@@ -258,7 +258,8 @@ impl Fleet {
                 let device = self.devices.get(&(browser, user)).cloned();
                 let reported = m.browsers[browser].obeyed;
                 let got = self.handshake(&token, device.as_deref(), browser, reported).await?;
-                let alarms_before: usize = m.alarms().iter().map(|a| a.len()).sum();
+                let alarms_before: usize = m.alarms().iter().map(|a| a.0.len()).sum();
+                let missing_before: usize = m.alarms().iter().map(|a| a.1.len()).sum();
                 let want = m.handshake(browser, false);
                 if got != want {
                     return Err(format!("handshake: the server answered {got:?}, the model {want:?}"));
@@ -274,8 +275,11 @@ impl Fleet {
                         reached(2);
                     }
                 }
-                if m.alarms().iter().map(|a| a.len()).sum::<usize>() > alarms_before {
+                if m.alarms().iter().map(|a| a.0.len()).sum::<usize>() > alarms_before {
                     reached(3);
+                }
+                if m.alarms().iter().map(|a| a.1.len()).sum::<usize>() > missing_before {
+                    reached(9);
                 }
                 held_rules(m, browser, &got)?;
             }
@@ -320,8 +324,6 @@ impl Fleet {
                     let tenant = m.browsers[browser].session.expect("a live session").tenant;
                     self.orders.push((tenant, db, id));
                     reached(8);
-                } else {
-                    reached(9);
                 }
             }
             Op::StaleWrite { browser } => {
@@ -468,18 +470,31 @@ impl Fleet {
         let cluster = self.s().get("/admin/rolling-db/cluster", Some(&admin)).await.body;
         let ids: BTreeMap<&String, &(usize, usize)> = self.devices.iter().map(|(k, v)| (v, k)).collect();
         for (tenant, want) in m.alarms().iter().enumerate() {
-            let mut got = std::collections::BTreeSet::new();
+            let (mut resets, mut missing) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
             for t in cluster["attention"].as_array().ok_or("cluster.attention is a list")? {
                 if t["companyId"] != TENANTS[tenant] {
                     continue;
                 }
                 for alarm in t["alarms"].as_array().ok_or("attention.alarms is a list")? {
                     let subject = str_of(alarm, "subject")?;
-                    got.insert(**ids.get(&subject).ok_or(format!("an alarm about an unknown device {subject}"))?);
+                    match alarm["kind"].as_str() {
+                        Some("destructive-reset") => {
+                            resets.insert(
+                                **ids.get(&subject).ok_or(format!("an alarm about an unknown device {subject}"))?,
+                            );
+                        }
+                        Some("day-database-missing") => {
+                            missing.insert(subject);
+                        }
+                        other => return Err(format!("an alarm the model does not know: {other:?}")),
+                    }
                 }
             }
-            if &got != want {
-                return Err(format!("{}'s alarms name {got:?}, the model says {want:?}", TENANTS[tenant]));
+            if (&resets, &missing) != (&want.0, &want.1) {
+                return Err(format!(
+                    "{}'s alarms name {resets:?} and missing days {missing:?}, the model says {want:?}",
+                    TENANTS[tenant]
+                ));
             }
         }
         Ok(())

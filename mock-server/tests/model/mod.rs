@@ -55,6 +55,9 @@ pub struct Tenant {
     pub invalidation: Option<Invalidation>,
     /// Destructive-reset alarms raised and not cleared: the devices (browser, user) they name.
     pub alarms: BTreeSet<(usize, usize)>,
+    /// Day-database-missing alarms raised and not cleared: the days a CORE-routed device found
+    /// without their day database.
+    pub missing_days: BTreeSet<NaiveDate>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +315,7 @@ impl Model {
                 if !on && t.rolling {
                     // The rollback clears the tenant's alarms.
                     t.alarms.clear();
+                    t.missing_days.clear();
                 }
                 t.rolling = on;
             }
@@ -325,6 +329,8 @@ impl Model {
                         t.rotated_since_enable = true;
                         t.days.insert(today);
                         t.days.insert(tomorrow);
+                        // Today's day database exists: the alarm of its absence is over.
+                        t.missing_days.clear();
                         if t.invalidation.is_none_or(|i| i.routing != Routing::Core) {
                             self.invalidate(tenant, Reason::Cutover, Routing::Core);
                         }
@@ -422,12 +428,16 @@ impl Model {
         }
         let core = has_cutover_switch(BROWSER_SDKS[browser]) && self.routing(tenant) == Routing::Core;
         let (routing, static_db, dynamic_db) = if core {
+            // Today's day database, or while no rotate has created it, the newest day up to today
+            // (the legacy database when there is none), with an alarm telling operators to rotate.
             let today = day(self.now_ms);
-            let dynamic = if self.tenants[tenant].days.contains(&today) {
-                self.day_db(tenant, today)
-            } else {
-                self.core_db(tenant)
+            let dynamic = match self.tenants[tenant].days.range(..=today).next_back() {
+                Some(&d) => self.day_db(tenant, d),
+                None => self.legacy_db(tenant),
             };
+            if !self.tenants[tenant].days.contains(&today) {
+                self.tenants[tenant].missing_days.insert(today);
+            }
             (Routing::Core, self.core_db(tenant), dynamic)
         } else {
             (Routing::Legacy, self.legacy_db(tenant), self.legacy_db(tenant))
@@ -483,8 +493,14 @@ impl Model {
         Some(window.is_some_and(|until| self.now_ms < until))
     }
 
-    /// The alarms raised and not cleared, per tenant: the devices (browser, user) they name.
-    pub fn alarms(&self) -> Vec<BTreeSet<(usize, usize)>> {
-        self.tenants.iter().map(|t| t.alarms.clone()).collect()
+    /// The alarms raised and not cleared, per tenant: the devices (browser, user) destructive
+    /// resets name, and the day databases found missing.
+    pub fn alarms(&self) -> Vec<(BTreeSet<(usize, usize)>, BTreeSet<String>)> {
+        (0..self.tenants.len())
+            .map(|t| {
+                let days = self.tenants[t].missing_days.iter().map(|d| self.day_db(t, *d)).collect();
+                (self.tenants[t].alarms.clone(), days)
+            })
+            .collect()
     }
 }

@@ -169,6 +169,10 @@ pub enum LogoutKind {
     Offline,
 }
 
+/// A tenant's open alarms: the devices (browser, user) of destructive resets, the missing days'
+/// databases.
+pub type Alarms = (BTreeSet<(usize, usize)>, BTreeSet<String>);
+
 /// What the server must answer to a handshake.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HandshakeAnswer {
@@ -495,7 +499,7 @@ impl Model {
 
     /// The alarms raised and not cleared, per tenant: the devices (browser, user) destructive
     /// resets name, and the day databases found missing.
-    pub fn alarms(&self) -> Vec<(BTreeSet<(usize, usize)>, BTreeSet<String>)> {
+    pub fn alarms(&self) -> Vec<Alarms> {
         (0..self.tenants.len())
             .map(|t| {
                 let days = self.tenants[t].missing_days.iter().map(|d| self.day_db(t, *d)).collect();

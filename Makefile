@@ -93,11 +93,13 @@ build: setup
 	  for f in $$(cd pkg && find . -type f ! -name package.json | sed 's|^\./||'); do \
 	    echo "$$packed" | grep -q "\"path\": \"$$f\"" || { echo "pkg/$$f is not in the npm package: add it to pkg-template/package.json files"; exit 1; }; done
 
-## Every suite; the last line totals them ("N passed, N failed") across runners.
-test: setup
-	@set -o pipefail; log=$$(mktemp); \
-	  { $(MAKE) --no-print-directory test-native && $(MAKE) --no-print-directory test-browser \
-	    && $(MAKE) --no-print-directory test-package; } 2>&1 | tee $$log; rc=$$?; \
+## Every suite, each phase timed; the last line totals them ("N passed, N failed") across runners.
+test:
+	@set -o pipefail; log=$$(mktemp); rc=0; took=""; \
+	  for phase in setup test-native test-browser test-package; do \
+	    start=$$(date +%s); $(MAKE) --no-print-directory $$phase 2>&1 | tee -a $$log || rc=1; \
+	    took="$$took $$phase $$(( $$(date +%s) - start ))s,"; [ $$rc = 0 ] || break; \
+	  done; echo "make test took:$${took%,}"; \
 	  awk '/test result: /{ for (i = 1; i <= NF; i++) { if ($$(i+1) ~ /^passed/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	       END { printf "%d passed, %d failed\n", p, f }' $$log; rm -f $$log; exit $$rc
 

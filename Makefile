@@ -78,8 +78,9 @@ build: setup
 	$(WASM_OPT) $(WASM_FEATURES) --minify-imports-and-exports-and-modules pkg/session_broker_bg.wasm -o pkg/session_broker_bg.wasm > target/wasm-names.json
 	node pkg-template/finish.mjs target/wasm-names.json
 	@# One file instead of the glue and its three snippets (a module graph one level deep, no
-	@# waterfall at start-up), minified: the docs live in the .d.ts. Names are kept (`.name`).
-	$(ESBUILD) pkg/session_broker.js --bundle --minify --keep-names --format=esm --platform=browser \
+	@# waterfall at start-up), minified: the docs live in the .d.ts. The exports' names (`.name`)
+	@# are set by finish.mjs, the internal functions' are left to the minifier.
+	$(ESBUILD) pkg/session_broker.js --bundle --minify --format=esm --platform=browser \
 	  --banner:js='/* @ts-self-types="./session_broker.d.ts" */' --log-level=warning --allow-overwrite --outfile=pkg/session_broker.js
 	rm -rf pkg/snippets
 	@# The demo's PouchDB (an app's own dependency, never in the package), from the pinned npm

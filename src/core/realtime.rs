@@ -3,8 +3,9 @@
 //! bootstraps the catalogue from where the tenant routes, and reconnects with jittered
 //! exponential backoff until it is closed or the user signs out.
 
+use crate::core::cell::RefCell;
 use crate::protocol::routes::BOOTSTRAP;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::{Rc, Weak};

@@ -1,6 +1,6 @@
 //! `AuthManager`: the JS face of `core::session::Session`.
 
-use std::cell::RefCell;
+use crate::core::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};

@@ -21,7 +21,8 @@ mod reads;
 mod refresh;
 mod sign_out;
 
-use std::cell::{Cell, RefCell};
+use crate::core::cell::RefCell;
+use std::cell::Cell;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};

@@ -74,7 +74,7 @@ impl HookList {
                         "session-broker: a ",
                         self.name,
                         " handler did not settle within ",
-                        &ctx.timeout_ms.to_string(),
+                        &crate::core::codec::decimal(ctx.timeout_ms),
                         " ms (hookTimeoutMs); going on without it",
                     ]
                     .concat(),

@@ -366,7 +366,7 @@ impl SyncSession {
                     if is_refusal(code) {
                         self.stop_refused(SyncFailure::Refused {
                             code: "closed".into(),
-                            message: ["closed by the server with ", &code.to_string()].concat(),
+                            message: ["closed by the server with ", &super::codec::decimal(code)].concat(),
                         })
                         .await;
                         return;
@@ -438,11 +438,13 @@ impl SyncSession {
                 Incoming::Closed(code) if is_refusal(code) => {
                     return Attempt::Refused(SyncFailure::Refused {
                         code: "closed".into(),
-                        message: ["closed by the server with ", &code.to_string()].concat(),
+                        message: ["closed by the server with ", &super::codec::decimal(code)].concat(),
                     })
                 }
                 Incoming::Closed(code) => {
-                    return Attempt::Transient(["closed during the handshake (", &code.to_string(), ")"].concat())
+                    return Attempt::Transient(
+                        ["closed during the handshake (", &super::codec::decimal(code), ")"].concat(),
+                    )
                 }
             }
         }

@@ -236,7 +236,7 @@ impl Session {
             self.reporter().error(
                 &[
                     "session-broker: refresh rejected (HTTP ",
-                    &response.status.to_string(),
+                    &crate::core::codec::decimal(response.status),
                     "): ",
                     &reason,
                     "; signing out",
@@ -273,7 +273,7 @@ impl Session {
                 self.reporter().error(
                     &[
                         "session-broker: another tab held the refresh lock for ",
-                        &wait.to_string(),
+                        &crate::core::codec::decimal(wait),
                         " ms; taking it over",
                     ]
                     .concat(),

@@ -521,7 +521,7 @@ impl SyncSession {
         let docs = data.get("docs").and_then(Value::as_array).cloned().unwrap_or_default();
         let count = docs.len();
         (self.0.ports.catalog_write)(&db, docs).await?;
-        self.0.session.track_local_database(&db, "", "").map_err(|e| e.to_string())?;
+        self.0.session.track_local_database(&db, "", "").map_err(|e| e.message())?;
         self.0
             .events
             .bootstrapped

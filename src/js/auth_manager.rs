@@ -234,7 +234,7 @@ impl AuthManager {
         let kind = string_arg(&kind, "kind")?;
         let token = string_arg(&token, "token")?;
         let seconds = expires_in_seconds.as_f64().ok_or_else(|| invalid("expiresInSeconds must be a number"))?;
-        self.session.save_token(&kind, &token, seconds).map_err(|e| invalid(e.to_string()))
+        self.session.save_token(&kind, &token, seconds).map_err(|e| invalid(e.message()))
     }
 
     #[wasm_bindgen(js_name = refreshAuthentication, unchecked_return_type = "Promise<boolean>")]
@@ -351,8 +351,8 @@ impl AuthManager {
         let [name, adapter, push_to] = crate::web::idb::track(&db, &options).map_err(invalid)?;
         self.session.track_local_database(&name, &adapter, &push_to).map_err(|e| match e {
             // A full `localStorage`: the database is not tracked, and the app is told so.
-            InputError::Storage(_) => error(codes::STORAGE_UNAVAILABLE, &e.to_string()),
-            e => invalid(e.to_string()),
+            InputError::Storage(_) => error(codes::STORAGE_UNAVAILABLE, &e.message()),
+            e => invalid(e.message()),
         })
     }
 

@@ -51,9 +51,8 @@ fn parse_options(options: &Map<String, Value>) -> Result<SessionConfig, String> 
         words.push(')');
         return Err(words);
     }
-    let base_url =
-        json::str_field(&Value::Object(options.clone()), "baseUrl").ok_or("baseUrl must be a string")?.to_owned();
-    let mut config = SessionConfig::new(&base_url)?;
+    let base_url = options.get("baseUrl").and_then(Value::as_str).ok_or("baseUrl must be a string")?;
+    let mut config = SessionConfig::new(base_url)?;
     match options.get("refreshPath") {
         None | Some(Value::Null) => {}
         Some(Value::String(path)) if path.starts_with('/') => config.refresh_path = path.clone(),

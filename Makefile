@@ -70,7 +70,10 @@ build: setup
 	@# offsets into loads and stores (0.5 KB gzip). -ocimfs=25: a function with one caller is
 	@# inlined only when small (by default always): measured, the module gzips 1.5 KB smaller
 	@# for 2% more raw bytes, as the larger bodies stay alike enough for gzip to share.
-	$(WASM_OPT) -Oz -ocimfs=25 --converge --low-memory-unused --strip-producers --strip-target-features $(WASM_FEATURES) pkg/session_broker_bg.wasm -o pkg/session_broker_bg.wasm
+	@# --ignore-implicit-traps: a load out of bounds or a division by zero never happens in
+	@# Rust's code (it checks and panics explicitly, and panics still trap), so binaryen may
+	@# drop or move loads whose values go unused (0.1 KB gzip).
+	$(WASM_OPT) -Oz -ocimfs=25 --converge --low-memory-unused --ignore-implicit-traps --strip-producers --strip-target-features $(WASM_FEATURES) pkg/session_broker_bg.wasm -o pkg/session_broker_bg.wasm
 	@cargo_version=$$(awk -F'"' '/^version = / { print $$2; exit }' Cargo.toml); \
 	  template_version=$$(awk -F'"' '/"version":/ { print $$4; exit }' pkg-template/package.json); \
 	  [ "$$cargo_version" = "$$template_version" ] || { echo "pkg-template/package.json is $$template_version, Cargo.toml is $$cargo_version"; exit 1; }
@@ -78,8 +81,9 @@ build: setup
 	$(WASM_OPT) $(WASM_FEATURES) --minify-imports-and-exports-and-modules pkg/session_broker_bg.wasm -o pkg/session_broker_bg.wasm > target/wasm-names.json
 	node pkg-template/finish.mjs target/wasm-names.json
 	@# One file instead of the glue and its three snippets (a module graph one level deep, no
-	@# waterfall at start-up), minified: the docs live in the .d.ts. Names are kept (`.name`).
-	$(ESBUILD) pkg/session_broker.js --bundle --minify --keep-names --format=esm --platform=browser \
+	@# waterfall at start-up), minified: the docs live in the .d.ts. The exports' names (`.name`)
+	@# are set by finish.mjs, the internal functions' are left to the minifier.
+	$(ESBUILD) pkg/session_broker.js --bundle --minify --format=esm --platform=browser \
 	  --banner:js='/* @ts-self-types="./session_broker.d.ts" */' --log-level=warning --allow-overwrite --outfile=pkg/session_broker.js
 	rm -rf pkg/snippets
 	@# The demo's PouchDB (an app's own dependency, never in the package), from the pinned npm

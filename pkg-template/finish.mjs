@@ -3,6 +3,7 @@
 //   `import { SessionBrokerError, isSessionBrokerError } from "session-broker"` works;
 // - the three constructors check that init() ran, so a call before it throws a
 //   SessionBrokerError that says what to do;
+// - the exported classes and functions keep their names (`.name`) once minified;
 // - AuthManager's synchronous reads (and getToken()/hasPermission() on a valid token) go
 //   through the read cache of src/js/hot_reads.js;
 // - the module's imports and exports carry the short names wasm-opt gave them
@@ -32,8 +33,12 @@ js = js.replace(/\bwasm\.(authmanager_new|syncsession_new|rollingdbadmin_new)\(/
 });
 if (constructors !== 3) fail(`expected the 3 constructors in ${glue}, found ${constructors}`);
 
-js = `import { sbReady } from '${snippet}';\nimport { installHotReads } from '${hotReads}';\n${js}
+// The public bindings keep their `.name` (`make build` minifies without esbuild's --keep-names,
+// which named every internal function too: 0.8 KB gzip).
+js = `import { sbReady } from '${snippet}';\nimport * as sbErrors from '${snippet}';\nimport { installHotReads } from '${hotReads}';\n${js}
 installHotReads(AuthManager);
+for (const [name, f] of Object.entries({ AuthManager, SyncSession, RollingDbAdmin, initSync, __wbg_init,
+  SessionBrokerError: sbErrors.SessionBrokerError, isSessionBrokerError: sbErrors.isSessionBrokerError })) Object.defineProperty(f, "name", { value: name });
 export { SessionBrokerError, isSessionBrokerError } from '${snippet}';\n`;
 
 // The short names. Imports: every module became "a"; the glue's first import object takes the

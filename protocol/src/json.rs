@@ -6,6 +6,12 @@ use serde_json::{Map, Value};
 /// An object from its fields, in order (what `json!` would build, without its serializer and
 /// its `unwrap`).
 pub fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    object_of(Vec::from(fields))
+}
+
+/// [`object`]'s body, one instance for every number of fields (only the move into a `Vec` is
+/// per size).
+fn object_of(fields: Vec<(&str, Value)>) -> Value {
     // Inserted one by one: collecting into the map would sort first, one sort per caller type.
     let mut map = Map::new();
     for (k, v) in fields {

@@ -185,7 +185,7 @@ impl Admin {
                     param("before", &before.to_string());
                 }
                 if let Some(limit) = limit {
-                    param("limit", &limit.to_string());
+                    param("limit", &super::codec::decimal(*limit));
                 }
                 Route { method: AUDIT.method, path, body: None, needs_session: true }
             }

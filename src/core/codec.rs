@@ -55,3 +55,10 @@ pub fn codec() -> Codec {
 pub fn decode_base64url(text: &str) -> Option<Vec<u8>> {
     (codec().base64url)(text)
 }
+
+/// The decimal text of an unsigned number (an HTTP status, a close code, milliseconds): every
+/// one goes through u64's `to_string`, so the module carries one formatting instance, not one
+/// per integer type.
+pub fn decimal(n: impl Into<u64>) -> String {
+    n.into().to_string()
+}

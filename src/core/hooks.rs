@@ -1,7 +1,8 @@
 //! Lifecycle hooks: ordered handler lists whose failures are isolated. Payloads are JSON values
 //! (the shapes of docs/sdk.md), so one handler type serves every hook.
 
-use std::cell::{Cell, RefCell};
+use crate::core::cell::RefCell;
+use std::cell::Cell;
 use std::rc::Rc;
 
 use crate::core::json;
@@ -73,7 +74,7 @@ impl HookList {
                         "session-broker: a ",
                         self.name,
                         " handler did not settle within ",
-                        &ctx.timeout_ms.to_string(),
+                        &crate::core::codec::decimal(ctx.timeout_ms),
                         " ms (hookTimeoutMs); going on without it",
                     ]
                     .concat(),

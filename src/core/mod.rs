@@ -2,6 +2,7 @@
 //! [`ports`] so it runs and is tested natively. No `web_sys`, no `wasm_bindgen` here.
 
 pub mod calls;
+pub mod cell;
 pub mod codec;
 pub mod codes;
 pub mod hooks;

@@ -93,12 +93,19 @@ pub enum TransportError {
     Timeout,
 }
 
+impl TransportError {
+    /// The `Display` text (called directly: no `to_string` instance per error type).
+    pub fn message(&self) -> String {
+        match self {
+            TransportError::Network(m) => ["network error: ", m].concat(),
+            TransportError::Timeout => "request timed out".into(),
+        }
+    }
+}
+
 impl std::fmt::Display for TransportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TransportError::Network(m) => f.write_str(&["network error: ", m].concat()),
-            TransportError::Timeout => f.write_str("request timed out"),
-        }
+        f.write_str(&self.message())
     }
 }
 

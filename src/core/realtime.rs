@@ -3,8 +3,9 @@
 //! bootstraps the catalogue from where the tenant routes, and reconnects with jittered
 //! exponential backoff until it is closed or the user signs out.
 
+use crate::core::cell::RefCell;
 use crate::protocol::routes::BOOTSTRAP;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::{Rc, Weak};
@@ -365,7 +366,7 @@ impl SyncSession {
                     if is_refusal(code) {
                         self.stop_refused(SyncFailure::Refused {
                             code: "closed".into(),
-                            message: ["closed by the server with ", &code.to_string()].concat(),
+                            message: ["closed by the server with ", &super::codec::decimal(code)].concat(),
                         })
                         .await;
                         return;
@@ -437,11 +438,13 @@ impl SyncSession {
                 Incoming::Closed(code) if is_refusal(code) => {
                     return Attempt::Refused(SyncFailure::Refused {
                         code: "closed".into(),
-                        message: ["closed by the server with ", &code.to_string()].concat(),
+                        message: ["closed by the server with ", &super::codec::decimal(code)].concat(),
                     })
                 }
                 Incoming::Closed(code) => {
-                    return Attempt::Transient(["closed during the handshake (", &code.to_string(), ")"].concat())
+                    return Attempt::Transient(
+                        ["closed during the handshake (", &super::codec::decimal(code), ")"].concat(),
+                    )
                 }
             }
         }
@@ -518,7 +521,7 @@ impl SyncSession {
         let docs = data.get("docs").and_then(Value::as_array).cloned().unwrap_or_default();
         let count = docs.len();
         (self.0.ports.catalog_write)(&db, docs).await?;
-        self.0.session.track_local_database(&db, "", "").map_err(|e| e.to_string())?;
+        self.0.session.track_local_database(&db, "", "").map_err(|e| e.message())?;
         self.0
             .events
             .bootstrapped

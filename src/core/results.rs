@@ -66,7 +66,7 @@ pub fn failure_of(response: &HttpResponse) -> (String, String) {
         (Some(code), Some(message)) => (code, message),
         (code, _) => (
             code.unwrap_or_else(|| codes::HTTP_ERROR.to_owned()),
-            ["The server answered HTTP ", &response.status.to_string(), " without saying why."].concat(),
+            ["The server answered HTTP ", &super::codec::decimal(response.status), " without saying why."].concat(),
         ),
     }
 }

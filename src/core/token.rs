@@ -21,13 +21,20 @@ pub enum TokenError {
     NotAnObject,
 }
 
-impl std::fmt::Display for TokenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+impl TokenError {
+    /// The `Display` text (called directly: no `to_string` instance per error type).
+    pub fn message(&self) -> &'static str {
+        match self {
             TokenError::NotAJwt => "not a JWT (expected three dot-separated parts)",
             TokenError::BadEncoding => "JWT payload is not base64url-encoded JSON",
             TokenError::NotAnObject => "JWT payload is not a JSON object",
-        })
+        }
+    }
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
     }
 }
 

@@ -1,6 +1,6 @@
 //! `AuthManager`: the JS face of `core::session::Session`.
 
-use std::cell::RefCell;
+use crate::core::cell::RefCell;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
@@ -51,9 +51,8 @@ fn parse_options(options: &Map<String, Value>) -> Result<SessionConfig, String> 
         words.push(')');
         return Err(words);
     }
-    let base_url =
-        json::str_field(&Value::Object(options.clone()), "baseUrl").ok_or("baseUrl must be a string")?.to_owned();
-    let mut config = SessionConfig::new(&base_url)?;
+    let base_url = options.get("baseUrl").and_then(Value::as_str).ok_or("baseUrl must be a string")?;
+    let mut config = SessionConfig::new(base_url)?;
     match options.get("refreshPath") {
         None | Some(Value::Null) => {}
         Some(Value::String(path)) if path.starts_with('/') => config.refresh_path = path.clone(),
@@ -234,7 +233,7 @@ impl AuthManager {
         let kind = string_arg(&kind, "kind")?;
         let token = string_arg(&token, "token")?;
         let seconds = expires_in_seconds.as_f64().ok_or_else(|| invalid("expiresInSeconds must be a number"))?;
-        self.session.save_token(&kind, &token, seconds).map_err(|e| invalid(e.to_string()))
+        self.session.save_token(&kind, &token, seconds).map_err(|e| invalid(e.message()))
     }
 
     #[wasm_bindgen(js_name = refreshAuthentication, unchecked_return_type = "Promise<boolean>")]
@@ -351,8 +350,8 @@ impl AuthManager {
         let [name, adapter, push_to] = crate::web::idb::track(&db, &options).map_err(invalid)?;
         self.session.track_local_database(&name, &adapter, &push_to).map_err(|e| match e {
             // A full `localStorage`: the database is not tracked, and the app is told so.
-            InputError::Storage(_) => error(codes::STORAGE_UNAVAILABLE, &e.to_string()),
-            e => invalid(e.to_string()),
+            InputError::Storage(_) => error(codes::STORAGE_UNAVAILABLE, &e.message()),
+            e => invalid(e.message()),
         })
     }
 

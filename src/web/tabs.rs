@@ -3,7 +3,7 @@
 //! change, on `visibilitychange` and on `online`. Every listener and timer is owned here and
 //! removed on drop (`AuthManager.dispose()`).
 
-use std::cell::RefCell;
+use crate::core::cell::RefCell;
 use std::rc::{Rc, Weak};
 
 use gloo_events::EventListener;

@@ -196,7 +196,7 @@ impl Session {
             return Err(InputError::BadDuration);
         }
         if kind == TokenKind::Auth {
-            Claims::decode(token).map_err(|e| InputError::NotAJwt(e.to_string()))?;
+            Claims::decode(token).map_err(|e| InputError::NotAJwt(e.message().into()))?;
         } else if token.trim().is_empty() {
             return Err(InputError::NotAJwt("a refresh token must not be empty".into()));
         }

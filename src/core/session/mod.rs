@@ -21,7 +21,8 @@ mod reads;
 mod refresh;
 mod sign_out;
 
-use std::cell::{Cell, RefCell};
+use crate::core::cell::RefCell;
+use std::cell::Cell;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
@@ -111,17 +112,23 @@ pub enum InputError {
     Storage(String),
 }
 
+impl InputError {
+    /// What the caller is told (the `Display` text; called directly, a `to_string` instance
+    /// per error type stays out of the module).
+    pub fn message(&self) -> String {
+        match self {
+            InputError::UnknownTokenKind(k) => ["token kind must be \"Auth\" or \"Refresh\", got \"", k, "\""].concat(),
+            InputError::NotAJwt(e) => ["an Auth token must be a JWT: ", e].concat(),
+            InputError::BadDuration => "expiresInSeconds must be a finite number".into(),
+            InputError::EmptyName => "a local database name must not be empty".into(),
+            InputError::Storage(e) => ["localStorage refused the write: ", e].concat(),
+        }
+    }
+}
+
 impl std::fmt::Display for InputError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            InputError::UnknownTokenKind(k) => {
-                f.write_str(&["token kind must be \"Auth\" or \"Refresh\", got \"", k, "\""].concat())
-            }
-            InputError::NotAJwt(e) => f.write_str(&["an Auth token must be a JWT: ", e].concat()),
-            InputError::BadDuration => f.write_str("expiresInSeconds must be a finite number"),
-            InputError::EmptyName => f.write_str("a local database name must not be empty"),
-            InputError::Storage(e) => f.write_str(&["localStorage refused the write: ", e].concat()),
-        }
+        f.write_str(&self.message())
     }
 }
 

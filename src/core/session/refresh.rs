@@ -225,7 +225,7 @@ impl Session {
         let path = self.0.config.refresh_path.clone();
         let response = match self.send(crate::protocol::routes::REFRESH.method, &path, Some(body), None).await {
             Ok(r) => r,
-            Err(e) => return Decided::Transient(e.to_string()),
+            Err(e) => return Decided::Transient(e.message()),
         };
         // The commit guard (see the module's doc).
         if self.0.phase.get() != Phase::Idle || self.refresh_token().as_deref() != Some(refresh_token.as_str()) {
@@ -236,7 +236,7 @@ impl Session {
             self.reporter().error(
                 &[
                     "session-broker: refresh rejected (HTTP ",
-                    &response.status.to_string(),
+                    &crate::core::codec::decimal(response.status),
                     "): ",
                     &reason,
                     "; signing out",
@@ -273,7 +273,7 @@ impl Session {
                 self.reporter().error(
                     &[
                         "session-broker: another tab held the refresh lock for ",
-                        &wait.to_string(),
+                        &crate::core::codec::decimal(wait),
                         " ms; taking it over",
                     ]
                     .concat(),

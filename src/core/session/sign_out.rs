@@ -31,7 +31,7 @@ impl Session {
                     .reporter()
                     .error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
                 Err(e) => self.reporter().error(
-                    &["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat(),
+                    &["session-broker: the logout call failed (", &e.message(), "); signing out locally"].concat(),
                 ),
             }
         }

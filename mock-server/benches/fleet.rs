@@ -16,6 +16,8 @@ mod engine;
 #[path = "../tests/common/pg.rs"]
 #[allow(dead_code)]
 mod pg;
+#[path = "support/report_section.rs"]
+mod report_section;
 
 use mock_server::docdb::engine::EngineUrl;
 use mock_server::docdb::Cluster;
@@ -858,6 +860,11 @@ async fn read_feed(mut feed: reqwest::Response, until: &'static [u8]) -> usize {
 /// that size (longpoll, no limit, no documents). A fresh server and engine for each.
 async fn hub_memory(mib: usize) {
     let db = "dev_acme_main_catalog";
+    let mut table = Vec::new();
+    let mut report = |what: String, figure: String| {
+        row(&what, figure.clone());
+        table.push(format!("| {what} | {figure} |"));
+    };
     for listeners in [1usize, 1000] {
         let (server, headers, _) = with_feeds(&format!("hubmem{listeners}"), true).await;
         let e = server.engine.as_ref().unwrap();
@@ -882,8 +889,8 @@ async fn hub_memory(mib: usize) {
         }
         let took = t.elapsed();
         let (peak, after) = (sampling.peak(), server.rss_kib());
-        row(
-            &format!("{mib} MiB written, {listeners} device(s) listening (hub)"),
+        report(
+            format!("{mib} MiB written, {listeners} device(s) listening (hub)"),
             format!(
                 "server RSS +{} MiB at most (+{} MiB after); {complete}/{listeners} had all {docs} rows; {:.0} s",
                 peak.saturating_sub(before) / 1024,
@@ -917,14 +924,26 @@ async fn hub_memory(mib: usize) {
         }
     }
     let (peak, took) = (sampling.peak(), t.elapsed());
-    row(
-        &format!("100 devices catch up from since=0 on {mib} MiB at once (hub)"),
+    report(
+        format!("100 devices catch up from since=0 on {mib} MiB at once (hub)"),
         format!(
             "server RSS +{} MiB at most; {complete}/100 read all {docs} rows; {:.0} s",
             peak.saturating_sub(before) / 1024,
             took.as_secs_f64()
         ),
     );
+    let date = Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]).output().map(|o| o.stdout).unwrap_or_default();
+    let section = format!(
+        "{}\n\nWritten by `cargo bench -p mock-server --bench fleet -- hub-memory` on {}: the release server \
+         and PouchDB Server afresh for each line, documents of about 4 KiB written straight to the engine; \
+         the growth of the server's RSS (sampled every 20 ms) from just before the writes or the catch-ups. \
+         Goal: under 64 MiB each.\n\n| what | measured |\n|---|---|\n{}\n",
+        report_section::HUB_MEMORY,
+        String::from_utf8_lossy(&date).trim(),
+        table.join("\n")
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/REPORT.md");
+    report_section::replace(&path, report_section::HUB_MEMORY, &section);
 }
 
 /// `/health` probed every 20 ms for `secs`, with a scrape of `metrics` every second or none.

@@ -57,7 +57,8 @@ pub struct Tuning {
     pub max_bytes: usize,
     /// Changes that may wait for one device before it is closed as too slow.
     pub listener_buffer: usize,
-    /// Rows a catch-up or a hub's first read asks the engine for at once.
+    /// The most rows a catch-up's page or a hub's first read asks the engine for at once (a
+    /// catch-up asks for fewer when its rows are large: `listen::PAGE_BYTES`).
     pub page: usize,
 }
 

@@ -30,7 +30,7 @@ const PAGE_BYTES: usize = 256 * 1024;
 
 /// A catch-up's first page with the documents asks for this many rows at most, before their
 /// size is known.
-const FIRST_PAGE_WITH_DOCS: usize = 100;
+pub(super) const FIRST_PAGE_WITH_DOCS: usize = 100;
 
 /// Small pieces of an answer are gathered into chunks of about this size; a piece this large
 /// goes as it is, never copied.
@@ -145,6 +145,16 @@ async fn send_line(out: &mpsc::Sender<Bytes>, line: Line) -> bool {
     true
 }
 
+/// How many rows the page after `page` asks for: as many as fit in `PAGE_BYTES` by the size of
+/// its rows, at most `most`; `now` when it had none.
+pub(super) fn next_page(page: &Page, now: usize, most: usize) -> usize {
+    if page.rows.is_empty() {
+        return now;
+    }
+    let row = page.rows.iter().map(Bytes::len).sum::<usize>() / page.rows.len() + 1;
+    (PAGE_BYTES / row).clamp(1, most.max(1))
+}
+
 /// The sequence a page ends at: its `last_seq`, or its last row's when that one is unreadable.
 fn page_end(page: &Page) -> Option<Seq> {
     #[derive(serde::Deserialize)]
@@ -221,10 +231,7 @@ impl Hubs {
                 return;
             };
             let full = page.rows.len() >= asked;
-            if !page.rows.is_empty() {
-                let row = page.rows.iter().map(Bytes::len).sum::<usize>() / page.rows.len() + 1;
-                rows_a_page = (PAGE_BYTES / row).clamp(1, self.tuning.page.max(1));
-            }
+            rows_a_page = next_page(&page, rows_a_page, self.tuning.page);
             if page.rows.is_empty() && written == 0 {
                 // Nothing after `since` up to now: what the hub holds after its base follows.
                 since = since.max(base);

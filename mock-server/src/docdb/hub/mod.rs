@@ -290,9 +290,13 @@ impl Hubs {
         }
         let mut since = Seq::zero().raw;
         let everything = View { include_docs: true, all_docs: true };
+        // Pages of about `listen::PAGE_BYTES`, as a catch-up reads: the documents' size is not
+        // known before the first.
+        let mut rows_a_page = self.tuning.page.clamp(1, listen::FIRST_PAGE_WITH_DOCS);
         loop {
-            let page = self.source.page(&hub.db, &since, self.tuning.page.max(1), None, everything).await?;
-            let full = page.rows.len() >= self.tuning.page.max(1);
+            let page = self.source.page(&hub.db, &since, rows_a_page, None, everything).await?;
+            let full = page.rows.len() >= rows_a_page;
+            rows_a_page = listen::next_page(&page, rows_a_page, self.tuning.page);
             for row in &page.rows {
                 let change = Change::read(row).map_err(SourceError::Unavailable)?;
                 self.hold(&mut hub.lock(), Arc::new(change));

@@ -730,3 +730,21 @@ proptest! {
         });
     }
 }
+
+#[test]
+fn a_whole_databases_first_read_asks_for_pages_of_about_the_same_bytes() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, Tuning { page: 1_000, ..tuning() });
+        for i in 0..130 {
+            engine.write_padded(&format!("doc-{i}"), false, 30_000);
+        }
+        let body = hubs.serve("core", true, feed(Feed::Normal, at(129), View::default(), None)).await.unwrap();
+        assert_eq!(whole(body).await["results"].as_array().unwrap().len(), 1);
+        let limits: Vec<usize> = engine.pages().iter().map(|p| p.1).collect();
+        // 100 rows before their size is known, then about 256 KiB of 30 KB rows.
+        assert_eq!(limits, [100, 8, 8, 8, 8], "{limits:?}");
+        assert!(engine.pages().iter().all(|p| p.2 == View { include_docs: true, all_docs: true }));
+        assert!(hubs.counts().held_bytes <= 1 << 20);
+    });
+}

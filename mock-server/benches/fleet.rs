@@ -7,13 +7,17 @@
 //! (`quick` skips the 10,000-tenant rotates, runs 100 tenants, not 1,000, on the engine and the
 //! storms at 1,000 devices; names pick sections; `postgres`: the rotate at 1,000 and 10,000 tenants
 //! on PostgreSQL, refresh throughput of 3 replicas beside one SQLite server, 5,000 devices over 3
-//! replicas back after an invalidation; `pg-rotate`, `pg-auth`, `pg-storm`: one of those).
+//! replicas back after an invalidation; `pg-rotate`, `pg-auth`, `pg-storm`: one of those;
+//! `hub-memory`: the changes hub's memory while 120 MiB are written and caught up with,
+//! `HUB_BENCH_MIB` for another size).
 
 #[path = "../tests/common/engine.rs"]
 mod engine;
 #[path = "../tests/common/pg.rs"]
 #[allow(dead_code)]
 mod pg;
+#[path = "support/report_section.rs"]
+mod report_section;
 
 use mock_server::docdb::engine::EngineUrl;
 use mock_server::docdb::Cluster;
@@ -789,6 +793,159 @@ async fn peak(devices: usize, hub: bool) {
     );
 }
 
+/// The server's RSS sampled every 20 ms on a thread of its own until the answer is dropped;
+/// `peak()` the most seen so far.
+struct RssPeak {
+    peak: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl RssPeak {
+    fn start(pid: u32) -> RssPeak {
+        let (peak, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+        let (p, s) = (peak.clone(), stop.clone());
+        std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                p.fetch_max(proc_status_kib(pid, "VmRSS:") as usize, Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        RssPeak { peak, stop }
+    }
+
+    fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed) as u64
+    }
+}
+
+impl Drop for RssPeak {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Documents of about 4 KiB, written straight to the engine in bulks of 64 until `mib` MiB are
+/// written; the last one is `hubmem-end`. Answers how many.
+async fn write_mib(e: &engine::Engine, db: &str, mib: usize) -> usize {
+    let pad = "x".repeat(4000);
+    let docs = mib * 1024 * 1024 / 4096;
+    for start in (0..docs).step_by(64) {
+        let bulk: Vec<Value> = (start..(start + 64).min(docs))
+            .map(|k| json!({"_id": format!("hubmem-{k:06}"), "type": "product", "pad": pad}))
+            .collect();
+        e.bulk(db, json!(bulk)).await;
+    }
+    e.bulk(db, json!([{"_id": "hubmem-end"}])).await;
+    docs + 1
+}
+
+/// A device's feed read to its end marker; answers the rows it read (heartbeats skipped).
+async fn read_feed(mut feed: reqwest::Response, until: &'static [u8]) -> usize {
+    let (mut rows, mut carry) = (0, Vec::new());
+    while let Ok(Some(chunk)) = feed.chunk().await {
+        carry.extend_from_slice(&chunk);
+        let Some(end) = carry.iter().rposition(|b| *b == b'\n') else { continue };
+        let lines: Vec<u8> = carry.drain(..=end).collect();
+        rows += lines.split(|b| *b == b'\n').filter(|l| l.len() > 1).count();
+        if lines.windows(until.len()).any(|w| w == until) {
+            break;
+        }
+    }
+    rows
+}
+
+/// The hub's memory: the server's RSS growth while `mib` MiB of documents are written to one
+/// database with 1 and with 1,000 devices listening (continuous, `style=all_docs`, as a live
+/// replication listens), and while 100 devices catch up from `since=0` at once on a database
+/// that size (longpoll, no limit, no documents). A fresh server and engine for each.
+async fn hub_memory(mib: usize) {
+    let db = "dev_acme_main_catalog";
+    let mut table = Vec::new();
+    let mut report = |what: String, figure: String| {
+        row(&what, figure.clone());
+        table.push(format!("| {what} | {figure} |"));
+    };
+    for listeners in [1usize, 1000] {
+        let (server, headers, _) = with_feeds(&format!("hubmem{listeners}"), true).await;
+        let e = server.engine.as_ref().unwrap();
+        let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+        let mut tasks = Vec::new();
+        for _ in 0..listeners {
+            let url =
+                format!("{}/docdb/{db}/_changes?feed=continuous&since=now&style=all_docs&heartbeat=30000", server.base);
+            let feed = signed(http.get(url), &headers).send().await.unwrap();
+            tasks.push(tokio::spawn(read_feed(feed, b"\"hubmem-end\"")));
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let before = server.rss_kib();
+        let sampling = RssPeak::start(server.children[0].id());
+        let t = Instant::now();
+        let docs = write_mib(e, db, mib).await;
+        let mut complete = 0;
+        for task in tasks {
+            if let Ok(Ok(rows)) = tokio::time::timeout(Duration::from_secs(600), task).await {
+                complete += usize::from(rows == docs);
+            }
+        }
+        let took = t.elapsed();
+        let (peak, after) = (sampling.peak(), server.rss_kib());
+        report(
+            format!("{mib} MiB written, {listeners} device(s) listening (hub)"),
+            format!(
+                "server RSS +{} MiB at most (+{} MiB after); {complete}/{listeners} had all {docs} rows; {:.0} s",
+                peak.saturating_sub(before) / 1024,
+                after.saturating_sub(before) / 1024,
+                took.as_secs_f64()
+            ),
+        );
+    }
+    let (server, headers, _) = with_feeds("hubmem-catchup", true).await;
+    let e = server.engine.as_ref().unwrap();
+    let docs = write_mib(e, db, mib).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = server.rss_kib();
+    let sampling = RssPeak::start(server.children[0].id());
+    let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let t = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..100 {
+        let url = format!("{}/docdb/{db}/_changes?feed=longpoll&since=0&style=all_docs", server.base);
+        let (http, headers) = (http.clone(), headers.clone());
+        tasks.push(tokio::spawn(async move {
+            let answer = signed(http.get(url), &headers).send().await.unwrap();
+            // A line a row, beside the opening one and the two closing ones.
+            read_feed(answer, b"\"last_seq\"").await.saturating_sub(3)
+        }));
+    }
+    let mut complete = 0;
+    for task in tasks {
+        if let Ok(Ok(rows)) = tokio::time::timeout(Duration::from_secs(900), task).await {
+            complete += usize::from(rows >= docs);
+        }
+    }
+    let (peak, took) = (sampling.peak(), t.elapsed());
+    report(
+        format!("100 devices catch up from since=0 on {mib} MiB at once (hub)"),
+        format!(
+            "server RSS +{} MiB at most; {complete}/100 read all {docs} rows; {:.0} s",
+            peak.saturating_sub(before) / 1024,
+            took.as_secs_f64()
+        ),
+    );
+    let date = Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]).output().map(|o| o.stdout).unwrap_or_default();
+    let section = format!(
+        "{}\n\nWritten by `cargo bench -p mock-server --bench fleet -- hub-memory` on {}: the release server \
+         and PouchDB Server afresh for each line, documents of about 4 KiB written straight to the engine; \
+         the growth of the server's RSS (sampled every 20 ms) from just before the writes or the catch-ups. \
+         Goal: under 64 MiB each.\n\n| what | measured |\n|---|---|\n{}\n",
+        report_section::HUB_MEMORY,
+        String::from_utf8_lossy(&date).trim(),
+        table.join("\n")
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/REPORT.md");
+    report_section::replace(&path, report_section::HUB_MEMORY, &section);
+}
+
 /// `/health` probed every 20 ms for `secs`, with a scrape of `metrics` every second or none.
 async fn health_while(base: &str, metrics: Option<&str>, secs: u64) -> (f64, f64) {
     let stop = Arc::new(AtomicBool::new(false));
@@ -932,6 +1089,11 @@ async fn main() {
         let (hub, per_device) = if quick { (1000, 200) } else { (5000, 500) };
         feeds(per_device, false).await;
         feeds(hub, true).await;
+    }
+    if wanted("hub-memory") {
+        // HUB_BENCH_MIB: a smaller database for a quick look (120 MiB by default, 16 with quick).
+        let mib = std::env::var("HUB_BENCH_MIB").ok().and_then(|m| m.parse().ok());
+        hub_memory(mib.unwrap_or(if quick { 16 } else { 120 })).await;
     }
     if wanted("metrics") {
         metrics_cost(if quick { 1000 } else { 10_000 }).await;

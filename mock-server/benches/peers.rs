@@ -11,6 +11,8 @@
 #[allow(dead_code)]
 #[path = "../tests/e2e/browser.rs"]
 mod browser;
+#[path = "support/report_section.rs"]
+mod report_section;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -269,8 +271,14 @@ fn main() {
             .unwrap_or_default();
         browser.stop().await;
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let report = report(&results, &cold, &chromium, runs);
+        let mut report = report(&results, &cold, &chromium, runs);
         println!("{report}");
+        // The fleet bench's section, written before this one, stays.
+        let old = std::fs::read_to_string(repo_root().join("bench/REPORT.md")).unwrap_or_default();
+        if let (_, Some(kept)) = report_section::split(&old, report_section::HUB_MEMORY) {
+            report.push_str(if report.ends_with('\n') { "\n" } else { "\n\n" });
+            report.push_str(&kept);
+        }
         std::fs::write(repo_root().join("bench/REPORT.md"), report).unwrap();
         println!("written to bench/REPORT.md");
     });

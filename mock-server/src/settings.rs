@@ -38,6 +38,9 @@ pub struct Settings {
     /// `DOCDB_HUB_LINGER_MS`: how long a hub keeps its engine feed after its last device left
     /// (a longpoll device is away between two of its requests).
     pub docdb_hub_linger_ms: u64,
+    /// `DOCDB_HUB_INDEX_BYTES`: what the changes hubs of this replica hold of recent changes, all
+    /// databases together; a device behind it catches up from the engine.
+    pub docdb_hub_index_bytes: usize,
     /// `METRICS_LISTEN`: where `/metrics` is served, apart from the public listener (loopback,
     /// a free port, by default; `off`: not served).
     pub metrics_listen: Option<String>,
@@ -98,6 +101,7 @@ impl Default for Settings {
             docdb_feeds_per_session: 8,
             docdb_hub: true,
             docdb_hub_linger_ms: 30_000,
+            docdb_hub_index_bytes: crate::docdb::hub::DEFAULT_MAX_BYTES,
             metrics_listen: Some("127.0.0.1:0".into()),
             metrics_tenant_series: 100,
             log_json: false,
@@ -201,6 +205,7 @@ impl Settings {
         number(&get, "DOCDB_FEEDS_PER_SESSION", &mut s.docdb_feeds_per_session)?;
         flag(&get, "DOCDB_HUB", &mut s.docdb_hub)?;
         number(&get, "DOCDB_HUB_LINGER_MS", &mut s.docdb_hub_linger_ms)?;
+        number(&get, "DOCDB_HUB_INDEX_BYTES", &mut s.docdb_hub_index_bytes)?;
         match get("METRICS_LISTEN").as_deref().map(str::trim) {
             None | Some("") => {}
             Some("off") => s.metrics_listen = None,
@@ -280,6 +285,10 @@ mod tests {
         .unwrap();
         assert_eq!((s.db_prefix.as_str(), s.rolling_db_max_open, s.test_controls), ("staging", 12, true));
         assert_eq!(s.refresh_reuse_grace_secs, 0);
+        let hub = |v: &str| Settings::from_lookup(|k| (k == "DOCDB_HUB_INDEX_BYTES").then(|| v.into()));
+        assert_eq!(Settings::default().docdb_hub_index_bytes, 32 * 1024 * 1024);
+        assert_eq!(hub("1048576").unwrap().docdb_hub_index_bytes, 1 << 20);
+        assert!(hub("32MiB").unwrap_err().to_string().starts_with("DOCDB_HUB_INDEX_BYTES"));
     }
 
     #[test]

@@ -241,6 +241,7 @@ impl AppState {
             (Some(engine), true) => {
                 let tuning = crate::docdb::hub::Tuning {
                     linger: std::time::Duration::from_millis(settings.docdb_hub_linger_ms),
+                    max_bytes: settings.docdb_hub_index_bytes,
                     ..Default::default()
                 };
                 Some(crate::docdb::hub::Hubs::new(Arc::new(engine.clone()), tuning))

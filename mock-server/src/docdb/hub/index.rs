@@ -1,8 +1,9 @@
 //! What the hub knows of a database's changes: the latest change of each document after a base
 //! sequence, ordered by sequence. That is exactly what the engine answers to a normal `_changes`
 //! since any point at or after the base (each document once, at its latest change), so the hub
-//! answers those from here. Bounded: past `max_docs` documents the oldest changes are let go and
-//! the base moves up to them; a device behind the base catches up from the engine.
+//! answers those from here. Bounded in bytes (`Change::cost`): the hubs of a replica share one
+//! budget, and a hub over it lets its own oldest changes go, the base moving up to them; a device
+//! behind the base catches up from the engine.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -15,7 +16,8 @@ pub struct Index {
     by_id: HashMap<String, u64>,
     base: Seq,
     head: Seq,
-    max_docs: usize,
+    /// What the changes held cost (`Change::cost`).
+    bytes: usize,
 }
 
 /// Which documents a device listens to (`filter=_doc_ids`); `None`: all.
@@ -27,8 +29,8 @@ pub fn wanted(doc_ids: &DocIds, change: &Change) -> bool {
 
 impl Index {
     /// Everything after `base` is known (nothing yet).
-    pub fn new(base: Seq, max_docs: usize) -> Index {
-        Index { by_seq: BTreeMap::new(), by_id: HashMap::new(), head: base.clone(), base, max_docs: max_docs.max(1) }
+    pub fn new(base: Seq) -> Index {
+        Index { by_seq: BTreeMap::new(), by_id: HashMap::new(), head: base.clone(), base, bytes: 0 }
     }
 
     pub fn base(&self) -> &Seq {
@@ -38,6 +40,10 @@ impl Index {
     /// The last sequence taken in.
     pub fn head(&self) -> &Seq {
         &self.head
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Whether every change after `since` is here.
@@ -53,15 +59,30 @@ impl Index {
         }
         self.head = change.seq.clone();
         if let Some(old) = self.by_id.insert(change.id.clone(), change.seq.n) {
-            self.by_seq.remove(&old);
+            if let Some(old) = self.by_seq.remove(&old) {
+                self.bytes -= old.cost();
+            }
         }
+        self.bytes += change.cost();
         self.by_seq.insert(change.seq.n, change);
-        while self.by_seq.len() > self.max_docs {
-            let Some((_, oldest)) = self.by_seq.pop_first() else { break };
+        true
+    }
+
+    /// Lets the oldest changes go until `at_least` bytes are freed or nothing is held (the base
+    /// then is the head); answers the bytes freed.
+    pub fn let_go(&mut self, at_least: usize) -> usize {
+        let mut freed = 0;
+        while freed < at_least {
+            let Some((_, oldest)) = self.by_seq.pop_first() else {
+                self.base = self.head.clone();
+                break;
+            };
             self.by_id.remove(&oldest.id);
+            freed += oldest.cost();
             self.base = oldest.seq.clone();
         }
-        true
+        self.bytes -= freed;
+        freed
     }
 
     /// The changes after `since` the device wants, oldest first, at most `limit`.
@@ -83,7 +104,8 @@ mod tests {
     use serde_json::json;
 
     fn change(id: &str, seq: u64) -> Arc<Change> {
-        Arc::new(Change::read(json!({"id": id, "seq": seq, "changes": [{"rev": format!("{seq}-r")}], "doc": {"_id": id, "_rev": format!("{seq}-r")}})).unwrap())
+        let row = json!({"id": id, "seq": seq, "changes": [{"rev": format!("{seq}-r")}], "doc": {"_id": id, "_rev": format!("{seq}-r")}});
+        Arc::new(Change::read(row.to_string().as_bytes()).unwrap())
     }
 
     fn ids(changes: &[Arc<Change>]) -> Vec<(String, u64)> {
@@ -92,7 +114,7 @@ mod tests {
 
     #[test]
     fn each_document_once_at_its_latest_change() {
-        let mut index = Index::new(Seq::zero(), 100);
+        let mut index = Index::new(Seq::zero());
         for (id, seq) in [("a", 1), ("b", 2), ("a", 3), ("c", 4)] {
             assert!(index.take(change(id, seq)));
         }
@@ -101,16 +123,23 @@ mod tests {
         assert_eq!(ids(&index.after(2, &None, 1)), [("a".into(), 3)]);
         let only_c = Some(Arc::new(HashSet::from(["c".to_owned()])));
         assert_eq!(ids(&index.after(0, &only_c, 10)), [("c".into(), 4)]);
+        let held: usize = index.after(0, &None, 10).iter().map(|c| c.cost()).sum();
+        assert_eq!(index.bytes(), held, "a replaced change's bytes are let go with it");
     }
 
     #[test]
-    fn past_the_bound_the_base_moves_up() {
-        let mut index = Index::new(Seq::zero(), 2);
+    fn letting_go_moves_the_base_up() {
+        let mut index = Index::new(Seq::zero());
         for (id, seq) in [("a", 1), ("b", 2), ("c", 3)] {
             index.take(change(id, seq));
         }
+        let one = change("a", 1).cost();
+        assert_eq!(index.let_go(1), one, "the oldest change, whole");
         assert_eq!(index.base().n, 1);
         assert!(!index.covers(0) && index.covers(1));
         assert_eq!(ids(&index.after(1, &None, 10)), [("b".into(), 2), ("c".into(), 3)]);
+        index.let_go(usize::MAX);
+        assert_eq!((index.bytes(), index.base().n), (0, 3), "nothing held: what it covers starts at its head");
+        assert!(index.after(0, &None, 10).is_empty() && index.covers(3) && !index.covers(2));
     }
 }

@@ -8,8 +8,10 @@
 //! device, each in the view it asked for. The engine sees one feed per database per replica.
 //!
 //! What a device sees is what the engine would have answered it: the same changes in the same
-//! order, the sequences as the engine wrote them. A device whose `since` is older than what the
-//! hub holds catches up from the engine first (normal feeds, page by page), then joins. A device
+//! order, the sequences as the engine wrote them. What the hubs of a replica hold is bounded in
+//! bytes (`Tuning::max_bytes`, shared); a hub over it lets its own oldest changes go. A device
+//! whose `since` is older than what the hub holds catches up from the engine first (normal feeds
+//! in its own view, page by page), then joins. A device
 //! that stops reading is closed once `listener_buffer` changes wait for it, and its client comes
 //! back from its last sequence. When the engine's feed drops, it is opened again from the last
 //! sequence the hub took in. A hub ends `linger` after its last device left (a longpoll device is
@@ -23,14 +25,14 @@ mod source;
 
 pub use change::{Change, Seq, View};
 pub use request::{Feed, FeedRequest, Since};
-pub use source::{Source, SourceError};
+pub use source::{Page, Source, SourceError};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -41,22 +43,28 @@ use index::{wanted, DocIds, Index};
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
 const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
+/// What the hubs of a replica hold by default: 32 MiB, about 30,000 documents of 1 KiB, a small
+/// share of a 2-core server's memory beside 5,000 devices' feeds (about 25 KiB each).
+pub const DEFAULT_MAX_BYTES: usize = 32 * 1024 * 1024;
+
 /// How the hubs behave; the defaults are the server's.
 #[derive(Debug, Clone)]
 pub struct Tuning {
     /// How long a hub and its engine feed stay after the last device left.
     pub linger: Duration,
-    /// Documents an index holds before it lets its oldest changes go.
-    pub max_docs: usize,
+    /// Bytes the indexes of all hubs hold together (`Change::cost`) before the one taking a
+    /// change in lets its own oldest go.
+    pub max_bytes: usize,
     /// Changes that may wait for one device before it is closed as too slow.
     pub listener_buffer: usize,
-    /// Rows a catch-up or a hub's first read asks the engine for at once.
+    /// The most rows a catch-up's page or a hub's first read asks the engine for at once (a
+    /// catch-up asks for fewer when its rows are large: `listen::PAGE_BYTES`).
     pub page: usize,
 }
 
 impl Default for Tuning {
     fn default() -> Tuning {
-        Tuning { linger: Duration::from_secs(30), max_docs: 50_000, listener_buffer: 1_000, page: 1_000 }
+        Tuning { linger: Duration::from_secs(30), max_bytes: DEFAULT_MAX_BYTES, listener_buffer: 1_000, page: 1_000 }
     }
 }
 
@@ -78,6 +86,8 @@ pub struct HubCounts {
     pub served_from_index: u64,
     /// Devices' `_changes` requests a hub answered (all feeds).
     pub answered: u64,
+    /// Bytes the hubs' indexes hold now (`Change::cost`), at most `Tuning::max_bytes`.
+    pub held_bytes: u64,
 }
 
 #[derive(Default)]
@@ -96,6 +106,8 @@ pub struct Hubs {
     tuning: Tuning,
     open: Mutex<HashMap<String, Arc<Hub>>>,
     counters: Counters,
+    /// What every hub's index holds together.
+    held: AtomicUsize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +172,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Hubs {
     pub fn new(source: Arc<dyn Source>, tuning: Tuning) -> Arc<Hubs> {
-        Arc::new(Hubs { source, tuning, open: Mutex::default(), counters: Counters::default() })
+        Arc::new(Hubs {
+            source,
+            tuning,
+            open: Mutex::default(),
+            counters: Counters::default(),
+            held: AtomicUsize::new(0),
+        })
     }
 
     pub fn counts(&self) -> HubCounts {
@@ -174,6 +192,7 @@ impl Hubs {
             unreadable_rows: read(&c.unreadable_rows),
             served_from_index: read(&c.served_from_index),
             answered: read(&c.answered),
+            held_bytes: self.held.load(Ordering::Relaxed) as u64,
         }
     }
 
@@ -188,11 +207,7 @@ impl Hubs {
         }
         let hub = Arc::new(Hub {
             db: db.to_owned(),
-            state: Mutex::new(State {
-                index: Index::new(Seq::zero(), self.tuning.max_docs),
-                listeners: HashMap::new(),
-                next_id: 0,
-            }),
+            state: Mutex::new(State { index: Index::new(Seq::zero()), listeners: HashMap::new(), next_id: 0 }),
             phase: watch::channel(Phase::Starting).0,
             leases: AtomicUsize::new(1),
         });
@@ -236,8 +251,32 @@ impl Hubs {
         }
         drop(open);
         hub.phase.send_replace(Phase::Ended);
+        let mut state = hub.lock();
         // Their senders dropped, the devices' feeds end and their clients come back.
-        hub.lock().listeners.clear();
+        state.listeners.clear();
+        let freed = state.index.let_go(usize::MAX);
+        self.held.fetch_sub(freed, Ordering::SeqCst);
+    }
+
+    /// Takes `change` into the hub's index; when all the hubs hold more than `max_bytes`, this
+    /// one lets its oldest changes go (the one busy taking changes in gives way, and a change
+    /// larger than the whole budget is passed on, not held). `false`: not after the head.
+    fn hold(&self, state: &mut State, change: Arc<Change>) -> bool {
+        let before = state.index.bytes();
+        if !state.index.take(change) {
+            return false;
+        }
+        let after = state.index.bytes();
+        let total = if after >= before {
+            self.held.fetch_add(after - before, Ordering::SeqCst) + (after - before)
+        } else {
+            self.held.fetch_sub(before - after, Ordering::SeqCst) - (before - after)
+        };
+        if total > self.tuning.max_bytes {
+            let freed = state.index.let_go(total - self.tuning.max_bytes);
+            self.held.fetch_sub(freed, Ordering::SeqCst);
+        }
+        true
     }
 
     /// Reads what the hub starts from: all of the database (`whole`) or its current sequence.
@@ -246,21 +285,26 @@ impl Hubs {
             let head = self.source.head(&hub.db).await?;
             let head = Seq::read(&head)
                 .ok_or_else(|| SourceError::Unavailable(format!("a sequence the hub cannot order: {head}")))?;
-            hub.lock().index = Index::new(head, self.tuning.max_docs);
+            hub.lock().index = Index::new(head);
             return Ok(());
         }
         let mut since = Seq::zero().raw;
+        let everything = View { include_docs: true, all_docs: true };
+        // Pages of about `listen::PAGE_BYTES`, as a catch-up reads: the documents' size is not
+        // known before the first.
+        let mut rows_a_page = self.tuning.page.clamp(1, listen::FIRST_PAGE_WITH_DOCS);
         loop {
-            let (rows, last) = self.source.page(&hub.db, &since, Some(self.tuning.page), None).await?;
-            let full = rows.len() >= self.tuning.page;
-            for row in rows {
+            let page = self.source.page(&hub.db, &since, rows_a_page, None, everything).await?;
+            let full = page.rows.len() >= rows_a_page;
+            rows_a_page = listen::next_page(&page, rows_a_page, self.tuning.page);
+            for row in &page.rows {
                 let change = Change::read(row).map_err(SourceError::Unavailable)?;
-                hub.lock().index.take(Arc::new(change));
+                self.hold(&mut hub.lock(), Arc::new(change));
             }
-            if !full || last.is_null() {
+            if !full || page.last_seq.is_null() {
                 return Ok(());
             }
-            since = last;
+            since = page.last_seq;
         }
     }
 
@@ -392,7 +436,7 @@ impl Hubs {
     /// with `listener_buffer` changes waiting is closed.
     fn fan_out(&self, hub: &Hub, change: Arc<Change>) {
         let mut state = hub.lock();
-        if !state.index.take(change.clone()) {
+        if !self.hold(&mut state, change.clone()) {
             return;
         }
         let mut slow = Vec::new();
@@ -426,22 +470,6 @@ impl Hubs {
         }
         Some((held, Joined { hub: hub.clone(), id, rx }))
     }
-}
-
-/// Every line of a normal or longpoll answer: `{"results":[…],"last_seq":…}`.
-fn results_body(changes: &[Bytes], last_seq: &serde_json::Value) -> Bytes {
-    let mut body = BytesMut::with_capacity(changes.iter().map(|l| l.len() + 1).sum::<usize>() + 64);
-    body.extend_from_slice(b"{\"results\":[");
-    for (i, line) in changes.iter().enumerate() {
-        if i > 0 {
-            body.extend_from_slice(b",");
-        }
-        body.extend_from_slice(line);
-    }
-    body.extend_from_slice(b"],\n\"last_seq\":");
-    body.extend_from_slice(&serde_json::to_vec(last_seq).unwrap_or_default());
-    body.extend_from_slice(b"}\n");
-    body.freeze()
 }
 
 #[cfg(test)]

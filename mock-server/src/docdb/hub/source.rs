@@ -1,6 +1,8 @@
 //! Where a hub reads its database's changes: the engine, behind a small port so the hub's rules
-//! are tested with a scripted source. Every read asks for every leaf revision and the document
-//! (`style=all_docs&include_docs=true`): the hub writes each device's view from that.
+//! are tested with a scripted source. The hub's own reads (its feed, a whole database's first
+//! read) ask for every leaf revision and the document (`style=all_docs&include_docs=true`): the
+//! hub writes each device's view from that. A device's catch-up asks in the device's own view,
+//! the document only when the device asked for it, a page at a time.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -11,6 +13,9 @@ use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use serde_json::value::RawValue;
+
+use super::change::View;
 use crate::docdb::engine::Engine;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -22,20 +27,51 @@ pub enum SourceError {
     Unavailable(String),
 }
 
-/// A normal feed's page: its rows and `last_seq`.
-pub type Page = (Vec<Value>, Value);
+/// A normal feed's page: each row's text, and `last_seq`.
+#[derive(Debug, Default)]
+pub struct Page {
+    pub rows: Vec<Bytes>,
+    pub last_seq: Value,
+}
+
+/// A normal `_changes` answer, its rows borrowed from the text.
+#[derive(serde::Deserialize)]
+struct Answer<'a> {
+    #[serde(borrow)]
+    results: Vec<&'a RawValue>,
+    #[serde(default)]
+    last_seq: Value,
+}
+
+impl Page {
+    /// Reads a normal `_changes` answer; each row a slice of `body`, not a copy.
+    pub fn read(body: Bytes) -> Result<Page, SourceError> {
+        let answer: Answer = serde_json::from_slice(&body)
+            .map_err(|e| SourceError::Unavailable(format!("a _changes answer the hub cannot read: {e}")))?;
+        let rows = answer
+            .results
+            .iter()
+            .map(|row| {
+                let start = row.get().as_ptr() as usize - body.as_ptr() as usize;
+                body.slice(start..start + row.get().len())
+            })
+            .collect();
+        Ok(Page { rows, last_seq: answer.last_seq })
+    }
+}
 
 pub trait Source: Send + Sync + 'static {
     /// The database's current sequence (`update_seq`).
     fn head(&self, db: &str) -> BoxFuture<'static, Result<Value, SourceError>>;
-    /// A normal `_changes` since `since`: at most `limit` rows (all without), of `doc_ids` only
+    /// A normal `_changes` since `since` in `view`: at most `limit` rows, of `doc_ids` only
     /// when given.
     fn page(
         &self,
         db: &str,
         since: &Value,
-        limit: Option<usize>,
+        limit: usize,
         doc_ids: Option<&HashSet<String>>,
+        view: View,
     ) -> BoxFuture<'static, Result<Page, SourceError>>;
     /// A continuous `_changes` since `since`, as the bytes come.
     fn follow(
@@ -89,12 +125,14 @@ impl Source for Engine {
         &self,
         db: &str,
         since: &Value,
-        limit: Option<usize>,
+        limit: usize,
         doc_ids: Option<&HashSet<String>>,
+        view: View,
     ) -> BoxFuture<'static, Result<Page, SourceError>> {
-        let mut path = format!("{}/_changes?style=all_docs&include_docs=true&since={}", db_path(db), since_text(since));
-        if let Some(limit) = limit {
-            path.push_str(&format!("&limit={limit}"));
+        let style = if view.all_docs { "all_docs" } else { "main_only" };
+        let mut path = format!("{}/_changes?style={style}&since={}&limit={limit}", db_path(db), since_text(since));
+        if view.include_docs {
+            path.push_str("&include_docs=true");
         }
         let request = match doc_ids {
             None => self.request(reqwest::Method::GET, &path),
@@ -104,12 +142,11 @@ impl Source for Engine {
         };
         let request = request.timeout(Duration::from_secs(120));
         Box::pin(async move {
-            let mut answer = json(request).await?;
-            let rows = match answer.get_mut("results").map(Value::take) {
-                Some(Value::Array(rows)) => rows,
-                _ => return Err(SourceError::Unavailable("a _changes answer without results".into())),
-            };
-            Ok((rows, answer.get("last_seq").cloned().unwrap_or(Value::Null)))
+            let answer = request.send().await.map_err(unavailable)?;
+            if !answer.status().is_success() {
+                return Err(SourceError::Status(answer.status().as_u16()));
+            }
+            Page::read(answer.bytes().await.map_err(unavailable)?)
         })
     }
 

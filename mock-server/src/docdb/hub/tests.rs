@@ -3,7 +3,7 @@
 //! listeners: what each device reads through the hub is what the engine's normal feed since its
 //! `since` holds at the end, with no change twice and none out of order.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,6 +23,10 @@ struct Log {
     writes: Vec<(u64, String, u64, bool)>,
     /// The `since` each feed opened with.
     follows: Vec<Value>,
+    /// Each normal feed asked for: its `since`, `limit`, view.
+    pages: Vec<(u64, usize, View)>,
+    /// Bytes of padding in the document a write wrote, by sequence (none when absent).
+    pads: HashMap<u64, usize>,
 }
 
 /// The engine, scripted: writes go to a log; feeds read it.
@@ -35,9 +39,12 @@ struct Scripted {
     gone: std::sync::atomic::AtomicBool,
 }
 
-fn row(seq: u64, id: &str, rev: u64, deleted: bool) -> Value {
+fn row(seq: u64, id: &str, rev: u64, deleted: bool, pad: usize) -> Value {
     let rev = format!("{rev}-{id}");
     let mut doc = json!({"_id": id, "_rev": rev});
+    if pad > 0 {
+        doc["pad"] = json!("x".repeat(pad));
+    }
     let mut row = json!({"id": id, "seq": seq, "changes": [{"rev": rev}]});
     if deleted {
         doc["_deleted"] = json!(true);
@@ -58,8 +65,14 @@ impl Scripted {
     }
 
     fn write(&self, id: &str, deleted: bool) -> u64 {
+        self.write_padded(id, deleted, 0)
+    }
+
+    /// A write whose document holds `pad` bytes more.
+    fn write_padded(&self, id: &str, deleted: bool, pad: usize) -> u64 {
         let mut log = self.log.lock().unwrap();
         let seq = log.writes.len() as u64 + 1;
+        log.pads.insert(seq, pad);
         let rev = log.writes.iter().filter(|w| w.1 == id).count() as u64 + 1;
         log.writes.push((seq, id.to_owned(), rev, deleted));
         self.head.send_replace(seq);
@@ -76,7 +89,7 @@ impl Scripted {
         let mut rows: Vec<(u64, Value)> = latest
             .into_iter()
             .filter(|(id, (seq, ..))| *seq > since && doc_ids.is_none_or(|ids| ids.contains(id)))
-            .map(|(id, (seq, rev, del))| (seq, row(seq, &id, rev, del)))
+            .map(|(id, (seq, rev, del))| (seq, row(seq, &id, rev, del, log.pads.get(&seq).copied().unwrap_or(0))))
             .collect();
         rows.sort_by_key(|(seq, _)| *seq);
         rows.into_iter().map(|(_, r)| r).take(limit.unwrap_or(usize::MAX)).collect()
@@ -84,6 +97,10 @@ impl Scripted {
 
     fn follows(&self) -> Vec<Value> {
         self.log.lock().unwrap().follows.clone()
+    }
+
+    fn pages(&self) -> Vec<(u64, usize, View)> {
+        self.log.lock().unwrap().pages.clone()
     }
 }
 
@@ -103,12 +120,15 @@ impl Source for Arc<Scripted> {
         &self,
         _db: &str,
         since: &Value,
-        limit: Option<usize>,
+        limit: usize,
         doc_ids: Option<&HashSet<String>>,
+        view: View,
     ) -> BoxFuture<'static, Result<Page, SourceError>> {
-        let rows = self.normal(since.as_u64().unwrap(), doc_ids, limit);
+        self.log.lock().unwrap().pages.push((since.as_u64().unwrap(), limit, view));
+        let rows = self.normal(since.as_u64().unwrap(), doc_ids, Some(limit));
         let last = rows.last().map_or(since.clone(), |r| r["seq"].clone());
-        Box::pin(async move { Ok((rows, last)) })
+        let rows = rows.iter().map(|r| Bytes::from(in_view(r, view).to_string())).collect();
+        Box::pin(async move { Ok(Page { rows, last_seq: last }) })
     }
 
     fn follow(
@@ -140,17 +160,16 @@ impl Source for Arc<Scripted> {
                         changed = head.changed() => if changed.is_err() { return },
                     }
                     let now = *head.borrow_and_update();
-                    let writes: Vec<_> = engine
-                        .log
-                        .lock()
-                        .unwrap()
-                        .writes
-                        .iter()
-                        .filter(|w| w.0 > sent && w.0 <= now)
-                        .cloned()
-                        .collect();
-                    for (seq, id, rev, deleted) in writes {
-                        if tx.send(line(&row(seq, &id, rev, deleted))).await.is_err() {
+                    let writes: Vec<_> = {
+                        let log = engine.log.lock().unwrap();
+                        log.writes
+                            .iter()
+                            .filter(|w| w.0 > sent && w.0 <= now)
+                            .map(|w| (w.clone(), log.pads.get(&w.0).copied().unwrap_or(0)))
+                            .collect()
+                    };
+                    for ((seq, id, rev, deleted), pad) in writes {
+                        if tx.send(line(&row(seq, &id, rev, deleted, pad))).await.is_err() {
                             return;
                         }
                         sent = seq;
@@ -181,7 +200,7 @@ where
 }
 
 fn tuning() -> Tuning {
-    Tuning { linger: Duration::from_millis(0), max_docs: 1_000, listener_buffer: 1_000, page: 3 }
+    Tuning { linger: Duration::from_millis(0), max_bytes: 1 << 20, listener_buffer: 1_000, page: 3 }
 }
 
 fn hubs(engine: &Arc<Scripted>, tuning: Tuning) -> Arc<Hubs> {
@@ -281,11 +300,11 @@ proptest! {
         during in proptest::collection::vec((0usize..4, any::<bool>()), 0..20),
         listeners in proptest::collection::vec(listener(), 1..5),
         whole in any::<bool>(),
-        max_docs in 1usize..5,
+        max_bytes in 0usize..3_000,
     ) {
         rt().block_on(async {
             let engine = Scripted::new();
-            let hubs = hubs(&engine, Tuning { max_docs, ..tuning() });
+            let hubs = hubs(&engine, Tuning { max_bytes, ..tuning() });
             for (doc, deleted) in &before {
                 engine.write(DOCS[*doc], *deleted);
             }
@@ -524,11 +543,12 @@ impl Source for Arc<Flapping> {
         &self,
         _db: &str,
         since: &Value,
-        _limit: Option<usize>,
+        _limit: usize,
         _doc_ids: Option<&HashSet<String>>,
+        _view: View,
     ) -> BoxFuture<'static, Result<Page, SourceError>> {
         let since = since.clone();
-        Box::pin(async move { Ok((Vec::new(), since)) })
+        Box::pin(async move { Ok(Page { rows: Vec::new(), last_seq: since }) })
     }
 
     fn follow(
@@ -563,5 +583,168 @@ fn an_engine_feed_that_ends_at_once_is_asked_again_ever_more_slowly_and_the_hub_
         tokio::time::sleep(Duration::from_secs(10)).await;
         assert_eq!(hubs.counts().upstream_feeds, 0, "the hub ended after its linger");
         assert!(engine.follows.load(std::sync::atomic::Ordering::SeqCst) < FLAPS);
+    });
+}
+
+/// Waits until the hub has taken in the change at `seq` (its feed is a task of its own).
+async fn taken(hubs: &Hubs, db: &str, seq: u64) {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let head = lock(&hubs.open).get(db).map(|h| h.lock().index.head().n);
+            if head.is_some_and(|h| h >= seq) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await
+    .expect("the hub takes the change in");
+}
+
+#[test]
+fn what_the_hubs_hold_stays_within_their_bytes_however_much_is_written() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let bound = 64 * 1024;
+        let hubs = hubs(&engine, Tuning { max_bytes: bound, linger: Duration::from_secs(60), ..tuning() });
+        let mut a = hubs.serve("a", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
+        let mut b = hubs.serve("b", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
+        let (mut rows_a, mut rows_b) = (Vec::new(), Vec::new());
+        let mut most = 0;
+        // 2 MiB of documents, 32 times the bound; the scripted engine is one database written
+        // through both hubs' feeds.
+        for i in 0..512 {
+            let seq = engine.write_padded(&format!("doc-{i}"), false, 4096);
+            taken(&hubs, "a", seq).await;
+            taken(&hubs, "b", seq).await;
+            let held = hubs.counts().held_bytes as usize;
+            let counted: usize = lock(&hubs.open).values().map(|h| h.lock().index.bytes()).sum();
+            assert_eq!(held, counted, "the shared count is what the indexes hold");
+            most = most.max(held);
+        }
+        assert!(most <= bound, "held {most} bytes, bound {bound}");
+        assert!(most > bound / 2, "the bound is used, not left empty: {most}");
+        let last = engine.write("end", false);
+        read_until(&mut a, &mut rows_a, |r| r.iter().any(|r| r["seq"].as_u64() == Some(last))).await;
+        read_until(&mut b, &mut rows_b, |r| r.iter().any(|r| r["seq"].as_u64() == Some(last))).await;
+        assert_eq!((rows_a.len(), rows_b.len()), (513, 513), "every device had every change");
+    });
+}
+
+#[test]
+fn a_change_larger_than_the_bound_is_passed_on_not_held() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, Tuning { max_bytes: 1024, ..tuning() });
+        let mut body = hubs
+            .serve("db", false, feed(Feed::Continuous, Since::Now, View { include_docs: true, all_docs: false }, None))
+            .await
+            .unwrap();
+        let big = engine.write_padded("big", false, 100_000);
+        let mut rows = Vec::new();
+        read_until(&mut body, &mut rows, |r| !r.is_empty()).await;
+        assert_eq!((rows[0]["doc"]["pad"].as_str().map(str::len), rows[0]["seq"].as_u64()), (Some(100_000), Some(big)));
+        assert_eq!(hubs.counts().held_bytes, 0);
+    });
+}
+
+#[test]
+fn a_catch_up_is_read_in_pages_in_the_devices_view_and_asks_for_documents_only_when_the_device_does() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, Tuning { linger: Duration::from_secs(60), ..tuning() });
+        for i in 0..20 {
+            engine.write_padded(&format!("doc-{i}"), false, 100);
+        }
+        for view in [
+            View::default(),
+            View { include_docs: false, all_docs: true },
+            View { include_docs: true, all_docs: false },
+        ] {
+            // The hub starts at the head: `since=0` is behind what it holds.
+            let before = engine.pages().len();
+            let answer = whole(hubs.serve("db", false, feed(Feed::Longpoll, at(0), view, None)).await.unwrap()).await;
+            let expected: Vec<Value> = engine.normal(0, None, None).iter().map(|r| in_view(r, view)).collect();
+            assert_eq!(answer, json!({"results": expected, "last_seq": 20}), "{view:?}");
+            let asked = &engine.pages()[before..];
+            // 3 rows a page: 7 pages for 20 rows, the last one short.
+            assert_eq!(asked.len(), 7, "{asked:?}");
+            for (i, (since, limit, v)) in asked.iter().enumerate() {
+                assert_eq!((*since, *limit, *v), (3 * i as u64, 3, view), "{asked:?}");
+            }
+        }
+        // A limit: pages up to it, the answer ending where the engine's would.
+        let before = engine.pages().len();
+        let limited = FeedRequest { limit: Some(7), ..feed(Feed::Longpoll, at(0), View::default(), None) };
+        let answer = whole(hubs.serve("db", false, limited).await.unwrap()).await;
+        assert_eq!(answer["results"].as_array().unwrap().len(), 7);
+        assert_eq!(answer["last_seq"], 7);
+        let limits: Vec<usize> = engine.pages()[before..].iter().map(|p| p.1).collect();
+        assert_eq!(limits, [3, 3, 1]);
+        // A continuous catch-up: pages too, then the device joins the hub.
+        let before = engine.pages().len();
+        let mut body = hubs.serve("db", false, feed(Feed::Continuous, at(0), View::default(), None)).await.unwrap();
+        let mut rows = Vec::new();
+        read_until(&mut body, &mut rows, |r| r.len() == 20).await;
+        let more = engine.write("more", false);
+        read_until(&mut body, &mut rows, |r| r.iter().any(|r| r["seq"].as_u64() == Some(more))).await;
+        assert!(increasing(&rows) && rows.len() == 21, "{rows:?}");
+        let asked = &engine.pages()[before..];
+        assert!(asked.len() >= 7 && asked.iter().all(|p| p.1 == 3 && !p.2.include_docs), "{asked:?}");
+    });
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Longpoll answers through a hub holding little (most devices are behind it and read the
+    /// engine page by page) are the engine's: the same rows, the same `last_seq`.
+    #[test]
+    fn a_longpoll_behind_the_index_is_answered_as_the_engine_answers(
+        writes in proptest::collection::vec((0usize..4, any::<bool>()), 1..25),
+        asks in proptest::collection::vec((0usize..25, proptest::option::of(1usize..8), listener()), 1..6),
+        max_bytes in 0usize..3_000,
+        page in 1usize..5,
+    ) {
+        rt().block_on(async {
+            let engine = Scripted::new();
+            let hubs = hubs(&engine, Tuning { max_bytes, page, linger: Duration::from_secs(60), ..tuning() });
+            let _open = hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
+            for (doc, deleted) in &writes {
+                let seq = engine.write(DOCS[*doc], *deleted);
+                taken(&hubs, "db", seq).await;
+            }
+            for (since, limit, l) in &asks {
+                let since = (*since).min(writes.len() - 1) as u64;
+                let ids: Option<Vec<&str>> = l.doc_ids.as_ref().map(|ids| ids.iter().map(|i| DOCS[*i]).collect());
+                let set: Option<HashSet<String>> = ids.as_ref().map(|ids| ids.iter().map(|s| s.to_string()).collect());
+                let expected: Vec<Value> = engine.normal(since, set.as_ref(), *limit).iter().map(|r| in_view(r, l.view)).collect();
+                if expected.is_empty() {
+                    continue;
+                }
+                let request = FeedRequest { limit: *limit, ..feed(Feed::Longpoll, at(since), l.view, ids.as_deref()) };
+                let answer = whole(hubs.serve("db", false, request).await.unwrap()).await;
+                let last = expected.last().unwrap()["seq"].clone();
+                assert_eq!(answer, json!({"results": expected, "last_seq": last}), "since {since} limit {limit:?} {l:?}");
+            }
+        });
+    }
+}
+
+#[test]
+fn a_whole_databases_first_read_asks_for_pages_of_about_the_same_bytes() {
+    rt().block_on(async {
+        let engine = Scripted::new();
+        let hubs = hubs(&engine, Tuning { page: 1_000, ..tuning() });
+        for i in 0..130 {
+            engine.write_padded(&format!("doc-{i}"), false, 30_000);
+        }
+        let body = hubs.serve("core", true, feed(Feed::Normal, at(129), View::default(), None)).await.unwrap();
+        assert_eq!(whole(body).await["results"].as_array().unwrap().len(), 1);
+        let limits: Vec<usize> = engine.pages().iter().map(|p| p.1).collect();
+        // 100 rows before their size is known, then about 256 KiB of 30 KB rows.
+        assert_eq!(limits, [100, 8, 8, 8, 8], "{limits:?}");
+        assert!(engine.pages().iter().all(|p| p.2 == View { include_docs: true, all_docs: true }));
+        assert!(hubs.counts().held_bytes <= 1 << 20);
     });
 }

@@ -215,6 +215,12 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
         "Devices' _changes requests being answered by a hub",
         int(hubs.listening),
     );
+    gauge(
+        &mut r,
+        "docdb_hub_held_bytes",
+        "Bytes of changes the hubs hold for devices behind (bounded by DOCDB_HUB_INDEX_BYTES)",
+        int(hubs.held_bytes),
+    );
     counter(&mut r, "docdb_hub_slow_closed", "Devices' feeds closed for not reading", hubs.slow_closed);
     counter(&mut r, "docdb_hub_reconnects", "Engine feeds opened again after they dropped", hubs.reconnects);
     counter(

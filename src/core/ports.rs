@@ -155,6 +155,23 @@ impl PushReport {
     }
 }
 
+/// The device's key pair (ECDSA P-256), kept where the page's storage cannot hand it out: a
+/// non-extractable WebCrypto key in IndexedDB in the browser. Its public half is registered with
+/// the device; its proofs spare the device the sign-in throttle and bind its refresh tokens.
+pub trait DeviceKey {
+    /// The public half (hex of the uncompressed point), the pair made on first use; `None` where
+    /// the platform keeps no key.
+    fn public_key(&self) -> LocalBoxFuture<'static, Option<String>>;
+    /// `{nonce, signature}`: a nonce fetched from `nonce_url`, signed with the route `method path`;
+    /// `None` when no key is kept or no nonce came (the request then goes without a proof).
+    fn prove(
+        &self,
+        nonce_url: String,
+        method: &'static str,
+        path: &'static str,
+    ) -> LocalBoxFuture<'static, Option<serde_json::Value>>;
+}
+
 /// Where failures that must not interrupt a sequence are reported (`console.error` in the browser).
 pub trait Reporter {
     /// Reports a failure.

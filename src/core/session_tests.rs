@@ -13,6 +13,7 @@ use super::ports::*;
 use super::results::{DeviceResult, LoginResult};
 use super::session::{Ports, RefreshOutcome, Session, SessionConfig};
 use super::token::encode_for_test;
+use crate::protocol::LogoutScope;
 
 const NOW: i64 = 1_700_000_000_000;
 
@@ -24,6 +25,7 @@ struct H {
     dbs: Rc<FakeLocalDatabases>,
     reporter: Rc<RecordingReporter>,
     log: EventLog,
+    key: Rc<FakeDeviceKey>,
 }
 
 fn jwt(company: &str, roles: &[&str]) -> String {
@@ -55,6 +57,7 @@ fn harness(responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, Transport
     let clock = Rc::new(FakeClock(Cell::new(NOW)));
     let dbs = Rc::new(FakeLocalDatabases { log: Some(log.clone()), ..Default::default() });
     let reporter = Rc::new(RecordingReporter::default());
+    let key = Rc::new(FakeDeviceKey::default());
     let ports = Ports {
         storage: storage.clone(),
         transport: transport.clone(),
@@ -62,9 +65,10 @@ fn harness(responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, Transport
         local_databases: dbs.clone(),
         reporter: reporter.clone(),
         lock: Rc::new(FakeLock::default()),
+        device_key: key.clone(),
     };
     let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports);
-    H { session, storage, transport, clock, dbs, reporter, log }
+    H { session, storage, transport, clock, dbs, reporter, log, key }
 }
 
 /// A server that logs in to `acme`, refreshes to `refresh_company`, and acknowledges the rest.
@@ -607,6 +611,7 @@ fn has_permission_refreshes_first() {
             local_databases: h.dbs.clone(),
             reporter: h.reporter.clone(),
             lock: Rc::new(FakeLock::default()),
+            device_key: Rc::new(FakeDeviceKey::default()),
         },
     );
     assert!(!session.allows("orders:void"));
@@ -800,4 +805,81 @@ fn callers_during_a_refresh_are_handed_the_same_flight() {
     assert_eq!(block_on(second).token().as_deref(), Some(token.as_str()));
     assert!(matches!(h.session.token_answer(), TokenAnswer::Now(Some(t)) if t == token), "then answered at once");
     assert_eq!(h.transport.requests.borrow().iter().filter(|r| r.url.ends_with("/auth/refresh")).count(), 1);
+}
+
+// ----- the device's key and logout's scopes ----------------------------------------------------
+
+fn body_of(r: &HttpRequest) -> Value {
+    serde_json::from_str(r.body.as_deref().unwrap()).unwrap()
+}
+
+fn sent_to(h: &H, path: &str) -> Vec<Value> {
+    let url = format!("http://server.test{path}");
+    h.transport.requests.borrow().iter().filter(|r| r.url == url).map(body_of).collect()
+}
+
+#[test]
+fn a_device_with_a_key_registers_its_public_half_and_proves_it_at_login_and_refresh() {
+    let (h, _) = logged_in();
+    *h.key.public.borrow_mut() = Some("04ab".into());
+    assert!(h.key.nonce_urls.borrow().is_empty(), "no device registered yet: nothing to prove");
+    block_on(h.session.register_device());
+    assert_eq!(sent_to(&h, "/auth/connect")[0]["publicKey"], "04ab");
+    assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
+    assert_eq!(sent_to(&h, "/auth")[0]["deviceProof"], json!({"nonce": "n1", "signature": "POST /auth"}));
+    assert!(block_on(h.session.refresh_authentication()));
+    assert_eq!(
+        sent_to(&h, "/auth/refresh")[0]["deviceProof"],
+        json!({"nonce": "n2", "signature": "POST /auth/refresh"})
+    );
+    assert_eq!(*h.key.nonce_urls.borrow(), ["http://server.test/auth/device-nonce"; 2]);
+}
+
+#[test]
+fn a_device_without_a_key_proves_nothing_and_registers_no_key() {
+    let (h, _) = logged_in();
+    block_on(h.session.register_device());
+    assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
+    assert!(block_on(h.session.refresh_authentication()));
+    assert_eq!(sent_to(&h, "/auth/connect")[0].get("publicKey"), None);
+    assert_eq!(sent_to(&h, "/auth")[0].get("deviceProof"), None);
+    assert_eq!(sent_to(&h, "/auth/refresh")[0].get("deviceProof"), None);
+}
+
+#[test]
+fn logout_others_asks_the_server_and_keeps_this_session() {
+    let (h, _) = logged_in();
+    let result = block_on(h.session.logout(LogoutScope::Others));
+    assert!(result.success, "{result:?}");
+    assert_eq!(sent_to(&h, "/auth/logout"), [json!({"deviceId": null, "complete": false, "scope": "others"})]);
+    assert_eq!(h.transport.requests.borrow()[0].bearer, Some(jwt("acme", &["cashier"])));
+    assert!(h.storage.get(keys::AUTH).is_some() && h.storage.get(keys::REFRESH).is_some(), "this session goes on");
+}
+
+#[test]
+fn logout_global_refreshes_an_expired_token_first_then_signs_out_here() {
+    let (h, _) = logged_in();
+    expire(&h);
+    let result = block_on(h.session.logout(LogoutScope::Global));
+    assert!(result.success, "{result:?}");
+    assert_eq!(h.transport.paths(), ["/auth/refresh", "/auth/logout", "/auth/logout"]);
+    let logouts = sent_to(&h, "/auth/logout");
+    assert_eq!(logouts[0], json!({"deviceId": null, "complete": false, "scope": "global"}));
+    assert_eq!(logouts[1]["complete"], true);
+    assert_eq!(h.transport.requests.borrow()[1].bearer, Some(jwt("acme", &["manager"])), "the refreshed token");
+    assert!(h.storage.get(keys::AUTH).is_none(), "signed out here");
+}
+
+#[test]
+fn a_refused_logout_is_answered_and_the_local_sign_out_still_happens() {
+    let h = harness(|req| match req.url.as_str() {
+        "http://server.test/auth" => ok(auth_body(&jwt("acme", &["cashier"]), "r0", false)),
+        _ => status(401, "session_ended"),
+    });
+    assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
+    let result = block_on(h.session.logout(LogoutScope::Global));
+    assert_eq!((result.success, result.code.as_deref(), result.status), (false, Some("session_ended"), 401));
+    assert!(h.storage.get(keys::AUTH).is_none());
+    let result = block_on(h.session.logout(LogoutScope::Local));
+    assert_eq!(result.code.as_deref(), Some("not_signed_in"), "no session: nothing asked");
 }

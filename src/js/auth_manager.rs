@@ -11,13 +11,13 @@ use super::convert::{from_js, function_arg, object_arg, promise, string_arg, to_
 use super::errors::{error, invalid};
 use super::hooks::subscribe;
 use crate::core::codes;
-use crate::core::hooks::SignOutReason;
 use crate::core::json;
 use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::lease::StorageLease;
 use crate::core::permissions::PermissionMap;
 use crate::core::ports::{Clock, Storage};
 use crate::core::session::{InputError, Ports, Session, SessionConfig, TokenAnswer};
+use crate::protocol::LogoutScope;
 use crate::web::lock::BrowserLock;
 use crate::web::tabs::Coordinator;
 use crate::web::{
@@ -129,6 +129,7 @@ impl AuthManager {
             local_databases: Rc::new(IndexedDbDatabases),
             reporter: Rc::new(ConsoleReporter),
             lock: Rc::new(BrowserLock { fallback }),
+            device_key: Rc::new(crate::web::key::BrowserKey),
         };
         let session = Session::new(config, ports);
         let coordinator = Coordinator::start(&session, auto_refresh);
@@ -189,20 +190,23 @@ impl AuthManager {
         Ok(promise(async move { session.create_user(&credentials).await.to_value() }))
     }
 
-    /// Never rejects: a failed server call is logged and the local sign-out still happens.
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
-    pub fn logout(&self) -> Promise {
+    /// Ends the sessions `scope` names (see `LogoutOptions`); resolves the server's answer. With `"local"` and `"global"` this session signs out here whatever the answer (a failure is logged too). Throws `invalid_argument` for another scope.
+    #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
+    pub fn logout(&self, options: Option<super::types::LogoutOptionsArg>) -> Result<Promise, JsValue> {
+        let options = options.map(|o| from_js(&o.into(), "options")).transpose()?;
+        let scope = match options.as_ref().map(|o| o.as_object().map(|o| o.get("scope"))) {
+            None | Some(Some(None | Some(Value::Null))) => Some(LogoutScope::Local),
+            Some(scope) => scope.flatten().and_then(Value::as_str).and_then(LogoutScope::parse),
+        };
+        let scope = scope.ok_or_else(|| invalid("options must be { scope: \"local\" | \"others\" | \"global\" }"))?;
         let session = self.session.clone();
-        promise(async move {
-            session.sign_out(SignOutReason::Logout).await;
-            Value::Null
-        })
+        Ok(promise(async move { session.logout(scope).await.to_value() }))
     }
 
-    #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<void>")]
+    #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
     /// The same as `logout()`.
-    pub fn sign_out(&self) -> Promise {
-        self.logout()
+    pub fn sign_out(&self, options: Option<super::types::LogoutOptionsArg>) -> Result<Promise, JsValue> {
+        self.logout(options)
     }
 
     #[wasm_bindgen(js_name = getToken, unchecked_return_type = "Promise<string | null>")]

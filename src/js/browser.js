@@ -235,3 +235,39 @@ export async function sbIdbWrite(name, store, records, boundMs) {
     db.close();
   }
 }
+
+// ---- The device's key (web/key.rs): an ECDSA P-256 pair made once per origin, its private half
+// non-extractable, kept in IndexedDB as a CryptoKey (the page's script can sign with it, nothing
+// can read it out, and it is never in localStorage). `nonceUrl` null: resolves the public half
+// (hex of the raw point), the pair made on first call; else a proof for `method path` over a
+// nonce fetched from `nonceUrl`, the JSON of `{nonce, signature}` (hex of WebCrypto's r‖s).
+// Null when there is no key or any step fails (the request then goes without a proof).
+let keyDb;
+const hex = (bytes) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+export async function sbKey(nonceUrl, method, path) {
+  try {
+    keyDb ??= idbDone(Object.assign(idbFactory().open("session-broker-device-key", 1), {
+      onupgradeneeded: (e) => e.target.result.createObjectStore("key"),
+    }));
+    const read = async () => idbDone((await keyDb).transaction("key").objectStore("key").get("pair"));
+    let pair = await read();
+    if (nonceUrl != null) {
+      const [status, body] = pair ? await sbFetch("POST", nonceUrl, null, "{}", 15000) : [];
+      const nonce = status == 200 && JSON.parse(body).nonce;
+      if (!nonce) return null;
+      const signed = new TextEncoder().encode(method + " " + path + "\n" + nonce);
+      const signature = await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, pair.privateKey, signed);
+      return JSON.stringify({ nonce, signature: hex(signature) });
+    }
+    if (!pair) {
+      pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]);
+      // `add`: when another tab stored its pair first, that one is the device's.
+      const store = (await keyDb).transaction("key", "readwrite").objectStore("key");
+      pair = await idbDone(store.add(pair, "pair")).then(() => pair, read);
+    }
+    return hex(await crypto.subtle.exportKey("raw", pair.publicKey));
+  } catch {
+    keyDb = null;
+    return null;
+  }
+}

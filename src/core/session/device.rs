@@ -1,13 +1,14 @@
 //! The device: its description (`deviceInfo`, always carrying this SDK's identity), its
 //! registration (`/auth/connect`) and its online status.
 
-use crate::protocol::routes::{CONNECT, STATUS};
+use crate::protocol::routes::{Call, CONNECT, DEVICE_NONCE, STATUS};
 use serde_json::{Map, Value};
 
 use super::Session;
 use crate::core::json;
 use crate::core::keys;
 use crate::core::results::{CallResult, DeviceResult};
+use crate::core::url;
 use crate::protocol::{ConnectResponse, StatusRequest, SDK_VERSION};
 
 impl Session {
@@ -35,11 +36,23 @@ impl Session {
             .or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
     }
 
-    /// `POST /auth/connect`: registers this device. The answer may carry a `deviceId`; when it
-    /// does, it is stored and becomes `deviceInfo.id`, and when it does not, the registration
-    /// still succeeded and the id stays as it was.
+    /// A proof of this device's key for `route`, when it is registered and keeps one.
+    pub(super) async fn device_proof(&self, route: Call) -> Option<Value> {
+        self.device_id()?;
+        let nonce_url = url::join(&self.0.config.base_url, DEVICE_NONCE.path);
+        self.0.ports.device_key.prove(nonce_url, route.method.as_str(), route.path).await
+    }
+
+    /// `POST /auth/connect`: registers this device, with its key's public half when it keeps
+    /// one. The answer may carry a `deviceId`; when it does, it is stored and becomes
+    /// `deviceInfo.id`, and when it does not, the registration still succeeded and the id stays
+    /// as it was.
     pub async fn register_device(&self) -> DeviceResult {
-        let body = json::stringify(&Value::Object(self.device_info()));
+        let mut info = self.device_info();
+        if let Some(key) = self.0.ports.device_key.public_key().await {
+            info.insert("publicKey".into(), Value::String(key));
+        }
+        let body = json::stringify(&Value::Object(info));
         let response = match self.authorized(CONNECT.method, CONNECT.path, Some(body)).await {
             Ok(r) => r,
             Err(failure) => return DeviceResult::Failure(failure),

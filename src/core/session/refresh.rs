@@ -221,7 +221,9 @@ impl Session {
             return Decided::Superseded;
         }
         let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
-        let body = json::stringify(&crate::protocol::RefreshRequest::body(&refresh_token));
+        // Signed for the protocol's route wherever `refreshPath` sends it.
+        let proof = self.device_proof(crate::protocol::routes::REFRESH).await;
+        let body = json::stringify(&crate::protocol::RefreshRequest::body(&refresh_token, proof));
         let path = self.0.config.refresh_path.clone();
         let response = match self.send(crate::protocol::routes::REFRESH.method, &path, Some(body), None).await {
             Ok(r) => r,

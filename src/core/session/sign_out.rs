@@ -5,35 +5,66 @@
 
 use crate::core::json;
 use crate::protocol::routes::LOGOUT;
+use crate::protocol::{LogoutRequest, LogoutScope};
 
 use super::{Phase, Session};
+use crate::core::codes;
 use crate::core::hooks::{sign_out_event, SignOutReason};
 use crate::core::keys;
-use crate::core::results::failure_message;
+use crate::core::results::{failure_message, CallResult};
 
 impl Session {
     /// A sign-out already in progress is not run twice, nor waited for (a handler may be the
     /// caller): the second call returns at once.
     pub async fn sign_out(&self, reason: SignOutReason) {
+        self.sign_out_scoped(reason, LogoutScope::Local).await;
+    }
+
+    /// `logout({scope})`: `local` and `global` sign this tab out (`global` ends the user's other
+    /// sessions on the server too, so it refreshes an expired token first); `others` only asks
+    /// the server and this session goes on. Answers the server's answer.
+    pub async fn logout(&self, scope: LogoutScope) -> CallResult {
+        let body = json::stringify(&LogoutRequest::body(None, false, scope));
+        match scope {
+            LogoutScope::Others => self.call(LOGOUT.method, LOGOUT.path, Some(body)).await,
+            _ => {
+                if scope == LogoutScope::Global {
+                    self.get_token().await;
+                }
+                self.sign_out_scoped(SignOutReason::Logout, scope).await
+            }
+        }
+    }
+
+    async fn sign_out_scoped(&self, reason: SignOutReason, scope: LogoutScope) -> CallResult {
         // Counted even when skipped: a login running its cleanup sees it and stores nothing.
         self.0.sign_outs.set(self.0.sign_outs.get().wrapping_add(1));
         if self.0.phase.get() != Phase::Idle {
-            return;
+            return CallResult::failure(codes::SIGNED_OUT, "A sign-out is already in progress.", 0);
         }
         self.set_phase(Phase::SigningOut(reason));
         let token = self.stored_token().map(|(token, _)| token);
-        let body = |complete| Some(json::stringify(&crate::protocol::LogoutRequest::body(self.device_id(), complete)));
+        let body = |complete| Some(json::stringify(&LogoutRequest::body(self.device_id(), complete, scope)));
         let mut told = false;
+        let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: signed out locally.", 0);
         if let Some(token) = &token {
-            match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
-                Ok(r) if (200..300).contains(&r.status) => told = true,
-                Ok(r) => self
-                    .reporter()
-                    .error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
-                Err(e) => self.reporter().error(
-                    &["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"].concat(),
-                ),
-            }
+            answer = match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
+                Ok(r) => {
+                    told = (200..300).contains(&r.status);
+                    if !told {
+                        self.reporter()
+                            .error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat());
+                    }
+                    CallResult::from_response(&r)
+                }
+                Err(e) => {
+                    self.reporter().error(
+                        &["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"]
+                            .concat(),
+                    );
+                    CallResult::from_transport_error(&e)
+                }
+            };
         }
         let mut event = sign_out_event(reason);
         if reason == SignOutReason::Logout {
@@ -54,6 +85,7 @@ impl Session {
         self.notify_changed();
         self.0.ended.run(&event, self.hook_context()).await;
         self.set_phase(Phase::Idle);
+        answer
     }
 
     /// Clears the in-memory session (token, lastCredentials, currentCompany).

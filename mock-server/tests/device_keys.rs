@@ -266,4 +266,11 @@ async fn logout_scopes_end_exactly_the_sessions_they_name() {
     let last = sessions(&s).await;
     assert_eq!(s.post("/auth/logout", Some(&last[0].0), json!({"complete": true})).await.status, StatusCode::OK);
     assert!(!live(&s, &last[0]).await && live(&s, &last[1]).await);
+
+    // A live session's expired token may widen its logout (as any logout takes one), an ended one's not.
+    s.state.clock.set_offset(s.state.clock.offset_ms() + 3_600_000);
+    assert!(!live(&s, &last[1]).await, "expired");
+    assert_error(&logout(&s, &last[0].0, "others").await, 401, "session_ended");
+    assert_eq!(logout(&s, &last[1].0, "others").await.status, StatusCode::OK);
+    assert_error(&refresh(&s, &last[2].1, None).await, 401, "refresh_token_revoked");
 }

@@ -21,7 +21,8 @@ pub struct LoginRequest {
     #[serde(default)]
     pub device_info: Map<String, Value>,
     /// Proof that the request comes from the device `deviceInfo.id` names (its key's signature):
-    /// only then is that device spared the account's sign-in throttle.
+    /// only then is that device spared the account's sign-in throttle. The SDK's transport adds
+    /// it to the body its builder wrote (`HttpRequest::prove`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_proof: Option<DeviceProof>,
 }
@@ -90,24 +91,13 @@ impl LogoutScope {
 /// holds each builder and its struct to the same JSON, so neither side can rename a field alone.
 impl LoginRequest {
     /// The body of `POST /auth`.
-    pub fn body(username: &str, password: &str, device_info: Map<String, Value>, proof: Option<Value>) -> Value {
-        with_proof(
-            object([
-                ("username", username.into()),
-                ("password", password.into()),
-                ("deviceInfo", Value::Object(device_info)),
-            ]),
-            proof,
-        )
+    pub fn body(username: &str, password: &str, device_info: Map<String, Value>) -> Value {
+        object([
+            ("username", username.into()),
+            ("password", password.into()),
+            ("deviceInfo", Value::Object(device_info)),
+        ])
     }
-}
-
-/// `body` with its `deviceProof`, when there is one.
-fn with_proof(mut body: Value, proof: Option<Value>) -> Value {
-    if let Some(proof) = proof {
-        body["deviceProof"] = proof;
-    }
-    body
 }
 
 impl GoogleLoginRequest {
@@ -119,8 +109,8 @@ impl GoogleLoginRequest {
 
 impl RefreshRequest {
     /// The body of `POST /auth/refresh`.
-    pub fn body(refresh_token: &str, proof: Option<Value>) -> Value {
-        with_proof(object([("refreshToken", refresh_token.into())]), proof)
+    pub fn body(refresh_token: &str) -> Value {
+        object([("refreshToken", refresh_token.into())])
     }
 }
 
@@ -135,11 +125,7 @@ impl LogoutRequest {
     /// The body of `POST /auth/logout`: the first call starts the sign-out, the second
     /// (`complete`) says its handlers have run.
     pub fn body(device_id: Option<String>, complete: bool, scope: LogoutScope) -> Value {
-        let mut body = object([("deviceId", device_id.into()), ("complete", complete.into())]);
-        if scope != LogoutScope::Local {
-            body["scope"] = scope.as_str().into();
-        }
-        body
+        object([("deviceId", device_id.into()), ("complete", complete.into()), ("scope", scope.as_str().into())])
     }
 }
 
@@ -275,12 +261,8 @@ pub struct LogoutRequest {
     #[serde(default)]
     pub complete: bool,
     /// Which sessions end (`local` when absent).
-    #[serde(default, skip_serializing_if = "is_local")]
+    #[serde(default)]
     pub scope: LogoutScope,
-}
-
-fn is_local(scope: &LogoutScope) -> bool {
-    *scope == LogoutScope::Local
 }
 
 /// The `{ok: true}` body of routes that answer nothing else.
@@ -347,33 +329,14 @@ mod tests {
         let mut info = Map::new();
         info.insert("sdkVersion".into(), "1.4.17".into());
         agrees(
-            LoginRequest::body("alice", "pw", info.clone(), None),
-            LoginRequest {
-                username: "alice".into(),
-                password: "pw".into(),
-                device_info: info.clone(),
-                device_proof: None,
-            },
-        );
-        let proof = DeviceProof { nonce: "n".into(), signature: "ab".into() };
-        agrees(
-            LoginRequest::body("alice", "pw", info.clone(), Some(json!({"nonce": "n", "signature": "ab"}))),
-            LoginRequest {
-                username: "alice".into(),
-                password: "pw".into(),
-                device_info: info,
-                device_proof: Some(proof.clone()),
-            },
-        );
-        agrees(
-            RefreshRequest::body("r1", Some(json!({"nonce": "n", "signature": "ab"}))),
-            RefreshRequest { refresh_token: "r1".into(), device_proof: Some(proof) },
+            LoginRequest::body("alice", "pw", info.clone()),
+            LoginRequest { username: "alice".into(), password: "pw".into(), device_info: info, device_proof: None },
         );
         agrees(
             GoogleLoginRequest::body("mock-google:bob"),
             GoogleLoginRequest { credential: "mock-google:bob".into() },
         );
-        agrees(RefreshRequest::body("r1", None), RefreshRequest { refresh_token: "r1".into(), device_proof: None });
+        agrees(RefreshRequest::body("r1"), RefreshRequest { refresh_token: "r1".into(), device_proof: None });
         agrees(StatusRequest::body(true), StatusRequest { is_online: true, device_id: None });
         agrees(
             LogoutRequest::body(Some("d1".into()), false, LogoutScope::Local),
@@ -437,6 +400,13 @@ mod tests {
         );
         round_trip(GoogleLoginRequest { credential: "c".into() }, json!({"credential": "c"}));
         round_trip(RefreshRequest { refresh_token: "r".into(), device_proof: None }, json!({"refreshToken": "r"}));
+        round_trip(
+            RefreshRequest {
+                refresh_token: "r".into(),
+                device_proof: Some(DeviceProof { nonce: "n".into(), signature: "ab".into() }),
+            },
+            json!({"refreshToken": "r", "deviceProof": {"nonce": "n", "signature": "ab"}}),
+        );
         let headers = DocdbHeaders { remote: Some(json!({"X-A": "1"}).as_object().unwrap().clone()), local: None };
         round_trip(headers.clone(), json!({"Remote": {"X-A": "1"}}));
         round_trip(
@@ -453,7 +423,7 @@ mod tests {
         round_trip(StatusRequest { is_online: true, device_id: None }, json!({"isOnline": true}));
         round_trip(
             LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Local },
-            json!({"deviceId": null, "complete": false}),
+            json!({"deviceId": null, "complete": false, "scope": "local"}),
         );
         round_trip(
             LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Global },

@@ -128,31 +128,15 @@ impl Clock for FakeClock {
     }
 }
 
-/// The device's key: none by default; with `public`, each proof is `{nonce: "n<k>", signature:
-/// "<method> <path>"}`, its nonce URL recorded.
+/// The device's key: none by default.
 #[derive(Default)]
 pub struct FakeDeviceKey {
     pub public: RefCell<Option<String>>,
-    pub nonce_urls: RefCell<Vec<String>>,
 }
 
 impl DeviceKey for FakeDeviceKey {
     fn public_key(&self) -> LocalBoxFuture<'static, Option<String>> {
         Box::pin(std::future::ready(self.public.borrow().clone()))
-    }
-
-    fn prove(
-        &self,
-        nonce_url: String,
-        method: &'static str,
-        path: &'static str,
-    ) -> LocalBoxFuture<'static, Option<serde_json::Value>> {
-        let proof = self.public.borrow().as_ref().map(|_| {
-            self.nonce_urls.borrow_mut().push(nonce_url);
-            let n = self.nonce_urls.borrow().len();
-            serde_json::json!({"nonce": format!("n{n}"), "signature": format!("{method} {path}")})
-        });
-        Box::pin(std::future::ready(proof))
     }
 }
 

@@ -73,6 +73,11 @@ pub struct HttpRequest {
     pub bearer: Option<String>,
     /// A JSON document, sent with `Content-Type: application/json`.
     pub body: Option<String>,
+    /// The nonce URL and the route (`"POST /auth"`) of a proof of the device's key: the
+    /// transport fetches a nonce, has the key sign it with the route and adds `deviceProof` to
+    /// the body; with no key kept, or no nonce, the body goes as it is. (In the transport, so the
+    /// module's sign-in and refresh wait on one future, not two.)
+    pub prove: Option<(String, String)>,
 }
 
 /// An HTTP answer (any status).
@@ -160,16 +165,8 @@ impl PushReport {
 /// the device; its proofs spare the device the sign-in throttle and bind its refresh tokens.
 pub trait DeviceKey {
     /// The public half (hex of the uncompressed point), the pair made on first use; `None` where
-    /// the platform keeps no key.
+    /// the platform keeps no key. (Its proofs: `HttpRequest::prove`.)
     fn public_key(&self) -> LocalBoxFuture<'static, Option<String>>;
-    /// `{nonce, signature}`: a nonce fetched from `nonce_url`, signed with the route `method path`;
-    /// `None` when no key is kept or no nonce came (the request then goes without a proof).
-    fn prove(
-        &self,
-        nonce_url: String,
-        method: &'static str,
-        path: &'static str,
-    ) -> LocalBoxFuture<'static, Option<serde_json::Value>>;
 }
 
 /// Where failures that must not interrupt a sequence are reported (`console.error` in the browser).

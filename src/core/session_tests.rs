@@ -455,8 +455,8 @@ fn sign_out_notifies_server_then_handlers_then_clears_keys() {
     let requests = h.transport.requests.borrow().clone();
     let [.., first, second] = requests.as_slice() else { panic!("two logout calls") };
     let body = |r: &HttpRequest| serde_json::from_str::<Value>(r.body.as_deref().unwrap()).unwrap();
-    assert_eq!(body(first), json!({"deviceId": "dev-1", "complete": false}));
-    assert_eq!(body(second), json!({"deviceId": "dev-1", "complete": true}));
+    assert_eq!(body(first), json!({"deviceId": "dev-1", "complete": false, "scope": "local"}));
+    assert_eq!(body(second), json!({"deviceId": "dev-1", "complete": true, "scope": "local"}));
     assert_eq!(second.bearer, Some(jwt("acme", &["cashier"])));
     // Kept: same device, databases still to destroy at the next login, last obeyed invalidation.
     assert_eq!(h.storage.get(keys::DEVICE_ID).as_deref(), Some("dev-1"));
@@ -531,7 +531,7 @@ fn sign_out_never_depends_on_the_network() {
     *h.transport.responder.borrow_mut() = Box::new(|_| Err(TransportError::Timeout));
     block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
     assert!(!h.session.check_if_logged_in());
-    assert!(h.reporter.messages().iter().any(|m| m.contains("logout call failed")));
+    assert!(h.reporter.messages().iter().any(|m| m.contains("the logout failed")));
 }
 
 // ----- expiry -------------------------------------------------------------------------------------
@@ -818,32 +818,70 @@ fn sent_to(h: &H, path: &str) -> Vec<Value> {
     h.transport.requests.borrow().iter().filter(|r| r.url == url).map(body_of).collect()
 }
 
-#[test]
-fn a_device_with_a_key_registers_its_public_half_and_proves_it_at_login_and_refresh() {
-    let (h, _) = logged_in();
-    *h.key.public.borrow_mut() = Some("04ab".into());
-    assert!(h.key.nonce_urls.borrow().is_empty(), "no device registered yet: nothing to prove");
-    block_on(h.session.register_device());
-    assert_eq!(sent_to(&h, "/auth/connect")[0]["publicKey"], "04ab");
-    assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
-    assert_eq!(sent_to(&h, "/auth")[0]["deviceProof"], json!({"nonce": "n1", "signature": "POST /auth"}));
-    assert!(block_on(h.session.refresh_authentication()));
-    assert_eq!(
-        sent_to(&h, "/auth/refresh")[0]["deviceProof"],
-        json!({"nonce": "n2", "signature": "POST /auth/refresh"})
-    );
-    assert_eq!(*h.key.nonce_urls.borrow(), ["http://server.test/auth/device-nonce"; 2]);
+fn proofs_asked(h: &H) -> Vec<(String, Option<(String, String)>)> {
+    let requests = h.transport.requests.borrow();
+    requests.iter().map(|r| (r.url.trim_start_matches("http://server.test").to_owned(), r.prove.clone())).collect()
 }
 
 #[test]
-fn a_device_without_a_key_proves_nothing_and_registers_no_key() {
+fn a_registered_device_asks_for_its_keys_proof_at_login_and_refresh_only() {
     let (h, _) = logged_in();
+    *h.key.public.borrow_mut() = Some("04ab".into());
+    assert!(block_on(h.session.refresh_authentication()));
     block_on(h.session.register_device());
+    assert_eq!(sent_to(&h, "/auth/connect")[0]["publicKey"], "04ab");
     assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
     assert!(block_on(h.session.refresh_authentication()));
+    block_on(h.session.update_device_status(true));
+    let nonce = || Some(("http://server.test/auth/device-nonce".to_owned(), "POST /auth".to_owned()));
+    let refresh = || Some(("http://server.test/auth/device-nonce".to_owned(), "POST /auth/refresh".to_owned()));
+    assert_eq!(
+        proofs_asked(&h),
+        [
+            ("/auth/refresh".to_owned(), None),
+            ("/auth/connect".to_owned(), None),
+            ("/auth".to_owned(), nonce()),
+            ("/auth/refresh".to_owned(), refresh()),
+            ("/auth/status".to_owned(), None),
+        ],
+        "a device not registered yet has nothing to prove; only sign-ins and refreshes carry proofs"
+    );
+}
+
+#[test]
+fn a_custom_refresh_path_still_signs_the_protocols_route() {
+    let company = Rc::new(RefCell::new("acme".to_string()));
+    let mut inner = server(company);
+    let h = harness(move |req| {
+        let mut req = req.clone();
+        req.url = req.url.replace("/api/renew", "/auth/refresh");
+        inner(&req)
+    });
+    let session = Session::new(
+        SessionConfig { refresh_path: "/api/renew".into(), ..SessionConfig::new("http://server.test").unwrap() },
+        Ports {
+            storage: h.storage.clone(),
+            transport: h.transport.clone(),
+            clock: h.clock.clone(),
+            local_databases: h.dbs.clone(),
+            reporter: h.reporter.clone(),
+            lock: Rc::new(FakeLock::default()),
+            device_key: h.key.clone(),
+        },
+    );
+    assert!(block_on(session.login("alice", "alice-pass")).is_success());
+    block_on(session.register_device());
+    assert!(block_on(session.refresh_authentication()));
+    let last = h.transport.requests.borrow().last().cloned().unwrap();
+    assert_eq!(last.url, "http://server.test/api/renew");
+    assert_eq!(last.prove.map(|(_, route)| route).as_deref(), Some("POST /auth/refresh"));
+}
+
+#[test]
+fn a_device_without_a_key_registers_no_key() {
+    let (h, _) = logged_in();
+    block_on(h.session.register_device());
     assert_eq!(sent_to(&h, "/auth/connect")[0].get("publicKey"), None);
-    assert_eq!(sent_to(&h, "/auth")[0].get("deviceProof"), None);
-    assert_eq!(sent_to(&h, "/auth/refresh")[0].get("deviceProof"), None);
 }
 
 #[test]
@@ -857,16 +895,13 @@ fn logout_others_asks_the_server_and_keeps_this_session() {
 }
 
 #[test]
-fn logout_global_refreshes_an_expired_token_first_then_signs_out_here() {
+fn logout_global_tells_the_server_its_scope_then_signs_out_here() {
     let (h, _) = logged_in();
-    expire(&h);
     let result = block_on(h.session.logout(LogoutScope::Global));
     assert!(result.success, "{result:?}");
-    assert_eq!(h.transport.paths(), ["/auth/refresh", "/auth/logout", "/auth/logout"]);
     let logouts = sent_to(&h, "/auth/logout");
     assert_eq!(logouts[0], json!({"deviceId": null, "complete": false, "scope": "global"}));
-    assert_eq!(logouts[1]["complete"], true);
-    assert_eq!(h.transport.requests.borrow()[1].bearer, Some(jwt("acme", &["manager"])), "the refreshed token");
+    assert_eq!(logouts[1], json!({"deviceId": null, "complete": true, "scope": "global"}));
     assert!(h.storage.get(keys::AUTH).is_none(), "signed out here");
 }
 

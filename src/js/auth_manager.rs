@@ -190,22 +190,25 @@ impl AuthManager {
         Ok(promise(async move { session.create_user(&credentials).await.to_value() }))
     }
 
-    /// Ends the sessions `scope` names (see `LogoutOptions`); resolves the server's answer. With `"local"` and `"global"` this session signs out here whatever the answer (a failure is logged too). Throws `invalid_argument` for another scope.
+    /// Ends the sessions `scope` names (see `LogoutOptions`); resolves the server's answer. With `"local"` and `"global"` this session signs out here whatever the answer (a failure is also logged). Rejects with `invalid_argument` for another scope.
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
-    pub fn logout(&self, options: Option<super::types::LogoutOptionsArg>) -> Result<Promise, JsValue> {
-        let options = options.map(|o| from_js(&o.into(), "options")).transpose()?;
-        let scope = match options.as_ref().map(|o| o.as_object().map(|o| o.get("scope"))) {
-            None | Some(Some(None | Some(Value::Null))) => Some(LogoutScope::Local),
-            Some(scope) => scope.flatten().and_then(Value::as_str).and_then(LogoutScope::parse),
+    pub fn logout(&self, options: Option<super::types::LogoutOptionsArg>) -> Promise {
+        // Read with `Reflect` rather than `from_js`, and refused by a rejected promise rather than a
+        // throw: the smaller module.
+        let scope = match options.map(|o| js_sys::Reflect::get(&o, &"scope".into())) {
+            Some(Ok(s)) if !s.is_undefined() && !s.is_null() => s.as_string().as_deref().and_then(LogoutScope::parse),
+            _ => Some(LogoutScope::Local),
         };
-        let scope = scope.ok_or_else(|| invalid("options must be { scope: \"local\" | \"others\" | \"global\" }"))?;
+        let Some(scope) = scope else {
+            return Promise::reject(&invalid("options must be { scope: \"local\" | \"others\" | \"global\" }"));
+        };
         let session = self.session.clone();
-        Ok(promise(async move { session.logout(scope).await.to_value() }))
+        promise(async move { session.logout(scope).await.to_value() })
     }
 
     #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
     /// The same as `logout()`.
-    pub fn sign_out(&self, options: Option<super::types::LogoutOptionsArg>) -> Result<Promise, JsValue> {
+    pub fn sign_out(&self, options: Option<super::types::LogoutOptionsArg>) -> Promise {
         self.logout(options)
     }
 

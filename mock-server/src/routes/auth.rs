@@ -24,6 +24,7 @@ use crate::extract::{ApiJson, AuthUser, ClientIp, SignedUser};
 use crate::seed;
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
+use crate::store::refresh_tokens::SessionState;
 use crate::store::users::User;
 use crate::store::{devices, login_failures, refresh_tokens, users};
 use protocol::errors as code;
@@ -405,22 +406,30 @@ async fn sign_up(
 /// headers keep working for the sign-out's handlers (a device status, a final replication) until
 /// a call with `complete` or `SIGN_OUT_GRACE_SECS`, whichever comes first. With `scope`
 /// `others` the user's other sessions end at once (as a deleted device's do) and this one goes
-/// on; with `global`, those and this one; either needs a live session's unexpired token.
+/// on; with `global`, those and this one; either needs a live session (its token may have
+/// expired, as for any logout; an ended or signing-out session's is refused).
 async fn logout(
     State(state): State<AppState>,
     SignedUser(claims): SignedUser,
-    live: Result<AuthUser, AppError>,
     ApiJson(req): ApiJson<LogoutRequest>,
 ) -> AppResult<Json<OkBody>> {
-    if req.scope != LogoutScope::Local {
-        live?;
-    }
     let now = state.clock.now_ms();
     let window_ms = i64::try_from(state.settings.sign_out_grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
     let this = claims.sid.clone().filter(|_| req.scope != LogoutScope::Others);
     let mut ended = state.store.tx(|tx| {
         let mut others = Vec::new();
-        if req.scope != LogoutScope::Local {
+        // The completion call ends nothing more: the first call ended the others.
+        if req.scope != LogoutScope::Local && !req.complete {
+            let live = match &claims.sid {
+                Some(sid) => refresh_tokens::session_state(tx, sid, now)? == SessionState::Live,
+                None => false,
+            };
+            if !live {
+                return Err(AppError::Unauthorized(
+                    code::SESSION_ENDED,
+                    "ending the user's other sessions needs a live session; log in again".into(),
+                ));
+            }
             others = refresh_tokens::sessions_of_user(tx, &claims.user_id, now)?;
             others.retain(|s| Some(s) != claims.sid.as_ref());
             refresh_tokens::end_now(tx, &others, now)?;

@@ -1,14 +1,13 @@
 //! The device: its description (`deviceInfo`, always carrying this SDK's identity), its
 //! registration (`/auth/connect`) and its online status.
 
-use crate::protocol::routes::{Call, CONNECT, DEVICE_NONCE, STATUS};
+use crate::protocol::routes::{CONNECT, STATUS};
 use serde_json::{Map, Value};
 
 use super::Session;
 use crate::core::json;
 use crate::core::keys;
 use crate::core::results::{CallResult, DeviceResult};
-use crate::core::url;
 use crate::protocol::{ConnectResponse, StatusRequest, SDK_VERSION};
 
 impl Session {
@@ -34,13 +33,6 @@ impl Session {
     pub fn device_id(&self) -> Option<String> {
         keys::read_opaque(self.storage(), keys::DEVICE_ID)
             .or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
-    }
-
-    /// A proof of this device's key for `route`, when it is registered and keeps one.
-    pub(super) async fn device_proof(&self, route: Call) -> Option<Value> {
-        self.device_id()?;
-        let nonce_url = url::join(&self.0.config.base_url, DEVICE_NONCE.path);
-        self.0.ports.device_key.prove(nonce_url, route.method.as_str(), route.path).await
     }
 
     /// `POST /auth/connect`: registers this device, with its key's public half when it keeps

@@ -19,9 +19,8 @@ impl Session {
     /// `POST /auth` with a username and password; on success the session is stored and the login handlers run.
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
         let asked = self.0.sign_outs.get();
-        let proof = self.device_proof(LOGIN).await;
-        let body = json::stringify(&LoginRequest::body(username, password, self.device_info(), proof));
-        let response = self.send(LOGIN.method, LOGIN.path, Some(body), None).await;
+        let body = json::stringify(&LoginRequest::body(username, password, self.device_info()));
+        let response = self.send_proven(LOGIN, LOGIN.path, body).await;
         self.complete_login(response, Some(username), asked).await
     }
 

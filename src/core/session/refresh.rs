@@ -221,11 +221,9 @@ impl Session {
             return Decided::Superseded;
         }
         let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
-        // Signed for the protocol's route wherever `refreshPath` sends it.
-        let proof = self.device_proof(crate::protocol::routes::REFRESH).await;
-        let body = json::stringify(&crate::protocol::RefreshRequest::body(&refresh_token, proof));
+        let body = json::stringify(&crate::protocol::RefreshRequest::body(&refresh_token));
         let path = self.0.config.refresh_path.clone();
-        let response = match self.send(crate::protocol::routes::REFRESH.method, &path, Some(body), None).await {
+        let response = match self.send_proven(crate::protocol::routes::REFRESH, &path, body).await {
             Ok(r) => r,
             Err(e) => return Decided::Transient(e.to_string()),
         };

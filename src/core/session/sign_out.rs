@@ -11,7 +11,7 @@ use super::{Phase, Session};
 use crate::core::codes;
 use crate::core::hooks::{sign_out_event, SignOutReason};
 use crate::core::keys;
-use crate::core::results::{failure_message, CallResult};
+use crate::core::results::CallResult;
 
 impl Session {
     /// A sign-out already in progress is not run twice, nor waited for (a handler may be the
@@ -21,19 +21,14 @@ impl Session {
     }
 
     /// `logout({scope})`: `local` and `global` sign this tab out (`global` ends the user's other
-    /// sessions on the server too, so it refreshes an expired token first); `others` only asks
-    /// the server and this session goes on. Answers the server's answer.
+    /// sessions on the server too); `others` only asks the server and this session goes on.
+    /// Answers the server's answer.
     pub async fn logout(&self, scope: LogoutScope) -> CallResult {
-        let body = json::stringify(&LogoutRequest::body(None, false, scope));
-        match scope {
-            LogoutScope::Others => self.call(LOGOUT.method, LOGOUT.path, Some(body)).await,
-            _ => {
-                if scope == LogoutScope::Global {
-                    self.get_token().await;
-                }
-                self.sign_out_scoped(SignOutReason::Logout, scope).await
-            }
+        if scope == LogoutScope::Others {
+            let body = json::stringify(&LogoutRequest::body(None, false, scope));
+            return self.call(LOGOUT.method, LOGOUT.path, Some(body)).await;
         }
+        self.sign_out_scoped(SignOutReason::Logout, scope).await
     }
 
     async fn sign_out_scoped(&self, reason: SignOutReason, scope: LogoutScope) -> CallResult {
@@ -45,27 +40,18 @@ impl Session {
         self.set_phase(Phase::SigningOut(reason));
         let token = self.stored_token().map(|(token, _)| token);
         let body = |complete| Some(json::stringify(&LogoutRequest::body(self.device_id(), complete, scope)));
-        let mut told = false;
         let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: signed out locally.", 0);
         if let Some(token) = &token {
             answer = match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
-                Ok(r) => {
-                    told = (200..300).contains(&r.status);
-                    if !told {
-                        self.reporter()
-                            .error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat());
-                    }
-                    CallResult::from_response(&r)
-                }
-                Err(e) => {
-                    self.reporter().error(
-                        &["session-broker: the logout call failed (", &e.to_string(), "); signing out locally"]
-                            .concat(),
-                    );
-                    CallResult::from_transport_error(&e)
-                }
+                Ok(r) => CallResult::from_response(&r),
+                Err(e) => CallResult::from_transport_error(&e),
             };
+            if !answer.success {
+                let why = answer.error.as_deref().unwrap_or_default();
+                self.reporter().error(&["session-broker: the logout failed (", why, "); signing out locally"].concat());
+            }
         }
+        let told = answer.success;
         let mut event = sign_out_event(reason);
         if reason == SignOutReason::Logout {
             // The SDK's own final push, through the sign-out window (nothing is destroyed: what

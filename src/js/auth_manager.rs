@@ -24,6 +24,12 @@ use crate::web::{
     idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter,
 };
 
+#[wasm_bindgen(module = "/src/js/browser.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = sbScope)]
+    fn logout_scope(options: &JsValue) -> i32;
+}
+
 const OPTION_NAMES: [&str; 7] =
     ["baseUrl", "refreshPath", "deviceInfo", "permissions", "timeoutMs", "hookTimeoutMs", "autoRefresh"];
 
@@ -193,23 +199,22 @@ impl AuthManager {
     /// Ends the sessions `scope` names (see `LogoutOptions`); resolves the server's answer. With `"local"` and `"global"` this session signs out here whatever the answer (a failure is also logged). Rejects with `invalid_argument` for another scope.
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
     pub fn logout(&self, options: Option<super::types::LogoutOptionsArg>) -> Promise {
-        // Read with `Reflect` rather than `from_js`, and refused by a rejected promise rather than a
-        // throw: the smaller module.
-        let scope = match options.map(|o| js_sys::Reflect::get(&o, &"scope".into())) {
-            Some(Ok(s)) if !s.is_undefined() && !s.is_null() => s.as_string().as_deref().and_then(LogoutScope::parse),
-            _ => Some(LogoutScope::Local),
-        };
-        let Some(scope) = scope else {
-            return Promise::reject(&invalid("options must be { scope: \"local\" | \"others\" | \"global\" }"));
+        // Read in JS (no string crosses) and refused by a rejected promise rather than a throw:
+        // the smaller module.
+        let scope = match logout_scope(&options.map_or(JsValue::UNDEFINED, JsValue::from)) {
+            0 => LogoutScope::Local,
+            1 => LogoutScope::Others,
+            2 => LogoutScope::Global,
+            _ => return Promise::reject(&invalid("options must be { scope: \"local\" | \"others\" | \"global\" }")),
         };
         let session = self.session.clone();
         promise(async move { session.logout(scope).await.to_value() })
     }
 
     #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
-    /// The same as `logout()`.
-    pub fn sign_out(&self, options: Option<super::types::LogoutOptionsArg>) -> Promise {
-        self.logout(options)
+    /// `logout()` with its default scope (`"local"`).
+    pub fn sign_out(&self) -> Promise {
+        self.logout(None)
     }
 
     #[wasm_bindgen(js_name = getToken, unchecked_return_type = "Promise<string | null>")]

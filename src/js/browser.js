@@ -245,6 +245,9 @@ export async function sbIdbWrite(name, store, records, boundMs) {
 // raw point), the pair made on first call; `sbProof` a proof for `route` ("POST /auth") over a
 // nonce fetched from `nonceUrl`: `{nonce, signature}` (hex of WebCrypto's r‖s). Null when there is
 // no key or any step fails (the request then goes without a proof).
+/** `logout()`'s options (js/auth_manager.rs): the scope's place in local, others, global; -1 for
+ *  another. */
+export const sbScope = (o) => o?.scope == null ? 0 : ["local", "others", "global"].indexOf(o.scope);
 let keyDb;
 const hex = (bytes) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 const keyPair = async () => {

@@ -40,7 +40,7 @@ impl Session {
         self.set_phase(Phase::SigningOut(reason));
         let token = self.stored_token().map(|(token, _)| token);
         let body = |complete| Some(json::stringify(&LogoutRequest::body(self.device_id(), complete, scope)));
-        let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: signed out locally.", 0);
+        let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0);
         if let Some(token) = &token {
             answer = match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
                 Ok(r) => CallResult::from_response(&r),

@@ -82,6 +82,13 @@ fn measure(name: &str, iterations: u32, mut f: impl FnMut()) {
     println!("{name:<44} {:>10.0} ns/call", rounds[3]);
 }
 
+struct NoKey;
+impl DeviceKey for NoKey {
+    fn public_key(&self) -> LocalBoxFuture<'static, Option<String>> {
+        Box::pin(std::future::ready(None))
+    }
+}
+
 fn main() {
     let payload = URL_SAFE_NO_PAD.encode(r#"{"sub":"u","userId":"u","companyId":"acme","roles":["cashier","manager"],"iat":1700000000,"exp":1800000000}"#);
     let jwt = format!("eyJhbGciOiJIUzI1NiJ9.{payload}.c2ln");
@@ -95,6 +102,7 @@ fn main() {
             local_databases: Rc::new(NoDbs),
             reporter: Rc::new(Quiet),
             lock: Rc::new(Free),
+            device_key: Rc::new(NoKey),
         },
     );
     session.save_token("Auth", &jwt, 3600.0).unwrap();

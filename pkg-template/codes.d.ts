@@ -23,6 +23,7 @@ export declare const ErrorCodes: {
   readonly CONFLICT: "conflict";
   readonly CORE_MISSING: "core_missing";
   readonly CURRENT_PASSWORD_REQUIRED: "current_password_required";
+  readonly DEVICE_PROOF_REQUIRED: "device_proof_required";
   readonly DROP_REQUIRES_ROLLING_DB: "drop_requires_rolling_db";
   readonly FILE_EXISTS: "file_exists";
   readonly FORBIDDEN: "forbidden";

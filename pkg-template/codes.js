@@ -23,6 +23,7 @@ export const ErrorCodes = Object.freeze({
   CONFLICT: "conflict",
   CORE_MISSING: "core_missing",
   CURRENT_PASSWORD_REQUIRED: "current_password_required",
+  DEVICE_PROOF_REQUIRED: "device_proof_required",
   DROP_REQUIRES_ROLLING_DB: "drop_requires_rolling_db",
   FILE_EXISTS: "file_exists",
   FORBIDDEN: "forbidden",

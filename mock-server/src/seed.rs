@@ -21,8 +21,10 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the demo data and its reset own, children before parents.
-const TABLES: [&str; 28] = [
+const TABLES: [&str; 30] = [
     "guard_device_sessions",
+    "guard_device_keys",
+    "guard_device_nonces",
     "guard_refresh_replays",
     "guard_reconciliations",
     "guard_held_days",

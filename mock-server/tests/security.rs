@@ -522,8 +522,9 @@ async fn request_headers_past_16_kib_are_answered_431_with_the_error_body() {
 }
 
 /// Failed sign-ins of one account are slowed whatever the address: past the free failures each
-/// one locks the account for a doubling while, bounded; the right password waits too, except on
-/// a device the user signed in on before; the lock is audited and a success forgets it all.
+/// one locks the account for a doubling while, bounded; the right password waits too, even
+/// naming a device the user registered (only a proof of the device's key spares it:
+/// tests/device_keys.rs); the lock is audited and a success forgets it all.
 #[tokio::test]
 async fn failed_sign_ins_are_throttled_per_account_from_every_address() {
     // The per-address limit off: what is left is the account's own.
@@ -570,9 +571,8 @@ async fn failed_sign_ins_are_throttled_per_account_from_every_address() {
             .0,
         StatusCode::OK
     );
-    // Her own device is never locked out.
+    // Her device's id alone, which listings show, is locked out like any other sign-in.
     let own = json!({"username": "alice", "password": "alice-pass", "deviceInfo": {"id": device_id}});
-    // (A failure from it first: the lock is still not applied to it.)
     assert_eq!(
         from_peer(
             app.clone(),
@@ -583,7 +583,7 @@ async fn failed_sign_ins_are_throttled_per_account_from_every_address() {
         )
         .await
         .0,
-        StatusCode::UNAUTHORIZED
+        StatusCode::TOO_MANY_REQUESTS
     );
     // The failures go on doubling the lock, bounded by AUTH_ACCOUNT_LOCK_MAX_SECS.
     let mut locks = Vec::new();
@@ -607,12 +607,14 @@ async fn failed_sign_ins_are_throttled_per_account_from_every_address() {
         assert_eq!((detail["username"].as_str(), detail["companyId"].as_str()), (Some("alice"), Some("acme")));
         locks.push(detail["lockedForSecs"].as_u64().unwrap());
     }
-    assert_eq!(locks, [1, 2, 4, 8, 16, 32, 60, 60, 60, 60, 60, 60], "every lock audited, doubling, bounded");
+    assert_eq!(locks, [1, 2, 4, 8, 16, 32, 60, 60, 60, 60, 60], "every lock audited, doubling, bounded");
     assert_eq!(
         from_peer(app.clone(), "192.0.2.1:1", "POST", "/auth", own).await.0,
-        StatusCode::OK,
-        "the user's own device signs in during a lock"
+        StatusCode::TOO_MANY_REQUESTS,
+        "a device id without its key's proof waits as well"
     );
+    state.clock.set_offset(state.clock.offset_ms() + 61_000);
+    assert_eq!(from_peer(app.clone(), "192.0.2.1:1", "POST", "/auth", right.clone()).await.0, StatusCode::OK);
     // The success forgot the failures: a wrong password from elsewhere is a free failure again.
     assert_eq!(from_peer(app.clone(), "198.51.100.77:1", "POST", "/auth", right.clone()).await.0, StatusCode::OK);
 }

@@ -20,6 +20,70 @@ pub struct LoginRequest {
     /// What the SDK reports of itself (`sdkVersion`, user agent, …); kept on the device row.
     #[serde(default)]
     pub device_info: Map<String, Value>,
+    /// Proof that the request comes from the device `deviceInfo.id` names (its key's signature):
+    /// only then is that device spared the account's sign-in throttle. The SDK's transport adds
+    /// it to the body its builder wrote (`HttpRequest::prove`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_proof: Option<DeviceProof>,
+}
+
+/// A device's proof that it holds its key: a nonce of `POST /auth/device-nonce`, signed by the
+/// device's ECDSA P-256 key (SHA-256) over [`device_proof_message`]; the signature is `r‖s`
+/// (64 bytes, WebCrypto's form), in hex. A nonce proves once, and for a short while.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DeviceProof {
+    /// The server's nonce.
+    pub nonce: String,
+    /// The signature, hex.
+    pub signature: String,
+}
+
+/// What a device proof signs: the route it is sent to (the protocol's method and path, wherever
+/// the request is actually sent) and the nonce.
+pub fn device_proof_message(method: &str, path: &str, nonce: &str) -> String {
+    [method, " ", path, "\n", nonce].concat()
+}
+
+/// `POST /auth/device-nonce`'s answer.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DeviceNonce {
+    /// Signed within [`DEVICE_NONCE_TTL_SECS`], once.
+    pub nonce: String,
+}
+
+/// How long a device nonce may be signed and presented.
+pub const DEVICE_NONCE_TTL_SECS: u64 = 120;
+
+/// What `logout({scope})` ends: this session (`local`), the user's other sessions (`others`), or
+/// all of them (`global`).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogoutScope {
+    /// This session only.
+    #[default]
+    Local,
+    /// Every other session of the user; this one goes on.
+    Others,
+    /// Every session of the user, this one too.
+    Global,
+}
+
+impl LogoutScope {
+    /// The scope's wire name, if it is one.
+    pub fn parse(name: &str) -> Option<LogoutScope> {
+        [("local", LogoutScope::Local), ("others", LogoutScope::Others), ("global", LogoutScope::Global)]
+            .into_iter()
+            .find_map(|(n, s)| (n == name).then_some(s))
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogoutScope::Local => "local",
+            LogoutScope::Others => "others",
+            LogoutScope::Global => "global",
+        }
+    }
 }
 
 /// The request bodies as the SDK writes them: built on its one JSON value type (the wasm module
@@ -60,8 +124,8 @@ impl StatusRequest {
 impl LogoutRequest {
     /// The body of `POST /auth/logout`: the first call starts the sign-out, the second
     /// (`complete`) says its handlers have run.
-    pub fn body(device_id: Option<String>, complete: bool) -> Value {
-        object([("deviceId", device_id.into()), ("complete", complete.into())])
+    pub fn body(device_id: Option<String>, complete: bool, scope: LogoutScope) -> Value {
+        object([("deviceId", device_id.into()), ("complete", complete.into()), ("scope", scope.as_str().into())])
     }
 }
 
@@ -85,6 +149,9 @@ pub struct GoogleLoginRequest {
 pub struct RefreshRequest {
     /// The refresh token to spend (single use).
     pub refresh_token: String,
+    /// Proof from the key of the device the session runs on: required when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_proof: Option<DeviceProof>,
 }
 
 /// The docdb headers of a session (`X-Docdb-Headers-Remote` / `-Local` in storage).
@@ -193,6 +260,9 @@ pub struct LogoutRequest {
     /// headers stop working now rather than at the end of the server's sign-out window.
     #[serde(default)]
     pub complete: bool,
+    /// Which sessions end (`local` when absent).
+    #[serde(default)]
+    pub scope: LogoutScope,
 }
 
 /// The `{ok: true}` body of routes that answer nothing else.
@@ -260,19 +330,30 @@ mod tests {
         info.insert("sdkVersion".into(), "1.4.17".into());
         agrees(
             LoginRequest::body("alice", "pw", info.clone()),
-            LoginRequest { username: "alice".into(), password: "pw".into(), device_info: info },
+            LoginRequest { username: "alice".into(), password: "pw".into(), device_info: info, device_proof: None },
         );
         agrees(
             GoogleLoginRequest::body("mock-google:bob"),
             GoogleLoginRequest { credential: "mock-google:bob".into() },
         );
-        agrees(RefreshRequest::body("r1"), RefreshRequest { refresh_token: "r1".into() });
+        agrees(RefreshRequest::body("r1"), RefreshRequest { refresh_token: "r1".into(), device_proof: None });
         agrees(StatusRequest::body(true), StatusRequest { is_online: true, device_id: None });
         agrees(
-            LogoutRequest::body(Some("d1".into()), false),
-            LogoutRequest { device_id: Some("d1".into()), complete: false },
+            LogoutRequest::body(Some("d1".into()), false, LogoutScope::Local),
+            LogoutRequest { device_id: Some("d1".into()), complete: false, scope: LogoutScope::Local },
         );
-        agrees(LogoutRequest::body(None, true), LogoutRequest { device_id: None, complete: true });
+        agrees(
+            LogoutRequest::body(None, true, LogoutScope::Global),
+            LogoutRequest { device_id: None, complete: true, scope: LogoutScope::Global },
+        );
+        agrees(
+            LogoutRequest::body(None, false, LogoutScope::Others),
+            LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Others },
+        );
+        for scope in [LogoutScope::Local, LogoutScope::Others, LogoutScope::Global] {
+            assert_eq!(LogoutScope::parse(scope.as_str()), Some(scope));
+        }
+        assert_eq!(LogoutScope::parse("everywhere"), None);
         let answer = serde_json::to_value(ConnectResponse { device_id: "d9".into() }).unwrap();
         assert_eq!(ConnectResponse::device_id_of(&answer), Some("d9"));
     }
@@ -314,11 +395,18 @@ mod tests {
     fn every_body_round_trips_in_its_wire_shape() {
         let info = json!({"sdkVersion": "1.4.17"}).as_object().unwrap().clone();
         round_trip(
-            LoginRequest { username: "u".into(), password: "p".into(), device_info: info },
+            LoginRequest { username: "u".into(), password: "p".into(), device_info: info, device_proof: None },
             json!({"username": "u", "password": "p", "deviceInfo": {"sdkVersion": "1.4.17"}}),
         );
         round_trip(GoogleLoginRequest { credential: "c".into() }, json!({"credential": "c"}));
-        round_trip(RefreshRequest { refresh_token: "r".into() }, json!({"refreshToken": "r"}));
+        round_trip(RefreshRequest { refresh_token: "r".into(), device_proof: None }, json!({"refreshToken": "r"}));
+        round_trip(
+            RefreshRequest {
+                refresh_token: "r".into(),
+                device_proof: Some(DeviceProof { nonce: "n".into(), signature: "ab".into() }),
+            },
+            json!({"refreshToken": "r", "deviceProof": {"nonce": "n", "signature": "ab"}}),
+        );
         let headers = DocdbHeaders { remote: Some(json!({"X-A": "1"}).as_object().unwrap().clone()), local: None };
         round_trip(headers.clone(), json!({"Remote": {"X-A": "1"}}));
         round_trip(
@@ -333,7 +421,14 @@ mod tests {
         );
         round_trip(ConnectResponse { device_id: "d".into() }, json!({"deviceId": "d"}));
         round_trip(StatusRequest { is_online: true, device_id: None }, json!({"isOnline": true}));
-        round_trip(LogoutRequest { device_id: None, complete: false }, json!({"deviceId": null, "complete": false}));
+        round_trip(
+            LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Local },
+            json!({"deviceId": null, "complete": false, "scope": "local"}),
+        );
+        round_trip(
+            LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Global },
+            json!({"deviceId": null, "complete": false, "scope": "global"}),
+        );
         round_trip(OkBody { ok: true }, json!({"ok": true}));
         round_trip(
             ErrorBody { error: "invalid_token".into(), message: "m".into(), checks: None },

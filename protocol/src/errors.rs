@@ -28,6 +28,8 @@ codes! {
     CORE_MISSING = "core_missing";
     /// 400: changing one's own password needs the current one.
     CURRENT_PASSWORD_REQUIRED = "current_password_required";
+    /// 401: the refresh token is bound to its device's key and the refresh carried no valid proof from it.
+    DEVICE_PROOF_REQUIRED = "device_proof_required";
     /// 409: `rollingDbDrop` cannot be on while `rollingDb` is off.
     DROP_REQUIRES_ROLLING_DB = "drop_requires_rolling_db";
     /// 409: a database of this name already exists.

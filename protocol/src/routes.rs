@@ -66,6 +66,8 @@ calls! {
     CREATE_USER = Post "/register-user";
     /// `POST /auth/logout`.
     LOGOUT = Post "/auth/logout";
+    /// `POST /auth/device-nonce`: a nonce for a device's proof of its key.
+    DEVICE_NONCE = Post "/auth/device-nonce";
     /// `POST /auth/connect`: register the device.
     CONNECT = Post "/auth/connect";
     /// `PUT /auth/status`: the device's online status.

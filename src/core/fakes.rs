@@ -128,6 +128,18 @@ impl Clock for FakeClock {
     }
 }
 
+/// The device's key: none by default.
+#[derive(Default)]
+pub struct FakeDeviceKey {
+    pub public: RefCell<Option<String>>,
+}
+
+impl DeviceKey for FakeDeviceKey {
+    fn public_key(&self) -> LocalBoxFuture<'static, Option<String>> {
+        Box::pin(std::future::ready(self.public.borrow().clone()))
+    }
+}
+
 /// A refresh lock shared by the sessions of one test (its "tabs"); counts what it granted.
 #[derive(Default, Clone)]
 pub struct FakeLock {

@@ -105,6 +105,7 @@ fn harness() -> H {
         local_databases: dbs.clone(),
         reporter: reporter.clone(),
         lock: Rc::new(FakeLock::default()),
+        device_key: Rc::new(FakeDeviceKey::default()),
     };
     let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports.clone());
     let events = Rc::new(RefCell::new(Vec::new()));

@@ -61,6 +61,7 @@ fn session(storage: Rc<MemoryStorage>, answer: String) -> Session {
         local_databases: Rc::new(FakeLocalDatabases::default()),
         reporter: Rc::new(RecordingReporter::default()),
         lock: Rc::new(FakeLock::default()),
+        device_key: Rc::new(FakeDeviceKey::default()),
     };
     let mut config = SessionConfig::new("http://server.test").unwrap();
     config.auto_refresh = true;

@@ -73,6 +73,11 @@ pub struct HttpRequest {
     pub bearer: Option<String>,
     /// A JSON document, sent with `Content-Type: application/json`.
     pub body: Option<String>,
+    /// The nonce URL and the route (`"POST /auth"`) of a proof of the device's key: the
+    /// transport fetches a nonce, has the key sign it with the route and adds `deviceProof` to
+    /// the body; with no key kept, or no nonce, the body goes as it is. (In the transport, so the
+    /// module's sign-in and refresh wait on one future, not two.)
+    pub prove: Option<(String, String)>,
 }
 
 /// An HTTP answer (any status).
@@ -160,6 +165,15 @@ impl PushReport {
             map.insert("unpushed".into(), serde_json::Value::Object(self.unpushed.clone()));
         }
     }
+}
+
+/// The device's key pair (ECDSA P-256), kept where the page's storage cannot hand it out: a
+/// non-extractable WebCrypto key in IndexedDB in the browser. Its public half is registered with
+/// the device; its proofs spare the device the sign-in throttle and bind its refresh tokens.
+pub trait DeviceKey {
+    /// The public half (hex of the uncompressed point), the pair made on first use; `None` where
+    /// the platform keeps no key. (Its proofs: `HttpRequest::prove`.)
+    fn public_key(&self) -> LocalBoxFuture<'static, Option<String>>;
 }
 
 /// Where failures that must not interrupt a sequence are reported (`console.error` in the browser).

@@ -117,6 +117,7 @@ fn world() -> World {
             local_databases: dbs.clone(),
             reporter: Rc::new(RecordingReporter::default()),
             lock: Rc::new(FakeLock::default()),
+            device_key: Rc::new(FakeDeviceKey::default()),
         },
     );
     session.save_token("Auth", &jwt(), 3600.0).unwrap();

@@ -13,6 +13,7 @@ use super::ports::*;
 use super::results::{DeviceResult, LoginResult};
 use super::session::{Ports, RefreshOutcome, Session, SessionConfig};
 use super::token::encode_for_test;
+use crate::protocol::LogoutScope;
 
 const NOW: i64 = 1_700_000_000_000;
 
@@ -24,6 +25,7 @@ struct H {
     dbs: Rc<FakeLocalDatabases>,
     reporter: Rc<RecordingReporter>,
     log: EventLog,
+    key: Rc<FakeDeviceKey>,
 }
 
 fn jwt(company: &str, roles: &[&str]) -> String {
@@ -55,6 +57,7 @@ fn harness(responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, Transport
     let clock = Rc::new(FakeClock(Cell::new(NOW)));
     let dbs = Rc::new(FakeLocalDatabases { log: Some(log.clone()), ..Default::default() });
     let reporter = Rc::new(RecordingReporter::default());
+    let key = Rc::new(FakeDeviceKey::default());
     let ports = Ports {
         storage: storage.clone(),
         transport: transport.clone(),
@@ -62,9 +65,10 @@ fn harness(responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, Transport
         local_databases: dbs.clone(),
         reporter: reporter.clone(),
         lock: Rc::new(FakeLock::default()),
+        device_key: key.clone(),
     };
     let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports);
-    H { session, storage, transport, clock, dbs, reporter, log }
+    H { session, storage, transport, clock, dbs, reporter, log, key }
 }
 
 /// A server that logs in to `acme`, refreshes to `refresh_company`, and acknowledges the rest.
@@ -451,8 +455,8 @@ fn sign_out_notifies_server_then_handlers_then_clears_keys() {
     let requests = h.transport.requests.borrow().clone();
     let [.., first, second] = requests.as_slice() else { panic!("two logout calls") };
     let body = |r: &HttpRequest| serde_json::from_str::<Value>(r.body.as_deref().unwrap()).unwrap();
-    assert_eq!(body(first), json!({"deviceId": "dev-1", "complete": false}));
-    assert_eq!(body(second), json!({"deviceId": "dev-1", "complete": true}));
+    assert_eq!(body(first), json!({"deviceId": "dev-1", "complete": false, "scope": "local"}));
+    assert_eq!(body(second), json!({"deviceId": "dev-1", "complete": true, "scope": "local"}));
     assert_eq!(second.bearer, Some(jwt("acme", &["cashier"])));
     // Kept: same device, databases still to destroy at the next login, last obeyed invalidation.
     assert_eq!(h.storage.get(keys::DEVICE_ID).as_deref(), Some("dev-1"));
@@ -527,7 +531,7 @@ fn sign_out_never_depends_on_the_network() {
     *h.transport.responder.borrow_mut() = Box::new(|_| Err(TransportError::Timeout));
     block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
     assert!(!h.session.check_if_logged_in());
-    assert!(h.reporter.messages().iter().any(|m| m.contains("logout call failed")));
+    assert!(h.reporter.messages().iter().any(|m| m.contains("the logout failed")));
 }
 
 // ----- expiry -------------------------------------------------------------------------------------
@@ -607,6 +611,7 @@ fn has_permission_refreshes_first() {
             local_databases: h.dbs.clone(),
             reporter: h.reporter.clone(),
             lock: Rc::new(FakeLock::default()),
+            device_key: Rc::new(FakeDeviceKey::default()),
         },
     );
     assert!(!session.allows("orders:void"));
@@ -800,4 +805,116 @@ fn callers_during_a_refresh_are_handed_the_same_flight() {
     assert_eq!(block_on(second).token().as_deref(), Some(token.as_str()));
     assert!(matches!(h.session.token_answer(), TokenAnswer::Now(Some(t)) if t == token), "then answered at once");
     assert_eq!(h.transport.requests.borrow().iter().filter(|r| r.url.ends_with("/auth/refresh")).count(), 1);
+}
+
+// ----- the device's key and logout's scopes ----------------------------------------------------
+
+fn body_of(r: &HttpRequest) -> Value {
+    serde_json::from_str(r.body.as_deref().unwrap()).unwrap()
+}
+
+fn sent_to(h: &H, path: &str) -> Vec<Value> {
+    let url = format!("http://server.test{path}");
+    h.transport.requests.borrow().iter().filter(|r| r.url == url).map(body_of).collect()
+}
+
+fn proofs_asked(h: &H) -> Vec<(String, Option<(String, String)>)> {
+    let requests = h.transport.requests.borrow();
+    requests.iter().map(|r| (r.url.trim_start_matches("http://server.test").to_owned(), r.prove.clone())).collect()
+}
+
+#[test]
+fn a_registered_device_asks_for_its_keys_proof_at_login_and_refresh_only() {
+    let (h, _) = logged_in();
+    *h.key.public.borrow_mut() = Some("04ab".into());
+    assert!(block_on(h.session.refresh_authentication()));
+    block_on(h.session.register_device());
+    assert_eq!(sent_to(&h, "/auth/connect")[0]["publicKey"], "04ab");
+    assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
+    assert!(block_on(h.session.refresh_authentication()));
+    block_on(h.session.update_device_status(true));
+    let nonce = || Some(("http://server.test/auth/device-nonce".to_owned(), "POST /auth".to_owned()));
+    let refresh = || Some(("http://server.test/auth/device-nonce".to_owned(), "POST /auth/refresh".to_owned()));
+    assert_eq!(
+        proofs_asked(&h),
+        [
+            ("/auth/refresh".to_owned(), None),
+            ("/auth/connect".to_owned(), None),
+            ("/auth".to_owned(), nonce()),
+            ("/auth/refresh".to_owned(), refresh()),
+            ("/auth/status".to_owned(), None),
+        ],
+        "a device not registered yet has nothing to prove; only sign-ins and refreshes carry proofs"
+    );
+}
+
+#[test]
+fn a_custom_refresh_path_still_signs_the_protocols_route() {
+    let company = Rc::new(RefCell::new("acme".to_string()));
+    let mut inner = server(company);
+    let h = harness(move |req| {
+        let mut req = req.clone();
+        req.url = req.url.replace("/api/renew", "/auth/refresh");
+        inner(&req)
+    });
+    let session = Session::new(
+        SessionConfig { refresh_path: "/api/renew".into(), ..SessionConfig::new("http://server.test").unwrap() },
+        Ports {
+            storage: h.storage.clone(),
+            transport: h.transport.clone(),
+            clock: h.clock.clone(),
+            local_databases: h.dbs.clone(),
+            reporter: h.reporter.clone(),
+            lock: Rc::new(FakeLock::default()),
+            device_key: h.key.clone(),
+        },
+    );
+    assert!(block_on(session.login("alice", "alice-pass")).is_success());
+    block_on(session.register_device());
+    assert!(block_on(session.refresh_authentication()));
+    let last = h.transport.requests.borrow().last().cloned().unwrap();
+    assert_eq!(last.url, "http://server.test/api/renew");
+    assert_eq!(last.prove.map(|(_, route)| route).as_deref(), Some("POST /auth/refresh"));
+}
+
+#[test]
+fn a_device_without_a_key_registers_no_key() {
+    let (h, _) = logged_in();
+    block_on(h.session.register_device());
+    assert_eq!(sent_to(&h, "/auth/connect")[0].get("publicKey"), None);
+}
+
+#[test]
+fn logout_others_asks_the_server_and_keeps_this_session() {
+    let (h, _) = logged_in();
+    let result = block_on(h.session.logout(LogoutScope::Others));
+    assert!(result.success, "{result:?}");
+    assert_eq!(sent_to(&h, "/auth/logout"), [json!({"deviceId": null, "complete": false, "scope": "others"})]);
+    assert_eq!(h.transport.requests.borrow()[0].bearer, Some(jwt("acme", &["cashier"])));
+    assert!(h.storage.get(keys::AUTH).is_some() && h.storage.get(keys::REFRESH).is_some(), "this session goes on");
+}
+
+#[test]
+fn logout_global_tells_the_server_its_scope_then_signs_out_here() {
+    let (h, _) = logged_in();
+    let result = block_on(h.session.logout(LogoutScope::Global));
+    assert!(result.success, "{result:?}");
+    let logouts = sent_to(&h, "/auth/logout");
+    assert_eq!(logouts[0], json!({"deviceId": null, "complete": false, "scope": "global"}));
+    assert_eq!(logouts[1], json!({"deviceId": null, "complete": true, "scope": "global"}));
+    assert!(h.storage.get(keys::AUTH).is_none(), "signed out here");
+}
+
+#[test]
+fn a_refused_logout_is_answered_and_the_local_sign_out_still_happens() {
+    let h = harness(|req| match req.url.as_str() {
+        "http://server.test/auth" => ok(auth_body(&jwt("acme", &["cashier"]), "r0", false)),
+        _ => status(401, "session_ended"),
+    });
+    assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
+    let result = block_on(h.session.logout(LogoutScope::Global));
+    assert_eq!((result.success, result.code.as_deref(), result.status), (false, Some("session_ended"), 401));
+    assert!(h.storage.get(keys::AUTH).is_none());
+    let result = block_on(h.session.logout(LogoutScope::Local));
+    assert_eq!(result.code.as_deref(), Some("not_signed_in"), "no session: nothing asked");
 }

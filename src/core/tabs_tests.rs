@@ -155,6 +155,7 @@ impl World {
             local_databases: Rc::new(FakeLocalDatabases::default()),
             reporter: reporter.clone(),
             lock: Rc::new(self.lock.clone()),
+            device_key: Rc::new(FakeDeviceKey::default()),
         };
         Tab { session: Session::new(config, ports), reporter, transport, log }
     }
@@ -539,6 +540,7 @@ fn lagging_tabs_refresh(record: bool) -> (usize, bool) {
                 local_databases: Rc::new(FakeLocalDatabases::default()),
                 reporter: Rc::new(RecordingReporter::default()),
                 lock: Rc::new(lock.clone()),
+                device_key: Rc::new(FakeDeviceKey::default()),
             };
             Tab {
                 session: Session::new(SessionConfig::new("http://server.test").unwrap(), ports),

@@ -11,18 +11,24 @@ use super::convert::{from_js, function_arg, object_arg, promise, string_arg, to_
 use super::errors::{error, invalid};
 use super::hooks::subscribe;
 use crate::core::codes;
-use crate::core::hooks::SignOutReason;
 use crate::core::json;
 use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::lease::StorageLease;
 use crate::core::permissions::PermissionMap;
 use crate::core::ports::{Clock, Storage};
 use crate::core::session::{InputError, Ports, Session, SessionConfig, TokenAnswer};
+use crate::protocol::LogoutScope;
 use crate::web::lock::BrowserLock;
 use crate::web::tabs::Coordinator;
 use crate::web::{
     idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter,
 };
+
+#[wasm_bindgen(module = "/src/js/browser.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = sbScope)]
+    fn logout_scope(options: &JsValue) -> i32;
+}
 
 const OPTION_NAMES: [&str; 7] =
     ["baseUrl", "refreshPath", "deviceInfo", "permissions", "timeoutMs", "hookTimeoutMs", "autoRefresh"];
@@ -128,6 +134,7 @@ impl AuthManager {
             local_databases: Rc::new(IndexedDbDatabases),
             reporter: Rc::new(ConsoleReporter),
             lock: Rc::new(BrowserLock { fallback }),
+            device_key: Rc::new(crate::web::key::BrowserKey),
         };
         let session = Session::new(config, ports);
         let coordinator = Coordinator::start(&session, auto_refresh);
@@ -188,20 +195,25 @@ impl AuthManager {
         Ok(promise(async move { session.create_user(&credentials).await.to_value() }))
     }
 
-    /// Never rejects: a failed server call is logged and the local sign-out still happens.
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
-    pub fn logout(&self) -> Promise {
+    /// Ends the sessions `scope` names (see `LogoutOptions`); resolves the server's answer. With `"local"` and `"global"` this session signs out here whatever the answer (a failure is also logged). Rejects with `invalid_argument` for another scope.
+    #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
+    pub fn logout(&self, options: Option<super::types::LogoutOptionsArg>) -> Promise {
+        // Read in JS (no string crosses) and refused by a rejected promise rather than a throw:
+        // the smaller module.
+        let scope = match logout_scope(&options.map_or(JsValue::UNDEFINED, JsValue::from)) {
+            0 => LogoutScope::Local,
+            1 => LogoutScope::Others,
+            2 => LogoutScope::Global,
+            _ => return Promise::reject(&invalid("options must be { scope: \"local\" | \"others\" | \"global\" }")),
+        };
         let session = self.session.clone();
-        promise(async move {
-            session.sign_out(SignOutReason::Logout).await;
-            Value::Null
-        })
+        promise(async move { session.logout(scope).await.to_value() })
     }
 
-    #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<void>")]
-    /// The same as `logout()`.
+    #[wasm_bindgen(js_name = signOut, unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
+    /// `logout()` with its default scope (`"local"`).
     pub fn sign_out(&self) -> Promise {
-        self.logout()
+        self.logout(None)
     }
 
     #[wasm_bindgen(js_name = getToken, unchecked_return_type = "Promise<string | null>")]

@@ -19,8 +19,11 @@ export function sbLockRequest(name, waitMs, steal) {
 }
 
 // ---- HTTP (web/transport.rs): one call of `fetch`. Resolves `[status, body text]`; rejects with
-// `null` on our own timeout, else with the browser's error.
-export async function sbFetch(method, url, bearer, body, timeoutMs) {
+// `null` on our own timeout, else with the browser's error. With `nonceUrl`, the body carries a
+// proof of the device's key for `route` when one is kept (`sbProof`).
+export async function sbFetch(method, url, bearer, body, timeoutMs, nonceUrl, route) {
+  const proof = nonceUrl && await sbProof(nonceUrl, route, timeoutMs);
+  if (proof) body = JSON.stringify({ ...JSON.parse(body), deviceProof: proof });
   const signal = AbortSignal.timeout(timeoutMs);
   const headers = {};
   if (bearer != null) headers.Authorization = "Bearer " + bearer;
@@ -233,5 +236,51 @@ export async function sbIdbWrite(name, store, records, boundMs) {
     });
   } finally {
     db.close();
+  }
+}
+
+// ---- The device's key (web/key.rs): an ECDSA P-256 pair made once per origin, its private half
+// non-extractable, kept in IndexedDB as a CryptoKey (the page's script can sign with it, nothing
+// can read it out, and it is never in localStorage). `sbKey` resolves the public half (hex of the
+// raw point), the pair made on first call; `sbProof` a proof for `route` ("POST /auth") over a
+// nonce fetched from `nonceUrl`: `{nonce, signature}` (hex of WebCrypto's r‖s). Null when there is
+// no key or any step fails (the request then goes without a proof).
+/** `logout()`'s options (js/auth_manager.rs): the scope's place in local, others, global; -1 for
+ *  another. */
+export const sbScope = (o) => o?.scope == null ? 0 : ["local", "others", "global"].indexOf(o.scope);
+let keyDb;
+const hex = (bytes) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
+const keyPair = async () => {
+  keyDb ??= idbDone(Object.assign(idbFactory().open("session-broker-device-key", 1), {
+    onupgradeneeded: (e) => e.target.result.createObjectStore("key"),
+  }));
+  return idbDone((await keyDb).transaction("key").objectStore("key").get("pair"));
+};
+async function sbProof(nonceUrl, route, timeoutMs) {
+  try {
+    const pair = await keyPair();
+    const [status, body] = pair ? await sbFetch("POST", nonceUrl, null, "{}", timeoutMs) : [];
+    const nonce = status == 200 && JSON.parse(body).nonce;
+    const signed = nonce && await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, pair.privateKey,
+      new TextEncoder().encode(route + "\n" + nonce));
+    return signed ? { nonce, signature: hex(signed) } : null;
+  } catch {
+    keyDb = null;
+    return null;
+  }
+}
+export async function sbKey() {
+  try {
+    let pair = await keyPair();
+    if (!pair) {
+      pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign"]);
+      // `add`: when another tab stored its pair first, that one is the device's.
+      const store = (await keyDb).transaction("key", "readwrite").objectStore("key");
+      pair = await idbDone(store.add(pair, "pair")).then(() => pair, keyPair);
+    }
+    return hex(await crypto.subtle.exportKey("raw", pair.publicKey));
+  } catch {
+    keyDb = null;
+    return null;
   }
 }

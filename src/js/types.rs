@@ -140,6 +140,13 @@ export interface LocalPouchDB {
   destroy(): Promise<unknown>;
 }
 
+/** `logout()`'s argument: which sessions end. `"local"` (the default): this one (every tab of
+ *  this browser); `"others"`: every other session of the user, this one goes on; `"global"`: all
+ *  of them, this one too. */
+export interface LogoutOptions {
+  scope?: "local" | "others" | "global";
+}
+
 /** A `fetch` that sends the session's current `X-Docdb-*` headers (`AuthManager.docdbFetch`). */
 export type DocdbFetch = (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
 
@@ -942,6 +949,7 @@ export type ServerErrorCode =
   | "conflict"
   | "core_missing"
   | "current_password_required"
+  | "device_proof_required"
   | "drop_requires_rolling_db"
   | "file_exists"
   | "forbidden"
@@ -1082,6 +1090,9 @@ extern "C" {
     /// `setFlags`'s optional third argument.
     #[wasm_bindgen(typescript_type = "SetFlagsOptions")]
     pub type SetFlagsOptionsArg;
+    /// `logout`'s optional argument.
+    #[wasm_bindgen(typescript_type = "LogoutOptions")]
+    pub type LogoutOptionsArg;
     /// `trackLocalDatabase`'s optional second argument.
     #[wasm_bindgen(typescript_type = "TrackOptions")]
     pub type TrackOptionsArg;

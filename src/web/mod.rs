@@ -2,6 +2,7 @@
 
 pub mod codec;
 pub mod idb;
+pub mod key;
 pub mod lock;
 pub mod socket;
 pub mod storage;

@@ -12,8 +12,15 @@ use crate::core::ports::{HttpRequest, HttpResponse, LocalBoxFuture, Transport, T
 #[wasm_bindgen(module = "/src/js/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbFetch)]
-    fn fetch(method: &str, url: &str, bearer: Option<String>, body: Option<String>, timeout_ms: u32)
-        -> js_sys::Promise;
+    fn fetch(
+        method: &str,
+        url: &str,
+        bearer: Option<String>,
+        body: Option<String>,
+        timeout_ms: u32,
+        nonce_url: Option<String>,
+        route: Option<String>,
+    ) -> js_sys::Promise;
 }
 
 pub struct FetchTransport {
@@ -22,8 +29,16 @@ pub struct FetchTransport {
 
 impl Transport for FetchTransport {
     fn send(&self, request: HttpRequest) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
-        let answer =
-            JsFuture::from(fetch(request.method.as_str(), &request.url, request.bearer, request.body, self.timeout_ms));
+        let (nonce_url, route) = request.prove.unzip();
+        let answer = JsFuture::from(fetch(
+            request.method.as_str(),
+            &request.url,
+            request.bearer,
+            request.body,
+            self.timeout_ms,
+            nonce_url,
+            route,
+        ));
         Box::pin(async move {
             match answer.await {
                 Ok(pair) => {

@@ -8,9 +8,14 @@ use axum::{Json, Router};
 use protocol::ops::audit as actions;
 use protocol::records::{NewCompany, NewUserRequest, SignedUp, UserAnswer};
 use protocol::routes;
-use protocol::{ActiveCompany, AuthResponse, GoogleLoginRequest, LoginRequest, LogoutRequest, OkBody, RefreshRequest};
+use protocol::routes::Call;
+use protocol::{
+    ActiveCompany, AuthResponse, DeviceNonce, DeviceProof, GoogleLoginRequest, LoginRequest, LogoutRequest,
+    LogoutScope, OkBody, RefreshRequest,
+};
 use serde_json::{json, Value};
 
+use crate::auth::device_keys;
 use crate::auth::passwords::{self, Checked};
 use crate::auth::secrets::{docdb_headers, random_id, random_token, token_hash};
 use crate::auth::throttle;
@@ -19,6 +24,7 @@ use crate::extract::{ApiJson, AuthUser, ClientIp, SignedUser};
 use crate::seed;
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
+use crate::store::refresh_tokens::SessionState;
 use crate::store::users::User;
 use crate::store::{devices, login_failures, refresh_tokens, users};
 use protocol::errors as code;
@@ -33,6 +39,7 @@ pub fn router() -> Router<AppState> {
         .route(routes::REGISTER.path, post(sign_up))
         .route(routes::CREATE_USER.path, post(create_user))
         .route(routes::LOGOUT.path, post(logout))
+        .route(routes::DEVICE_NONCE.path, post(device_nonce))
         .route("/auth/company", post(switch_company))
 }
 
@@ -76,6 +83,30 @@ fn start_session(state: &AppState, user: Option<User>, device: Option<&str>) -> 
         .map(Json)
 }
 
+/// `POST /auth/device-nonce`: what a device signs to prove it holds its key (`auth::device_keys`).
+async fn device_nonce(State(state): State<AppState>) -> Json<DeviceNonce> {
+    Json(DeviceNonce { nonce: device_keys::nonce(&state.tokens.docdb_key, state.clock.now_ms()) })
+}
+
+/// Whether `proof` is a proof for `route` by one of `keys`, over a fresh nonce of this server
+/// never used before; the nonce is spent by it.
+fn proven(
+    state: &AppState,
+    tx: &crate::store::sql::Connection,
+    keys: &[String],
+    proof: Option<&DeviceProof>,
+    route: Call,
+) -> AppResult<bool> {
+    let Some(proof) = proof else { return Ok(false) };
+    let now = state.clock.now_ms();
+    if !device_keys::nonce_fresh(&state.tokens.docdb_key, &proof.nonce, now)
+        || !keys.iter().any(|key| device_keys::signed_by(key, route.method.as_str(), route.path, proof))
+    {
+        return Ok(false);
+    }
+    Ok(devices::spend_nonce(tx, &proof.nonce, now.saturating_add(device_keys::NONCE_TTL_MS), now)?)
+}
+
 async fn login(
     State(state): State<AppState>,
     ip: ClientIp,
@@ -85,16 +116,22 @@ async fn login(
         return Err(AppError::bad_request("username and password are required"));
     }
     let now = state.clock.now_ms();
-    let (user, failed_before, locked_until) = state.store.shared_tx(|tx| {
+    let device = req.device_info.get("id").and_then(Value::as_str);
+    let (user, failed_before, locked_until, on_device) = state.store.shared_tx(|tx| {
         let user = users::by_username(tx, &req.username)?;
-        // A device the user registered before is never locked out of its own account.
-        let device = req.device_info.get("id").and_then(Value::as_str);
-        let known_device = match (&user, device) {
-            (Some(u), Some(id)) => devices::by_id(tx, id)?.is_some_and(|d| d.user_id == u.id),
-            _ => false,
-        };
+        // A device of the user that proves it holds its key is never locked out of its own
+        // account; its id alone (which listings show) earns nothing.
+        let (mut known, mut proved) = (false, false);
+        if let (Some(u), Some(id)) = (&user, device) {
+            known = devices::by_id(tx, id)?.is_some_and(|d| d.user_id == u.id);
+            if let Some(key) = devices::key_of(tx, id)?.filter(|_| known) {
+                proved = proven(&state, tx, &[key], req.device_proof.as_ref(), routes::LOGIN)?;
+                // The session runs on a keyed device (its refresh bound to the key) only when proven.
+                known = proved;
+            }
+        }
         let failures = login_failures::get(tx, &req.username)?;
-        Ok((user, failures.is_some(), failures.map(|(_, until)| until).filter(|_| !known_device)))
+        Ok((user, failures.is_some(), failures.map(|(_, until)| until).filter(|_| !proved), known))
     })?;
     if let Some(until) = locked_until.filter(|until| *until > now) {
         return Err(account_throttled(until - now));
@@ -115,7 +152,7 @@ async fn login(
         let rehashed = state.hashing.run(move || passwords::hash(&password)).await?;
         users::set_password_hash(&state.store.lock()?, &user.id, &rehashed)?;
     }
-    start_session(&state, Some(user), req.device_info.get("id").and_then(Value::as_str))
+    start_session(&state, Some(user), device.filter(|_| on_device))
 }
 
 fn account_throttled(wait_ms: i64) -> AppError {
@@ -196,6 +233,15 @@ async fn refresh(
             return Err(AppError::Unauthorized(
                 code::REFRESH_TOKEN_EXPIRED,
                 "the refresh token has expired; log in again".into(),
+            ));
+        }
+        // A session on a device with a key is bound to it: its refresh token, copied elsewhere,
+        // is refused, and refused before the reuse rule, so a copy cannot end the session either.
+        let keys = devices::keys_of_session(tx, &rt.family_id)?;
+        if !keys.is_empty() && !proven(&state, tx, &keys, req.device_proof.as_ref(), routes::REFRESH)? {
+            return Err(AppError::Unauthorized(
+                code::DEVICE_PROOF_REQUIRED,
+                "this session is bound to its device's key: a refresh needs a valid proof from that device".into(),
             ));
         }
         if let Some(used_at) = rt.used_at {
@@ -358,7 +404,10 @@ async fn sign_up(
 /// Accepts an expired token: ending a session must not need a fresh one. The first call ends the
 /// session's refresh at once, and opens its sign-out window: the access token and the document
 /// headers keep working for the sign-out's handlers (a device status, a final replication) until
-/// a call with `complete` or `SIGN_OUT_GRACE_SECS`, whichever comes first.
+/// a call with `complete` or `SIGN_OUT_GRACE_SECS`, whichever comes first. With `scope`
+/// `others` the user's other sessions end at once (as a deleted device's do) and this one goes
+/// on; with `global`, those and this one; either needs a live session (its token may have
+/// expired, as for any logout; an ended or signing-out session's is refused).
 async fn logout(
     State(state): State<AppState>,
     SignedUser(claims): SignedUser,
@@ -366,8 +415,29 @@ async fn logout(
 ) -> AppResult<Json<OkBody>> {
     let now = state.clock.now_ms();
     let window_ms = i64::try_from(state.settings.sign_out_grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-    state.store.tx(|tx| {
-        match &claims.sid {
+    let this = claims.sid.clone().filter(|_| req.scope != LogoutScope::Others);
+    let mut ended = state.store.tx(|tx| {
+        let mut others = Vec::new();
+        // The completion call ends nothing more: the first call ended the others.
+        if req.scope != LogoutScope::Local && !req.complete {
+            let live = match &claims.sid {
+                Some(sid) => refresh_tokens::session_state(tx, sid, now)? == SessionState::Live,
+                None => false,
+            };
+            if !live {
+                return Err(AppError::Unauthorized(
+                    code::SESSION_ENDED,
+                    "ending the user's other sessions needs a live session; log in again".into(),
+                ));
+            }
+            others = refresh_tokens::sessions_of_user(tx, &claims.user_id, now)?;
+            others.retain(|s| Some(s) != claims.sid.as_ref());
+            refresh_tokens::end_now(tx, &others, now)?;
+        }
+        if req.scope == LogoutScope::Others {
+            return Ok(others);
+        }
+        match &this {
             Some(sid) if req.complete => refresh_tokens::signed_out(tx, sid, now)?,
             Some(sid) => refresh_tokens::signing_out(tx, sid, now, now.saturating_add(window_ms))?,
             None => {}
@@ -377,11 +447,10 @@ async fn logout(
                 devices::set_online(tx, device_id, false, now)?;
             }
         }
-        Ok(())
+        Ok(others)
     })?;
-    if let Some(sid) = claims.sid {
-        state.sessions_ended(&[sid]);
-    }
+    ended.extend(this);
+    state.sessions_ended(&ended);
     Ok(Json(OkBody { ok: true }))
 }
 

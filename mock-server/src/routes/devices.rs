@@ -7,6 +7,7 @@ use protocol::routes;
 use protocol::{ConnectResponse, StatusRecorded, StatusRequest};
 use serde_json::{Map, Value};
 
+use crate::auth::device_keys;
 use crate::auth::secrets::random_id;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser};
@@ -27,19 +28,33 @@ pub fn sdk_version(info: &Map<String, Value>) -> AppResult<Option<String>> {
     }
 }
 
-/// Registers the device (or refreshes it when the id it sends is already this user's).
+/// Registers the device (or refreshes it when the id it sends is already this user's and, once
+/// the device has a key, the key it sends is that one). `publicKey` (the hex of an uncompressed
+/// P-256 point) is kept beside the device, not in its info: its sessions are bound to it and its
+/// proofs spare it the sign-in throttle (`auth::device_keys`). A device keeps its first key: one
+/// that comes with another key, or none, is registered as a new device.
 async fn connect(
     State(state): State<AppState>,
     AuthUser(claims): AuthUser,
-    ApiJson(info): ApiJson<Map<String, Value>>,
+    ApiJson(mut info): ApiJson<Map<String, Value>>,
 ) -> AppResult<Json<ConnectResponse>> {
     let sdk_version = sdk_version(&info)?;
+    let public_key = match info.remove("publicKey") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(key)) if device_keys::parse_public_key(&key).is_some() => Some(key),
+        Some(_) => return Err(AppError::bad_request("publicKey must be the hex of an uncompressed P-256 point")),
+    };
     let now = state.clock.now_ms();
     let device_id = state.store.tx(|tx| {
         let claimed = info.get("id").and_then(Value::as_str).map(str::to_owned);
         let id = match claimed {
             // Never take over another user's device id.
-            Some(id) if devices::by_id(tx, &id)?.is_some_and(|d| d.user_id == claims.user_id) => id,
+            Some(id)
+                if devices::by_id(tx, &id)?.is_some_and(|d| d.user_id == claims.user_id)
+                    && devices::key_of(tx, &id)?.is_none_or(|key| Some(&key) == public_key.as_ref()) =>
+            {
+                id
+            }
             _ => random_id("dev"),
         };
         let device = Device {
@@ -52,6 +67,9 @@ async fn connect(
             info: Value::Object(info.clone()),
         };
         devices::upsert(tx, &device, now)?;
+        if let Some(key) = &public_key {
+            devices::set_key(tx, &id, key)?;
+        }
         // The session runs on this device from now on: deleting the device ends it.
         if let Some(sid) = &claims.sid {
             devices::link_session(tx, &id, sid, now)?;

@@ -89,9 +89,7 @@ async fn delete_device(
             return Err(AppError::Forbidden("only its user or a manager may remove a device".into()));
         }
         let sessions = devices::sessions_of(tx, &id)?;
-        for session in &sessions {
-            refresh_tokens::signed_out(tx, session, now)?;
-        }
+        refresh_tokens::end_now(tx, &sessions, now)?;
         devices::delete(tx, &id)?;
         Ok(sessions)
     })?;

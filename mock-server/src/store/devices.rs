@@ -74,9 +74,45 @@ pub fn sessions_of(conn: &Connection, device_id: &str) -> crate::store::sql::Res
     conn.query_map("SELECT family_id FROM guard_device_sessions WHERE device_id = ?1", [device_id], |r| r.get(0))
 }
 
-/// Deletes the device and its sessions' links (the caller ends those sessions first).
+/// The public key the device registered (`auth::device_keys`), if it did.
+pub fn key_of(conn: &Connection, device_id: &str) -> crate::store::sql::Result<Option<String>> {
+    conn.query_row("SELECT public_key FROM guard_device_keys WHERE device_id = ?1", [device_id], |r| r.get(0))
+        .optional()
+}
+
+/// Keeps the device's public key (set once: a device is re-registered under its id only with it).
+pub fn set_key(conn: &Connection, device_id: &str, public_key: &str) -> crate::store::sql::Result<()> {
+    conn.execute(
+        "INSERT INTO guard_device_keys (device_id, public_key) VALUES (?1, ?2) ON CONFLICT (device_id) DO NOTHING",
+        params![device_id, public_key],
+    )
+    .map(|_| ())
+}
+
+/// The keys of the devices the session `family_id` runs on: its refresh tokens are bound to them.
+pub fn keys_of_session(conn: &Connection, family_id: &str) -> crate::store::sql::Result<Vec<String>> {
+    conn.query_map(
+        "SELECT k.public_key FROM guard_device_sessions s JOIN guard_device_keys k ON k.device_id = s.device_id
+         WHERE s.family_id = ?1",
+        [family_id],
+        |r| r.get(0),
+    )
+}
+
+/// Spends a proof's nonce: `true` the first time, `false` for a replay. Kept until `until_ms`
+/// (past which the nonce is refused as expired anyway); spent ones past theirs are forgotten.
+pub fn spend_nonce(conn: &Connection, nonce: &str, until_ms: i64, now_ms: i64) -> crate::store::sql::Result<bool> {
+    conn.execute("DELETE FROM guard_device_nonces WHERE until < ?1", [now_ms])?;
+    Ok(conn.execute(
+        "INSERT INTO guard_device_nonces (nonce, until) VALUES (?1, ?2) ON CONFLICT (nonce) DO NOTHING",
+        params![nonce, until_ms],
+    )? == 1)
+}
+
+/// Deletes the device, its key and its sessions' links (the caller ends those sessions first).
 pub fn delete(conn: &Connection, id: &str) -> crate::store::sql::Result<usize> {
     conn.execute("DELETE FROM guard_device_sessions WHERE device_id = ?1", [id])?;
+    conn.execute("DELETE FROM guard_device_keys WHERE device_id = ?1", [id])?;
     conn.execute("DELETE FROM devices WHERE id = ?1", [id])
 }
 
@@ -90,5 +126,6 @@ pub fn prune_unseen(conn: &Connection, before_ms: i64) -> crate::store::sql::Res
          OR family_id NOT IN (SELECT family_id FROM refresh_tokens)",
         [],
     )?;
+    conn.execute("DELETE FROM guard_device_keys WHERE device_id NOT IN (SELECT id FROM devices)", [])?;
     Ok(pruned)
 }

@@ -164,6 +164,28 @@ pub fn signed_out(conn: &Connection, family_id: &str, now_ms: i64) -> crate::sto
     conn.execute("DELETE FROM guard_signing_out WHERE family_id = ?1", [family_id]).map(|_| ())
 }
 
+/// Ends the sessions at once, with no sign-out window: their refresh tokens, access tokens and
+/// document headers (a deleted device's, or a user's others at a logout of wider scope). The
+/// caller hands them to `AppState::sessions_ended` once committed (feeds and sockets are cut).
+pub fn end_now(conn: &Connection, families: &[String], now_ms: i64) -> crate::store::sql::Result<()> {
+    for family in families {
+        signed_out(conn, family, now_ms)?;
+    }
+    Ok(())
+}
+
+/// The user's sessions that are live or inside their sign-out window.
+pub fn sessions_of_user(conn: &Connection, user_id: &str, now_ms: i64) -> crate::store::sql::Result<Vec<String>> {
+    conn.query_map(
+        "SELECT DISTINCT family_id FROM refresh_tokens WHERE user_id = ?1 AND (
+           (revoked_at IS NULL AND expires_at > ?2)
+           OR family_id IN (SELECT family_id FROM guard_signing_out WHERE until > ?2))
+         ORDER BY family_id",
+        params![user_id, now_ms],
+        |r| r.get(0),
+    )
+}
+
 /// True the first time a spent token is replayed inside the grace window (the racing tab's one
 /// successor); replays older than the window are forgotten. Kept in the store, so the grace is
 /// one per token whichever replica the replays reach.

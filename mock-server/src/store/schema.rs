@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS cron_locks (
 
 /// The guards' tables (prefix `guard_`): the rollback guard's alarms and device marks, the refresh
 /// reuse guard's replays, the sign-in throttle's failures per account, the sessions signing out,
-/// the device each session was registered from (its sessions end with the device),
+/// the device each session was registered from (its sessions end with the device), the public key
+/// each device registered and the nonces its proofs have spent (`auth::device_keys`),
 /// the day databases an operator holds back from the drop, each tenant's last reconciliation diff
 /// (what the archive cron found, for the metrics). Beside them (prefix `mock_`): the test
 /// clock's offset (`mock_clock`), kept with the data so that a restarted server is on the same day
@@ -84,6 +85,14 @@ CREATE TABLE IF NOT EXISTS guard_device_sessions (
   PRIMARY KEY (family_id, device_id)
 );
 CREATE INDEX IF NOT EXISTS guard_device_sessions_device ON guard_device_sessions (device_id);
+CREATE TABLE IF NOT EXISTS guard_device_keys (
+  device_id TEXT PRIMARY KEY NOT NULL,
+  public_key TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_device_nonces (
+  nonce TEXT PRIMARY KEY NOT NULL,
+  until INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS guard_held_days (
   name TEXT PRIMARY KEY NOT NULL,
   held_at INTEGER NOT NULL,
@@ -229,6 +238,14 @@ CREATE TABLE IF NOT EXISTS guard_device_sessions (
   PRIMARY KEY (family_id, device_id)
 );
 CREATE INDEX IF NOT EXISTS guard_device_sessions_device ON guard_device_sessions (device_id);
+CREATE TABLE IF NOT EXISTS guard_device_keys (
+  device_id TEXT PRIMARY KEY NOT NULL,
+  public_key TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS guard_device_nonces (
+  nonce TEXT PRIMARY KEY NOT NULL,
+  until BIGINT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS guard_held_days (
   name TEXT PRIMARY KEY NOT NULL,
   held_at BIGINT NOT NULL,
@@ -306,8 +323,10 @@ CREATE TABLE IF NOT EXISTS mock_backup_marker (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 21] = [
+pub const OWN_TABLES: [&str; 23] = [
     "guard_device_sessions",
+    "guard_device_keys",
+    "guard_device_nonces",
     "mock_backup_marker",
     "guard_reconciliations",
     "docdb_archived_rows",

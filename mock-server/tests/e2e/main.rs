@@ -3,6 +3,7 @@
 
 mod browser;
 mod demo;
+mod device_key;
 #[path = "../common/engine.rs"]
 mod engine;
 mod ledger;

@@ -35,11 +35,16 @@ impl Session {
             .or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
     }
 
-    /// `POST /auth/connect`: registers this device. The answer may carry a `deviceId`; when it
-    /// does, it is stored and becomes `deviceInfo.id`, and when it does not, the registration
-    /// still succeeded and the id stays as it was.
+    /// `POST /auth/connect`: registers this device, with its key's public half when it keeps
+    /// one. The answer may carry a `deviceId`; when it does, it is stored and becomes
+    /// `deviceInfo.id`, and when it does not, the registration still succeeded and the id stays
+    /// as it was.
     pub async fn register_device(&self) -> DeviceResult {
-        let body = json::stringify(&Value::Object(self.device_info()));
+        let mut info = self.device_info();
+        if let Some(key) = self.0.ports.device_key.public_key().await {
+            info.insert("publicKey".into(), Value::String(key));
+        }
+        let body = json::stringify(&Value::Object(info));
         let response = match self.authorized(CONNECT.method, CONNECT.path, Some(body)).await {
             Ok(r) => r,
             Err(failure) => return DeviceResult::Failure(failure),

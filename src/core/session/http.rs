@@ -1,27 +1,45 @@
 //! HTTP calls made with the session: anonymous, authorised (a fresh token first), and the
 //! management and operations routes.
 
-use crate::protocol::routes::{CREATE_USER, REGISTER};
+use crate::protocol::routes::{Call, CREATE_USER, DEVICE_NONCE, REGISTER};
 use serde_json::Value;
 
 use super::Session;
 use crate::core::calls::{Management, Route};
 use crate::core::codes;
 use crate::core::json;
-use crate::core::ports::{HttpRequest, HttpResponse, Method, TransportError};
+use crate::core::ports::{HttpRequest, HttpResponse, LocalBoxFuture, Method, TransportError};
 use crate::core::results::CallResult;
 use crate::core::url;
 
 impl Session {
-    pub(super) async fn send(
+    pub(super) fn send(
         &self,
         method: Method,
         path: &str,
         body: Option<String>,
         bearer: Option<String>,
-    ) -> Result<HttpResponse, TransportError> {
-        let request = HttpRequest { method, url: url::join(&self.0.config.base_url, path), bearer, body };
-        self.0.ports.transport.send(request).await
+    ) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
+        let request = HttpRequest { method, url: url::join(&self.0.config.base_url, path), bearer, body, prove: None };
+        self.0.ports.transport.send(request)
+    }
+
+    /// An anonymous `body` for `route`, sent to `path`, with a proof of the device's key when the
+    /// device is registered (`HttpRequest::prove`; signed for the protocol's route wherever
+    /// `path` sends it). Not `async`: the transport's own future, no state machine of its own.
+    pub(super) fn send_proven(
+        &self,
+        route: Call,
+        path: &str,
+        body: String,
+    ) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
+        let base = &self.0.config.base_url;
+        let prove = self
+            .device_id()
+            .map(|_| (url::join(base, DEVICE_NONCE.path), [route.method.as_str(), " ", route.path].concat()));
+        let request =
+            HttpRequest { method: route.method, url: url::join(base, path), bearer: None, body: Some(body), prove };
+        self.0.ports.transport.send(request)
     }
 
     /// A call that needs the session: no token → a failure and no request.

@@ -20,7 +20,7 @@ impl Session {
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
         let asked = self.0.sign_outs.get();
         let body = json::stringify(&LoginRequest::body(username, password, self.device_info()));
-        let response = self.send(LOGIN.method, LOGIN.path, Some(body), None).await;
+        let response = self.send_proven(LOGIN, LOGIN.path, body).await;
         self.complete_login(response, Some(username), asked).await
     }
 

@@ -36,7 +36,7 @@ use super::hooks::{HookContext, HookList, Hooks, SignOutReason, DEFAULT_HOOK_TIM
 use super::json;
 use super::keys;
 use super::permissions::PermissionMap;
-use super::ports::{Clock, LocalDatabases, RefreshLock, Reporter, Storage, Transport};
+use super::ports::{Clock, DeviceKey, LocalDatabases, RefreshLock, Reporter, Storage, Transport};
 use super::token::Claims;
 use super::url;
 use crate::protocol::AuthResponse;
@@ -95,6 +95,8 @@ pub struct Ports {
     pub reporter: Rc<dyn Reporter>,
     /// One refresh at a time across the tabs of an origin.
     pub lock: Rc<dyn RefreshLock>,
+    /// The device's key.
+    pub device_key: Rc<dyn DeviceKey>,
 }
 
 /// Input the session refuses, before anything is changed.

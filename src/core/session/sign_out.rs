@@ -5,36 +5,53 @@
 
 use crate::core::json;
 use crate::protocol::routes::LOGOUT;
+use crate::protocol::{LogoutRequest, LogoutScope};
 
 use super::{Phase, Session};
+use crate::core::codes;
 use crate::core::hooks::{sign_out_event, SignOutReason};
 use crate::core::keys;
-use crate::core::results::failure_message;
+use crate::core::results::CallResult;
 
 impl Session {
     /// A sign-out already in progress is not run twice, nor waited for (a handler may be the
     /// caller): the second call returns at once.
     pub async fn sign_out(&self, reason: SignOutReason) {
+        self.sign_out_scoped(reason, LogoutScope::Local).await;
+    }
+
+    /// `logout({scope})`: `local` and `global` sign this tab out (`global` ends the user's other
+    /// sessions on the server too); `others` only asks the server and this session goes on.
+    /// Answers the server's answer.
+    pub async fn logout(&self, scope: LogoutScope) -> CallResult {
+        if scope == LogoutScope::Others {
+            let body = json::stringify(&LogoutRequest::body(None, false, scope));
+            return self.call(LOGOUT.method, LOGOUT.path, Some(body)).await;
+        }
+        self.sign_out_scoped(SignOutReason::Logout, scope).await
+    }
+
+    async fn sign_out_scoped(&self, reason: SignOutReason, scope: LogoutScope) -> CallResult {
         // Counted even when skipped: a login running its cleanup sees it and stores nothing.
         self.0.sign_outs.set(self.0.sign_outs.get().wrapping_add(1));
         if self.0.phase.get() != Phase::Idle {
-            return;
+            return CallResult::failure(codes::SIGNED_OUT, "A sign-out is already in progress.", 0);
         }
         self.set_phase(Phase::SigningOut(reason));
         let token = self.stored_token().map(|(token, _)| token);
-        let body = |complete| Some(json::stringify(&crate::protocol::LogoutRequest::body(self.device_id(), complete)));
-        let mut told = false;
+        let body = |complete| Some(json::stringify(&LogoutRequest::body(self.device_id(), complete, scope)));
+        let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0);
         if let Some(token) = &token {
-            match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
-                Ok(r) if (200..300).contains(&r.status) => told = true,
-                Ok(r) => self
-                    .reporter()
-                    .error(&["session-broker: the server refused the logout: ", &failure_message(&r)].concat()),
-                Err(e) => self.reporter().error(
-                    &["session-broker: the logout call failed (", &e.message(), "); signing out locally"].concat(),
-                ),
+            answer = match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
+                Ok(r) => CallResult::from_response(&r),
+                Err(e) => CallResult::from_transport_error(&e),
+            };
+            if !answer.success {
+                let why = answer.error.as_deref().unwrap_or_default();
+                self.reporter().error(&["session-broker: the logout failed (", why, "); signing out locally"].concat());
             }
         }
+        let told = answer.success;
         let mut event = sign_out_event(reason);
         if reason == SignOutReason::Logout {
             // The SDK's own final push, through the sign-out window (nothing is destroyed: what
@@ -54,6 +71,7 @@ impl Session {
         self.notify_changed();
         self.0.ended.run(&event, self.hook_context()).await;
         self.set_phase(Phase::Idle);
+        answer
     }
 
     /// Clears the in-memory session (token, lastCredentials, currentCompany).

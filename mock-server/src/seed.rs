@@ -21,9 +21,10 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
 ];
 
 /// Tables the demo data and its reset own, children before parents.
-const TABLES: [&str; 30] = [
+const TABLES: [&str; 31] = [
     "guard_device_sessions",
     "guard_device_keys",
+    "guard_keyed_sign_ins",
     "guard_device_nonces",
     "guard_refresh_replays",
     "guard_reconciliations",

@@ -102,6 +102,9 @@ async fn a_device_id_alone_earns_no_exemption_from_the_throttle_a_proof_of_its_k
     let s = server().await;
     let key = Key::new();
     let (_, device) = keyed_login(&s, &key).await;
+    // The device signs in once with its key (a key earns the exemption from then on).
+    let first = login_body("alice", "alice-pass", Some(&device), Some(prove(&s, &key, routes::LOGIN).await));
+    assert_eq!(s.post("/auth", None, first).await.status, StatusCode::OK);
     // Named, unproven: locked like any other sign-in after the free failures.
     let named = guesses(&s, &device, None, 40).await;
     let throttled = named.iter().filter(|&&c| c == 429).count();
@@ -121,6 +124,8 @@ async fn a_replayed_a_foreign_or_a_misdirected_proof_earns_nothing() {
     let s = server().await;
     let key = Key::new();
     let (_, device) = keyed_login(&s, &key).await;
+    let first = login_body("alice", "alice-pass", Some(&device), Some(prove(&s, &key, routes::LOGIN).await));
+    assert_eq!(s.post("/auth", None, first).await.status, StatusCode::OK);
     // Failures the device's proofs got checked: the account is locked for the longest while.
     assert!(guesses(&s, &device, Some(&key), 15).await.iter().all(|&c| c == 401));
     let right = |proof| login_body("alice", "alice-pass", Some(&device), Some(proof));
@@ -273,4 +278,78 @@ async fn logout_scopes_end_exactly_the_sessions_they_name() {
     assert_error(&logout(&s, &last[0].0, "others").await, 401, "session_ended");
     assert_eq!(logout(&s, &last[1].0, "others").await.status, StatusCode::OK);
     assert_error(&refresh(&s, &last[2].1, None).await, 401, "refresh_token_revoked");
+}
+
+#[tokio::test]
+async fn a_key_added_with_an_access_token_alone_earns_nothing() {
+    let s = server().await;
+    let key = Key::new();
+    let thief = Key::new();
+    let (_, device) = keyed_login(&s, &key).await;
+    // Alice's session on her keyed device, signed in with its proof: bound to her key.
+    let own = login_body("alice", "alice-pass", Some(&device), Some(prove(&s, &key, routes::LOGIN).await));
+    let bound = s.post("/auth", None, own).await.body;
+    let access = bound["token"].as_str().unwrap();
+    // With that session's access token, a device with another key cannot join the session...
+    let joined =
+        s.post("/auth/connect", Some(access), json!({"sdkVersion": "1.4.17", "publicKey": thief.public()})).await;
+    assert_error(&joined, 403, "forbidden");
+    // ...so its refresh still answers to her key only.
+    let stolen = bound["refreshToken"].as_str().unwrap();
+    assert_error(
+        &refresh(&s, stolen, Some(prove(&s, &thief, routes::REFRESH).await)).await,
+        401,
+        "device_proof_required",
+    );
+    assert_eq!(refresh(&s, stolen, Some(prove(&s, &key, routes::REFRESH).await)).await.status, StatusCode::OK);
+
+    // An unbound session's access token may register a keyed device (the SDK's first
+    // registration), but that key never signed in with the password: it earns no exemption.
+    let unbound = s.post("/auth", None, login_body("alice", "alice-pass", None, None)).await.body;
+    let planted = s
+        .post(
+            "/auth/connect",
+            Some(unbound["token"].as_str().unwrap()),
+            json!({"sdkVersion": "1.4.17", "publicKey": thief.public()}),
+        )
+        .await;
+    assert_eq!(planted.status, StatusCode::OK, "{:?}", planted.body);
+    let planted = planted.body["deviceId"].as_str().unwrap().to_owned();
+    let statuses = guesses(&s, &planted, Some(&thief), 40).await;
+    assert!(statuses.iter().filter(|&&c| c == 429).count() >= 30, "a planted key was spared the lock: {statuses:?}");
+}
+
+#[tokio::test]
+async fn a_proof_shown_on_any_request_is_spent() {
+    let s = server().await;
+    let key = Key::new();
+    let (_, device) = keyed_login(&s, &key).await;
+    let first = login_body("alice", "alice-pass", Some(&device), Some(prove(&s, &key, routes::LOGIN).await));
+    assert_eq!(s.post("/auth", None, first).await.status, StatusCode::OK);
+    // A proof of alice's key shown on bob's sign-in (naming her device) is taken by nothing...
+    let proof = prove(&s, &key, routes::LOGIN).await;
+    let on_bob = s.post("/auth", None, login_body("bob", "wrong", Some(&device), Some(proof.clone()))).await;
+    assert_error(&on_bob, 401, "invalid_credentials");
+    // ...and spent all the same: kept for a locked account later, it spares nothing.
+    guesses(&s, &device, None, 12).await;
+    let later = s.post("/auth", None, login_body("alice", "alice-pass", Some(&device), Some(proof))).await;
+    assert_error(&later, 429, "account_throttled");
+    // A proof shown on an unbound session's refresh is spent too.
+    let unbound = s.post("/auth", None, login_body("carol", "carol-pass", None, None)).await.body;
+    let shown = prove(&s, &key, routes::REFRESH).await;
+    let carol = refresh(&s, unbound["refreshToken"].as_str().unwrap(), Some(shown.clone())).await;
+    assert_eq!(carol.status, StatusCode::OK, "{:?}", carol.body);
+    let bound = s
+        .post(
+            "/auth",
+            None,
+            login_body("alice", "alice-pass", Some(&device), Some(prove(&s, &key, routes::LOGIN).await)),
+        )
+        .await;
+    assert_eq!(bound.status, StatusCode::OK);
+    assert_error(
+        &refresh(&s, bound.body["refreshToken"].as_str().unwrap(), Some(shown)).await,
+        401,
+        "device_proof_required",
+    );
 }

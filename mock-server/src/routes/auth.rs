@@ -107,6 +107,17 @@ fn proven(
     Ok(devices::spend_nonce(tx, &proof.nonce, now.saturating_add(device_keys::NONCE_TTL_MS), now)?)
 }
 
+/// A proof that was presented but not taken is spent all the same: it is good for one request,
+/// whatever that request was, so a proof sent on another user's sign-in or on an unbound
+/// session's refresh cannot be kept for later.
+fn spend_unused(state: &AppState, tx: &crate::store::sql::Connection, proof: Option<&DeviceProof>) -> AppResult<()> {
+    let now = state.clock.now_ms();
+    if let Some(proof) = proof.filter(|p| device_keys::nonce_fresh(&state.tokens.docdb_key, &p.nonce, now)) {
+        devices::spend_nonce(tx, &proof.nonce, now.saturating_add(device_keys::NONCE_TTL_MS), now)?;
+    }
+    Ok(())
+}
+
 async fn login(
     State(state): State<AppState>,
     ip: ClientIp,
@@ -117,21 +128,26 @@ async fn login(
     }
     let now = state.clock.now_ms();
     let device = req.device_info.get("id").and_then(Value::as_str);
-    let (user, failed_before, locked_until, on_device) = state.store.shared_tx(|tx| {
+    let (user, failed_before, locked_until, on_device, proved) = state.store.shared_tx(|tx| {
         let user = users::by_username(tx, &req.username)?;
-        // A device of the user that proves it holds its key is never locked out of its own
-        // account; its id alone (which listings show) earns nothing.
-        let (mut known, mut proved) = (false, false);
+        // A device of the user that proves it holds its key, and has signed in with it before,
+        // is never locked out of its own account; its id alone (which listings show) earns
+        // nothing, nor a key added with an access token alone.
+        let (mut known, mut proved, mut exempt) = (false, false, false);
         if let (Some(u), Some(id)) = (&user, device) {
             known = devices::by_id(tx, id)?.is_some_and(|d| d.user_id == u.id);
             if let Some(key) = devices::key_of(tx, id)?.filter(|_| known) {
                 proved = proven(&state, tx, &[key], req.device_proof.as_ref(), routes::LOGIN)?;
+                exempt = proved && devices::signed_in_with_key(tx, id)?;
                 // The session runs on a keyed device (its refresh bound to the key) only when proven.
                 known = proved;
             }
         }
+        if !proved {
+            spend_unused(&state, tx, req.device_proof.as_ref())?;
+        }
         let failures = login_failures::get(tx, &req.username)?;
-        Ok((user, failures.is_some(), failures.map(|(_, until)| until).filter(|_| !proved), known))
+        Ok((user, failures.is_some(), failures.map(|(_, until)| until).filter(|_| !exempt), known, proved))
     })?;
     if let Some(until) = locked_until.filter(|until| *until > now) {
         return Err(account_throttled(until - now));
@@ -146,6 +162,9 @@ async fn login(
     };
     if failed_before {
         login_failures::clear(&state.store.lock()?, &user.username)?;
+    }
+    if let Some(id) = device.filter(|_| proved) {
+        devices::mark_signed_in_with_key(&state.store.lock()?, id, now)?;
     }
     if checked == Checked::ValidLegacy {
         let password = req.password.clone();
@@ -238,7 +257,9 @@ async fn refresh(
         // A session on a device with a key is bound to it: its refresh token, copied elsewhere,
         // is refused, and refused before the reuse rule, so a copy cannot end the session either.
         let keys = devices::keys_of_session(tx, &rt.family_id)?;
-        if !keys.is_empty() && !proven(&state, tx, &keys, req.device_proof.as_ref(), routes::REFRESH)? {
+        if keys.is_empty() {
+            spend_unused(&state, tx, req.device_proof.as_ref())?;
+        } else if !proven(&state, tx, &keys, req.device_proof.as_ref(), routes::REFRESH)? {
             return Err(AppError::Unauthorized(
                 code::DEVICE_PROOF_REQUIRED,
                 "this session is bound to its device's key: a refresh needs a valid proof from that device".into(),

@@ -46,6 +46,16 @@ async fn connect(
     };
     let now = state.clock.now_ms();
     let device_id = state.store.tx(|tx| {
+        // A session bound to its device's key never takes another key: with one, an access token
+        // (a stolen one, say) could make the session's refresh answer to a key of its own.
+        if let (Some(sid), Some(key)) = (&claims.sid, &public_key) {
+            let bound = devices::keys_of_session(tx, sid)?;
+            if !bound.is_empty() && !bound.contains(key) {
+                return Err(AppError::Forbidden(
+                    "this session is bound to its device's key: a device with another key cannot join it; log in on that device".into(),
+                ));
+            }
+        }
         let claimed = info.get("id").and_then(Value::as_str).map(str::to_owned);
         let id = match claimed {
             // Never take over another user's device id.

@@ -89,6 +89,25 @@ pub fn set_key(conn: &Connection, device_id: &str, public_key: &str) -> crate::s
     .map(|_| ())
 }
 
+/// Whether the device has signed in with the proof of its key and the right password: only then
+/// does its key spare it the account's sign-in throttle. A key added with an access token alone
+/// (a stolen one, say) never has.
+pub fn signed_in_with_key(conn: &Connection, device_id: &str) -> crate::store::sql::Result<bool> {
+    Ok(conn
+        .query_row("SELECT 1 FROM guard_keyed_sign_ins WHERE device_id = ?1", [device_id], |r| r.get::<_, i64>(0))
+        .optional()?
+        .is_some())
+}
+
+pub fn mark_signed_in_with_key(conn: &Connection, device_id: &str, now_ms: i64) -> crate::store::sql::Result<()> {
+    conn.execute(
+        "INSERT INTO guard_keyed_sign_ins (device_id, signed_in_at) VALUES (?1, ?2)
+         ON CONFLICT (device_id) DO UPDATE SET signed_in_at = ?2",
+        params![device_id, now_ms],
+    )
+    .map(|_| ())
+}
+
 /// The keys of the devices the session `family_id` runs on: its refresh tokens are bound to them.
 pub fn keys_of_session(conn: &Connection, family_id: &str) -> crate::store::sql::Result<Vec<String>> {
     conn.query_map(
@@ -113,6 +132,7 @@ pub fn spend_nonce(conn: &Connection, nonce: &str, until_ms: i64, now_ms: i64) -
 pub fn delete(conn: &Connection, id: &str) -> crate::store::sql::Result<usize> {
     conn.execute("DELETE FROM guard_device_sessions WHERE device_id = ?1", [id])?;
     conn.execute("DELETE FROM guard_device_keys WHERE device_id = ?1", [id])?;
+    conn.execute("DELETE FROM guard_keyed_sign_ins WHERE device_id = ?1", [id])?;
     conn.execute("DELETE FROM devices WHERE id = ?1", [id])
 }
 
@@ -127,5 +147,6 @@ pub fn prune_unseen(conn: &Connection, before_ms: i64) -> crate::store::sql::Res
         [],
     )?;
     conn.execute("DELETE FROM guard_device_keys WHERE device_id NOT IN (SELECT id FROM devices)", [])?;
+    conn.execute("DELETE FROM guard_keyed_sign_ins WHERE device_id NOT IN (SELECT id FROM devices)", [])?;
     Ok(pruned)
 }

@@ -93,6 +93,10 @@ CREATE TABLE IF NOT EXISTS guard_device_nonces (
   nonce TEXT PRIMARY KEY NOT NULL,
   until INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_keyed_sign_ins (
+  device_id TEXT PRIMARY KEY NOT NULL,
+  signed_in_at INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS guard_held_days (
   name TEXT PRIMARY KEY NOT NULL,
   held_at INTEGER NOT NULL,
@@ -246,6 +250,10 @@ CREATE TABLE IF NOT EXISTS guard_device_nonces (
   nonce TEXT PRIMARY KEY NOT NULL,
   until BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_keyed_sign_ins (
+  device_id TEXT PRIMARY KEY NOT NULL,
+  signed_in_at BIGINT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS guard_held_days (
   name TEXT PRIMARY KEY NOT NULL,
   held_at BIGINT NOT NULL,
@@ -323,9 +331,10 @@ CREATE TABLE IF NOT EXISTS mock_backup_marker (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 23] = [
+pub const OWN_TABLES: [&str; 24] = [
     "guard_device_sessions",
     "guard_device_keys",
+    "guard_keyed_sign_ins",
     "guard_device_nonces",
     "mock_backup_marker",
     "guard_reconciliations",

@@ -57,8 +57,10 @@ async fn the_device_key_survives_a_reload_binds_the_refresh_token_and_logout_sco
             "{engine:?}: {storage}"
         );
 
-        // Reloaded: the key is still there, and proves the device while the account is locked.
+        // Reloaded: the key is still there. The device signs in with it once (from then on its
+        // key spares it the account's lock), then proves it while the account is locked.
         open(&a, &base).await;
+        assert_eq!(call(&a, "login", json!("alice")).await["success"], true, "{engine:?}: a sign-in with the key");
         for i in 0..6 {
             post(&base, "/auth", None, json!({"username": "alice", "password": format!("guess-{i}")})).await;
         }

@@ -72,6 +72,7 @@ pub fn app(state: AppState) -> Router {
     let mut router = Router::new()
         .merge(routes::health::router())
         .merge(crate::rate_limit::limit(routes::auth::router(), &state.settings))
+        .merge(routes::auth::nonce_router())
         .merge(routes::devices::router())
         .merge(routes::admin::router())
         .merge(routes::crons::router())

@@ -353,3 +353,18 @@ async fn a_proof_shown_on_any_request_is_spent() {
         "device_proof_required",
     );
 }
+
+/// Nonces are outside the sign-in rate limit: a keyed refresh costs the address one token of it,
+/// not two, and nonces left over from a spent bucket still come.
+#[tokio::test]
+async fn nonces_do_not_draw_on_the_sign_in_rate_limit() {
+    let s =
+        spawn_with(Settings { test_controls: true, auth_rate_per_min: 1, auth_rate_burst: 1, ..Default::default() })
+            .await;
+    for _ in 0..5 {
+        nonce(&s).await;
+    }
+    assert_eq!(s.post("/auth", None, login_body("alice", "alice-pass", None, None)).await.status, StatusCode::OK);
+    assert_error(&s.post("/auth", None, login_body("alice", "alice-pass", None, None)).await, 429, "rate_limited");
+    nonce(&s).await;
+}

@@ -368,3 +368,25 @@ async fn nonces_do_not_draw_on_the_sign_in_rate_limit() {
     assert_error(&s.post("/auth", None, login_body("alice", "alice-pass", None, None)).await, 429, "rate_limited");
     nonce(&s).await;
 }
+
+/// A session kept alive by its refreshes alone keeps its device, unseen or not: pruning the
+/// device would forget its key and unbind the session.
+#[tokio::test]
+async fn a_live_sessions_device_is_never_pruned_with_its_key() {
+    let s = server().await;
+    let key = Key::new();
+    let (_, device) = keyed_login(&s, &key).await;
+    let own = login_body("alice", "alice-pass", Some(&device), Some(prove(&s, &key, routes::LOGIN).await));
+    let mut refresh_token = s.post("/auth", None, own).await.body["refreshToken"].as_str().unwrap().to_owned();
+    for _ in 0..7 {
+        s.advance_days(29.0).await;
+        let next = refresh(&s, &refresh_token, Some(prove(&s, &key, routes::REFRESH).await)).await;
+        assert_eq!(next.status, StatusCode::OK, "{:?}", next.body);
+        refresh_token = next.body["refreshToken"].as_str().unwrap().to_owned();
+    }
+    let admin = s.token("admin").await;
+    assert_eq!(s.run_cron(&admin, "session-prune").await["status"], "succeeded");
+    let ids: Vec<String> = s.state.store.lock().unwrap().query_map("SELECT id FROM devices", [], |r| r.get(0)).unwrap();
+    assert!(ids.contains(&device), "{ids:?}");
+    assert_error(&refresh(&s, &refresh_token, None).await, 401, "device_proof_required");
+}

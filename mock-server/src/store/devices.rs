@@ -136,11 +136,17 @@ pub fn delete(conn: &Connection, id: &str) -> crate::store::sql::Result<usize> {
     conn.execute("DELETE FROM devices WHERE id = ?1", [id])
 }
 
-/// Forgets devices last seen (or, never seen, created) before `before_ms`; answers how many.
-/// Links of sessions to devices go with whichever of the two is gone.
+/// Forgets devices last seen (or, never seen, created) before `before_ms` that no session still
+/// runs on (run after expired refresh tokens are pruned); answers how many. A session kept alive
+/// by its refreshes alone keeps its device, and with it its key: forgetting the key would unbind
+/// the session's refresh tokens. Links of sessions to devices go with whichever of the two is gone.
 pub fn prune_unseen(conn: &Connection, before_ms: i64) -> crate::store::sql::Result<usize> {
-    let pruned =
-        conn.execute("DELETE FROM devices WHERE COALESCE(last_seen_at, created_at) < ?1", params![before_ms])?;
+    let pruned = conn.execute(
+        "DELETE FROM devices WHERE COALESCE(last_seen_at, created_at) < ?1 AND id NOT IN (
+           SELECT s.device_id FROM guard_device_sessions s JOIN refresh_tokens r ON r.family_id = s.family_id
+           WHERE r.revoked_at IS NULL)",
+        params![before_ms],
+    )?;
     conn.execute(
         "DELETE FROM guard_device_sessions WHERE device_id NOT IN (SELECT id FROM devices)
          OR family_id NOT IN (SELECT family_id FROM refresh_tokens)",

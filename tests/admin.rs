@@ -98,7 +98,7 @@ async fn a_cashier_is_refused_the_console() {
     let run = value(admin.run_rotate().unwrap()).await;
     assert_eq!(run["status"], 403);
     // Signed out: no request at all.
-    resolve(auth.logout()).await.unwrap();
+    resolve(auth.logout(None)).await.unwrap();
     let r = value(admin.cluster().unwrap()).await;
     assert_eq!(
         (r["success"].clone(), r["code"].clone(), r["status"].clone()),

@@ -101,7 +101,7 @@ async fn a_device_bootstraps_from_legacy_then_cuts_over_to_core() {
     assert_eq!(idb_count(LEGACY).await, 17);
 
     // Sign-out closes the session, for good.
-    resolve(auth.logout()).await.unwrap();
+    resolve(auth.logout(None)).await.unwrap();
     eventually("closed on sign-out", || sync.get_state() == "closed").await;
     sleep(600).await;
     assert_eq!(sync.get_state(), "closed");

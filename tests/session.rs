@@ -187,7 +187,7 @@ async fn sign_out_calls_the_server_then_handlers_then_clears_keys() {
         })
     });
     m.register_on_sign_out(handler.into_js_value().unchecked_into()).unwrap();
-    resolve(m.logout()).await.unwrap();
+    resolve(m.logout(None)).await.unwrap();
     assert_eq!(*seen.borrow(), Some((before + 1, true)));
     for key in SESSION_KEYS {
         assert_eq!(item(key), None, "{key}");

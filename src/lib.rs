@@ -11,9 +11,11 @@
 // instantiates its generics (string searches, maps, vectors) apart from the SDK's and costs the
 // package about 400 B gzipped; one crate keeps them shared. Its files name each other with
 // `super::` only, so they read the same either way.
-pub mod core;
+// Before `core`, whose own codes are declared by the protocol's `codes!` (textual scope).
+#[macro_use]
 #[path = "../protocol/src/lib.rs"]
 pub mod protocol;
+pub mod core;
 
 #[cfg(target_arch = "wasm32")]
 mod web;

@@ -83,3 +83,25 @@ fn the_reader_finds_what_it_checks() {
         "{out:?}"
     );
 }
+
+/// The protocol's files are compiled twice: as their own crate (the server's) and as a module of
+/// the SDK (`#[path]` in its `lib.rs`). They read the same either way only while they name each
+/// other with `super::` and keep their macros in textual scope: `crate::` or `$crate` would mean
+/// another module in the SDK, and `#[macro_export]` would put a macro at the SDK's root.
+#[test]
+fn the_protocol_reads_the_same_as_a_crate_and_as_the_sdks_module() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../protocol/src");
+    let files = sources(&root);
+    assert!(files.contains_key("errors"), "{:?}", files.keys());
+    let mut found = Vec::new();
+    for (module, text) in &files {
+        for (n, line) in code(text).lines().enumerate() {
+            for word in ["crate::", "$crate", "macro_export"] {
+                if line.contains(word) {
+                    found.push(format!("{module} (line {} of its code): {word}", n + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}

@@ -2,8 +2,9 @@
 //! answers with, in one place. The SDK passes them through to the caller as `code`.
 
 /// Declares each code once: the constant, its doc comment, and its entry in `ALL` (the SDK's
-/// own codes in `core::codes` are declared the same way).
-#[macro_export]
+/// own codes in `core::codes` are declared the same way: textual scope, `#[macro_use]` on the
+/// modules, never `#[macro_export]`, which would put it at the root of whichever crate includes
+/// these files).
 macro_rules! codes {
     ($($(#[doc = $doc:literal])+ $name:ident = $text:literal;)+) => {
         $($(#[doc = $doc])+ pub const $name: &str = $text;)+

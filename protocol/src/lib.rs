@@ -41,6 +41,7 @@ macro_rules! named {
 
 mod auth;
 pub mod cluster;
+#[macro_use]
 pub mod errors;
 pub mod json;
 

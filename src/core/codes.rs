@@ -2,7 +2,7 @@
 //! when the server gave none. With the server's codes (`protocol::errors`) they form the one list
 //! the `.d.ts` types as `ErrorCode`; no code is in both.
 
-crate::codes! {
+codes! {
     /// No answer: offline, DNS, a refused connection or CORS.
     NETWORK = "network";
     /// No answer within the request timeout.

@@ -467,6 +467,23 @@ fn sign_out_notifies_server_then_handlers_then_clears_keys() {
 }
 
 #[test]
+fn a_sign_out_leaves_the_session_another_tab_stored_while_its_handlers_ran() {
+    let (h, _) = logged_in();
+    let storage = h.storage.clone();
+    let newer = jwt("globex", &["manager"]);
+    let stored = newer.clone();
+    h.session.hooks().sign_out.register(Rc::new(move |_| {
+        // Another tab's login lands while this tab's handlers run.
+        storage.set(keys::AUTH, &stored).unwrap();
+        storage.set(keys::REFRESH, "the-other-tabs-refresh").unwrap();
+        Box::pin(async { Ok(()) })
+    }));
+    block_on(h.session.sign_out(super::hooks::SignOutReason::RefreshRejected));
+    assert_eq!(h.storage.get(keys::AUTH), Some(newer));
+    assert_eq!(h.storage.get(keys::REFRESH).as_deref(), Some("the-other-tabs-refresh"));
+}
+
+#[test]
 fn sign_out_without_token_sends_nothing_and_still_runs_handlers() {
     let h = harness(|_| panic!("no request expected"));
     record_hooks(&h);

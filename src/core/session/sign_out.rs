@@ -62,11 +62,15 @@ impl Session {
         if told {
             // The handlers have run: the session's document headers end now, not at the
             // server's bound (a failure here leaves them to that bound).
-            let _ = self.send(LOGOUT.method, LOGOUT.path, body(true), token).await;
+            let _ = self.send(LOGOUT.method, LOGOUT.path, body(true), token.clone()).await;
         }
         self.forget_session();
-        for key in keys::SESSION_KEYS {
-            self.storage().remove(key);
+        // Only this session's keys: another tab's login while the handlers ran stored a new
+        // session, which this sign-out must not end.
+        if self.stored_token().map(|(t, _)| t) == token {
+            for key in keys::SESSION_KEYS {
+                self.storage().remove(key);
+            }
         }
         self.notify_changed();
         self.0.ended.run(&event, self.hook_context()).await;

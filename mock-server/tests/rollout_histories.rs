@@ -402,7 +402,9 @@ impl Fleet {
     }
 
     async fn put_order(&self, headers: &serde_json::Map<String, Value>, db: &str, id: &str) -> StatusCode {
-        let mut req = self.s().client.put(format!("{}/docdb/{db}/{id}", self.s().base));
+        // One replica for the whole request (each call of `s()` moves on to the next).
+        let s = self.s();
+        let mut req = s.client.put(format!("{}/docdb/{db}/{id}", s.base));
         for (k, v) in headers {
             req = req.header(k, v.as_str().unwrap_or_default());
         }
@@ -420,7 +422,8 @@ impl Fleet {
         }
         for (tenant, db, id) in &self.orders {
             for (reader, headers) in readers.iter().enumerate() {
-                let mut req = self.s().client.get(format!("{}/docdb/{db}/{id}", self.s().base));
+                let s = self.s();
+                let mut req = s.client.get(format!("{}/docdb/{db}/{id}", s.base));
                 for (k, v) in headers {
                     req = req.header(k, v.as_str().unwrap_or_default());
                 }

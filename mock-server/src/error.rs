@@ -284,6 +284,29 @@ impl From<crate::rolling::RollingError> for AppError {
     }
 }
 
+impl From<crate::auth::errors::AuthError> for AppError {
+    fn from(e: crate::auth::errors::AuthError) -> Self {
+        use crate::auth::errors::{wait_secs, AuthError as A};
+        let message = e.to_string();
+        match e {
+            A::MissingCredentials => AppError::bad_request(message),
+            A::InvalidCredentials => AppError::Unauthorized(code::INVALID_CREDENTIALS, message),
+            A::AccountThrottled { wait_ms } => {
+                AppError::TooMany { code: code::ACCOUNT_THROTTLED, message, retry_after_secs: Some(wait_secs(wait_ms)) }
+            }
+            A::UnknownRefreshToken | A::UserGone => AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, message),
+            A::RefreshTokenRevoked => AppError::Unauthorized(code::REFRESH_TOKEN_REVOKED, message),
+            A::RefreshTokenExpired => AppError::Unauthorized(code::REFRESH_TOKEN_EXPIRED, message),
+            A::DeviceProofRequired => AppError::Unauthorized(code::DEVICE_PROOF_REQUIRED, message),
+            A::RefreshTokenReused => AppError::Unauthorized(code::REFRESH_TOKEN_REUSED, message),
+            A::RefreshTokenReplayed => AppError::Unauthorized(code::REFRESH_TOKEN_REPLAYED, message),
+            A::SessionNotLive => AppError::Unauthorized(code::SESSION_ENDED, message),
+            A::Token(e) => e.into(),
+            A::Store(e) => e.into(),
+        }
+    }
+}
+
 impl From<crate::auth::jwt::JwtError> for AppError {
     fn from(e: crate::auth::jwt::JwtError) -> Self {
         use crate::auth::jwt::JwtError;

@@ -161,6 +161,11 @@ fn follow_replicas(
 }
 
 impl AppState {
+    /// What the session rules issue credentials with.
+    pub fn issuer(&self) -> crate::auth::issue::Issuer<'_> {
+        crate::auth::issue::Issuer { tokens: &self.tokens, settings: &self.settings }
+    }
+
     /// Sessions this process ended, once the transaction that ended them has committed: refused
     /// here at once; on PostgreSQL every replica also hears it from the store's notification.
     pub fn sessions_ended(&self, sessions: &[String]) {

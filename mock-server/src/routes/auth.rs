@@ -1,33 +1,32 @@
-//! Session routes: login (password and Google mock), refresh with rotation and reuse
-//! detection, registration, logout, and the mock-only company switch.
+//! Session routes: login (password and Google mock), refresh, registration, logout, and the
+//! mock-only company switch. The session rules (sign-in and the account's lock, rotation and
+//! reuse, the sign-out window) are `auth/`'s; these handlers read the request, run them in a
+//! transaction and answer.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
+use protocol::errors as code;
 use protocol::ops::audit as actions;
 use protocol::records::{NewCompany, NewUserRequest, SignedUp, UserAnswer};
 use protocol::routes;
-use protocol::routes::Call;
 use protocol::{
-    ActiveCompany, AuthResponse, DeviceNonce, DeviceProof, GoogleLoginRequest, LoginRequest, LogoutRequest,
-    LogoutScope, OkBody, RefreshRequest,
+    ActiveCompany, AuthResponse, DeviceNonce, GoogleLoginRequest, LoginRequest, LogoutRequest, OkBody, RefreshRequest,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::auth::device_keys;
+use crate::auth::errors::AuthError;
 use crate::auth::passwords::{self, Checked};
-use crate::auth::secrets::{docdb_headers, random_id, random_token, token_hash};
-use crate::auth::throttle;
+use crate::auth::refresh::{self, Outcome};
+use crate::auth::secrets::random_id;
+use crate::auth::{device_keys, sign_in, sign_out};
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser, ClientIp, SignedUser};
 use crate::seed;
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
-use crate::store::refresh_tokens::SessionState;
-use crate::store::users::User;
-use crate::store::{devices, login_failures, refresh_tokens, users};
-use protocol::errors as code;
+use crate::store::users::{self, User};
 
 pub const GOOGLE_PREFIX: &str = "mock-google:";
 
@@ -49,168 +48,38 @@ pub fn router() -> Router<AppState> {
         .route("/auth/company", post(switch_company))
 }
 
-fn bad_credentials() -> AppError {
-    AppError::Unauthorized(code::INVALID_CREDENTIALS, "wrong user name or password".into())
-}
-
-/// A new refresh token in `family` and an access token for the user's active company.
-fn issue(state: &AppState, tx: &crate::store::sql::Connection, user: &User, family: &str) -> AppResult<AuthResponse> {
-    let now = state.clock.now_ms();
-    let refresh = random_token();
-    let ttl = state.settings.refresh_token_ttl_secs;
-    refresh_tokens::insert(tx, &token_hash(&refresh), family, &user.id, now + ttl as i64 * 1000, now)?;
-    let token = state.tokens.issue(&user.id, &user.company_id, &user.roles, family, now.div_euclid(1000))?;
-    Ok(AuthResponse {
-        token,
-        expires_in: state.tokens.access_ttl_secs,
-        refresh_token: refresh,
-        refresh_expires_in: ttl,
-        docdb_headers: Some(docdb_headers(&state.tokens.docdb_key, &user.id, &user.company_id, &user.roles, family)),
-    })
-}
-
-/// A new session of `user`; on `device` (its `deviceInfo.id`) when that is a device the user
-/// registered, so that deleting the device ends the session.
-fn start_session(state: &AppState, user: Option<User>, device: Option<&str>) -> AppResult<Json<AuthResponse>> {
-    let user = user.ok_or_else(bad_credentials)?;
-    let now = state.clock.now_ms();
-    // A new family: nothing another transaction touches.
-    state
-        .store
-        .shared_tx(|tx| {
-            let family = random_id("sess");
-            if let Some(device) = device {
-                if devices::by_id(tx, device)?.is_some_and(|d| d.user_id == user.id) {
-                    devices::link_session(tx, device, &family, now)?;
-                }
-            }
-            issue(state, tx, &user, &family)
-        })
-        .map(Json)
-}
-
 /// `POST /auth/device-nonce`: what a device signs to prove it holds its key (`auth::device_keys`).
 async fn device_nonce(State(state): State<AppState>) -> Json<DeviceNonce> {
     Json(DeviceNonce { nonce: device_keys::nonce(&state.tokens.docdb_key, state.clock.now_ms()) })
 }
 
-/// Whether `proof` is a proof for `route` by one of `keys`, over a fresh nonce of this server
-/// never used before; the nonce is spent by it.
-fn proven(
-    state: &AppState,
-    tx: &crate::store::sql::Connection,
-    keys: &[String],
-    proof: Option<&DeviceProof>,
-    route: Call,
-) -> AppResult<bool> {
-    let Some(proof) = proof else { return Ok(false) };
-    let now = state.clock.now_ms();
-    if !device_keys::nonce_fresh(&state.tokens.docdb_key, &proof.nonce, now)
-        || !keys.iter().any(|key| device_keys::signed_by(key, route.method.as_str(), route.path, proof))
-    {
-        return Ok(false);
-    }
-    Ok(devices::spend_nonce(tx, &proof.nonce, now.saturating_add(device_keys::NONCE_TTL_MS), now)?)
-}
-
-/// A proof that was presented but not taken is spent all the same: it is good for one request,
-/// whatever that request was, so a proof sent on another user's sign-in or on an unbound
-/// session's refresh cannot be kept for later.
-fn spend_unused(state: &AppState, tx: &crate::store::sql::Connection, proof: Option<&DeviceProof>) -> AppResult<()> {
-    let now = state.clock.now_ms();
-    if let Some(proof) = proof.filter(|p| device_keys::nonce_fresh(&state.tokens.docdb_key, &p.nonce, now)) {
-        devices::spend_nonce(tx, &proof.nonce, now.saturating_add(device_keys::NONCE_TTL_MS), now)?;
-    }
-    Ok(())
-}
-
+/// A sign-in by password (`auth::sign_in`): the password is checked off the async workers.
 async fn login(
     State(state): State<AppState>,
     ip: ClientIp,
     ApiJson(req): ApiJson<LoginRequest>,
 ) -> AppResult<Json<AuthResponse>> {
-    if req.username.is_empty() || req.password.is_empty() {
-        return Err(AppError::bad_request("username and password are required"));
-    }
+    sign_in::credentials_given(&req)?;
     let now = state.clock.now_ms();
-    let device = req.device_info.get("id").and_then(Value::as_str);
-    let (user, failed_before, locked_until, on_device, proved) = state.store.shared_tx(|tx| {
-        let user = users::by_username(tx, &req.username)?;
-        // A device of the user that proves it holds its key, and has signed in with it before,
-        // is never locked out of its own account; its id alone (which listings show) earns
-        // nothing, nor a key added with an access token alone.
-        let (mut known, mut proved, mut exempt) = (false, false, false);
-        if let (Some(u), Some(id)) = (&user, device) {
-            known = devices::by_id(tx, id)?.is_some_and(|d| d.user_id == u.id);
-            if let Some(key) = devices::key_of(tx, id)?.filter(|_| known) {
-                proved = proven(&state, tx, &[key], req.device_proof.as_ref(), routes::LOGIN)?;
-                exempt = proved && devices::signed_in_with_key(tx, id)?;
-                // The session runs on a keyed device (its refresh bound to the key) only when proven.
-                known = proved;
-            }
-        }
-        if !proved {
-            spend_unused(&state, tx, req.device_proof.as_ref())?;
-        }
-        let failures = login_failures::get(tx, &req.username)?;
-        Ok((user, failures.is_some(), failures.map(|(_, until)| until).filter(|_| !exempt), known, proved))
-    })?;
-    if let Some(until) = locked_until.filter(|until| *until > now) {
-        return Err(account_throttled(until - now));
-    }
+    let gate = state.store.shared_transaction(|tx| sign_in::gate(tx, &state.tokens.docdb_key, &req, now))?;
+    gate.open(now)?;
     // Checked even for an unknown user (against a decoy): same work, same answer.
-    let stored = user.as_ref().map(|u| u.password_hash.clone());
+    let stored = gate.user.as_ref().map(|u| u.password_hash.clone());
     let (username, password) = (req.username.clone(), req.password.clone());
     let checked = state.hashing.run(move || passwords::check(stored.as_deref(), &username, &password)).await?;
-    let Some(user) = user.filter(|_| checked.ok()) else {
-        sign_in_failed(&state, &req.username, ip)?;
-        return Err(bad_credentials());
+    let Some(user) = gate.user.as_ref().filter(|_| checked.ok()) else {
+        state.store.shared_transaction(|tx| sign_in::failed(tx, &state.settings, &req.username, ip.0, now))?;
+        return Err(AuthError::InvalidCredentials.into());
     };
-    if failed_before {
-        login_failures::clear(&state.store.lock()?, &user.username)?;
-    }
-    if let Some(id) = device.filter(|_| proved) {
-        devices::mark_signed_in_with_key(&state.store.lock()?, id, now)?;
-    }
+    let device = sign_in::device_of(&req);
+    sign_in::succeeded(&state.store.lock()?, &gate, user, device, now)?;
     if checked == Checked::ValidLegacy {
         let password = req.password.clone();
         let rehashed = state.hashing.run(move || passwords::hash(&password)).await?;
         users::set_password_hash(&state.store.lock()?, &user.id, &rehashed)?;
     }
-    start_session(&state, Some(user), device.filter(|_| on_device))
-}
-
-fn account_throttled(wait_ms: i64) -> AppError {
-    let secs = u64::try_from(wait_ms.saturating_add(999) / 1000).unwrap_or(1).max(1);
-    AppError::TooMany {
-        code: code::ACCOUNT_THROTTLED,
-        message: format!(
-            "too many failed sign-ins for this account; try again in {secs} s, or sign in on a device you used before"
-        ),
-        retry_after_secs: Some(secs),
-    }
-}
-
-/// Counts a failed sign-in of `username`; past the free failures it locks the account for a
-/// while (`auth::throttle`), which the audit log records.
-fn sign_in_failed(state: &AppState, username: &str, ip: ClientIp) -> AppResult<()> {
-    let now = state.clock.now_ms();
-    let settings = &state.settings;
-    state.store.shared_tx(|tx| {
-        let failures = login_failures::failed(tx, username, now)?;
-        let secs =
-            throttle::lock_secs(failures, settings.auth_account_free_failures, settings.auth_account_lock_max_secs);
-        if secs > 0 {
-            let until = now.saturating_add(i64::try_from(secs.saturating_mul(1000)).unwrap_or(i64::MAX));
-            login_failures::lock(tx, username, until)?;
-            let company_id = users::by_username(tx, username)?.map(|u| u.record.company_id);
-            let detail =
-                json!({"username": username, "companyId": company_id, "failures": failures, "lockedForSecs": secs});
-            audit::record(tx, &Actor { id: "anonymous".into(), ip: ip.0 }, actions::ACCOUNT_THROTTLED, detail, now)?;
-            tracing::warn!(failures, secs, "sign-ins of one account throttled");
-        }
-        Ok(())
-    })
+    let device = device.filter(|_| gate.on_device);
+    Ok(Json(state.store.shared_transaction(|tx| state.issuer().start(tx, user, device, now))?))
 }
 
 async fn login_with_google(
@@ -223,86 +92,24 @@ async fn login_with_google(
             format!("the identity provider did not vouch for this credential (expected {GOOGLE_PREFIX}<username>)"),
         )
     })?;
-    let user = users::by_username(&state.store.lock()?, username)?;
-    start_session(&state, user, None)
+    let user = users::by_username(&state.store.lock()?, username)?.ok_or(AuthError::InvalidCredentials)?;
+    let now = state.clock.now_ms();
+    Ok(Json(state.store.shared_transaction(|tx| state.issuer().start(tx, &user, None, now))?))
 }
 
-enum RefreshOutcome {
-    Issued(AuthResponse),
-    /// The family that was revoked for it.
-    Reused(String),
-    /// A second replay inside the grace window: refused, the family kept.
-    Replayed,
-}
-
+/// Rotation and reuse (`auth::refresh`).
 async fn refresh(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<RefreshRequest>,
 ) -> AppResult<Json<AuthResponse>> {
     let now = state.clock.now_ms();
-    let hash = token_hash(&req.refresh_token);
-    // The family's revocation must commit even though the answer is an error: decide inside,
-    // answer outside.
-    let outcome = state.store.shared_tx(|tx| {
-        let unknown = || AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "unknown refresh token".into());
-        // The token's family is this transaction's alone from here; the token is read under its lock.
-        refresh_tokens::lock_family_of(tx, &hash)?;
-        let rt = refresh_tokens::find(tx, &hash)?.ok_or_else(unknown)?;
-        if rt.revoked_at.is_some() {
-            return Err(AppError::Unauthorized(
-                code::REFRESH_TOKEN_REVOKED,
-                "this session has ended; log in again".into(),
-            ));
-        }
-        if rt.expires_at <= now {
-            return Err(AppError::Unauthorized(
-                code::REFRESH_TOKEN_EXPIRED,
-                "the refresh token has expired; log in again".into(),
-            ));
-        }
-        // A session on a device with a key is bound to it: its refresh token, copied elsewhere,
-        // is refused, and refused before the reuse rule, so a copy cannot end the session either.
-        let keys = devices::keys_of_session(tx, &rt.family_id)?;
-        if keys.is_empty() {
-            spend_unused(&state, tx, req.device_proof.as_ref())?;
-        } else if !proven(&state, tx, &keys, req.device_proof.as_ref(), routes::REFRESH)? {
-            return Err(AppError::Unauthorized(
-                code::DEVICE_PROOF_REQUIRED,
-                "this session is bound to its device's key: a refresh needs a valid proof from that device".into(),
-            ));
-        }
-        if let Some(used_at) = rt.used_at {
-            let grace_ms =
-                i64::try_from(state.settings.refresh_reuse_grace_secs).unwrap_or(i64::MAX).saturating_mul(1000);
-            if grace_ms == 0 || now.saturating_sub(used_at) > grace_ms {
-                refresh_tokens::revoke_family(tx, &rt.family_id, now)?;
-                tracing::warn!(family = %rt.family_id, "refresh token reused after the grace window: family revoked");
-                return Ok(RefreshOutcome::Reused(rt.family_id));
-            }
-            // Inside the window a racing tab gets one successor, a replaying thief no more.
-            if !refresh_tokens::first_replay(tx, &hash, now, grace_ms)? {
-                return Ok(RefreshOutcome::Replayed);
-            }
-        }
-        refresh_tokens::mark_used(tx, &hash, now)?;
-        let user = rt
-            .holder
-            .ok_or_else(|| AppError::Unauthorized(code::INVALID_REFRESH_TOKEN, "the user no longer exists".into()))?;
-        issue(&state, tx, &user, &rt.family_id).map(RefreshOutcome::Issued)
-    })?;
-    match outcome {
-        RefreshOutcome::Issued(auth) => Ok(Json(auth)),
-        RefreshOutcome::Reused(family) => {
+    match state.store.shared_transaction(|tx| refresh::rotate(tx, state.issuer(), &req, now))? {
+        Outcome::Issued(auth) => Ok(Json(auth)),
+        Outcome::Reused(family) => {
             state.sessions_ended(&[family]);
-            Err(AppError::Unauthorized(
-                code::REFRESH_TOKEN_REUSED,
-                "this refresh token was already used; the whole session is revoked".into(),
-            ))
+            Err(AuthError::RefreshTokenReused.into())
         }
-        RefreshOutcome::Replayed => Err(AppError::Unauthorized(
-            code::REFRESH_TOKEN_REPLAYED,
-            "this refresh token was already used and replayed once; use the newest refresh token".into(),
-        )),
+        Outcome::Replayed => Err(AuthError::RefreshTokenReplayed.into()),
     }
 }
 
@@ -428,55 +235,14 @@ async fn sign_up(
     Ok((StatusCode::CREATED, Json(SignedUp { user: user.record, company: NewCompany { id: company_id, name } })))
 }
 
-/// Accepts an expired token: ending a session must not need a fresh one. The first call ends the
-/// session's refresh at once, and opens its sign-out window: the access token and the document
-/// headers keep working for the sign-out's handlers (a device status, a final replication) until
-/// a call with `complete` or `SIGN_OUT_GRACE_SECS`, whichever comes first. With `scope`
-/// `others` the user's other sessions end at once (as a deleted device's do) and this one goes
-/// on; with `global`, those and this one; either needs a live session (its token may have
-/// expired, as for any logout; an ended or signing-out session's is refused).
+/// Accepts an expired token: ending a session must not need a fresh one (`auth::sign_out`).
 async fn logout(
     State(state): State<AppState>,
     SignedUser(claims): SignedUser,
     ApiJson(req): ApiJson<LogoutRequest>,
 ) -> AppResult<Json<OkBody>> {
     let now = state.clock.now_ms();
-    let window_ms = i64::try_from(state.settings.sign_out_grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
-    let this = claims.sid.clone().filter(|_| req.scope != LogoutScope::Others);
-    let mut ended = state.store.tx(|tx| {
-        let mut others = Vec::new();
-        // The completion call ends nothing more: the first call ended the others.
-        if req.scope != LogoutScope::Local && !req.complete {
-            let live = match &claims.sid {
-                Some(sid) => refresh_tokens::session_state(tx, sid, now)? == SessionState::Live,
-                None => false,
-            };
-            if !live {
-                return Err(AppError::Unauthorized(
-                    code::SESSION_ENDED,
-                    "ending the user's other sessions needs a live session; log in again".into(),
-                ));
-            }
-            others = refresh_tokens::sessions_of_user(tx, &claims.user_id, now)?;
-            others.retain(|s| Some(s) != claims.sid.as_ref());
-            refresh_tokens::end_now(tx, &others, now)?;
-        }
-        if req.scope == LogoutScope::Others {
-            return Ok(others);
-        }
-        match &this {
-            Some(sid) if req.complete => refresh_tokens::signed_out(tx, sid, now)?,
-            Some(sid) => refresh_tokens::signing_out(tx, sid, now, now.saturating_add(window_ms))?,
-            None => {}
-        }
-        if let Some(device_id) = &req.device_id {
-            if devices::by_id(tx, device_id)?.is_some_and(|d| d.user_id == claims.user_id) {
-                devices::set_online(tx, device_id, false, now)?;
-            }
-        }
-        Ok(others)
-    })?;
-    ended.extend(this);
+    let ended = state.store.transaction(|tx| sign_out::logout(tx, &state.settings, &claims, &req, now))?;
     state.sessions_ended(&ended);
     Ok(Json(OkBody { ok: true }))
 }

@@ -82,6 +82,10 @@ pub fn app(state: AppState) -> Router {
     if state.settings.test_controls {
         router = router.merge(routes::mock::router());
     }
+    // Every route's row authorises it, once the router matched it and before its handler; inside
+    // the CORS layer, so a refusal reaches a browser as the error body. (The document routes are
+    // merged below with their own CORS: their credential is the proxy's to read.)
+    router = router.route_layer(middleware::from_fn_with_state(state.clone(), routes::table::authorize));
     for (at, dir) in [("/pkg", &state.static_dirs.pkg), ("/vendor", &state.static_dirs.vendor)] {
         if let Some(dir) = dir {
             router = router.nest_service(at, ServeDir::new(dir).fallback(not_found.into_service()));

@@ -104,7 +104,15 @@ pub fn verify_access(state: &AppState, token: &str) -> Result<Access, AppError> 
 /// old session must not need a fresh one).
 pub struct SignedUser(pub JwtClaims);
 
-fn bearer(parts: &Parts) -> Result<&str, AppError> {
+/// A token the routes' authorisation (`routes::table`) checked: `live`, by `verify_access`;
+/// else signed, expired or not. The handler's extractor takes it instead of checking again.
+#[derive(Clone)]
+pub struct Verified {
+    pub claims: JwtClaims,
+    pub live: bool,
+}
+
+pub fn bearer(parts: &Parts) -> Result<&str, AppError> {
     let header = parts.headers.get(axum::http::header::AUTHORIZATION).ok_or_else(|| {
         AppError::Unauthorized(code::MISSING_TOKEN, "this route needs Authorization: Bearer <token>".into())
     })?;
@@ -123,6 +131,9 @@ impl FromRequestParts<AppState> for AuthUser {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        if let Some(Verified { claims, live: true }) = parts.extensions.get::<Verified>() {
+            return Ok(AuthUser(claims.clone()));
+        }
         Ok(AuthUser(verify_access(state, bearer(parts)?)?.claims))
     }
 }
@@ -131,6 +142,9 @@ impl FromRequestParts<AppState> for SignedUser {
     type Rejection = AppError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        if let Some(Verified { claims, .. }) = parts.extensions.get::<Verified>() {
+            return Ok(SignedUser(claims.clone()));
+        }
         let token = bearer(parts)?;
         Ok(SignedUser(state.tokens.verify(token, state.clock.now_secs(), false)?))
     }
@@ -157,16 +171,6 @@ impl AuthUser {
     /// Whether the SDK's default permission map lets the caller's roles do `action`.
     pub fn may(&self, action: &str) -> bool {
         protocol::permissions::PermissionMap::default().allows(action, &self.0.roles)
-    }
-
-    /// 403 unless the SDK's default permission map lets the caller's roles do `action`: the
-    /// server's role checks and `hasPermission` are one map.
-    pub fn require_action(&self, action: &str) -> Result<(), AppError> {
-        if self.may(action) {
-            Ok(())
-        } else {
-            Err(AppError::Forbidden(format!("this needs the permission {action}")))
-        }
     }
 
     /// 403 unless the caller holds one of `roles`.

@@ -174,7 +174,7 @@ async fn a_real_prometheus_tells_what_the_console_tells() {
     assert!(started > 0.0 && started <= now, "started {started}, now {now}");
     assert_eq!(p.value("sum(rolling_alarms_open)").await, Some(0.0));
     assert_eq!(p.value("bootstrap_duration_seconds_count{database=\"core\"}").await, Some(1.0));
-    assert_eq!(p.value("http_requests_total{route=\"PUT /docdb/{db}/{doc_id}\",outcome=\"ok\"}").await, Some(2.0));
+    assert_eq!(p.value("http_requests_total{route=\"PUT /docdb/{db}/{*rest}\",outcome=\"ok\"}").await, Some(2.0));
     assert_eq!(p.value("session_logins_total{provider=\"password\",outcome=\"invalid_credentials\"}").await, Some(1.0));
     assert_eq!(p.value("session_devices_registered_total{outcome=\"ok\"}").await, Some(1.0));
     assert_eq!(p.value("realtime_handshakes_total{outcome=\"ok\"}").await, Some(1.0));

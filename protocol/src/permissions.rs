@@ -21,6 +21,10 @@ pub const ROLLING_DB_REWARM: &str = "rollingDb:rewarm";
 pub const ROLLING_DB_FORCE: &str = "rollingDb:force";
 /// Releasing a held (restored) day database to the drop: in no role's list, so `sys_admin` alone.
 pub const ROLLING_DB_RELEASE: &str = "rollingDb:release";
+/// Deleting a company (one with nothing left in it): in no role's list, so `sys_admin` alone.
+pub const COMPANIES_DELETE: &str = "companies:delete";
+/// Deleting a user (its sessions end first): in no role's list, so `sys_admin` alone.
+pub const USERS_DELETE: &str = "users:delete";
 
 /// The default map (docs/sdk.md, `hasPermission`), action → roles. The mock server authorises its routes by this
 /// same map, so `hasPermission` and the server never disagree.

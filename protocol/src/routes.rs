@@ -1,11 +1,17 @@
-//! Every route the SDK calls, as the server declares it: the method and the path template, with
-//! `{name}` standing for one plain path segment (the server's router reads the same template).
-//! The SDK fills the templates ([`fill`]); the mock server routes them; its route-agreement test
-//! walks [`CLIENT_CALLS`] against its router, so a path written on one side only cannot pass.
+//! Every route of the server, one row each: the method, the path template (`{name}` standing for
+//! one plain path segment, the server's router reads the same template) and who may call it.
+//! The SDK fills the templates ([`fill`]); the mock server registers its handlers from the rows
+//! and authorises every request by its row's [`Access`] in one layer; its route-agreement test
+//! walks [`ROUTES`] against its router, so a path written on one side only cannot pass.
 
+// The access column is the server's; the SDK's module compiles the rows without it.
+#[cfg(not(target_arch = "wasm32"))]
+use super::permissions::*;
+#[cfg(not(target_arch = "wasm32"))]
+use Access::*;
 use Method::*;
 
-/// The HTTP methods the SDK sends.
+/// The HTTP methods of the routes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// `GET`.
@@ -18,6 +24,9 @@ pub enum Method {
     Patch,
     /// `DELETE`.
     Delete,
+    /// Every method: the document proxy passes them on to the engine (the server's alone).
+    #[cfg(not(target_arch = "wasm32"))]
+    Any,
 }
 
 impl Method {
@@ -29,110 +38,154 @@ impl Method {
             Method::Put => "PUT",
             Method::Patch => "PATCH",
             Method::Delete => "DELETE",
+            #[cfg(not(target_arch = "wasm32"))]
+            Method::Any => "*",
         }
     }
 }
 
-/// One route: its method and its path template.
+/// Who may call a route. The server checks it before the handler runs; what a caller then sees
+/// (its own records, its company's) is the handler's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone: signing in and up, health, a device's nonce.
+    Public,
+    /// A live access token.
+    Token,
+    /// A session's access token, expired or not (ending a session must not need a fresh one).
+    AnyToken,
+    /// A live access token whose roles the permission map lets do this action.
+    Action(&'static str),
+    /// A live access token or the session's document headers (`X-Docdb-*`); the proxy decides
+    /// per database what they open.
+    Docdb,
+    /// A live access token in the socket's first frame (`sdk:init`): a browser's WebSocket sends
+    /// no header of its own.
+    FirstFrame,
+}
+
+/// One route: its method, its path template and who may call it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Call {
     /// The HTTP method.
     pub method: Method,
     /// The path, `{name}` for each id segment; a query is appended by the caller.
     pub path: &'static str,
+    /// Who may call it: the server's to check, so not compiled into the SDK's module.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub access: Access,
 }
 
-/// Declares each route once: the constant, its doc comment, and its entry in [`CLIENT_CALLS`]
-/// (as the error codes build their list).
+/// Declares each route once: the constant, its doc comment, and its entry in [`ROUTES`] (as the
+/// error codes build their list).
 macro_rules! calls {
-    ($($(#[doc = $doc:literal])+ $name:ident = $method:ident $path:literal;)+) => {
-        $($(#[doc = $doc])+ pub const $name: Call = Call { method: $method, path: $path };)+
-        /// Every route the SDK (and the demo console, for re-warm and releasing a held day)
-        /// calls: the route-agreement test's list.
-        pub const CLIENT_CALLS: &[Call] = &[$($name),+];
+    ($($(#[$meta:meta])+ $name:ident = $method:ident $path:literal, $access:expr;)+) => {
+        $($(#[$meta])+ pub const $name: Call = Call {
+            method: $method,
+            path: $path,
+            #[cfg(not(target_arch = "wasm32"))]
+            access: $access,
+        };)+
+        /// Every route of the server, each with its row: what the server registers and
+        /// authorises, and the route-agreement test's list.
+        #[cfg(not(target_arch = "wasm32"))]
+        pub const ROUTES: &[Call] = &[$($name),+];
     };
 }
 
 calls! {
     /// `POST /auth`: log in with username and password.
-    LOGIN = Post "/auth";
+    LOGIN = Post "/auth", Public;
     /// `POST /auth/google`: log in with a Google credential.
-    LOGIN_GOOGLE = Post "/auth/google";
+    LOGIN_GOOGLE = Post "/auth/google", Public;
     /// `POST /auth/refresh`: spend a refresh token (the SDK's `refreshPath` default).
-    REFRESH = Post "/auth/refresh";
+    REFRESH = Post "/auth/refresh", Public;
     /// `POST /auth/register`: sign up.
-    REGISTER = Post "/auth/register";
+    REGISTER = Post "/auth/register", Public;
     /// `POST /register-user`: a manager creates a user.
-    CREATE_USER = Post "/register-user";
+    CREATE_USER = Post "/register-user", Token;
     /// `POST /auth/logout`.
-    LOGOUT = Post "/auth/logout";
+    LOGOUT = Post "/auth/logout", AnyToken;
+    /// `POST /auth/company`: a multi-company user picks the company its next refresh carries
+    /// (the mock's; the SDK does not wrap it).
+    SWITCH_COMPANY = Post "/auth/company", Token;
     /// `POST /auth/device-nonce`: a nonce for a device's proof of its key.
-    DEVICE_NONCE = Post "/auth/device-nonce";
+    DEVICE_NONCE = Post "/auth/device-nonce", Public;
     /// `POST /auth/connect`: register the device.
-    CONNECT = Post "/auth/connect";
+    CONNECT = Post "/auth/connect", Token;
     /// `PUT /auth/status`: the device's online status.
-    STATUS = Put "/auth/status";
+    STATUS = Put "/auth/status", Token;
     /// `GET /bootstrap?database=`: a catalogue snapshot.
-    BOOTSTRAP = Get "/bootstrap";
+    BOOTSTRAP = Get "/bootstrap", Token;
     /// `GET /realtime`: the WebSocket (the upgrade request).
-    REALTIME = Get "/realtime";
+    REALTIME = Get "/realtime", FirstFrame;
     /// `GET /health`.
-    HEALTH = Get "/health";
+    HEALTH = Get "/health", Public;
     /// `GET /devices`.
-    DEVICES = Get "/devices";
+    DEVICES = Get "/devices", Token;
     /// `POST /devices`.
-    ADD_DEVICE = Post "/devices";
+    ADD_DEVICE = Post "/devices", Token;
     /// `DELETE /devices/{id}`.
-    DELETE_DEVICE = Delete "/devices/{id}";
+    DELETE_DEVICE = Delete "/devices/{id}", Token;
     /// `GET /companies`.
-    COMPANIES = Get "/companies";
+    COMPANIES = Get "/companies", Token;
     /// `GET /companies/{id}`.
-    COMPANY = Get "/companies/{id}";
+    COMPANY = Get "/companies/{id}", Token;
     /// `PATCH /companies/{id}`.
-    UPDATE_COMPANY = Patch "/companies/{id}";
+    UPDATE_COMPANY = Patch "/companies/{id}", Token;
     /// `DELETE /companies/{id}`.
-    DELETE_COMPANY = Delete "/companies/{id}";
+    DELETE_COMPANY = Delete "/companies/{id}", Action(COMPANIES_DELETE);
     /// `PATCH /companies/{company_id}/sales/{sale_id}/payment-reference`.
-    PAYMENT_REFERENCE = Patch "/companies/{company_id}/sales/{sale_id}/payment-reference";
+    PAYMENT_REFERENCE = Patch "/companies/{company_id}/sales/{sale_id}/payment-reference", Token;
     /// `GET /users`.
-    USERS = Get "/users";
+    USERS = Get "/users", Token;
     /// `GET /users/me`.
-    ME = Get "/users/me";
+    ME = Get "/users/me", Token;
     /// `PATCH /users/{id}`.
-    UPDATE_USER = Patch "/users/{id}";
+    UPDATE_USER = Patch "/users/{id}", Token;
     /// `DELETE /users/{id}`.
-    DELETE_USER = Delete "/users/{id}";
+    DELETE_USER = Delete "/users/{id}", Action(USERS_DELETE);
     /// `GET /admin/rolling-db/cluster`.
-    CLUSTER = Get "/admin/rolling-db/cluster";
+    CLUSTER = Get "/admin/rolling-db/cluster", Action(ROLLING_DB_READ);
     /// `GET /admin/rolling-db/tenants`.
-    TENANTS = Get "/admin/rolling-db/tenants";
+    TENANTS = Get "/admin/rolling-db/tenants", Action(ROLLING_DB_READ);
     /// `GET /admin/rolling-db/tenants/{id}/reconciliation`.
-    RECONCILIATION = Get "/admin/rolling-db/tenants/{id}/reconciliation";
+    RECONCILIATION = Get "/admin/rolling-db/tenants/{id}/reconciliation", Action(ROLLING_DB_READ);
     /// `GET /admin/rolling-db/tenants/{id}/cleanup-candidates`.
-    CLEANUP_CANDIDATES = Get "/admin/rolling-db/tenants/{id}/cleanup-candidates";
+    CLEANUP_CANDIDATES = Get "/admin/rolling-db/tenants/{id}/cleanup-candidates", Action(ROLLING_DB_READ);
     /// `GET /admin/rolling-db/tenants/{id}/topology`.
-    TOPOLOGY = Get "/admin/rolling-db/tenants/{id}/topology";
+    TOPOLOGY = Get "/admin/rolling-db/tenants/{id}/topology", Action(ROLLING_DB_READ);
     /// `GET /admin/rolling-db/tenants/{id}/preflight`.
-    PREFLIGHT = Get "/admin/rolling-db/tenants/{id}/preflight";
+    PREFLIGHT = Get "/admin/rolling-db/tenants/{id}/preflight", Action(ROLLING_DB_FLAGS);
     /// `POST /admin/rolling-db/tenants/{id}/rewarm` (the console's; the SDK does not wrap it).
-    REWARM = Post "/admin/rolling-db/tenants/{id}/rewarm";
+    REWARM = Post "/admin/rolling-db/tenants/{id}/rewarm", Action(ROLLING_DB_REWARM);
     /// `GET /admin/rolling-db/tenants/{id}/core-writes` (the console's, before a rollback; the SDK
     /// does not wrap it).
-    CORE_WRITES = Get "/admin/rolling-db/tenants/{id}/core-writes";
+    CORE_WRITES = Get "/admin/rolling-db/tenants/{id}/core-writes", Action(ROLLING_DB_FLAGS);
     /// `POST /admin/rolling-db/tenants/{id}/days/{db}/release` (the console's; the SDK does not wrap it).
-    RELEASE_DAY = Post "/admin/rolling-db/tenants/{id}/days/{db}/release";
+    RELEASE_DAY = Post "/admin/rolling-db/tenants/{id}/days/{db}/release", Action(ROLLING_DB_RELEASE);
     /// `PATCH /admin/rolling-db/flags/{id}` (`?force=true` to override the preflight).
-    FLAGS = Patch "/admin/rolling-db/flags/{id}";
-    /// `GET /admin/crons`.
-    CRONS = Get "/admin/crons";
+    FLAGS = Patch "/admin/rolling-db/flags/{id}", Action(ROLLING_DB_FLAGS);
+    /// `GET /admin/crons`: whoever may start a cron is told which exist (their state needs
+    /// `crons:read`, which the default map gives no role without `crons:run`).
+    CRONS = Get "/admin/crons", Action(CRONS_RUN);
     /// `POST /admin/crons/{name}/run`.
-    RUN_CRON = Post "/admin/crons/{name}/run";
+    RUN_CRON = Post "/admin/crons/{name}/run", Action(CRONS_RUN);
     /// `GET /admin/crons/runs/{run_id}`.
-    CRON_RUN = Get "/admin/crons/runs/{run_id}";
+    CRON_RUN = Get "/admin/crons/runs/{run_id}", Action(CRONS_READ);
     /// `POST /admin/invalidate-clients/{id}`.
-    INVALIDATE_CLIENTS = Post "/admin/invalidate-clients/{id}";
+    INVALIDATE_CLIENTS = Post "/admin/invalidate-clients/{id}", Action(CLIENTS_INVALIDATE);
     /// `GET /admin/audit`.
-    AUDIT = Get "/admin/audit";
+    AUDIT = Get "/admin/audit", Action(ROLLING_DB_READ);
+    #[cfg(not(target_arch = "wasm32"))]
+    /// `/docdb/{db}`: a database, through the document proxy.
+    DOCDB = Any "/docdb/{db}", Docdb;
+    #[cfg(not(target_arch = "wasm32"))]
+    /// `/docdb/{db}/` (the engine's own spelling of a database's root).
+    DOCDB_SLASH = Any "/docdb/{db}/", Docdb;
+    #[cfg(not(target_arch = "wasm32"))]
+    /// `/docdb/{db}/…`: a database's documents, views and feeds, through the document proxy.
+    DOCDB_WITHIN = Any "/docdb/{db}/{*rest}", Docdb;
 }
 
 /// The template with its `{…}` segments replaced by `ids`, in order (ids already checked to be

@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 
 use axum::extract::{Path, Query, State};
-use axum::routing::{get, patch, post};
 use axum::{Json, Router};
 use protocol::ops::audit as actions;
 use protocol::records::AuditPage;
@@ -18,27 +17,26 @@ use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
 use crate::rolling::flags::{self, FlagPatch};
 use crate::rolling::invalidation;
 use crate::rolling::{flag_change, preflight, tenants, views, RollingSettings};
+use crate::routes::table::Rows;
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
 use protocol::errors as code;
-use protocol::permissions::{
-    CLIENTS_INVALIDATE, ROLLING_DB_FLAGS, ROLLING_DB_FORCE, ROLLING_DB_READ, ROLLING_DB_RELEASE, ROLLING_DB_REWARM,
-};
+use protocol::permissions::ROLLING_DB_FORCE;
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route(routes::CLUSTER.path, get(cluster))
-        .route(routes::TENANTS.path, get(fleet))
-        .route(routes::RECONCILIATION.path, get(reconciliation))
-        .route(routes::CLEANUP_CANDIDATES.path, get(cleanup_candidates))
-        .route(routes::TOPOLOGY.path, get(topology))
-        .route(routes::PREFLIGHT.path, get(preflight))
-        .route(routes::FLAGS.path, patch(set_flags))
-        .route(routes::INVALIDATE_CLIENTS.path, post(invalidate_clients))
-        .route(routes::CORE_WRITES.path, get(core_writes))
-        .route(routes::REWARM.path, post(rewarm))
-        .route(routes::RELEASE_DAY.path, post(release_day))
-        .route(routes::AUDIT.path, get(audit_log))
+        .row(routes::CLUSTER, cluster)
+        .row(routes::TENANTS, fleet)
+        .row(routes::RECONCILIATION, reconciliation)
+        .row(routes::CLEANUP_CANDIDATES, cleanup_candidates)
+        .row(routes::TOPOLOGY, topology)
+        .row(routes::PREFLIGHT, preflight)
+        .row(routes::FLAGS, set_flags)
+        .row(routes::INVALIDATE_CLIENTS, invalidate_clients)
+        .row(routes::CORE_WRITES, core_writes)
+        .row(routes::REWARM, rewarm)
+        .row(routes::RELEASE_DAY, release_day)
+        .row(routes::AUDIT, audit_log)
 }
 
 /// Query strings are read as text, so a malformed number gets the error body.
@@ -52,12 +50,7 @@ struct AuditQuery {
 
 /// `GET /admin/audit?companyId=&before=&limit=`: newest first, a page at a time (`before` is the
 /// last `id` of the previous page; `nextBefore` is `null` on the last page).
-async fn audit_log(
-    State(state): State<AppState>,
-    user: AuthUser,
-    Query(q): Query<AuditQuery>,
-) -> AppResult<Json<AuditPage>> {
-    user.require_action(ROLLING_DB_READ)?;
+async fn audit_log(State(state): State<AppState>, Query(q): Query<AuditQuery>) -> AppResult<Json<AuditPage>> {
     let limit = query_number::<u32>(q.limit.as_deref(), "limit")?.unwrap_or(50).clamp(1, 500);
     let before = query_number::<i64>(q.before.as_deref(), "before")?;
     let entries = audit::list(&state.store.lock()?, q.company_id.as_deref(), before, limit)?;
@@ -69,22 +62,18 @@ fn settings(state: &AppState) -> RollingSettings {
     RollingSettings::from(&*state.settings)
 }
 
-async fn cluster(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<protocol::views::ClusterView>> {
-    user.require_action(ROLLING_DB_READ)?;
+async fn cluster(State(state): State<AppState>) -> AppResult<Json<protocol::views::ClusterView>> {
     Ok(Json(views::cluster(&state.cluster(&state.store.lock()?))?))
 }
 
-async fn fleet(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<protocol::views::TenantsView>> {
-    user.require_action(ROLLING_DB_READ)?;
+async fn fleet(State(state): State<AppState>) -> AppResult<Json<protocol::views::TenantsView>> {
     Ok(Json(views::tenants(&state.store.lock()?, &settings(&state))?))
 }
 
 async fn reconciliation(
     State(state): State<AppState>,
-    user: AuthUser,
     Path(id): Path<String>,
 ) -> AppResult<Json<protocol::views::Reconciliation>> {
-    user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
@@ -93,22 +82,15 @@ async fn reconciliation(
 
 async fn cleanup_candidates(
     State(state): State<AppState>,
-    user: AuthUser,
     Path(id): Path<String>,
 ) -> AppResult<Json<protocol::views::CleanupCandidates>> {
-    user.require_action(ROLLING_DB_READ)?;
     let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
     Ok(Json(views::cleanup_candidates(&cluster, &settings(&state), &tenant, state.clock.now_ms())?))
 }
 
-async fn topology(
-    State(state): State<AppState>,
-    user: AuthUser,
-    Path(id): Path<String>,
-) -> AppResult<Json<protocol::views::Topology>> {
-    user.require_action(ROLLING_DB_READ)?;
+async fn topology(State(state): State<AppState>, Path(id): Path<String>) -> AppResult<Json<protocol::views::Topology>> {
     let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
@@ -118,10 +100,8 @@ async fn topology(
 /// The rollout's prerequisites for each flag, for whoever may switch flags.
 async fn preflight(
     State(state): State<AppState>,
-    user: AuthUser,
     Path(id): Path<String>,
 ) -> AppResult<Json<protocol::views::Preflight>> {
-    user.require_action(ROLLING_DB_FLAGS)?;
     let now = state.clock.now_ms();
     Ok(Json(preflight::both(&state.cluster(&state.store.lock()?), &settings(&state), &id, now)?))
 }
@@ -148,7 +128,6 @@ async fn set_flags(
     Query(query): Query<ForceQuery>,
     ApiJson(patch): ApiJson<FlagPatch>,
 ) -> AppResult<Json<FlagsChanged>> {
-    user.require_action(ROLLING_DB_FLAGS)?;
     let force = parse_force(&query)?;
     if force && !user.may(ROLLING_DB_FORCE) {
         return Err(AppError::Forbidden("?force=true overrides the flag's prerequisites: sys_admin only".into()));
@@ -168,12 +147,7 @@ async fn set_flags(
 
 /// What a rollback would leave behind in CORE now (documents written there since its warm that
 /// the legacy catalogue lacks), for whoever may switch flags: the console shows it before asking.
-async fn core_writes(
-    State(state): State<AppState>,
-    user: AuthUser,
-    Path(id): Path<String>,
-) -> AppResult<Json<TenantCoreWrites>> {
-    user.require_action(ROLLING_DB_FLAGS)?;
+async fn core_writes(State(state): State<AppState>, Path(id): Path<String>) -> AppResult<Json<TenantCoreWrites>> {
     let conn = state.store.lock()?;
     let tenant = tenants::get(&conn, &id)?;
     let cluster = state.cluster(&conn);
@@ -194,7 +168,6 @@ async fn rewarm(
     Query(query): Query<HashMap<String, String>>,
     ApiJson(req): ApiJson<RewarmRequest>,
 ) -> AppResult<Json<Rewarm>> {
-    user.require_action(ROLLING_DB_REWARM)?;
     let confirm = query_number::<usize>(query.get("confirm").map(String::as_str), "confirm")?;
     let backup_dir = RollingSettings::from(&*state.settings).backup_dir;
     let now = state.clock.now_ms();
@@ -226,7 +199,6 @@ async fn release_day(
     ip: ClientIp,
     Path((id, db)): Path<(String, String)>,
 ) -> AppResult<Json<DayReleased>> {
-    user.require_action(ROLLING_DB_RELEASE)?;
     let now = state.clock.now_ms();
     state.store.tx(|tx| {
         let ours = crate::rolling::days::day_databases(tx, &id)?.into_iter().any(|d| d.name == db && d.held);
@@ -248,7 +220,6 @@ async fn invalidate_clients(
     ip: ClientIp,
     Path(id): Path<String>,
 ) -> AppResult<Json<protocol::views::InvalidationResult>> {
-    user.require_action(CLIENTS_INVALIDATE)?;
     let now = state.clock.now_ms();
     let (at, routing) = state.store.tx(|tx| {
         let (at, routing) = invalidation::invalidate_tenant(tx, &state.settings.db_prefix, &id, now)?;

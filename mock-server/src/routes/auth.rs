@@ -5,7 +5,6 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::post;
 use axum::{Json, Router};
 use protocol::errors as code;
 use protocol::ops::audit as actions;
@@ -23,6 +22,7 @@ use crate::auth::secrets::random_id;
 use crate::auth::{device_keys, sign_in, sign_out};
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser, ClientIp, SignedUser};
+use crate::routes::table::Rows;
 use crate::seed;
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
@@ -34,18 +34,18 @@ pub const GOOGLE_PREFIX: &str = "mock-google:";
 /// sign-in bucket every keyed refresh would cost two of its tokens (a busy shop's shared address
 /// could then run dry, and a refresh without its proof is refused).
 pub fn nonce_router() -> Router<AppState> {
-    Router::new().route(routes::DEVICE_NONCE.path, post(device_nonce))
+    Router::new().row(routes::DEVICE_NONCE, device_nonce)
 }
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route(routes::LOGIN.path, post(login))
-        .route(routes::LOGIN_GOOGLE.path, post(login_with_google))
-        .route(routes::REFRESH.path, post(refresh))
-        .route(routes::REGISTER.path, post(sign_up))
-        .route(routes::CREATE_USER.path, post(create_user))
-        .route(routes::LOGOUT.path, post(logout))
-        .route("/auth/company", post(switch_company))
+        .row(routes::LOGIN, login)
+        .row(routes::LOGIN_GOOGLE, login_with_google)
+        .row(routes::REFRESH, refresh)
+        .row(routes::REGISTER, sign_up)
+        .row(routes::CREATE_USER, create_user)
+        .row(routes::LOGOUT, logout)
+        .row(routes::SWITCH_COMPANY, switch_company)
 }
 
 /// `POST /auth/device-nonce`: what a device signs to prove it holds its key (`auth::device_keys`).

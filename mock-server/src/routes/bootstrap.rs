@@ -1,7 +1,6 @@
 //! `GET /bootstrap?database=core|legacy`: a device's fresh catalogue, for the tenant of its token.
 
 use axum::extract::{Query, State};
-use axum::routing::get;
 use axum::{Json, Router};
 use protocol::routes;
 use serde::Deserialize;
@@ -11,11 +10,12 @@ use crate::extract::AuthUser;
 use crate::rolling::invalidation::Routing;
 use crate::rolling::views::{self, BootstrapError};
 use crate::rolling::{tenants, RollingSettings};
+use crate::routes::table::Rows;
 use crate::state::AppState;
 use protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route(routes::BOOTSTRAP.path, get(bootstrap))
+    Router::new().row(routes::BOOTSTRAP, bootstrap)
 }
 
 #[derive(Deserialize)]

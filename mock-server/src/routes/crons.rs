@@ -4,7 +4,6 @@
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use axum::{Json, Router};
 use protocol::routes;
 use protocol::views::{CronInfo, CronRun, CronRunStarted, CronsView, RunStatus};
@@ -12,16 +11,14 @@ use protocol::views::{CronInfo, CronRun, CronRunStarted, CronsView, RunStatus};
 use crate::crons::{self, runner, runs, CRONS};
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, AuthUser, ClientIp};
+use crate::routes::table::Rows;
 use crate::state::AppState;
 use crate::store::audit::Actor;
 use protocol::errors as code;
-use protocol::permissions::{CRONS_READ, CRONS_RUN};
+use protocol::permissions::CRONS_READ;
 
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route(routes::CRONS.path, get(list))
-        .route(routes::CRON_RUN.path, get(run_status))
-        .route(routes::RUN_CRON.path, post(run))
+    Router::new().row(routes::CRONS, list).row(routes::CRON_RUN, run_status).row(routes::RUN_CRON, run)
 }
 
 /// The crons' state needs `crons:read` (sys_admin), as the rest of the operators' reads do. Who
@@ -40,7 +37,6 @@ async fn list(State(state): State<AppState>, user: AuthUser) -> AppResult<Json<C
         next_run_at: None,
     };
     if !user.may(CRONS_READ) {
-        user.require_action(CRONS_RUN)?;
         return Ok(Json(CronsView { crons: CRONS.iter().map(named).collect() }));
     }
     let now = state.clock.now_ms();
@@ -71,7 +67,6 @@ async fn run(
     ip: ClientIp,
     Path(name): Path<String>,
 ) -> AppResult<impl IntoResponse> {
-    user.require_action(CRONS_RUN)?;
     let cron = crons::find(&name).ok_or_else(|| AppError::NotFound(code::UNKNOWN_CRON, format!("no cron {name:?}")))?;
     let (run_id, already) = runner::trigger(&state, cron, &Actor::user(&user.0, ip.0))?;
     tracing::info!(cron = cron.name, run = %run_id, already_running = already, by = %user.0.user_id, "cron run requested");
@@ -94,11 +89,9 @@ struct LogPage {
 /// tenant), with `logTotal` the number of lines.
 async fn run_status(
     State(state): State<AppState>,
-    user: AuthUser,
     Path(run_id): Path<String>,
     Query(page): Query<LogPage>,
 ) -> AppResult<Json<CronRun>> {
-    user.require_action(CRONS_READ)?;
     let (from, limit) = (
         query_number::<u64>(page.log_from.as_deref(), "logFrom")?,
         query_number::<u64>(page.log_limit.as_deref(), "logLimit")?,

@@ -1,7 +1,6 @@
 //! Device routes: registration (`/auth/connect`) and online status.
 
 use axum::extract::State;
-use axum::routing::{post, put};
 use axum::{Json, Router};
 use protocol::routes;
 use protocol::{ConnectResponse, StatusRecorded, StatusRequest};
@@ -11,12 +10,13 @@ use crate::auth::device_keys;
 use crate::auth::secrets::random_id;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser};
+use crate::routes::table::Rows;
 use crate::state::AppState;
 use crate::store::devices::{self, Device};
 use protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route(routes::CONNECT.path, post(connect)).route(routes::STATUS.path, put(status))
+    Router::new().row(routes::CONNECT, connect).row(routes::STATUS, status)
 }
 
 /// The SDK version a device reports in its info, when it reports one.

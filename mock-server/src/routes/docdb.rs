@@ -10,10 +10,10 @@ use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
 use axum::{Json, Router};
 use futures_util::StreamExt;
 use protocol::permissions::PermissionMap;
+use protocol::routes;
 use serde_json::{Map, Value};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
@@ -22,6 +22,7 @@ use crate::docdb::{self, Kind};
 use crate::error::{AppError, AppResult, Cause};
 use crate::extract::{ApiJson, DocdbUser};
 use crate::rolling::{conflicts, tenants};
+use crate::routes::table::Rows;
 use crate::state::AppState;
 use protocol::errors as code;
 
@@ -35,16 +36,13 @@ const PASSED_BACK: [header::HeaderName; 3] = [header::CONTENT_TYPE, header::ETAG
 
 pub fn router(state: &AppState) -> Router<AppState> {
     let routes = match state.engine {
-        Some(_) => Router::new()
-            .route("/docdb/{db}", any(proxy))
-            .route("/docdb/{db}/", any(proxy))
-            .route("/docdb/{db}/{*rest}", any(proxy)),
+        Some(_) => {
+            Router::new().row(routes::DOCDB, proxy).row(routes::DOCDB_SLASH, proxy).row(routes::DOCDB_WITHIN, proxy)
+        }
         None => Router::new()
-            .route("/docdb/{db}", any(engine_required))
-            .route("/docdb/{db}/", any(engine_required))
-            .route("/docdb/{db}/_all_docs", get(all_docs).fallback(engine_required))
-            .route("/docdb/{db}/{doc_id}", get(get_doc).put(put_doc).fallback(engine_required))
-            .route("/docdb/{db}/{doc_id}/{*rest}", any(engine_required)),
+            .row(routes::DOCDB, engine_required)
+            .row(routes::DOCDB_SLASH, engine_required)
+            .row(routes::DOCDB_WITHIN, embedded),
     };
     routes.layer(cors(&state.settings.docdb_cors_origins))
 }
@@ -62,6 +60,23 @@ fn cors(origins: &[String]) -> CorsLayer {
         .allow_headers(tower_http::cors::AllowHeaders::mirror_request())
         .expose_headers([header::ETAG, header::CONTENT_TYPE])
         .max_age(std::time::Duration::from_secs(600))
+}
+
+/// What the embedded model serves under a database: `GET _all_docs`, and `GET` or `PUT` of one
+/// document (its id one raw segment); the rest of the protocol needs the engine.
+async fn embedded(State(state): State<AppState>, request: Request) -> Response {
+    use axum::handler::Handler;
+    use axum::http::Method;
+    // The raw path, not the decoded parameter: `a%2Fb` is one document's id, `a/b` an attachment.
+    let within = request.uri().path().splitn(4, '/').nth(3).unwrap_or_default();
+    let one_segment = !within.is_empty() && !within.contains('/');
+    let reads = matches!(*request.method(), Method::GET | Method::HEAD);
+    match within {
+        "_all_docs" if reads => all_docs.call(request, state).await,
+        _ if one_segment && reads => get_doc.call(request, state).await,
+        _ if one_segment && request.method() == Method::PUT => put_doc.call(request, state).await,
+        _ => engine_required().await.into_response(),
+    }
 }
 
 async fn engine_required() -> AppError {
@@ -295,7 +310,7 @@ struct DocWritten {
 async fn all_docs(
     State(state): State<AppState>,
     claims: DocdbUser,
-    Path(db): Path<String>,
+    Path((db, _)): Path<(String, String)>,
 ) -> AppResult<Json<AllDocs>> {
     let conn = state.store.lock()?;
     owned(&conn, &db, &claims.company_id)?;

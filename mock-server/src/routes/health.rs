@@ -3,16 +3,16 @@
 //! shared with the store's other servers): it then takes no backup and drops nothing.
 
 use axum::extract::State;
-use axum::routing::get;
 use axum::{Json, Router};
 use protocol::routes;
 use protocol::views::{HealthState, HealthStatus};
 
 use crate::error::AppResult;
+use crate::routes::table::Rows;
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new().route(routes::HEALTH.path, get(health))
+    Router::new().row(routes::HEALTH, health)
 }
 
 async fn health(State(state): State<AppState>) -> AppResult<Json<HealthStatus>> {

@@ -1,4 +1,4 @@
-//! One module per area of the API.
+//! One module per area of the API; `table` registers and authorises them by their rows.
 
 pub mod admin;
 pub mod auth;
@@ -10,3 +10,4 @@ pub mod health;
 pub mod management;
 pub mod mock;
 pub mod realtime;
+pub mod table;

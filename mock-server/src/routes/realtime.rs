@@ -8,7 +8,6 @@ use std::time::Duration;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::response::Response;
-use axum::routing::get;
 use axum::Router;
 use protocol::realtime::{
     ClientFrame, Empty, FrameError, SdkInit, ServerFrame, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED,
@@ -19,13 +18,14 @@ use protocol::errors as code;
 use crate::error::AppError;
 use crate::rolling::handshake::{self, Hello};
 use crate::rolling::RollingSettings;
+use crate::routes::table::Rows;
 use crate::state::AppState;
 
 /// How long a socket may stay silent before it says `sdk:init`.
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub fn router() -> Router<AppState> {
-    Router::new().route(routes::REALTIME.path, get(upgrade))
+    Router::new().row(routes::REALTIME, upgrade)
 }
 
 /// The protocol's frames are small (`sdk:init` carries a JWT and three short fields; the server

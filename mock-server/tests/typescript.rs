@@ -5,6 +5,7 @@
 //! package's types behind. The same goes for the package's `codes.js` and its declarations: the
 //! error codes as values, for code that compares a failure's `code` by name.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 fn template(name: &str) -> PathBuf {
@@ -77,3 +78,42 @@ fn the_package_exports_every_code_the_rust_lists_hold() {
     }
 }
 
+/// The names `file` declares at its top level (`export type X`, `export interface X`, …).
+fn declared(file: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(template(file)).unwrap();
+    let heads = ["export type ", "export interface ", "export declare class ", "export declare function "];
+    text.lines()
+        .filter_map(|l| heads.iter().find_map(|h| l.strip_prefix(h)))
+        .map(|rest| rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect())
+        .collect()
+}
+
+fn identifiers(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_owned)
+}
+
+/// The generated `.d.ts` (wasm-bindgen's, from the `#[wasm_bindgen]` annotations of `src/js/`)
+/// imports, from each of the package's two declaration files, exactly the names its signatures
+/// use: tsc would find one missing only in `make test-package`, after a release build.
+#[test]
+fn the_bindings_import_the_names_their_signatures_use() {
+    let js = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../src/js");
+    let mut used = BTreeSet::new();
+    for entry in std::fs::read_dir(&js).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        for key in ["typescript_type = \"", "unchecked_return_type = \"", "unchecked_param_type = \""] {
+            for rest in text.split(key).skip(1) {
+                used.extend(identifiers(rest.split('"').next().unwrap()));
+            }
+        }
+    }
+    let types = std::fs::read_to_string(js.join("types.rs")).unwrap();
+    for file in ["api", "protocol"] {
+        let from = format!("}} from \"./{file}.js\";");
+        let end = types.find(&from).unwrap_or_else(|| panic!("types.rs imports nothing from ./{file}.js"));
+        let start = types[..end].rfind("import type {").unwrap() + "import type {".len();
+        let imported: BTreeSet<String> = identifiers(&types[start..end]).collect();
+        let want: BTreeSet<String> = used.intersection(&declared(&format!("{file}.d.ts"))).cloned().collect();
+        assert_eq!(imported, want, "src/js/types.rs's import from ./{file}.js: the names the annotations use");
+    }
+}

@@ -4,8 +4,8 @@
 
 use wasm_bindgen::prelude::*;
 
-// Every name the `#[wasm_bindgen]` annotations of `src/js/` use (tsc fails on one missing:
-// `make test-package`).
+// Exactly the names the `#[wasm_bindgen]` annotations of `src/js/` use, each from the file that
+// declares it (mock-server/tests/typescript.rs checks the lists).
 #[wasm_bindgen(typescript_custom_section)]
 const TS_IMPORTS: &'static str = r#"
 import type {

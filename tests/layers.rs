@@ -2,7 +2,8 @@
 //! the protocol crate's sources, which name nothing of the SDK: they build alone as a crate, on
 //! serde), the browser adapters (`web`) above it, the `#[wasm_bindgen]` facade (`js`) above both.
 //! No module imports from a layer above its own, and no two files import each other, however far
-//! round.
+//! round. A JS snippet (`#[wasm_bindgen(module = "/src/…")]`) belongs to the layer of its
+//! directory: the browser adapters' JS is `src/web/browser.js`, so `web` loads nothing of `js`.
 #![cfg(not(target_arch = "wasm32"))]
 
 #[path = "support/import_graph.rs"]
@@ -38,6 +39,29 @@ fn no_module_imports_from_a_layer_above_its_own() {
     assert!(upward.is_empty(), "upward imports:\n{}", upward.join("\n"));
 }
 
+/// Each module with the JS snippets it loads, by path under `src/` (`web/browser.js`).
+fn snippets() -> BTreeMap<String, BTreeSet<String>> {
+    const AT: &str = "module = \"/src/";
+    let mut edges = BTreeMap::new();
+    for (module, text) in import_graph::sources(&sdk()) {
+        let code = import_graph::code(&text);
+        let loads: BTreeSet<String> =
+            code.split(AT).skip(1).filter_map(|rest| rest.split_once('"')).map(|(path, _)| path.to_owned()).collect();
+        edges.insert(module, loads);
+    }
+    edges
+}
+
+#[test]
+fn no_module_loads_js_from_a_layer_above_its_own() {
+    let edges = snippets();
+    for path in edges.values().flatten() {
+        assert!(sdk().join(path).is_file(), "src/{path} is loaded but is no file");
+    }
+    let upward = upward(&edges, layer);
+    assert!(upward.is_empty(), "JS loaded from a layer above:\n{}", upward.join("\n"));
+}
+
 #[test]
 fn no_import_circles_in_the_sdk_or_the_protocol() {
     for (what, edges) in [("the SDK", graph()), ("the protocol crate", import_graph::graph(&protocol().join("src")))] {
@@ -68,5 +92,13 @@ fn the_reader_finds_what_it_checks() {
         [("js/auth_manager", "core/session"), ("web/storage", "core/ports"), ("core/session", "core/token")]
     {
         assert!(edges.get(from).is_some_and(|deps| deps.contains(to)), "{from} → {to} not seen: {:?}", edges.get(from));
+    }
+    let loads = snippets();
+    for (from, to) in [("web/storage", "web/browser.js"), ("js/errors", "js/error_class.js")] {
+        assert!(
+            loads.get(from).is_some_and(|js| js.contains(to)),
+            "{from} loading {to} not seen: {:?}",
+            loads.get(from)
+        );
     }
 }

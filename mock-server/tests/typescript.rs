@@ -1,43 +1,41 @@
-//! The package's TypeScript declarations (the `.d.ts` section of `src/js/types.rs`) hold, between
-//! their generated markers, exactly what the Rust types declare: the protocol's enums as ts-rs
-//! writes them and the error-code unions from the code lists. `make types` writes the block
+//! The package's generated TypeScript declarations (`pkg-template/protocol.d.ts`, beside the
+//! hand-written `api.d.ts`) are exactly what the Rust types declare: the protocol's enums as ts-rs
+//! writes them and the error-code unions from the code lists. `make types` writes the file whole
 //! (`WRITE_TYPES=1`); this test fails on any difference, so a wire change cannot leave the
 //! package's types behind. The same goes for the package's `codes.js` and its declarations: the
 //! error codes as values, for code that compares a failure's `code` by name.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-const BEGIN: &str = "/* Generated from the Rust types by `make types`; do not edit by hand. */\n";
-const END: &str = "/* End of the generated declarations. */\n";
-
-fn types_rs() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../src/js/types.rs")
+fn template(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../pkg-template").join(name)
 }
 
+/// `protocol.d.ts` as the Rust types make it.
 fn generated() -> String {
     let mut decls = protocol::typescript::declarations();
     decls.push(format!(
         "/** The SDK's own codes, when the server gave none. */\n{}",
         protocol::typescript::union("SdkErrorCode", session_broker::core::codes::ALL)
     ));
-    decls.iter().map(|d| format!("{d}\n")).collect::<Vec<_>>().join("\n")
+    let head = "// Generated from the Rust types by `make types`; do not edit by hand.\n";
+    [head.to_owned(), decls.iter().map(|d| format!("{d}\n")).collect::<Vec<_>>().join("\n")].concat()
 }
 
 #[test]
 fn the_package_declares_what_the_rust_types_generate() {
-    let path = types_rs();
-    let text = std::fs::read_to_string(&path).unwrap();
-    let start = text.find(BEGIN).expect("the generated block's first marker in src/js/types.rs") + BEGIN.len();
-    let end = start + text[start..].find(END).expect("the generated block's last marker");
+    let path = template("protocol.d.ts");
     let want = generated();
     if std::env::var_os("WRITE_TYPES").is_some() {
-        std::fs::write(&path, [&text[..start], &want, &text[end..]].concat()).unwrap();
+        std::fs::write(&path, &want).unwrap();
         return;
     }
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
-        text[start..end] == want,
-        "src/js/types.rs's generated block differs from the Rust types: run `make types`.\n--- in the file:\n{}\n--- generated:\n{want}",
-        &text[start..end]
+        text == want,
+        "{} differs from the Rust types: run `make types`.\n--- in the file:\n{text}\n--- generated:\n{want}",
+        path.display()
     );
 }
 
@@ -54,14 +52,13 @@ fn all_codes() -> Vec<&'static str> {
 
 /// `codes.js` and `codes.d.ts` of the package, as the code lists make them.
 fn codes_files() -> [(PathBuf, String); 2] {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../pkg-template");
     let head = "// Generated from the Rust code lists by `make types`; do not edit by hand.\n";
     let doc = "/** Every error code a `SessionBrokerError` or a failed call's `code` may carry, by name. */\n";
     let js: String = all_codes().iter().map(|c| format!("  {}: \"{c}\",\n", c.to_ascii_uppercase())).collect();
     let ts: String = all_codes().iter().map(|c| format!("  readonly {}: \"{c}\";\n", c.to_ascii_uppercase())).collect();
     [
-        (dir.join("codes.js"), format!("{head}{doc}export const ErrorCodes = Object.freeze({{\n{js}}});\n")),
-        (dir.join("codes.d.ts"), format!("{head}{doc}export declare const ErrorCodes: {{\n{ts}}};\n")),
+        (template("codes.js"), format!("{head}{doc}export const ErrorCodes = Object.freeze({{\n{js}}});\n")),
+        (template("codes.d.ts"), format!("{head}{doc}export declare const ErrorCodes: {{\n{ts}}};\n")),
     ]
 }
 
@@ -78,5 +75,45 @@ fn the_package_exports_every_code_the_rust_lists_hold() {
             "{} differs from the code lists: run `make types`.\n--- generated:\n{want}",
             path.display()
         );
+    }
+}
+
+/// The names `file` declares at its top level (`export type X`, `export interface X`, …).
+fn declared(file: &str) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(template(file)).unwrap();
+    let heads = ["export type ", "export interface ", "export declare class ", "export declare function "];
+    text.lines()
+        .filter_map(|l| heads.iter().find_map(|h| l.strip_prefix(h)))
+        .map(|rest| rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect())
+        .collect()
+}
+
+fn identifiers(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).map(str::to_owned)
+}
+
+/// The generated `.d.ts` (wasm-bindgen's, from the `#[wasm_bindgen]` annotations of `src/js/`)
+/// imports, from each of the package's two declaration files, exactly the names its signatures
+/// use: tsc would find one missing only in `make test-package`, after a release build.
+#[test]
+fn the_bindings_import_the_names_their_signatures_use() {
+    let js = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../src/js");
+    let mut used = BTreeSet::new();
+    for entry in std::fs::read_dir(&js).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        for key in ["typescript_type = \"", "unchecked_return_type = \"", "unchecked_param_type = \""] {
+            for rest in text.split(key).skip(1) {
+                used.extend(identifiers(rest.split('"').next().unwrap()));
+            }
+        }
+    }
+    let types = std::fs::read_to_string(js.join("types.rs")).unwrap();
+    for file in ["api", "protocol"] {
+        let from = format!("}} from \"./{file}.js\";");
+        let end = types.find(&from).unwrap_or_else(|| panic!("types.rs imports nothing from ./{file}.js"));
+        let start = types[..end].rfind("import type {").unwrap() + "import type {".len();
+        let imported: BTreeSet<String> = identifiers(&types[start..end]).collect();
+        let want: BTreeSet<String> = used.intersection(&declared(&format!("{file}.d.ts"))).cloned().collect();
+        assert_eq!(imported, want, "src/js/types.rs's import from ./{file}.js: the names the annotations use");
     }
 }

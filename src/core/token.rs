@@ -104,8 +104,9 @@ impl Claims {
     }
 }
 
-/// The expiry rules as instants, for a reader that compares with its own clock (the JS glue's
-/// read cache): expired from `expired_from` on, about to expire in `[expired_from, expires_at)`.
+/// The expiry rules as instants, for a reader that compares with its own clock (the read cache of
+/// the package's entry module): expired from `expired_from` on, about to expire in
+/// `[expired_from, expires_at)`.
 /// No known expiry is `-∞` for both: always expired, never about to expire.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ExpiryWindow {

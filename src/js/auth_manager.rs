@@ -24,7 +24,7 @@ use crate::web::{
     idb::IndexedDbDatabases, storage::BrowserStorage, transport::FetchTransport, BrowserClock, ConsoleReporter,
 };
 
-#[wasm_bindgen(module = "/src/js/browser.js")]
+#[wasm_bindgen(module = "/src/web/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbScope)]
     fn logout_scope(options: &JsValue) -> i32;
@@ -221,7 +221,7 @@ impl AuthManager {
     pub fn get_token(&self) -> Promise {
         match self.session.token_answer() {
             TokenAnswer::Now(token) => Promise::resolve(&token.map_or(JsValue::NULL, |t| JsValue::from_str(&t))),
-            // Callers that join one refresh share one promise in the glue (src/js/hot_reads.js).
+            // Callers that join one refresh share one promise in the entry module's read cache.
             TokenAnswer::After(flight) => {
                 promise(async move { flight.await.token().map_or(Value::Null, Value::String) })
             }

@@ -1,6 +1,6 @@
-//! The synchronous reads' cache in the JS glue (`src/js/hot_reads.js`): a call on an unchanged
-//! stored token compares one `localStorage.getItem` with the text it last saw and answers from
-//! JS, without crossing into the module. The module computes what is cached
+//! The synchronous reads' cache in the package's entry module (`pkg-template/session_broker.js`):
+//! a call on an unchanged stored token compares one `localStorage.getItem` with the text it last
+//! saw and answers from JS, without crossing into the module. The module computes what is cached
 //! ([`Session::read_snapshot`]); the storage adapter says when it stops being true
 //! (`web::storage`). The rules stay in the core.
 
@@ -13,7 +13,7 @@ use crate::core::keys;
 use crate::core::session::Session;
 use crate::web::codec::set;
 
-/// The snapshot as the glue reads it: `{key, expiresKey, token, expiredFrom, expiresAt, usable, user, roles}`.
+/// The snapshot as the entry module reads it: `{key, expiresKey, token, expiredFrom, expiresAt, usable, user, roles}`.
 fn snapshot(session: &Session) -> JsValue {
     let snap = session.read_snapshot();
     let out = Object::new();
@@ -30,23 +30,23 @@ fn snapshot(session: &Session) -> JsValue {
 
 #[wasm_bindgen]
 impl AuthManager {
-    /// For the glue's read cache only.
+    /// For the entry module's read cache only.
     #[wasm_bindgen(js_name = __sbReads, skip_typescript)]
     pub fn reads_snapshot(&self) -> JsValue {
         snapshot(self.session())
     }
 
-    /// For the glue's read cache only: `requirePermission`'s answer as a boolean.
+    /// For the entry module's read cache only: `requirePermission`'s answer as a boolean.
     #[wasm_bindgen(js_name = __sbAllows, skip_typescript)]
     pub fn allows(&self, action: JsValue) -> Result<bool, JsValue> {
         Ok(self.session().allows(&string_arg(&action, "action")?))
     }
 }
 
-/// The reads as Rust callers (the browser suites) make them. In the package the glue's cache
-/// answers the first five (`installHotReads` puts them on the prototype; their declarations are
-/// in the `.d.ts` section of `types.rs`), so they have no exports and the package carries no
-/// wrappers it never calls; `getTrackedLocalDatabases` is exported as a JS array.
+/// The reads as Rust callers (the browser suites) make them. In the package the entry module's
+/// cache answers the first five (methods of its `AuthManager`, declared in `pkg-template/api.d.ts`),
+/// so they have no exports and the package carries no wrappers it never calls;
+/// `getTrackedLocalDatabases` is exported as a JS array.
 impl AuthManager {
     /// True without a token, or inside the one-minute margin before its expiry.
     pub fn is_token_expired(&self) -> bool {

@@ -10,9 +10,9 @@ use crate::core::json;
 use crate::core::ports::{LocalBoxFuture, LocalDatabases, PushPlan, PushReport};
 use serde_json::Value;
 
-// IndexedDB's requests are events; src/js/browser.js turns each into a promise, so the module
+// IndexedDB's requests are events; src/web/browser.js turns each into a promise, so the module
 // holds no listeners or closures of its own for them (about 2.7 KB of the package).
-#[wasm_bindgen(module = "/src/js/browser.js")]
+#[wasm_bindgen(module = "/src/web/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbIdbDestroy)]
     fn destroy_database(name: &str, adapter: &str, bound_ms: u32) -> js_sys::Promise;

@@ -1,4 +1,4 @@
-//! The device's key: WebCrypto and IndexedDB, in src/js/browser.js (its proofs are the
+//! The device's key: WebCrypto and IndexedDB, in src/web/browser.js (its proofs are the
 //! transport's: `HttpRequest::prove`).
 
 use wasm_bindgen::prelude::*;
@@ -6,7 +6,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::core::ports::{DeviceKey, LocalBoxFuture};
 
-#[wasm_bindgen(module = "/src/js/browser.js")]
+#[wasm_bindgen(module = "/src/web/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbKey)]
     fn key() -> js_sys::Promise;

@@ -15,8 +15,8 @@ use crate::core::ports::{LocalBoxFuture, LockError, LockGuard, RefreshLock};
 const LOCK_NAME: &str = "session-broker:serviceProxyToken-refresh";
 
 // The lock's callback must return a promise that settles when the guard drops, which is plainer
-// to say in JS than through closures (src/js/browser.js). `null` when there are no Web Locks.
-#[wasm_bindgen(module = "/src/js/browser.js")]
+// to say in JS than through closures (src/web/browser.js). `null` when there are no Web Locks.
+#[wasm_bindgen(module = "/src/web/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbLockRequest)]
     fn lock_request(name: &str, wait_ms: u32, steal: bool) -> JsValue;

@@ -1,5 +1,5 @@
 //! The browser's WebSocket behind the core's `Socket` port. The frames wait in a JS queue
-//! (src/js/browser.js): the browser already buffers and orders them, so the module needs no channel,
+//! (src/web/browser.js): the browser already buffers and orders them, so the module needs no channel,
 //! split halves or async locks of its own (with gloo-net's futures adapter
 //! they cost about 7 KB of the package).
 
@@ -16,8 +16,8 @@ use crate::core::realtime::{Incoming, Socket};
 const ABNORMAL: u16 = 1006;
 
 // `recv()` resolves to a text frame (a string) or, once closed, the close code (a number);
-// `send()` waits for the socket to leave CONNECTING (src/js/browser.js).
-#[wasm_bindgen(module = "/src/js/browser.js")]
+// `send()` waits for the socket to leave CONNECTING (src/web/browser.js).
+#[wasm_bindgen(module = "/src/web/browser.js")]
 extern "C" {
     type JsSocket;
     #[wasm_bindgen(catch, js_name = sbSocket)]

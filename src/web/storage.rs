@@ -6,17 +6,14 @@ use gloo_storage::{LocalStorage, Storage as _};
 use crate::core::ports::Storage;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/hot_reads.js")]
+#[wasm_bindgen(module = "/src/web/browser.js")]
 extern "C" {
-    /// Drops the glue's cached read snapshots (`src/js/hot_reads.js`): storage was written
-    /// here, or the session's phase changed. Other tabs' writes arrive as `storage` events,
-    /// which the glue hears itself.
+    /// Tells the package's read cache (its entry module) that its snapshots are stale: storage
+    /// was written here, or the session's phase changed. Other tabs' writes arrive as `storage`
+    /// events, which browser.js hears itself.
     #[wasm_bindgen(js_name = sbReadsChanged)]
     fn reads_changed();
-}
 
-#[wasm_bindgen(module = "/src/js/browser.js")]
-extern "C" {
     /// Every key of `localStorage`, as a JSON list.
     #[wasm_bindgen(js_name = sbStorageKeys)]
     fn storage_keys() -> String;

@@ -6,10 +6,10 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::core::ports::{HttpRequest, HttpResponse, LocalBoxFuture, Transport, TransportError};
 
-// One call of `fetch` in JS (src/js/browser.js): a request builder in the module (gloo-net's,
+// One call of `fetch` in JS (src/web/browser.js): a request builder in the module (gloo-net's,
 // with the `http` crate's methods) cost about 3.6 KB of the package for the two headers JS sets
 // directly. Resolves `[status, body text]`; rejects with `null` on our timeout.
-#[wasm_bindgen(module = "/src/js/browser.js")]
+#[wasm_bindgen(module = "/src/web/browser.js")]
 extern "C" {
     #[wasm_bindgen(js_name = sbFetch)]
     fn fetch(

@@ -13,8 +13,8 @@ use crate::core::keys::{self, HeaderKind};
 use crate::core::token::{self, Claims, ExpiryWindow};
 
 /// Everything the synchronous reads answer for one stored access token, for a cache in front of
-/// the storage (the JS glue's): it stays true while the stored token's text is the same and
-/// neither a write here, another tab's write nor a phase change ([`Storage::reads_changed`])
+/// the storage (the package entry module's): it stays true while the stored token's text is the
+/// same and neither a write here, another tab's write nor a phase change ([`Storage::reads_changed`])
 /// happened. The rules stay here; the cache only compares instants with its clock.
 ///
 /// [`Storage::reads_changed`]: crate::core::ports::Storage::reads_changed

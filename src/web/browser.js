@@ -5,7 +5,7 @@
 // ---- The cross-tab refresh lock (web/lock.rs): the lock's callback must return a promise that
 // settles when the guard drops. `null` when the browser has no Web Locks.
 export function sbLockRequest(name, waitMs, steal) {
-  const locks = globalThis.navigator && globalThis.navigator.locks;
+  const locks = globalThis.navigator?.locks;
   if (!locks || typeof locks.request !== "function") return null;
   return new Promise((granted, refused) => {
     let release;
@@ -113,6 +113,14 @@ const openPouch = (name, adapter) => {
 };
 /** Every key of `localStorage` (web/storage.rs), as JSON. */
 export const sbStorageKeys = () => JSON.stringify(Object.keys(localStorage));
+// The package's read cache (its entry module) answers from a snapshot until told it is stale:
+// storage written here or a phase change (web/storage.rs), or another tab's write (a `storage`
+// event). Where nothing listens (the wasm test suites), this is a no-op.
+let readsListener = () => {};
+export const sbReadsChanged = () => readsListener();
+export const sbOnReadsChanged = (listener) => { readsListener = listener; };
+// (Optional: Node, where server-side rendering imports the package, has no such listeners.)
+globalThis.addEventListener?.("storage", sbReadsChanged);
 /** `trackLocalDatabase(db, options)`: the JSON of `[name, adapter, pushTo]` for the ledger
  *  (`""`: none; pushTo `"dynamic"` or `"=<database>"`); throws the reason for bad arguments. */
 export function sbTrack(db, options) {

@@ -22,7 +22,7 @@ TWIGGY_VERSION := 0.8.0
 # The package's recorded size (release wasm + JS glue, gzip -9, bytes): `make test` fails when it
 # grows past this by more than 2% (a size is deterministic for a given toolchain). Lower it when a
 # change cuts; raise it only with the reason in the commit.
-SIZE_BUDGET := 82401
+SIZE_BUDGET := 82373
 WASM_OPT := target/binaryen/node_modules/.bin/wasm-opt
 ESBUILD := target/npm-tools/node_modules/.bin/esbuild
 WASM_FEATURES := --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int \
@@ -198,7 +198,7 @@ soak:
 ## patches in mutations/sdk break the SDK's core, for the histories where it is the device.
 mutants:
 	@for p in mock-server/tests/mutations/*.patch mock-server/tests/mutations/sdk/*.patch; do \
-	  case $$p in */sdk/*) t=sdk_histories f=generated_sdk_histories_answer_as_the_model;; \
+	  case $$p in */sdk/*) t=sdk_histories f=;; \
 	    *) t=rollout_histories f=generated_histories_answer_as_the_model;; esac; \
 	  git apply $$p || exit 1; \
 	  if ! cargo test -q -p mock-server --test $$t --no-run 2>/dev/null; then r="did not build"; \

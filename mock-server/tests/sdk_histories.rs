@@ -1,7 +1,7 @@
-//! Generated histories in which the SDK's own core is the device: three browsers, each a
-//! `Session` of the `session-broker` crate (with its `SyncSession` for the realtime handshake)
-//! on native ports written here, against the real server in process: an in-memory
-//! `localStorage` per browser, a clock that reads the server's test clock, HTTP through reqwest
+//! Generated histories in which the SDK's own core is the device: two browsers of two tabs, each
+//! tab a `Session` of the `session-broker` crate (with its `SyncSession` for the realtime
+//! handshake) on native ports written here, against the real server in process: an in-memory
+//! `localStorage` per browser (its other tab follows each change, as a `storage` event makes it), a clock that reads the server's test clock, HTTP through reqwest
 //! (a network that can drop), WebSockets through tungstenite, and local databases in memory (a
 //! till of orders tracked with `pushTo: "dynamic"`, pushed to the server's document routes when
 //! the SDK asks for its final push, and the bootstrapped catalogue).
@@ -10,7 +10,7 @@
 //! logouts (online, unfinished, offline, global, others), an operator ending a user's sessions,
 //! access and refresh tokens running out through the clock (across midnight, month and year
 //! ends), device registrations, handshakes, orders written, `destroyAllLocalDatabases()`, local
-//! data lost, the device's storage wiped, reloads, `rollingDb` on and off, rotates and
+//! data lost, the device's storage wiped, reloads, the app going on in the other tab, `rollingDb` on and off, rotates and
 //! invalidations by an operator through the admin routes.
 //!
 //! After every step the SDK's answers and the server's equal the reference model's
@@ -104,11 +104,15 @@ enum SdkOp {
     LoseLocalData {
         browser: usize,
     },
-    /// Everything the browser stored is gone, and the page reloads.
+    /// Everything the browser stored is gone, and its tabs reload.
     WipeStorage {
         browser: usize,
     },
     Reload {
+        browser: usize,
+    },
+    /// The app goes on in the browser's other tab (which followed every change through storage).
+    SwitchTab {
         browser: usize,
     },
     /// `getToken()`, then every recent credential of the browser tried on the server.
@@ -151,6 +155,7 @@ fn op() -> impl Strategy<Value = SdkOp> {
         2 => browser.clone().prop_map(|browser| SdkOp::LoseLocalData { browser }),
         1 => browser.clone().prop_map(|browser| SdkOp::WipeStorage { browser }),
         1 => browser.clone().prop_map(|browser| SdkOp::Reload { browser }),
+        2 => browser.clone().prop_map(|browser| SdkOp::SwitchTab { browser }),
         4 => browser.prop_map(|browser| SdkOp::Probe { browser }),
         2 => (tenant.clone(), any::<bool>()).prop_map(|(tenant, on)| SdkOp::SetRolling { tenant, on }),
         2 => Just(SdkOp::Rotate),
@@ -460,7 +465,10 @@ struct Browser {
     net: Rc<Network>,
     dbs: Rc<Databases>,
     console: Rc<Console>,
-    tab: Tab,
+    /// Two tabs of one origin: their storage, local databases and network are the browser's.
+    tabs: [Tab; 2],
+    /// The tab the app acts in.
+    active: usize,
     /// Every session this browser held, by the model's number.
     creds: BTreeMap<u64, Creds>,
 }
@@ -545,6 +553,12 @@ fn tab_of(
     Tab { session, sync, events }
 }
 
+impl Browser {
+    fn tab(&self) -> &Tab {
+        &self.tabs[self.active]
+    }
+}
+
 impl Fleet {
     async fn new(server: Server, start_ms: i64) -> Fleet {
         server.state.clock.freeze_at(start_ms);
@@ -559,8 +573,8 @@ impl Fleet {
                     client: client.clone(),
                     net: Rc::clone(&net),
                 });
-                let tab = tab_of(&server, &client, &storage, &net, &dbs, &console);
-                Browser { storage, net, dbs, console, tab, creds: BTreeMap::new() }
+                let tabs = [0, 1].map(|_| tab_of(&server, &client, &storage, &net, &dbs, &console));
+                Browser { storage, net, dbs, console, tabs, active: 0, creds: BTreeMap::new() }
             })
             .collect();
         Fleet {
@@ -583,12 +597,12 @@ impl Fleet {
     }
 
     fn session(&self, b: usize) -> &Session {
-        &self.browsers[b].tab.session
+        &self.browsers[b].tab().session
     }
 
     /// The events the step's SDK calls emitted.
     fn take_events(&self, b: usize) -> Vec<Value> {
-        std::mem::take(&mut *self.browsers[b].tab.events.borrow_mut())
+        std::mem::take(&mut *self.browsers[b].tab().events.borrow_mut())
     }
 
     async fn step(&mut self, m: &mut SdkModel, op: SdkOp) -> Result<(), String> {
@@ -663,7 +677,7 @@ impl Fleet {
                 if let Some(order) = m.write_order(browser) {
                     let b = &self.browsers[browser];
                     b.dbs.dbs.borrow_mut().entry(TILL.into()).or_default().orders.push((order, false));
-                    b.tab.session.track_local_database(TILL, "", "dynamic").map_err(|e| e.message())?;
+                    b.tab().session.track_local_database(TILL, "", "dynamic").map_err(|e| e.message())?;
                 }
             }
             SdkOp::SwitchCompany { browser, tenant } => {
@@ -699,16 +713,24 @@ impl Fleet {
             SdkOp::WipeStorage { browser } => {
                 m.wipe_storage(browser);
                 let b = &mut self.browsers[browser];
-                b.tab.sync.close();
                 b.storage.0.borrow_mut().clear();
                 b.dbs.dbs.borrow_mut().clear();
-                b.tab = tab(&self.server, &self.client, b);
+                for t in 0..2 {
+                    b.tabs[t].sync.close();
+                    b.tabs[t] = tab(&self.server, &self.client, b);
+                }
+                b.active = 0;
             }
             SdkOp::Reload { browser } => {
                 m.reload(browser);
                 let b = &mut self.browsers[browser];
-                b.tab.sync.close();
-                b.tab = tab(&self.server, &self.client, b);
+                b.tabs[b.active].sync.close();
+                b.tabs[b.active] = tab(&self.server, &self.client, b);
+            }
+            SdkOp::SwitchTab { browser } => {
+                m.switch_tab(browser);
+                let b = &mut self.browsers[browser];
+                b.active = 1 - b.active;
             }
             SdkOp::Probe { browser } => self.probe(m, browser).await?,
             SdkOp::SetRolling { tenant, on } => {
@@ -771,7 +793,7 @@ impl Fleet {
         let alarms_before: usize = m.m.alarms().iter().map(|a| a.0.len()).sum();
         let missing_before: usize = m.m.alarms().iter().map(|a| a.1.len()).sum();
         let (want, pushed, _) = m.handshake(browser);
-        let sync = self.browsers[browser].tab.sync.clone();
+        let sync = self.browsers[browser].tab().sync.clone();
         let mut outcome = tokio::time::timeout(Duration::from_secs(10), sync.connect()).await;
         if let Ok(Err(SyncFailure::Closed)) = outcome {
             // The refresh `connect()` made first ended the session for its user or company (a
@@ -900,7 +922,7 @@ impl Fleet {
         for (b, browser) in self.browsers.iter_mut().enumerate() {
             let Some(n) = m.current(b) else { continue };
             let access = browser.storage.get(keys::AUTH);
-            let headers = browser.tab.session.docdb_headers(keys::HeaderKind::Remote);
+            let headers = browser.tab().session.docdb_headers(keys::HeaderKind::Remote);
             if let (Some(access), Some(headers)) = (access, headers) {
                 browser.creds.insert(n, Creds { access, headers });
             }
@@ -922,32 +944,43 @@ impl Fleet {
                 Refreshed::Accepted { .. } => {}
             }
         }
+        for browser in &self.browsers {
+            // The other tab hears of this step's writes (its `storage` events) and follows.
+            let other = &browser.tabs[1 - browser.active];
+            other.session.follow().await;
+            other.events.borrow_mut().clear();
+        }
         for (b, browser) in self.browsers.iter().enumerate() {
-            let s = &browser.tab.session;
-            let want = m.signed_in(b);
-            let user = s.current_user();
-            let got = user.as_ref().map(|u| (u["userId"].as_str().unwrap_or("").to_owned(), s.current_company()));
-            match (want, got) {
-                (None, None) => {}
-                (Some((user, tenant)), Some((id, company))) => {
-                    if self.user_ids.get(&user) != Some(&id) {
-                        return Err(format!("browser {b} is signed in as {id}; the model says {}", USERS[user].0));
+            // Both tabs answer alike: storage is the truth.
+            for tab in &browser.tabs {
+                let s = &tab.session;
+                let want = m.signed_in(b);
+                let user = s.current_user();
+                let got = user.as_ref().map(|u| (u["userId"].as_str().unwrap_or("").to_owned(), s.current_company()));
+                match (want, got) {
+                    (None, None) => {}
+                    (Some((user, tenant)), Some((id, company))) => {
+                        if self.user_ids.get(&user) != Some(&id) {
+                            return Err(format!("browser {b} is signed in as {id}; the model says {}", USERS[user].0));
+                        }
+                        if company.as_ref().and_then(|c| c["id"].as_str()) != Some(TENANTS[tenant]) {
+                            return Err(format!(
+                                "browser {b}'s company is {company:?}; the model says {}",
+                                TENANTS[tenant]
+                            ));
+                        }
+                        if s.last_invalidation() != m.m.browsers[b].obeyed {
+                            return Err(format!(
+                                "browser {b} obeyed {:?}; the model says {:?}",
+                                s.last_invalidation(),
+                                m.m.browsers[b].obeyed
+                            ));
+                        }
                     }
-                    if company.as_ref().and_then(|c| c["id"].as_str()) != Some(TENANTS[tenant]) {
-                        return Err(format!(
-                            "browser {b}'s company is {company:?}; the model says {}",
-                            TENANTS[tenant]
-                        ));
-                    }
-                    if s.last_invalidation() != m.m.browsers[b].obeyed {
-                        return Err(format!(
-                            "browser {b} obeyed {:?}; the model says {:?}",
-                            s.last_invalidation(),
-                            m.m.browsers[b].obeyed
-                        ));
+                    (want, got) => {
+                        return Err(format!("browser {b}: the SDK's session is {got:?}, the model's {want:?}"))
                     }
                 }
-                (want, got) => return Err(format!("browser {b}: the SDK's session is {got:?}, the model's {want:?}")),
             }
             let pending: Vec<u64> = browser
                 .dbs

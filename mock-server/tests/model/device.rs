@@ -54,8 +54,10 @@ pub struct Device {
     /// Whose device the stored device id is on the server (`None`: no id stored).
     pub id_owner: Option<usize>,
     pub till: Option<Till>,
-    /// The tab's memory of its last `ready`: tenant and routed day database (gone at a reload).
-    pub routed: Option<(usize, String)>,
+    /// Each tab's memory of its last `ready`: tenant and routed day database (gone at a reload).
+    pub routed: [Option<(usize, String)>; 2],
+    /// The tab the app acts in (the other follows it through storage).
+    pub tab: usize,
 }
 
 /// How a sign-out reaches the server.
@@ -377,7 +379,7 @@ impl SdkModel {
             destroyed = self.destroy_till(browser);
         }
         let d = &mut self.devices[browser];
-        d.routed = Some((tenant, dynamic_db.clone()));
+        d.routed[d.tab] = Some((tenant, dynamic_db.clone()));
         if let Some(till) = d.till.as_mut().filter(|t| t.owner == tenant) {
             till.target = Some(dynamic_db.clone());
         }
@@ -389,7 +391,7 @@ impl SdkModel {
     pub fn write_order(&mut self, browser: usize) -> Option<u64> {
         let (_, tenant) = self.signed_in(browser)?;
         let d = &mut self.devices[browser];
-        let routed = d.routed.clone();
+        let routed = d.routed[d.tab].clone();
         let till = d.till.get_or_insert_with(|| Till {
             owner: tenant,
             target: routed.filter(|(t, _)| *t == tenant).map(|(_, db)| db),
@@ -429,7 +431,7 @@ impl SdkModel {
         self.m.apply(Op::LoseLocalData { browser });
     }
 
-    /// The browser's storage and local databases are wiped and the page reloads: the session is
+    /// The browser's storage and local databases are wiped and its tabs reload: the session is
     /// forgotten (the server still holds it), so is the device id; the till's orders are gone.
     pub fn wipe_storage(&mut self, browser: usize) {
         if let Some(till) = self.devices[browser].till.take() {
@@ -440,9 +442,16 @@ impl SdkModel {
         self.m.browsers[browser].registered.clear();
     }
 
-    /// A reload: the tab's memory goes, storage stays.
+    /// A reload of the tab the app acts in: its memory goes, storage stays.
     pub fn reload(&mut self, browser: usize) {
-        self.devices[browser].routed = None;
+        let d = &mut self.devices[browser];
+        d.routed[d.tab] = None;
+    }
+
+    /// The app goes on in the browser's other tab.
+    pub fn switch_tab(&mut self, browser: usize) {
+        let d = &mut self.devices[browser];
+        d.tab = 1 - d.tab;
     }
 
     /// The orders on the device's till.

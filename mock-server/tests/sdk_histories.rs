@@ -1,17 +1,18 @@
 //! Generated histories in which the SDK's own core is the device: two browsers of two tabs, each
 //! tab a `Session` of the `session-broker` crate (with its `SyncSession` for the realtime
 //! handshake) on native ports written here, against the real server in process: an in-memory
-//! `localStorage` per browser (its other tab follows each change, as a `storage` event makes it), a clock that reads the server's test clock, HTTP through reqwest
-//! (a network that can drop), WebSockets through tungstenite, and local databases in memory (a
-//! till of orders tracked with `pushTo: "dynamic"`, pushed to the server's document routes when
-//! the SDK asks for its final push, and the bootstrapped catalogue).
+//! `localStorage` per browser (its other tab follows each change, as a `storage` event makes it), a
+//! clock that reads the server's test clock, HTTP through reqwest (a network that can drop),
+//! WebSockets through tungstenite, and local databases in memory (a till of orders tracked with
+//! `pushTo: "dynamic"`, pushed to the server's document routes when the SDK asks for its final
+//! push, and the bootstrapped catalogue).
 //!
-//! Steps: logins (the same user, another of the tenant, another tenant), company changes,
-//! logouts (online, unfinished, offline, global, others), an operator ending a user's sessions,
-//! access and refresh tokens running out through the clock (across midnight, month and year
-//! ends), device registrations, handshakes, orders written, `destroyAllLocalDatabases()`, local
-//! data lost, the device's storage wiped, reloads, the app going on in the other tab, `rollingDb` on and off, rotates and
-//! invalidations by an operator through the admin routes.
+//! Steps: logins (the same user, another of the tenant, another tenant), company changes, logouts
+//! (online, unfinished, offline, global, others), an operator ending a user's sessions, access and
+//! refresh tokens running out through the clock (across midnight, month and year ends), device
+//! registrations, handshakes, orders written, `destroyAllLocalDatabases()`, local data lost, the
+//! device's storage wiped, reloads, the app going on in the other tab, `rollingDb` on and off,
+//! rotates and invalidations by an operator through the admin routes.
 //!
 //! After every step the SDK's answers and the server's equal the reference model's
 //! (`tests/model`, `model/device.rs` for the device's side): signed in or not, as whom and in
@@ -905,7 +906,8 @@ impl Fleet {
         let (want_bearer, want_headers) = (m.bearer_works(n), m.headers_work(n));
         if (bearer, headers) != (want_bearer, want_headers) {
             return Err(format!(
-                "session {n}'s token works: {bearer}, its headers: {headers}; the model says {want_bearer}, {want_headers} ({:?})",
+                "session {n}'s token works: {bearer}, its headers: {headers}; the model says {want_bearer}, \
+                 {want_headers} ({:?})",
                 m.sessions.get(&n)
             ));
         }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{HandshakeAnswer, LogoutKind, Model, Op, USERS};
+use super::{HandshakeAnswer, LogoutKind, Model, Op};
 
 const ACCESS_TTL_MS: i64 = 900 * 1000;
 /// The SDK refreshes this long before the access token expires.
@@ -457,10 +457,5 @@ impl SdkModel {
     /// The orders on the device's till.
     pub fn pending(&self, browser: usize) -> Vec<u64> {
         self.devices[browser].till.as_ref().map(|t| t.pending.clone()).unwrap_or_default()
-    }
-
-    /// The users known to the model by name (for the driver's lookups).
-    pub fn user_name(user: usize) -> &'static str {
-        USERS[user].0
     }
 }

@@ -104,6 +104,11 @@ impl Strict {
                 }
                 self.issue("s1")
             }
+            // The id the device claims, or a new device.
+            "/auth/connect" => {
+                let id = body["id"].as_str().map_or_else(|| format!("dev-{}", self.issued), str::to_owned);
+                Ok(HttpResponse { status: 200, body: json!({"deviceId": id}).to_string() })
+            }
             _ => Ok(HttpResponse { status: 200, body: json!({"ok": true}).to_string() }),
         }
     }
@@ -569,4 +574,27 @@ fn a_tab_whose_view_of_storage_lags_never_spends_a_refresh_token_twice() {
     assert_eq!(lagging_tabs_refresh(true), (1, false), "one refresh, both tabs served");
     // The model shows the race: without the record the second tab spends the token again.
     assert_eq!(lagging_tabs_refresh(false), (2, true));
+}
+
+#[test]
+fn a_tab_opened_before_another_registered_the_device_registers_and_signs_in_as_that_device() {
+    let world = World::new();
+    let (first, second) = (world.tab(), world.tab());
+    assert!(finish(first.session.login("alice", "alice-pass")).is_success());
+    let registered = finish(first.session.register_device());
+    let super::results::DeviceResult::Success { device_id: Some(id) } = registered else {
+        panic!("registered: {registered:?}")
+    };
+    // The second tab read storage before the device had an id: it registers the same device
+    // again, not a new one, and its login names that device.
+    finish(second.session.register_device());
+    assert!(finish(second.session.login("alice", "alice-pass")).is_success());
+    let sent = |path: &str| -> Value {
+        let requests = second.transport.requests.borrow();
+        let r = requests.iter().find(|r| r.url.ends_with(path)).expect("sent");
+        serde_json::from_str(r.body.as_deref().unwrap_or("null")).unwrap()
+    };
+    assert_eq!(sent("/auth/connect")["id"], id.as_str());
+    assert_eq!(sent("/auth")["deviceInfo"]["id"], id.as_str());
+    assert_eq!(second.session.device_info()["id"], id.as_str());
 }

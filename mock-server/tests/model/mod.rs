@@ -5,6 +5,8 @@
 //! histories and holds every answer to this model's. Each rule is stated in docs/refinements.md.
 #![allow(dead_code)]
 
+pub mod device;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate};

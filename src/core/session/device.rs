@@ -18,9 +18,14 @@ impl Session {
         memory.device_info.insert("platform".into(), Value::String("web".into()));
     }
 
-    /// The device info sent with every login and registration.
+    /// The device info sent with every login and registration. Its id is the stored one: another
+    /// tab may have registered the device since this one started, and the device is the origin's.
     pub fn device_info(&self) -> Map<String, Value> {
-        self.0.memory.borrow().device_info.clone()
+        let mut info = self.0.memory.borrow().device_info.clone();
+        if let Some(id) = keys::read_opaque(self.storage(), keys::DEVICE_ID) {
+            info.insert("id".into(), Value::String(id));
+        }
+        info
     }
 
     /// Merges `partial` into the device info (`updateDeviceInfo`).
@@ -29,10 +34,10 @@ impl Session {
         self.force_device_identity();
     }
 
-    /// The device id `/auth/connect` returned, if registered.
+    /// The device id `/auth/connect` returned, if registered: the stored one, else the one this
+    /// tab kept when storage refused it (see `device_info`).
     pub fn device_id(&self) -> Option<String> {
-        keys::read_opaque(self.storage(), keys::DEVICE_ID)
-            .or_else(|| self.0.memory.borrow().device_info.get("id").and_then(Value::as_str).map(str::to_owned))
+        self.device_info().get("id").and_then(Value::as_str).map(str::to_owned)
     }
 
     /// `POST /auth/connect`: registers this device, with its key's public half when it keeps

@@ -205,12 +205,9 @@ impl WeakSession {
 }
 
 impl Session {
-    /// A session over the given ports; reads the device id already stored.
+    /// A session over the given ports (the device id is read from storage at each use).
     pub fn new(config: SessionConfig, ports: Ports) -> Session {
-        let mut device_info = config.device_info.clone();
-        if let Some(id) = keys::read_opaque(&*ports.storage, keys::DEVICE_ID) {
-            device_info.insert("id".into(), Value::String(id));
-        }
+        let device_info = config.device_info.clone();
         // Decoded once here and kept: the first read (a page's first `getToken()`) finds it.
         let stored = keys::read_jwt(&*ports.storage, keys::AUTH).map(|(t, c)| (t, Rc::new(c)));
         let token = stored.as_ref().map(|(t, _)| t.clone());

@@ -297,13 +297,7 @@ struct HttpTransport {
 }
 
 fn method(m: Method) -> reqwest::Method {
-    match m {
-        Method::Get => reqwest::Method::GET,
-        Method::Post => reqwest::Method::POST,
-        Method::Put => reqwest::Method::PUT,
-        Method::Patch => reqwest::Method::PATCH,
-        Method::Delete => reqwest::Method::DELETE,
-    }
+    reqwest::Method::from_bytes(m.as_str().as_bytes()).expect("the table's methods are HTTP tokens")
 }
 
 impl Transport for HttpTransport {

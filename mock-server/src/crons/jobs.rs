@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::causes::chain;
 use crate::clock::DAY_MS;
+use crate::rolling::checkpoints::Checkpoint;
 use crate::rolling::rotate::TenantRotation;
 use crate::rolling::warm::WarmOutcome;
 use crate::rolling::{archive, backup, drop_eval, flags, invalidation, rotate, tenants, RollingError, RollingSettings};
@@ -21,6 +22,8 @@ const BATCH_HOLD: Duration = Duration::from_millis(25);
 pub struct JobContext<'a> {
     pub state: &'a AppState,
     pub run_id: &'a str,
+    /// The cron this run is of (it names the run's checkpoints).
+    pub cron: &'static str,
 }
 
 impl JobContext<'_> {
@@ -60,7 +63,10 @@ impl JobContext<'_> {
     /// The tenants a run works on, or its failure logged (with the cause) when they cannot be read.
     fn listed(&self, cron: &str, listed: Result<Vec<String>, RollingError>) -> Option<Vec<String>> {
         match listed {
-            Ok(ids) => Some(ids),
+            Ok(ids) => {
+                self.checkpoint(Checkpoint::Listed { cron: self.cron });
+                Some(ids)
+            }
             Err(e) => {
                 let line = format!(
                     "{cron}: failed before any tenant, nothing changed: could not list the tenants: {}",
@@ -71,6 +77,11 @@ impl JobContext<'_> {
                 None
             }
         }
+    }
+
+    /// The run passes a checkpoint (`rolling/checkpoints.rs`): a test may park it there.
+    fn checkpoint(&self, at: Checkpoint<'_>) {
+        self.state.test.checkpoints.pass_blocking(at);
     }
 
     fn settings(&self) -> RollingSettings {
@@ -98,6 +109,7 @@ impl JobContext<'_> {
         let mut rest = ids;
         while !rest.is_empty() {
             self.pause();
+            self.checkpoint(Checkpoint::BeforeTenant { cron: self.cron, tenant: &rest[0] });
             let now = self.now();
             let mut taken = 0;
             let outcomes = self.state.store.transaction(|tx| {
@@ -128,6 +140,9 @@ impl JobContext<'_> {
             // A failed transaction landed nothing of the tenants it had taken (at least one).
             let batch = &rest[..taken.max(1)];
             rest = &rest[batch.len()..];
+            if let Some(last) = batch.last() {
+                self.checkpoint(Checkpoint::AfterTenant { cron: self.cron, tenant: last });
+            }
             let outcomes: Vec<Result<T, String>> = match outcomes {
                 Ok(outcomes) => outcomes.into_iter().map(|o| o.map_err(|e| chain(&e))).collect(),
                 Err(e) => {
@@ -199,6 +214,7 @@ fn describe_rotation(id: &str, r: &TenantRotation) -> String {
 /// The rotate cron: the rolling tenants' rotation, then the legacy tenants' daily invalidation.
 fn rotate(ctx: &JobContext) -> bool {
     let Some((rotated, total)) = rotate_rolling_tenants(ctx) else { return false };
+    ctx.checkpoint(Checkpoint::BeforeDaily);
     let invalidated = invalidate_legacy_daily(ctx, total);
     rotated && invalidated
 }

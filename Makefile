@@ -183,11 +183,14 @@ bench: size
 	cargo bench -q -p mock-server --bench peers
 
 ## The rollout's generated histories at length: SOAK_CASES histories of up to 200 steps from a
-## new seed (printed first; `PROPTEST_RNG_SEED=<seed> make soak` replays a run).
+## new seed (printed first; `PROPTEST_RNG_SEED=<seed> make soak` replays a run), then
+## SOAK_RACE_CASES races (operations stopped at the server's checkpoints) from the same seed.
 SOAK_CASES ?= 2000
+SOAK_RACE_CASES ?= 1000
 soak:
 	@seed=$${PROPTEST_RNG_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; echo "soak seed $$seed"; \
-	  HISTORY_CASES=$(SOAK_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test rollout_histories -- --nocapture
+	  HISTORY_CASES=$(SOAK_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test rollout_histories -- --nocapture \
+	  && RACE_CASES=$(SOAK_RACE_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test rollout_races -- --nocapture
 
 ## Proof the histories find bugs: each patch in mock-server/tests/mutations brings one back, and
 ## the histories of `make test` must fail on every one (the tree is restored after each).

@@ -2,6 +2,8 @@
 //! failure (say `all_dbs_active`) leaves nothing half-done and the others go on.
 
 use protocol::ops::audit as actions;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::causes::chain;
@@ -213,19 +215,21 @@ fn describe_rotation(id: &str, r: &TenantRotation) -> String {
 
 /// The rotate cron: the rolling tenants' rotation, then the legacy tenants' daily invalidation.
 fn rotate(ctx: &JobContext) -> bool {
-    let Some((rotated, total)) = rotate_rolling_tenants(ctx) else { return false };
+    let Some((rotated, total, turned)) = rotate_rolling_tenants(ctx) else { return false };
     ctx.checkpoint(Checkpoint::BeforeDaily);
-    let invalidated = invalidate_legacy_daily(ctx, total);
+    let invalidated = invalidate_legacy_daily(ctx, total, &turned);
     rotated && invalidated
 }
 
 /// The `rotate-cycle`: each rolling-enabled tenant rotated in its own transaction.
-/// Answers whether every tenant succeeded, and the step count the daily invalidation ends.
-fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
+/// Answers whether every tenant succeeded, the step count the daily invalidation ends, and the
+/// tenants that were rolling at their turn (all listed, but those skipped).
+fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64, BTreeSet<String>)> {
     let settings = ctx.settings();
     let listed = ctx.state.store.lock().map_err(RollingError::from).and_then(|conn| flags::rolling_tenants(&conn));
     let rolling = ctx.listed(super::ROTATE, listed)?;
     let total = rolling.len() as u64 + 1;
+    let turned = RefCell::new(rolling.iter().cloned().collect::<BTreeSet<String>>());
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
     let room = ctx
         .state
@@ -241,7 +245,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
             );
             tracing::error!(run = ctx.run_id, "{line}");
             ctx.progress(0, total, Some(&line));
-            return Some((false, total));
+            return Some((false, total, turned.into_inner()));
         }
         Ok(_) => {}
         Err(e) => {
@@ -253,7 +257,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
                     chain(&e)
                 )),
             );
-            return Some((false, total));
+            return Some((false, total, turned.into_inner()));
         }
     }
     let rotate_one = |tx: &crate::docdb::Cluster, t: &tenants::Tenant, now: i64| {
@@ -269,23 +273,27 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
         }
         Ok(r)
     };
-    let close_if_invalidated = |id: &str, r: Option<&TenantRotation>| {
+    let after = |id: &str, r: Option<&TenantRotation>| {
         if r.is_some_and(|r| r.invalidated) {
             ctx.state.tenant_invalidated(id);
         }
+        if r.is_some_and(|r| r.skipped.is_some()) {
+            turned.borrow_mut().remove(id);
+        }
     };
-    let ok = ctx.per_tenant(&rolling, total, rotate_one, describe_rotation, close_if_invalidated);
-    Some((ok, total))
+    let ok = ctx.per_tenant(&rolling, total, rotate_one, describe_rotation, after);
+    Some((ok, total, turned.into_inner()))
 }
 
 /// Tenants without `rollingDb` keep the legacy behaviour: one invalidation a day
-/// (`invalidate_daily`), the last step of the rotate cron.
-fn invalidate_legacy_daily(ctx: &JobContext, total: u64) -> bool {
+/// (`invalidate_daily`), the last step of the rotate cron; which tenants, `rotate::daily_tenants`
+/// says from those rolling at their turn (`turned`).
+fn invalidate_legacy_daily(ctx: &JobContext, total: u64, turned: &BTreeSet<String>) -> bool {
     let now = ctx.now();
     let daily = ctx.state.store.transaction(|tx| {
         let mut invalidated = Vec::new();
         // Read at once: a flag read a tenant held the store ~1 s at 10,000 tenants on PostgreSQL.
-        for id in flags::legacy_tenants(tx)? {
+        for id in rotate::daily_tenants(tx, turned)? {
             if invalidation::invalidate_daily_if_due(tx, &id, now)? {
                 invalidated.push(id);
             }

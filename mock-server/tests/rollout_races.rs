@@ -609,10 +609,10 @@ fn replay_with(case: &Case, start: &mut Race) -> Result<(Race, Outcome), String>
         if racers != want.racers {
             return Err(format!("the others answered {racers:?}, the model {:?}", want.racers));
         }
-        for t in 0..TENANTS.len() {
+        for (t, id) in TENANTS.iter().enumerate() {
             let got = fleet.tenant(t)?;
             if got != race.tenant(t) {
-                return Err(format!("{} is {got:?}, the model says {:?}", TENANTS[t], race.tenant(t)));
+                return Err(format!("{id} is {got:?}, the model says {:?}", race.tenant(t)));
             }
         }
         let late = not_serial(&before, case.long, &case.racers, &race);
@@ -624,13 +624,12 @@ fn replay_with(case: &Case, start: &mut Race) -> Result<(Race, Outcome), String>
         for browser in 0..BROWSER_SDKS.len() {
             fleet.handshake(&mut race.model, browser).await?;
         }
-        for t in 0..TENANTS.len() {
+        for (t, id) in TENANTS.iter().enumerate() {
             let (resets, missing) = fleet.alarms(t)?;
             let want: Vec<String> = race.model.alarms()[t].1.iter().cloned().collect();
             if resets != 0 || missing != want {
                 return Err(format!(
-                    "{}'s alarms: {resets} destructive reset(s), missing days {missing:?}; the model: none, {want:?}",
-                    TENANTS[t]
+                    "{id}'s alarms: {resets} destructive reset(s), missing days {missing:?}; the model: none, {want:?}"
                 ));
             }
         }

@@ -23,7 +23,7 @@ use std::collections::BTreeSet;
 
 use chrono::NaiveDate;
 
-use super::{day, HandshakeAnswer, Invalidation, Model, Op, Reason, Routing, TENANTS};
+use super::{HandshakeAnswer, Invalidation, Model, Op, Reason, Routing, TENANTS};
 
 /// The demo seed's tenants as a cron run lists them: the model's, and one no race flags.
 pub const SERVER_TENANTS: [&str; 3] = ["acme", "globex", "initech"];
@@ -348,8 +348,8 @@ impl Race {
             self.pass(run, Point::AfterTenant(ROTATE, TENANTS[t]));
         }
         self.pass(run, Point::BeforeDaily);
-        for t in 0..TENANTS.len() {
-            let rotated = turns.iter().any(|(id, turn)| *id == TENANTS[t] && matches!(turn, Turn::Rotated { .. }));
+        for (t, tenant) in TENANTS.iter().enumerate() {
+            let rotated = turns.iter().any(|(id, turn)| id == tenant && matches!(turn, Turn::Rotated { .. }));
             if !rotated {
                 self.model.invalidate_daily(t);
             }
@@ -395,9 +395,4 @@ pub fn not_serial(start: &Race, long: Long, racers: &[Racer], end: &Race) -> Vec
         })
         .map(|t| TENANTS[t])
         .collect()
-}
-
-/// Today, as the rules see the model's clock.
-pub fn today(m: &Model) -> NaiveDate {
-    day(m.now_ms)
 }

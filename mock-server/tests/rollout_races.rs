@@ -574,6 +574,8 @@ fn replay_with(case: &Case, start: &mut Race) -> Result<(Race, Outcome), String>
             () = fleet.parked.notified() => None,
             done = &mut long => Some(done.map_err(|e| e.to_string())?),
         };
+        // Finished without stopping: the others run after it, and stop nowhere themselves.
+        fleet.parking.lock().unwrap().target = None;
         let mut devices = before.model.clone();
         let mut racers = Vec::new();
         let mut raced = Ok(());

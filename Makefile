@@ -187,13 +187,16 @@ bench: size
 ## The rollout's generated histories at length: SOAK_CASES histories of up to 200 steps from a
 ## new seed (printed first; `PROPTEST_RNG_SEED=<seed> make soak` replays a run), then
 ## SDK_SOAK_CASES of those with the SDK's own core as the device (tests/sdk_histories.rs, about
-## two seconds each) from the same seed.
+## two seconds each), and SOAK_RACE_CASES races (operations stopped at the server's
+## checkpoints), from the same seed.
 SOAK_CASES ?= 2000
 SDK_SOAK_CASES ?= 500
+SOAK_RACE_CASES ?= 1000
 soak:
 	@seed=$${PROPTEST_RNG_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; echo "soak seed $$seed"; \
 	  HISTORY_CASES=$(SOAK_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test rollout_histories -- --nocapture && \
-	  SDK_HISTORY_CASES=$(SDK_SOAK_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test sdk_histories -- --nocapture
+	  SDK_HISTORY_CASES=$(SDK_SOAK_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test sdk_histories -- --nocapture && \
+	  RACE_CASES=$(SOAK_RACE_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test rollout_races -- --nocapture
 
 ## Proof the histories find bugs: each patch in mock-server/tests/mutations brings one back, and
 ## the histories of `make test` must fail on every one (the tree is restored after each); the

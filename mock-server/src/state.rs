@@ -87,10 +87,11 @@ impl Schedule {
     }
 }
 
-/// Knobs only `MOCK_TEST_CONTROLS` exposes.
+/// Knobs only `MOCK_TEST_CONTROLS` exposes, and the checkpoints' hook (in-process tests only).
 #[derive(Debug, Default)]
 pub struct TestControls {
     step_delay_ms: AtomicU64,
+    pub checkpoints: crate::rolling::checkpoints::Checkpoints,
 }
 
 impl TestControls {

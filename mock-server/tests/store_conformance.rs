@@ -79,7 +79,10 @@ fn tenants_split_by_their_rolling_flag(store: &Store) {
             flags::record(c, "initech", false, false, "test", NOW)?;
             // acme never flagged: legacy, as initech flagged off is.
             assert_eq!(flags::rolling_tenants(c)?, vec!["globex".to_owned()]);
-            assert_eq!(flags::legacy_tenants(c)?, vec!["acme".to_owned(), "initech".to_owned()]);
+            // The rotate's day invalidation: every tenant but those rolling at their turn.
+            let turned = std::collections::BTreeSet::from(["globex".to_owned()]);
+            let daily = mock_server::rolling::rotate::daily_tenants(c, &turned)?;
+            assert_eq!(daily, vec!["acme".to_owned(), "initech".to_owned()]);
             // The metrics' canaries: rolling tenants with a CORE, in tenant order, up to a limit,
             // each with the diff its last archive run recorded.
             flags::record(c, "acme", true, false, "test", NOW)?;

@@ -2,10 +2,13 @@
 //! failure (say `all_dbs_active`) leaves nothing half-done and the others go on.
 
 use protocol::ops::audit as actions;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use crate::causes::chain;
 use crate::clock::DAY_MS;
+use crate::rolling::checkpoints::Checkpoint;
 use crate::rolling::rotate::TenantRotation;
 use crate::rolling::warm::WarmOutcome;
 use crate::rolling::{archive, backup, drop_eval, flags, invalidation, rotate, tenants, RollingError, RollingSettings};
@@ -21,6 +24,8 @@ const BATCH_HOLD: Duration = Duration::from_millis(25);
 pub struct JobContext<'a> {
     pub state: &'a AppState,
     pub run_id: &'a str,
+    /// The cron this run is of (it names the run's checkpoints).
+    pub cron: &'static str,
 }
 
 impl JobContext<'_> {
@@ -60,7 +65,10 @@ impl JobContext<'_> {
     /// The tenants a run works on, or its failure logged (with the cause) when they cannot be read.
     fn listed(&self, cron: &str, listed: Result<Vec<String>, RollingError>) -> Option<Vec<String>> {
         match listed {
-            Ok(ids) => Some(ids),
+            Ok(ids) => {
+                self.checkpoint(Checkpoint::Listed { cron: self.cron });
+                Some(ids)
+            }
             Err(e) => {
                 let line = format!(
                     "{cron}: failed before any tenant, nothing changed: could not list the tenants: {}",
@@ -71,6 +79,11 @@ impl JobContext<'_> {
                 None
             }
         }
+    }
+
+    /// The run passes a checkpoint (`rolling/checkpoints.rs`): a test may park it there.
+    fn checkpoint(&self, at: Checkpoint<'_>) {
+        self.state.test.checkpoints.pass_blocking(at);
     }
 
     fn settings(&self) -> RollingSettings {
@@ -98,6 +111,7 @@ impl JobContext<'_> {
         let mut rest = ids;
         while !rest.is_empty() {
             self.pause();
+            self.checkpoint(Checkpoint::BeforeTenant { cron: self.cron, tenant: &rest[0] });
             let now = self.now();
             let mut taken = 0;
             let outcomes = self.state.store.transaction(|tx| {
@@ -128,6 +142,9 @@ impl JobContext<'_> {
             // A failed transaction landed nothing of the tenants it had taken (at least one).
             let batch = &rest[..taken.max(1)];
             rest = &rest[batch.len()..];
+            if let Some(last) = batch.last() {
+                self.checkpoint(Checkpoint::AfterTenant { cron: self.cron, tenant: last });
+            }
             let outcomes: Vec<Result<T, String>> = match outcomes {
                 Ok(outcomes) => outcomes.into_iter().map(|o| o.map_err(|e| chain(&e))).collect(),
                 Err(e) => {
@@ -198,18 +215,21 @@ fn describe_rotation(id: &str, r: &TenantRotation) -> String {
 
 /// The rotate cron: the rolling tenants' rotation, then the legacy tenants' daily invalidation.
 fn rotate(ctx: &JobContext) -> bool {
-    let Some((rotated, total)) = rotate_rolling_tenants(ctx) else { return false };
-    let invalidated = invalidate_legacy_daily(ctx, total);
+    let Some((rotated, total, turned)) = rotate_rolling_tenants(ctx) else { return false };
+    ctx.checkpoint(Checkpoint::BeforeDaily);
+    let invalidated = invalidate_legacy_daily(ctx, total, &turned);
     rotated && invalidated
 }
 
 /// The `rotate-cycle`: each rolling-enabled tenant rotated in its own transaction.
-/// Answers whether every tenant succeeded, and the step count the daily invalidation ends.
-fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
+/// Answers whether every tenant succeeded, the step count the daily invalidation ends, and the
+/// tenants that were rolling at their turn (all listed, but those skipped).
+fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64, BTreeSet<String>)> {
     let settings = ctx.settings();
     let listed = ctx.state.store.lock().map_err(RollingError::from).and_then(|conn| flags::rolling_tenants(&conn));
     let rolling = ctx.listed(super::ROTATE, listed)?;
     let total = rolling.len() as u64 + 1;
+    let turned = RefCell::new(rolling.iter().cloned().collect::<BTreeSet<String>>());
     ctx.progress(0, total, Some(&format!("rotate-cycle {} tenant(s) rolling-enabled", rolling.len())));
     let room = ctx
         .state
@@ -225,7 +245,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
             );
             tracing::error!(run = ctx.run_id, "{line}");
             ctx.progress(0, total, Some(&line));
-            return Some((false, total));
+            return Some((false, total, turned.into_inner()));
         }
         Ok(_) => {}
         Err(e) => {
@@ -237,7 +257,7 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
                     chain(&e)
                 )),
             );
-            return Some((false, total));
+            return Some((false, total, turned.into_inner()));
         }
     }
     let rotate_one = |tx: &crate::docdb::Cluster, t: &tenants::Tenant, now: i64| {
@@ -253,23 +273,27 @@ fn rotate_rolling_tenants(ctx: &JobContext) -> Option<(bool, u64)> {
         }
         Ok(r)
     };
-    let close_if_invalidated = |id: &str, r: Option<&TenantRotation>| {
+    let after = |id: &str, r: Option<&TenantRotation>| {
         if r.is_some_and(|r| r.invalidated) {
             ctx.state.tenant_invalidated(id);
         }
+        if r.is_some_and(|r| r.skipped.is_some()) {
+            turned.borrow_mut().remove(id);
+        }
     };
-    let ok = ctx.per_tenant(&rolling, total, rotate_one, describe_rotation, close_if_invalidated);
-    Some((ok, total))
+    let ok = ctx.per_tenant(&rolling, total, rotate_one, describe_rotation, after);
+    Some((ok, total, turned.into_inner()))
 }
 
 /// Tenants without `rollingDb` keep the legacy behaviour: one invalidation a day
-/// (`invalidate_daily`), the last step of the rotate cron.
-fn invalidate_legacy_daily(ctx: &JobContext, total: u64) -> bool {
+/// (`invalidate_daily`), the last step of the rotate cron; which tenants, `rotate::daily_tenants`
+/// says from those rolling at their turn (`turned`).
+fn invalidate_legacy_daily(ctx: &JobContext, total: u64, turned: &BTreeSet<String>) -> bool {
     let now = ctx.now();
     let daily = ctx.state.store.transaction(|tx| {
         let mut invalidated = Vec::new();
         // Read at once: a flag read a tenant held the store ~1 s at 10,000 tenants on PostgreSQL.
-        for id in flags::legacy_tenants(tx)? {
+        for id in rotate::daily_tenants(tx, turned)? {
             if invalidation::invalidate_daily_if_due(tx, &id, now)? {
                 invalidated.push(id);
             }

@@ -4,6 +4,7 @@ use protocol::ops::audit as actions;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::auth::secrets::random_id;
+use crate::rolling::checkpoints::Checkpoint;
 use crate::state::AppState;
 use crate::store::audit::{self, Actor};
 use crate::store::StoreError;
@@ -27,10 +28,11 @@ pub fn trigger(state: &AppState, cron: &'static CronDef, actor: &Actor) -> Resul
         let state = state.clone();
         let id = run_id.clone();
         std::thread::spawn(move || {
-            let ctx = JobContext { state: &state, run_id: &id };
+            let ctx = JobContext { state: &state, run_id: &id, cron: cron.name };
             let started = std::time::Instant::now();
             // A panicking job still ends its run (as failed) and releases the lock.
             let ok = catch_unwind(AssertUnwindSafe(|| jobs::run(cron.job, &ctx))).unwrap_or(false);
+            state.test.checkpoints.pass_blocking(Checkpoint::BeforeFinish { cron: cron.name });
             crate::recorded::cron_run(cron.name, ok, started.elapsed().as_secs_f64());
             let now = state.clock.now_ms();
             if let Err(e) = state.store.transaction(|tx| runs::finish(tx, &id, ok, now)) {

@@ -97,20 +97,10 @@ pub fn record(
     Ok(())
 }
 
-/// Tenants with `rollingDb` on.
+/// Tenants with `rollingDb` on, in one read (not a flag read a tenant), by id.
 pub fn rolling_tenants(conn: &Connection) -> RollingResult<Vec<String>> {
-    tenants_flagged(conn, true)
-}
-
-/// Tenants with `rollingDb` off, never flagged included (the legacy daily invalidation's).
-pub fn legacy_tenants(conn: &Connection) -> RollingResult<Vec<String>> {
-    tenants_flagged(conn, false)
-}
-
-/// The tenants whose `rollingDb` is `on`, in one read (not a flag read a tenant), by id.
-fn tenants_flagged(conn: &Connection, on: bool) -> RollingResult<Vec<String>> {
-    let mut stmt = conn.prepare("SELECT c.id FROM companies c LEFT JOIN company_feature_flags f ON f.company_id = c.id WHERE COALESCE(f.rolling_db, 0) = ?1 ORDER BY c.id")?;
-    let rows = stmt.query_map([i64::from(on)], |r| r.get(0))?;
+    let mut stmt = conn.prepare("SELECT c.id FROM companies c JOIN company_feature_flags f ON f.company_id = c.id WHERE f.rolling_db != 0 ORDER BY c.id")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
     Ok(rows.collect::<crate::store::sql::Result<_>>()?)
 }
 

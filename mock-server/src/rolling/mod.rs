@@ -4,6 +4,7 @@
 pub mod alarms;
 pub mod archive;
 pub mod backup;
+pub mod checkpoints;
 pub mod conflicts;
 pub mod days;
 pub mod drop_eval;

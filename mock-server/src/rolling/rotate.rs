@@ -5,8 +5,10 @@
 //! a second run the same day creates nothing. The tenant's flag is read again in that
 //! transaction: a tenant switched off after the run listed it is left untouched.
 
+use std::collections::BTreeSet;
+
 use crate::docdb::Cluster;
-use crate::store::sql::params;
+use crate::store::sql::{params, Connection};
 use protocol::views::DayManifest;
 use serde::Serialize;
 
@@ -30,6 +32,15 @@ pub struct TenantRotation {
     pub invalidated: bool,
     /// Why nothing was done, when nothing was (`rollingDb` turned off before its turn).
     pub skipped: Option<String>,
+}
+
+/// The tenants a rotate run gives the day's invalidation (`invalidate_daily`): every tenant it did
+/// not rotate at its turn, `turned` being those with `rollingDb` on then. A tenant's turn decides
+/// once: one turned on after the run listed the rolling tenants was legacy when listed and gets
+/// it (it was given neither); one rotated and turned off since had its rotate and does not (it
+/// was given both); one turned off before its turn was skipped and gets it.
+pub fn daily_tenants(conn: &Connection, turned: &BTreeSet<String>) -> RollingResult<Vec<String>> {
+    Ok(super::tenants::ids(conn)?.into_iter().filter(|id| !turned.contains(id)).collect())
 }
 
 pub fn rotate_tenant(

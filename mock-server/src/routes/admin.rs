@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::error::{AppError, AppResult};
 use crate::extract::{query_number, ApiJson, AuthUser, ClientIp};
+use crate::rolling::checkpoints::{Checkpoint, Request};
 use crate::rolling::flags::{self, FlagPatch};
 use crate::rolling::invalidation;
 use crate::rolling::{flag_change, preflight, tenants, views, RollingSettings};
@@ -134,12 +135,14 @@ async fn set_flags(
     }
     let now = state.clock.now_ms();
     let rolling = settings(&state);
+    state.test.checkpoints.pass(Checkpoint::Before { request: Request::Flags, tenant: &id }).await;
     let flags = state.store.tx(|tx| {
         let applied = flag_change::apply(&state.cluster(tx), &rolling, &id, patch, &user.0.user_id, force, now)?;
         let detail = json!({"companyId": id, "request": patch, "before": applied.before, "after": applied.flags, "forced": force, "overridden": applied.overridden, "coreWrittenSinceWarm": applied.core_written_since_warm});
         audit::record(tx, &Actor::user(&user.0, ip.0), if force { actions::FLAGS_FORCE } else { actions::FLAGS_CHANGE }, detail, now)?;
         Ok::<_, AppError>(FlagsChanged { flags: applied.flags, core_written_since_warm: applied.core_written_since_warm })
     })?;
+    state.test.checkpoints.pass(Checkpoint::Committed { request: Request::Flags, tenant: &id }).await;
     let left = flags.core_written_since_warm.as_ref().map_or(0, |w| w.count);
     tracing::info!(tenant = %id, by = %user.0.user_id, rolling_db = flags.flags.rolling_db, rolling_db_drop = flags.flags.rolling_db_drop, core_written_since_warm = left, "flags changed");
     Ok(Json(flags))
@@ -171,6 +174,7 @@ async fn rewarm(
     let confirm = query_number::<usize>(query.get("confirm").map(String::as_str), "confirm")?;
     let backup_dir = RollingSettings::from(&*state.settings).backup_dir;
     let now = state.clock.now_ms();
+    state.test.checkpoints.pass(Checkpoint::Before { request: Request::Rewarm, tenant: &id }).await;
     let done = state.store.tx(|tx| {
         let done = crate::rolling::rewarm::rewarm(
             &state.cluster(tx),
@@ -184,6 +188,7 @@ async fn rewarm(
         audit::record(tx, &Actor::user(&user.0, ip.0), actions::CORE_REWARM, json!(done), now)?;
         Ok::<_, AppError>(done)
     })?;
+    state.test.checkpoints.pass(Checkpoint::Committed { request: Request::Rewarm, tenant: &id }).await;
     if done.invalidated_at.is_some() {
         state.tenant_invalidated(&id);
     }
@@ -221,6 +226,7 @@ async fn invalidate_clients(
     Path(id): Path<String>,
 ) -> AppResult<Json<protocol::views::InvalidationResult>> {
     let now = state.clock.now_ms();
+    state.test.checkpoints.pass(Checkpoint::Before { request: Request::Invalidate, tenant: &id }).await;
     let (at, routing) = state.store.tx(|tx| {
         let (at, routing) = invalidation::invalidate_tenant(tx, &state.settings.db_prefix, &id, now)?;
         audit::record(
@@ -232,6 +238,7 @@ async fn invalidate_clients(
         )?;
         Ok::<_, AppError>((at, routing))
     })?;
+    state.test.checkpoints.pass(Checkpoint::Committed { request: Request::Invalidate, tenant: &id }).await;
     state.tenant_invalidated(&id);
     tracing::info!(tenant = %id, routing = routing.as_str(), by = %user.0.user_id, "clients invalidated");
     Ok(Json(protocol::views::InvalidationResult { company_id: id, invalidated_at: at }))

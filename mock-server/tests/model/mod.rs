@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, NaiveDate};
 
+pub mod races;
+
 /// The tenants a history touches (the demo's first two).
 pub const TENANTS: [&str; 2] = ["acme", "globex"];
 /// The users a history logs in, with the tenants they work for (the first is active at the
@@ -38,6 +40,8 @@ pub enum Reason {
     Cutover,
     /// An operator's.
     Operator,
+    /// A re-warm's, sending the devices back to the legacy catalogue.
+    Rewarm,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,6 +266,33 @@ impl Model {
         t.invalidation = Some(Invalidation { at, reason, routing });
     }
 
+    /// A rolling tenant's rotate: CORE, today's and tomorrow's day databases, the cutover the
+    /// first time it routes to CORE. Answers whether it invalidated.
+    fn rotate_tenant(&mut self, tenant: usize) -> bool {
+        let today = day(self.now_ms);
+        let t = &mut self.tenants[tenant];
+        t.core_exists = true;
+        t.rotated_since_enable = true;
+        t.days.insert(today);
+        t.days.insert(today.succ_opt().expect("a day after today"));
+        // Today's day database exists: the alarm of its absence is over.
+        t.missing_days.clear();
+        let cutover = t.invalidation.is_none_or(|i| i.routing != Routing::Core);
+        if cutover {
+            self.invalidate(tenant, Reason::Cutover, Routing::Core);
+        }
+        cutover
+    }
+
+    /// A legacy tenant's invalidation of the day, unless it had it today.
+    fn invalidate_daily(&mut self, tenant: usize) {
+        let today = day(self.now_ms);
+        let due = self.tenants[tenant].invalidation.is_none_or(|i| !(i.reason == Reason::Daily && day(i.at) == today));
+        if due {
+            self.invalidate(tenant, Reason::Daily, Routing::Legacy);
+        }
+    }
+
     fn live_session(&self, browser: usize) -> Option<Session> {
         self.browsers[browser].session.filter(|s| s.refresh_until_ms > self.now_ms)
     }
@@ -326,27 +357,11 @@ impl Model {
                 t.rolling = on;
             }
             Op::Rotate => {
-                let today = day(self.now_ms);
-                let tomorrow = today.succ_opt().expect("a day after today");
                 for tenant in 0..self.tenants.len() {
                     if self.tenants[tenant].rolling {
-                        let t = &mut self.tenants[tenant];
-                        t.core_exists = true;
-                        t.rotated_since_enable = true;
-                        t.days.insert(today);
-                        t.days.insert(tomorrow);
-                        // Today's day database exists: the alarm of its absence is over.
-                        t.missing_days.clear();
-                        if t.invalidation.is_none_or(|i| i.routing != Routing::Core) {
-                            self.invalidate(tenant, Reason::Cutover, Routing::Core);
-                        }
+                        self.rotate_tenant(tenant);
                     } else {
-                        let due = self.tenants[tenant]
-                            .invalidation
-                            .is_none_or(|i| !(i.reason == Reason::Daily && day(i.at) == today));
-                        if due {
-                            self.invalidate(tenant, Reason::Daily, Routing::Legacy);
-                        }
+                        self.invalidate_daily(tenant);
                     }
                 }
             }

@@ -9,4 +9,4 @@ pub mod docdb;
 pub mod health;
 pub mod management;
 pub mod mock;
-pub mod realtime;
+pub mod sync_socket;

@@ -323,3 +323,6 @@ fn parse_auth_response(body: &str) -> Option<(AuthResponse, Claims)> {
     let claims = Claims::decode(&auth.token).ok()?;
     (!auth.refresh_token.trim().is_empty()).then_some((auth, claims))
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

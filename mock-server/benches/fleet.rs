@@ -1,4 +1,4 @@
-//! The fleet at scale (issue: "the rollout at fleet scale"): a load generator against the release
+//! The rollout at fleet scale: a load generator against the release
 //! binary run as its own process on loopback, as an operator runs it. Tenants are created through
 //! the server's own store code before it starts. Prints a table; asserts nothing (shared machines
 //! are noisy). Bounded: every wait has a deadline, every count is fixed.

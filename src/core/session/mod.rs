@@ -134,7 +134,8 @@ impl std::fmt::Display for InputError {
     }
 }
 
-/// In-memory state of the service (spec: token, lastCredentials, currentCompany, deviceInfo).
+/// What the session keeps in memory only: the token last told, the last user name, the current
+/// company, the device info.
 #[derive(Default)]
 struct Memory {
     /// The session this tab's app was last told about (at start, or by a login, refresh or

@@ -221,6 +221,15 @@ fn failed_login_touches_nothing() {
 }
 
 #[test]
+fn a_login_storage_refuses_says_storage_unavailable_with_the_platforms_words() {
+    let h = harness(|_| ok(auth_body(&jwt("acme", &["cashier"]), "r1", true)));
+    h.storage.refuse_writes.set(true);
+    let LoginResult::Failure { error, code, status } = block_on(h.session.login("alice", "pw")) else { panic!() };
+    assert_eq!((code.as_str(), status), ("storage_unavailable", 200));
+    assert!(error.ends_with(": QuotaExceededError"), "{error}");
+}
+
+#[test]
 fn failed_login_reports_the_servers_message() {
     let h = harness(|_| status(401, "invalid_credentials"));
     let LoginResult::Failure { error, .. } = block_on(h.session.login("a", "b")) else { panic!() };

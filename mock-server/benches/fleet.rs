@@ -35,7 +35,7 @@ use mock_server::seed;
 use mock_server::settings::Settings;
 use protocol::sync_frames::CLOSE_INVALIDATED;
 use serde_json::{json, Value};
-use session_broker::core::sync::reconnect_delay_ms;
+use session_broker::core::sync_session::reconnect_delay_ms;
 use tokio_tungstenite::tungstenite::Message;
 
 /// The release server on a free loopback port, with its own data directory (and, for the

@@ -13,7 +13,7 @@ pub use crate::protocol::permissions;
 pub mod ports;
 pub mod results;
 pub mod session;
-pub mod sync;
+pub mod sync_session;
 pub mod time;
 pub mod token;
 pub mod url;

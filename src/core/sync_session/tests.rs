@@ -16,7 +16,7 @@ use crate::core::hooks::SignOutReason;
 use crate::core::keys;
 use crate::core::ports::*;
 use crate::core::session::{Ports, Session, SessionConfig};
-use crate::core::sync::*;
+use crate::core::sync_session::*;
 use crate::core::token::encode_for_test;
 
 #[derive(Default)]

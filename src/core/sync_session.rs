@@ -477,7 +477,7 @@ impl SyncSession {
         // Counted again after the handlers: what they wrote is pushed or reported.
         session.destroy_tracked(None).await;
         if let Err(e) = self.0.session.set_last_invalidation(payload.invalidated_at) {
-            self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e].concat());
+            self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e.0].concat());
         }
     }
 

@@ -1,4 +1,5 @@
-# session-broker: `make demo` and `make test` are the two commands; each runs `make setup` first.
+# session-broker: `make demo` and `make test` are the two commands; each installs what it lacks
+# first (`make demo` through setup-demo, `make test` through setup, which holds setup-demo).
 SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
@@ -6,11 +7,19 @@ WASM_PACK_VERSION := 0.15.1
 GECKODRIVER_VERSION := 0.37.1
 # The wasm-bindgen CLI must be exactly the crate's version (Cargo.lock), or wasm-pack tries to download one.
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
-APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb postgresql prometheus pkg-config libssl-dev
+# Debian's packages: the demo's (Node and npm run binaryen, esbuild and PouchDB Server; curl
+# waits for the engine), and the tests' (the browsers and their drivers, Xvfb for WebKit,
+# PostgreSQL and Prometheus for the server's tests, pkg-config and libssl-dev for the WebDriver
+# client's TLS).
+DEMO_APT_PACKAGES := nodejs npm curl
+TEST_APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb postgresql prometheus pkg-config libssl-dev
 # The JS tools of the tests, pinned, from the npm registry into target/npm-tools: the TypeScript
 # that compiles tests/types (and PouchDB's types, for the replication example of docs/sdk.md), the
 # bundlers of tests/bundlers, axe-core for the accessibility audit.
-NPM_TOOLS := typescript@5.9.3 vite@8.3.8 esbuild@0.28.2 webpack@5.112.2 webpack-cli@7.3.1 axe-core@4.14.1 \
+# `make build` needs esbuild alone. One npm install writes the whole list of its call (npm drops
+# what an earlier --no-save install put there), so the tests' list holds the build's too.
+NPM_BUILD_TOOLS := esbuild@0.28.2
+NPM_TOOLS := typescript@5.9.3 vite@8.3.8 $(NPM_BUILD_TOOLS) webpack@5.112.2 webpack-cli@7.3.1 axe-core@4.14.1 \
   @types/pouchdb-browser@6.1.5
 # The document engine of the tests (PouchDB Server: production's is Apache CouchDB 3, which
 # cannot be installed here) and PouchDB for Node, pinned, from the npm registry into target/pouchdb.
@@ -22,7 +31,7 @@ TWIGGY_VERSION := 0.8.0
 # The package's recorded size (release wasm + JS glue, gzip -9, bytes): `make test` fails when it
 # grows past this by more than 2% (a size is deterministic for a given toolchain). Lower it when a
 # change cuts; raise it only with the reason in the commit.
-SIZE_BUDGET := 82372
+SIZE_BUDGET := 82374
 WASM_OPT := target/binaryen/node_modules/.bin/wasm-opt
 ESBUILD := target/npm-tools/node_modules/.bin/esbuild
 WASM_FEATURES := --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int \
@@ -33,35 +42,47 @@ DEMO_DATA ?= target/demo-data
 DEMO_ENGINE_PORT ?= 5985
 DEMO_ENGINE := http://127.0.0.1:$(DEMO_ENGINE_PORT)
 
-.PHONY: setup build test test-native test-browser test-package demo types size size-check bench soak mutants clean release-check
+# $(call apt_missing,PACKAGES): installs those of Debian's PACKAGES that are absent (nodejs and npm
+# count as present when any `npm` runs, curl when any `curl` does: CI's Node comes from elsewhere).
+apt_missing = missing=""; for p in $(1); do case $$p in nodejs|npm) command -v npm >/dev/null && continue;; \
+  curl) command -v curl >/dev/null && continue;; esac; \
+  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+  [ -z "$$missing" ] || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; }
+# $(call npm_pinned,DIR,TOOLS): installs TOOLS (name@version, from the npm registry) under DIR
+# unless DIR/.pinned, the list of the last install there, names every one of them.
+npm_pinned = for t in $(2); do grep -qxF "$$t" <(tr ' ' '\n' 2>/dev/null < $(1)/.pinned) || { \
+  npm install --silent --no-save --no-audit --no-fund --prefix $(1) $(2) && echo "$(2)" > $(1)/.pinned || exit 1; break; }; done
 
-## Installs whatever is missing; a no-op when everything is present.
-setup:
+.PHONY: setup setup-demo build test test-native test-browser test-package demo types size size-check bench soak mutants clean release-check
+
+## Installs whatever is missing, in two parts; each line checks before it installs, so a second
+## run installs nothing. setup-demo: what `make build` and `make demo` need.
+setup-demo:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
-	@for c in rustfmt clippy; do rustup component list --installed | grep -q "^$$c" || rustup component add $$c; done
 	@[ -f Cargo.lock ] || cargo generate-lockfile
 	@wasm-pack --version 2>/dev/null | grep -q " $(WASM_PACK_VERSION)$$" \
 	  || cargo install wasm-pack --version $(WASM_PACK_VERSION) --locked
 	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] \
 	  || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force
+	@$(call apt_missing,$(DEMO_APT_PACKAGES))
+	@$(WASM_OPT) --version 2>/dev/null | grep -q "version $(firstword $(subst ., ,$(BINARYEN_VERSION)))" \
+	  || npm install --silent --no-save --no-audit --no-fund --prefix target/binaryen binaryen@$(BINARYEN_VERSION)
+	@$(call npm_pinned,target/npm-tools,$(NPM_BUILD_TOOLS))
+	@$(call npm_pinned,target/pouchdb,$(POUCHDB_TOOLS))
+
+## setup: everything, for `make test`: setup-demo, then the linters, the browsers and their
+## drivers, PostgreSQL, Prometheus, twiggy and the tests' JS tools.
+setup: setup-demo
+	@for c in rustfmt clippy; do rustup component list --installed | grep -q "^$$c" || rustup component add $$c; done
 	@geckodriver --version 2>/dev/null | grep -q "^geckodriver $(GECKODRIVER_VERSION)" \
 	  || cargo install geckodriver --version $(GECKODRIVER_VERSION) --locked \
 	  || cargo install geckodriver --version $(GECKODRIVER_VERSION)
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	  command -v npm >/dev/null || missing="$$missing nodejs npm"; \
-	  if [ -n "$$missing" ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; fi
+	@$(call apt_missing,$(TEST_APT_PACKAGES))
 	@twiggy --version 2>/dev/null | grep -q " $(TWIGGY_VERSION)$$" || cargo install twiggy --version $(TWIGGY_VERSION) --locked
-	@$(WASM_OPT) --version 2>/dev/null | grep -q "version $(firstword $(subst ., ,$(BINARYEN_VERSION)))" \
-	  || npm install --silent --no-save --no-audit --no-fund --prefix target/binaryen binaryen@$(BINARYEN_VERSION)
-	@[ "$$(cat target/npm-tools/.pinned 2>/dev/null)" = "$(NPM_TOOLS)" ] \
-	  || { npm install --silent --no-save --no-audit --no-fund --prefix target/npm-tools $(NPM_TOOLS) \
-	       && echo "$(NPM_TOOLS)" > target/npm-tools/.pinned; }
-	@[ "$$(cat target/pouchdb/.pinned 2>/dev/null)" = "$(POUCHDB_TOOLS)" ] \
-	  || { npm install --silent --no-save --no-audit --no-fund --prefix target/pouchdb $(POUCHDB_TOOLS) \
-	       && echo "$(POUCHDB_TOOLS)" > target/pouchdb/.pinned; }
+	@$(call npm_pinned,target/npm-tools,$(NPM_TOOLS))
 
 ## The npm package in pkg/: wasm-pack's output merged with pkg-template/.
-build: setup
+build: setup-demo
 	wasm-pack build --release --target web --out-dir pkg
 	@# --converge: repeats -Oz until it stops shrinking the module (about 0.2 KB gzip); the
 	@# producers and target-features sections are for tools, not browsers (0.2 KB).
@@ -155,7 +176,7 @@ demo: build
 types:
 	WRITE_TYPES=1 cargo test -q -p mock-server --test typescript
 
-size: build
+size: setup build
 	@for f in pkg/session_broker_bg.wasm pkg/session_broker.js; do \
 	  printf '%-28s raw %7d B   gzip -9 %6d B\n' "$$f" "$$(wc -c < $$f)" "$$(gzip -9c $$f | wc -c)"; done
 	@printf '%-28s          gzip -9 %6d B  (the size goal: 61440 B; recorded budget %d B)\n' "wasm + glue" \

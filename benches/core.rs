@@ -20,7 +20,7 @@ impl Storage for Store {
     fn get(&self, k: &str) -> Option<String> {
         self.0.borrow().get(k).cloned()
     }
-    fn set(&self, k: &str, v: &str) -> Result<(), String> {
+    fn set(&self, k: &str, v: &str) -> Result<(), StorageError> {
         self.0.borrow_mut().insert(k.into(), v.into());
         Ok(())
     }
@@ -45,7 +45,7 @@ impl Transport for NoNet {
 }
 struct NoDbs;
 impl LocalDatabases for NoDbs {
-    fn destroy(&self, _: &str, _: &str) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn destroy(&self, _: &str, _: &str) -> LocalBoxFuture<'static, Result<(), DestroyError>> {
         Box::pin(async { Ok(()) })
     }
     fn push(&self, _: Vec<PushPlan>, _: u32) -> LocalBoxFuture<'static, PushReport> {

@@ -1,4 +1,4 @@
-//! The fleet at scale (issue: "the rollout at fleet scale"): a load generator against the release
+//! The rollout at fleet scale: a load generator against the release
 //! binary run as its own process on loopback, as an operator runs it. Tenants are created through
 //! the server's own store code before it starts. Prints a table; asserts nothing (shared machines
 //! are noisy). Bounded: every wait has a deadline, every count is fixed.
@@ -33,9 +33,9 @@ use mock_server::rolling::flags::FlagPatch;
 use mock_server::rolling::RollingSettings;
 use mock_server::seed;
 use mock_server::settings::Settings;
-use protocol::realtime::CLOSE_INVALIDATED;
+use protocol::sync_frames::CLOSE_INVALIDATED;
 use serde_json::{json, Value};
-use session_broker::core::realtime::reconnect_delay_ms;
+use session_broker::core::sync_session::reconnect_delay_ms;
 use tokio_tungstenite::tungstenite::Message;
 
 /// The release server on a free loopback port, with its own data directory (and, for the

@@ -77,7 +77,7 @@ pub fn app(state: AppState) -> Router {
         .merge(routes::admin::router())
         .merge(routes::crons::router())
         .merge(routes::bootstrap::router())
-        .merge(routes::realtime::router())
+        .merge(routes::sync_socket::router())
         .merge(routes::management::router());
     if state.settings.test_controls {
         router = router.merge(routes::mock::router());

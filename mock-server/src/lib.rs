@@ -12,7 +12,6 @@ pub mod error;
 pub mod extract;
 pub mod metrics;
 pub mod rate_limit;
-pub mod realtime;
 pub mod recorded;
 pub mod rolling;
 pub mod routes;
@@ -20,5 +19,6 @@ pub mod seed;
 pub mod settings;
 pub mod state;
 pub mod store;
+pub mod tenant_sockets;
 
 pub use app::app;

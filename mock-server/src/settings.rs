@@ -33,7 +33,7 @@ pub struct Settings {
     /// `_changes` feeds one session may hold open through the proxy (`DOCDB_FEEDS_PER_SESSION`).
     pub docdb_feeds_per_session: usize,
     /// `DOCDB_HUB`: devices' `_changes` feeds are served from one engine feed per database
-    /// (`docdb::hub`); off, each is forwarded to the engine as its own feed.
+    /// (`docdb::changes_hub`); off, each is forwarded to the engine as its own feed.
     pub docdb_hub: bool,
     /// `DOCDB_HUB_LINGER_MS`: how long a hub keeps its engine feed after its last device left
     /// (a longpoll device is away between two of its requests).
@@ -101,7 +101,7 @@ impl Default for Settings {
             docdb_feeds_per_session: 8,
             docdb_hub: true,
             docdb_hub_linger_ms: 30_000,
-            docdb_hub_index_bytes: crate::docdb::hub::DEFAULT_MAX_BYTES,
+            docdb_hub_index_bytes: crate::docdb::changes_hub::DEFAULT_MAX_BYTES,
             metrics_listen: Some("127.0.0.1:0".into()),
             metrics_tenant_series: 100,
             log_json: false,
@@ -163,8 +163,8 @@ where
 
 impl Settings {
     /// How an invalidated tenant's sockets are closed.
-    pub fn invalidation_waves(&self) -> crate::realtime::Waves {
-        crate::realtime::Waves {
+    pub fn invalidation_waves(&self) -> crate::tenant_sockets::Waves {
+        crate::tenant_sockets::Waves {
             size: self.invalidation_wave_size,
             spacing: std::time::Duration::from_millis(self.invalidation_wave_spacing_ms),
         }

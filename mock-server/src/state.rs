@@ -119,13 +119,14 @@ pub struct AppState {
     pub started_at: std::time::SystemTime,
     pub schedule: Arc<Schedule>,
     pub test: Arc<TestControls>,
-    pub realtime: Arc<crate::realtime::Hub>,
+    /// The sync sockets open per tenant (`GET /realtime`), closed by an invalidation.
+    pub tenant_sockets: Arc<crate::tenant_sockets::TenantSockets>,
     /// Password hashing and checking, off the async workers.
     pub hashing: Arc<crate::auth::passwords::Hashing>,
     /// The document engine behind the proxy (`DOCDB_URL`); `None`: the embedded model.
     pub engine: Option<crate::docdb::engine::Engine>,
     /// The changes hubs in front of the engine (`DOCDB_HUB`, on by default).
-    pub hubs: Option<Arc<crate::docdb::hub::Hubs>>,
+    pub changes_hubs: Option<Arc<crate::docdb::changes_hub::ChangesHubs>>,
     /// What each session holds here that its end reaches: ended sessions, open feeds and sockets.
     pub sessions: crate::auth::sessions::Sessions,
 }
@@ -137,17 +138,17 @@ pub struct AppState {
 fn follow_replicas(
     url: &str,
     clock: &Arc<Clock>,
-    hub: &Arc<crate::realtime::Hub>,
+    sockets: &Arc<crate::tenant_sockets::TenantSockets>,
     sessions: crate::auth::sessions::Sessions,
 ) -> Result<(), StartError> {
     use crate::store::notifications::{follow, Handlers};
     let acted: std::sync::Mutex<HashMap<String, i64>> = std::sync::Mutex::default();
-    let (hub, clock, session_clock) = (hub.clone(), clock.clone(), clock.clone());
+    let (sockets, clock, session_clock) = (sockets.clone(), clock.clone(), clock.clone());
     let session_ended = Box::new(move |session: &str, at: i64| sessions.end(&session_clock, session, at));
     let invalidated = Box::new(move |company_id: &str, at: i64| {
         let mut acted = acted.lock().unwrap_or_else(|p| p.into_inner());
         if acted.insert(company_id.to_owned(), at) != Some(at) {
-            hub.close_tenant(company_id);
+            sockets.close_tenant(company_id);
         }
     });
     follow(
@@ -180,7 +181,7 @@ impl AppState {
     /// (this one too) closes them when the invalidation's notification reaches it.
     pub fn tenant_invalidated(&self, company_id: &str) {
         if self.settings.database_url.is_none() {
-            self.realtime.close_tenant(company_id);
+            self.tenant_sockets.close_tenant(company_id);
         }
     }
 
@@ -225,7 +226,7 @@ impl AppState {
                 clock.apply_shared(version, offset);
             }
         }
-        let realtime: Arc<crate::realtime::Hub> = Arc::default();
+        let tenant_sockets: Arc<crate::tenant_sockets::TenantSockets> = Arc::default();
         // The first server of a store marks its backup directory; a later one checks it shares it.
         if settings.backup_enabled {
             let dir = crate::rolling::RollingSettings::from(&settings).backup_dir;
@@ -241,22 +242,22 @@ impl AppState {
             sessions.end(&clock, &session, at);
         }
         if let Some(url) = &settings.database_url {
-            follow_replicas(url, &clock, &realtime, sessions.clone())?;
+            follow_replicas(url, &clock, &tenant_sockets, sessions.clone())?;
         }
-        let hubs = match (&engine, settings.docdb_hub) {
+        let changes_hubs = match (&engine, settings.docdb_hub) {
             (Some(engine), true) => {
-                let tuning = crate::docdb::hub::Tuning {
+                let tuning = crate::docdb::changes_hub::Tuning {
                     linger: std::time::Duration::from_millis(settings.docdb_hub_linger_ms),
                     max_bytes: settings.docdb_hub_index_bytes,
                     ..Default::default()
                 };
-                Some(crate::docdb::hub::Hubs::new(Arc::new(engine.clone()), tuning))
+                Some(crate::docdb::changes_hub::ChangesHubs::new(Arc::new(engine.clone()), tuning))
             }
             _ => None,
         };
         Ok(AppState {
             engine,
-            hubs,
+            changes_hubs,
             tokens: Arc::new(TokenKeys::new(
                 &crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?,
                 settings.access_token_ttl_secs,
@@ -270,7 +271,7 @@ impl AppState {
             started_at: std::time::SystemTime::now(),
             schedule: Arc::default(),
             test: Arc::default(),
-            realtime,
+            tenant_sockets,
             hashing: Arc::default(),
             sessions,
         })

@@ -249,7 +249,7 @@ async fn through_the_hub_as_straight_from_the_engine() {
             assert_eq!(a["results"].as_array().unwrap().len(), 1, "{q}");
         }
     }
-    let hubs = t.s.state.hubs.as_ref().expect("the hub is on by default").counts();
+    let hubs = t.s.state.changes_hubs.as_ref().expect("the hub is on by default").counts();
     assert_eq!(hubs.upstream_feeds, 1, "one feed of the engine for every device: {hubs:?}");
     // Every request through the proxy was the hub's: 6 continuous, 72 longpoll, 2 waiting, 3 times.
     assert_eq!(hubs.answered, 3 * (6 + 72 + 2), "{hubs:?}");
@@ -330,7 +330,7 @@ async fn a_dropped_engine_feed_comes_back_without_a_gap_or_a_repeat() {
         assert_eq!(seqs.len(), written, "every change once: {seqs:?}");
         assert!(increasing(rows), "{seqs:?}");
     }
-    let hubs = t.s.state.hubs.as_ref().unwrap().counts();
+    let hubs = t.s.state.changes_hubs.as_ref().unwrap().counts();
     assert!(hubs.reconnects >= 3, "{hubs:?}");
 }
 
@@ -378,7 +378,7 @@ async fn a_document_deeper_than_the_proxy_writes_holds_back_no_change() {
         rows_until(device, &mut rows, "after-the-deep-one").await;
         assert_eq!(rows.iter().map(|r| r["id"].as_str().unwrap()).collect::<Vec<_>>(), ["deep", "after-the-deep-one"]);
     }
-    let hubs = s.state.hubs.clone().unwrap();
+    let hubs = s.state.changes_hubs.clone().unwrap();
     assert_eq!(hubs.counts().reconnects, 0, "the engine's feed was not opened again");
     assert_eq!(hubs.counts().unreadable_rows, 0, "{:?}", hubs.counts());
     drop(devices);

@@ -48,11 +48,11 @@ use reqwest::StatusCode;
 use serde_json::{json, Map, Value};
 use session_broker::core::keys;
 use session_broker::core::ports::{
-    Clock, DeviceKey, HttpRequest, HttpResponse, LocalBoxFuture, LocalDatabases, LockError, LockGuard, Method,
-    PushPlan, PushReport, RefreshLock, Reporter, Storage, Transport, TransportError,
+    Clock, DestroyError, DeviceKey, HttpRequest, HttpResponse, LocalBoxFuture, LocalDatabases, LockError, LockGuard,
+    Method, PushPlan, PushReport, RefreshLock, Reporter, Storage, StorageError, Transport, TransportError,
 };
-use session_broker::core::realtime::{Incoming, Socket, SyncFailure, SyncPorts, SyncSession};
 use session_broker::core::session::{Ports, Session, SessionConfig};
+use session_broker::core::sync_session::{Incoming, Socket, SyncFailure, SyncPorts, SyncSession};
 use session_broker::protocol::LogoutScope;
 use tokio_tungstenite::tungstenite::Message;
 
@@ -216,7 +216,7 @@ impl Storage for MemoryStorage {
     fn get(&self, key: &str) -> Option<String> {
         self.0.borrow().get(key).cloned()
     }
-    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+    fn set(&self, key: &str, value: &str) -> Result<(), StorageError> {
         self.0.borrow_mut().insert(key.into(), value.into());
         Ok(())
     }
@@ -347,7 +347,7 @@ struct Databases {
 struct DatabasesPort(Rc<Databases>);
 
 impl LocalDatabases for DatabasesPort {
-    fn destroy(&self, name: &str, _adapter: &str) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn destroy(&self, name: &str, _adapter: &str) -> LocalBoxFuture<'static, Result<(), DestroyError>> {
         if let Some(db) = self.0.dbs.borrow_mut().remove(name) {
             let lost = db.orders.iter().filter(|(_, pushed)| !pushed).map(|(o, _)| *o);
             self.0.log.borrow_mut().destroyed_unpushed.extend(lost);

@@ -126,3 +126,15 @@ codes! {
     /// 409: CORE holds documents written since its warm; a re-warm needs `?confirm=` their count.
     CORE_EDITED = "core_edited";
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    #[test]
+    fn every_error_code_is_snake_case_and_listed_once() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in super::ALL {
+            assert!(code.chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{code}");
+            assert!(seen.insert(code), "{code} listed twice");
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Every name that crosses the wire or the process boundary, in one place, shared by the SDK and
 //! the mock server: the routes (`routes.rs`), the request and answer bodies (`auth.rs`, `views.rs`,
-//! `records.rs`; docs/server.md lists the routes), the realtime frames and close codes
-//! (`realtime.rs`), the cron names and schedules, the audit actions, the error codes, and the SDK
+//! `records.rs`; docs/server.md lists the routes), the sync socket's frames and close codes
+//! (`sync_frames.rs`), the cron names and schedules, the audit actions, the error codes, and the SDK
 //! versions. The server reads and writes the bodies through these structs; the SDK, which carries
 //! no serde serialiser, writes them with the builders beside them, tested to agree.
 
@@ -47,9 +47,9 @@ pub mod json;
 
 pub mod ops;
 pub mod permissions;
-pub mod realtime;
 pub mod records;
 pub mod routes;
+pub mod sync_frames;
 #[cfg(feature = "ts")]
 pub mod typescript;
 pub mod views;

@@ -3,8 +3,8 @@
 
 use ts_rs::TS;
 
-use super::realtime::{InvalidateLocal, Ready, Routing};
 use super::records::*;
+use super::sync_frames::{InvalidateLocal, Ready, Routing};
 use super::views::*;
 use super::{errors, DatabaseKind, DayStatus, OkBody, StatusRecorded};
 

@@ -507,7 +507,7 @@ pub struct TenantInvalidation {
     /// Why (`cutover`, `rollback`, `daily`, an operator's).
     pub reason: String,
     /// The catalogue devices read after it.
-    pub routing: super::realtime::Routing,
+    pub routing: super::sync_frames::Routing,
 }
 
 /// `GET /admin/rolling-db/tenants/{id}/topology`: where a tenant's devices read and write.
@@ -518,7 +518,7 @@ pub struct Topology {
     /// The tenant.
     pub company_id: String,
     /// The catalogue its devices read now.
-    pub database: super::realtime::Routing,
+    pub database: super::sync_frames::Routing,
     /// Its CORE.
     pub core: DatabaseSummary,
     /// Its legacy database.

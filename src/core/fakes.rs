@@ -26,9 +26,9 @@ impl Storage for MemoryStorage {
     fn get(&self, key: &str) -> Option<String> {
         self.map.borrow().get(key).cloned()
     }
-    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+    fn set(&self, key: &str, value: &str) -> Result<(), StorageError> {
         if self.refuse_writes.get() {
-            return Err("QuotaExceededError".into());
+            return Err(StorageError("QuotaExceededError".into()));
         }
         self.map.borrow_mut().insert(key.into(), value.into());
         Ok(())
@@ -96,7 +96,7 @@ impl Storage for LaggingStorage {
         });
         view.get(key).cloned()
     }
-    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+    fn set(&self, key: &str, value: &str) -> Result<(), StorageError> {
         self.view.borrow_mut().insert(key.into(), value.into());
         self.send(key, Some(value));
         Ok(())
@@ -273,10 +273,10 @@ pub struct FakeLocalDatabases {
 }
 
 impl LocalDatabases for FakeLocalDatabases {
-    fn destroy(&self, name: &str, adapter: &str) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn destroy(&self, name: &str, adapter: &str) -> LocalBoxFuture<'static, Result<(), DestroyError>> {
         self.adapters.borrow_mut().push(adapter.to_owned());
         let result = if self.failing.borrow().contains(name) {
-            Err("blocked".to_string())
+            Err(DestroyError("blocked".into()))
         } else {
             self.destroyed.borrow_mut().push(name.to_owned());
             self.pending.borrow_mut().remove(name);

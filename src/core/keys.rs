@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::json;
-use super::ports::Storage;
+use super::ports::{Storage, StorageError};
 use super::token::Claims;
 
 /// Every SDK key starts with this (the storage listener's filter).
@@ -139,7 +139,7 @@ pub fn read_string_list(storage: &dyn Storage, key: &str) -> Vec<String> {
 }
 
 /// Writes a JSON list of strings.
-pub fn write_string_list(storage: &dyn Storage, key: &str, items: &[String]) -> Result<(), String> {
+pub fn write_string_list(storage: &dyn Storage, key: &str, items: &[String]) -> Result<(), StorageError> {
     if items.is_empty() {
         storage.remove(key);
         return Ok(());

@@ -51,7 +51,7 @@ impl StorageLease {
         let until = self.clock.now_ms().saturating_add(i64::from(lease_ms));
         self.storage
             .set(REFRESH_LOCK, &[self.owner.as_str(), " ", &until.to_string()].concat())
-            .map_err(LockError::Unavailable)
+            .map_err(|e| LockError::Unavailable(e.0))
     }
 
     fn guard(&self) -> Box<dyn LockGuard> {

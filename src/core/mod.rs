@@ -11,22 +11,15 @@ pub mod keys;
 pub mod lease;
 pub use crate::protocol::permissions;
 pub mod ports;
-pub mod realtime;
 pub mod results;
 pub mod session;
+pub mod sync_session;
 pub mod time;
 pub mod token;
 pub mod url;
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) mod fakes;
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
-mod final_push_tests;
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod hostile_input_tests;
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod realtime_tests;
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod session_tests;
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod tabs_tests;
+mod tests;

@@ -7,12 +7,29 @@ use std::pin::Pin;
 /// A boxed future that need not be `Send`: the browser is single-threaded.
 pub type LocalBoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
+/// `localStorage` refused a write, or the page has none (quota, private mode, a worker): the
+/// platform's words (a `DOMException`'s name and message, say). A newtype rather than one port
+/// error with a kind field: that field cost the package about 100 B (measured).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StorageError(pub String);
+
+impl StorageError {
+    /// The SDK's code where a storage failure reaches the app (a login's result,
+    /// `trackLocalDatabase`, the constructor).
+    pub const CODE: &'static str = super::codes::STORAGE_UNAVAILABLE;
+}
+
+/// A local database the platform could not destroy (IndexedDB, PouchDB), in its words. It has no
+/// code: the database stays tracked, listed as failed and reported, and nothing is answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DestroyError(pub String);
+
 /// Key/value string storage (the browser's `localStorage`).
 pub trait Storage {
     /// The value, or `None` when absent.
     fn get(&self, key: &str) -> Option<String>;
     /// Fails when the platform refuses the write (quota, private mode).
-    fn set(&self, key: &str, value: &str) -> Result<(), String>;
+    fn set(&self, key: &str, value: &str) -> Result<(), StorageError>;
     /// Removes the key (absent is fine).
     fn remove(&self, key: &str);
     /// Every key stored now (the ledger of local databases enumerates its lines).
@@ -125,7 +142,7 @@ pub trait LocalDatabases {
     /// Deletes the database `name` and everything stored for it; `adapter`: PouchDB's adapter
     /// it was opened with (from the ledger; `""`: tracked by name), so any tab destroys it
     /// through PouchDB.
-    fn destroy(&self, name: &str, adapter: &str) -> LocalBoxFuture<'static, Result<(), String>>;
+    fn destroy(&self, name: &str, adapter: &str) -> LocalBoxFuture<'static, Result<(), DestroyError>>;
     /// The SDK's final push: each planned database is opened (by whichever tab runs it) and
     /// replicated to its target, each given up after `bound_ms`; what is left is counted from the
     /// database's own record of its last complete push. Failures are reported by the adapter;

@@ -15,7 +15,7 @@ use crate::core::json;
 use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::lease::StorageLease;
 use crate::core::permissions::PermissionMap;
-use crate::core::ports::{Clock, Storage};
+use crate::core::ports::{Clock, Storage, StorageError};
 use crate::core::session::{InputError, Ports, Session, SessionConfig, TokenAnswer};
 use crate::protocol::LogoutScope;
 use crate::web::lock::BrowserLock;
@@ -120,8 +120,7 @@ impl AuthManager {
             return Err(invalid("AuthManager needs an options object with a baseUrl"));
         }
         let config = parse_options(&object_arg(&options, "AuthManager options")?).map_err(invalid)?;
-        let storage: Rc<dyn Storage> =
-            Rc::new(BrowserStorage::open().map_err(|e| error(codes::STORAGE_UNAVAILABLE, &e))?);
+        let storage: Rc<dyn Storage> = Rc::new(BrowserStorage::open().map_err(|e| error(StorageError::CODE, &e.0))?);
         let clock: Rc<dyn Clock> = Rc::new(BrowserClock);
         // An integer: formatting a float would pull float printing into the module.
         let owner = ((js_sys::Math::random() * 1e15) as u64).to_string();
@@ -362,7 +361,7 @@ impl AuthManager {
         let [name, adapter, push_to] = crate::web::idb::track(&db, &options).map_err(invalid)?;
         self.session.track_local_database(&name, &adapter, &push_to).map_err(|e| match e {
             // A full `localStorage`: the database is not tracked, and the app is told so.
-            InputError::Storage(_) => error(codes::STORAGE_UNAVAILABLE, &e.message()),
+            InputError::Storage(_) => error(StorageError::CODE, &e.message()),
             e => invalid(e.message()),
         })
     }

@@ -1,4 +1,4 @@
-//! `SyncSession`: the JS face of `core::realtime::SyncSession`.
+//! `SyncSession`: the JS face of `core::sync_session::SyncSession`.
 
 use js_sys::{Function, Promise};
 use serde_json::Value;
@@ -11,7 +11,7 @@ use super::types::SyncSessionOptionsArg;
 use super::AuthManager;
 use crate::core::codes;
 use crate::core::hooks::HookList;
-use crate::core::realtime::{SyncFailure, SyncSession as CoreSync};
+use crate::core::sync_session::{SyncFailure, SyncSession as CoreSync};
 use crate::core::url::realtime_url;
 
 /// The device's realtime session: handshake, invalidation, routing and catalogue bootstrap.

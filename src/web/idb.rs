@@ -7,7 +7,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::describe;
 use crate::core::json;
-use crate::core::ports::{LocalBoxFuture, LocalDatabases, PushPlan, PushReport};
+use crate::core::ports::{DestroyError, LocalBoxFuture, LocalDatabases, PushPlan, PushReport};
 use serde_json::Value;
 
 // IndexedDB's requests are events; src/web/browser.js turns each into a promise, so the module
@@ -37,9 +37,9 @@ const BOUND_MS: u32 = 3_000;
 pub struct IndexedDbDatabases;
 
 impl LocalDatabases for IndexedDbDatabases {
-    fn destroy(&self, name: &str, adapter: &str) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn destroy(&self, name: &str, adapter: &str) -> LocalBoxFuture<'static, Result<(), DestroyError>> {
         let promise = destroy_database(name, adapter, BOUND_MS);
-        Box::pin(async move { JsFuture::from(promise).await.map(drop).map_err(|e| describe(&e)) })
+        Box::pin(async move { JsFuture::from(promise).await.map(drop).map_err(|e| DestroyError(describe(&e))) })
     }
 
     fn push(&self, plans: Vec<PushPlan>, bound_ms: u32) -> LocalBoxFuture<'static, PushReport> {

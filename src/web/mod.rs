@@ -50,7 +50,7 @@ impl Reporter for ConsoleReporter {
 
 use std::rc::Rc;
 
-use crate::core::realtime::SyncPorts;
+use crate::core::sync_session::SyncPorts;
 
 /// The browser's ports for the realtime session.
 pub fn sync_ports() -> SyncPorts {

@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::core::ports::LocalBoxFuture;
-use crate::core::realtime::{Incoming, Socket};
+use crate::core::sync_session::{Incoming, Socket};
 
 /// Close code for a socket that dropped without one.
 const ABNORMAL: u16 = 1006;

@@ -3,7 +3,7 @@
 
 use gloo_storage::{LocalStorage, Storage as _};
 
-use crate::core::ports::Storage;
+use crate::core::ports::{Storage, StorageError};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/web/browser.js")]
@@ -23,12 +23,12 @@ pub struct BrowserStorage(web_sys::Storage);
 
 impl BrowserStorage {
     /// Fails where the page has no `localStorage` (a worker, or storage disabled).
-    pub fn open() -> Result<Self, String> {
-        let window = web_sys::window().ok_or("no window: localStorage needs a page")?;
+    pub fn open() -> Result<Self, StorageError> {
+        let window = web_sys::window().ok_or_else(|| StorageError("no window: localStorage needs a page".into()))?;
         // gloo's raw() throws where storage is unavailable; ask first so that becomes an error.
         match window.local_storage() {
             Ok(Some(_)) => Ok(BrowserStorage(LocalStorage::raw())),
-            _ => Err("localStorage is not available in this page".into()),
+            _ => Err(StorageError("localStorage is not available in this page".into())),
         }
     }
 }
@@ -38,9 +38,9 @@ impl Storage for BrowserStorage {
         self.0.get_item(key).ok().flatten()
     }
 
-    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+    fn set(&self, key: &str, value: &str) -> Result<(), StorageError> {
         reads_changed();
-        self.0.set_item(key, value).map_err(|e| super::describe(&e))
+        self.0.set_item(key, value).map_err(|e| StorageError(super::describe(&e)))
     }
 
     fn remove(&self, key: &str) {

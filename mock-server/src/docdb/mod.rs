@@ -11,10 +11,11 @@
 //! - `error`: what the cluster answers when it cannot.
 //!
 //! The document proxy's rule (`access`, the query's spellings in `query`), its CORS (`cors`),
-//! feeds (`feeds`, `hub`) and the engine's client (`engine`) live beside them.
+//! feeds (`feeds`, `changes_hub`) and the engine's client (`engine`) live beside them.
 
 pub mod access;
 mod catalogue;
+pub mod changes_hub;
 mod cluster;
 pub mod cors;
 pub mod documents;
@@ -24,14 +25,11 @@ mod error;
 pub mod feeds;
 mod handles;
 pub mod headroom;
-pub mod hub;
 pub mod naming;
 pub mod on_engine;
 pub mod query;
 pub mod seed;
 pub mod strict_json;
-#[cfg(test)]
-mod tests;
 
 pub use catalogue::{
     check_prefix, create, create_indexed, drop_database, exists, indexes, info, install, is_legal_name, list, max_open,
@@ -50,3 +48,6 @@ pub use handles::{existing, existing_count, in_use_count, open_count, pin_only};
 pub fn percent_decoded(part: &str) -> String {
     percent_encoding::percent_decode_str(part).decode_utf8_lossy().into_owned()
 }
+
+#[cfg(test)]
+mod tests;

@@ -6,7 +6,7 @@
 //!   template, the session's events, bootstraps, the document proxy, handshakes, snapshots;
 //! - read at each scrape (`scrape`): the rolling machine from the store (tenants by flag state,
 //!   day databases by status, handles against the bound, alarms, cron runs, each rolling tenant's
-//!   CORE and reconciliation diff), the changes hubs and the realtime sockets of this replica.
+//!   CORE and reconciliation diff), the changes hubs and the sync sockets of this replica.
 //!
 //! No label holds a tenant's document, a token or a header value; per-tenant series exist only
 //! for tenants with `rollingDb` on (the canaries), so series stay bounded at fleet scale.

@@ -1,7 +1,7 @@
 //! The series read at each scrape: what the console shows now, as numbers a Prometheus keeps.
 //! Aggregates from the store (so a scrape costs about the same at 10 or 10,000 tenants), each
 //! under the store's lock of its own, one catalogue read per listed rolling tenant, then this
-//! replica's hubs and sockets.
+//! replica's changes hubs and sync sockets.
 
 use std::sync::atomic::AtomicU64;
 
@@ -202,7 +202,7 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
         "Rolling tenants without series of their own (past METRICS_TENANT_SERIES, or no CORE yet)",
         int(rolling.saturating_sub(listed)),
     );
-    let hubs = state.hubs.as_ref().map(|h| h.counts()).unwrap_or_default();
+    let hubs = state.changes_hubs.as_ref().map(|h| h.counts()).unwrap_or_default();
     gauge(
         &mut r,
         "docdb_hub_upstream_feeds",

@@ -1,4 +1,4 @@
-//! The rollback alarms: what the rollout's errors table answers with "immediate rollback" ("a
+//! The rollback alarms (docs/operations.md, guard rails): what calls for an immediate rollback ("a
 //! destructive reset of a device database or loss of orders or payments observed"), seen by the
 //! server and raised on the tenant until the rollback (`rollingDb` off) clears them.
 //!
@@ -17,9 +17,9 @@ use crate::store::sql::{params, Connection, OptionalExtension};
 
 use super::RollingResult;
 
-/// What an alarm tells the operator to do (the rollout's errors table).
+/// What an alarm tells the operator to do.
 pub const INSTRUCTION: &str =
-    "Roll back now (docs/operations.md, Rollback): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
+    "Roll back now (docs/operations.md, guard rails): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
 
 /// What the day-database alarm tells the operator to do.
 pub const ROTATE_INSTRUCTION: &str =

@@ -6,7 +6,7 @@
 
 use crate::store::sql::Connection;
 use protocol::has_cutover_switch;
-use protocol::realtime::{InvalidateLocal, Ready, Routing};
+use protocol::sync_frames::{InvalidateLocal, Ready, Routing};
 
 use super::invalidation;
 use super::{alarms, days, tenants, RollingResult, RollingSettings};

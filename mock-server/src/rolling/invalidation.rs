@@ -8,7 +8,7 @@ use crate::docdb;
 use crate::docdb::naming::{day_of, TenantNames};
 
 pub use protocol::ops::{REASON_CUTOVER, REASON_DAILY, REASON_OPERATOR};
-pub use protocol::realtime::Routing;
+pub use protocol::sync_frames::Routing;
 
 pub use protocol::views::TenantInvalidation as Invalidation;
 

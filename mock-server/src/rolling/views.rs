@@ -11,7 +11,7 @@ use super::invalidation::{self, current_routing, Routing};
 use super::rotate::MANIFEST_ID;
 use super::tenants::{self, Tenant};
 use super::warm::is_static;
-use protocol::realtime::Bootstrap;
+use protocol::sync_frames::Bootstrap;
 use protocol::views::{
     CleanupCandidates, ClusterDatabase, ClusterView, DatabaseSummary, DayDatabase, Reconciliation, ReconciliationDay,
     TenantAttention, TenantDevice, TenantSummary, TenantsView, Topology,

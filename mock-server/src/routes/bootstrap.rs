@@ -27,7 +27,7 @@ async fn bootstrap(
     State(state): State<AppState>,
     AuthUser(claims): AuthUser,
     Query(q): Query<BootstrapQuery>,
-) -> AppResult<Json<protocol::realtime::Bootstrap>> {
+) -> AppResult<Json<protocol::sync_frames::Bootstrap>> {
     let started = std::time::Instant::now();
     let (database, label) = match q.database.as_deref() {
         Some("core") => (Routing::Core, "core"),

@@ -248,7 +248,7 @@ where
     }
 }
 
-/// A `_changes` request answered by its database's hub (`docdb::hub`): the live feeds of every
+/// A `_changes` request answered by its database's hub (`docdb::changes_hub`): the live feeds of every
 /// database, and CORE's normal feeds (every device reads CORE whole after an invalidation).
 /// `None`: the engine answers it as it did before the hub.
 async fn from_hub(
@@ -257,8 +257,8 @@ async fn from_hub(
     kind: Option<Kind>,
     method: &str,
 ) -> Option<futures_util::stream::BoxStream<'static, bytes::Bytes>> {
-    let hubs = state.hubs.as_ref().filter(|_| forward.changes)?;
-    let request = docdb::hub::FeedRequest::read(method, &forward.query, &forward.body)?;
+    let hubs = state.changes_hubs.as_ref().filter(|_| forward.changes)?;
+    let request = docdb::changes_hub::FeedRequest::read(method, &forward.query, &forward.body)?;
     let core = kind == Some(Kind::Core);
     if !request.live() && !core {
         return None;

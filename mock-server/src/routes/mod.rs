@@ -9,5 +9,5 @@ pub mod docdb;
 pub mod health;
 pub mod management;
 pub mod mock;
-pub mod realtime;
+pub mod sync_socket;
 pub mod table;

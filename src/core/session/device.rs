@@ -63,7 +63,7 @@ impl Session {
             return DeviceResult::Success { device_id: self.device_id() };
         };
         if let Err(e) = self.storage().set(keys::DEVICE_ID, &device_id) {
-            self.reporter().error(&["session-broker: could not store the device id: ", &e].concat());
+            self.reporter().error(&["session-broker: could not store the device id: ", &e.0].concat());
         }
         self.0.memory.borrow_mut().device_info.insert("id".into(), Value::String(device_id.clone()));
         DeviceResult::Success { device_id: Some(device_id) }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::{InputError, Session};
 use crate::core::keys::{self, HeaderKind};
-use crate::core::ports::{PushPlan, PushReport};
+use crate::core::ports::{PushPlan, PushReport, StorageError};
 
 /// One database's line of the ledger (`serviceProxyToken-localDatabase:<name>`, its fields one a
 /// line, empty for unknown; none of them holds a line break): how many times it was tracked (a track during its destruction
@@ -131,7 +131,7 @@ impl Session {
         })
     }
 
-    fn write_entry(&self, name: &str, entry: &Entry) -> Result<(), String> {
+    fn write_entry(&self, name: &str, entry: &Entry) -> Result<(), StorageError> {
         self.storage().set(&key(name), &entry.text())
     }
 
@@ -242,7 +242,7 @@ impl Session {
                 }
                 Err(e) => {
                     self.reporter()
-                        .error(&["session-broker: could not destroy local database \"", &name, "\": ", &e].concat());
+                        .error(&["session-broker: could not destroy local database \"", &name, "\": ", &e.0].concat());
                     report.failed.push(name);
                 }
             }
@@ -255,7 +255,7 @@ impl Session {
             .filter(|n| !report.destroyed.contains(n) || self.ledger_entry(n).gen > 0)
             .collect();
         if let Err(e) = keys::write_string_list(self.storage(), keys::LOCAL_DATABASES, &remaining) {
-            self.reporter().error(&["session-broker: could not update the local database list: ", &e].concat());
+            self.reporter().error(&["session-broker: could not update the local database list: ", &e.0].concat());
         }
         report
     }
@@ -311,7 +311,7 @@ impl Session {
     }
 
     /// Remembers an invalidation as obeyed.
-    pub fn set_last_invalidation(&self, invalidated_at: i64) -> Result<(), String> {
+    pub fn set_last_invalidation(&self, invalidated_at: i64) -> Result<(), StorageError> {
         self.storage().set(keys::LAST_INVALIDATION, &invalidated_at.to_string())
     }
 }

@@ -9,7 +9,7 @@ use super::{company_record, parse_auth_response, InputError, Phase, Session};
 use crate::core::codes;
 use crate::core::hooks::{cleanup_sign_out_event, SignOutReason};
 use crate::core::keys::{self, HeaderKind, TokenKind};
-use crate::core::ports::{HttpResponse, TransportError};
+use crate::core::ports::{HttpResponse, StorageError, TransportError};
 use crate::core::results::{failure_of, transport_failure, LoginResult};
 use crate::core::time::{expires_at, seconds_to_ms};
 use crate::core::token::Claims;
@@ -79,8 +79,8 @@ impl Session {
         }
         if let Err(e) = self.persist(&auth, true) {
             return LoginResult::failure(
-                codes::STORAGE_UNAVAILABLE,
-                ["The session could not be stored in this browser: ", &e].concat(),
+                StorageError::CODE,
+                ["The session could not be stored in this browser: ", &e.0].concat(),
                 response.status,
             );
         }
@@ -146,7 +146,7 @@ impl Session {
     }
 
     /// Writes tokens and expiries; header sets are replaced at login and updated when present.
-    pub(super) fn persist(&self, auth: &AuthResponse, replace_headers: bool) -> Result<(), String> {
+    pub(super) fn persist(&self, auth: &AuthResponse, replace_headers: bool) -> Result<(), StorageError> {
         let result = self.write_session(auth, replace_headers);
         if result.is_err() {
             // Never leave half a session behind.
@@ -161,7 +161,7 @@ impl Session {
         result
     }
 
-    fn write_session(&self, auth: &AuthResponse, replace_headers: bool) -> Result<(), String> {
+    fn write_session(&self, auth: &AuthResponse, replace_headers: bool) -> Result<(), StorageError> {
         let storage = self.storage();
         let now = self.now();
         storage.set(keys::AUTH, &auth.token)?;
@@ -176,7 +176,7 @@ impl Session {
         &self,
         headers: Option<crate::protocol::DocdbHeaders>,
         replace: bool,
-    ) -> Result<(), String> {
+    ) -> Result<(), StorageError> {
         let headers = headers.unwrap_or_default();
         for (kind, set) in [(HeaderKind::Remote, headers.remote), (HeaderKind::Local, headers.local)] {
             match set {

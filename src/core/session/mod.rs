@@ -36,7 +36,7 @@ use super::hooks::{HookContext, HookList, Hooks, SignOutReason, DEFAULT_HOOK_TIM
 use super::json;
 use super::keys;
 use super::permissions::PermissionMap;
-use super::ports::{Clock, DeviceKey, LocalDatabases, RefreshLock, Reporter, Storage, Transport};
+use super::ports::{Clock, DeviceKey, LocalDatabases, RefreshLock, Reporter, Storage, StorageError, Transport};
 use super::token::Claims;
 use super::url;
 use crate::protocol::AuthResponse;
@@ -111,7 +111,7 @@ pub enum InputError {
     /// An empty database name.
     EmptyName,
     /// `localStorage` refused the write (quota, private mode).
-    Storage(String),
+    Storage(StorageError),
 }
 
 impl InputError {
@@ -123,7 +123,7 @@ impl InputError {
             InputError::NotAJwt(e) => ["an Auth token must be a JWT: ", e].concat(),
             InputError::BadDuration => "expiresInSeconds must be a finite number".into(),
             InputError::EmptyName => "a local database name must not be empty".into(),
-            InputError::Storage(e) => ["localStorage refused the write: ", e].concat(),
+            InputError::Storage(e) => ["localStorage refused the write: ", &e.0].concat(),
         }
     }
 }
@@ -134,7 +134,8 @@ impl std::fmt::Display for InputError {
     }
 }
 
-/// In-memory state of the service (spec: token, lastCredentials, currentCompany, deviceInfo).
+/// What the session keeps in memory only: the token last told, the last user name, the current
+/// company, the device info.
 #[derive(Default)]
 struct Memory {
     /// The session this tab's app was last told about (at start, or by a login, refresh or
@@ -320,3 +321,6 @@ fn parse_auth_response(body: &str) -> Option<(AuthResponse, Claims)> {
     let claims = Claims::decode(&auth.token).ok()?;
     (!auth.refresh_token.trim().is_empty()).then_some((auth, claims))
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

@@ -159,7 +159,8 @@ impl Session {
                     self.end_previous_session(SignOutReason::CompanyChange, false, claims.company_id(), push_as).await;
                     if let Err(e) = self.write_headers(new_headers, false) {
                         self.reporter().error(
-                            &["session-broker: the new company's document headers could not be stored: ", &e].concat(),
+                            &["session-broker: the new company's document headers could not be stored: ", &e.0]
+                                .concat(),
                         );
                     }
                 }
@@ -255,7 +256,7 @@ impl Session {
         let mut auth = auth;
         let new_headers = if company_changed { auth.docdb_headers.take() } else { None };
         if let Err(e) = self.persist(&auth, false) {
-            return Decided::Transient(["the refreshed session could not be stored: ", &e].concat());
+            return Decided::Transient(["the refreshed session could not be stored: ", &e.0].concat());
         }
         self.0.ports.lock.spent(Some(tail(&refresh_token))).await;
         let previous_company = if company_changed { previous_company } else { None };

@@ -101,7 +101,7 @@ struct Counters {
     answered: AtomicU64,
 }
 
-pub struct Hubs {
+pub struct ChangesHubs {
     source: Arc<dyn Source>,
     tuning: Tuning,
     open: Mutex<HashMap<String, Arc<Hub>>>,
@@ -170,9 +170,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-impl Hubs {
-    pub fn new(source: Arc<dyn Source>, tuning: Tuning) -> Arc<Hubs> {
-        Arc::new(Hubs {
+impl ChangesHubs {
+    pub fn new(source: Arc<dyn Source>, tuning: Tuning) -> Arc<ChangesHubs> {
+        Arc::new(ChangesHubs {
             source,
             tuning,
             open: Mutex::default(),

@@ -1,4 +1,4 @@
-//! The device side of the catalogue cutover (docs/sdk.md, "Realtime: `SyncSession`"): the realtime session that performs the
+//! The device side of the catalogue cutover (docs/sdk.md, "Realtime: `SyncSession`"): the sync session that performs the
 //! `sdk:init` → (`invalidate-local`) → `ready` handshake, destroys the local databases when told,
 //! bootstraps the catalogue from where the tenant routes, and reconnects with jittered
 //! exponential backoff until it is closed or the user signs out.
@@ -18,8 +18,8 @@ use super::codes;
 use super::hooks::HookList;
 use super::ports::LocalBoxFuture;
 use super::session::Session;
-pub use crate::protocol::realtime::{is_refusal, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED};
-use crate::protocol::realtime::{ClientFrame, InvalidateLocal, Ready, SdkInit, ServerFrame};
+pub use crate::protocol::sync_frames::{is_refusal, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED};
+use crate::protocol::sync_frames::{ClientFrame, InvalidateLocal, Ready, SdkInit, ServerFrame};
 use crate::protocol::SDK_VERSION;
 
 /// Backoff bounds, milliseconds.
@@ -477,7 +477,7 @@ impl SyncSession {
         // Counted again after the handlers: what they wrote is pushed or reported.
         session.destroy_tracked(None).await;
         if let Err(e) = self.0.session.set_last_invalidation(payload.invalidated_at) {
-            self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e].concat());
+            self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e.0].concat());
         }
     }
 
@@ -533,3 +533,6 @@ impl SyncSession {
         Ok(())
     }
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

@@ -1,4 +1,5 @@
-//! The realtime protocol (README: "Realtime: `SyncSession`"): `GET /realtime`, JSON text frames `{type, payload}`.
+//! The sync socket's wire (docs/sdk.md, "Realtime: `SyncSession`"): `GET /realtime`, JSON text frames
+//! `{type, payload}`, the close codes, and the routing and bootstrap bodies the handshake hands on.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

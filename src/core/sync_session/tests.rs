@@ -1,4 +1,4 @@
-//! The realtime session against fake sockets, catalogue and timer (docs/sdk.md, "Realtime: `SyncSession`", device side).
+//! The sync session against fake sockets, catalogue and timer (docs/sdk.md, "Realtime: `SyncSession`", device side).
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -11,13 +11,13 @@ use futures::executor::LocalPool;
 use futures::task::LocalSpawnExt;
 use serde_json::{json, Value};
 
-use super::fakes::*;
-use super::hooks::SignOutReason;
-use super::keys;
-use super::ports::*;
-use super::realtime::*;
-use super::session::{Ports, Session, SessionConfig};
-use super::token::encode_for_test;
+use crate::core::fakes::*;
+use crate::core::hooks::SignOutReason;
+use crate::core::keys;
+use crate::core::ports::*;
+use crate::core::session::{Ports, Session, SessionConfig};
+use crate::core::sync_session::*;
+use crate::core::token::encode_for_test;
 
 #[derive(Default)]
 struct FakeSocket {

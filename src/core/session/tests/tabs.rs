@@ -12,12 +12,12 @@ use std::task::{Context, Poll, Waker};
 
 use serde_json::{json, Value};
 
-use super::fakes::*;
-use super::hooks::SignOutReason;
-use super::keys;
-use super::ports::*;
-use super::session::{Ports, RefreshOutcome, Session, SessionConfig};
-use super::token::encode_for_test;
+use crate::core::fakes::*;
+use crate::core::hooks::SignOutReason;
+use crate::core::keys;
+use crate::core::ports::*;
+use crate::core::session::{Ports, RefreshOutcome, Session, SessionConfig};
+use crate::core::token::encode_for_test;
 
 const NOW: i64 = 1_700_000_000_000;
 
@@ -207,7 +207,7 @@ fn calling_back<T: std::fmt::Debug + 'static, F: Future<Output = T> + 'static>(
     session: &Session,
     seen: &Rc<RefCell<Vec<String>>>,
     call: fn(Session) -> F,
-) -> super::hooks::Handler {
+) -> crate::core::hooks::Handler {
     let (session, seen) = (session.clone(), seen.clone());
     Rc::new(move |_: &Value| {
         let (session, seen) = (session.clone(), seen.clone());
@@ -375,7 +375,7 @@ fn a_refresh_that_lands_after_a_login_in_another_tab_is_discarded() {
     let (refreshed, login) = finish(futures::future::join(a.session.get_token(), b.session.login("bob", "bob-pass")));
     assert!(login.is_success());
     let stored = w.storage.get(keys::AUTH).unwrap();
-    let sid = super::token::Claims::decode(&stored).unwrap().sid();
+    let sid = crate::core::token::Claims::decode(&stored).unwrap().sid();
     assert_eq!(sid.as_deref(), Some("s2"), "the login's session, not the refreshed s1");
     assert_eq!(refreshed.as_deref(), Some(stored.as_str()), "the refreshing tab follows the new session");
 }
@@ -582,7 +582,7 @@ fn a_tab_opened_before_another_registered_the_device_registers_and_signs_in_as_t
     let (first, second) = (world.tab(), world.tab());
     assert!(finish(first.session.login("alice", "alice-pass")).is_success());
     let registered = finish(first.session.register_device());
-    let super::results::DeviceResult::Success { device_id: Some(id) } = registered else {
+    let crate::core::results::DeviceResult::Success { device_id: Some(id) } = registered else {
         panic!("registered: {registered:?}")
     };
     // The second tab read storage before the device had an id: it registers the same device

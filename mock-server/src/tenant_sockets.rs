@@ -1,4 +1,5 @@
-//! The realtime hub: which sockets are open for which tenant, so an invalidation can close them
+//! The tenants' sync sockets (`GET /realtime`, routes/sync_socket.rs): which are open for which
+//! tenant, so an invalidation can close them
 //! (`CLOSE_INVALIDATED`) and every device meets the invalidation at its reconnect handshake.
 //! A tenant with many devices is closed in waves ("re-bootstrap peak; consider
 //! batches for tenants with many devices"), so they do not all reconnect in the same instant.
@@ -25,7 +26,7 @@ struct Tenant {
 }
 
 #[derive(Debug, Default)]
-pub struct Hub {
+pub struct TenantSockets {
     tenants: Mutex<BTreeMap<String, Tenant>>,
 }
 
@@ -56,7 +57,7 @@ fn wave_delay(ticket: u64, open: u64, waves: Waves) -> Duration {
     waves.spacing.saturating_mul(u32::try_from(wave).unwrap_or(u32::MAX))
 }
 
-impl Hub {
+impl TenantSockets {
     /// Watches `company_id`'s invalidations.
     pub fn subscribe(&self, company_id: &str) -> Subscription {
         let mut tenants = self.tenants.lock().unwrap_or_else(|p| p.into_inner());

@@ -9,12 +9,12 @@ use std::rc::Rc;
 use futures::executor::block_on;
 use serde_json::{json, Value};
 
-use super::fakes::*;
-use super::hooks::SignOutReason;
-use super::keys::HeaderKind;
-use super::ports::*;
-use super::session::{Ports, Session, SessionConfig};
-use super::token::encode_for_test;
+use crate::core::fakes::*;
+use crate::core::hooks::SignOutReason;
+use crate::core::keys::HeaderKind;
+use crate::core::ports::*;
+use crate::core::session::{Ports, Session, SessionConfig};
+use crate::core::token::encode_for_test;
 
 const NOW: i64 = 1_700_000_000_000;
 
@@ -308,7 +308,7 @@ fn another_tabs_sign_out_pushes_nothing_here() {
     let h = harness();
     h.working("alice", 2);
     // Another tab signed out: the keys are gone when this tab follows.
-    for key in super::keys::SESSION_KEYS {
+    for key in crate::core::keys::SESSION_KEYS {
         h.storage.remove(key);
     }
     block_on(h.session.follow());
@@ -340,7 +340,7 @@ fn a_named_target_and_an_unknown_routing() {
     // the work is counted.
     let h = harness();
     h.working("alice", 2);
-    let key = [super::keys::LOCAL_DATABASE_PREFIX, "orders"].concat();
+    let key = [crate::core::keys::LOCAL_DATABASE_PREFIX, "orders"].concat();
     h.storage.set(&key, "1\nacme\n\nidb\ndynamic").unwrap();
     block_on(h.session.sign_out(SignOutReason::Logout));
     assert!(h.pushes().is_empty());
@@ -505,7 +505,7 @@ fn a_full_storage_refuses_the_track_and_keeps_the_ledger() {
     h.storage.refuse_writes.set(true);
     assert!(matches!(
         h.session.track_local_database("more", "idb", "dynamic"),
-        Err(super::session::InputError::Storage(_))
+        Err(crate::core::session::InputError::Storage(_))
     ));
     h.storage.refuse_writes.set(false);
     assert_eq!(h.session.tracked_local_databases(), vec!["orders"]);
@@ -517,14 +517,14 @@ fn a_name_missing_from_the_list_is_still_tracked_by_its_line() {
     // Two tabs wrote the list at the same instant, each without the other's name.
     let h = harness();
     h.working("alice", 1);
-    h.storage.set(super::keys::LOCAL_DATABASES, "[]").unwrap();
+    h.storage.set(crate::core::keys::LOCAL_DATABASES, "[]").unwrap();
     assert_eq!(h.session.tracked_local_databases(), vec!["orders"]);
     assert!(block_on(h.session.login("alice", "pw")).is_success());
     assert_eq!(h.destroyed(), vec!["orders"]);
 }
 
 mod push_headers_rule {
-    use super::super::session::push_headers;
+    use crate::core::session::push_headers;
     use proptest::prelude::*;
     use serde_json::{json, Map, Value};
 
@@ -561,7 +561,7 @@ fn a_track_in_a_tab_that_has_not_followed_another_tabs_login_is_nobodys() {
     // Another tab stored carol's session (globex); this tab has not followed yet, and its app,
     // still alice's, tracks a new database: whose its data is cannot be told.
     let claims = json!({"sub": "carol", "userId": "carol", "companyId": "globex", "roles": ["cashier"], "iat": NOW / 1000, "exp": NOW / 1000 + 900});
-    h.storage.set(super::keys::AUTH, &encode_for_test(&claims)).unwrap();
+    h.storage.set(crate::core::keys::AUTH, &encode_for_test(&claims)).unwrap();
     h.session.track_local_database("new-orders", "idb", "dynamic").unwrap();
     assert_eq!(h.session.local_data_owner("new-orders"), None);
 }
@@ -584,7 +584,7 @@ fn another_tabs_track_during_this_tabs_destruction_keeps_its_own_owner() {
 fn an_unreadable_line_is_kept_and_counted_never_lent() {
     let h = harness();
     h.working("alice", 0);
-    let key = [super::keys::LOCAL_DATABASE_PREFIX, "mangled"].concat();
+    let key = [crate::core::keys::LOCAL_DATABASE_PREFIX, "mangled"].concat();
     for garbage in ["{\"not\":\"a line\"}", "2\nacme", "1\nacme\n\nidb\ndynamic\nmore", "0\nacme\n\nidb\ndynamic"] {
         h.storage.set(&key, garbage).unwrap();
         assert_eq!(h.session.tracked_local_databases(), vec!["orders", "mangled"], "{garbage:?}");
@@ -605,7 +605,7 @@ fn an_unreadable_line_is_kept_and_counted_never_lent() {
 #[test]
 fn a_generation_at_its_limit_does_not_overflow() {
     let h = harness();
-    let key = [super::keys::LOCAL_DATABASE_PREFIX, "worn"].concat();
+    let key = [crate::core::keys::LOCAL_DATABASE_PREFIX, "worn"].concat();
     h.storage.set(&key, &format!("{}\nacme\n\nidb\ndynamic", i64::MAX)).unwrap();
     h.session.track_local_database("worn", "idb", "dynamic").unwrap();
     assert_eq!(h.session.ledger_entry("worn").gen, i64::MAX);

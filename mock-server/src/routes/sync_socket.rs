@@ -9,7 +9,7 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::response::Response;
 use axum::Router;
-use protocol::realtime::{
+use protocol::sync_frames::{
     ClientFrame, Empty, FrameError, SdkInit, ServerFrame, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED,
 };
 
@@ -108,7 +108,7 @@ async fn session(mut socket: WebSocket, state: AppState) {
         return;
     };
     // Subscribe before answering, so an invalidation during the handshake is not missed.
-    let mut subscription = state.realtime.subscribe(&claims.company_id);
+    let mut subscription = state.tenant_sockets.subscribe(&claims.company_id);
     subscription.invalidations.borrow_and_update();
     let hello = Hello {
         user_id: claims.user_id.clone(),

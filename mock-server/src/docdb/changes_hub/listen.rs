@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::change::{Change, Line, View};
 use super::request::DEFAULT_HEARTBEAT;
 use super::source::Page;
-use super::{Feed, FeedRequest, Hubs, Lease, Seq, Since};
+use super::{ChangesHubs, Feed, FeedRequest, Lease, Seq, Since};
 
 /// Chunks written ahead of a device's reading (the rest waits in its hub buffer).
 const OUT_CHUNKS: usize = 4;
@@ -37,7 +37,7 @@ pub(super) const FIRST_PAGE_WITH_DOCS: usize = 100;
 const GATHER: usize = 16 * 1024;
 
 /// Counts a listening request for as long as it lives.
-struct Listening(Arc<Hubs>);
+struct Listening(Arc<ChangesHubs>);
 
 impl Drop for Listening {
     fn drop(&mut self) {
@@ -167,7 +167,7 @@ fn page_end(page: &Page) -> Option<Seq> {
     })
 }
 
-impl Hubs {
+impl ChangesHubs {
     /// Answers `request` on `db` from its hub, the body as it comes. `None`: the hub cannot (its
     /// engine feed did not open, or a normal feed from before what it holds), and the request
     /// goes to the engine as it is. `whole`: the database is read whole (CORE).

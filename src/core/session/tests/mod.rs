@@ -7,13 +7,16 @@ use std::rc::Rc;
 use futures::executor::block_on;
 use serde_json::{json, Value};
 
-use super::fakes::*;
-use super::keys::{self, HeaderKind};
-use super::ports::*;
-use super::results::{DeviceResult, LoginResult};
-use super::session::{Ports, RefreshOutcome, Session, SessionConfig};
-use super::token::encode_for_test;
+use crate::core::fakes::*;
+use crate::core::keys::{self, HeaderKind};
+use crate::core::ports::*;
+use crate::core::results::{DeviceResult, LoginResult};
+use crate::core::session::{Ports, RefreshOutcome, Session, SessionConfig};
+use crate::core::token::encode_for_test;
 use crate::protocol::LogoutScope;
+
+mod final_push;
+mod tabs;
 
 const NOW: i64 = 1_700_000_000_000;
 
@@ -215,6 +218,15 @@ fn failed_login_touches_nothing() {
     assert_failed_login_touches_nothing(ok(auth_body("not-a-jwt", "r", true)), 200);
     assert_failed_login_touches_nothing(ok("<html>".into()), 200);
     assert_failed_login_touches_nothing(ok(auth_body(&jwt("acme", &[]), " ", true)), 200);
+}
+
+#[test]
+fn a_login_storage_refuses_says_storage_unavailable_with_the_platforms_words() {
+    let h = harness(|_| ok(auth_body(&jwt("acme", &["cashier"]), "r1", true)));
+    h.storage.refuse_writes.set(true);
+    let LoginResult::Failure { error, code, status } = block_on(h.session.login("alice", "pw")) else { panic!() };
+    assert_eq!((code.as_str(), status), ("storage_unavailable", 200));
+    assert!(error.ends_with(": QuotaExceededError"), "{error}");
 }
 
 #[test]
@@ -444,7 +456,7 @@ fn sign_out_notifies_server_then_handlers_then_clears_keys() {
         Box::pin(async { Ok(()) })
     }));
     h.log.borrow_mut().clear();
-    block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
+    block_on(h.session.sign_out(crate::core::hooks::SignOutReason::Logout));
     let ev = events(&h);
     assert_eq!(ev[0], "http POST http://server.test/auth/logout");
     assert_eq!(ev[1], "handler sees token: true");
@@ -478,7 +490,7 @@ fn a_sign_out_leaves_the_session_another_tab_stored_while_its_handlers_ran() {
         storage.set(keys::REFRESH, "the-other-tabs-refresh").unwrap();
         Box::pin(async { Ok(()) })
     }));
-    block_on(h.session.sign_out(super::hooks::SignOutReason::RefreshRejected));
+    block_on(h.session.sign_out(crate::core::hooks::SignOutReason::RefreshRejected));
     assert_eq!(h.storage.get(keys::AUTH), Some(newer));
     assert_eq!(h.storage.get(keys::REFRESH).as_deref(), Some("the-other-tabs-refresh"));
 }
@@ -487,7 +499,7 @@ fn a_sign_out_leaves_the_session_another_tab_stored_while_its_handlers_ran() {
 fn sign_out_without_token_sends_nothing_and_still_runs_handlers() {
     let h = harness(|_| panic!("no request expected"));
     record_hooks(&h);
-    block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
+    block_on(h.session.sign_out(crate::core::hooks::SignOutReason::Logout));
     assert_eq!(events(&h), vec!["onSignOut logout"]);
 }
 
@@ -495,7 +507,7 @@ fn sign_out_without_token_sends_nothing_and_still_runs_handlers() {
 /// is on its way: the device ends signed out, the new session ended on the server.
 #[test]
 fn a_logout_during_a_login_is_never_lost() {
-    use super::hooks::SignOutReason;
+    use crate::core::hooks::SignOutReason;
     // Inside the cleanup, with a previous session stored.
     let (h, _) = logged_in();
     let session = h.session.clone();
@@ -537,7 +549,7 @@ fn a_logout_during_a_login_is_never_lost() {
 fn a_logout_the_server_refused_is_not_completed() {
     let (h, _) = logged_in();
     *h.transport.responder.borrow_mut() = Box::new(|_| status(500, "internal"));
-    block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
+    block_on(h.session.sign_out(crate::core::hooks::SignOutReason::Logout));
     assert!(!h.session.check_if_logged_in());
     assert_eq!(h.transport.paths(), vec!["/auth/logout"], "nothing to complete");
 }
@@ -546,7 +558,7 @@ fn a_logout_the_server_refused_is_not_completed() {
 fn sign_out_never_depends_on_the_network() {
     let (h, _) = logged_in();
     *h.transport.responder.borrow_mut() = Box::new(|_| Err(TransportError::Timeout));
-    block_on(h.session.sign_out(super::hooks::SignOutReason::Logout));
+    block_on(h.session.sign_out(crate::core::hooks::SignOutReason::Logout));
     assert!(!h.session.check_if_logged_in());
     assert!(h.reporter.messages().iter().any(|m| m.contains("the logout failed")));
 }
@@ -618,7 +630,7 @@ fn has_permission_refreshes_first() {
     let o = vec![("orders:void".to_string(), vec!["manager".to_string()])];
     let session = Session::new(
         SessionConfig {
-            permissions: super::permissions::PermissionMap::with_overrides(o),
+            permissions: crate::core::permissions::PermissionMap::with_overrides(o),
             ..SessionConfig::new("http://server.test").unwrap()
         },
         Ports {
@@ -789,7 +801,7 @@ fn the_read_snapshot_answers_what_the_reads_answer() {
 /// (a cache of the reads would otherwise hand out a token the session now refuses).
 #[test]
 fn phase_changes_are_announced_and_the_snapshot_follows_them() {
-    use super::hooks::SignOutReason;
+    use crate::core::hooks::SignOutReason;
     for (reason, usable_inside) in [(SignOutReason::Logout, true), (SignOutReason::RefreshRejected, false)] {
         let (h, _) = logged_in();
         let seen = Rc::new(RefCell::new(Vec::new()));
@@ -810,7 +822,7 @@ fn phase_changes_are_announced_and_the_snapshot_follows_them() {
 /// Callers during one refresh are handed that refresh, and all get its answer.
 #[test]
 fn callers_during_a_refresh_are_handed_the_same_flight() {
-    use super::session::TokenAnswer;
+    use crate::core::session::TokenAnswer;
     let (h, _) = logged_in();
     expire(&h);
     let (TokenAnswer::After(first), TokenAnswer::After(second)) = (h.session.token_answer(), h.session.token_answer())

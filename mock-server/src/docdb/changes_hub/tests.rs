@@ -203,8 +203,8 @@ fn tuning() -> Tuning {
     Tuning { linger: Duration::from_millis(0), max_bytes: 1 << 20, listener_buffer: 1_000, page: 3 }
 }
 
-fn hubs(engine: &Arc<Scripted>, tuning: Tuning) -> Arc<Hubs> {
-    Hubs::new(Arc::new(engine.clone()), tuning)
+fn hubs(engine: &Arc<Scripted>, tuning: Tuning) -> Arc<ChangesHubs> {
+    ChangesHubs::new(Arc::new(engine.clone()), tuning)
 }
 
 fn feed(feed: Feed, since: Since, view: View, doc_ids: Option<&[&str]>) -> FeedRequest {
@@ -572,7 +572,7 @@ fn an_engine_feed_that_ends_at_once_is_asked_again_ever_more_slowly_and_the_hub_
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
     rt.block_on(async {
         let engine = Arc::new(Flapping::default());
-        let hubs = Hubs::new(Arc::new(engine.clone()), Tuning { linger: Duration::from_secs(2), ..tuning() });
+        let hubs = ChangesHubs::new(Arc::new(engine.clone()), Tuning { linger: Duration::from_secs(2), ..tuning() });
         let body = hubs.serve("db", false, feed(Feed::Continuous, Since::Now, View::default(), None)).await.unwrap();
         tokio::time::sleep(Duration::from_secs(60)).await;
         // 100 ms doubling to 5 s: 7 openings in the first 6.3 s, then one every 5 s.
@@ -587,7 +587,7 @@ fn an_engine_feed_that_ends_at_once_is_asked_again_ever_more_slowly_and_the_hub_
 }
 
 /// Waits until the hub has taken in the change at `seq` (its feed is a task of its own).
-async fn taken(hubs: &Hubs, db: &str, seq: u64) {
+async fn taken(hubs: &ChangesHubs, db: &str, seq: u64) {
     tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             let head = lock(&hubs.open).get(db).map(|h| h.lock().index.head().n);

@@ -117,3 +117,47 @@ fn the_bindings_import_the_names_their_signatures_use() {
         assert_eq!(imported, want, "src/js/types.rs's import from ./{file}.js: the names the annotations use");
     }
 }
+
+/// Each declaration of `src/js/` that names a row of the route table (`Answer<"CLUSTER">`,
+/// `RequestBody<"FLAGS">`) names one that types it, and a wrapper that builds its own route
+/// (`Route::to(CLUSTER, …)`) sends the row its declaration names and no other: a wrapper's
+/// TypeScript cannot disagree with the route it calls. tsc would find a missing row only in
+/// `make test-package`, after a release build.
+#[test]
+fn the_wrappers_name_the_rows_they_send() {
+    let answers: BTreeSet<&str> = protocol::routes::answers().into_iter().map(|(row, _)| row).collect();
+    let bodies: BTreeSet<&str> = protocol::routes::bodies().into_iter().map(|(row, _)| row).collect();
+    let declared = declared("protocol.d.ts");
+    for (row, ty) in protocol::routes::answers().iter().chain(&protocol::routes::bodies()) {
+        assert!(declared.contains(ty), "row {row}'s type {ty} is not declared: list it in protocol/src/typescript.rs");
+    }
+    let js = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../src/js");
+    let mut named = 0;
+    for entry in std::fs::read_dir(&js).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let file = entry.file_name().into_string().unwrap();
+        // One wrapper a piece: its return type, then its parameters and body, up to the next one's.
+        for wrapper in text.split("unchecked_return_type = \"").skip(1) {
+            let rows_in = |of: &str| -> Vec<String> {
+                wrapper.split(&format!("{of}<\\\"")).skip(1).map(|r| r.split('\\').next().unwrap().to_owned()).collect()
+            };
+            for row in rows_in("RequestBody") {
+                assert!(
+                    bodies.contains(row.as_str()),
+                    "{file}: RequestBody<\"{row}\">: no row of that name types a body"
+                );
+            }
+            let Some(row) = rows_in("Answer").into_iter().next() else { continue };
+            named += 1;
+            assert!(answers.contains(row.as_str()), "{file}: Answer<\"{row}\">: no row of that name types an answer");
+            let sent: BTreeSet<String> = identifiers(wrapper.split_once('"').unwrap().1)
+                .filter(|word| answers.contains(word.as_str()))
+                .collect();
+            assert!(
+                sent.is_empty() || sent == BTreeSet::from([row.clone()]),
+                "{file}: the wrapper declared to answer Answer<\"{row}\"> sends {sent:?}"
+            );
+        }
+    }
+    assert!(named >= 25, "only {named} wrappers name their row: is the split above still right?");
+}

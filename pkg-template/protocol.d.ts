@@ -758,6 +758,52 @@ export type AuditPage = {
   nextBefore: number | null;
 };
 
+/** What each route the SDK wraps answers, by its row of the route table. */
+export interface RouteAnswers {
+  REGISTER: SignedUp;
+  CREATE_USER: UserAnswer;
+  STATUS: StatusRecorded;
+  HEALTH: HealthStatus;
+  DEVICES: DeviceList;
+  ADD_DEVICE: DeviceAnswer;
+  DELETE_DEVICE: OkBody;
+  COMPANIES: CompanyList;
+  COMPANY: CompanyAnswer;
+  UPDATE_COMPANY: CompanyAnswer;
+  DELETE_COMPANY: OkBody;
+  PAYMENT_REFERENCE: SaleAnswer;
+  USERS: UserList;
+  ME: UserAnswer;
+  UPDATE_USER: UserAnswer;
+  DELETE_USER: OkBody;
+  CLUSTER: ClusterView;
+  TENANTS: TenantsView;
+  RECONCILIATION: Reconciliation;
+  CLEANUP_CANDIDATES: CleanupCandidates;
+  TOPOLOGY: Topology;
+  PREFLIGHT: Preflight;
+  FLAGS: FlagsChanged;
+  CRONS: CronsView;
+  RUN_CRON: CronRunStarted;
+  CRON_RUN: CronRun;
+  INVALIDATE_CLIENTS: InvalidationResult;
+  AUDIT: AuditPage;
+}
+
+/** What the route of row `K` answers. */
+export type Answer<K extends keyof RouteAnswers> = RouteAnswers[K];
+
+/** The body each route the SDK wraps takes, where it is typed, by its row. */
+export interface RouteBodies {
+  UPDATE_COMPANY: CompanyChanges;
+  PAYMENT_REFERENCE: PaymentReference;
+  UPDATE_USER: UserChanges;
+  FLAGS: FlagChanges;
+}
+
+/** The body the route of row `K` takes. */
+export type RequestBody<K extends keyof RouteBodies> = RouteBodies[K];
+
 /** The server's codes, passed through as it sent them. */
 export type ServerErrorCode =
   | "all_dbs_active"

@@ -23,12 +23,20 @@ fn generated() -> String {
     [head.to_owned(), decls.iter().map(|d| format!("{d}\n")).collect::<Vec<_>>().join("\n")].concat()
 }
 
+/// Writes `text` to `path` in one step (a file beside it, renamed over it): the other tests of
+/// this file read the declarations at the same time, and must never see one half written.
+fn write_whole(path: &std::path::Path, text: &str) {
+    let part = path.with_extension("part");
+    std::fs::write(&part, text).unwrap();
+    std::fs::rename(&part, path).unwrap();
+}
+
 #[test]
 fn the_package_declares_what_the_rust_types_generate() {
     let path = template("protocol.d.ts");
     let want = generated();
     if std::env::var_os("WRITE_TYPES").is_some() {
-        std::fs::write(&path, &want).unwrap();
+        write_whole(&path, &want);
         return;
     }
     let text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -66,7 +74,7 @@ fn codes_files() -> [(PathBuf, String); 2] {
 fn the_package_exports_every_code_the_rust_lists_hold() {
     for (path, want) in codes_files() {
         if std::env::var_os("WRITE_TYPES").is_some() {
-            std::fs::write(&path, &want).unwrap();
+            write_whole(&path, &want);
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -116,4 +124,48 @@ fn the_bindings_import_the_names_their_signatures_use() {
         let want: BTreeSet<String> = used.intersection(&declared(&format!("{file}.d.ts"))).cloned().collect();
         assert_eq!(imported, want, "src/js/types.rs's import from ./{file}.js: the names the annotations use");
     }
+}
+
+/// Each declaration of `src/js/` that names a row of the route table (`Answer<"CLUSTER">`,
+/// `RequestBody<"FLAGS">`) names one that types it, and a wrapper that builds its own route
+/// (`Route::to(CLUSTER, …)`) sends the row its declaration names and no other: a wrapper's
+/// TypeScript cannot disagree with the route it calls. tsc would find a missing row only in
+/// `make test-package`, after a release build.
+#[test]
+fn the_wrappers_name_the_rows_they_send() {
+    let answers: BTreeSet<&str> = protocol::routes::answers().into_iter().map(|(row, _)| row).collect();
+    let bodies: BTreeSet<&str> = protocol::routes::bodies().into_iter().map(|(row, _)| row).collect();
+    let declared = declared("protocol.d.ts");
+    for (row, ty) in protocol::routes::answers().iter().chain(&protocol::routes::bodies()) {
+        assert!(declared.contains(ty), "row {row}'s type {ty} is not declared: list it in protocol/src/typescript.rs");
+    }
+    let js = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../src/js");
+    let mut named = 0;
+    for entry in std::fs::read_dir(&js).unwrap().flatten() {
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let file = entry.file_name().into_string().unwrap();
+        // One wrapper a piece: its return type, then its parameters and body, up to the next one's.
+        for wrapper in text.split("unchecked_return_type = \"").skip(1) {
+            let rows_in = |of: &str| -> Vec<String> {
+                wrapper.split(&format!("{of}<\\\"")).skip(1).map(|r| r.split('\\').next().unwrap().to_owned()).collect()
+            };
+            for row in rows_in("RequestBody") {
+                assert!(
+                    bodies.contains(row.as_str()),
+                    "{file}: RequestBody<\"{row}\">: no row of that name types a body"
+                );
+            }
+            let Some(row) = rows_in("Answer").into_iter().next() else { continue };
+            named += 1;
+            assert!(answers.contains(row.as_str()), "{file}: Answer<\"{row}\">: no row of that name types an answer");
+            let sent: BTreeSet<String> = identifiers(wrapper.split_once('"').unwrap().1)
+                .filter(|word| answers.contains(word.as_str()))
+                .collect();
+            assert!(
+                sent.is_empty() || sent == BTreeSet::from([row.clone()]),
+                "{file}: the wrapper declared to answer Answer<\"{row}\"> sends {sent:?}"
+            );
+        }
+    }
+    assert!(named >= 25, "only {named} wrappers name their row: is the split above still right?");
 }

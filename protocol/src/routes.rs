@@ -1,14 +1,20 @@
 //! Every route of the server, one row each: the method, the path template (`{name}` standing for
-//! one plain path segment, the server's router reads the same template) and who may call it.
+//! one plain path segment, the server's router reads the same template), who may call it and,
+//! for the rows the SDK wraps, the body it takes and what it answers.
 //! The SDK fills the templates ([`fill`]); the mock server registers its handlers from the rows
 //! and authorises every request by its row's [`Access`] in one layer; its route-agreement test
-//! walks [`ROUTES`] against its router, so a path written on one side only cannot pass.
+//! walks [`ROUTES`] against its router, so a path written on one side only cannot pass. The
+//! package's TypeScript names each wrapper's answer by its row (`Answer<"CLUSTER">`), from the
+//! types written here (`make types`).
 
 // The access column is the server's; the SDK's module compiles the rows without it.
 #[cfg(not(target_arch = "wasm32"))]
 use super::permissions::*;
 #[cfg(not(target_arch = "wasm32"))]
 use Access::*;
+// The types column is the package's TypeScript's alone.
+#[cfg(feature = "ts")]
+use super::{records::*, views::*, OkBody, StatusRecorded};
 use Method::*;
 
 /// The HTTP methods of the routes.
@@ -77,9 +83,11 @@ pub struct Call {
 }
 
 /// Declares each route once: the constant, its doc comment, and its entry in [`ROUTES`] (as the
-/// error codes build their list).
+/// error codes build their list). A row may end `, Body => Answer`: its types, for the package's
+/// TypeScript only (the SDK's module compiles none of it).
 macro_rules! calls {
-    ($($(#[$meta:meta])+ $name:ident = $method:ident $path:literal, $access:expr;)+) => {
+    ($($(#[$meta:meta])+ $name:ident = $method:ident $path:literal, $access:expr
+        $(, $body:ty)? $(=> $answer:ty)?;)+) => {
         $($(#[$meta])+ pub const $name: Call = Call {
             method: $method,
             path: $path,
@@ -90,6 +98,18 @@ macro_rules! calls {
         /// authorises, and the route-agreement test's list.
         #[cfg(not(target_arch = "wasm32"))]
         pub const ROUTES: &[Call] = &[$($name),+];
+
+        /// Each row that names its answer: the row's name and the answer's TypeScript name.
+        #[cfg(feature = "ts")]
+        pub fn answers() -> Vec<(&'static str, String)> {
+            vec![$($((stringify!($name), <$answer as ts_rs::TS>::name()),)?)+]
+        }
+
+        /// Each row that names its request body: the row's name and the body's TypeScript name.
+        #[cfg(feature = "ts")]
+        pub fn bodies() -> Vec<(&'static str, String)> {
+            vec![$($((stringify!($name), <$body as ts_rs::TS>::name()),)?)+]
+        }
     };
 }
 
@@ -101,9 +121,9 @@ calls! {
     /// `POST /auth/refresh`: spend a refresh token (the SDK's `refreshPath` default).
     REFRESH = Post "/auth/refresh", Public;
     /// `POST /auth/register`: sign up.
-    REGISTER = Post "/auth/register", Public;
+    REGISTER = Post "/auth/register", Public => SignedUp;
     /// `POST /register-user`: a manager creates a user.
-    CREATE_USER = Post "/register-user", Token;
+    CREATE_USER = Post "/register-user", Token => UserAnswer;
     /// `POST /auth/logout`.
     LOGOUT = Post "/auth/logout", AnyToken;
     /// `POST /auth/company`: a multi-company user picks the company its next refresh carries
@@ -114,49 +134,51 @@ calls! {
     /// `POST /auth/connect`: register the device.
     CONNECT = Post "/auth/connect", Token;
     /// `PUT /auth/status`: the device's online status.
-    STATUS = Put "/auth/status", Token;
+    STATUS = Put "/auth/status", Token => StatusRecorded;
     /// `GET /bootstrap?database=`: a catalogue snapshot.
     BOOTSTRAP = Get "/bootstrap", Token;
     /// `GET /realtime`: the WebSocket (the upgrade request).
     REALTIME = Get "/realtime", FirstFrame;
     /// `GET /health`.
-    HEALTH = Get "/health", Public;
+    HEALTH = Get "/health", Public => HealthStatus;
     /// `GET /devices`.
-    DEVICES = Get "/devices", Token;
+    DEVICES = Get "/devices", Token => DeviceList;
     /// `POST /devices`.
-    ADD_DEVICE = Post "/devices", Token;
+    ADD_DEVICE = Post "/devices", Token => DeviceAnswer;
     /// `DELETE /devices/{id}`.
-    DELETE_DEVICE = Delete "/devices/{id}", Token;
+    DELETE_DEVICE = Delete "/devices/{id}", Token => OkBody;
     /// `GET /companies`.
-    COMPANIES = Get "/companies", Token;
+    COMPANIES = Get "/companies", Token => CompanyList;
     /// `GET /companies/{id}`.
-    COMPANY = Get "/companies/{id}", Token;
+    COMPANY = Get "/companies/{id}", Token => CompanyAnswer;
     /// `PATCH /companies/{id}`.
-    UPDATE_COMPANY = Patch "/companies/{id}", Token;
+    UPDATE_COMPANY = Patch "/companies/{id}", Token, CompanyChanges => CompanyAnswer;
     /// `DELETE /companies/{id}`.
-    DELETE_COMPANY = Delete "/companies/{id}", Action(COMPANIES_DELETE);
+    DELETE_COMPANY = Delete "/companies/{id}", Action(COMPANIES_DELETE) => OkBody;
     /// `PATCH /companies/{company_id}/sales/{sale_id}/payment-reference`.
-    PAYMENT_REFERENCE = Patch "/companies/{company_id}/sales/{sale_id}/payment-reference", Token;
+    PAYMENT_REFERENCE = Patch "/companies/{company_id}/sales/{sale_id}/payment-reference", Token,
+        PaymentReference => SaleAnswer;
     /// `GET /users`.
-    USERS = Get "/users", Token;
+    USERS = Get "/users", Token => UserList;
     /// `GET /users/me`.
-    ME = Get "/users/me", Token;
+    ME = Get "/users/me", Token => UserAnswer;
     /// `PATCH /users/{id}`.
-    UPDATE_USER = Patch "/users/{id}", Token;
+    UPDATE_USER = Patch "/users/{id}", Token, UserChanges => UserAnswer;
     /// `DELETE /users/{id}`.
-    DELETE_USER = Delete "/users/{id}", Action(USERS_DELETE);
+    DELETE_USER = Delete "/users/{id}", Action(USERS_DELETE) => OkBody;
     /// `GET /admin/rolling-db/cluster`.
-    CLUSTER = Get "/admin/rolling-db/cluster", Action(ROLLING_DB_READ);
+    CLUSTER = Get "/admin/rolling-db/cluster", Action(ROLLING_DB_READ) => ClusterView;
     /// `GET /admin/rolling-db/tenants`.
-    TENANTS = Get "/admin/rolling-db/tenants", Action(ROLLING_DB_READ);
+    TENANTS = Get "/admin/rolling-db/tenants", Action(ROLLING_DB_READ) => TenantsView;
     /// `GET /admin/rolling-db/tenants/{id}/reconciliation`.
-    RECONCILIATION = Get "/admin/rolling-db/tenants/{id}/reconciliation", Action(ROLLING_DB_READ);
+    RECONCILIATION = Get "/admin/rolling-db/tenants/{id}/reconciliation", Action(ROLLING_DB_READ) => Reconciliation;
     /// `GET /admin/rolling-db/tenants/{id}/cleanup-candidates`.
-    CLEANUP_CANDIDATES = Get "/admin/rolling-db/tenants/{id}/cleanup-candidates", Action(ROLLING_DB_READ);
+    CLEANUP_CANDIDATES = Get "/admin/rolling-db/tenants/{id}/cleanup-candidates", Action(ROLLING_DB_READ)
+        => CleanupCandidates;
     /// `GET /admin/rolling-db/tenants/{id}/topology`.
-    TOPOLOGY = Get "/admin/rolling-db/tenants/{id}/topology", Action(ROLLING_DB_READ);
+    TOPOLOGY = Get "/admin/rolling-db/tenants/{id}/topology", Action(ROLLING_DB_READ) => Topology;
     /// `GET /admin/rolling-db/tenants/{id}/preflight`.
-    PREFLIGHT = Get "/admin/rolling-db/tenants/{id}/preflight", Action(ROLLING_DB_FLAGS);
+    PREFLIGHT = Get "/admin/rolling-db/tenants/{id}/preflight", Action(ROLLING_DB_FLAGS) => Preflight;
     /// `POST /admin/rolling-db/tenants/{id}/rewarm` (the console's; the SDK does not wrap it).
     REWARM = Post "/admin/rolling-db/tenants/{id}/rewarm", Action(ROLLING_DB_REWARM);
     /// `GET /admin/rolling-db/tenants/{id}/core-writes` (the console's, before a rollback; the SDK
@@ -165,18 +187,18 @@ calls! {
     /// `POST /admin/rolling-db/tenants/{id}/days/{db}/release` (the console's; the SDK does not wrap it).
     RELEASE_DAY = Post "/admin/rolling-db/tenants/{id}/days/{db}/release", Action(ROLLING_DB_RELEASE);
     /// `PATCH /admin/rolling-db/flags/{id}` (`?force=true` to override the preflight).
-    FLAGS = Patch "/admin/rolling-db/flags/{id}", Action(ROLLING_DB_FLAGS);
+    FLAGS = Patch "/admin/rolling-db/flags/{id}", Action(ROLLING_DB_FLAGS), FlagChanges => FlagsChanged;
     /// `GET /admin/crons`: whoever may start a cron is told which exist (their state needs
     /// `crons:read`, which the default map gives no role without `crons:run`).
-    CRONS = Get "/admin/crons", Action(CRONS_RUN);
+    CRONS = Get "/admin/crons", Action(CRONS_RUN) => CronsView;
     /// `POST /admin/crons/{name}/run`.
-    RUN_CRON = Post "/admin/crons/{name}/run", Action(CRONS_RUN);
+    RUN_CRON = Post "/admin/crons/{name}/run", Action(CRONS_RUN) => CronRunStarted;
     /// `GET /admin/crons/runs/{run_id}`.
-    CRON_RUN = Get "/admin/crons/runs/{run_id}", Action(CRONS_READ);
+    CRON_RUN = Get "/admin/crons/runs/{run_id}", Action(CRONS_READ) => CronRun;
     /// `POST /admin/invalidate-clients/{id}`.
-    INVALIDATE_CLIENTS = Post "/admin/invalidate-clients/{id}", Action(CLIENTS_INVALIDATE);
+    INVALIDATE_CLIENTS = Post "/admin/invalidate-clients/{id}", Action(CLIENTS_INVALIDATE) => InvalidationResult;
     /// `GET /admin/audit`.
-    AUDIT = Get "/admin/audit", Action(ROLLING_DB_READ);
+    AUDIT = Get "/admin/audit", Action(ROLLING_DB_READ) => AuditPage;
     #[cfg(not(target_arch = "wasm32"))]
     /// `/docdb/{db}`: a database, through the document proxy.
     DOCDB = Any "/docdb/{db}", Docdb;

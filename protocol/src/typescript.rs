@@ -4,6 +4,7 @@
 use ts_rs::TS;
 
 use super::records::*;
+use super::routes;
 use super::sync_frames::{InvalidateLocal, Ready, Routing};
 use super::views::*;
 use super::{errors, DatabaseKind, DayStatus, OkBody, StatusRecorded};
@@ -80,6 +81,12 @@ fn members(body: &str) -> Vec<String> {
     out.into_iter().map(|m| m.trim().to_owned()).filter(|m| !m.is_empty()).collect()
 }
 
+/// An interface from each row's name to its type, so a declaration names the row, not the type.
+fn by_row(name: &str, comment: &str, rows: Vec<(&str, String)>) -> String {
+    let members: String = rows.iter().map(|(row, ty)| format!("  {row}: {ty};\n")).collect();
+    format!("/** {comment} */\nexport interface {name} {{\n{members}}}")
+}
+
 /// Every declaration the protocol owns, each exported.
 pub fn declarations() -> Vec<String> {
     vec![
@@ -151,6 +158,12 @@ pub fn declarations() -> Vec<String> {
         exported::<SignedUp>(),
         exported::<AuditEntry>(),
         exported::<AuditPage>(),
+        by_row("RouteAnswers", "What each route the SDK wraps answers, by its row of the route table.", routes::answers()),
+        "/** What the route of row `K` answers. */\nexport type Answer<K extends keyof RouteAnswers> = RouteAnswers[K];"
+            .to_owned(),
+        by_row("RouteBodies", "The body each route the SDK wraps takes, where it is typed, by its row.", routes::bodies()),
+        "/** The body the route of row `K` takes. */\nexport type RequestBody<K extends keyof RouteBodies> = RouteBodies[K];"
+            .to_owned(),
         format!(
             "/** The server's codes, passed through as it sent them. */\n{}",
             union("ServerErrorCode", errors::ALL)

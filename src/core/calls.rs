@@ -1,19 +1,32 @@
-//! Which route each management and operations call of the JS API uses (docs/server.md, management and operations).
-//! Ids become path segments only when they are plain (`A-Z a-z 0-9 . _ ~ -`), so no id can
-//! reach another route.
+//! The requests the JS API's management and operations calls send (docs/server.md, management and
+//! operations): a row of the route table with its ids filled in. Ids become path segments only
+//! when they are plain (`A-Z a-z 0-9 . _ ~ -`), so no id can reach another route.
 
 use serde_json::Value;
 
 use super::ports::Method;
-use crate::protocol::routes::*;
+use crate::protocol::routes::{fill, Call};
+
+pub use crate::protocol::ops::{CRON_ARCHIVE, CRON_DROP_EVAL, CRON_ROTATE};
+
+/// An id checked by [`segment`]: the only kind a route's template is filled with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment(String);
+
+impl Segment {
+    /// The id.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
 
 /// An id usable as one path segment.
-pub fn segment(what: &str, id: &str) -> Result<String, String> {
+pub fn segment(what: &str, id: &str) -> Result<Segment, String> {
     let plain = !id.is_empty()
         && id.len() <= 200
         && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '~' | '-'));
     if plain {
-        Ok(id.to_owned())
+        Ok(Segment(id.to_owned()))
     } else {
         Err([what, " must be a plain id (letters, digits, . _ ~ -), got \"", id, "\""].concat())
     }
@@ -24,7 +37,7 @@ pub fn segment(what: &str, id: &str) -> Result<String, String> {
 pub struct Route {
     /// The HTTP method.
     pub method: Method,
-    /// The path under the base URL (ids already checked by [`segment`]).
+    /// The path under the base URL.
     pub path: String,
     /// The JSON body, if any.
     pub body: Option<Value>,
@@ -32,203 +45,78 @@ pub struct Route {
     pub needs_session: bool,
 }
 
-/// The route `call` with its ids filled in.
-fn to(call: Call, ids: &[&str], body: Option<Value>) -> Route {
-    Route { method: call.method, path: fill(call.path, ids), body, needs_session: true }
-}
-
-/// `AuthManager`'s management calls.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Management {
-    /// `POST /devices`.
-    AddDevice(Value),
-    /// `DELETE /devices/:id`.
-    DeleteDevice(String),
-    /// `GET /devices`.
-    GetDevices,
-    /// `GET /companies`.
-    GetCompanies,
-    /// `GET /companies/:id` (caches the current company's details).
-    GetCompany(String),
-    /// `PATCH /companies/:id`.
-    UpdateCompany(String, Value),
-    /// `DELETE /companies/:id`.
-    DeleteCompany(String),
-    /// `PATCH /users/:id`.
-    UpdateUser(String, Value),
-    /// `DELETE /users/:id`.
-    DeleteUser(String),
-    /// `GET /users`.
-    ListUsers,
-    /// `GET /users/me`.
-    GetMyUser,
-    /// `PATCH /companies/:id/sales/:saleId/payment-reference`.
-    UpdatePaymentReference {
-        /// The sale's company.
-        company_id: String,
-        /// The sale.
-        sale_id: String,
-        /// The payment reference fields.
-        data: Value,
-    },
-}
-
-impl Management {
-    /// The route, or why an id cannot be one.
-    pub fn route(&self) -> Result<Route, String> {
-        Ok(match self {
-            Management::AddDevice(info) => to(ADD_DEVICE, &[], Some(info.clone())),
-            Management::DeleteDevice(id) => to(DELETE_DEVICE, &[&segment("deviceId", id)?], None),
-            Management::GetDevices => to(DEVICES, &[], None),
-            Management::GetCompanies => to(COMPANIES, &[], None),
-            Management::GetCompany(id) => to(COMPANY, &[&segment("companyId", id)?], None),
-            Management::UpdateCompany(id, changes) => {
-                to(UPDATE_COMPANY, &[&segment("companyId", id)?], Some(changes.clone()))
-            }
-            Management::DeleteCompany(id) => to(DELETE_COMPANY, &[&segment("companyId", id)?], None),
-            Management::UpdateUser(id, changes) => to(UPDATE_USER, &[&segment("userId", id)?], Some(changes.clone())),
-            Management::DeleteUser(id) => to(DELETE_USER, &[&segment("userId", id)?], None),
-            Management::ListUsers => to(USERS, &[], None),
-            Management::GetMyUser => to(ME, &[], None),
-            Management::UpdatePaymentReference { company_id, sale_id, data } => to(
-                PAYMENT_REFERENCE,
-                &[&segment("companyId", company_id)?, &segment("saleId", sale_id)?],
-                Some(data.clone()),
-            ),
-        })
+impl Route {
+    /// The route of `call`, its template filled with `ids` in order, sent with the session.
+    pub fn to(call: Call, ids: &[&Segment], body: Option<Value>) -> Route {
+        let ids: Vec<&str> = ids.iter().map(|id| id.as_str()).collect();
+        Route { method: call.method, path: fill(call.path, &ids), body, needs_session: true }
     }
-}
 
-pub use crate::protocol::ops::{CRON_ARCHIVE, CRON_DROP_EVAL, CRON_ROTATE};
+    /// The route of `call`, open to anyone: sent without a session too (the token goes along
+    /// when there is one).
+    pub fn public(call: Call) -> Route {
+        Route { needs_session: false, ..Route::to(call, &[], None) }
+    }
 
-/// `RollingDbAdmin`'s operations calls.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Admin {
-    /// `GET /health` (no session needed).
-    Health,
-    /// `GET /admin/rolling-db/cluster`.
-    Cluster,
-    /// `GET /admin/rolling-db/tenants`.
-    Tenants,
-    /// `GET /admin/rolling-db/tenants/:id/reconciliation`.
-    Reconciliation(String),
-    /// `GET /admin/rolling-db/tenants/:id/cleanup-candidates`.
-    CleanupCandidates(String),
-    /// `GET /admin/rolling-db/tenants/:id/topology`.
-    Topology(String),
-    /// `GET /admin/rolling-db/tenants/:id/preflight`.
-    Preflight(String),
-    /// `PATCH /admin/rolling-db/flags/:id`.
-    SetFlags {
-        /// The tenant.
-        company_id: String,
-        /// `{rollingDb?, rollingDbDrop?}`.
-        flags: Value,
-        /// `?force=true`: override the preflight (sys_admin only).
-        force: bool,
-    },
-    /// `GET /admin/crons`.
-    Crons,
-    /// `POST /admin/crons/:name/run`.
-    RunCron(String),
-    /// `GET /admin/crons/runs/:id`.
-    CronRun(String),
-    /// `POST /admin/invalidate-clients/:id`.
-    InvalidateClients(String),
-    /// `GET /admin/audit`, optionally for one tenant, a page of `limit` before entry `before`.
-    Audit {
-        /// Only this tenant's entries.
-        company_id: Option<String>,
-        /// Entries older than this id.
-        before: Option<u64>,
-        /// At most this many.
-        limit: Option<u32>,
-    },
-}
-
-impl Admin {
-    /// The route, or why an id cannot be one.
-    pub fn route(&self) -> Result<Route, String> {
-        Ok(match self {
-            Admin::Health => Route { needs_session: false, ..to(HEALTH, &[], None) },
-            Admin::Cluster => to(CLUSTER, &[], None),
-            Admin::Tenants => to(TENANTS, &[], None),
-            Admin::Reconciliation(id) => to(RECONCILIATION, &[&segment("companyId", id)?], None),
-            Admin::CleanupCandidates(id) => to(CLEANUP_CANDIDATES, &[&segment("companyId", id)?], None),
-            Admin::Topology(id) => to(TOPOLOGY, &[&segment("companyId", id)?], None),
-            Admin::Preflight(id) => to(PREFLIGHT, &[&segment("companyId", id)?], None),
-            Admin::SetFlags { company_id, flags, force } => {
-                let mut r = to(FLAGS, &[&segment("companyId", company_id)?], Some(flags.clone()));
-                if *force {
-                    r.path.push_str("?force=true");
-                }
-                r
+    /// The route with `?name=value&…` appended for each pair whose value is given, in order
+    /// (values are the caller's: numbers, `true`, or ids checked by [`segment`]).
+    pub fn query(mut self, pairs: &[(&str, Option<&str>)]) -> Route {
+        // Written out rather than joined: one generic `join` less in the module.
+        for (name, value) in pairs {
+            if let Some(value) = value {
+                self.path.push(if self.path.contains('?') { '&' } else { '?' });
+                self.path.push_str(name);
+                self.path.push('=');
+                self.path.push_str(value);
             }
-            Admin::Crons => to(CRONS, &[], None),
-            Admin::RunCron(name) => to(RUN_CRON, &[&segment("cron", name)?], None),
-            Admin::CronRun(id) => to(CRON_RUN, &[&segment("runId", id)?], None),
-            Admin::InvalidateClients(id) => to(INVALIDATE_CLIENTS, &[&segment("companyId", id)?], None),
-            Admin::Audit { company_id, before, limit } => {
-                // Written out rather than joined: one generic `join` less in the module.
-                let (mut path, mut separator) = (String::from(AUDIT.path), '?');
-                let mut param = |name: &str, value: &str| {
-                    path.push(separator);
-                    separator = '&';
-                    path.push_str(name);
-                    path.push('=');
-                    path.push_str(value);
-                };
-                if let Some(id) = company_id {
-                    param("companyId", &segment("companyId", id)?);
-                }
-                if let Some(before) = before {
-                    param("before", &before.to_string());
-                }
-                if let Some(limit) = limit {
-                    param("limit", &super::codec::decimal(*limit));
-                }
-                Route { method: AUDIT.method, path, body: None, needs_session: true }
-            }
-        })
+        }
+        self
     }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+    use crate::protocol::routes::{AUDIT, DELETE_DEVICE, FLAGS, HEALTH, ME, PAYMENT_REFERENCE, RUN_CRON, TOPOLOGY};
     use serde_json::json;
+
+    fn id(id: &str) -> Segment {
+        segment("id", id).unwrap()
+    }
 
     #[test]
     fn routes_are_the_wire_routes() {
-        let r = Management::UpdatePaymentReference {
-            company_id: "acme".into(),
-            sale_id: "acme-sale-1".into(),
-            data: json!({"reference": "X"}),
-        }
-        .route()
-        .unwrap();
+        let r = Route::to(PAYMENT_REFERENCE, &[&id("acme"), &id("acme-sale-1")], Some(json!({"reference": "X"})));
         assert_eq!((r.method, r.path.as_str()), (Method::Patch, "/companies/acme/sales/acme-sale-1/payment-reference"));
-        assert_eq!(Management::GetMyUser.route().unwrap().path, "/users/me");
-        assert_eq!(Management::DeleteDevice("dev-1".into()).route().unwrap().method, Method::Delete);
-        let f = Admin::SetFlags { company_id: "acme".into(), flags: json!({"rollingDb": true}), force: true }
-            .route()
-            .unwrap();
+        assert_eq!(r.body, Some(json!({"reference": "X"})));
+        assert_eq!(Route::to(ME, &[], None).path, "/users/me");
+        assert_eq!(Route::to(DELETE_DEVICE, &[&id("dev-1")], None).method, Method::Delete);
+        let f = Route::to(FLAGS, &[&id("acme")], Some(json!({"rollingDb": true}))).query(&[("force", Some("true"))]);
         assert_eq!((f.method, f.path.as_str()), (Method::Patch, "/admin/rolling-db/flags/acme?force=true"));
-        let audit = Admin::Audit { company_id: Some("acme".into()), before: Some(9), limit: Some(5) };
-        assert_eq!(audit.route().unwrap().path, "/admin/audit?companyId=acme&before=9&limit=5");
-        assert_eq!(Admin::Audit { company_id: None, before: None, limit: None }.route().unwrap().path, "/admin/audit");
-        assert!(Admin::Audit { company_id: Some("a&b=c".into()), before: None, limit: None }.route().is_err());
-        assert!(Admin::RunCron("../x".into()).route().is_err());
-        assert_eq!(Admin::RunCron(CRON_ROTATE.into()).route().unwrap().path, "/admin/crons/rolling-db-rotate/run");
-        assert_eq!(Admin::Topology("acme".into()).route().unwrap().path, "/admin/rolling-db/tenants/acme/topology");
-        assert!(!Admin::Health.route().unwrap().needs_session);
+        assert_eq!(
+            Route::to(FLAGS, &[&id("acme")], None).query(&[("force", None)]).path,
+            "/admin/rolling-db/flags/acme"
+        );
+        let audit = |c, b, l| Route::to(AUDIT, &[], None).query(&[("companyId", c), ("before", b), ("limit", l)]).path;
+        assert_eq!(audit(Some("acme"), Some("9"), Some("5")), "/admin/audit?companyId=acme&before=9&limit=5");
+        assert_eq!(audit(None, None, Some("5")), "/admin/audit?limit=5");
+        assert_eq!(audit(None, Some("9"), None), "/admin/audit?before=9");
+        assert_eq!(audit(None, None, None), "/admin/audit");
+        assert_eq!(Route::to(RUN_CRON, &[&id(CRON_ROTATE)], None).path, "/admin/crons/rolling-db-rotate/run");
+        assert_eq!(Route::to(TOPOLOGY, &[&id("acme")], None).path, "/admin/rolling-db/tenants/acme/topology");
+        assert!(Route::to(TOPOLOGY, &[&id("acme")], None).needs_session);
+        assert!(!Route::public(HEALTH).needs_session);
+        assert_eq!(Route::public(HEALTH).path, "/health");
     }
 
     #[test]
     fn ids_that_are_not_plain_are_refused() {
-        for bad in ["", "../admin", "a/b", "a?b=1", "é", "a b"] {
-            assert!(Management::GetCompany(bad.into()).route().is_err(), "{bad}");
-            assert!(Admin::Topology(bad.into()).route().is_err(), "{bad}");
+        for bad in ["", "../admin", "a/b", "a?b=1", "a&b=c", "é", "a b", &"x".repeat(201)] {
+            let refused = segment("companyId", bad).unwrap_err();
+            assert!(refused.starts_with("companyId must be a plain id"), "{bad}: {refused}");
+        }
+        for good in ["acme", "acme-sale-1", "a.b_c~d", &"x".repeat(200)] {
+            assert_eq!(segment("companyId", good).unwrap().as_str(), good);
         }
     }
 }

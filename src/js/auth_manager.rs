@@ -172,7 +172,7 @@ impl AuthManager {
         promise(async move { session.login_with_google(&credential).await.to_value() })
     }
 
-    #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<SignedUp>>")]
+    #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<Answer<\"REGISTER\">>>")]
     /// Public sign-up: creates the user's own new company (`POST /auth/register`).
     pub fn register_user(
         &self,
@@ -183,7 +183,7 @@ impl AuthManager {
         Ok(promise(async move { session.register_user(&credentials).await.to_value() }))
     }
 
-    #[wasm_bindgen(js_name = createUser, unchecked_return_type = "Promise<CallResult<UserAnswer>>")]
+    #[wasm_bindgen(js_name = createUser, unchecked_return_type = "Promise<CallResult<Answer<\"CREATE_USER\">>>")]
     /// Creates a user in an existing company: a manager's or sys_admin's act (`POST /register-user`).
     pub fn create_user(
         &self,
@@ -295,7 +295,7 @@ impl AuthManager {
         promise(async move { session.register_device().await.to_value() })
     }
 
-    #[wasm_bindgen(js_name = updateDeviceStatus, unchecked_return_type = "Promise<CallResult<StatusRecorded>>")]
+    #[wasm_bindgen(js_name = updateDeviceStatus, unchecked_return_type = "Promise<CallResult<Answer<\"STATUS\">>>")]
     /// Reports this device online or offline.
     pub fn update_device_status(
         &self,

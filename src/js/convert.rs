@@ -5,7 +5,9 @@ use serde_json::Value;
 use wasm_bindgen::JsValue;
 
 use super::errors::invalid;
+use crate::core::calls::{segment, Route, Segment};
 use crate::core::ports::LocalBoxFuture;
+use crate::core::session::Session;
 
 /// A JSON value as a plain JS value.
 pub fn to_js(value: &Value) -> JsValue {
@@ -33,6 +35,18 @@ pub fn object_arg(value: &JsValue, what: &str) -> Result<serde_json::Map<String,
 /// A string argument; anything else is an `INVALID_ARGUMENT`.
 pub fn string_arg(value: &JsValue, what: &str) -> Result<String, JsValue> {
     value.as_string().ok_or_else(|| invalid([what, " must be a string"].concat()))
+}
+
+/// An id argument that is one plain path segment; anything else is an `INVALID_ARGUMENT`, thrown
+/// before any request is made.
+pub fn id_arg(value: &JsValue, what: &str) -> Result<Segment, JsValue> {
+    segment(what, &string_arg(value, what)?).map_err(invalid)
+}
+
+/// A promise of `route`'s `{success, data?, error?, status?}`, sent with `session`.
+pub fn send(session: &Session, route: Route) -> js_sys::Promise {
+    let session = session.clone();
+    promise(async move { session.send_route(route).await.to_value() })
 }
 
 /// A function argument (a handler); anything else is an `INVALID_ARGUMENT`.

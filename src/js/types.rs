@@ -14,12 +14,7 @@ import type {
   RegisterDeviceResult, SetFlagsOptions, SignOutEvent, SyncSessionOptions, SyncState, TokenKind,
   TokenRefreshEvent, TrackOptions, Unsubscribe,
 } from "./api.js";
-import type {
-  AuditPage, CleanupCandidates, ClusterView, CompanyAnswer, CompanyChanges, CompanyList, CronRun,
-  CronRunStarted, CronsView, DeviceAnswer, DeviceList, FlagChanges, FlagsChanged, HealthStatus,
-  InvalidationResult, OkBody, PaymentReference, Preflight, Reconciliation, SaleAnswer, SignedUp,
-  StatusRecorded, TenantsView, Topology, UserAnswer, UserChanges, UserList,
-} from "./protocol.js";
+import type { Answer, RequestBody } from "./protocol.js";
 "#;
 
 #[wasm_bindgen]

@@ -7,9 +7,17 @@ import init, {
   SyncSession,
   SessionBrokerError,
   isSessionBrokerError,
+  type Answer,
   type CallResult,
+  type ClusterView,
+  type CompanyAnswer,
   type ErrorCode,
+  type FlagChanges,
   type FlagsChanged,
+  type HealthStatus,
+  type OkBody,
+  type PaymentReference,
+  type StatusRecorded,
   type LoginResult,
   type SignOutEvent,
 } from "session-broker";
@@ -113,3 +121,21 @@ else if (signed.code === ErrorCodes.COMPANY_EXISTS) seen.push("pick another comp
 void auth.registerUser({ password: "long-enough" });
 const page = await new RollingDbAdmin(auth).auditLog({ companyId: "acme" });
 if (page.success) for (const e of page.data.entries) seen.push(`${e.at} ${e.actor} ${e.action} ${e.ip ?? "-"}`);
+
+// Each wrapper's declaration names its row of the route table (`Answer<"CLUSTER">`); what a user
+// gets is still exactly the wire type, not a widening of it.
+type Exactly<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type Answered<F extends (...args: never[]) => Promise<unknown>> = Awaited<ReturnType<F>>;
+const exact: [
+  Exactly<Answered<RollingDbAdmin["cluster"]>, CallResult<ClusterView>>,
+  Exactly<Answered<RollingDbAdmin["health"]>, CallResult<HealthStatus>>,
+  Exactly<Answered<RollingDbAdmin["setFlags"]>, CallResult<FlagsChanged>>,
+  Exactly<Parameters<RollingDbAdmin["setFlags"]>[1], FlagChanges>,
+  Exactly<Answered<AuthManager["getCompany"]>, CallResult<CompanyAnswer>>,
+  Exactly<Answered<AuthManager["deleteUser"]>, CallResult<OkBody>>,
+  Exactly<Parameters<AuthManager["updatePaymentReference"]>[2], PaymentReference>,
+  Exactly<Answered<AuthManager["updateDeviceStatus"]>, CallResult<StatusRecorded>>,
+] = [true, true, true, true, true, true, true, true];
+// @ts-expect-error a row the table does not type is no answer
+type Missing = Answer<"NO_SUCH_ROW">;
+void exact;

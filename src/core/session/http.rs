@@ -5,7 +5,7 @@ use crate::protocol::routes::{Call, CREATE_USER, DEVICE_NONCE, REGISTER};
 use serde_json::Value;
 
 use super::Session;
-use crate::core::calls::{Management, Route};
+use crate::core::calls::{Route, Segment};
 use crate::core::codes;
 use crate::core::json;
 use crate::core::ports::{HttpRequest, HttpResponse, LocalBoxFuture, Method, TransportError};
@@ -89,22 +89,18 @@ impl Session {
         }
     }
 
-    /// Runs one management call (companies, users, sales) with the session's token.
-    pub async fn manage(&self, call: Management) -> CallResult {
-        let route = match call.route() {
-            Ok(r) => r,
-            Err(e) => return CallResult::failure(codes::INVALID_ARGUMENT, e, 0),
-        };
-        let result = self.send_route(route).await;
-        if let (Management::GetCompany(id), true) = (&call, result.success) {
-            let current = self.stored_token().and_then(|(_, c)| c.company_id());
-            if current.as_deref() == Some(id.as_str()) {
-                if let Some(Value::Object(details)) = result.data.as_ref().and_then(|d| d.get("company")) {
-                    self.cache_company_details(details);
-                }
+    /// Keeps what `GET /companies/{id}` answered for the current company, for
+    /// `getCurrentCompany()`; another company's answer is only passed on.
+    pub fn keep_company_details(&self, id: &Segment, answer: &CallResult) {
+        if !answer.success {
+            return;
+        }
+        let current = self.stored_token().and_then(|(_, c)| c.company_id());
+        if current.as_deref() == Some(id.as_str()) {
+            if let Some(Value::Object(details)) = answer.data.as_ref().and_then(|d| d.get("company")) {
+                self.cache_company_details(details);
             }
         }
-        result
     }
 
     /// `POST /auth/register`: signs up (creates the user and their company).

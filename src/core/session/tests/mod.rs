@@ -7,10 +7,11 @@ use std::rc::Rc;
 use futures::executor::block_on;
 use serde_json::{json, Value};
 
+use crate::core::calls::segment;
 use crate::core::fakes::*;
 use crate::core::keys::{self, HeaderKind};
 use crate::core::ports::*;
-use crate::core::results::{DeviceResult, LoginResult};
+use crate::core::results::{CallResult, DeviceResult, LoginResult};
 use crate::core::session::{Ports, RefreshOutcome, Session, SessionConfig};
 use crate::core::token::encode_for_test;
 use crate::protocol::LogoutScope;
@@ -564,6 +565,21 @@ fn sign_out_never_depends_on_the_network() {
 }
 
 // ----- expiry -------------------------------------------------------------------------------------
+
+#[test]
+fn a_fetched_company_is_kept_only_when_it_is_the_current_one() {
+    let (h, _) = logged_in();
+    let answer = |company: Value| CallResult::from_response(&ok(json!({ "company": company }).to_string()).unwrap());
+    let id = |id: &str| segment("companyId", id).unwrap();
+    h.session.keep_company_details(&id("globex"), &answer(json!({"id": "globex", "name": "Globex"})));
+    assert_eq!(h.session.current_company(), Some(json!({"id": "acme"})));
+    let refused = CallResult::from_response(&status(403, "forbidden").unwrap());
+    h.session.keep_company_details(&id("acme"), &refused);
+    assert_eq!(h.session.current_company(), Some(json!({"id": "acme"})));
+    h.session.keep_company_details(&id("acme"), &answer(json!({"id": "acme", "name": "Acme Corp"})));
+    assert_eq!(h.session.current_company(), Some(json!({"id": "acme", "name": "Acme Corp"})));
+    assert!(h.transport.requests.borrow().is_empty());
+}
 
 #[test]
 fn expiry_uses_the_stored_expires_at_with_a_one_minute_margin() {

@@ -49,7 +49,7 @@ use serde_json::{json, Map, Value};
 use session_broker::core::keys;
 use session_broker::core::ports::{
     Clock, DestroyError, DeviceKey, HttpRequest, HttpResponse, LocalBoxFuture, LocalDatabases, LockError, LockGuard,
-    Method, PushPlan, PushReport, RefreshLock, Reporter, Storage, StorageError, Transport, TransportError,
+    Method, PushPlan, PushReport, RefreshLock, Reporter, SocketError, Storage, StorageError, Transport, TransportError,
 };
 use session_broker::core::session::{Ports, Session, SessionConfig};
 use session_broker::core::sync_session::{Incoming, Socket, SyncFailure, SyncPorts, SyncSession};
@@ -411,9 +411,11 @@ struct WsSocket {
 }
 
 impl Socket for WsSocket {
-    fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), SocketError>> {
         let sink = self.sink.clone();
-        Box::pin(async move { sink.lock().await.send(Message::Text(text.into())).await.map_err(|e| e.to_string()) })
+        Box::pin(async move {
+            sink.lock().await.send(Message::Text(text.into())).await.map_err(|e| SocketError(e.to_string()))
+        })
     }
     fn recv(&self) -> LocalBoxFuture<'static, Incoming> {
         let stream = self.stream.clone();
@@ -510,7 +512,7 @@ fn tab_of(
         connect: Rc::new(|url: &str| {
             let url = url.to_owned();
             Box::pin(async move {
-                let (ws, _) = tokio_tungstenite::connect_async(url).await.map_err(|e| e.to_string())?;
+                let (ws, _) = tokio_tungstenite::connect_async(url).await.map_err(|e| SocketError(e.to_string()))?;
                 let (sink, stream) = ws.split();
                 let socket = WsSocket {
                     sink: Rc::new(tokio::sync::Mutex::new(sink)),

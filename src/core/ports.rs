@@ -19,6 +19,12 @@ impl StorageError {
     pub const CODE: &'static str = super::codes::STORAGE_UNAVAILABLE;
 }
 
+/// The realtime socket could not be opened or written to, in the platform's words. It has no
+/// code of its own: the session retries, and a session that never became ready fails
+/// `connection_failed`, these words its cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketError(pub String);
+
 /// A local database the platform could not destroy (IndexedDB, PouchDB), in its words. It has no
 /// code: the database stays tracked, listed as failed and reported, and nothing is answered.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::codes;
 use super::hooks::HookList;
-use super::ports::LocalBoxFuture;
+use super::ports::{LocalBoxFuture, SocketError, StorageError};
 use super::session::Session;
 pub use crate::protocol::sync_frames::{is_refusal, CLOSE_BAD_REQUEST, CLOSE_INVALIDATED, CLOSE_UNAUTHORIZED};
 use crate::protocol::sync_frames::{ClientFrame, InvalidateLocal, Ready, SdkInit, ServerFrame};
@@ -38,7 +38,7 @@ pub enum Incoming {
 /// One open WebSocket, as the supervisor drives it.
 pub trait Socket {
     /// Sends a text frame.
-    fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), String>>;
+    fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), SocketError>>;
     /// The next message; only the session's supervisor calls it, one call at a time.
     fn recv(&self) -> LocalBoxFuture<'static, Incoming>;
     /// Closes the socket (normal closure).
@@ -46,11 +46,12 @@ pub trait Socket {
 }
 
 /// Opens a socket to the URL.
-pub type Connect = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, String>>>;
+pub type Connect = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, SocketError>>>;
 /// Whether a local catalogue database exists.
 pub type CatalogExists = Rc<dyn Fn(&str) -> LocalBoxFuture<'static, bool>>;
-/// Writes documents into a local catalogue database.
-pub type CatalogWrite = Rc<dyn Fn(&str, Vec<Value>) -> LocalBoxFuture<'static, Result<(), String>>>;
+/// Writes documents into a local catalogue database (a refusal is the storage's: quota, a
+/// blocked database).
+pub type CatalogWrite = Rc<dyn Fn(&str, Vec<Value>) -> LocalBoxFuture<'static, Result<(), StorageError>>>;
 /// Resolves after the given milliseconds.
 pub type Sleep = Rc<dyn Fn(u32) -> LocalBoxFuture<'static, ()>>;
 /// Runs a future in the background (the supervisor).
@@ -410,11 +411,11 @@ impl SyncSession {
         }
         let socket = match (self.0.ports.connect)(&self.0.url).await {
             Ok(s) => s,
-            Err(e) => return Attempt::Transient(e),
+            Err(e) => return Attempt::Transient(e.0),
         };
         *self.0.socket.borrow_mut() = Some(socket.clone());
         if let Err(e) = socket.send(init_frame(&token, session.device_id(), session.last_invalidation())).await {
-            return Attempt::Transient(e);
+            return Attempt::Transient(e.0);
         }
         loop {
             match socket.recv().await {
@@ -520,7 +521,7 @@ impl SyncSession {
         }
         let docs = data.get("docs").and_then(Value::as_array).cloned().unwrap_or_default();
         let count = docs.len();
-        (self.0.ports.catalog_write)(&db, docs).await?;
+        (self.0.ports.catalog_write)(&db, docs).await.map_err(|e| e.0)?;
         self.0.session.track_local_database(&db, "", "").map_err(|e| e.message())?;
         self.0
             .events

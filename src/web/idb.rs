@@ -7,7 +7,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use super::describe;
 use crate::core::json;
-use crate::core::ports::{DestroyError, LocalBoxFuture, LocalDatabases, PushPlan, PushReport};
+use crate::core::ports::{DestroyError, LocalBoxFuture, LocalDatabases, PushPlan, PushReport, StorageError};
 use serde_json::Value;
 
 // IndexedDB's requests are events; src/web/browser.js turns each into a promise, so the module
@@ -76,7 +76,10 @@ pub async fn exists(name: String) -> bool {
 pub const CATALOG_STORE: &str = "docs";
 
 /// Writes `docs` into the local catalogue database `name` (created when missing).
-pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result<(), String> {
+pub async fn write_catalog(name: String, docs: Vec<serde_json::Value>) -> Result<(), StorageError> {
     let records: js_sys::Array = docs.iter().map(super::codec::to_js).collect();
-    JsFuture::from(write(&name, CATALOG_STORE, records, BOUND_MS)).await.map(drop).map_err(|e| describe(&e))
+    JsFuture::from(write(&name, CATALOG_STORE, records, BOUND_MS))
+        .await
+        .map(drop)
+        .map_err(|e| StorageError(describe(&e)))
 }

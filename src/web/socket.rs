@@ -9,7 +9,7 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::core::ports::LocalBoxFuture;
+use crate::core::ports::{LocalBoxFuture, SocketError};
 use crate::core::sync_session::{Incoming, Socket};
 
 /// Close code for a socket that dropped without one.
@@ -32,15 +32,15 @@ extern "C" {
 
 pub struct BrowserSocket(JsSocket);
 
-pub fn connect(url: &str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, String>> {
-    let opened = open(url).map_err(|e| crate::web::describe(&e));
+pub fn connect(url: &str) -> LocalBoxFuture<'static, Result<Rc<dyn Socket>, SocketError>> {
+    let opened = open(url).map_err(|e| SocketError(crate::web::describe(&e)));
     Box::pin(async move { Ok(Rc::new(BrowserSocket(opened?)) as Rc<dyn Socket>) })
 }
 
 impl Socket for BrowserSocket {
-    fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), SocketError>> {
         let sent = JsFuture::from(self.0.send(&text));
-        Box::pin(async move { sent.await.map(drop).map_err(|e| crate::web::describe(&e)) })
+        Box::pin(async move { sent.await.map(drop).map_err(|e| SocketError(crate::web::describe(&e))) })
     }
 
     fn recv(&self) -> LocalBoxFuture<'static, Incoming> {

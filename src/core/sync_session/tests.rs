@@ -58,7 +58,7 @@ impl Future for Recv {
 struct SocketHandle(Rc<FakeSocket>);
 
 impl Socket for SocketHandle {
-    fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), String>> {
+    fn send(&self, text: String) -> LocalBoxFuture<'static, Result<(), SocketError>> {
         self.0.sent.borrow_mut().push(text);
         Box::pin(async { Ok(()) })
     }
@@ -132,7 +132,7 @@ fn world() -> World {
             c.set(c.get() + 1);
             let next = s.borrow_mut().pop_front();
             Box::pin(async move {
-                next.map(|f| Rc::new(SocketHandle(f)) as Rc<dyn Socket>).ok_or_else(|| "refused".to_string())
+                next.map(|f| Rc::new(SocketHandle(f)) as Rc<dyn Socket>).ok_or_else(|| SocketError("refused".into()))
             })
         }),
         catalog_exists: Rc::new(move |name: &str| {

@@ -726,6 +726,33 @@ async fn late_orders_into_an_archived_day_are_archived_not_alarmed() {
     assert_eq!(relational::counts(&s.state.store.lock().unwrap(), &db0).unwrap(), (1, 0), "a loss is not papered over");
 }
 
+/// Every row of an archived day gone from the relational store is a loss like one row gone: an
+/// alarm, not a silent refill taken for a day archived before rows were recorded.
+#[tokio::test]
+async fn a_day_losing_all_its_relational_rows_regresses() {
+    use mock_server::store::relational_archive as relational;
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    enable(&s, &admin, "acme").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let db0 = format!("daily_dev_acme_main_{}", day_of(s.now()));
+    let alice = s.token("alice").await;
+    put_doc(&s, &alice, &db0, "order-1", json!({"type": "order", "status": "paid", "totalCents": 300})).await;
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    s.run_cron(&admin, "rolling-db-archive").await;
+    s.state
+        .store
+        .lock()
+        .unwrap()
+        .execute("DELETE FROM orders WHERE id = ?1", [relational::row_id(&db0, "order-1")])
+        .unwrap();
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(arch["log"].to_string().contains(&format!("REGRESSED since reconciled [{db0}]")), "{arch}");
+    assert_eq!(tenant(&s, &admin, "acme").await["attention"]["alarms"][0]["kind"], "reconciliation-regressed");
+}
+
 /// Re-warm (the runbook: drop CORE and let the next rotate recreate it): sys_admin only, refused
 /// while devices are routed to CORE unless they are invalidated with it; the next rotate warms a
 /// fresh CORE and cuts them over again.

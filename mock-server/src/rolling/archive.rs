@@ -256,9 +256,10 @@ pub fn archive_tenant(
     let archived: Vec<String> =
         stmt.query_map([&tenant.id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
     for day_db in archived {
-        // A day archived before the relational archive existed (no rows of it at all, and still
-        // matching its archive database) gets its rows now rather than an alarm.
-        if relational::counts(conn, &day_db)? == (0, 0) && docdb::exists(conn, &day_db)? {
+        // A day archived before the relational archive existed (no row of it ever recorded, and
+        // still matching its archive database) gets its rows now rather than an alarm. Rows
+        // recorded and gone since are a loss, however many.
+        if relational::recorded(conn, &day_db)?.is_empty() && docdb::exists(conn, &day_db)? {
             let docs = docdb::all_docs(conn, &day_db)?;
             if archive_diff(conn, &day_db, &archive_db, &docs)? == 0 {
                 copy_into_relational(conn, &tenant.id, &day_db, &docs, now_ms)?;

@@ -660,6 +660,23 @@ async fn the_relational_archive_is_idempotent_and_reconciled() {
     assert!(arch["log"].to_string().contains(&format!("REGRESSED since reconciled [{db0}]")), "{arch}");
 }
 
+/// acme rolling, a day with one paid order (`order-1`), archived the next morning: its name, and
+/// a sys_admin's token of that morning.
+async fn an_archived_day(s: &Server) -> (String, String) {
+    let admin = s.token("admin").await;
+    enable(s, &admin, "acme").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let db0 = format!("daily_dev_acme_main_{}", day_of(s.now()));
+    let alice = s.token("alice").await;
+    put_doc(s, &alice, &db0, "order-1", json!({"type": "order", "status": "paid", "totalCents": 300})).await;
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(arch["log"].to_string().contains(&format!("archived [{db0}]")), "{arch}");
+    (db0, admin)
+}
+
 /// A device offline since before its day was archived pushes its orders late, into the archived
 /// day: nothing was lost, so no rollback is paged; the next archive run takes them into the archive
 /// and the relational store, and the drop waits until it has. A row the archive took and lost is
@@ -668,17 +685,7 @@ async fn the_relational_archive_is_idempotent_and_reconciled() {
 async fn late_orders_into_an_archived_day_are_archived_not_alarmed() {
     use mock_server::store::relational_archive as relational;
     let s = spawn().await;
-    let admin = s.token("admin").await;
-    enable(&s, &admin, "acme").await;
-    s.run_cron(&admin, "rolling-db-rotate").await;
-    let db0 = format!("daily_dev_acme_main_{}", day_of(s.now()));
-    let alice = s.token("alice").await;
-    put_doc(&s, &alice, &db0, "order-1", json!({"type": "order", "status": "paid", "totalCents": 300})).await;
-    s.advance_days(1.0).await;
-    let admin = s.token("admin").await;
-    s.run_cron(&admin, "rolling-db-rotate").await;
-    let arch = s.run_cron(&admin, "rolling-db-archive").await;
-    assert!(arch["log"].to_string().contains(&format!("archived [{db0}]")), "{arch}");
+    let (db0, admin) = an_archived_day(&s).await;
 
     // The offline device's order of yesterday reaches the archived day now.
     let alice = s.token("alice").await;
@@ -732,16 +739,7 @@ async fn late_orders_into_an_archived_day_are_archived_not_alarmed() {
 async fn a_day_losing_all_its_relational_rows_regresses() {
     use mock_server::store::relational_archive as relational;
     let s = spawn().await;
-    let admin = s.token("admin").await;
-    enable(&s, &admin, "acme").await;
-    s.run_cron(&admin, "rolling-db-rotate").await;
-    let db0 = format!("daily_dev_acme_main_{}", day_of(s.now()));
-    let alice = s.token("alice").await;
-    put_doc(&s, &alice, &db0, "order-1", json!({"type": "order", "status": "paid", "totalCents": 300})).await;
-    s.advance_days(1.0).await;
-    let admin = s.token("admin").await;
-    s.run_cron(&admin, "rolling-db-rotate").await;
-    s.run_cron(&admin, "rolling-db-archive").await;
+    let (db0, admin) = an_archived_day(&s).await;
     s.state
         .store
         .lock()

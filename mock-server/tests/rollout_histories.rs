@@ -955,25 +955,78 @@ fn generated_histories_answer_as_the_model() {
 fn generated_histories_on_replicas_postgres_and_pouchdb_server() {
     let cases = env_number("HISTORY_REPLICA_CASES", 8);
     let steps = env_number("HISTORY_STEPS", 200).min(120) as usize;
-    let support = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let engine = support.block_on(common::engine::Engine::start());
-    let cluster = common::pg::Cluster::start();
-    let engine_url = mock_server::docdb::engine::EngineUrl::parse(&engine.url_with_credentials()).expect("engine url");
+    let parts = RealParts::start();
     // Fewer, so not every rule is reached each run: the embedded histories answer for that.
-    run_histories(cases, steps, false, |case| {
-        let url = cluster.migrated(&format!("history{case}"));
+    run_histories(cases, steps, false, |case| parts.replicas(&format!("history{case}"), &format!("h{case}")));
+}
+
+/// PostgreSQL and PouchDB Server, started for a test's histories.
+struct RealParts {
+    engine: common::engine::Engine,
+    cluster: common::pg::Cluster,
+    // Drives the engine's process; dropped last.
+    _support: tokio::runtime::Runtime,
+}
+
+impl RealParts {
+    fn start() -> RealParts {
+        let support = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let engine = support.block_on(common::engine::Engine::start());
+        RealParts { engine, cluster: common::pg::Cluster::start(), _support: support }
+    }
+
+    /// Three replicas on a new PostgreSQL database `db`, their documents on PouchDB Server under
+    /// the prefix `prefix`, their snapshots in one directory (replicas share it).
+    fn replicas(&self, db: &str, prefix: &str) -> Vec<Settings> {
+        let engine_url =
+            mock_server::docdb::engine::EngineUrl::parse(&self.engine.url_with_credentials()).expect("engine url");
         let replica = unthrottled(Settings {
-            database_url: Some(url),
+            database_url: Some(self.cluster.migrated(db)),
             jwt_secret: Some("0123456789abcdef-histories".into()),
-            docdb_url: Some(engine_url.clone()),
-            db_prefix: format!("h{case}"),
-            // One directory for the three: replicas share their snapshots.
+            docdb_url: Some(engine_url),
+            db_prefix: prefix.to_owned(),
             backup_dir: Some(backups()),
             ..Settings::default()
         });
         vec![replica.clone(), replica.clone(), replica]
-    });
-    drop(engine);
+    }
+}
+
+/// The day's whole life on the real parts (three replicas on PostgreSQL, PouchDB Server): an
+/// order pushed late into its archived day and archived, the days dropped past the TTL, one
+/// restored from its snapshot on the engine, held through a drop evaluation, released and dropped
+/// again; a re-warm, and the rollback.
+#[test]
+fn a_day_lifecycle_on_replicas_postgres_and_pouchdb_server() {
+    let (alice, acme, browser) = (0, 0, 0);
+    let ops = [
+        Op::SetRolling { tenant: acme, on: true },
+        Op::SetDrop { tenant: acme, on: true },
+        Op::Rotate,
+        Op::Login { browser, user: alice },
+        Op::Register { browser },
+        Op::Handshake { browser },
+        Op::WriteOrder { browser },
+        Op::WriteOffline { browser },
+        Op::Night,
+        Op::Push { browser },
+        Op::Night,
+        Op::Advance { secs: 31 * 86_400 },
+        Op::Night,
+        Op::Restore { tenant: acme },
+        Op::DropEval,
+        Op::Release { tenant: acme },
+        Op::DropEval,
+        Op::Rewarm { tenant: acme, invalidate: true },
+        Op::Rollback { tenant: acme },
+    ];
+    let parts = RealParts::start();
+    replay(&parts.replicas("lifecycle", "life"), 0, &ops).unwrap();
+    // Each rule was met, not passed by.
+    let counts: Vec<usize> = REACHED.with(|r| r.iter().map(|c| c.swap(0, Ordering::Relaxed)).collect());
+    for rule in [11, 13, 14, 15, 16, 17] {
+        assert!(counts[rule] > 0, "the history never reached {}: {counts:?}", REACHED_NAMES[rule]);
+    }
 }
 
 /// A multi-company user who goes to her other company and back in one session: both changes'
@@ -1010,4 +1063,6 @@ fn an_order_pushed_after_its_day_was_archived_is_archived_without_an_alarm() {
         Op::Night,
     ];
     replay(&[unthrottled(Settings { backup_dir: Some(backups()), ..Settings::default() })], 0, &ops).unwrap();
+    let late = REACHED.with(|r| r[11].swap(0, Ordering::Relaxed));
+    assert!(late > 0, "the archive never took the late order");
 }

@@ -12,6 +12,8 @@
 //! before the archive, pushing its orders) has them taken at the next run; only a loss of what the
 //! archive took regresses its reconciliation.
 
+use std::collections::HashMap;
+
 use crate::docdb::Cluster;
 use crate::store::sql::params;
 use serde::Serialize;
@@ -303,7 +305,7 @@ fn take_late_writes(
         return Ok(0);
     }
     let day_docs = docdb::all_docs(conn, day_db)?;
-    let copies: std::collections::HashMap<String, String> = if docdb::exists(conn, archive_db)? {
+    let copies: HashMap<String, String> = if docdb::exists(conn, archive_db)? {
         docdb::all_docs(conn, archive_db)?
             .into_iter()
             .filter(|d| d.body.get("source_db").and_then(Value::as_str) == Some(day_db))
@@ -315,23 +317,29 @@ fn take_late_writes(
     } else {
         Default::default()
     };
-    let rows = relational::recorded(conn, day_db)?;
-    let held = |id: &str| day_docs.iter().find(|d| d.id == id).map(|d| d.rev.as_str());
-    let mut lost =
-        copies.iter().filter(|(id, rev)| held(id).is_none_or(|now| generation(now) < generation(rev))).count() as u64;
-    lost += rows.iter().filter(|(id, _, present)| !present || !copies.contains_key(id)).count() as u64;
+    let rows: HashMap<String, (String, bool)> =
+        relational::recorded(conn, day_db)?.into_iter().map(|(id, rev, present)| (id, (rev, present))).collect();
+    let held: HashMap<&str, &str> = day_docs.iter().map(|d| (d.id.as_str(), d.rev.as_str())).collect();
+    let mut lost = copies
+        .iter()
+        .filter(|(id, rev)| held.get(id.as_str()).is_none_or(|now| generation(now) < generation(rev)))
+        .count() as u64;
+    lost += rows.iter().filter(|(id, (_, present))| !present || !copies.contains_key(*id)).count() as u64;
     // Taken again: a document the archive lacks or holds at an older revision than the day's.
     let behind = |taken: Option<&String>, rev: &str| taken.is_none_or(|t| t != rev && generation(t) <= generation(rev));
     let late: Vec<Doc> = day_docs
         .into_iter()
         .filter(|d| {
-            let row = rows.iter().find(|(id, ..)| *id == d.id).map(|(_, rev, _)| rev);
+            let row = rows.get(&d.id).map(|(rev, _)| rev);
             let relational =
                 Table::ALL.iter().any(|t| d.body.get("type").and_then(Value::as_str) == Some(t.doc_type()));
             behind(copies.get(&d.id), &d.rev) || (relational && behind(row, &d.rev))
         })
         .collect();
     if !late.is_empty() {
+        if !docdb::exists(conn, archive_db)? {
+            docdb::create(conn, archive_db, company_id, Kind::Archive, now_ms)?;
+        }
         copy_into_archive(conn, day_db, archive_db, &late)?;
         copy_into_relational(conn, company_id, day_db, &late, now_ms)?;
         report.late.push(day_db.to_owned());

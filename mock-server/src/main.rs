@@ -10,7 +10,6 @@ use mock_server::causes::chain;
 use mock_server::settings::Settings;
 use mock_server::state::{AppState, StaticDirs};
 use mock_server::store::{self, migrate};
-use protocol::ops::audit as actions;
 
 const USAGE: &str = "usage:
   mock-server [--listen ADDR] [--www DIR] [--pkg DIR] [--vendor DIR]
@@ -80,26 +79,14 @@ fn run_restore(args: &[String], settings: Settings) -> CliResult {
     let dir = mock_server::rolling::RollingSettings::from(&*state.settings).backup_dir;
     let now = state.clock.now_ms();
     let restored = state.store.transaction(|tx| {
-        if let Some(why) = mock_server::rolling::backup::unshared(tx, &dir)? {
-            return Err(mock_server::rolling::RollingError::BackupsUnshared(why));
-        }
-        let r = mock_server::rolling::backup::restore(
+        mock_server::rolling::backup::restore_audited(
             &state.cluster(tx),
             &dir,
             &state.settings.db_prefix,
             &db,
             snapshot.as_deref(),
             now,
-        )?;
-        let actor = mock_server::store::audit::Actor::system("restore");
-        mock_server::store::audit::record(
-            tx,
-            &actor,
-            actions::DAY_RESTORE,
-            serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id}),
-            now,
-        )?;
-        Ok::<_, mock_server::rolling::RollingError>(r)
+        )
     })?;
     println!(
         "restored {} ({} documents) from snapshot {} of {}",

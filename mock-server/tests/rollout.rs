@@ -660,6 +660,97 @@ async fn the_relational_archive_is_idempotent_and_reconciled() {
     assert!(arch["log"].to_string().contains(&format!("REGRESSED since reconciled [{db0}]")), "{arch}");
 }
 
+/// acme rolling, a day with one paid order (`order-1`), archived the next morning: its name, and
+/// a sys_admin's token of that morning.
+async fn an_archived_day(s: &Server) -> (String, String) {
+    let admin = s.token("admin").await;
+    enable(s, &admin, "acme").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let db0 = format!("daily_dev_acme_main_{}", day_of(s.now()));
+    let alice = s.token("alice").await;
+    put_doc(s, &alice, &db0, "order-1", json!({"type": "order", "status": "paid", "totalCents": 300})).await;
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(arch["log"].to_string().contains(&format!("archived [{db0}]")), "{arch}");
+    (db0, admin)
+}
+
+/// A device offline since before its day was archived pushes its orders late, into the archived
+/// day: nothing was lost, so no rollback is paged; the next archive run takes them into the archive
+/// and the relational store, and the drop waits until it has. A row the archive took and lost is
+/// still a regression.
+#[tokio::test]
+async fn late_orders_into_an_archived_day_are_archived_not_alarmed() {
+    use mock_server::store::relational_archive as relational;
+    let s = spawn().await;
+    let (db0, admin) = an_archived_day(&s).await;
+
+    // The offline device's order of yesterday reaches the archived day now.
+    let alice = s.token("alice").await;
+    put_doc(&s, &alice, &db0, "order-late", json!({"type": "order", "status": "paid", "totalCents": 700})).await;
+    let c = s.get("/admin/rolling-db/tenants/acme/cleanup-candidates", Some(&admin)).await.body;
+    let day = c["candidates"].as_array().unwrap().iter().find(|d| d["name"] == db0.as_str()).cloned().unwrap();
+    assert_eq!(day["reconciled"], false, "not dropped before the archive holds it: {c}");
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    let log = arch["log"].to_string();
+    assert!(log.contains(&format!("late writes archived [{db0}]")) && !log.contains("REGRESSED"), "{log}");
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null(), "nothing lost, no rollback");
+    let copy = s.get(&format!("/docdb/dev_acme_main_archive/{db0}:order-late"), Some(&admin)).await;
+    assert_eq!((copy.status, copy.body["totalCents"].clone()), (StatusCode::OK, json!(700)), "{:?}", copy.body);
+    assert_eq!(relational::counts(&s.state.store.lock().unwrap(), &db0).unwrap(), (2, 0));
+    let recon = s.get("/admin/rolling-db/tenants/acme/reconciliation", Some(&admin)).await.body;
+    assert_eq!(recon["diff"], 0, "{recon}");
+    assert_eq!(recon["days"][0]["status"], "ARCHIVED", "{recon}");
+
+    // A late edit of an archived order is taken too; the archive holds its newest revision.
+    let rev =
+        s.call(reqwest::Method::GET, &format!("/docdb/{db0}/order-1"), Some(&alice), None).await.body["_rev"].clone();
+    put_doc(
+        &s,
+        &alice,
+        &db0,
+        "order-1",
+        json!({"_rev": rev, "type": "order", "status": "refunded", "totalCents": 300}),
+    )
+    .await;
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(!arch["log"].to_string().contains("REGRESSED"), "{arch}");
+    let copy = s.get(&format!("/docdb/dev_acme_main_archive/{db0}:order-1"), Some(&admin)).await.body;
+    assert_eq!(copy["status"], "refunded", "{copy}");
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
+
+    // A row the archive took, gone from the relational store: a true loss, paged.
+    s.state
+        .store
+        .lock()
+        .unwrap()
+        .execute("DELETE FROM orders WHERE id = ?1", [relational::row_id(&db0, "order-late")])
+        .unwrap();
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(arch["log"].to_string().contains(&format!("REGRESSED since reconciled [{db0}]")), "{arch}");
+    assert_eq!(relational::counts(&s.state.store.lock().unwrap(), &db0).unwrap(), (1, 0), "a loss is not papered over");
+}
+
+/// Every row of an archived day gone from the relational store is a loss like one row gone: an
+/// alarm, not a silent refill taken for a day archived before rows were recorded.
+#[tokio::test]
+async fn a_day_losing_all_its_relational_rows_regresses() {
+    use mock_server::store::relational_archive as relational;
+    let s = spawn().await;
+    let (db0, admin) = an_archived_day(&s).await;
+    s.state
+        .store
+        .lock()
+        .unwrap()
+        .execute("DELETE FROM orders WHERE id = ?1", [relational::row_id(&db0, "order-1")])
+        .unwrap();
+    let arch = s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(arch["log"].to_string().contains(&format!("REGRESSED since reconciled [{db0}]")), "{arch}");
+    assert_eq!(tenant(&s, &admin, "acme").await["attention"]["alarms"][0]["kind"], "reconciliation-regressed");
+}
+
 /// Re-warm (the runbook: drop CORE and let the next rotate recreate it): sys_admin only, refused
 /// while devices are routed to CORE unless they are invalidated with it; the next rotate warms a
 /// fresh CORE and cuts them over again.

@@ -3,13 +3,22 @@
 //! changes, logouts,
 //! device registrations, handshakes of current and old SDKs (refreshing expired tokens, or signed
 //! out when the refresh token expired), a session's token tried again after its sign-out, local
-//! data lost unasked, `rollingDb` turned on and off, rotates, operators' invalidations, and the
-//! clock moved by minutes, hours and days across midnight, month and year ends.
+//! data lost unasked, `rollingDb` turned on and off, rollbacks, `rollingDbDrop`, rotates,
+//! operators' invalidations, orders written online and offline (pushed late, into days archived
+//! meanwhile), the archive, the backup and the drop evaluation, restores and releases of days,
+//! re-warms, a row lost from the relational archive, and the clock moved by minutes, hours and
+//! days across midnight, month and year ends.
 //!
 //! After every step the server's answers equal the model's, and these hold: a device is routed to
 //! CORE only after a rotate that followed the latest enable, old SDKs stay on legacy, no answer
 //! names another tenant's database; an alarm is raised exactly when a device lost local data that
-//! no invalidation and no login asked it to drop; a signed-out session's token opens nothing.
+//! no invalidation and no login asked it to drop, or an archived day lost what its archive took; a
+//! signed-out session's token opens nothing; every database holds exactly the orders the model
+//! places there (every order written on a device is in its database, in the archive once its day
+//! is dropped, or reported unpushed, and none in another tenant's database), the relational store
+//! exactly the archived rows; every day database has the model's status, and one is dropped only
+//! when drained, archived, reconciled, backed up, not held and older than the TTL, with
+//! `rollingDbDrop` on.
 //!
 //! A failing case shrinks and prints its steps (`Op`s, replayable with `replay` below).
 //! `HISTORY_CASES` and `HISTORY_STEPS` run more (`make soak`); `PROPTEST_RNG_SEED` replays a run.
@@ -21,6 +30,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{ws, Server};
+use mock_server::rolling::backup;
 use mock_server::settings::Settings;
 use model::{HandshakeAnswer, LogoutKind, Model, Op, Reason, Routing, BROWSER_SDKS, TENANTS, USERS};
 use proptest::prelude::*;
@@ -47,8 +57,21 @@ fn op() -> impl Strategy<Value = Op> {
         2 => browser.clone().prop_map(|browser| Op::LoseLocalData { browser }),
         4 => browser.clone().prop_map(|browser| Op::WriteOrder { browser }),
         1 => browser.clone().prop_map(|browser| Op::StaleWrite { browser }),
-        2 => (tenant.clone(), any::<bool>()).prop_map(|(tenant, on)| Op::SetRolling { tenant, on }),
-        2 => Just(Op::Rotate),
+        // On more often than off: rollbacks come as their own step too.
+        2 => (tenant.clone(), prop::bool::weighted(0.75)).prop_map(|(tenant, on)| Op::SetRolling { tenant, on }),
+        1 => tenant.clone().prop_map(|tenant| Op::Rollback { tenant }),
+        1 => (tenant.clone(), prop::bool::weighted(0.75)).prop_map(|(tenant, on)| Op::SetDrop { tenant, on }),
+        2 => browser.clone().prop_map(|browser| Op::WriteOffline { browser }),
+        2 => browser.clone().prop_map(|browser| Op::Push { browser }),
+        1 => Just(Op::Archive),
+        1 => Just(Op::Backup),
+        1 => Just(Op::DropEval),
+        2 => Just(Op::Night),
+        2 => tenant.clone().prop_map(|tenant| Op::Restore { tenant }),
+        2 => tenant.clone().prop_map(|tenant| Op::Release { tenant }),
+        1 => (tenant.clone(), any::<bool>()).prop_map(|(tenant, invalidate)| Op::Rewarm { tenant, invalidate }),
+        1 => tenant.clone().prop_map(|tenant| Op::LoseArchivedRow { tenant }),
+        1 => Just(Op::Rotate),
         1 => tenant.clone().prop_map(|tenant| Op::Invalidate { tenant }),
         2 => (browser, tenant.clone()).prop_map(|(browser, tenant)| Op::SwitchCompany { browser, tenant }),
         3 => prop_oneof![
@@ -73,9 +96,9 @@ fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<Op>)> {
 // so the run fails unless each of these happened.
 thread_local! {
     // Each test's histories run on its own thread (their steps in `block_on`, on that thread).
-    static REACHED: [AtomicUsize; 10] = const { [const { AtomicUsize::new(0) }; 10] };
+    static REACHED: [AtomicUsize; 19] = const { [const { AtomicUsize::new(0) }; 19] };
 }
-const REACHED_NAMES: [&str; 10] = [
+const REACHED_NAMES: [&str; 19] = [
     "handshakes routed to CORE",
     "old SDKs answered while their tenant routes to CORE",
     "invalidations obeyed",
@@ -86,6 +109,15 @@ const REACHED_NAMES: [&str; 10] = [
     "company changes",
     "orders taken",
     "day databases found missing (alarmed)",
+    "days archived",
+    "late orders into archived days taken by the archive",
+    "reconciliation regressions alarmed",
+    "days dropped",
+    "days restored",
+    "held days released",
+    "re-warms",
+    "rollbacks",
+    "orders pushed late",
 ];
 
 fn reached(i: usize) {
@@ -102,9 +134,9 @@ struct Fleet {
     /// Per browser: the credentials of its session, and those of the session it signed out of.
     tokens: Vec<Option<Creds>>,
     ended: Vec<Option<Creds>>,
-    /// Orders the server took: (tenant, database, id).
-    orders: Vec<(usize, String, String)>,
     devices: BTreeMap<(usize, usize), String>,
+    /// Writes tried with a signed-out session's headers (each under an id of its own).
+    stale_writes: u64,
 }
 
 impl Fleet {
@@ -124,8 +156,8 @@ impl Fleet {
             admin: (admin, start_ms),
             tokens: vec![None; n],
             ended: vec![None; n],
-            orders: Vec::new(),
             devices: BTreeMap::new(),
+            stale_writes: 0,
         }
     }
 
@@ -192,7 +224,16 @@ impl Fleet {
         Ok(())
     }
 
+    /// One step, then what the server shows held to the model.
     async fn step(&mut self, m: &mut Model, op: Op) -> Result<(), String> {
+        let before = m.alarms();
+        self.act(m, op).await?;
+        // Through the operators' view after the steps that raise or clear alarms.
+        let view = m.alarms() != before;
+        self.agree(m, view).await
+    }
+
+    async fn act(&mut self, m: &mut Model, op: Op) -> Result<(), String> {
         match op {
             Op::Login { browser, user } => {
                 let (name, _) = USERS[user];
@@ -312,18 +353,20 @@ impl Fleet {
                 if self.fresh_token(m, browser).await?.is_none() {
                     return Ok(());
                 }
-                let number = self.orders.len() as u64 + m.browsers.iter().map(|b| b.unpushed.len() as u64).sum::<u64>();
-                let Some((db, accepted)) = m.write_order(browser, number) else { return Ok(()) };
-                let headers = self.tokens[browser].as_ref().expect("a live session's").headers.clone();
-                let id = format!("order-{number}");
-                let status = self.put_order(&headers, &db, &id).await;
-                if status.is_success() != accepted {
-                    return Err(format!("writing {id} to {db} answered {status}; the model says accepted={accepted}"));
+                let Some((n, db, accepted)) = m.write_order(browser) else { return Ok(()) };
+                self.put_order(browser, n, &db, accepted).await?;
+            }
+            Op::WriteOffline { .. } => m.apply(op),
+            Op::Push { browser } => {
+                if self.fresh_token(m, browser).await?.is_none() {
+                    return Ok(());
                 }
-                if accepted {
-                    let tenant = m.browsers[browser].session.expect("a live session").tenant;
-                    self.orders.push((tenant, db, id));
-                    reached(8);
+                let late = m.push(browser);
+                if !late.is_empty() {
+                    reached(18);
+                }
+                for (n, db, accepted) in late {
+                    self.put_order(browser, n, &db, accepted).await?;
                 }
             }
             Op::StaleWrite { browser } => {
@@ -333,7 +376,8 @@ impl Fleet {
                 // Any database of the session's tenant: the legacy one always exists.
                 let tenant = TENANTS.iter().position(|t| Some(&json!(t)) == creds.headers.get("X-Docdb-Company"));
                 let db = m.legacy_db(tenant.ok_or("headers without a known company")?);
-                let status = self.put_order(&creds.headers, &db, &format!("late-{}", m.now_ms)).await;
+                self.stale_writes += 1;
+                let status = self.put_doc(&creds.headers, &db, &format!("late-{}", self.stale_writes)).await;
                 if status.is_success() != want {
                     return Err(format!(
                         "a signed-out session's headers wrote with {status}; the model says accepted={want}"
@@ -360,28 +404,99 @@ impl Fleet {
                 }
             }
             Op::SetRolling { tenant, on } => {
-                let admin = self.admin().await;
-                let a = self
-                    .s()
-                    .patch(
-                        &format!("/admin/rolling-db/flags/{}?force=true", TENANTS[tenant]),
-                        Some(&admin),
-                        json!({"rollingDb": on}),
-                    )
-                    .await;
-                if a.status != StatusCode::OK {
-                    return Err(format!("the flag change answered {} {}", a.status, a.body));
-                }
+                self.set_rolling(m, tenant, on).await?;
                 m.apply(op);
             }
-            Op::Rotate => {
+            Op::Rollback { tenant } => {
+                self.set_rolling(m, tenant, false).await?;
                 let admin = self.admin().await;
-                let run = self.s().run_cron(&admin, "rolling-db-rotate").await;
-                if run["status"] != "succeeded" {
-                    return Err(format!("the rotate did not succeed: {run}"));
-                }
+                let at = self.s().invalidate(&admin, TENANTS[tenant]).await;
                 m.apply(op);
+                let want = m.tenants[tenant].invalidation.map(|i| i.at);
+                if Some(at) != want {
+                    return Err(format!("the rollback's invalidation is at {at}, the model says {want:?}"));
+                }
+                reached(17);
             }
+            Op::SetDrop { tenant, on } => {
+                let admin = self.admin().await;
+                let path = format!("/admin/rolling-db/flags/{}?force=true", TENANTS[tenant]);
+                let a = self.s().patch(&path, Some(&admin), json!({"rollingDbDrop": on})).await;
+                let want = m.set_drop(tenant, on);
+                let refused = a.status == StatusCode::CONFLICT && a.body["error"] == "drop_requires_rolling_db";
+                if (a.status == StatusCode::OK, refused) != (want, !want) {
+                    return Err(format!(
+                        "rollingDbDrop={on} answered {} {}; the model says accepted={want}",
+                        a.status, a.body
+                    ));
+                }
+            }
+            Op::Archive => self.archive(m).await?,
+            Op::Backup => self.cron(m, op, "rolling-db-backup").await?,
+            Op::DropEval => self.drop_eval(m).await?,
+            Op::Night => {
+                for step in m.night_steps() {
+                    Box::pin(self.act(m, step)).await?;
+                }
+            }
+            Op::Restore { tenant } => {
+                let Some(d) = m.restore(tenant) else { return Ok(()) };
+                let db = m.day_db(tenant, d);
+                let s = self.s();
+                let dir = mock_server::rolling::RollingSettings::from(&*s.state.settings).backup_dir;
+                let now = s.state.clock.now_ms();
+                let prefix = s.state.settings.db_prefix.clone();
+                let r = s
+                    .state
+                    .store
+                    .transaction(|tx| backup::restore_audited(&s.state.cluster(tx), &dir, &prefix, &db, None, now))
+                    .map_err(|e| format!("the restore of {db} failed: {e}"))?;
+                if !r.held || r.company_id != TENANTS[tenant] {
+                    return Err(format!("the restore of {db} answered {r:?}"));
+                }
+                reached(14);
+            }
+            Op::Release { tenant } => {
+                let Some((d, held)) = m.release(tenant) else { return Ok(()) };
+                let admin = self.admin().await;
+                let path =
+                    format!("/admin/rolling-db/tenants/{}/days/{}/release", TENANTS[tenant], m.day_db(tenant, d));
+                let a = self.s().post(&path, Some(&admin), json!({})).await;
+                let status = if held { StatusCode::OK } else { StatusCode::NOT_FOUND };
+                if a.status != status {
+                    return Err(format!("the release answered {} {}; the model says held={held}", a.status, a.body));
+                }
+                if held {
+                    reached(15);
+                }
+            }
+            Op::Rewarm { tenant, invalidate } => {
+                let admin = self.admin().await;
+                let path =
+                    format!("/admin/rolling-db/tenants/{}/rewarm?confirm={}", TENANTS[tenant], m.core_written(tenant));
+                let a = self.s().post(&path, Some(&admin), json!({"invalidate": invalidate})).await;
+                let got = match a.status {
+                    StatusCode::OK => Ok(a.body["invalidatedAt"].as_i64()),
+                    _ => Err(a.body["error"].as_str().unwrap_or_default().to_owned()),
+                };
+                let want = m.rewarm(tenant, invalidate);
+                if got.as_ref().map(|at| *at).map_err(String::as_str) != want {
+                    return Err(format!("the re-warm answered {} {}; the model says {want:?}", a.status, a.body));
+                }
+                if want.is_ok() {
+                    reached(16);
+                }
+            }
+            Op::LoseArchivedRow { tenant } => {
+                let Some((d, n)) = m.lose_archived_row(tenant) else { return Ok(()) };
+                let id = format!("{}:{}", m.day_db(tenant, d), model::order_id(n));
+                let conn = self.servers[0].state.store.lock().map_err(|e| e.to_string())?;
+                let gone = conn.execute("DELETE FROM orders WHERE id = ?1", [&id]).map_err(|e| e.to_string())?;
+                if gone != 1 {
+                    return Err(format!("the relational store had no row {id} to lose"));
+                }
+            }
+            Op::Rotate => self.cron(m, op, "rolling-db-rotate").await?,
             Op::Invalidate { tenant } => {
                 let admin = self.admin().await;
                 let at = self.s().invalidate(&admin, TENANTS[tenant]).await;
@@ -398,10 +513,184 @@ impl Fleet {
                 }
             }
         }
-        self.alarms_agree(m).await
+        Ok(())
     }
 
-    async fn put_order(&self, headers: &serde_json::Map<String, Value>, db: &str, id: &str) -> StatusCode {
+    /// What the server shows after a step equals the model's: the alarms, the day databases, where
+    /// every order is.
+    async fn agree(&mut self, m: &Model, view: bool) -> Result<(), String> {
+        self.alarms_agree(m, view).await?;
+        m.orders_accounted()?;
+        self.store_agrees(m)
+    }
+
+    /// `rollingDb` set by an operator (forced on, as the histories are not about the preflight):
+    /// the answer says what a rollback leaves in CORE, and only for a rollback.
+    async fn set_rolling(&mut self, m: &Model, tenant: usize, on: bool) -> Result<(), String> {
+        let admin = self.admin().await;
+        let path = format!("/admin/rolling-db/flags/{}?force=true", TENANTS[tenant]);
+        let a = self.s().patch(&path, Some(&admin), json!({"rollingDb": on})).await;
+        if a.status != StatusCode::OK {
+            return Err(format!("the flag change answered {} {}", a.status, a.body));
+        }
+        let rollback = m.tenants[tenant].rolling && !on;
+        let left = &a.body["coreWrittenSinceWarm"];
+        let want = if rollback { json!(m.core_written(tenant)) } else { Value::Null };
+        if (if rollback { &left["count"] } else { left }) != &want {
+            return Err(format!("the flag change left {left} in CORE; the model says {want}"));
+        }
+        Ok(())
+    }
+
+    /// The order `n` written by `browser` to `db`, which the model says the server takes or not.
+    async fn put_order(&mut self, browser: usize, n: u64, db: &str, accepted: bool) -> Result<(), String> {
+        let headers = self.tokens[browser].as_ref().ok_or("a live session's")?.headers.clone();
+        let id = model::order_id(n);
+        let status = self.put_doc(&headers, db, &id).await;
+        if status.is_success() != accepted {
+            return Err(format!("writing {id} to {db} answered {status}; the model says accepted={accepted}"));
+        }
+        if accepted {
+            reached(8);
+        }
+        Ok(())
+    }
+
+    /// A cron run that must succeed, and its step in the model.
+    async fn cron(&mut self, m: &mut Model, op: Op, cron: &str) -> Result<(), String> {
+        self.run(cron).await?;
+        m.apply(op);
+        Ok(())
+    }
+
+    /// Runs `cron` on the next replica and waits for its end there (the sys_admin's token kept, the
+    /// run followed closely: a history runs many).
+    async fn run(&mut self, cron: &str) -> Result<(), String> {
+        let admin = self.admin().await;
+        let s = self.s();
+        let started = s.post(&format!("/admin/crons/{cron}/run"), Some(&admin), json!({})).await;
+        let id = str_of(&started.body, "runId")?;
+        for _ in 0..5_000 {
+            let run = s.get(&format!("/admin/crons/runs/{id}"), Some(&admin)).await.body;
+            match run["status"].as_str() {
+                Some("running") => tokio::time::sleep(std::time::Duration::from_millis(2)).await,
+                Some("succeeded") => return Ok(()),
+                _ => return Err(format!("{cron} did not succeed: {run}")),
+            }
+        }
+        Err(format!("{cron} did not end"))
+    }
+
+    async fn archive(&mut self, m: &mut Model) -> Result<(), String> {
+        self.run("rolling-db-archive").await?;
+        let done = m.archive();
+        for (what, counter) in [(done.archived, 10), (done.late, 11), (done.regressed, 12)] {
+            if what > 0 {
+                reached(counter);
+            }
+        }
+        Ok(())
+    }
+
+    /// The drop evaluation; besides the model's answer, every day it dropped had, just before, its
+    /// three locks, a current snapshot, no hold and more than the TTL's age, with `rollingDbDrop` on.
+    async fn drop_eval(&mut self, m: &mut Model) -> Result<(), String> {
+        let mut before = BTreeMap::new();
+        {
+            let state = &self.servers[0].state;
+            let conn = state.store.lock().map_err(|e| e.to_string())?;
+            let cluster = state.cluster(&conn);
+            let settings = mock_server::rolling::RollingSettings::from(&*state.settings);
+            for (tenant, name) in TENANTS.iter().enumerate() {
+                let t = mock_server::rolling::tenants::get(&conn, name).map_err(|e| e.to_string())?;
+                let drop_on = mock_server::rolling::flags::get(&conn, name).map_err(|e| e.to_string())?.rolling_db_drop;
+                let now = state.clock.now_ms();
+                for c in mock_server::rolling::drop_eval::candidates(&cluster, &settings, &t, now)
+                    .map_err(|e| e.to_string())?
+                {
+                    let locks = c.drained && c.archived && c.reconciled && c.backed_up;
+                    before.insert(c.name, (tenant, drop_on && locks && !c.held && c.age_days > model::TTL_DAYS));
+                }
+            }
+        }
+        self.cron(m, Op::DropEval, "rolling-db-drop-eval").await?;
+        let conn = self.servers[0].state.store.lock().map_err(|e| e.to_string())?;
+        for (tenant, _) in TENANTS.iter().enumerate() {
+            for d in mock_server::rolling::days::day_databases(&conn, TENANTS[tenant]).map_err(|e| e.to_string())? {
+                let dropped_now = d.status.as_str() == "DROPPED" && before.contains_key(&d.name);
+                if dropped_now {
+                    if before.get(&d.name).is_none_or(|(_, may)| !may) {
+                        return Err(format!("{} was dropped without its locks, its age or the flag", d.name));
+                    }
+                    reached(13);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The store and the document databases hold what the model says: each tenant's day databases
+    /// with their statuses and holds; in every database exactly the orders the model places there
+    /// (so none in another tenant's); in the relational store exactly the archived rows.
+    fn store_agrees(&self, m: &Model) -> Result<(), String> {
+        let state = &self.servers[0].state;
+        let conn = state.store.lock().map_err(|e| e.to_string())?;
+        let err = |e: &dyn std::fmt::Display| e.to_string();
+        for (tenant, name) in TENANTS.iter().enumerate() {
+            let got: Vec<(String, &str, bool)> = mock_server::rolling::days::day_databases(&conn, name)
+                .map_err(|e| err(&e))?
+                .into_iter()
+                .map(|d| (d.name, d.status.as_str(), d.held))
+                .collect();
+            let want = m.days(tenant);
+            if got != want {
+                return Err(format!("{name}'s day databases are {got:?}, the model says {want:?}"));
+            }
+        }
+        let cluster = state.cluster(&conn);
+        let mut names: Vec<String> = Vec::new();
+        {
+            let mut stmt = conn.prepare("SELECT name FROM docdb_databases ORDER BY name").map_err(|e| err(&e))?;
+            let rows = stmt.query_map([], |r| r.get(0)).map_err(|e| err(&e))?;
+            for r in rows {
+                names.push(r.map_err(|e| err(&e))?);
+            }
+        }
+        let want = m.placement();
+        for db in names.iter().chain(want.keys().filter(|k| !names.contains(k))) {
+            let exists = names.contains(db);
+            let held: std::collections::BTreeSet<String> = match exists {
+                true => mock_server::docdb::all_docs(&cluster, db)
+                    .map_err(|e| err(&e))?
+                    .into_iter()
+                    .map(|d| d.id)
+                    .filter(|id| id.starts_with("order-") || id.contains(":order-"))
+                    .collect(),
+                false => Default::default(),
+            };
+            let expected = want.get(db).cloned().unwrap_or_default();
+            if held != expected {
+                return Err(format!("{db} holds the orders {held:?}, the model says {expected:?} (exists: {exists})"));
+            }
+        }
+        let mut rows = std::collections::BTreeSet::new();
+        {
+            let mut stmt = conn
+                .prepare("SELECT id, company_id FROM orders WHERE id LIKE '%:order-%' ORDER BY id")
+                .map_err(|e| err(&e))?;
+            for r in
+                stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(|e| err(&e))?
+            {
+                rows.insert(r.map_err(|e| err(&e))?);
+            }
+        }
+        if rows != m.rows() {
+            return Err(format!("the relational store's order rows are {rows:?}, the model says {:?}", m.rows()));
+        }
+        Ok(())
+    }
+
+    async fn put_doc(&self, headers: &serde_json::Map<String, Value>, db: &str, id: &str) -> StatusCode {
         // One replica for the whole request (each call of `s()` moves on to the next).
         let s = self.s();
         let mut req = s.client.put(format!("{}/docdb/{db}/{id}", s.base));
@@ -412,25 +701,28 @@ impl Fleet {
         req.json(&body).send().await.map(|r| r.status()).unwrap_or(StatusCode::BAD_GATEWAY)
     }
 
-    /// Every order the server took is in the database it was written to, and another tenant's
-    /// headers cannot read it.
-    async fn orders_kept(&self) -> Result<(), String> {
+    /// Every order where the model places it (its database, or the archive) is read there by its
+    /// tenant's user, and refused to the other tenant's.
+    async fn orders_kept(&self, m: &Model) -> Result<(), String> {
         let mut readers = Vec::new();
         for name in ["alice", "bob"] {
             let login = self.s().login(name).await;
             readers.push(login["docdbHeaders"]["Remote"].as_object().ok_or("no docdb headers")?.clone());
         }
-        for (tenant, db, id) in &self.orders {
-            for (reader, headers) in readers.iter().enumerate() {
-                let s = self.s();
-                let mut req = s.client.get(format!("{}/docdb/{db}/{id}", s.base));
-                for (k, v) in headers {
-                    req = req.header(k, v.as_str().unwrap_or_default());
-                }
-                let status = req.send().await.map(|r| r.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-                let own = reader == *tenant;
-                if (status == StatusCode::OK) != own {
-                    return Err(format!("{id} in {db} read by {}'s user: {status}", TENANTS[reader]));
+        for (db, ids) in m.placement() {
+            let tenant =
+                TENANTS.iter().position(|t| db.contains(&format!("_{t}_"))).ok_or("a database of no tenant")?;
+            for id in ids {
+                for (reader, headers) in readers.iter().enumerate() {
+                    let s = self.s();
+                    let mut req = s.client.get(format!("{}/docdb/{db}/{id}", s.base));
+                    for (k, v) in headers {
+                        req = req.header(k, v.as_str().unwrap_or_default());
+                    }
+                    let status = req.send().await.map(|r| r.status()).unwrap_or(StatusCode::BAD_GATEWAY);
+                    if (status == StatusCode::OK) != (reader == tenant) {
+                        return Err(format!("{id} in {db} read by {}'s user: {status}", TENANTS[reader]));
+                    }
                 }
             }
         }
@@ -468,13 +760,33 @@ impl Fleet {
     }
 
     /// The raised alarms the server shows operators equal the model's.
-    async fn alarms_agree(&mut self, m: &Model) -> Result<(), String> {
-        let admin = self.admin().await;
-        let cluster = self.s().get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    /// Read through the operators' cluster view (`view`), or from the store the view reads.
+    async fn alarms_agree(&mut self, m: &Model, view: bool) -> Result<(), String> {
+        let attention = match view {
+            true => {
+                let admin = self.admin().await;
+                self.s().get("/admin/rolling-db/cluster", Some(&admin)).await.body["attention"].clone()
+            }
+            false => {
+                let conn = self.servers[0].state.store.lock().map_err(|e| e.to_string())?;
+                let mut out = Vec::new();
+                for t in TENANTS {
+                    let alarms = mock_server::rolling::alarms::open(&conn, t).map_err(|e| e.to_string())?;
+                    let alarms: Vec<Value> =
+                        alarms.iter().map(|a| json!({"kind": a.kind.as_str(), "subject": a.subject})).collect();
+                    out.push(json!({"companyId": t, "alarms": alarms}));
+                }
+                Value::Array(out)
+            }
+        };
         let ids: BTreeMap<&String, &(usize, usize)> = self.devices.iter().map(|(k, v)| (v, k)).collect();
         for (tenant, want) in m.alarms().iter().enumerate() {
-            let (mut resets, mut missing) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
-            for t in cluster["attention"].as_array().ok_or("cluster.attention is a list")? {
+            let (mut resets, mut missing, mut regressed) = (
+                std::collections::BTreeSet::new(),
+                std::collections::BTreeSet::new(),
+                std::collections::BTreeSet::new(),
+            );
+            for t in attention.as_array().ok_or("cluster.attention is a list")? {
                 if t["companyId"] != TENANTS[tenant] {
                     continue;
                 }
@@ -489,13 +801,16 @@ impl Fleet {
                         Some("day-database-missing") => {
                             missing.insert(subject);
                         }
+                        Some("reconciliation-regressed") => {
+                            regressed.insert(subject);
+                        }
                         other => return Err(format!("an alarm the model does not know: {other:?}")),
                     }
                 }
             }
-            if (&resets, &missing) != (&want.0, &want.1) {
+            if (&resets, &missing, &regressed) != (&want.0, &want.1, &want.2) {
                 return Err(format!(
-                    "{}'s alarms name {resets:?} and missing days {missing:?}, the model says {want:?}",
+                    "{}'s alarms name {resets:?}, missing days {missing:?} and regressed days {regressed:?}, the model says {want:?}",
                     TENANTS[tenant]
                 ));
             }
@@ -558,6 +873,7 @@ fn reason(v: &Value) -> Result<Reason, String> {
         Some("invalidate_daily") => Ok(Reason::Daily),
         Some("rolling-db-cutover") => Ok(Reason::Cutover),
         Some("operator") => Ok(Reason::Operator),
+        Some("rewarm") => Ok(Reason::Rewarm),
         other => Err(format!("an invalidation reason the model does not know: {other:?}")),
     }
 }
@@ -566,15 +882,20 @@ fn reason(v: &Value) -> Result<Reason, String> {
 fn replay(settings: &[Settings], start: usize, ops: &[Op]) -> Result<(), String> {
     // A runtime of its own: dropping it stops the history's servers.
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    rt.block_on(async {
+    let outcome = rt.block_on(async {
         let start_ms = chrono::DateTime::parse_from_rfc3339(STARTS[start]).unwrap().timestamp_millis();
         let mut fleet = Fleet::new(settings, start_ms).await;
         let mut m = Model::new(&settings[0].db_prefix, start_ms);
         for (i, op) in ops.iter().enumerate() {
             fleet.step(&mut m, *op).await.map_err(|e| format!("step {i} {op:?}: {e}"))?;
         }
-        fleet.orders_kept().await.map_err(|e| format!("after the last step: {e}"))
-    })
+        fleet.orders_kept(&m).await.map_err(|e| format!("after the last step: {e}"))
+    });
+    drop(rt);
+    if let Some(dir) = &settings[0].backup_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    outcome
 }
 
 fn env_number(name: &str, default: u32) -> u32 {
@@ -609,6 +930,11 @@ fn run_histories(cases: u32, steps: usize, must_reach: bool, settings_for: impl 
     assert!(missed.is_empty(), "seed {seed}: the histories never reached {missed:?}; generate more or other steps");
 }
 
+/// A history's own snapshot directory, removed after it.
+fn backups() -> std::path::PathBuf {
+    std::env::temp_dir().join(mock_server::auth::secrets::random_id("history-backups"))
+}
+
 /// A history signs in more often than one address may (the rate limit is not its subject).
 fn unthrottled(s: Settings) -> Settings {
     Settings { test_controls: true, auth_rate_per_min: 1_000_000, auth_rate_burst: 1_000_000, ..s }
@@ -618,7 +944,9 @@ fn unthrottled(s: Settings) -> Settings {
 fn generated_histories_answer_as_the_model() {
     let cases = env_number("HISTORY_CASES", 64);
     let steps = env_number("HISTORY_STEPS", 200) as usize;
-    run_histories(cases, steps, true, |_| vec![unthrottled(Settings::default())]);
+    run_histories(cases, steps, true, |_| {
+        vec![unthrottled(Settings { backup_dir: Some(backups()), ..Settings::default() })]
+    });
 }
 
 /// The same histories on the real parts: three replicas on one PostgreSQL database (a new one each
@@ -627,23 +955,78 @@ fn generated_histories_answer_as_the_model() {
 fn generated_histories_on_replicas_postgres_and_pouchdb_server() {
     let cases = env_number("HISTORY_REPLICA_CASES", 8);
     let steps = env_number("HISTORY_STEPS", 200).min(120) as usize;
-    let support = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
-    let engine = support.block_on(common::engine::Engine::start());
-    let cluster = common::pg::Cluster::start();
-    let engine_url = mock_server::docdb::engine::EngineUrl::parse(&engine.url_with_credentials()).expect("engine url");
+    let parts = RealParts::start();
     // Fewer, so not every rule is reached each run: the embedded histories answer for that.
-    run_histories(cases, steps, false, |case| {
-        let url = cluster.migrated(&format!("history{case}"));
+    run_histories(cases, steps, false, |case| parts.replicas(&format!("history{case}"), &format!("h{case}")));
+}
+
+/// PostgreSQL and PouchDB Server, started for a test's histories.
+struct RealParts {
+    engine: common::engine::Engine,
+    cluster: common::pg::Cluster,
+    // Drives the engine's process; dropped last.
+    _support: tokio::runtime::Runtime,
+}
+
+impl RealParts {
+    fn start() -> RealParts {
+        let support = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let engine = support.block_on(common::engine::Engine::start());
+        RealParts { engine, cluster: common::pg::Cluster::start(), _support: support }
+    }
+
+    /// Three replicas on a new PostgreSQL database `db`, their documents on PouchDB Server under
+    /// the prefix `prefix`, their snapshots in one directory (replicas share it).
+    fn replicas(&self, db: &str, prefix: &str) -> Vec<Settings> {
+        let engine_url =
+            mock_server::docdb::engine::EngineUrl::parse(&self.engine.url_with_credentials()).expect("engine url");
         let replica = unthrottled(Settings {
-            database_url: Some(url),
+            database_url: Some(self.cluster.migrated(db)),
             jwt_secret: Some("0123456789abcdef-histories".into()),
-            docdb_url: Some(engine_url.clone()),
-            db_prefix: format!("h{case}"),
+            docdb_url: Some(engine_url),
+            db_prefix: prefix.to_owned(),
+            backup_dir: Some(backups()),
             ..Settings::default()
         });
         vec![replica.clone(), replica.clone(), replica]
-    });
-    drop(engine);
+    }
+}
+
+/// The day's whole life on the real parts (three replicas on PostgreSQL, PouchDB Server): an
+/// order pushed late into its archived day and archived, the days dropped past the TTL, one
+/// restored from its snapshot on the engine, held through a drop evaluation, released and dropped
+/// again; a re-warm, and the rollback.
+#[test]
+fn a_day_lifecycle_on_replicas_postgres_and_pouchdb_server() {
+    let (alice, acme, browser) = (0, 0, 0);
+    let ops = [
+        Op::SetRolling { tenant: acme, on: true },
+        Op::SetDrop { tenant: acme, on: true },
+        Op::Rotate,
+        Op::Login { browser, user: alice },
+        Op::Register { browser },
+        Op::Handshake { browser },
+        Op::WriteOrder { browser },
+        Op::WriteOffline { browser },
+        Op::Night,
+        Op::Push { browser },
+        Op::Night,
+        Op::Advance { secs: 31 * 86_400 },
+        Op::Night,
+        Op::Restore { tenant: acme },
+        Op::DropEval,
+        Op::Release { tenant: acme },
+        Op::DropEval,
+        Op::Rewarm { tenant: acme, invalidate: true },
+        Op::Rollback { tenant: acme },
+    ];
+    let parts = RealParts::start();
+    replay(&parts.replicas("lifecycle", "life"), 0, &ops).unwrap();
+    // Each rule was met, not passed by.
+    let counts: Vec<usize> = REACHED.with(|r| r.iter().map(|c| c.swap(0, Ordering::Relaxed)).collect());
+    for rule in [11, 13, 14, 15, 16, 17] {
+        assert!(counts[rule] > 0, "the history never reached {}: {counts:?}", REACHED_NAMES[rule]);
+    }
 }
 
 /// A multi-company user who goes to her other company and back in one session: both changes'
@@ -661,4 +1044,25 @@ fn a_company_change_and_back_is_no_destructive_reset() {
         Op::Handshake { browser: 0 },
     ];
     replay(&[unthrottled(Settings::default())], 0, &ops).unwrap();
+}
+
+/// A device offline over a night: its order, written for the day its `ready` named, reaches the
+/// server after that day was archived; the next night's archive takes it, and nobody is paged.
+#[test]
+fn an_order_pushed_after_its_day_was_archived_is_archived_without_an_alarm() {
+    let (alice, acme, browser) = (0, 0, 0);
+    let ops = [
+        Op::SetRolling { tenant: acme, on: true },
+        Op::Rotate,
+        Op::Login { browser, user: alice },
+        Op::Register { browser },
+        Op::Handshake { browser },
+        Op::WriteOffline { browser },
+        Op::Night,
+        Op::Push { browser },
+        Op::Night,
+    ];
+    replay(&[unthrottled(Settings { backup_dir: Some(backups()), ..Settings::default() })], 0, &ops).unwrap();
+    let late = REACHED.with(|r| r[11].swap(0, Ordering::Relaxed));
+    assert!(late > 0, "the archive never took the late order");
 }

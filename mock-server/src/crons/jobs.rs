@@ -322,7 +322,7 @@ fn archive(ctx: &JobContext) -> bool {
         |tx, t, now| archive::archive_tenant(tx, &settings, t, now),
         |id, r| {
             format!(
-                "{id}: drained [{}], archived [{}], still open [{}]{}{}{}{}",
+                "{id}: drained [{}], archived [{}], still open [{}]{}{}{}{}{}",
                 r.drained.join(", "),
                 r.archived.join(", "),
                 r.still_open.join(", "),
@@ -334,6 +334,11 @@ fn archive(ctx: &JobContext) -> bool {
                     String::new()
                 } else {
                     format!(", NOT reconciled [{}]", r.unreconciled.join(", "))
+                },
+                if r.late.is_empty() {
+                    String::new()
+                } else {
+                    format!(", late writes archived [{}]", r.late.join(", "))
                 },
                 if r.regressed.is_empty() {
                     String::new()

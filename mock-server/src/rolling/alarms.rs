@@ -6,8 +6,9 @@
 //!   than it had obeyed (its `lastInvalidation` gone or older), so it re-bootstraps though no
 //!   invalidation asked it to. A login in between explains it: a login's cleanup destroys the
 //!   device's local data and forgets the invalidation it obeyed, as it must.
-//! - A reconciliation regression: an archived day whose diff against the archive was 0 is no
-//!   longer 0 (documents changed or lost after the archive).
+//! - A reconciliation regression: an archived day lost what its archive took (a document gone
+//!   from the day, a row gone from the relational store). Writes the day received after its
+//!   archive are no loss: the next archive run takes them.
 //!
 //! Beside them, one alarm that asks for the rotate, not a rollback: a device routed to CORE found
 //! no day database for today (no rotate since midnight). Its writes go to the tenant's latest day

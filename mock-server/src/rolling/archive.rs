@@ -8,7 +8,11 @@
 //! after a crash ends as one clean run. The legacy database (every tenant's before its cutover,
 //! and the rollback's target after) is archived the same way, in part: its closed orders and its
 //! sales older than a day, with `source_db` naming it, reconciled over those documents; it is
-//! never drained nor dropped.
+//! never drained nor dropped. An archived day that receives writes later (a device offline since
+//! before the archive, pushing its orders) has them taken at the next run; only a loss of what the
+//! archive took regresses its reconciliation.
+
+use std::collections::HashMap;
 
 use crate::docdb::Cluster;
 use crate::store::sql::params;
@@ -40,6 +44,9 @@ pub struct ArchiveReport {
     pub unreconciled: Vec<String>,
     /// Days reconciled earlier that no longer match their archive (an alarm is raised).
     pub regressed: Vec<String>,
+    /// Archived days that received writes after their archive (a device that was offline
+    /// pushing late): what they received is now in the archive too.
+    pub late: Vec<String>,
     /// The legacy database's closed orders and sales older than a day, now in the archive and
     /// the relational store, and how many of them differ there (0: reconciled).
     pub legacy: Option<LegacyArchive>,
@@ -243,25 +250,28 @@ pub fn archive_tenant(
             report.unreconciled.push(day_db);
         }
     }
-    // Days reconciled before must stay so: a diff now means documents changed or were lost after
-    // the archive (the rollout's "loss of orders or payments": roll back).
+    // Days reconciled before must stay so: what the archive took must still be held by the archive
+    // and by its day (the rollout's "loss of orders or payments": roll back). What a day received
+    // after its archive (late writes) is no loss: it is taken now.
     let mut stmt =
         conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND status = 'ARCHIVED' ORDER BY day")?;
     let archived: Vec<String> =
         stmt.query_map([&tenant.id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
     for day_db in archived {
-        // A day archived before the relational archive existed (no rows of it at all, and still
-        // matching its archive database) gets its rows now rather than an alarm.
-        if relational::counts(conn, &day_db)? == (0, 0) && docdb::exists(conn, &day_db)? {
+        // A day archived before the relational archive existed (no row of it ever recorded, and
+        // still matching its archive database) gets its rows now rather than an alarm. Rows
+        // recorded and gone since are a loss, however many.
+        if relational::recorded(conn, &day_db)?.is_empty() && docdb::exists(conn, &day_db)? {
             let docs = docdb::all_docs(conn, &day_db)?;
             if archive_diff(conn, &day_db, &archive_db, &docs)? == 0 {
                 copy_into_relational(conn, &tenant.id, &day_db, &docs, now_ms)?;
             }
         }
+        let lost = take_late_writes(conn, &tenant.id, &day_db, &archive_db, now_ms, &mut report)?;
         let diff = reconcile_diff(conn, &day_db, &archive_db)?;
         report.diff += diff;
-        if diff != 0 {
-            let detail = format!("{day_db} was archived with reconciliation diff 0 and now differs from its archive in {diff} document(s)");
+        if lost != 0 || diff != 0 {
+            let detail = format!("{day_db} was archived with reconciliation diff 0 and now differs from its archive in {diff} document(s); {lost} of what the archive took is lost");
             alarms::raise(conn, &tenant.id, alarms::Kind::ReconciliationRegressed, &day_db, &detail, now_ms)?;
             report.regressed.push(day_db);
         }
@@ -270,6 +280,71 @@ pub fn archive_tenant(
     report.diff += report.legacy.as_ref().map_or(0, |l| l.diff);
     record_diff(conn, &tenant.id, report.diff, now_ms)?;
     Ok(report)
+}
+
+/// A revision's generation (`3-…` is 3): a later write of a document has a higher one.
+fn generation(rev: &str) -> u64 {
+    rev.split('-').next().and_then(|g| g.parse().ok()).unwrap_or(0)
+}
+
+/// An archived day against what its archive took: documents written to the day after its archive
+/// (a device offline since then, pushing late; never a loss) are copied into the archive and the
+/// relational store now, and the report lists the day in `late`. Answers how much of what the
+/// archive took is lost: an archived copy whose document the day no longer holds (or holds at an
+/// older revision), a row taken into the relational store and gone from it, or one whose copy is
+/// gone from the archive database.
+fn take_late_writes(
+    conn: &Cluster,
+    company_id: &str,
+    day_db: &str,
+    archive_db: &str,
+    now_ms: i64,
+    report: &mut ArchiveReport,
+) -> RollingResult<u64> {
+    if !docdb::exists(conn, day_db)? {
+        return Ok(0);
+    }
+    let day_docs = docdb::all_docs(conn, day_db)?;
+    let copies: HashMap<String, String> = if docdb::exists(conn, archive_db)? {
+        docdb::all_docs(conn, archive_db)?
+            .into_iter()
+            .filter(|d| d.body.get("source_db").and_then(Value::as_str) == Some(day_db))
+            .filter_map(|d| {
+                let id = d.body.get("source_id").and_then(Value::as_str)?.to_owned();
+                Some((id, d.body.get("source_rev").and_then(Value::as_str).unwrap_or_default().to_owned()))
+            })
+            .collect()
+    } else {
+        Default::default()
+    };
+    let rows: HashMap<String, (String, bool)> =
+        relational::recorded(conn, day_db)?.into_iter().map(|(id, rev, present)| (id, (rev, present))).collect();
+    let held: HashMap<&str, &str> = day_docs.iter().map(|d| (d.id.as_str(), d.rev.as_str())).collect();
+    let mut lost = copies
+        .iter()
+        .filter(|(id, rev)| held.get(id.as_str()).is_none_or(|now| generation(now) < generation(rev)))
+        .count() as u64;
+    lost += rows.iter().filter(|(id, (_, present))| !present || !copies.contains_key(*id)).count() as u64;
+    // Taken again: a document the archive lacks or holds at an older revision than the day's.
+    let behind = |taken: Option<&String>, rev: &str| taken.is_none_or(|t| t != rev && generation(t) <= generation(rev));
+    let late: Vec<Doc> = day_docs
+        .into_iter()
+        .filter(|d| {
+            let row = rows.get(&d.id).map(|(rev, _)| rev);
+            let relational =
+                Table::ALL.iter().any(|t| d.body.get("type").and_then(Value::as_str) == Some(t.doc_type()));
+            behind(copies.get(&d.id), &d.rev) || (relational && behind(row, &d.rev))
+        })
+        .collect();
+    if !late.is_empty() {
+        if !docdb::exists(conn, archive_db)? {
+            docdb::create(conn, archive_db, company_id, Kind::Archive, now_ms)?;
+        }
+        copy_into_archive(conn, day_db, archive_db, &late)?;
+        copy_into_relational(conn, company_id, day_db, &late, now_ms)?;
+        report.late.push(day_db.to_owned());
+    }
+    Ok(lost)
 }
 
 /// Keeps the tenant's reconciliation diff as this run found it (what `/metrics` reports).

@@ -107,6 +107,31 @@ pub struct Restored {
     pub held: bool,
 }
 
+/// The operator's restore (`mock-server restore`): refused unless this server sees its store's
+/// snapshots (`unshared`), then `restore`, audited as `day.restore`.
+pub fn restore_audited(
+    conn: &Cluster,
+    dir: &Path,
+    db_prefix: &str,
+    db: &str,
+    snapshot: Option<&str>,
+    now_ms: i64,
+) -> RollingResult<Restored> {
+    if let Some(why) = unshared(conn, dir)? {
+        return Err(RollingError::BackupsUnshared(why));
+    }
+    let r = restore(conn, dir, db_prefix, db, snapshot, now_ms)?;
+    let detail = serde_json::json!({"companyId": r.company_id, "db": r.db, "snapshotId": r.snapshot_id});
+    crate::store::audit::record(
+        conn,
+        &crate::store::audit::Actor::system("restore"),
+        protocol::ops::audit::DAY_RESTORE,
+        detail,
+        now_ms,
+    )?;
+    Ok(r)
+}
+
 /// Brings a dropped day database, or a tenant's CORE dropped by a re-warm, back from a snapshot
 /// (`snapshot`: its id; default the newest that verifies). Refused for a database that exists (a
 /// restore never mixes into live data) or that is neither.

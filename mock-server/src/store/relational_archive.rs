@@ -109,6 +109,22 @@ pub fn revisions(conn: &Connection, table: Table, source_db: &str) -> crate::sto
     rows.map(|r| r.map(|(id, rev)| (id.strip_prefix(&prefix).unwrap_or(&id).to_owned(), rev))).collect()
 }
 
+/// Every row the archive took from `source_db`, as its source record keeps it (the record outlives
+/// the row): `(document id, revision, whether the row is still in its table)`. What the relational
+/// archive must hold, whatever has happened to the rows since.
+pub fn recorded(conn: &Connection, source_db: &str) -> crate::store::sql::Result<Vec<(String, String, bool)>> {
+    let mut stmt = conn.prepare(
+        "SELECT a.id, a.source_rev, CASE WHEN o.id IS NOT NULL OR s.id IS NOT NULL THEN 1 ELSE 0 END FROM docdb_archived_rows a
+         LEFT JOIN orders o ON a.kind = 'orders' AND o.id = a.id LEFT JOIN sales s ON a.kind = 'sales' AND s.id = a.id
+         WHERE a.source_db = ?1 ORDER BY a.id",
+    )?;
+    let prefix = row_id(source_db, "");
+    let rows = stmt
+        .query_map([source_db], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, i64>(2)? != 0)))?;
+    rows.map(|r| r.map(|(id, rev, present)| (id.strip_prefix(&prefix).unwrap_or(&id).to_owned(), rev, present)))
+        .collect()
+}
+
 /// How many rows of each table came from `source_db`: `(orders, sales)`.
 pub fn counts(conn: &Connection, source_db: &str) -> crate::store::sql::Result<(u64, u64)> {
     conn.query_row(

@@ -202,7 +202,8 @@ impl Race {
             drop: self.drop[t],
             core_exists: m.core_exists,
             rotated_since_enable: m.rotated_since_enable,
-            days: m.days.clone(),
+            // The day databases that exist (a dropped one is kept in the model for its snapshot).
+            days: m.days.iter().filter(|(_, d)| d.status != super::DayStatus::Dropped).map(|(at, _)| *at).collect(),
             invalidation: m.invalidation,
         }
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the page of tests/bundlers/ with Vite, esbuild and webpack (pinned by `make setup` in
 # target/npm-tools), each in a fresh project that installed the packed tarball, into
-# target/bundlers/<name>/dist; the end-to-end test (mock-server/tests/e2e) opens each in Chromium.
+# target/bundlers/<name>/dist, and the example app (examples/vite-app) into
+# target/bundlers/example/dist; the end-to-end tests (mock-server/tests/e2e) open each in Chromium.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bin="$root/target/npm-tools/node_modules/.bin"
@@ -28,3 +29,22 @@ for name in vite esbuild webpack; do
   find "$dir/dist" -name "*.wasm" | grep -q . || { echo "$name emitted no .wasm into $dir/dist"; exit 1; }
   echo "$name: $(cd "$dir/dist" && find . -type f | sort | tr "\n" " ")"
 done
+
+# The example app as its `npm run build` builds it (`tsc && vite build`, under its own tsconfig:
+# Vite's template's), with the tools its package.json pins, which must be the Makefile's.
+example="$root/examples/vite-app"
+dir="$out/example"
+for tool in typescript vite; do
+  pin=$(node -p "require('$example/package.json').devDependencies['$tool']")
+  grep -qE "(^| )$tool@$pin( |\$)" "$root/Makefile" \
+    || { echo "examples/vite-app/package.json pins $tool $pin, the Makefile another version"; exit 1; }
+done
+mkdir -p "$dir"
+cp -r "$example/index.html" "$example/tsconfig.json" "$example/src" "$dir/"
+(cd "$dir" && npm init -y >/dev/null && npm pkg set type=module >/dev/null \
+  && npm install --silent --no-audit --no-fund "$out"/session-broker-*.tgz)
+# The tsconfig's `types: ["vite/client"]`, from the pinned Vite.
+ln -s "$root/target/npm-tools/node_modules/vite" "$dir/node_modules/vite"
+(cd "$dir" && "$bin/tsc" -p . && "$bin/vite" build --logLevel warn)
+find "$dir/dist" -name "*.wasm" | grep -q . || { echo "the example emitted no .wasm into $dir/dist"; exit 1; }
+echo "example: $(cd "$dir/dist" && find . -type f | sort | tr "\n" " ")"

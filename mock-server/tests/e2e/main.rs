@@ -6,6 +6,7 @@ mod demo;
 mod device_key;
 #[path = "../common/engine.rs"]
 mod engine;
+mod example;
 mod ledger;
 
 use browser::{group_members, marked, repo_root, serve, serve_with, Browser, Engine};

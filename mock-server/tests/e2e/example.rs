@@ -35,8 +35,10 @@ async fn the_example_app_signs_in_and_out_across_tabs() {
     b.wait_text("#status", "the page to start signed out", |t| t == "Signed out").await;
 
     log_in(&b, "alice", "not-her-password").await;
-    b.wait_text("#login-error", "the refusal, by its code", |t| t == "Wrong user name or password. (invalid_credentials)")
-        .await;
+    b.wait_text("#login-error", "the refusal, by its code", |t| {
+        t == "Wrong user name or password. (invalid_credentials)"
+    })
+    .await;
 
     log_in(&b, "alice", "alice-pass").await;
     b.wait_text("#status", "alice signed in", |t| t == "Signed in to acme").await;
@@ -74,10 +76,6 @@ async fn the_example_app_signs_in_and_out_across_tabs() {
     b.wait_text("#status", "the second tab's logout", |t| t == "Signed out").await;
     b.client.switch_to_window(first).await.unwrap();
     b.wait_text("#status", "the first tab signed out by the second", |t| t == "Signed out").await;
-    assert!(
-        events(&b).await.iter().any(|l| l == "signed out (logout, in another tab)"),
-        "{:?}",
-        events(&b).await
-    );
+    assert!(events(&b).await.iter().any(|l| l == "signed out (logout, in another tab)"), "{:?}", events(&b).await);
     b.stop().await;
 }

@@ -16,7 +16,7 @@ use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::lease::StorageLease;
 use crate::core::permissions::PermissionMap;
 use crate::core::ports::{Clock, Storage, StorageError};
-use crate::core::session::{InputError, Ports, Session, SessionConfig, TokenAnswer};
+use crate::core::session::{InputError, Ports, Session, SessionConfig};
 use crate::protocol::LogoutScope;
 use crate::web::lock::BrowserLock;
 use crate::web::tabs::Coordinator;
@@ -215,18 +215,6 @@ impl AuthManager {
         self.logout(None)
     }
 
-    #[wasm_bindgen(js_name = getToken, unchecked_return_type = "Promise<string | null>")]
-    /// The access token, refreshed first when it expires within a minute (one refresh for every tab); `null` without a session. Answers at once inside a sign-out handler.
-    pub fn get_token(&self) -> Promise {
-        match self.session.token_answer() {
-            TokenAnswer::Now(token) => Promise::resolve(&token.map_or(JsValue::NULL, |t| JsValue::from_str(&t))),
-            // Callers that join one refresh share one promise in the entry module's read cache.
-            TokenAnswer::After(flight) => {
-                promise(async move { flight.await.token().map_or(Value::Null, Value::String) })
-            }
-        }
-    }
-
     /// The refresh token, or `null` (not `undefined`) without one.
     #[wasm_bindgen(js_name = getRefreshToken, unchecked_return_type = "string | null")]
     pub fn get_refresh_token(&self) -> JsValue {
@@ -348,6 +336,24 @@ impl AuthManager {
         #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => unknown")] handler: JsValue,
     ) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().sign_out, function_arg(handler)?))
+    }
+
+    /// For the entry module only: its one listener of the auth-state stream, `f(event, reason, otherTab)` (`event`: the index of the name in `AuthEvent`'s order). It tells the app's listeners with the session storage holds.
+    #[wasm_bindgen(js_name = __sbListen, skip_typescript)]
+    pub fn listen(&self, f: Function) {
+        self.session.set_listener(Some(Rc::new(move |event, reason, other_tab| {
+            let _ = f.call3(&JsValue::UNDEFINED, &(event as u32).into(), &reason.into(), &other_tab.into());
+        })));
+    }
+
+    /// For the entry module only: what `getToken()` and `getSession()` are made from, the token (refreshed first when it expires within a minute, one refresh for every tab) or `[code, message]` saying why there is none.
+    #[wasm_bindgen(js_name = __sbToken, skip_typescript)]
+    pub fn token(&self) -> Promise {
+        match self.session.token_answer().ready() {
+            // At once: inside a sign-out handler, on a valid token, without a session.
+            Ok(outcome) => Promise::resolve(&to_js(&outcome.answer())),
+            Err(flight) => promise(async move { flight.await.answer() }),
+        }
     }
 
     #[wasm_bindgen(js_name = trackLocalDatabase)]

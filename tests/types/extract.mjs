@@ -13,6 +13,9 @@ const [out, ...docs] = process.argv.slice(2);
 let n = 0;
 for (const doc of docs) {
   const text = readFileSync(doc, "utf8");
+  // Script in a language this does not compile would go unchecked: refused instead.
+  const other = text.match(/^ *```(jsx|tsx|mjs|cjs|mts|cts)\b/m);
+  if (other) { console.error(`${relative(root, doc)}: a \`\`\`${other[1]} block; write it as js or ts`); process.exit(1); }
   const fence = /^( *)```(?:js|ts|javascript|typescript)[ \t]*\n([\s\S]*?)^\1```[ \t]*$/gm;
   for (const m of text.matchAll(fence)) {
     const [, indent, indented] = m;

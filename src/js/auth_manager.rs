@@ -307,7 +307,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = updateDeviceStatus, unchecked_return_type = "Promise<CallResult<Answer<\"STATUS\">>>")]
-    /// Reports this device online or offline.
+    /// Reports this device online or offline (`{isOnline}`).
     pub fn update_device_status(
         &self,
         #[wasm_bindgen(unchecked_param_type = "DeviceStatus")] status: JsValue,

@@ -169,8 +169,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = loginWithGoogle, unchecked_return_type = "Promise<LoginResult>")]
-    /// Logs in with an identity provider's credential (the mock server accepts `mock-google:<username>`); resolves as
-    /// `login()` does.
+    /// Logs in with an identity provider's credential (the mock server accepts `mock-google:<username>`).
     pub fn login_with_google(&self, #[wasm_bindgen(unchecked_param_type = "string")] credential: JsValue) -> Promise {
         let credential = credential.as_string().unwrap_or_default();
         let session = self.session.clone();

@@ -1,13 +1,18 @@
-// The method table of docs/sdk.md, made from the package's declarations: every documented member
-// of `AuthManager` in wasm-bindgen's bindings.d.ts (its comments are the Rust doc comments) and in
-// the `AuthManager` interface that api.d.ts adds to it (the entry module's methods), with the
-// JSDoc of each. So what an editor shows on hover and what the docs say are one text.
+// The method table of docs/sdk.md, made from the package's declarations of `AuthManager`, which
+// come from three places: wasm-bindgen's class in bindings.d.ts (its comments are the Rust doc
+// comments), the interface api.d.ts merges into it (the entry module's methods), and, where
+// api.d.ts declares one, its own class that extends the generated one (generic in the app's types:
+// its signatures are the ones an app sees, its JSDoc where it has one). Every documented member
+// gets a row; one without a comment anywhere fails. So what an editor shows on hover and what the
+// docs say are one text.
 //   node method-table.mjs --check BINDINGS.d.ts API.d.ts DOC.md   fails (exit 1) while DOC differs
 //   node method-table.mjs --write BINDINGS.d.ts API.d.ts DOC.md   writes the table into DOC
 import { readFileSync, writeFileSync } from "node:fs";
 
 const BEGIN = "<!-- Written by `make types` from the declarations (the Rust doc comments, pkg-template/api.d.ts): edit those, not this table. -->";
 const END = "<!-- End of the table `make types` writes. -->";
+// wasm-bindgen's own members of every class, documented by nobody.
+const UNDOCUMENTED = new Set(["free", "[Symbol.dispose]"]);
 
 const [mode, bindingsPath, apiPath, docPath] = process.argv.slice(2);
 if (!["--check", "--write"].includes(mode) || !docPath) {
@@ -16,73 +21,110 @@ if (!["--check", "--write"].includes(mode) || !docPath) {
 }
 const fail = (why) => { console.error(`method-table.mjs: ${why}`); process.exit(1); };
 
-/** The text of the block whose first line `head` matches (the line ends with its `{`), up to its `}`. */
-function body(text, head, file) {
-  const m = text.match(head);
-  if (!m) fail(`${file} has no line like ${head}`);
+/** The index just past the bracket that closes the one at `open` (comments and strings skipped;
+ *  `=>` closes nothing), or -1. */
+function closing(s, open) {
   let depth = 0;
-  for (let i = m.index + m[0].length - 1; i < text.length; i++) {
-    if (text[i] === "{") depth++;
-    else if (text[i] === "}" && --depth === 0) return text.slice(m.index + m[0].length, i);
+  for (let i = open; i < s.length; i++) {
+    const c = s[i];
+    if (s.startsWith("/*", i)) { i = s.indexOf("*/", i + 2) + 1; if (i <= 0) break; continue; }
+    if (s.startsWith("//", i)) { i = s.indexOf("\n", i); if (i < 0) break; continue; }
+    if (c === '"' || c === "'" || c === "`") { i = s.indexOf(c, i + 1); if (i < 0) break; continue; }
+    if ("([{<".includes(c)) depth++;
+    else if (")]}".includes(c) || (c === ">" && s[i - 1] !== "=")) { if (--depth === 0) return i + 1; }
   }
-  fail(`${file}: the block of ${head} is not closed`);
+  return -1;
 }
 
-/** Splits `s` at the commas outside brackets (`=>` is no closing bracket). */
+/** The text of the block whose first line `head` matches (the line ends with its `{`), or null. */
+function body(text, head) {
+  const m = text.match(head);
+  if (!m) return null;
+  const open = m.index + m[0].length - 1;
+  return text.slice(open + 1, closing(text, open) - 1);
+}
+
+/** Splits `s` at the commas outside brackets. */
 function splitTop(s) {
   const parts = [];
-  let depth = 0, start = 0;
+  let start = 0;
   for (let i = 0; i < s.length; i++) {
-    const c = s[i];
-    if ("([{<".includes(c)) depth++;
-    else if (")]}".includes(c) || (c === ">" && s[i - 1] !== "=")) depth--;
-    else if (c === "," && depth === 0) { parts.push(s.slice(start, i)); start = i + 1; }
+    if ("([{<".includes(s[i])) i = closing(s, i) - 1;
+    else if (s[i] === ",") { parts.push(s.slice(start, i)); start = i + 1; }
   }
   parts.push(s.slice(start));
   return parts.map((p) => p.trim()).filter(Boolean);
 }
 
-/** Each member of a class or interface body that has a JSDoc comment: {name, params, returns, doc}. */
+/** The members of a class or interface body, each {name, static, params, returns, doc}. */
 function members(text, file) {
   const out = [];
-  for (const [, comment, decl] of text.matchAll(/\/\*\*([\s\S]*?)\*\/\s*\n\s*([^\n]+?);?[ \t]*\n/g)) {
-    const doc = comment.split("\n").map((l) => l.replace(/^\s*\*?\s?/, "").trim()).filter(Boolean).join(" ");
-    const property = decl.match(/^static readonly (\w+): (.+)$/);
-    if (property) { out.push({ name: property[1], static: true, returns: property[2], doc }); continue; }
-    const method = decl.match(/^(\w+)\(/);
-    if (!method) fail(`${file}: cannot read the declaration \`${decl}\``);
-    // The parameters: up to the parenthesis that closes the first one.
-    let depth = 0, close = -1;
-    for (let i = method[0].length - 1; i < decl.length && close < 0; i++) {
-      if (decl[i] === "(") depth++;
-      else if (decl[i] === ")" && --depth === 0) close = i;
+  let doc = null;
+  for (let i = 0; i < text.length;) {
+    if (/\s/.test(text[i])) { i++; continue; }
+    if (text.startsWith("/**", i)) {
+      const end = text.indexOf("*/", i);
+      doc = text.slice(i + 3, end).split("\n").map((l) => l.replace(/^\s*\*?\s?/, "").trim()).filter(Boolean).join(" ");
+      i = end + 2;
+      continue;
     }
-    const params = splitTop(decl.slice(method[0].length, close)).map((p) => p.match(/^(\w+)(\??)/).slice(1).join(""));
-    const rest = decl.slice(close + 1).trim();
-    out.push({ name: method[1], params, returns: rest.startsWith(":") ? rest.slice(1).trim() : "AuthManager", doc });
+    if (text.startsWith("//", i)) { i = text.indexOf("\n", i) + 1 || text.length; continue; }
+    // A declaration: up to its `;` outside brackets.
+    let end = i;
+    while (end < text.length && text[end] !== ";") {
+      end = "([{<".includes(text[end]) ? closing(text, end) : end + 1;
+      if (end < 0) fail(`${file}: a bracket is not closed after \`${text.slice(i, i + 60)}\``);
+    }
+    const decl = text.slice(i, end).replace(/\s+/g, " ").trim();
+    i = end + 1;
+    const m = decl.match(/^(static )?(readonly )?(\[[^\]]+\]|\w+)(\??)(<)?/);
+    if (!m) fail(`${file}: cannot read the declaration \`${decl}\``);
+    const [head, isStatic, , name, , generic] = m;
+    let at = head.length - (generic ? 1 : 0);
+    if (generic) at = closing(decl, at);
+    let params = null;
+    if (decl[at] === "(") {
+      const close = closing(decl, at);
+      params = splitTop(decl.slice(at + 1, close - 1)).map((p) => p.match(/^(?:\.\.\.)?(\w+)(\??)/).slice(1).join(""));
+      at = close;
+    }
+    const rest = decl.slice(at).trim();
+    out.push({ name, static: Boolean(isStatic), params, returns: rest.startsWith(":") ? rest.slice(1).trim() : "AuthManager", doc });
+    doc = null;
   }
   return out;
 }
 
 const bindings = readFileSync(bindingsPath, "utf8");
 const api = readFileSync(apiPath, "utf8");
-const declared = [
-  ...members(body(bindings, /^export class AuthManager\b.*\{$/m, bindingsPath), bindingsPath),
-  ...members(body(body(api, /^declare module "\.\/bindings\.js" \{$/m, apiPath), /^\s*interface AuthManager\b.*\{$/m, apiPath), apiPath),
+const generated = body(bindings, /^export class AuthManager\b.*\{$/m);
+if (generated === null) fail(`${bindingsPath} declares no class AuthManager`);
+const declareModule = body(api, /^declare module "\.\/bindings\.js" \{$/m) ?? "";
+const sources = [
+  members(generated, bindingsPath),
+  members(body(declareModule, /^\s*interface AuthManager\b.*\{$/m) ?? "", apiPath),
+  members(body(api, /^export declare class AuthManager\b.*\{$/m) ?? "", apiPath),
 ];
-const seen = new Set();
-for (const m of declared) {
-  if (seen.has(m.name)) fail(`AuthManager.${m.name} is declared twice`);
-  seen.add(m.name);
+// By name: the last source's signature (the class an app holds), the last comment found.
+const byName = new Map();
+for (const source of sources) {
+  for (const m of source) {
+    const key = (m.static ? "static " : "") + m.name;
+    const had = byName.get(key);
+    byName.set(key, { ...m, doc: m.doc ?? had?.doc ?? null });
+  }
 }
+const declared = [...byName.values()].filter((m) => !UNDOCUMENTED.has(m.name));
+const bare = declared.filter((m) => !m.doc).map((m) => m.name);
+if (bare.length) fail(`AuthManager's ${bare.join(", ")}: no doc comment in any declaration; document it (a Rust doc comment, or JSDoc in api.d.ts)`);
 // The constructor first, then the static members, then the methods by name.
 const rank = (m) => (m.name === "constructor" ? 0 : m.static ? 1 : 2);
 declared.sort((a, b) => rank(a) - rank(b) || a.name.localeCompare(b.name, "en"));
 const cell = (s) => s.replaceAll("|", "\\|");
 const code = (s) => "`" + cell(s) + "`";
 const rows = declared.map((m) => {
-  const name = m.name === "constructor" ? `new AuthManager(${m.params.join(", ")})`
-    : m.static ? `AuthManager.${m.name}` : `${m.name}(${m.params.join(", ")})`;
+  const args = m.params ? `(${m.params.join(", ")})` : "";
+  const name = m.name === "constructor" ? `new AuthManager${args}` : m.static ? `AuthManager.${m.name}` : `${m.name}${args}`;
   return `| ${code(name)} | ${code(m.returns)} | ${cell(m.doc)} |`;
 });
 const table = [BEGIN, "", "| method | returns | |", "|---|---|---|", ...rows, "", END].join("\n");

@@ -21,6 +21,10 @@ TEST_APT_PACKAGES := chromium chromium-driver firefox-esr webkit2gtk-driver xvfb
 NPM_BUILD_TOOLS := esbuild@0.28.2
 NPM_TOOLS := typescript@5.9.3 vite@8.3.8 $(NPM_BUILD_TOOLS) webpack@5.112.2 webpack-cli@7.3.1 axe-core@4.14.1 \
   @types/pouchdb-browser@6.1.5
+# Vite's own TypeScript template (create-vite's template-vanilla-ts, which asks for Vite ^8.3.4:
+# the Vite pinned above): the docs' code blocks compile under its tsconfig.json too (tests/types).
+# An install of its own, as only the template's files are read.
+CREATE_VITE := create-vite@9.3.0
 # The document engine of the tests (PouchDB Server: production's is Apache CouchDB 3, which
 # cannot be installed here) and PouchDB for Node, pinned, from the npm registry into target/pouchdb.
 POUCHDB_TOOLS := pouchdb-server@4.2.0 pouchdb@9.0.0
@@ -80,6 +84,7 @@ setup: setup-demo
 	@$(call apt_missing,$(TEST_APT_PACKAGES))
 	@twiggy --version 2>/dev/null | grep -q " $(TWIGGY_VERSION)$$" || cargo install twiggy --version $(TWIGGY_VERSION) --locked
 	@$(call npm_pinned,target/npm-tools,$(NPM_TOOLS))
+	@$(call npm_pinned,target/create-vite,$(CREATE_VITE))
 
 ## The npm package in pkg/: wasm-pack's output merged with pkg-template/.
 build: setup-demo
@@ -172,9 +177,12 @@ demo: build
 ## Release sizes of the SDK: the wasm module and the JS glue, raw and gzip -9, then the top
 ## contributors (twiggy, on the same module optimised with its function names kept).
 ## The package's generated TypeScript (pkg-template/protocol.d.ts, what the Rust types declare,
-## and the codes module), written again; `make test` fails while they differ.
+## and the codes module), written again, then docs/sdk.md's method table from the built package's
+## declarations (the Rust doc comments, api.d.ts); `make test` fails while any of them differs.
 types:
 	WRITE_TYPES=1 cargo test -q -p mock-server --test typescript
+	$(MAKE) --no-print-directory build
+	node tests/types/method-table.mjs --write pkg/bindings.d.ts pkg/api.d.ts docs/sdk.md
 
 size: setup build
 	@for f in pkg/session_broker_bg.wasm pkg/session_broker.js; do \

@@ -81,6 +81,8 @@ export type SignOutReason = "logout" | "login" | "company-change" | "refresh-rej
 
 export interface SignOutEvent {
   reason: SignOutReason;
+  /** False when nobody was signed in (a first login's cleanup on a fresh browser). */
+  hadSession: boolean;
   /** Present and true when another tab of this origin ended the session (its sign-out, a login or a company change there). */
   otherTab?: true;
   /**
@@ -103,6 +105,48 @@ export interface TokenRefreshEvent {
 }
 
 export type Unsubscribe = () => void;
+
+/** What `onAuthStateChange` tells, in every tab, once storage holds it. */
+export type AuthChangeEvent = "INITIAL_SESSION" | "SIGNED_IN" | "TOKEN_REFRESHED" | "USER_UPDATED" | "SIGNED_OUT";
+
+/** Why: `"stored"` (INITIAL_SESSION), `"login"`, `"refresh"`, `"roles-changed"` and
+ *  `"company-change"` (USER_UPDATED), or the sign-out's reason. */
+export type AuthChangeReason = "stored" | "refresh" | "roles-changed" | SignOutReason;
+
+export interface AuthChangeDetail {
+  reason: AuthChangeReason;
+  /** Present when another tab of this origin made the change. */
+  otherTab?: true;
+}
+
+/** The claims every session's access token carries. */
+export interface SessionUser {
+  userId: string;
+  companyId: string;
+  roles: string[];
+  sub?: string;
+  iat?: number;
+  exp?: number;
+}
+
+/** A session with a valid access token. */
+export interface AuthSession<C extends object = {}> {
+  accessToken: string;
+  /** When the access token expires (ms since the epoch): the stored expiry. */
+  expiresAt: number;
+  user: SessionUser & C;
+}
+
+/** `onAuthStateChange`'s listener. */
+export type AuthStateListener<C extends object = {}> =
+  (event: AuthChangeEvent, session: AuthSession<C> | null, detail: AuthChangeDetail) => unknown;
+
+/** Why `getSession()` has no session. `"network"`: the session is kept for a later try. */
+export type SessionErrorCode = "not_signed_in" | "network" | "refresh_rejected" | "session_ended";
+
+export type SessionResult<C extends object = {}> =
+  | { session: AuthSession<C>; error: null }
+  | { session: null; error: { code: SessionErrorCode; message: string } };
 
 /** Documents per database: what the SDK's final push sent, and what it could not. */
 export interface PushCounts {
@@ -222,6 +266,25 @@ declare module "./bindings.js" {
     isAboutToExpire(): boolean;
     /** Whether `localStorage` holds an access token. */
     checkIfLoggedIn(): boolean;
+    /** The access token, refreshed first when it expires within a minute (one refresh for every tab); `null` without a session (`getSession()` says why). Answers at once inside a sign-out handler. */
+    getToken(): Promise<string | null>;
+    /**
+     * The session with a valid access token (refreshed first when it expires within a minute), or
+     * why there is none: `{session, error: null}` or `{session: null, error: {code, message}}`, `code`
+     * `"not_signed_in"`, `"network"` (the server could not be reached: the session is kept),
+     * `"session_ended"` (the server ended the session: signed out) or `"refresh_rejected"` (the
+     * server refused the refresh token: signed out). Never rejects.
+     */
+    getSession(): Promise<SessionResult>;
+    /**
+     * Calls `listener(event, session, detail)` at every change of the session, in every tab, once
+     * storage holds it: `"INITIAL_SESSION"` first (in a microtask, with the stored session), then
+     * `"SIGNED_IN"`, `"TOKEN_REFRESHED"`, `"USER_UPDATED"` (other roles or another company) and
+     * `"SIGNED_OUT"` (after the session was cleared; never when nobody was signed in). `session`:
+     * `{accessToken, expiresAt, user}` or `null`; `detail`: `{reason, otherTab?}`. Returns the
+     * unsubscribe function.
+     */
+    onAuthStateChange(listener: AuthStateListener): Unsubscribe;
     /** The access token's claims, or `null`. */
     getCurrentUser(): JwtClaims | null;
     /** The token's roles; `[]` without a token. */

@@ -7,6 +7,7 @@ export declare const ErrorCodes: {
   readonly BAD_RESPONSE: "bad_response";
   readonly NOT_SIGNED_IN: "not_signed_in";
   readonly SESSION_EXPIRED: "session_expired";
+  readonly REFRESH_REJECTED: "refresh_rejected";
   readonly STORAGE_UNAVAILABLE: "storage_unavailable";
   readonly INVALID_ARGUMENT: "invalid_argument";
   readonly PERMISSION_DENIED: "permission_denied";

@@ -7,6 +7,7 @@ export const ErrorCodes = Object.freeze({
   BAD_RESPONSE: "bad_response",
   NOT_SIGNED_IN: "not_signed_in",
   SESSION_EXPIRED: "session_expired",
+  REFRESH_REJECTED: "refresh_rejected",
   STORAGE_UNAVAILABLE: "storage_unavailable",
   INVALID_ARGUMENT: "invalid_argument",
   PERMISSION_DENIED: "permission_denied",

@@ -870,6 +870,7 @@ export type SdkErrorCode =
   | "bad_response"
   | "not_signed_in"
   | "session_expired"
+  | "refresh_rejected"
   | "storage_unavailable"
   | "invalid_argument"
   | "permission_denied"

@@ -4,6 +4,8 @@
 //   bindings' own error would be "Cannot read properties of undefined");
 // - AuthManager's synchronous reads (and getToken()/hasPermission() on a valid token) answer from
 //   a read cache in front of localStorage, without entering the wasm module;
+// - getToken() and getSession() from one answer of the module, and the auth-state stream's
+//   listeners (onAuthStateChange), told with the session storage holds;
 // - docdbFetch, the replication clients' fetch;
 // - the exports keep their names (`.name`) once minified.
 // Its imports are pkg/'s files: `make build` puts it beside the bindings (pkg-template/finish.mjs
@@ -117,6 +119,35 @@ function copy(value) {
   return out;
 }
 
+/** What getToken() and getSession() are made from, one entry into the module per snapshot: while
+ *  nothing the module decides on changed (no write, no phase change, no other tab), every caller
+ *  shares the refresh of the first instead of entering the module once per caller. */
+function outcome(manager, snap) {
+  if (snap.pending === undefined) {
+    const raw = manager.__sbToken();
+    const settled = () => { if (snap.pending?.raw === raw) snap.pending = undefined; };
+    snap.pending = { raw, token: raw.then((got) => (typeof got === "string" ? got : null)) };
+    raw.then(settled, settled);
+  }
+  return snap.pending;
+}
+
+/** The stored session as the stream and getSession() tell it, or `null`. */
+function session(manager) {
+  const snap = reads(manager, true);
+  return snap.token === null ? null : { accessToken: snap.token, expiresAt: snap.expiresAt, user: manager.getCurrentUser() };
+}
+
+const listeners = Symbol();
+const EVENTS = ["INITIAL_SESSION", "SIGNED_IN", "TOKEN_REFRESHED", "USER_UPDATED", "SIGNED_OUT"];
+function tell(manager, event, reason, otherTab, only) {
+  const detail = otherTab ? { reason, otherTab } : { reason };
+  for (const { listener } of only ?? [...manager[listeners]]) {
+    // A listener's failure is reported; the others are still told.
+    try { listener(EVENTS[event], event < 4 ? session(manager) : null, { ...detail }); } catch (e) { console.error(e); }
+  }
+}
+
 // ---- AuthManager: the bindings' class with the read cache in front.
 
 export class AuthManager extends generated.AuthManager {
@@ -153,16 +184,29 @@ export class AuthManager extends generated.AuthManager {
     const snap = reads(this, true);
     // One settled promise per snapshot: it always holds the same token.
     if (usable(snap)) return (snap.answer ??= Promise.resolve(snap.token));
-    // Nothing the module decides on changed since this snapshot (no write, no phase change,
-    // no other tab), so it would hand this caller the same refresh as the last one: share
-    // that promise until it settles instead of entering the module once per caller.
-    if (snap.pending === undefined) {
-      const pending = super.getToken();
-      const settled = () => { if (snap.pending === pending) snap.pending = undefined; };
-      snap.pending = pending;
-      pending.then(settled, settled);
+    return outcome(this, snap).token;
+  }
+  // The session with a valid token, or why there is none (the module's `[code, message]`).
+  async getSession() {
+    const snap = reads(this, true);
+    const got = usable(snap) ? snap.token : await outcome(this, snap).raw;
+    if (typeof got !== "string") return { session: null, error: { code: got[0], message: got[1] } };
+    return { session: session(this), error: null };
+  }
+  // The stream: the module tells this one listener (set at the first subscription: it holds the
+  // manager), which tells the app's with the session storage holds now; INITIAL_SESSION in a
+  // microtask, to each new listener.
+  onAuthStateChange(listener) {
+    if (typeof listener !== "function") throw new SessionBrokerError("invalid_argument", "onAuthStateChange needs a function");
+    let set = this[listeners];
+    if (!set) {
+      set = this[listeners] = new Set();
+      this.__sbListen((event, reason, otherTab) => tell(this, event, reason, otherTab));
     }
-    return snap.pending;
+    const entry = { listener };
+    set.add(entry);
+    queueMicrotask(() => set.has(entry) && !freed(this) && tell(this, 0, "stored", false, [entry]));
+    return () => { set.delete(entry); };
   }
   // Not a read of the cache, but of the stored headers, at each request: a replication already
   // running follows a refresh, another tab's login or a sign-out from its next request (and

@@ -99,7 +99,7 @@ async fn login_cleanup_destroys_the_previous_tenants_databases_before_handlers_s
     assert!(m.get_tracked_local_databases().is_empty());
     let log = log.borrow();
     // Another tenant's login: a final push would go with bob's own headers, never alice's.
-    assert_eq!(log[0], r#"signOut {"headers":"previous","reason":"login"}"#);
+    assert_eq!(log[0], r#"signOut {"hadSession":true,"headers":"previous","reason":"login"}"#);
     assert!(log[1].starts_with("login {") && log[1].contains(r#""companyId":"acme""#), "{log:?}");
 }
 
@@ -163,7 +163,7 @@ async fn company_change_on_refresh_destroys_local_data_and_same_company_keeps_it
     assert!(m.get_tracked_local_databases().is_empty());
     assert_eq!(json(&m.get_current_company()), json!({"id": "globex"}));
     let log = log.borrow();
-    assert_eq!(log[0], r#"signOut {"headers":"previous","reason":"company-change"}"#);
+    assert_eq!(log[0], r#"signOut {"hadSession":true,"headers":"previous","reason":"company-change"}"#);
     assert!(log[1].contains(r#""companyChanged":true"#), "{log:?}");
 }
 
@@ -243,7 +243,7 @@ async fn a_401_on_refresh_logs_out() {
     for key in SESSION_KEYS {
         assert_eq!(item(key), None, "{key}");
     }
-    assert_eq!(*log.borrow(), vec![r#"signOut {"reason":"refresh-rejected"}"#.to_string()]);
+    assert_eq!(*log.borrow(), vec![r#"signOut {"hadSession":true,"reason":"refresh-rejected"}"#.to_string()]);
 }
 
 #[wasm_bindgen_test]

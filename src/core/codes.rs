@@ -15,6 +15,8 @@ codes! {
     NOT_SIGNED_IN = "not_signed_in";
     /// The access token expired and could not be refreshed.
     SESSION_EXPIRED = "session_expired";
+    /// The server refused the refresh token: the session is over and was signed out here.
+    REFRESH_REJECTED = "refresh_rejected";
     /// The page has no usable `localStorage` (or it refused a write).
     STORAGE_UNAVAILABLE = "storage_unavailable";
     /// An argument is missing or of the wrong shape (thrown, never sent).

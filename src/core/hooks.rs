@@ -109,20 +109,27 @@ impl SignOutReason {
     }
 }
 
-/// `onSignOut` payload: `{reason}`.
-pub fn sign_out_event(reason: SignOutReason) -> Value {
-    json::object([("reason", reason.as_str().into())])
+/// `onSignOut` payload: `{reason, hadSession}`. `hadSession` is false when nothing was signed in
+/// (a first login's cleanup on a fresh browser, a `logout()` without a session).
+pub fn sign_out_event(reason: SignOutReason, had_session: bool) -> Value {
+    json::object([("reason", reason.as_str().into()), ("hadSession", had_session.into())])
 }
 
-/// `onSignOut` payload of a login's or a company change's cleanup: `{reason, headers}`, naming the
-/// headers `docdbFetch` serves its handlers: `"new"` (the new session's, same tenant) or `"previous"`.
-pub fn cleanup_sign_out_event(reason: SignOutReason, new_headers: bool) -> Value {
-    json::object([("reason", reason.as_str().into()), ("headers", if new_headers { "new" } else { "previous" }.into())])
+/// `onSignOut` payload of a login's or a company change's cleanup: `{reason, hadSession, headers}`,
+/// naming the headers `docdbFetch` serves its handlers: `"new"` (the new session's, same tenant)
+/// or `"previous"`.
+pub fn cleanup_sign_out_event(reason: SignOutReason, had_session: bool, new_headers: bool) -> Value {
+    json::object([
+        ("reason", reason.as_str().into()),
+        ("hadSession", had_session.into()),
+        ("headers", if new_headers { "new" } else { "previous" }.into()),
+    ])
 }
 
-/// `onSignOut` payload when another tab ended the session: `{reason, otherTab: true}`.
+/// `onSignOut` payload when another tab ended the session (this tab had one):
+/// `{reason, hadSession: true, otherTab: true}`.
 pub fn other_tab_sign_out_event(reason: SignOutReason) -> Value {
-    json::object([("reason", reason.as_str().into()), ("otherTab", true.into())])
+    json::object([("reason", reason.as_str().into()), ("hadSession", true.into()), ("otherTab", true.into())])
 }
 
 /// `onTokenRefresh` payload: `{user, roles, companyChanged}`.
@@ -215,11 +222,24 @@ mod tests {
 
     #[test]
     fn payloads_have_their_documented_shapes() {
-        assert_eq!(sign_out_event(SignOutReason::Logout), json!({"reason": "logout"}));
-        assert_eq!(sign_out_event(SignOutReason::Login), json!({"reason": "login"}));
-        assert_eq!(sign_out_event(SignOutReason::CompanyChange), json!({"reason": "company-change"}));
-        assert_eq!(sign_out_event(SignOutReason::RefreshRejected), json!({"reason": "refresh-rejected"}));
-        assert_eq!(cleanup_sign_out_event(SignOutReason::Login, true), json!({"reason": "login", "headers": "new"}));
+        assert_eq!(sign_out_event(SignOutReason::Logout, true), json!({"reason": "logout", "hadSession": true}));
+        assert_eq!(sign_out_event(SignOutReason::Login, false), json!({"reason": "login", "hadSession": false}));
+        assert_eq!(
+            sign_out_event(SignOutReason::CompanyChange, true),
+            json!({"reason": "company-change", "hadSession": true})
+        );
+        assert_eq!(
+            sign_out_event(SignOutReason::RefreshRejected, true),
+            json!({"reason": "refresh-rejected", "hadSession": true})
+        );
+        assert_eq!(
+            cleanup_sign_out_event(SignOutReason::Login, false, true),
+            json!({"reason": "login", "hadSession": false, "headers": "new"})
+        );
+        assert_eq!(
+            other_tab_sign_out_event(SignOutReason::Logout),
+            json!({"reason": "logout", "hadSession": true, "otherTab": true})
+        );
         assert_eq!(
             token_refresh_event(json!({}), vec!["a".into()], true),
             json!({"user": {}, "roles": ["a"], "companyChanged": true})

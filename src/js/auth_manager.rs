@@ -16,7 +16,7 @@ use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::lease::StorageLease;
 use crate::core::permissions::PermissionMap;
 use crate::core::ports::{Clock, Storage, StorageError};
-use crate::core::session::{InputError, Ports, Session, SessionConfig, TokenAnswer};
+use crate::core::session::{InputError, Ports, Session, SessionConfig};
 use crate::protocol::LogoutScope;
 use crate::web::lock::BrowserLock;
 use crate::web::tabs::Coordinator;
@@ -109,7 +109,9 @@ impl AuthManager {
 
 #[wasm_bindgen]
 impl AuthManager {
-    /// `new AuthManager({ baseUrl, refreshPath?, deviceInfo?, permissions?, timeoutMs? })`.
+    /// `new AuthManager({ baseUrl, refreshPath?, deviceInfo?, permissions?, timeoutMs?, hookTimeoutMs?,
+    /// autoRefresh? })` (see `AuthManagerOptions`). Throws `invalid_argument` for a missing `baseUrl`, an unknown
+    /// option or a value of the wrong kind, `storage_unavailable` without a usable `localStorage`.
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "AuthManagerOptions")] options: JsValue,
@@ -154,7 +156,9 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
-    /// Logs in with a user name and password. Resolves `{success: true, user}` or `{success: false, error, status}` (status 0: unreachable); never rejects.
+    /// Logs in with a user name and password. Resolves `{success: true, user}` or `{success: false, error,
+    /// code, status}` (status 0: unreachable); never rejects. A `logout()` called while it runs wins: the new session is
+    /// ended on the server, nothing is stored, and the answer is `code: "signed_out"`.
     pub fn login(&self, #[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue) -> Promise {
         // Missing fields go to the server as empty strings: it answers 400 with its own words.
         let c = from_js(&credentials, "credentials").unwrap_or(Value::Null);
@@ -173,7 +177,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<Answer<\"REGISTER\">>>")]
-    /// Public sign-up: creates the user's own new company (`POST /auth/register`).
+    /// Public sign-up: creates the user's own new company (`POST /auth/register`); `data` is `{user, company}`.
     pub fn register_user(
         &self,
         #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue,
@@ -184,7 +188,8 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = createUser, unchecked_return_type = "Promise<CallResult<Answer<\"CREATE_USER\">>>")]
-    /// Creates a user in an existing company: a manager's or sys_admin's act (`POST /register-user`).
+    /// Creates a user in an existing company: a manager's or sys_admin's act (`POST /register-user`); `data` is
+    /// `{user}`.
     pub fn create_user(
         &self,
         #[wasm_bindgen(unchecked_param_type = "RegisterCredentials")] credentials: JsValue,
@@ -194,7 +199,11 @@ impl AuthManager {
         Ok(promise(async move { session.create_user(&credentials).await.to_value() }))
     }
 
-    /// Ends the sessions `scope` names (see `LogoutOptions`); resolves the server's answer. With `"local"` and `"global"` this session signs out here whatever the answer (a failure is also logged). Rejects with `invalid_argument` for another scope.
+    /// Ends the sessions `scope` names (see `LogoutOptions`); resolves the server's answer. With `"local"` (the
+    /// default) and `"global"`: tells the server, runs the sign-out handlers (their final push still works), tells the
+    /// server the sign-out is complete and clears the session here, whatever the answer (a failure is also logged).
+    /// With `"others"`: the server call only; this session goes on. Without a session: `not_signed_in`, nothing sent.
+    /// Rejects (with `invalid_argument`) only for another scope.
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
     pub fn logout(&self, options: Option<super::types::LogoutOptionsArg>) -> Promise {
         // Read in JS (no string crosses) and refused by a rejected promise rather than a throw:
@@ -213,18 +222,6 @@ impl AuthManager {
     /// `logout()` with its default scope (`"local"`).
     pub fn sign_out(&self) -> Promise {
         self.logout(None)
-    }
-
-    #[wasm_bindgen(js_name = getToken, unchecked_return_type = "Promise<string | null>")]
-    /// The access token, refreshed first when it expires within a minute (one refresh for every tab); `null` without a session. Answers at once inside a sign-out handler.
-    pub fn get_token(&self) -> Promise {
-        match self.session.token_answer() {
-            TokenAnswer::Now(token) => Promise::resolve(&token.map_or(JsValue::NULL, |t| JsValue::from_str(&t))),
-            // Callers that join one refresh share one promise in the entry module's read cache.
-            TokenAnswer::After(flight) => {
-                promise(async move { flight.await.token().map_or(Value::Null, Value::String) })
-            }
-        }
     }
 
     /// The refresh token, or `null` (not `undefined`) without one.
@@ -289,14 +286,15 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = registerDevice, unchecked_return_type = "Promise<RegisterDeviceResult>")]
-    /// Registers this device (`POST /auth/connect`) and stores its id.
+    /// Registers this device (`POST /auth/connect`, with the public half of its key where the browser can make one)
+    /// and stores its id. An answer without `deviceId` is a success that keeps the id the device had (`null` if none).
     pub fn register_device(&self) -> Promise {
         let session = self.session.clone();
         promise(async move { session.register_device().await.to_value() })
     }
 
     #[wasm_bindgen(js_name = updateDeviceStatus, unchecked_return_type = "Promise<CallResult<Answer<\"STATUS\">>>")]
-    /// Reports this device online or offline.
+    /// Reports this device online or offline (`{isOnline}`).
     pub fn update_device_status(
         &self,
         #[wasm_bindgen(unchecked_param_type = "DeviceStatus")] status: JsValue,
@@ -318,7 +316,8 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = getDeviceInfo, unchecked_return_type = "DeviceInfo")]
-    /// The device description sent at login and registration.
+    /// The device description sent at login and registration; always with this SDK's `sdkVersion` and
+    /// `platform: "web"`.
     pub fn get_device_info(&self) -> JsValue {
         to_js(&Value::Object(self.session.device_info()))
     }
@@ -342,12 +341,31 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = registerOnSignOut, unchecked_return_type = "Unsubscribe")]
-    /// Runs `handler({reason, otherTab?})` before the tokens are cleared (a handler may still use the token); returns an unsubscribe function.
+    /// Runs `handler({reason, otherTab?, headers?, pushed?, unpushed?})` (see `SignOutEvent`) before the tokens are
+    /// cleared (a handler may still use the token); returns an unsubscribe function.
     pub fn register_on_sign_out(
         &self,
         #[wasm_bindgen(unchecked_param_type = "(event: SignOutEvent) => unknown")] handler: JsValue,
     ) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().sign_out, function_arg(handler)?))
+    }
+
+    /// For the entry module only: its one listener of the auth-state stream, `f(event, reason, otherTab)` (`event`: the index of the name in `AuthEvent`'s order). It tells the app's listeners with the session storage holds.
+    #[wasm_bindgen(js_name = __sbListen, skip_typescript)]
+    pub fn listen(&self, f: Function) {
+        self.session.set_listener(Some(Rc::new(move |event, reason, other_tab| {
+            let _ = f.call3(&JsValue::UNDEFINED, &(event as u32).into(), &reason.into(), &other_tab.into());
+        })));
+    }
+
+    /// For the entry module only: what `getToken()` and `getSession()` are made from, the token (refreshed first when it expires within a minute, one refresh for every tab) or `[code, message]` saying why there is none.
+    #[wasm_bindgen(js_name = __sbToken, skip_typescript)]
+    pub fn token(&self) -> Promise {
+        match self.session.token_answer().ready() {
+            // At once: inside a sign-out handler, on a valid token, without a session.
+            Ok(outcome) => Promise::resolve(&to_js(&outcome.answer())),
+            Err(flight) => promise(async move { flight.await.answer() }),
+        }
     }
 
     #[wasm_bindgen(js_name = trackLocalDatabase)]
@@ -374,7 +392,8 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = destroyAllLocalDatabases, unchecked_return_type = "Promise<DestroyResult>")]
-    /// Destroys every tracked local database now; resolves `{destroyed, failed}`.
+    /// Destroys every tracked local database now, after the SDK's final push of those tracked with `pushTo`; resolves
+    /// `{destroyed, failed, pushed?, unpushed?}`.
     pub fn destroy_all_local_databases(&self) -> Promise {
         let session = self.session.clone();
         promise(async move { session.destroy_all_local_databases().await.to_value() })

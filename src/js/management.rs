@@ -53,7 +53,7 @@ impl AuthManager {
         self.manage(Route::to(COMPANIES, &[], None))
     }
 
-    /// Fetching the current company also caches its details for `getCurrentCompany()`.
+    /// `GET /companies/:id`. Fetching the current company also caches its details for `getCurrentCompany()`.
     #[wasm_bindgen(js_name = getCompany, unchecked_return_type = "Promise<CallResult<Answer<\"COMPANY\">>>")]
     pub fn get_company(
         &self,

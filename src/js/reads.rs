@@ -48,6 +48,15 @@ impl AuthManager {
 /// so they have no exports and the package carries no wrappers it never calls;
 /// `getTrackedLocalDatabases` is exported as a JS array.
 impl AuthManager {
+    /// `getToken()`: the access token, refreshed first inside the margin, or `null` (the entry
+    /// module's own is made from `__sbToken`).
+    pub fn get_token(&self) -> js_sys::Promise {
+        let answer = self.session().token_answer();
+        super::convert::promise(async move {
+            answer.outcome().await.token().map_or(serde_json::Value::Null, serde_json::Value::String)
+        })
+    }
+
     /// True without a token, or inside the one-minute margin before its expiry.
     pub fn is_token_expired(&self) -> bool {
         self.session().is_token_expired()

@@ -6,4 +6,6 @@ declare global {
   var sync: SyncSession;
   function showWrongPassword(): void;
   function hideTheButton(): void;
+  function render(userId: string, roles: string[]): void;
+  function renderSignedOut(reason: string, otherTab: boolean): void;
 }

@@ -77,6 +77,19 @@ async fn the_release_package_works_in_webkit() {
     run_check_page_in(Engine::WebKit, &base, "index.html", 20).await;
 }
 
+/// `onAuthStateChange` and `getSession()` in two tabs and across a reload, in the three engines:
+/// a first login told as signed in only, every change told in every tab once storage holds it,
+/// signed out after the session is cleared, and why there is no session.
+#[tokio::test]
+#[ignore = "needs the built pkg/, Chromium, Firefox, WebKitWebDriver and Xvfb: run `make test-package`"]
+async fn the_auth_state_stream_follows_every_tab_and_a_reload() {
+    for engine in [Engine::Chromium, Engine::Firefox, Engine::WebKit] {
+        let settings = Settings { test_controls: true, ..Settings::default() };
+        let (base, _state) = serve_with(repo_root().join("tests/auth-state"), settings).await;
+        run_check_page_in(engine, &base, "index.html", 19).await;
+    }
+}
+
 /// The server with a document engine of its own (PouchDB Server): the proxy, the seed and the
 /// rolling machine on it. The engine ends when the returned guard drops.
 pub async fn serve_on_engine(www: std::path::PathBuf) -> (String, AppState, engine::Engine) {

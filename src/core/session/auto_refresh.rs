@@ -63,7 +63,7 @@ impl Session {
                 let backoff = RETRY_BASE_MS.saturating_mul(1 << failures.min(4)).min(RETRY_MAX_MS);
                 self.0.auto.retry_at.set(Some(now.saturating_add(backoff)));
             }
-            RefreshOutcome::Rejected(_) => return None,
+            RefreshOutcome::Rejected(..) => return None,
         }
         self.auto_refresh_delay()
     }

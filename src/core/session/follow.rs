@@ -11,6 +11,7 @@
 
 use std::cell::Cell;
 
+use super::auth_state::{classify, Change};
 use super::{company_record, Phase, Session};
 use crate::core::hooks::{other_tab_sign_out_event, token_refresh_event, SignOutReason};
 use crate::core::token::Claims;
@@ -20,27 +21,6 @@ use crate::core::token::Claims;
 pub(super) struct FollowState {
     running: Cell<bool>,
     again: Cell<bool>,
-}
-
-/// What another tab did, judged from the token this tab knew and the one now stored.
-#[derive(Debug, PartialEq, Eq)]
-enum Change {
-    Refreshed,
-    NewSession(SignOutReason),
-}
-
-fn classify(known: &Claims, stored: &Claims) -> Change {
-    let same_sid = match (known.sid(), stored.sid()) {
-        (Some(a), Some(b)) => a == b,
-        _ => true,
-    };
-    if known.user_id() != stored.user_id() || !same_sid {
-        Change::NewSession(SignOutReason::Login)
-    } else if known.company_id() != stored.company_id() {
-        Change::NewSession(SignOutReason::CompanyChange)
-    } else {
-        Change::Refreshed
-    }
 }
 
 impl Session {
@@ -81,6 +61,7 @@ impl Session {
                 None,
             )
             .await;
+            self.announce(SignOutReason::Logout.as_str(), true);
             return;
         };
         match known_claims.map(|k| classify(&k, &claims)) {
@@ -89,13 +70,18 @@ impl Session {
                 self.notify_changed();
                 let event = token_refresh_event(claims.to_value(), claims.roles(), false);
                 self.0.hooks.token_refresh.run(&event, self.hook_context()).await;
+                self.announce("refresh", true);
             }
             Some(Change::NewSession(reason)) => {
                 self.forget_session();
                 self.run_sign_out_handlers(Phase::EndedElsewhere, &mut other_tab_sign_out_event(reason), None).await;
                 self.adopt_new_session(token, &claims).await;
+                self.announce(reason.as_str(), true);
             }
-            None => self.adopt_new_session(token, &claims).await,
+            None => {
+                self.adopt_new_session(token, &claims).await;
+                self.announce(SignOutReason::Login.as_str(), true);
+            }
         }
     }
 
@@ -104,38 +90,5 @@ impl Session {
         self.0.memory.borrow_mut().current_company = claims.company_id().map(|id| company_record(&id));
         self.notify_changed();
         self.0.hooks.login.run(&claims.to_value(), self.hook_context()).await;
-    }
-}
-
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod tests {
-    use super::*;
-    use crate::core::token::encode_for_test;
-    use serde_json::json;
-
-    fn claims(user: &str, company: &str, sid: Option<&str>) -> Claims {
-        let mut c = json!({"sub": user, "userId": user, "companyId": company});
-        if let Some(sid) = sid {
-            c["sid"] = json!(sid);
-        }
-        Claims::decode(&encode_for_test(&c)).unwrap()
-    }
-
-    #[test]
-    fn a_refresh_keeps_user_company_and_session_id() {
-        assert_eq!(classify(&claims("u", "acme", Some("s1")), &claims("u", "acme", Some("s1"))), Change::Refreshed);
-        assert_eq!(classify(&claims("u", "acme", None), &claims("u", "acme", None)), Change::Refreshed);
-        assert_eq!(
-            classify(&claims("u", "acme", Some("s1")), &claims("u", "acme", Some("s2"))),
-            Change::NewSession(SignOutReason::Login)
-        );
-        assert_eq!(
-            classify(&claims("u", "acme", Some("s1")), &claims("v", "acme", Some("s1"))),
-            Change::NewSession(SignOutReason::Login)
-        );
-        assert_eq!(
-            classify(&claims("u", "acme", Some("s1")), &claims("u", "globex", Some("s1"))),
-            Change::NewSession(SignOutReason::CompanyChange)
-        );
     }
 }

@@ -97,6 +97,7 @@ impl Session {
         }
         let user = claims.to_value();
         self.0.hooks.login.run(&user, self.hook_context()).await;
+        self.announce(SignOutReason::Login.as_str(), false);
         LoginResult::Success { user }
     }
 
@@ -117,7 +118,8 @@ impl Session {
     ) {
         self.0.memory.borrow_mut().incoming = incoming;
         let new = push_as.as_ref().map(|(tenant, headers)| (tenant.as_str(), headers));
-        let mut event = cleanup_sign_out_event(reason, new_headers);
+        let had_session = self.stored_token().is_some();
+        let mut event = cleanup_sign_out_event(reason, had_session, new_headers);
         self.run_sign_out_handlers(Phase::SigningOut(reason), &mut event, Some(new)).await;
         self.destroy_tracked(new).await;
         // The caller stores the new session next, with nothing awaited in between.

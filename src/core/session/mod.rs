@@ -11,6 +11,7 @@
 //! - Every handler is bounded by `hookTimeoutMs`, so a handler that never settles cannot hold a
 //!   sign-out (or anything else) forever.
 
+mod auth_state;
 mod auto_refresh;
 mod device;
 mod follow;
@@ -27,6 +28,7 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
+pub use self::auth_state::{changes, AuthEvent, Listener};
 pub use self::refresh::{Flight, RefreshOutcome, TokenAnswer};
 pub use super::ports::PushReport;
 pub use local_databases::{push_headers, push_target, DestroyReport, Entry};
@@ -188,6 +190,9 @@ struct Inner {
     changed: RefCell<Option<Rc<dyn Fn()>>>,
     /// Sign-outs asked for so far: a login that sees it change while it runs stores nothing.
     sign_outs: Cell<u32>,
+    /// The stored session the auth-state listeners were last told of.
+    announced: RefCell<auth_state::Told>,
+    listener: RefCell<Option<Listener>>,
 }
 
 /// The session broker. Cheap to clone: clones share one state.
@@ -221,6 +226,8 @@ impl Session {
             config,
             ports,
             memory: RefCell::new(Memory { device_info, token, ..Memory::default() }),
+            announced: RefCell::new(stored.clone()),
+            listener: RefCell::new(None),
             hooks: Hooks::default(),
             hook_context,
             ended: HookList::new("session end"),

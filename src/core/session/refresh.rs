@@ -18,10 +18,12 @@ use crate::core::json;
 use futures_util::future::{ready, FutureExt, Shared};
 
 use super::{parse_auth_response, Phase, Session};
+use crate::core::codes;
 use crate::core::hooks::{token_refresh_event, SignOutReason};
 use crate::core::ports::{LocalBoxFuture, LockError, LockGuard};
-use crate::core::results::failure_message;
+use crate::core::results::{failure_message, failure_of};
 use crate::core::token::Claims;
+use crate::protocol::errors::{REFRESH_TOKEN_REVOKED, SESSION_ENDED};
 
 /// One refresh, shared by every caller that joined it.
 pub type Flight = Shared<LocalBoxFuture<'static, RefreshOutcome>>;
@@ -49,7 +51,9 @@ pub enum RefreshOutcome {
     /// The new access token.
     Refreshed(String),
     /// The server refused the refresh token (400/401/403) or none is stored: the session is over.
-    Rejected(String),
+    /// `code`: `refresh_rejected`, `session_ended` (the server ended the session) or
+    /// `not_signed_in` (nothing to refresh).
+    Rejected(&'static str, String),
     /// Network, timeout, 5xx or an unreadable answer: the session is kept for the next try.
     Transient(String),
 }
@@ -59,7 +63,7 @@ impl RefreshOutcome {
     pub fn token(self) -> Option<String> {
         match self {
             RefreshOutcome::Refreshed(token) => Some(token),
-            RefreshOutcome::Rejected(_) | RefreshOutcome::Transient(_) => None,
+            RefreshOutcome::Rejected(..) | RefreshOutcome::Transient(_) => None,
         }
     }
 }
@@ -75,7 +79,7 @@ enum Decided {
         /// At a company change, the new company's headers, written after its cleanup.
         new_headers: Option<crate::protocol::DocdbHeaders>,
     },
-    Rejected(String),
+    Rejected(&'static str, String),
     Transient(String),
     /// Nothing to refresh with and no session: nothing to do.
     NoSession,
@@ -128,7 +132,7 @@ impl Session {
     pub fn refresh(&self) -> Flight {
         if self.0.phase.get() != Phase::Idle {
             let refused: LocalBoxFuture<'static, RefreshOutcome> =
-                Box::pin(ready(RefreshOutcome::Rejected("a sign-out is in progress".into())));
+                Box::pin(ready(RefreshOutcome::Rejected(codes::NOT_SIGNED_IN, "a sign-out is in progress".into())));
             return refused.shared();
         }
         let mut slot = self.0.flight.borrow_mut();
@@ -168,18 +172,19 @@ impl Session {
                 *self.0.refreshed.borrow_mut() = Some(token.clone());
                 self.0.hooks.token_refresh.run(&event, self.hook_context()).await;
                 self.0.refreshed.borrow_mut().take();
+                self.announce("refresh", false);
                 RefreshOutcome::Refreshed(token)
             }
-            Decided::Rejected(reason) => {
+            Decided::Rejected(code, reason) => {
                 self.sign_out(SignOutReason::RefreshRejected).await;
-                RefreshOutcome::Rejected(reason)
+                RefreshOutcome::Rejected(code, reason)
             }
             Decided::Transient(reason) => {
                 self.reporter()
                     .error(&["session-broker: refresh failed, session kept for a later try: ", &reason].concat());
                 RefreshOutcome::Transient(reason)
             }
-            Decided::NoSession => RefreshOutcome::Rejected("not signed in".into()),
+            Decided::NoSession => RefreshOutcome::Rejected(codes::NOT_SIGNED_IN, "not signed in".into()),
             Decided::Superseded => {
                 self.follow().await;
                 match (self.token_now(), self.stored_token()) {
@@ -187,7 +192,9 @@ impl Session {
                     (None, Some(_)) => {
                         RefreshOutcome::Transient("the session changed while refreshing; try again".into())
                     }
-                    (None, None) => RefreshOutcome::Rejected("the session ended while refreshing".into()),
+                    (None, None) => {
+                        RefreshOutcome::Rejected(codes::NOT_SIGNED_IN, "the session ended while refreshing".into())
+                    }
                 }
             }
         }
@@ -213,7 +220,7 @@ impl Session {
         }
         let Some(refresh_token) = self.refresh_token() else {
             return match (&seen, self.stored_token()) {
-                (None, Some(_)) => Decided::Rejected("no refresh token is stored".into()),
+                (None, Some(_)) => Decided::Rejected(codes::REFRESH_REJECTED, "no refresh token is stored".into()),
                 (None, None) => Decided::NoSession,
                 (Some(_), _) => Decided::Superseded,
             };
@@ -233,7 +240,11 @@ impl Session {
             return Decided::Superseded;
         }
         if matches!(response.status, 400 | 401 | 403) {
-            let reason = failure_message(&response);
+            let (code, reason) = failure_of(&response);
+            // The session was ended on the server (a logout elsewhere, a revoked family, a
+            // deleted user's sessions), as against a refresh token it does not take.
+            let ended = code == SESSION_ENDED || code == REFRESH_TOKEN_REVOKED;
+            let code = if ended { SESSION_ENDED } else { codes::REFRESH_REJECTED };
             self.reporter().error(
                 &[
                     "session-broker: refresh rejected (HTTP ",
@@ -244,7 +255,7 @@ impl Session {
                 ]
                 .concat(),
             );
-            return Decided::Rejected(reason);
+            return Decided::Rejected(code, reason);
         }
         if response.status != 200 {
             return Decided::Transient(failure_message(&response));

@@ -52,7 +52,7 @@ impl Session {
             }
         }
         let told = answer.success;
-        let mut event = sign_out_event(reason);
+        let mut event = sign_out_event(reason, token.is_some());
         if reason == SignOutReason::Logout {
             // The SDK's own final push, through the sign-out window (nothing is destroyed: what
             // it could not push stays on the device, reported in the event).
@@ -75,6 +75,7 @@ impl Session {
         self.notify_changed();
         self.0.ended.run(&event, self.hook_context()).await;
         self.set_phase(Phase::Idle);
+        self.announce(reason.as_str(), false);
         answer
     }
 

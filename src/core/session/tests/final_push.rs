@@ -174,7 +174,10 @@ fn logout_online_pushes_through_the_sign_out_window_and_destroys_nothing() {
         ],
         "pushed after the server opened the window, before the handlers and the window's end"
     );
-    assert_eq!(h.last_event(), json!({"reason": "logout", "pushed": {"orders": 2}, "unpushed": {}}));
+    assert_eq!(
+        h.last_event(),
+        json!({"hadSession": true, "reason": "logout", "pushed": {"orders": 2}, "unpushed": {}})
+    );
     assert!(h.destroyed().is_empty());
     assert_eq!(h.session.tracked_local_databases(), vec!["orders"]);
 }
@@ -187,7 +190,10 @@ fn logout_offline_reports_what_stays_unpushed_on_the_device_and_the_next_login_p
     // Offline, the push fails as the server would refuse it (modelled by the ended set).
     h.dbs.refused.borrow_mut().insert("alice-1".into());
     block_on(h.session.sign_out(SignOutReason::Logout));
-    assert_eq!(h.last_event(), json!({"reason": "logout", "pushed": {"orders": 0}, "unpushed": {"orders": 3}}));
+    assert_eq!(
+        h.last_event(),
+        json!({"hadSession": true, "reason": "logout", "pushed": {"orders": 0}, "unpushed": {"orders": 3}})
+    );
     assert!(h.destroyed().is_empty() && !h.session.check_if_logged_in());
     h.online.set(true);
     assert!(block_on(h.session.login("alice", "pw")).is_success());
@@ -198,7 +204,10 @@ fn logout_offline_reports_what_stays_unpushed_on_the_device_and_the_next_login_p
             "push orders -> http://server.test/docdb/acme_day alice-2"
         ]
     );
-    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "new", "pushed": {"orders": 3}, "unpushed": {}}));
+    assert_eq!(
+        h.last_event(),
+        json!({"hadSession": false, "reason": "login", "headers": "new", "pushed": {"orders": 3}, "unpushed": {}})
+    );
     assert_eq!(h.destroyed(), vec!["orders"]);
 }
 
@@ -211,7 +220,7 @@ fn a_login_of_the_same_tenant_pushes_with_the_new_sessions_headers_then_destroys
         assert_eq!(h.pushes(), vec![format!("push orders -> http://server.test/docdb/acme_day {user}-2")]);
         assert_eq!(
             h.last_event(),
-            json!({"reason": "login", "headers": "new", "pushed": {"orders": 2}, "unpushed": {}})
+            json!({"hadSession": true, "reason": "login", "headers": "new", "pushed": {"orders": 2}, "unpushed": {}})
         );
         assert_eq!(h.destroyed(), vec!["orders"]);
         assert!(h.reporter.messages().is_empty(), "{:?}", h.reporter.messages());
@@ -226,14 +235,17 @@ fn a_rejected_refresh_then_a_login_of_the_same_tenant_still_pushes_the_work() {
     assert!(!block_on(h.session.refresh_authentication()));
     assert_eq!(
         h.last_event(),
-        json!({"reason": "refresh-rejected"}),
+        json!({"hadSession": true, "reason": "refresh-rejected"}),
         "no headers left to push with: nothing tried, nothing destroyed"
     );
     assert!(h.destroyed().is_empty() && !h.session.check_if_logged_in());
     h.refuse_refresh.set(false);
     assert!(block_on(h.session.login("bob", "pw")).is_success());
     assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day bob-2"]);
-    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "new", "pushed": {"orders": 4}, "unpushed": {}}));
+    assert_eq!(
+        h.last_event(),
+        json!({"hadSession": false, "reason": "login", "headers": "new", "pushed": {"orders": 4}, "unpushed": {}})
+    );
     assert_eq!(h.destroyed(), vec!["orders"]);
 }
 
@@ -249,7 +261,7 @@ fn a_login_of_another_tenant_pushes_with_the_previous_sessions_own_headers() {
     );
     assert_eq!(
         h.last_event(),
-        json!({"reason": "login", "headers": "previous", "pushed": {"orders": 2}, "unpushed": {}})
+        json!({"hadSession": true, "reason": "login", "headers": "previous", "pushed": {"orders": 2}, "unpushed": {}})
     );
     assert_eq!(h.destroyed(), vec!["orders"]);
     assert_eq!(h.session.local_data_owner("orders"), None, "nothing tracked, nobody's data");
@@ -266,7 +278,7 @@ fn a_login_of_another_tenant_after_the_session_ended_destroys_the_work_counted_a
     assert!(h.pushes().is_empty(), "carol's headers are never lent to acme's data: {:?}", h.pushes());
     assert_eq!(
         h.last_event(),
-        json!({"reason": "login", "headers": "previous", "pushed": {}, "unpushed": {"orders": 5}})
+        json!({"hadSession": false, "reason": "login", "headers": "previous", "pushed": {}, "unpushed": {"orders": 5}})
     );
     assert_eq!(h.destroyed(), vec!["orders"]);
     assert!(
@@ -292,7 +304,7 @@ fn a_company_change_pushes_with_the_previous_companys_headers() {
     );
     assert_eq!(
         h.last_event(),
-        json!({"reason": "company-change", "headers": "previous", "pushed": {"orders": 1}, "unpushed": {}})
+        json!({"hadSession": true, "reason": "company-change", "headers": "previous", "pushed": {"orders": 1}, "unpushed": {}})
     );
     assert_eq!(h.destroyed(), vec!["orders"]);
     assert_eq!(
@@ -312,7 +324,7 @@ fn another_tabs_sign_out_pushes_nothing_here() {
         h.storage.remove(key);
     }
     block_on(h.session.follow());
-    assert_eq!(h.last_event(), json!({"reason": "logout", "otherTab": true}));
+    assert_eq!(h.last_event(), json!({"hadSession": true, "reason": "logout", "otherTab": true}));
     assert!(h.pushes().is_empty() && h.destroyed().is_empty());
 }
 
@@ -344,7 +356,10 @@ fn a_named_target_and_an_unknown_routing() {
     h.storage.set(&key, "1\nacme\n\nidb\ndynamic").unwrap();
     block_on(h.session.sign_out(SignOutReason::Logout));
     assert!(h.pushes().is_empty());
-    assert_eq!(h.last_event(), json!({"reason": "logout", "pushed": {}, "unpushed": {"orders": 2}}));
+    assert_eq!(
+        h.last_event(),
+        json!({"hadSession": true, "reason": "logout", "pushed": {}, "unpushed": {"orders": 2}})
+    );
 }
 
 #[test]
@@ -387,7 +402,10 @@ fn a_reload_after_an_offline_logout_still_pushes_at_the_next_login() {
     let reloaded = another_page(&h);
     assert!(block_on(reloaded.login("alice", "pw")).is_success());
     assert_eq!(h.pushes(), vec!["push orders -> http://server.test/docdb/acme_day alice-2"]);
-    assert_eq!(h.last_event(), json!({"reason": "login", "headers": "new", "pushed": {"orders": 1}, "unpushed": {}}));
+    assert_eq!(
+        h.last_event(),
+        json!({"hadSession": false, "reason": "login", "headers": "new", "pushed": {"orders": 1}, "unpushed": {}})
+    );
     assert_eq!(h.destroyed(), vec!["orders"]);
 }
 

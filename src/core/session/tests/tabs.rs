@@ -65,11 +65,21 @@ struct Strict {
     revoked: bool,
     company: String,
     refused_refresh: bool,
+    /// The error code a refused refresh carries (default `refresh_token_reused`).
+    refusal: Option<&'static str>,
+    /// Roles of the tokens issued from now on (default `cashier`).
+    roles: Option<&'static str>,
+    /// Every request fails as a network error.
+    offline: bool,
 }
 
 fn jwt(company: &str, sid: &str, n: u32) -> String {
+    jwt_with(company, sid, n, "cashier")
+}
+
+fn jwt_with(company: &str, sid: &str, n: u32, role: &str) -> String {
     encode_for_test(
-        &json!({"sub": "u1", "userId": "u1", "companyId": company, "roles": ["cashier"], "sid": sid, "jti": n, "exp": NOW / 1000 + 900}),
+        &json!({"sub": "u1", "userId": "u1", "companyId": company, "roles": [role], "sid": sid, "jti": n, "exp": NOW / 1000 + 900}),
     )
 }
 
@@ -79,13 +89,17 @@ impl Strict {
         let refresh = format!("r{}", self.issued);
         self.live.insert(refresh.clone());
         let company = if self.company.is_empty() { "acme".to_string() } else { self.company.clone() };
-        let body = json!({"token": jwt(&company, sid, self.issued), "expiresIn": 900, "refreshToken": refresh, "refreshExpiresIn": 86400});
+        let token = jwt_with(&company, sid, self.issued, self.roles.unwrap_or("cashier"));
+        let body = json!({"token": token, "expiresIn": 900, "refreshToken": refresh, "refreshExpiresIn": 86400});
         Ok(HttpResponse { status: 200, body: body.to_string() })
     }
 
     fn answer(&mut self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
         let path = req.url.trim_start_matches("http://server.test");
         let body: Value = req.body.as_deref().and_then(|b| serde_json::from_str(b).ok()).unwrap_or(Value::Null);
+        if self.offline {
+            return Err(TransportError::Network("offline".into()));
+        }
         match path {
             "/auth" => {
                 let sid = format!("s{}", self.issued + 1);
@@ -99,7 +113,8 @@ impl Strict {
                     self.live.clear();
                     return Ok(HttpResponse {
                         status: 401,
-                        body: json!({"error": "refresh_token_reused", "message": "reused"}).to_string(),
+                        body: json!({"error": self.refusal.unwrap_or("refresh_token_reused"), "message": "refused"})
+                            .to_string(),
                     });
                 }
                 self.issue("s1")
@@ -191,6 +206,29 @@ impl Tab {
                 Box::pin(async { Ok(()) })
             }));
         }
+    }
+
+    /// Records each auth-state event as `EVENT reason other=… stored=…`: `stored`, the company
+    /// of what the tab's own reads say while the listener runs (the session the entry module
+    /// hands the app's listeners). Starts with `INITIAL_SESSION`, as the entry module tells a new
+    /// listener.
+    fn listen(&self) {
+        let (log, session) = (self.log.clone(), self.session.clone());
+        let record = move |event: &str, reason: &str, other_tab: bool| {
+            let stored = session.current_user().map_or("null".into(), |u| u["companyId"].as_str().unwrap().to_owned());
+            log.borrow_mut().push(format!("{event} {reason} other={other_tab} stored={stored}"));
+        };
+        record("INITIAL_SESSION", "stored", false);
+        self.session.set_listener(Some(Rc::new(move |e, reason, other| record(e.as_str(), reason, other))));
+    }
+
+    /// What `getSession()` is made from: the token, or `[code, message]`.
+    fn get_session(&self) -> Value {
+        finish(self.session.token_answer().outcome()).answer()
+    }
+
+    fn stream(&self) -> Vec<String> {
+        self.log.borrow().iter().filter(|l| l.starts_with(char::is_uppercase)).cloned().collect()
     }
 
     fn hooks_seen(&self) -> Vec<String> {
@@ -597,4 +635,120 @@ fn a_tab_opened_before_another_registered_the_device_registers_and_signs_in_as_t
     assert_eq!(sent("/auth/connect")["id"], id.as_str());
     assert_eq!(sent("/auth")["deviceInfo"]["id"], id.as_str());
     assert_eq!(second.session.device_info()["id"], id.as_str());
+}
+
+// ----- the auth-state stream and getSession() -----------------------------------------------
+
+#[test]
+fn a_first_login_is_signed_in_only_and_a_logout_is_told_after_the_session_is_cleared() {
+    let w = World::new();
+    let a = w.tab();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let log = seen.clone();
+    a.session.hooks().sign_out.register(Rc::new(move |e: &Value| {
+        log.borrow_mut().push(format!("{} hadSession={}", e["reason"], e["hadSession"]));
+        Box::pin(async { Ok(()) })
+    }));
+    a.listen();
+    assert!(finish(a.session.login("alice", "alice-pass")).is_success());
+    finish(a.session.logout(crate::protocol::LogoutScope::Local));
+    assert_eq!(
+        a.stream(),
+        [
+            "INITIAL_SESSION stored other=false stored=null",
+            "SIGNED_IN login other=false stored=acme",
+            "SIGNED_OUT logout other=false stored=null",
+        ]
+    );
+    // The specification's handler still runs first (and at the first login, with nobody there).
+    assert_eq!(*seen.borrow(), ["\"login\" hadSession=false", "\"logout\" hadSession=true"]);
+}
+
+#[test]
+fn a_listener_set_later_starts_from_the_session_as_it_stands_and_removing_it_stops_the_stream() {
+    let w = World::new();
+    let a = w.tab();
+    assert!(finish(a.session.login("alice", "alice-pass")).is_success());
+    a.listen();
+    a.session.set_listener(None);
+    finish(a.session.sign_out(SignOutReason::Logout));
+    assert_eq!(a.stream(), ["INITIAL_SESSION stored other=false stored=acme"]);
+}
+
+#[test]
+fn refreshes_roles_and_companies_are_told_as_what_changed() {
+    let w = World::new();
+    let a = w.tab();
+    w.expired_session(&a);
+    a.listen();
+    assert!(finish(a.session.get_token()).is_some());
+    w.clock.0.set(NOW + 2 * (900_000 - 30_000));
+    w.server.borrow_mut().roles = Some("manager");
+    assert!(finish(a.session.get_token()).is_some());
+    w.clock.0.set(NOW + 3 * (900_000 - 30_000));
+    w.server.borrow_mut().company = "globex".into();
+    assert!(finish(a.session.get_token()).is_some());
+    assert_eq!(
+        a.stream()[1..],
+        [
+            "TOKEN_REFRESHED refresh other=false stored=acme".to_string(),
+            "USER_UPDATED roles-changed other=false stored=acme".to_string(),
+            "USER_UPDATED company-change other=false stored=globex".to_string(),
+        ]
+    );
+}
+
+#[test]
+fn every_other_tab_hears_each_change_once_from_its_own_stream() {
+    let w = World::new();
+    let a = w.tab();
+    w.expired_session(&a);
+    let b = w.tab();
+    b.listen();
+    assert!(finish(a.session.get_token()).is_some());
+    finish(b.session.follow());
+    finish(b.session.follow());
+    assert!(finish(a.session.login("alice", "alice-pass")).is_success());
+    finish(b.session.follow());
+    finish(a.session.sign_out(SignOutReason::Logout));
+    finish(b.session.follow());
+    assert_eq!(
+        b.stream(),
+        [
+            "INITIAL_SESSION stored other=false stored=acme",
+            "TOKEN_REFRESHED refresh other=true stored=acme",
+            // A new login (another session id) ends the previous session, then begins one.
+            "SIGNED_OUT login other=true stored=acme",
+            "SIGNED_IN login other=true stored=acme",
+            "SIGNED_OUT logout other=true stored=null",
+        ]
+    );
+}
+
+#[test]
+fn get_session_says_why_there_is_no_session() {
+    let code = |r: Value| r[0].as_str().unwrap_or("none").to_owned();
+    let w = World::new();
+    let a = w.tab();
+    assert_eq!(code(a.get_session()), "not_signed_in");
+    assert!(finish(a.session.login("alice", "alice-pass")).is_success());
+    assert_eq!(a.get_session().as_str(), finish(a.session.get_token()).as_deref());
+    // Offline with an expired token: the session is kept for a later try.
+    w.clock.0.set(NOW + 900_000 - 30_000);
+    w.server.borrow_mut().offline = true;
+    assert_eq!(code(a.get_session()), "network");
+    assert!(a.session.check_if_logged_in());
+    // The server ended the session: told as such, and signed out.
+    w.server.borrow_mut().offline = false;
+    w.server.borrow_mut().refused_refresh = true;
+    w.server.borrow_mut().refusal = Some("session_ended");
+    assert_eq!(code(a.get_session()), "session_ended");
+    assert!(!a.session.check_if_logged_in());
+    // Any other refusal.
+    w.server.borrow_mut().refusal = None;
+    assert!(finish(a.session.login("alice", "alice-pass")).is_success());
+    a.listen();
+    w.clock.0.set(NOW + 2 * (900_000 - 30_000));
+    assert_eq!(code(a.get_session()), "refresh_rejected");
+    assert_eq!(a.stream()[1], "SIGNED_OUT refresh-rejected other=false stored=null");
 }

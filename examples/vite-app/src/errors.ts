@@ -25,6 +25,7 @@ export function explain(code: ErrorCode, message: string): string {
     case "not_signed_in":
     case "signed_out":
     case "session_expired":
+    case "refresh_rejected":
     case "session_ended":
     case "missing_token":
     case "invalid_token":

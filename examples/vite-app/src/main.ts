@@ -1,7 +1,13 @@
 // A small app on session-broker, written from the README and docs/sdk.md: a login form, the user
 // and their roles, the user's own record from the backend, device registration, an action only
 // some roles may run, a sign-out hook and logout.
-import init, { AuthManager, RollingDbAdmin, isSessionBrokerError, type JwtClaims, type UserAnswer } from "session-broker";
+import init, {
+  AuthManager,
+  RollingDbAdmin,
+  isSessionBrokerError,
+  type AuthSession,
+  type UserAnswer,
+} from "session-broker";
 import { explain } from "./errors.ts";
 
 await init();
@@ -18,32 +24,36 @@ function log(line: string) {
   $("events").append(item);
 }
 
-// Everything on screen follows the session: this is the one place that draws it.
-async function render(user: JwtClaims | null) {
-  show("status", user ? `Signed in to ${user.companyId}` : "Signed out");
-  $("login-form").hidden = user !== null;
-  $("session").hidden = user === null;
-  if (!user) return;
-  show("user", String(user.userId));
-  show("company", String(user.companyId));
-  show("roles", (user.roles ?? []).join(", ") || "none");
+// Everything on screen follows the session, as the SDK tells it: the stored one first
+// (INITIAL_SESSION), then each change, this tab's or another's. This is the one place that draws it.
+auth.onAuthStateChange((event, session, { reason, otherTab }) => {
+  log(`${event} (${reason}${otherTab ? ", in another tab" : ""})`);
+  void render(session);
+});
+
+let drawing = 0;
+async function render(session: AuthSession | null) {
+  const turn = ++drawing;
+  show("status", session ? `Signed in to ${session.user.companyId}` : "Signed out");
+  $("login-form").hidden = session !== null;
+  $("session").hidden = session === null;
+  if (!session) return;
+  const { user } = session;
+  show("user", user.userId);
+  show("company", user.companyId);
+  show("roles", user.roles.join(", ") || "none");
   // hasPermission refreshes an expired token first, so its answer is about the current roles.
   const mayRotate = await auth.hasPermission("crons:run");
+  if (turn !== drawing) return; // a later change drew the page meanwhile
   ($("rotate") as HTMLButtonElement).disabled = !mayRotate;
   show("rotate-out", mayRotate ? "" : "Your roles may not run the rotate.");
 }
 
-auth.registerOnLogin((user) => {
-  log(`signed in as ${user.userId}`);
-  void render(user);
+// The sign-out hook runs before the SDK clears the tokens (a last call with the token would go
+// here): the app forgets what it showed of the user.
+auth.registerOnSignOut(({ hadSession }) => {
+  if (hadSession) for (const id of ["me-out", "device-out", "rotate-out"]) show(id, "");
 });
-// Runs before the SDK clears the tokens: the app drops what it showed of the user.
-auth.registerOnSignOut(({ reason, otherTab }) => {
-  log(`signed out (${reason}${otherTab ? ", in another tab" : ""})`);
-  for (const id of ["me-out", "device-out", "rotate-out"]) show(id, "");
-  void render(null);
-});
-void render(auth.getCurrentUser());
 
 $("login-form").addEventListener("submit", async (event) => {
   event.preventDefault();

@@ -1,7 +1,7 @@
 //! The example app (examples/vite-app), as tests/bundlers/build.sh built it from the packed
 //! tarball with the pinned Vite, walked in Chromium as its user would: a wrong password, a login,
 //! the roles, the user's own record, the device, a reload, a logout, an action only some roles
-//! may run, and a second tab's logout.
+//! may run, and a second tab's logout, each seen in the auth events the page lists.
 
 use fantoccini::Locator;
 
@@ -33,6 +33,7 @@ async fn the_example_app_signs_in_and_out_across_tabs() {
     let b = Browser::start().await;
     b.client.goto(&format!("{base}/")).await.unwrap();
     b.wait_text("#status", "the page to start signed out", |t| t == "Signed out").await;
+    assert_eq!(events(&b).await, ["INITIAL_SESSION (stored)"]);
 
     log_in(&b, "alice", "not-her-password").await;
     b.wait_text("#login-error", "the refusal, by its code", |t| {
@@ -43,6 +44,7 @@ async fn the_example_app_signs_in_and_out_across_tabs() {
     log_in(&b, "alice", "alice-pass").await;
     b.wait_text("#status", "alice signed in", |t| t == "Signed in to acme").await;
     assert_eq!(b.text("#roles").await, "cashier");
+    assert_eq!(events(&b).await, ["INITIAL_SESSION (stored)", "SIGNED_IN (login)"]);
     b.wait_text("#rotate-out", "the rotate refused to a cashier", |t| t == "Your roles may not run the rotate.").await;
     b.click("#me").await;
     b.wait_text("#me-out", "her own record from the backend", |t| t == "alice, of acme").await;
@@ -55,10 +57,11 @@ async fn the_example_app_signs_in_and_out_across_tabs() {
     b.client.refresh().await.unwrap();
     b.wait_text("#status", "the stored session after the reload", |t| t == "Signed in to acme").await;
     assert_eq!(b.text("#roles").await, "cashier");
+    assert_eq!(events(&b).await, ["INITIAL_SESSION (stored)"]);
 
     b.click("#logout").await;
     b.wait_text("#status", "the logout", |t| t == "Signed out").await;
-    assert!(events(&b).await.iter().any(|l| l == "signed out (logout)"), "{:?}", events(&b).await);
+    assert!(events(&b).await.iter().any(|l| l == "SIGNED_OUT (logout)"), "{:?}", events(&b).await);
 
     // A key manager may run the rotate.
     log_in(&b, "keys", "keys-pass").await;
@@ -76,6 +79,6 @@ async fn the_example_app_signs_in_and_out_across_tabs() {
     b.wait_text("#status", "the second tab's logout", |t| t == "Signed out").await;
     b.client.switch_to_window(first).await.unwrap();
     b.wait_text("#status", "the first tab signed out by the second", |t| t == "Signed out").await;
-    assert!(events(&b).await.iter().any(|l| l == "signed out (logout, in another tab)"), "{:?}", events(&b).await);
+    assert!(events(&b).await.iter().any(|l| l == "SIGNED_OUT (logout, in another tab)"), "{:?}", events(&b).await);
     b.stop().await;
 }

@@ -39,6 +39,20 @@ for tool in typescript vite; do
   grep -qE "(^| )$tool@$pin( |\$)" "$root/Makefile" \
     || { echo "examples/vite-app/package.json pins $tool $pin, the Makefile another version"; exit 1; }
 done
+# Its tsconfig.json is the template's of the pinned create-vite, with `strict` and
+# `noUncheckedSideEffectImports` on (the template's TypeScript has them on by default, the pinned
+# one does not).
+node -e '
+  const fs = require("fs");
+  const read = (f) => JSON.parse(fs.readFileSync(f, "utf8").replace(/\/\*[\s\S]*?\*\//g, ""));
+  const sorted = (v) => v && typeof v === "object" && !Array.isArray(v)
+    ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])])) : v;
+  const [app, template] = process.argv.slice(1).map(read);
+  Object.assign(template.compilerOptions, { strict: true, noUncheckedSideEffectImports: true });
+  if (JSON.stringify(sorted(app)) !== JSON.stringify(sorted(template))) {
+    console.error("examples/vite-app/tsconfig.json is not the template'"'"'s of " + process.argv[2]);
+    process.exit(1);
+  }' "$example/tsconfig.json" "$root/target/create-vite/node_modules/create-vite/template-vanilla-ts/tsconfig.json"
 mkdir -p "$dir"
 cp -r "$example/index.html" "$example/tsconfig.json" "$example/src" "$dir/"
 (cd "$dir" && npm init -y >/dev/null && npm pkg set type=module >/dev/null \

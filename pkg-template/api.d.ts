@@ -220,6 +220,17 @@ declare module "./bindings.js" {
     isTokenExpired(): boolean;
     /** True inside the one-minute margin, before the expiry itself. */
     isAboutToExpire(): boolean;
+    /**
+     * The app's own call to its backend, with `Authorization: Bearer <getToken()>` (refreshed first
+     * when needed). A relative URL resolves against `baseUrl` (as `new URL(input, baseUrl + "/")`);
+     * another origin, or an `Authorization` header of the caller's, rejects with `invalid_argument`,
+     * nothing sent. A 401 refreshes once and, refreshed, sends the request again (a rejected
+     * refresh signs out; the 401 is answered). When `getToken()` answers `null` it sends nothing and
+     * answers a local 401 (`{error: "not_signed_in"}`).
+     */
+    fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+    /** Whether `getToken()` answers a token (refreshed first when needed); `checkIfLoggedIn()` only reads storage. */
+    isAuthenticated(): Promise<boolean>;
     /** Whether `localStorage` holds an access token. */
     checkIfLoggedIn(): boolean;
     /** The access token's claims, or `null`. */

@@ -197,13 +197,13 @@ export class AuthManager extends generated.AuthManager {
   // refreshes once, unless another call already replaced the token this one was sent with, and
   // sends the copy made before the first send (a body is read once).
   async fetch(input, init) {
-    const request = new Request(input.url ? input : new URL(input, this[base]), init), copy = request.clone();
+    const request = new Request(input.url ? input : new URL(input, this[base]), init), again = request.clone();
     if (new URL(request.url).origin !== this[base].origin || request.headers.has("Authorization")) {
       throw new SessionBrokerError("invalid_argument", "fetch: baseUrl's origin only; no Authorization header");
     }
     const token = await this.getToken(), response = await authorized(request, token);
     return response.status === 401 && token && (reads(this).token !== token || await this.refreshAuthentication())
-      ? authorized(copy, reads(this).token) : response;
+      ? authorized(again, reads(this).token) : response;
   }
   isAuthenticated() {
     return this.getToken().then(Boolean);

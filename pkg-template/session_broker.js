@@ -108,7 +108,7 @@ function nestedFields(user) {
   return [flat, deep];
 }
 
-// The baseUrl's slot on a manager: a URL ending in "/", which auth.fetch resolves against.
+// The baseUrl's slot on a manager, ending in "/": auth.fetch resolves against it.
 const base = Symbol();
 
 /** `request` sent with `token`; without one, a local 401 with the server's error body. */
@@ -131,8 +131,8 @@ export class AuthManager extends generated.AuthManager {
   constructor(options) {
     checkInitialised();
     super(options);
-    // Checked by the module: an absolute http(s) URL.
-    this[base] = new URL(options.baseUrl.replace(/\/*\s*$/, "/"));
+    // Checked by the module; parsed by auth.fetch, where a URL only the module accepted rejects.
+    this[base] = options.baseUrl.replace(/\/*\s*$/, "/");
   }
   checkIfLoggedIn() {
     return reads(this).token !== null;
@@ -198,7 +198,7 @@ export class AuthManager extends generated.AuthManager {
   // sends the copy made before the first send (a body is read once).
   async fetch(input, init) {
     const request = new Request(input.url ? input : new URL(input, this[base]), init), again = request.clone();
-    if (new URL(request.url).origin !== this[base].origin || request.headers.has("Authorization")) {
+    if (new URL(request.url).origin !== new URL(this[base]).origin || request.headers.has("Authorization")) {
       throw new SessionBrokerError("invalid_argument", "fetch: baseUrl's origin only; no Authorization header");
     }
     const token = await this.getToken(), response = await authorized(request, token);

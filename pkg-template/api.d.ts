@@ -264,6 +264,17 @@ declare module "./bindings.js" {
     isTokenExpired(): boolean;
     /** True inside the one-minute margin, before the expiry itself. */
     isAboutToExpire(): boolean;
+    /**
+     * The app's own call to its backend, with `Authorization: Bearer <getToken()>` (refreshed first
+     * when needed). A relative URL resolves against `baseUrl` ending in one `/` (`"users/me"` under
+     * its path, `"/users/me"` from its origin's root); another origin, or an `Authorization` header
+     * of the caller's, rejects with `invalid_argument`, nothing sent. A 401 refreshes once and,
+     * refreshed, sends the request again (a rejected refresh signs out; the 401 is answered). When
+     * `getToken()` answers `null` it sends nothing and answers a local 401 (`{error: "not_signed_in"}`).
+     */
+    fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
+    /** Whether `getToken()` answers a token (refreshed first when needed); `checkIfLoggedIn()` only reads storage. */
+    isAuthenticated(): Promise<boolean>;
     /** Whether `localStorage` holds an access token. */
     checkIfLoggedIn(): boolean;
     /** The access token, refreshed first when it expires within a minute (one refresh for every tab); `null` without a session (`getSession()` says why). Answers at once inside a sign-out handler. */

@@ -6,7 +6,7 @@
 //   a read cache in front of localStorage, without entering the wasm module;
 // - getToken() and getSession() from one answer of the module, and the auth-state stream's
 //   listeners (onAuthStateChange), told with the session storage holds;
-// - docdbFetch, the replication clients' fetch;
+// - docdbFetch, the replication clients' fetch, and fetch, the app's own calls with the token;
 // - the exports keep their names (`.name`) once minified.
 // Its imports are pkg/'s files: `make build` puts it beside the bindings (pkg-template/finish.mjs
 // names them and their snippets' directory) and bundles them into one file.
@@ -110,6 +110,14 @@ function nestedFields(user) {
   return [flat, deep];
 }
 
+// The baseUrl's slot on a manager, ending in "/": auth.fetch resolves against it.
+const base = Symbol();
+
+/** `request` sent with `token`; without one, a local 401 with the server's error body. */
+const authorized = (request, token) => token
+  ? (request.headers.set("Authorization", "Bearer " + token), fetch(request))
+  : new Response('{"error":"not_signed_in","message":"not signed in: nothing was sent"}', { status: 401, headers: { "Content-Type": "application/json" } });
+
 /** JSON-shaped data, copied: callers may change what they are given without touching the cache. */
 function copy(value) {
   if (Array.isArray(value)) return value.map(copy);
@@ -154,6 +162,8 @@ export class AuthManager extends generated.AuthManager {
   constructor(options) {
     checkInitialised();
     super(options);
+    // Checked by the module; parsed by auth.fetch, where a URL only the module accepted rejects.
+    this[base] = options.baseUrl.replace(/\/*\s*$/, "/");
   }
   checkIfLoggedIn() {
     return reads(this).token !== null;
@@ -226,6 +236,21 @@ export class AuthManager extends generated.AuthManager {
       // The headers are the authority: no cookies, whatever the client asked for.
       return fetch(request, { credentials: "omit", signal: AbortSignal.any([request.signal, signal]) });
     };
+  }
+  // The app's own calls to its backend, with the session's token, to baseUrl's origin only. A 401
+  // refreshes once, unless another call already replaced the token this one was sent with, and
+  // sends the copy made before the first send (a body is read once).
+  async fetch(input, init) {
+    const request = new Request(input.url ? input : new URL(input, this[base]), init), again = request.clone();
+    if (new URL(request.url).origin !== new URL(this[base]).origin || request.headers.has("Authorization")) {
+      throw new SessionBrokerError("invalid_argument", "fetch: baseUrl's origin only; no Authorization header");
+    }
+    const token = await this.getToken(), response = await authorized(request, token);
+    return response.status === 401 && token && (reads(this).token !== token || await this.refreshAuthentication())
+      ? authorized(again, reads(this).token) : response;
+  }
+  isAuthenticated() {
+    return this.getToken().then(Boolean);
   }
   hasPermission(action) {
     const snap = typeof action === "string" ? reads(this, true) : undefined;

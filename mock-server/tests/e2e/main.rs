@@ -1,6 +1,7 @@
 //! End-to-end: the built package and the demo page in headless Chromium. These need `pkg/`
 //! built and Chromium installed, so they run through `make test-package` (part of `make test`).
 
+mod auth_fetch;
 mod browser;
 mod demo;
 mod device_key;

@@ -1,11 +1,12 @@
-// A small app on session-broker, written from the README and docs/sdk.md: a login form, the user
-// and their roles, the user's own record from the backend, device registration, an action only
-// some roles may run, a sign-out hook and logout.
+// A small app on session-broker, written from the README and docs/sdk.md: the page drawn from the
+// auth events, a login form, the user and their roles, the user's own record from the backend,
+// device registration, an action only some roles may run, a sign-out hook and logout.
 import init, {
   AuthManager,
   RollingDbAdmin,
   isSessionBrokerError,
   type AuthSession,
+  type ErrorCode,
   type UserAnswer,
 } from "session-broker";
 import { explain } from "./errors.ts";
@@ -17,6 +18,8 @@ const auth = new AuthManager({ baseUrl: import.meta.env.VITE_API_URL || location
 
 const $ = (id: string) => document.getElementById(id)!;
 const show = (id: string, text: string) => ($(id).textContent = text);
+const failure = (code: ErrorCode, message: string) => `${explain(code, message)} (${code})`;
+const thrown = (e: unknown) => (isSessionBrokerError(e) ? failure(e.code, e.message) : String(e));
 
 function log(line: string) {
   const item = document.createElement("li");
@@ -61,32 +64,41 @@ $("login-form").addEventListener("submit", async (event) => {
   const password = ($("password") as HTMLInputElement).value;
   show("login-error", "");
   const r = await auth.login({ username, password });
-  if (!r.success) show("login-error", `${explain(r.code, r.error)} (${r.code})`);
+  if (!r.success) show("login-error", failure(r.code, r.error));
 });
 
+// The user's own record from the backend: `auth.fetch` sends the session's token (refreshed first
+// when needed), and without a session answers a 401 itself.
 $("me").addEventListener("click", async () => {
-  const r = await auth.getMyUser();
-  show("me-out", r.success ? meLine(r.data) : `${explain(r.code, r.error)} (${r.code})`);
+  try {
+    const response = await auth.fetch("/users/me");
+    const body: unknown = await response.json();
+    show("me-out", response.ok ? meLine(body as UserAnswer) : refusal(body as ErrorBody));
+  } catch (e) {
+    show("me-out", thrown(e));
+  }
 });
 
-function meLine({ user }: UserAnswer): string {
-  return `${user.username}, of ${user.companies.join(", ")}`;
-}
+/** The server's error body. */
+type ErrorBody = { error: ErrorCode; message: string };
+
+const meLine = ({ user }: UserAnswer) => `${user.username}, of ${user.companies.join(", ")}`;
+const refusal = ({ error, message }: ErrorBody) => failure(error, message);
 
 $("device").addEventListener("click", async () => {
   const r = await auth.registerDevice();
-  show("device-out", r.success ? `Registered as ${r.deviceId}` : `${explain(r.code, r.error)} (${r.code})`);
+  show("device-out", r.success ? `Registered as ${r.deviceId}` : failure(r.code, r.error));
 });
 
 $("rotate").addEventListener("click", async () => {
   try {
     auth.requirePermission("crons:run");
   } catch (e) {
-    show("rotate-out", isSessionBrokerError(e) ? `${explain(e.code, e.message)} (${e.code})` : String(e));
+    show("rotate-out", thrown(e));
     return;
   }
   const r = await new RollingDbAdmin(auth).runRotate();
-  show("rotate-out", r.success ? `Rotate ${r.data.runId}: ${r.data.status}` : `${explain(r.code, r.error)} (${r.code})`);
+  show("rotate-out", r.success ? `Rotate ${r.data.runId}: ${r.data.status}` : failure(r.code, r.error));
 });
 
 $("logout").addEventListener("click", () => auth.logout());

@@ -341,7 +341,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = registerOnSignOut, unchecked_return_type = "Unsubscribe")]
-    /// Runs `handler({reason, otherTab?, headers?, pushed?, unpushed?})` (see `SignOutEvent`) before the tokens are
+    /// Runs `handler({reason, hadSession, otherTab?, headers?, pushed?, unpushed?})` (see `SignOutEvent`) before the tokens are
     /// cleared (a handler may still use the token); returns an unsubscribe function.
     pub fn register_on_sign_out(
         &self,

@@ -147,6 +147,7 @@ function session(manager) {
 }
 
 const listeners = Symbol();
+// In the order of the core's AuthEvent (src/core/session/auth_state.rs): the module tells an index.
 const EVENTS = ["INITIAL_SESSION", "SIGNED_IN", "TOKEN_REFRESHED", "USER_UPDATED", "SIGNED_OUT"];
 function tell(manager, event, reason, otherTab, only) {
   const detail = otherTab ? { reason, otherTab } : { reason };

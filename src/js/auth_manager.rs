@@ -142,11 +142,13 @@ impl AuthManager {
         Ok(AuthManager { session, coordinator: RefCell::new(Some(coordinator)) })
     }
 
-    /// Removes this manager's listeners (other tabs, visibility, online) and its auto-refresh
+    /// Removes this manager's listeners (other tabs, visibility, online, the auth-state stream's) and its auto-refresh
     /// timer. The stored session is untouched and the methods still work; only the following
-    /// of other tabs and the proactive refresh stop. Idempotent.
+    /// of other tabs, the stream and the proactive refresh stop. Idempotent.
     pub fn dispose(&self) {
         self.coordinator.borrow_mut().take();
+        // The stream's listener holds the manager's JS object: without this, never collected.
+        self.session.set_listener(None);
     }
 
     /// `"serviceProxyToken"`: the prefix of every storage key.

@@ -183,7 +183,8 @@ export class AuthManager extends generated.AuthManager {
       return fetch(request, { credentials: "omit", signal: AbortSignal.any([request.signal, signal]) });
     };
   }
-  hasPermission(action) {
+  // Async: the module's throws (an argument that is not a known action) become rejections.
+  async hasPermission(action) {
     const snap = typeof action === "string" ? reads(this, true) : undefined;
     if (snap === undefined || !usable(snap)) return super.hasPermission(action);
     let allowed = snap.allowed.get(action);
@@ -191,7 +192,7 @@ export class AuthManager extends generated.AuthManager {
       allowed = this.__sbAllows(action);
       snap.allowed.set(action, allowed);
     }
-    return Promise.resolve(allowed);
+    return allowed;
   }
 }
 

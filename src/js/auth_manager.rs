@@ -43,20 +43,12 @@ fn millis(options: &Map<String, Value>, name: &str, default: u32) -> Result<u32,
     }
 }
 
-/// A non-empty string argument, or `invalid_argument` naming it.
-fn text(value: Option<&str>, what: &str) -> Result<String, JsValue> {
-    value
-        .filter(|v| !v.is_empty())
-        .map(str::to_owned)
-        .ok_or_else(|| invalid([what, " must be a non-empty string"].concat()))
-}
-
 /// The error `requirePermission` throws.
 pub(super) fn refused(refusal: Refusal, action: &str) -> JsValue {
     let [before, after] = match refusal {
-        Refusal::UnknownAction => ["unknown action \"", "\" (add it to the permissions option)"],
+        Refusal::UnknownAction => ["unknown action: ", ""],
         Refusal::NotSignedIn => ["not signed in: ", ""],
-        Refusal::Expired => ["the token expired: call hasPermission(), which refreshes first: ", ""],
+        Refusal::Expired => ["token expired: call hasPermission(), which refreshes first: ", ""],
         Refusal::Denied => ["Not allowed: ", " needs a role the current user does not have."],
     };
     error(refusal.code(), &[before, action, after].concat())
@@ -179,8 +171,10 @@ impl AuthManager {
     ) -> Result<Promise, JsValue> {
         // Thrown before anything is sent: a form's empty field is the app's to catch.
         let c = object_arg(&credentials, "credentials")?;
-        let field = |k| text(c.get(k).and_then(Value::as_str), k);
-        let (username, password) = (field("username")?, field("password")?);
+        let field = |k| c.get(k).and_then(Value::as_str).filter(|v| !v.is_empty()).map(str::to_owned);
+        let (Some(username), Some(password)) = (field("username"), field("password")) else {
+            return Err(invalid("username and password must be non-empty strings"));
+        };
         let session = self.session.clone();
         Ok(promise(async move { session.login(&username, &password).await.to_value() }))
     }
@@ -191,7 +185,8 @@ impl AuthManager {
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] credential: JsValue,
     ) -> Result<Promise, JsValue> {
-        let credential = text(credential.as_string().as_deref(), "credential")?;
+        let credential = credential.as_string().filter(|c| !c.is_empty());
+        let credential = credential.ok_or_else(|| invalid("credential must be a non-empty string"))?;
         let session = self.session.clone();
         Ok(promise(async move { session.login_with_google(&credential).await.to_value() }))
     }

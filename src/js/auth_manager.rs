@@ -164,7 +164,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
-    /// Logs in with a user name and password. Resolves `{success: true, user}` or `{success: false, error, status}` (status 0: unreachable); never rejects.
+    /// Logs in with a user name and password. Resolves `{success: true, user}` or `{success: false, error, status}` (status 0: unreachable); never rejects. Throws `invalid_argument`, nothing sent, when `username` or `password` is missing, not a string or empty.
     pub fn login(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue,
@@ -180,7 +180,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = loginWithGoogle, unchecked_return_type = "Promise<LoginResult>")]
-    /// Logs in with an identity provider's credential (the mock server accepts `mock-google:<username>`).
+    /// Logs in with an identity provider's credential (the mock server accepts `mock-google:<username>`). Throws `invalid_argument`, nothing sent, for a credential that is not a non-empty string.
     pub fn login_with_google(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] credential: JsValue,

@@ -301,7 +301,7 @@ impl AuthManager {
         #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue,
     ) -> Result<(), JsValue> {
         let action = string_arg(&action, "action")?;
-        self.session.require_permission(&action).map_err(|r| refused(r, &action))
+        self.session.judge_permission(&action, true).map_err(|r| refused(r, &action))
     }
 
     #[wasm_bindgen(js_name = registerDevice, unchecked_return_type = "Promise<RegisterDeviceResult>")]

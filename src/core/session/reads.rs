@@ -190,15 +190,16 @@ impl Session {
         crate::core::hashes::is_known_action(action) || self.0.config.permissions.names(action)
     }
 
-    /// `requirePermission`: the stored token's roles judge a known `action` while the token is
-    /// not expired (`isTokenExpired()`); an expired token's roles may be stale, and only
-    /// `hasPermission()` refreshes first.
-    pub fn require_permission(&self, action: &str) -> Result<(), Refusal> {
+    /// `requirePermission` (`expiry`: true): the stored token's roles judge a known `action` while
+    /// the token is not expired (`isTokenExpired()`); an expired token's roles may be stale, and
+    /// only `hasPermission()` refreshes first. Without `expiry`, the roles alone (for a caller
+    /// that judged the expiry itself).
+    pub fn judge_permission(&self, action: &str, expiry: bool) -> Result<(), Refusal> {
         if !self.knows_action(action) {
             return Err(Refusal::UnknownAction);
         }
         let (_, claims) = self.stored_token().ok_or(Refusal::NotSignedIn)?;
-        if self.expired(&claims) {
+        if expiry && self.expired(&claims) {
             return Err(Refusal::Expired);
         }
         match self.0.config.permissions.allows(action, &claims.roles()) {

@@ -3,18 +3,19 @@
 // classes' own methods are declared from the Rust doc comments by wasm-bindgen (bindings.d.ts);
 // the types the Rust types generate are in protocol.d.ts (`make types`). session_broker.d.ts,
 // the package's declarations, re-exports all three.
-import type { InvalidateLocal, NewUserRequest, Ready, SdkErrorCode, ServerErrorCode } from "./protocol.js";
+import type { InvalidateLocal, NewUserRequest, Permission, Ready, SdkErrorCode, ServerErrorCode } from "./protocol.js";
+import { AuthManager as GeneratedAuthManager } from "./bindings.js";
 
-/** Options of `new AuthManager(...)`. */
-export interface AuthManagerOptions {
+/** Options of `new AuthManager(...)`; `Actions`: the app's own actions, the keys of `permissions`. */
+export interface AuthManagerOptions<Actions extends string = string> {
   /** Absolute http(s) URL of the backend, e.g. "http://127.0.0.1:8080". */
   baseUrl: string;
   /** Path of the refresh route. Default "/auth/refresh". */
   refreshPath?: string;
   /** Merged into the device description sent at login and registration. */
   deviceInfo?: Record<string, unknown>;
-  /** action → roles, merged over the default map. */
-  permissions?: Record<string, string[]>;
+  /** action → roles, merged over the default map; its keys join the actions `hasPermission` takes. */
+  permissions?: Record<Actions, string[]>;
   /** Per-request timeout. Default 15000. */
   timeoutMs?: number;
   /** Per hook handler: one still running after this is reported and the sequence goes on. Default 10000. */
@@ -33,7 +34,7 @@ export interface RegisterCredentials extends NewUserRequest {
   [field: string]: unknown;
 }
 
-/** The decoded access JWT: every claim as issued. */
+/** The decoded access JWT: every claim as issued (`SessionUser` types the ones the SDK relies on). */
 export interface JwtClaims {
   sub?: string;
   userId?: string;
@@ -42,6 +43,16 @@ export interface JwtClaims {
   iat?: number;
   exp?: number;
   [claim: string]: unknown;
+}
+
+/** The signed-in user, from the access token's claims: `AuthManager<Claims>` adds the app's own. */
+export interface SessionUser {
+  userId: string;
+  companyId: string;
+  roles: string[];
+  sub?: string;
+  iat?: number;
+  exp?: number;
 }
 
 export interface Company {
@@ -55,11 +66,13 @@ export interface Failure {
   error: string;
   code: ErrorCode;
   status: number;
+  /** The server's code as sent, when this SDK does not know it (`code` is then `"unknown_code"`). */
+  serverCode?: string;
   /** Absent: `const { data } = r` gives `T | undefined` until `r.success` is checked. */
   data?: undefined;
 }
 
-export type LoginResult = { success: true; user: JwtClaims } | Failure;
+export type LoginResult<C = {}> = { success: true; user: SessionUser & C } | Failure;
 
 /** Narrow on `success`: `if (r.success) r.data` is `T`; otherwise `r.code` says why. */
 export type CallResult<T = unknown> = { success: true; data: T; status: number } | Failure;
@@ -98,8 +111,8 @@ export interface SignOutEvent {
   unpushed?: Record<string, number>;
 }
 
-export interface TokenRefreshEvent {
-  user: JwtClaims;
+export interface TokenRefreshEvent<C = {}> {
+  user: SessionUser & C;
   roles: string[];
   companyChanged: boolean;
 }
@@ -117,16 +130,6 @@ export interface AuthChangeDetail {
   reason: AuthChangeReason;
   /** Present when another tab of this origin made the change. */
   otherTab?: true;
-}
-
-/** The claims every session's access token carries. */
-export interface SessionUser {
-  userId: string;
-  companyId: string;
-  roles: string[];
-  sub?: string;
-  iat?: number;
-  exp?: number;
 }
 
 /** A session with a valid access token. */
@@ -210,8 +213,12 @@ export interface AuditQuery {
   limit?: number;
 }
 
-/** A failure's `code`: one of the two lists (protocol.d.ts), or a code a newer server sends. */
-export type ErrorCode = SdkErrorCode | ServerErrorCode | (string & {});
+/**
+ * A failure's `code`: one of the two lists (protocol.d.ts), a closed union (a `switch` over it can
+ * be exhaustive). A code a newer server sends that this SDK does not know is `"unknown_code"`,
+ * with the code as sent in `serverCode`.
+ */
+export type ErrorCode = SdkErrorCode | ServerErrorCode;
 
 export interface SyncSessionOptions {
   /** Default: the AuthManager's baseUrl with ws(s):// and /realtime. */
@@ -243,6 +250,43 @@ export interface SyncEventMap {
   bootstrapped: BootstrappedEvent;
   error: RealtimeError;
   state: SyncState;
+}
+
+/**
+ * The session broker (its methods: bindings.d.ts and the block below). `Claims`: the app's own
+ * claims of the access token, typed on every user the manager hands out
+ * (`new AuthManager<{ tillId: string }>(…)`). `Actions`: the app's own actions, inferred from the
+ * constructor's `permissions` option; with `Claims` given, give them too
+ * (`new AuthManager<{ tillId: string }, "orders:void">(…)`). `hasPermission` and
+ * `requirePermission` take those and the SDK's (`Permission`), so a misspelt action does not
+ * compile.
+ */
+export declare class AuthManager<Claims extends object = {}, Actions extends string = never> extends GeneratedAuthManager {
+  constructor(options: AuthManagerOptions<Actions>);
+  login(credentials: Credentials): Promise<LoginResult<Claims>>;
+  loginWithGoogle(credential: string): Promise<LoginResult<Claims>>;
+  getCurrentUser(): (SessionUser & Claims) | null;
+  hasPermission(action: Permission | Actions): Promise<boolean>;
+  requirePermission(action: Permission | Actions): void;
+  registerOnLogin(handler: (user: SessionUser & Claims) => unknown): Unsubscribe;
+  registerOnTokenRefresh(handler: (event: TokenRefreshEvent<Claims>) => unknown): Unsubscribe;
+  /**
+   * Calls `listener(event, session, detail)` at every change of the session, in every tab, once
+   * storage holds it: `"INITIAL_SESSION"` first (in a microtask, with the stored session), then
+   * `"SIGNED_IN"`, `"TOKEN_REFRESHED"`, `"USER_UPDATED"` (other roles or another company) and
+   * `"SIGNED_OUT"` (after the session was cleared; never when nobody was signed in). `session`:
+   * `{accessToken, expiresAt, user}` or `null`; `detail`: `{reason, otherTab?}`. Returns the
+   * unsubscribe function.
+   */
+  onAuthStateChange(listener: AuthStateListener<Claims>): Unsubscribe;
+  /**
+   * The session with a valid access token (refreshed first when it expires within a minute), or
+   * why there is none: `{session, error: null}` or `{session: null, error: {code, message}}`, `code`
+   * `"not_signed_in"`, `"network"` (the server could not be reached: the session is kept),
+   * `"session_ended"` (the server ended the session: signed out) or `"refresh_rejected"` (the
+   * server refused the refresh token: signed out). Never rejects.
+   */
+  getSession(): Promise<SessionResult<Claims>>;
 }
 
 /** Every error the SDK throws or rejects with: `instanceof SessionBrokerError` works. */
@@ -279,25 +323,8 @@ declare module "./bindings.js" {
     checkIfLoggedIn(): boolean;
     /** The access token, refreshed first when it expires within a minute (one refresh for every tab); `null` without a session (`getSession()` says why). Answers at once inside a sign-out handler. */
     getToken(): Promise<string | null>;
-    /**
-     * The session with a valid access token (refreshed first when it expires within a minute), or
-     * why there is none: `{session, error: null}` or `{session: null, error: {code, message}}`, `code`
-     * `"not_signed_in"`, `"network"` (the server could not be reached: the session is kept),
-     * `"session_ended"` (the server ended the session: signed out) or `"refresh_rejected"` (the
-     * server refused the refresh token: signed out). Never rejects.
-     */
-    getSession(): Promise<SessionResult>;
-    /**
-     * Calls `listener(event, session, detail)` at every change of the session, in every tab, once
-     * storage holds it: `"INITIAL_SESSION"` first (in a microtask, with the stored session), then
-     * `"SIGNED_IN"`, `"TOKEN_REFRESHED"`, `"USER_UPDATED"` (other roles or another company) and
-     * `"SIGNED_OUT"` (after the session was cleared; never when nobody was signed in). `session`:
-     * `{accessToken, expiresAt, user}` or `null`; `detail`: `{reason, otherTab?}`. Returns the
-     * unsubscribe function.
-     */
-    onAuthStateChange(listener: AuthStateListener): Unsubscribe;
     /** The access token's claims, or `null`. */
-    getCurrentUser(): JwtClaims | null;
+    getCurrentUser(): SessionUser | null;
     /** The token's roles; `[]` without a token. */
     getCurrentRoles(): string[];
     /**

@@ -5,6 +5,7 @@ export declare const ErrorCodes: {
   readonly TIMEOUT: "timeout";
   readonly HTTP_ERROR: "http_error";
   readonly BAD_RESPONSE: "bad_response";
+  readonly UNKNOWN_CODE: "unknown_code";
   readonly NOT_SIGNED_IN: "not_signed_in";
   readonly SESSION_EXPIRED: "session_expired";
   readonly REFRESH_REJECTED: "refresh_rejected";

@@ -5,6 +5,7 @@ export const ErrorCodes = Object.freeze({
   TIMEOUT: "timeout",
   HTTP_ERROR: "http_error",
   BAD_RESPONSE: "bad_response",
+  UNKNOWN_CODE: "unknown_code",
   NOT_SIGNED_IN: "not_signed_in",
   SESSION_EXPIRED: "session_expired",
   REFRESH_REJECTED: "refresh_rejected",

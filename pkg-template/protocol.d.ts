@@ -868,6 +868,7 @@ export type SdkErrorCode =
   | "timeout"
   | "http_error"
   | "bad_response"
+  | "unknown_code"
   | "not_signed_in"
   | "session_expired"
   | "refresh_rejected"
@@ -879,3 +880,17 @@ export type SdkErrorCode =
   | "connection_failed"
   | "not_initialized"
   | "signed_out";
+
+/** Every action the SDK knows: `hasPermission` and `requirePermission` take these and the app's own. */
+export type Permission =
+  | "rollingDb:read"
+  | "rollingDb:flags"
+  | "crons:read"
+  | "crons:run"
+  | "clients:invalidate"
+  | "catalog:write"
+  | "rollingDb:rewarm"
+  | "rollingDb:force"
+  | "rollingDb:release"
+  | "companies:delete"
+  | "users:delete";

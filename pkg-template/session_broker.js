@@ -147,6 +147,7 @@ function session(manager) {
 }
 
 const listeners = Symbol();
+// In the order of the core's AuthEvent (src/core/session/auth_state.rs): the module tells an index.
 const EVENTS = ["INITIAL_SESSION", "SIGNED_IN", "TOKEN_REFRESHED", "USER_UPDATED", "SIGNED_OUT"];
 function tell(manager, event, reason, otherTab, only) {
   const detail = otherTab ? { reason, otherTab } : { reason };
@@ -252,7 +253,8 @@ export class AuthManager extends generated.AuthManager {
   isAuthenticated() {
     return this.getToken().then(Boolean);
   }
-  hasPermission(action) {
+  // Async: the module's throws (an argument that is not a known action) become rejections.
+  async hasPermission(action) {
     const snap = typeof action === "string" ? reads(this, true) : undefined;
     if (snap === undefined || !usable(snap)) return super.hasPermission(action);
     let allowed = snap.allowed.get(action);
@@ -260,7 +262,7 @@ export class AuthManager extends generated.AuthManager {
       allowed = this.__sbAllows(action);
       snap.allowed.set(action, allowed);
     }
-    return Promise.resolve(allowed);
+    return allowed;
   }
 }
 

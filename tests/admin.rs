@@ -141,7 +141,7 @@ async fn management_calls_reach_their_routes() {
     // The change ended every session of hers, this one included: the next call says so.
     let ended = value(auth.get_my_user().unwrap()).await;
     assert_eq!((ended["status"].clone(), ended["code"].clone()), (json!(401), json!("session_ended")), "{ended}");
-    let again = value(auth.login(js(json!({"username": "carol", "password": "carol-new-pass"})))).await;
+    let again = value(auth.login(js(json!({"username": "carol", "password": "carol-new-pass"}))).unwrap()).await;
     assert_eq!(again["success"], true, "{again}");
     assert_eq!(value(auth.delete_user("user-bob".into()).unwrap()).await["status"], 403);
     assert_eq!(value(auth.delete_company("acme".into()).unwrap()).await["status"], 403);

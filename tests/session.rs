@@ -68,7 +68,7 @@ async fn failed_login_touches_nothing() {
     m.register_on_sign_out(recorder(&log, "signOut")).unwrap();
     m.register_on_login(recorder(&log, "login")).unwrap();
     let before = storage_snapshot();
-    let r = value(m.login(js(json!({"username": "alice", "password": "wrong"})))).await;
+    let r = value(m.login(js(json!({"username": "alice", "password": "wrong"}))).unwrap()).await;
     assert_eq!(r["success"], false);
     assert_eq!(r["status"], 401);
     assert!(r["error"].as_str().is_some_and(|e| !e.is_empty()));
@@ -77,7 +77,7 @@ async fn failed_login_touches_nothing() {
     assert!(idb_exists("alice-orders").await, "local data untouched");
     // Unreachable server: status 0, still nothing touched.
     let offline = manager_for("http://127.0.0.1:9");
-    let r = value(offline.login(js(json!({"username": "alice", "password": "alice-pass"})))).await;
+    let r = value(offline.login(js(json!({"username": "alice", "password": "alice-pass"}))).unwrap()).await;
     assert_eq!((r["success"].clone(), r["status"].clone()), (json!(false), json!(0)));
     assert_eq!(storage_snapshot(), before);
 }
@@ -301,6 +301,8 @@ async fn permissions_follow_the_roles() {
     let custom =
         AuthManager::new(js(json!({"baseUrl": base_url(), "permissions": {"orders:void": ["key_manager"]}}))).unwrap();
     assert!(custom.require_permission("orders:void".into()).is_ok());
+    // An action nobody knows is a mistake, not a "no" (thrown here; the entry module rejects).
+    assert!(m.require_permission("orders:void".into()).is_err() && m.has_permission("crons:rnu".into()).is_err());
 }
 
 #[wasm_bindgen_test]

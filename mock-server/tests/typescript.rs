@@ -19,6 +19,10 @@ fn generated() -> String {
         "/** The SDK's own codes, when the server gave none. */\n{}",
         protocol::typescript::union("SdkErrorCode", session_broker::core::codes::ALL)
     ));
+    decls.push(format!(
+        "/** Every action the SDK knows: `hasPermission` and `requirePermission` take these and the app's own. */\n{}",
+        protocol::typescript::union("Permission", protocol::permissions::ALL)
+    ));
     let head = "// Generated from the Rust types by `make types`; do not edit by hand.\n";
     [head.to_owned(), decls.iter().map(|d| format!("{d}\n")).collect::<Vec<_>>().join("\n")].concat()
 }

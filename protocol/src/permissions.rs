@@ -3,28 +3,41 @@
 /// The role that passes every action.
 pub const SUPER_ROLE: &str = "sys_admin";
 
-/// The operators' views: cluster, fleet, reconciliation, candidates, topology, audit.
-pub const ROLLING_DB_READ: &str = "rollingDb:read";
-/// A flag change and its preflight.
-pub const ROLLING_DB_FLAGS: &str = "rollingDb:flags";
-/// The crons list and a run's progress.
-pub const CRONS_READ: &str = "crons:read";
-/// Starting a cron.
-pub const CRONS_RUN: &str = "crons:run";
-/// Invalidating a tenant's devices.
-pub const CLIENTS_INVALIDATE: &str = "clients:invalidate";
-/// Writes to CORE, the STATIC catalogue, through the document proxy.
-pub const CATALOG_WRITE: &str = "catalog:write";
-/// Re-warm (dropping CORE): in no role's list, so `sys_admin` alone.
-pub const ROLLING_DB_REWARM: &str = "rollingDb:rewarm";
-/// Switching a flag on past its failed prerequisites (`?force=true`): in no role's list, so `sys_admin` alone.
-pub const ROLLING_DB_FORCE: &str = "rollingDb:force";
-/// Releasing a held (restored) day database to the drop: in no role's list, so `sys_admin` alone.
-pub const ROLLING_DB_RELEASE: &str = "rollingDb:release";
-/// Deleting a company (one with nothing left in it): in no role's list, so `sys_admin` alone.
-pub const COMPANIES_DELETE: &str = "companies:delete";
-/// Deleting a user (its sessions end first): in no role's list, so `sys_admin` alone.
-pub const USERS_DELETE: &str = "users:delete";
+/// Declares each action once: the constant, its doc comment, and its entry in `ALL`.
+macro_rules! actions {
+    ($($(#[doc = $doc:literal])+ $name:ident = $text:literal;)+) => {
+        $($(#[doc = $doc])+ pub const $name: &str = $text;)+
+        /// Every action above: those the default map lists and those only `sys_admin` passes.
+        /// The SDK refuses any other action unless the app's own map (`options.permissions`)
+        /// names it; the `.d.ts` types them as `Permission` (`make types`).
+        pub const ALL: &[&str] = &[$($name),+];
+    };
+}
+
+actions! {
+    /// The operators' views: cluster, fleet, reconciliation, candidates, topology, audit.
+    ROLLING_DB_READ = "rollingDb:read";
+    /// A flag change and its preflight.
+    ROLLING_DB_FLAGS = "rollingDb:flags";
+    /// The crons list and a run's progress.
+    CRONS_READ = "crons:read";
+    /// Starting a cron.
+    CRONS_RUN = "crons:run";
+    /// Invalidating a tenant's devices.
+    CLIENTS_INVALIDATE = "clients:invalidate";
+    /// Writes to CORE, the STATIC catalogue, through the document proxy.
+    CATALOG_WRITE = "catalog:write";
+    /// Re-warm (dropping CORE): in no role's list, so `sys_admin` alone.
+    ROLLING_DB_REWARM = "rollingDb:rewarm";
+    /// Switching a flag on past its failed prerequisites (`?force=true`): in no role's list, so `sys_admin` alone.
+    ROLLING_DB_FORCE = "rollingDb:force";
+    /// Releasing a held (restored) day database to the drop: in no role's list, so `sys_admin` alone.
+    ROLLING_DB_RELEASE = "rollingDb:release";
+    /// Deleting a company (one with nothing left in it): in no role's list, so `sys_admin` alone.
+    COMPANIES_DELETE = "companies:delete";
+    /// Deleting a user (its sessions end first): in no role's list, so `sys_admin` alone.
+    USERS_DELETE = "users:delete";
+}
 
 /// The default map (docs/sdk.md, `hasPermission`), action → roles. The mock server authorises its routes by this
 /// same map, so `hasPermission` and the server never disagree.
@@ -47,6 +60,11 @@ impl PermissionMap {
     /// The defaults with `options.permissions` over them.
     pub fn with_overrides(overrides: Vec<(String, Vec<String>)>) -> Self {
         PermissionMap { overrides }
+    }
+
+    /// Whether the app's own map (`options.permissions`) names `action`.
+    pub fn names(&self, action: &str) -> bool {
+        self.overrides.iter().any(|(a, _)| a == action)
     }
 
     /// `sys_admin` passes every action; an unknown action is refused to everyone else.
@@ -90,6 +108,42 @@ mod tests {
         let m = PermissionMap::default();
         assert!(!m.allows("orders:void", &roles(&["cashier", "manager"])));
         assert!(m.allows("orders:void", &roles(&["sys_admin"])));
+    }
+
+    /// docs/sdk.md's table of the default map, as `DEFAULTS` and `ALL` make it.
+    fn documented_map() -> String {
+        let mut table = String::from("| action | roles |\n|---|---|\n");
+        for action in ALL {
+            let roles = match DEFAULTS.iter().find(|(a, _)| a == action) {
+                Some((_, roles)) => roles.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", "),
+                None => format!("`{SUPER_ROLE}` alone"),
+            };
+            table.push_str(&format!("| `{action}` | {roles} |\n"));
+        }
+        table
+    }
+
+    #[test]
+    fn the_sdk_docs_list_the_default_map() {
+        // This file is compiled in the protocol crate and in the SDK's: docs/ is beside either.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let doc = [root.join("docs/sdk.md"), root.join("../docs/sdk.md")].into_iter().find(|p| p.exists()).unwrap();
+        let text = std::fs::read_to_string(doc).unwrap();
+        let want = documented_map();
+        assert!(text.contains(&want), "docs/sdk.md must hold the default map as it is:\n{want}");
+    }
+
+    #[test]
+    fn every_action_is_listed_once_and_the_app_s_own_are_named() {
+        for (action, _) in DEFAULTS {
+            assert!(ALL.contains(&action), "{action}");
+        }
+        let mut all = ALL.to_vec();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), ALL.len());
+        let m = PermissionMap::with_overrides(vec![("orders:void".to_string(), roles(&["manager"]))]);
+        assert!(m.names("orders:void") && !m.names("crons:run") && !PermissionMap::default().names("orders:void"));
     }
 
     #[test]

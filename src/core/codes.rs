@@ -11,6 +11,9 @@ codes! {
     HTTP_ERROR = "http_error";
     /// A success status whose body the SDK cannot use (a login answer without a token).
     BAD_RESPONSE = "bad_response";
+    /// The server sent a code this SDK does not know (a newer server): the code as sent is in
+    /// the failure's `serverCode`.
+    UNKNOWN_CODE = "unknown_code";
     /// The call needs a session and none is stored.
     NOT_SIGNED_IN = "not_signed_in";
     /// The access token expired and could not be refreshed.

@@ -5,6 +5,7 @@ pub mod calls;
 pub mod cell;
 pub mod codec;
 pub mod codes;
+pub mod hashes;
 pub mod hooks;
 pub mod json;
 pub mod keys;

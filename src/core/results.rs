@@ -36,7 +36,8 @@ pub struct CallResult {
     pub data: Option<Value>,
     /// What went wrong, for people.
     pub error: Option<String>,
-    /// What went wrong, for programs: the server's code, else one of [`codes`].
+    /// What went wrong, for programs: the server's code as sent, else one of [`codes`] (one this
+    /// SDK does not know is `unknown_code` in JS, see [`CallResult::to_value`]).
     pub code: Option<String>,
     /// The HTTP status (0 when no answer came).
     pub status: u16,
@@ -56,11 +57,12 @@ pub enum DeviceResult {
 }
 
 /// A failed answer's `(code, words)`: the server's error body when it sent one,
-/// else `http_error` and the status.
+/// else `http_error` and the status. The code is kept as sent: `to_value` types one this SDK
+/// does not know.
 pub fn failure_of(response: &HttpResponse) -> (String, String) {
     let body = json::parse(&response.body);
     let field = |k| body.as_ref().and_then(|b| json::str_field(b, k)).filter(|m| !m.is_empty()).map(str::to_owned);
-    let code = field("error").filter(|c| c.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
+    let code = field("error");
     let message = field("message").or_else(|| code.clone());
     match (code, message) {
         (Some(code), Some(message)) => (code, message),
@@ -125,7 +127,14 @@ impl CallResult {
             out.insert("error".into(), Value::String(error.clone()));
         }
         if let Some(code) = &self.code {
-            out.insert("code".into(), Value::String(code.clone()));
+            // A code this SDK does not know (a newer server's) is `unknown_code` in JS, so the
+            // `ErrorCode` union stays closed; the code as sent is `serverCode`.
+            if super::hashes::is_known_code(code) {
+                out.insert("code".into(), code.as_str().into());
+            } else {
+                out.insert("code".into(), codes::UNKNOWN_CODE.into());
+                out.insert("serverCode".into(), code.as_str().into());
+            }
         }
         out.insert("status".into(), self.status.into());
         Value::Object(out)
@@ -147,12 +156,10 @@ impl LoginResult {
     pub fn to_value(&self) -> Value {
         match self {
             LoginResult::Success { user } => json::object([("success", true.into()), ("user", user.clone())]),
-            LoginResult::Failure { error, code, status } => json::object([
-                ("success", false.into()),
-                ("error", error.as_str().into()),
-                ("code", code.as_str().into()),
-                ("status", (*status).into()),
-            ]),
+            // A call's failure has the same shape.
+            LoginResult::Failure { error, code, status } => {
+                CallResult::failure(code, error.as_str(), *status).to_value()
+            }
         }
     }
 }
@@ -194,6 +201,28 @@ mod tests {
     }
 
     #[test]
+    fn a_code_this_sdk_does_not_know_is_unknown_code_with_the_code_as_sent() {
+        let r = HttpResponse { status: 409, body: r#"{"error":"quota_exceeded","message":"Too many tills"}"#.into() };
+        let call = CallResult::from_response(&r);
+        assert_eq!(call.code.as_deref(), Some("quota_exceeded"), "kept as sent");
+        assert_eq!(
+            call.to_value(),
+            json!({"success": false, "error": "Too many tills", "code": "unknown_code", "status": 409,
+                   "serverCode": "quota_exceeded"})
+        );
+        let (code, error) = failure_of(&r);
+        assert_eq!(LoginResult::failure(&code, error, 409).to_value(), call.to_value(), "a login's has the same shape");
+        let known = CallResult::from_response(&HttpResponse {
+            status: 401,
+            body: r#"{"error":"invalid_credentials","message":"no"}"#.into(),
+        });
+        assert_eq!(
+            known.to_value(),
+            json!({"success": false, "error": "no", "code": "invalid_credentials", "status": 401})
+        );
+    }
+
+    #[test]
     fn the_servers_code_and_words_come_through_and_anything_else_gets_ours() {
         let r =
             HttpResponse { status: 401, body: r#"{"error":"invalid_credentials","message":"Wrong password"}"#.into() };
@@ -203,7 +232,8 @@ mod tests {
         let r = HttpResponse { status: 502, body: "<html>".into() };
         assert_eq!(failure_of(&r), ("http_error".into(), "The server answered HTTP 502 without saying why.".into()));
         let r = HttpResponse { status: 500, body: r#"{"error":"<script>","message":"x"}"#.into() };
-        assert_eq!(failure_of(&r).0, "http_error", "only a plain snake_case code passes through");
+        let junk = CallResult::from_response(&r).to_value();
+        assert_eq!((&junk["code"], &junk["serverCode"]), (&json!("unknown_code"), &json!("<script>")), "kept as sent");
         let c = CallResult::from_response(&HttpResponse { status: 502, body: "<html>".into() });
         assert_eq!((c.status, c.success, c.code.as_deref()), (502, false, Some("http_error")));
         let ok = CallResult::from_response(&HttpResponse { status: 201, body: r#"{"user":{}}"#.into() });

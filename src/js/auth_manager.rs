@@ -7,16 +7,15 @@ use js_sys::{Function, Promise};
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
-use super::convert::{from_js, function_arg, object_arg, promise, string_arg, to_js};
+use super::convert::{function_arg, object_arg, promise, string_arg, to_js};
 use super::errors::{error, invalid};
 use super::hooks::subscribe;
-use crate::core::codes;
 use crate::core::json;
 use crate::core::keys::{HeaderKind, TOKEN_PREFIX};
 use crate::core::lease::StorageLease;
 use crate::core::permissions::PermissionMap;
 use crate::core::ports::{Clock, Storage, StorageError};
-use crate::core::session::{InputError, Ports, Session, SessionConfig};
+use crate::core::session::{InputError, Ports, Refusal, Session, SessionConfig};
 use crate::protocol::LogoutScope;
 use crate::web::lock::BrowserLock;
 use crate::web::tabs::Coordinator;
@@ -42,6 +41,17 @@ fn millis(options: &Map<String, Value>, name: &str, default: u32) -> Result<u32,
             _ => Err([name, " must be a positive number of milliseconds"].concat()),
         },
     }
+}
+
+/// The error `requirePermission` throws.
+pub(super) fn refused(refusal: Refusal, action: &str) -> JsValue {
+    let [before, after] = match refusal {
+        Refusal::UnknownAction => ["unknown action: ", ""],
+        Refusal::NotSignedIn => ["not signed in: ", ""],
+        Refusal::Expired => ["token expired: call hasPermission(), which refreshes first: ", ""],
+        Refusal::Denied => ["Not allowed: ", " needs a role the current user does not have."],
+    };
+    error(refusal.code(), &[before, action, after].concat())
 }
 
 /// The session configuration the options object describes; every mistake named.
@@ -142,11 +152,13 @@ impl AuthManager {
         Ok(AuthManager { session, coordinator: RefCell::new(Some(coordinator)) })
     }
 
-    /// Removes this manager's listeners (other tabs, visibility, online) and its auto-refresh
+    /// Removes this manager's listeners (other tabs, visibility, online, the auth-state stream's) and its auto-refresh
     /// timer. The stored session is untouched and the methods still work; only the following
-    /// of other tabs and the proactive refresh stop. Idempotent.
+    /// of other tabs, the stream and the proactive refresh stop. Idempotent.
     pub fn dispose(&self) {
         self.coordinator.borrow_mut().take();
+        // The stream's listener holds the manager's JS object: without this, never collected.
+        self.session.set_listener(None);
     }
 
     /// `"serviceProxyToken"`: the prefix of every storage key.
@@ -158,22 +170,32 @@ impl AuthManager {
     #[wasm_bindgen(unchecked_return_type = "Promise<LoginResult>")]
     /// Logs in with a user name and password. Resolves `{success: true, user}` or `{success: false, error,
     /// code, status}` (status 0: unreachable); never rejects. A `logout()` called while it runs wins: the new session is
-    /// ended on the server, nothing is stored, and the answer is `code: "signed_out"`.
-    pub fn login(&self, #[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue) -> Promise {
-        // Missing fields go to the server as empty strings: it answers 400 with its own words.
-        let c = from_js(&credentials, "credentials").unwrap_or(Value::Null);
-        let field = |k| json::str_field(&c, k).unwrap_or_default().to_owned();
-        let (username, password) = (field("username"), field("password"));
+    /// ended on the server, nothing is stored, and the answer is `code: "signed_out"`. Throws `invalid_argument` before
+    /// sending anything for a missing or empty `username` or `password`.
+    pub fn login(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Credentials")] credentials: JsValue,
+    ) -> Result<Promise, JsValue> {
+        // Thrown before anything is sent: a form's empty field is the app's to catch.
+        let c = object_arg(&credentials, "credentials")?;
+        let field = |k| c.get(k).and_then(Value::as_str).filter(|v| !v.is_empty()).map(str::to_owned);
+        let (Some(username), Some(password)) = (field("username"), field("password")) else {
+            return Err(invalid("username and password must be non-empty strings"));
+        };
         let session = self.session.clone();
-        promise(async move { session.login(&username, &password).await.to_value() })
+        Ok(promise(async move { session.login(&username, &password).await.to_value() }))
     }
 
     #[wasm_bindgen(js_name = loginWithGoogle, unchecked_return_type = "Promise<LoginResult>")]
-    /// Logs in with an identity provider's credential (the mock server accepts `mock-google:<username>`).
-    pub fn login_with_google(&self, #[wasm_bindgen(unchecked_param_type = "string")] credential: JsValue) -> Promise {
-        let credential = credential.as_string().unwrap_or_default();
+    /// Logs in with an identity provider's credential (the mock server accepts `mock-google:<username>`). Throws `invalid_argument`, nothing sent, for a credential that is not a non-empty string.
+    pub fn login_with_google(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] credential: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let credential = credential.as_string().filter(|c| !c.is_empty());
+        let credential = credential.ok_or_else(|| invalid("credential must be a non-empty string"))?;
         let session = self.session.clone();
-        promise(async move { session.login_with_google(&credential).await.to_value() })
+        Ok(promise(async move { session.login_with_google(&credential).await.to_value() }))
     }
 
     #[wasm_bindgen(js_name = registerUser, unchecked_return_type = "Promise<CallResult<Answer<\"REGISTER\">>>")]
@@ -258,31 +280,28 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = hasPermission, unchecked_return_type = "Promise<boolean>")]
-    /// Whether the current roles allow `action`, after refreshing the token if needed.
+    /// Whether the current roles allow `action`, after refreshing the token if needed. Rejects with `invalid_argument` for an action neither the SDK nor the `permissions` option knows.
     pub fn has_permission(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue,
     ) -> Result<Promise, JsValue> {
         let action = string_arg(&action, "action")?;
+        // Thrown here, rejected by the entry module's `hasPermission` (an async method).
+        if !self.session.knows_action(&action) {
+            return Err(refused(Refusal::UnknownAction, &action));
+        }
         let session = self.session.clone();
         Ok(promise(async move { Value::Bool(session.has_permission(&action).await) }))
     }
 
-    /// Throws a `SessionBrokerError` with code `permission_denied` when the current roles do not allow `action`.
+    /// Throws a `SessionBrokerError` when the current roles do not allow `action` (`permission_denied`), without a session (`not_signed_in`), on an expired token (`session_expired`: `hasPermission()` refreshes first) or for an action neither the SDK nor the `permissions` option knows (`invalid_argument`).
     #[wasm_bindgen(js_name = requirePermission)]
     pub fn require_permission(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] action: JsValue,
     ) -> Result<(), JsValue> {
         let action = string_arg(&action, "action")?;
-        if self.session.allows(&action) {
-            Ok(())
-        } else {
-            Err(error(
-                codes::PERMISSION_DENIED,
-                &["Not allowed: ", &action, " needs a role the current user does not have."].concat(),
-            ))
-        }
+        self.session.judge_permission(&action, true).map_err(|r| refused(r, &action))
     }
 
     #[wasm_bindgen(js_name = registerDevice, unchecked_return_type = "Promise<RegisterDeviceResult>")]
@@ -326,7 +345,7 @@ impl AuthManager {
     /// Runs `handler(user)` after every login (also one in another tab); returns an unsubscribe function.
     pub fn register_on_login(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "(user: JwtClaims) => unknown")] handler: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "(user: SessionUser) => unknown")] handler: JsValue,
     ) -> Result<Function, JsValue> {
         Ok(subscribe(self.session.clone(), |s| &s.hooks().login, function_arg(handler)?))
     }
@@ -341,7 +360,7 @@ impl AuthManager {
     }
 
     #[wasm_bindgen(js_name = registerOnSignOut, unchecked_return_type = "Unsubscribe")]
-    /// Runs `handler({reason, otherTab?, headers?, pushed?, unpushed?})` (see `SignOutEvent`) before the tokens are
+    /// Runs `handler({reason, hadSession, otherTab?, headers?, pushed?, unpushed?})` (see `SignOutEvent`) before the tokens are
     /// cleared (a handler may still use the token); returns an unsubscribe function.
     pub fn register_on_sign_out(
         &self,

@@ -7,10 +7,10 @@
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
-use super::auth_manager::AuthManager;
+use super::auth_manager::{refused, AuthManager};
 use super::convert::{string_arg, to_js};
 use crate::core::keys;
-use crate::core::session::Session;
+use crate::core::session::{Refusal, Session};
 use crate::web::codec::set;
 
 /// The snapshot as the entry module reads it: `{key, expiresKey, token, expiredFrom, expiresAt, usable, user, roles}`.
@@ -36,10 +36,19 @@ impl AuthManager {
         snapshot(self.session())
     }
 
-    /// For the entry module's read cache only: `requirePermission`'s answer as a boolean.
+    /// For the entry module's read cache only, on a token `getToken()` answers as it is:
+    /// whether its roles allow `action`; throws for an action nobody knows (rejected by
+    /// `hasPermission`, an async method).
     #[wasm_bindgen(js_name = __sbAllows, skip_typescript)]
     pub fn allows(&self, action: JsValue) -> Result<bool, JsValue> {
-        Ok(self.session().allows(&string_arg(&action, "action")?))
+        let action = string_arg(&action, "action")?;
+        // Not the expiry again: the cache judged the token valid, and a clock read here could
+        // fall a millisecond later (hasPermission never rejects for an expiry).
+        match self.session().judge_permission(&action, false) {
+            Ok(()) => Ok(true),
+            Err(Refusal::Denied | Refusal::NotSignedIn) => Ok(false),
+            Err(r) => Err(refused(r, &action)),
+        }
     }
 }
 

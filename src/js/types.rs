@@ -10,8 +10,8 @@ use wasm_bindgen::prelude::*;
 const TS_IMPORTS: &'static str = r#"
 import type {
   AuditQuery, AuthManagerOptions, CallResult, Company, Credentials, DestroyResult, DeviceInfo, DeviceStatus,
-  HeaderKind, JwtClaims, LocalPouchDB, LoginResult, LogoutOptions, ReadyPayload, RegisterCredentials,
-  RegisterDeviceResult, SetFlagsOptions, SignOutEvent, SyncSessionOptions, SyncState, TokenKind,
+  HeaderKind, LocalPouchDB, LoginResult, LogoutOptions, ReadyPayload, RegisterCredentials,
+  RegisterDeviceResult, SessionUser, SetFlagsOptions, SignOutEvent, SyncSessionOptions, SyncState, TokenKind,
   TokenRefreshEvent, TrackOptions, Unsubscribe,
 } from "./api.js";
 import type { Answer, RequestBody } from "./protocol.js";

@@ -97,7 +97,8 @@ pub async fn hits(route: &str) -> u64 {
 }
 
 pub async fn login(m: &AuthManager, user: &str) -> Value {
-    let r = value(m.login(js(serde_json::json!({"username": user, "password": format!("{user}-pass")})))).await;
+    let r =
+        value(m.login(js(serde_json::json!({"username": user, "password": format!("{user}-pass")}))).unwrap()).await;
     assert_eq!(r["success"], true, "{r}");
     r
 }

@@ -43,6 +43,16 @@ async fn the_release_package_works_as_published() {
     run_check_page(&base, "", 10).await;
 }
 
+/// What the types promise, at run time: a server code the SDK does not know is `unknown_code`
+/// with `serverCode`, an unknown action is `invalid_argument`, `requirePermission` signed out and
+/// on an expired token, and `login`'s arguments refused before anything is sent.
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn codes_actions_and_arguments_are_checked() {
+    let (base, _state) = serve(repo_root().join("tests/typos")).await;
+    run_check_page(&base, "", 30).await;
+}
+
 /// Four same-origin tabs against strict rotation (REFRESH_REUSE_GRACE_SECS=0): one refresh for
 /// all, nobody logged out, tabs following each other, re-entrant and never-settling hooks.
 #[tokio::test]

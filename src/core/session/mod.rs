@@ -32,7 +32,7 @@ pub use self::auth_state::{changes, AuthEvent, Listener};
 pub use self::refresh::{Flight, RefreshOutcome, TokenAnswer};
 pub use super::ports::PushReport;
 pub use local_databases::{push_headers, push_target, DestroyReport, Entry};
-pub use reads::ReadSnapshot;
+pub use reads::{ReadSnapshot, Refusal};
 
 use super::hooks::{HookContext, HookList, Hooks, SignOutReason, DEFAULT_HOOK_TIMEOUT_MS};
 use super::json;

@@ -9,8 +9,34 @@ use crate::core::hooks::SignOutReason;
 use serde_json::{Map, Value};
 
 use super::{company_record, Phase, Session};
+use crate::core::codes;
 use crate::core::keys::{self, HeaderKind};
 use crate::core::token::{self, Claims, ExpiryWindow};
+
+/// Why `requirePermission` throws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Neither an action the SDK knows nor one of the app's map (`invalid_argument`).
+    UnknownAction,
+    /// No session (`not_signed_in`).
+    NotSignedIn,
+    /// The token expired (`session_expired`).
+    Expired,
+    /// The roles do not allow it (`permission_denied`).
+    Denied,
+}
+
+impl Refusal {
+    /// The code thrown.
+    pub fn code(self) -> &'static str {
+        match self {
+            Refusal::UnknownAction => codes::INVALID_ARGUMENT,
+            Refusal::NotSignedIn => codes::NOT_SIGNED_IN,
+            Refusal::Expired => codes::SESSION_EXPIRED,
+            Refusal::Denied => codes::PERMISSION_DENIED,
+        }
+    }
+}
 
 /// Everything the synchronous reads answer for one stored access token, for a cache in front of
 /// the storage (the package entry module's): it stays true while the stored token's text is the
@@ -157,6 +183,29 @@ impl Session {
     /// Synchronous check against the stored token's roles (`requirePermission`).
     pub fn allows(&self, action: &str) -> bool {
         self.0.config.permissions.allows(action, &self.current_roles())
+    }
+
+    /// Whether `action` is one the SDK knows (`permissions::ALL`) or the app's own map names.
+    pub fn knows_action(&self, action: &str) -> bool {
+        crate::core::hashes::is_known_action(action) || self.0.config.permissions.names(action)
+    }
+
+    /// `requirePermission` (`expiry`: true): the stored token's roles judge a known `action` while
+    /// the token is not expired (`isTokenExpired()`); an expired token's roles may be stale, and
+    /// only `hasPermission()` refreshes first. Without `expiry`, the roles alone (for a caller
+    /// that judged the expiry itself).
+    pub fn judge_permission(&self, action: &str, expiry: bool) -> Result<(), Refusal> {
+        if !self.knows_action(action) {
+            return Err(Refusal::UnknownAction);
+        }
+        let (_, claims) = self.stored_token().ok_or(Refusal::NotSignedIn)?;
+        if expiry && self.expired(&claims) {
+            return Err(Refusal::Expired);
+        }
+        match self.0.config.permissions.allows(action, &claims.roles()) {
+            true => Ok(()),
+            false => Err(Refusal::Denied),
+        }
     }
 
     /// Asynchronous check: a fresh token first, then its roles (`hasPermission`).

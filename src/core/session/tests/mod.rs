@@ -664,6 +664,56 @@ fn has_permission_refreshes_first() {
     assert_eq!(h.transport.paths(), vec!["/auth/refresh"]);
 }
 
+#[test]
+fn judge_permission_judges_a_known_action_on_a_token_that_has_not_expired() {
+    use crate::core::session::Refusal;
+    let h = harness(|_| panic!("no request expected"));
+    assert_eq!(h.session.judge_permission("crons:run", true), Err(Refusal::NotSignedIn));
+    assert_eq!(h.session.judge_permission("crons:rnu", true), Err(Refusal::UnknownAction), "a typo is not a \"no\"");
+    h.session.save_token("Auth", &jwt("acme", &["cashier"]), 900.0).unwrap();
+    assert_eq!(h.session.judge_permission("crons:run", true), Err(Refusal::Denied));
+    assert_eq!(h.session.judge_permission("orders:void", true), Err(Refusal::UnknownAction));
+    h.session.save_token("Auth", &jwt("acme", &["key_manager"]), 900.0).unwrap();
+    assert_eq!(h.session.judge_permission("crons:run", true), Ok(()));
+    assert_eq!(h.session.judge_permission("users:delete", true), Err(Refusal::Denied), "sys_admin's alone");
+    // Inside the one-minute margin the token counts as expired (isTokenExpired()), as past it.
+    h.session.save_token("Auth", &jwt("acme", &["key_manager"]), 30.0).unwrap();
+    assert_eq!(h.session.judge_permission("crons:run", true), Err(Refusal::Expired));
+    h.session.save_token("Auth", &jwt("acme", &["sys_admin"]), 0.0).unwrap();
+    assert_eq!(h.session.judge_permission("users:delete", true), Err(Refusal::Expired), "stale roles are not judged");
+    assert_eq!(h.session.judge_permission("users:delete", false), Ok(()), "the read cache's own judgement");
+    assert_eq!(h.session.judge_permission("crons:rnu", true), Err(Refusal::UnknownAction));
+    assert_eq!(
+        [Refusal::UnknownAction, Refusal::NotSignedIn, Refusal::Expired, Refusal::Denied].map(Refusal::code),
+        ["invalid_argument", "not_signed_in", "session_expired", "permission_denied"]
+    );
+}
+
+#[test]
+fn the_app_s_own_actions_are_known_to_its_session_only() {
+    let h = harness(|_| panic!("no request expected"));
+    let o = vec![("orders:void".to_string(), vec!["manager".to_string()])];
+    let own = Session::new(
+        SessionConfig {
+            permissions: crate::core::permissions::PermissionMap::with_overrides(o),
+            ..SessionConfig::new("http://server.test").unwrap()
+        },
+        Ports {
+            storage: h.storage.clone(),
+            transport: h.transport.clone(),
+            clock: h.clock.clone(),
+            local_databases: h.dbs.clone(),
+            reporter: h.reporter.clone(),
+            lock: Rc::new(FakeLock::default()),
+            device_key: Rc::new(FakeDeviceKey::default()),
+        },
+    );
+    assert!(own.knows_action("orders:void") && own.knows_action("crons:run") && own.knows_action("users:delete"));
+    assert!(!h.session.knows_action("orders:void") && !own.knows_action("orders:viod"));
+    h.session.save_token("Auth", &jwt("acme", &["manager"]), 900.0).unwrap();
+    assert_eq!(own.judge_permission("orders:void", true), Ok(()));
+}
+
 // ----- device --------------------------------------------------------------------------------------
 
 #[test]

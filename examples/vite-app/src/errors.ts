@@ -86,8 +86,15 @@ export function explain(code: ErrorCode, message: string): string {
     case "docdb_engine_required":
     case "rewarm_needs_invalidation":
     case "too_many_feeds":
+    // A code of a newer server than this SDK knows (the failure's `serverCode` has it as sent).
+    case "unknown_code":
       return `The server refused: ${message}`;
     default:
-      return message;
+      // Unreachable while every code is named above: `tsc` names the one a new version adds.
+      return unnamed(code, message);
   }
 }
+
+/** Compiles only for a `never` code. At run time (a code in a newer server's error body, which
+ *  `auth.fetch` hands over as sent) the server's own words. */
+const unnamed = (_code: never, message: string) => message;

@@ -63,8 +63,12 @@ $("login-form").addEventListener("submit", async (event) => {
   const username = ($("username") as HTMLInputElement).value;
   const password = ($("password") as HTMLInputElement).value;
   show("login-error", "");
-  const r = await auth.login({ username, password });
-  if (!r.success) show("login-error", failure(r.code, r.error));
+  try {
+    const r = await auth.login({ username, password });
+    if (!r.success) show("login-error", failure(r.code, r.error));
+  } catch (e) {
+    show("login-error", thrown(e)); // an empty field: the SDK checks its arguments before sending
+  }
 });
 
 // The user's own record from the backend: `auth.fetch` sends the session's token (refreshed first

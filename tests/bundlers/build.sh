@@ -54,7 +54,7 @@ node -e '
     process.exit(1);
   }' "$example/tsconfig.json" "$root/target/create-vite/node_modules/create-vite/template-vanilla-ts/tsconfig.json"
 mkdir -p "$dir"
-cp -r "$example/index.html" "$example/tsconfig.json" "$example/src" "$dir/"
+cp -r "$example/index.html" "$example/tsconfig.json" "$example/vite.config.ts" "$example/src" "$dir/"
 (cd "$dir" && npm init -y >/dev/null && npm pkg set type=module >/dev/null \
   && npm install --silent --no-audit --no-fund "$out"/session-broker-*.tgz)
 # The tsconfig's `types: ["vite/client"]`, from the pinned Vite.

@@ -638,13 +638,10 @@ fn roles_and_permissions_follow_the_jwt() {
     assert!(!block_on(h.session.has_permission("rollingDb:read")));
 }
 
-#[test]
-fn has_permission_refreshes_first() {
-    let (h, _) = logged_in();
-    expire(&h);
-    // The refreshed token carries "manager" — the permission follows the new roles.
+/// A second session on `h`'s ports whose app adds the action `orders:void` for managers.
+fn orders_void_for_managers(h: &H) -> Session {
     let o = vec![("orders:void".to_string(), vec!["manager".to_string()])];
-    let session = Session::new(
+    Session::new(
         SessionConfig {
             permissions: crate::core::permissions::PermissionMap::with_overrides(o),
             ..SessionConfig::new("http://server.test").unwrap()
@@ -658,7 +655,15 @@ fn has_permission_refreshes_first() {
             lock: Rc::new(FakeLock::default()),
             device_key: Rc::new(FakeDeviceKey::default()),
         },
-    );
+    )
+}
+
+#[test]
+fn has_permission_refreshes_first() {
+    let (h, _) = logged_in();
+    expire(&h);
+    // The refreshed token carries "manager" — the permission follows the new roles.
+    let session = orders_void_for_managers(&h);
     assert!(!session.allows("orders:void"));
     assert!(block_on(session.has_permission("orders:void")));
     assert_eq!(h.transport.paths(), vec!["/auth/refresh"]);
@@ -692,22 +697,7 @@ fn judge_permission_judges_a_known_action_on_a_token_that_has_not_expired() {
 #[test]
 fn the_app_s_own_actions_are_known_to_its_session_only() {
     let h = harness(|_| panic!("no request expected"));
-    let o = vec![("orders:void".to_string(), vec!["manager".to_string()])];
-    let own = Session::new(
-        SessionConfig {
-            permissions: crate::core::permissions::PermissionMap::with_overrides(o),
-            ..SessionConfig::new("http://server.test").unwrap()
-        },
-        Ports {
-            storage: h.storage.clone(),
-            transport: h.transport.clone(),
-            clock: h.clock.clone(),
-            local_databases: h.dbs.clone(),
-            reporter: h.reporter.clone(),
-            lock: Rc::new(FakeLock::default()),
-            device_key: Rc::new(FakeDeviceKey::default()),
-        },
-    );
+    let own = orders_void_for_managers(&h);
     assert!(own.knows_action("orders:void") && own.knows_action("crons:run") && own.knows_action("users:delete"));
     assert!(!h.session.knows_action("orders:void") && !own.knows_action("orders:viod"));
     h.session.save_token("Auth", &jwt("acme", &["manager"]), 900.0).unwrap();

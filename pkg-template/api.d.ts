@@ -132,7 +132,8 @@ export interface AuthChangeDetail {
   otherTab?: true;
 }
 
-/** A session with a valid access token. */
+/** A stored session (its access token is valid when `getSession()` answers it; `INITIAL_SESSION`
+ *  tells the stored one as it is). */
 export interface AuthSession<C extends object = {}> {
   accessToken: string;
   /** When the access token expires (ms since the epoch): the stored expiry. */

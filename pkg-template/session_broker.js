@@ -151,9 +151,13 @@ const listeners = Symbol();
 const EVENTS = ["INITIAL_SESSION", "SIGNED_IN", "TOKEN_REFRESHED", "USER_UPDATED", "SIGNED_OUT"];
 function tell(manager, event, reason, otherTab, only) {
   const detail = otherTab ? { reason, otherTab } : { reason };
-  for (const { listener } of only ?? [...manager[listeners]]) {
-    // A listener's failure is reported; the others are still told.
-    try { listener(EVENTS[event], event < 4 ? session(manager) : null, { ...detail }); } catch (e) { console.error(e); }
+  const set = manager[listeners];
+  for (const entry of only ?? [...set]) {
+    // One unsubscribed by an earlier listener is not told; a listener's failure is reported and
+    // the others are still told.
+    if (set.has(entry)) {
+      try { entry.listener(EVENTS[event], event < 4 ? session(manager) : null, { ...detail }); } catch (e) { console.error(e); }
+    }
   }
 }
 
@@ -201,8 +205,11 @@ export class AuthManager extends generated.AuthManager {
   async getSession() {
     const snap = reads(this, true);
     const got = usable(snap) ? snap.token : await outcome(this, snap).raw;
-    if (typeof got !== "string") return { session: null, error: { code: got[0], message: got[1] } };
-    return { session: session(this), error: null };
+    // Storage is read again after the wait: a sign-out meanwhile (here or in another tab) leaves none.
+    const now = typeof got === "string" ? session(this) : null;
+    if (now) return { session: now, error: null };
+    const [code, message] = typeof got === "string" ? ["not_signed_in", "Not signed in."] : got;
+    return { session: null, error: { code, message } };
   }
   // The stream: the module tells this one listener (set at the first subscription: it holds the
   // manager), which tells the app's with the session storage holds now; INITIAL_SESSION in a
@@ -216,7 +223,7 @@ export class AuthManager extends generated.AuthManager {
     }
     const entry = { listener };
     set.add(entry);
-    queueMicrotask(() => set.has(entry) && !freed(this) && tell(this, 0, "stored", false, [entry]));
+    queueMicrotask(() => !freed(this) && tell(this, 0, "stored", false, [entry]));
     return () => { set.delete(entry); };
   }
   // Not a read of the cache, but of the stored headers, at each request: a replication already
@@ -240,15 +247,19 @@ export class AuthManager extends generated.AuthManager {
   }
   // The app's own calls to its backend, with the session's token, to baseUrl's origin only. A 401
   // refreshes once, unless another call already replaced the token this one was sent with, and
-  // sends the copy made before the first send (a body is read once).
+  // sends the copy made before the first send (a body is read once), only with a token of the
+  // same user, tenant and session: another's login meanwhile never carries this request.
   async fetch(input, init) {
     const request = new Request(input.url ? input : new URL(input, this[base]), init), again = request.clone();
     if (new URL(request.url).origin !== new URL(this[base]).origin || request.headers.has("Authorization")) {
       throw new SessionBrokerError("invalid_argument", "fetch: baseUrl's origin only; no Authorization header");
     }
-    const token = await this.getToken(), response = await authorized(request, token);
-    return response.status === 401 && token && (reads(this).token !== token || await this.refreshAuthentication())
-      ? authorized(again, reads(this).token) : response;
+    const token = await this.getToken(), sent = reads(this).user, response = await authorized(request, token);
+    if (response.status !== 401 || !token) return response;
+    if (reads(this).token === token) await this.refreshAuthentication();
+    const now = reads(this), user = now.user;
+    return now.token && now.token !== token && sent && user.userId === sent.userId && user.companyId === sent.companyId
+      && user.sid === sent.sid ? authorized(again, now.token) : response;
   }
   isAuthenticated() {
     return this.getToken().then(Boolean);

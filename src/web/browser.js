@@ -252,7 +252,8 @@ export async function sbIdbWrite(name, store, records, boundMs) {
 // can read it out, and it is never in localStorage). `sbKey` resolves the public half (hex of the
 // raw point), the pair made on first call; `sbProof` a proof for `route` ("POST /auth") over a
 // nonce fetched from `nonceUrl`: `{nonce, signature}` (hex of WebCrypto's r‖s). Null when there is
-// no key or any step fails (the request then goes without a proof).
+// no key or signing fails (the request then goes without a proof); a nonce the server could not
+// give fails the request.
 /** `logout()`'s options (js/auth_manager.rs): the scope's place in local, others, global; -1 for
  *  another. */
 export const sbScope = (o) => o?.scope == null ? 0 : ["local", "others", "global"].indexOf(o.scope);
@@ -265,9 +266,18 @@ const keyPair = async () => {
   return idbDone((await keyDb).transaction("key").objectStore("key").get("pair"));
 };
 async function sbProof(nonceUrl, route, timeoutMs) {
+  let pair;
   try {
-    const pair = await keyPair();
-    const [status, body] = pair ? await sbFetch("POST", nonceUrl, null, "{}", timeoutMs) : [];
+    pair = await keyPair();
+  } catch {
+    keyDb = null;
+  }
+  // With a key, a nonce the server could not give (no answer, a 5xx) fails the request as the
+  // nonce's request failed: sent unproven, a refresh bound to the key would be refused and the
+  // session lost to a passing fault; so a refresh keeps the session for a later try instead.
+  const [status, body] = pair ? await sbFetch("POST", nonceUrl, null, "{}", timeoutMs) : [];
+  if (status >= 500) throw new TypeError("the device nonce route answered HTTP " + status);
+  try {
     const nonce = status == 200 && JSON.parse(body).nonce;
     const signed = nonce && await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, pair.privateKey,
       new TextEncoder().encode(route + "\n" + nonce));

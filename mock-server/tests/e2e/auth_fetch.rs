@@ -11,5 +11,5 @@ use crate::run_check_page;
 #[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
 async fn auth_fetch_sends_the_token_to_the_backend_only() {
     let (base, _state) = serve(repo_root().join("tests/auth-fetch")).await;
-    run_check_page(&base, "index.html", 18).await;
+    run_check_page(&base, "index.html", 19).await;
 }

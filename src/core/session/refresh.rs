@@ -255,6 +255,9 @@ impl Session {
                 ]
                 .concat(),
             );
+            // Recorded as spent too: a tab that waited for the lock with the same token follows
+            // this sign-out instead of spending it again (and telling a sign-out of its own).
+            self.0.ports.lock.spent(Some(tail(&refresh_token))).await;
             return Decided::Rejected(code, reason);
         }
         if response.status != 200 {

@@ -563,7 +563,7 @@ fn handlers_are_bounded_by_the_configured_time() {
 /// Two tabs whose views of `localStorage` learn each other's writes late (as separate renderer
 /// processes do), against the strict server: `record` is whether the lock keeps its record of the
 /// last token spent. Answers the refresh requests sent and whether a tab was logged out.
-fn lagging_tabs_refresh(record: bool) -> (usize, bool) {
+fn lagging_tabs_refresh(record: bool, refused: bool) -> (usize, bool) {
     let world = World::new();
     let lock = FakeLock { spent: record.then(Rc::default), ..FakeLock::default() };
     let views = LaggingStorage::views(2, 6);
@@ -600,6 +600,7 @@ fn lagging_tabs_refresh(record: bool) -> (usize, bool) {
     }
     assert!(tabs[1].session.check_if_logged_in());
     world.clock.0.set(NOW + 900_000 - 30_000);
+    world.server.borrow_mut().refused_refresh = refused;
     let answers = finish_all(
         tabs.iter().map(|t| Box::pin(t.session.get_token()) as std::pin::Pin<Box<dyn Future<Output = _>>>).collect(),
     );
@@ -609,9 +610,15 @@ fn lagging_tabs_refresh(record: bool) -> (usize, bool) {
 
 #[test]
 fn a_tab_whose_view_of_storage_lags_never_spends_a_refresh_token_twice() {
-    assert_eq!(lagging_tabs_refresh(true), (1, false), "one refresh, both tabs served");
+    assert_eq!(lagging_tabs_refresh(true, false), (1, false), "one refresh, both tabs served");
     // The model shows the race: without the record the second tab spends the token again.
-    assert_eq!(lagging_tabs_refresh(false), (2, true));
+    assert_eq!(lagging_tabs_refresh(false, false), (2, true));
+}
+
+#[test]
+fn a_refused_refresh_is_recorded_too_so_a_lagging_tab_follows_the_sign_out_instead_of_sending_it_again() {
+    assert_eq!(lagging_tabs_refresh(true, true), (1, true), "one refresh, refused, both tabs signed out");
+    assert_eq!(lagging_tabs_refresh(false, true), (2, true));
 }
 
 #[test]

@@ -153,10 +153,13 @@ function tell(manager, event, reason, otherTab, only) {
   const detail = otherTab ? { reason, otherTab } : { reason };
   const set = manager[listeners];
   for (const entry of only ?? [...set]) {
-    // One unsubscribed by an earlier listener is not told; a listener's failure is reported and
-    // the others are still told.
-    if (set.has(entry)) {
-      try { entry.listener(EVENTS[event], event < 4 ? session(manager) : null, { ...detail }); } catch (e) { console.error(e); }
+    const told = event < 4 ? session(manager) : null, token = told && told.accessToken;
+    // One unsubscribed by an earlier listener is not told, nor one told this session already (it
+    // subscribed during the change: its INITIAL_SESSION had it); a listener's failure is reported
+    // and the others are still told.
+    if (set.has(entry) && (!event || entry.token !== token)) {
+      entry.token = token;
+      try { entry.listener(EVENTS[event], told, { ...detail }); } catch (e) { console.error(e); }
     }
   }
 }

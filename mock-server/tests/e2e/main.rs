@@ -98,7 +98,7 @@ async fn the_auth_state_stream_follows_every_tab_and_a_reload() {
         let settings = Settings { test_controls: true, ..Settings::default() };
         // The tab page of tests/many-tabs/ serves as each tab here too.
         let (base, _state) = serve_with(repo_root().join("tests"), settings).await;
-        run_check_page_in(engine, &base, "auth-state/index.html", 21).await;
+        run_check_page_in(engine, &base, "auth-state/index.html", 22).await;
     }
 }
 

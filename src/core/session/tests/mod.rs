@@ -638,24 +638,29 @@ fn roles_and_permissions_follow_the_jwt() {
     assert!(!block_on(h.session.has_permission("rollingDb:read")));
 }
 
+impl H {
+    /// Another session (a second manager of the page) on this harness's ports, configured so.
+    fn second_session(&self, config: SessionConfig) -> Session {
+        let ports = Ports {
+            storage: self.storage.clone(),
+            transport: self.transport.clone(),
+            clock: self.clock.clone(),
+            local_databases: self.dbs.clone(),
+            reporter: self.reporter.clone(),
+            lock: Rc::new(FakeLock::default()),
+            device_key: self.key.clone(),
+        };
+        Session::new(config, ports)
+    }
+}
+
 /// A second session on `h`'s ports whose app adds the action `orders:void` for managers.
 fn orders_void_for_managers(h: &H) -> Session {
     let o = vec![("orders:void".to_string(), vec!["manager".to_string()])];
-    Session::new(
-        SessionConfig {
-            permissions: crate::core::permissions::PermissionMap::with_overrides(o),
-            ..SessionConfig::new("http://server.test").unwrap()
-        },
-        Ports {
-            storage: h.storage.clone(),
-            transport: h.transport.clone(),
-            clock: h.clock.clone(),
-            local_databases: h.dbs.clone(),
-            reporter: h.reporter.clone(),
-            lock: Rc::new(FakeLock::default()),
-            device_key: Rc::new(FakeDeviceKey::default()),
-        },
-    )
+    h.second_session(SessionConfig {
+        permissions: crate::core::permissions::PermissionMap::with_overrides(o),
+        ..SessionConfig::new("http://server.test").unwrap()
+    })
 }
 
 #[test]
@@ -942,18 +947,10 @@ fn a_custom_refresh_path_still_signs_the_protocols_route() {
         req.url = req.url.replace("/api/renew", "/auth/refresh");
         inner(&req)
     });
-    let session = Session::new(
-        SessionConfig { refresh_path: "/api/renew".into(), ..SessionConfig::new("http://server.test").unwrap() },
-        Ports {
-            storage: h.storage.clone(),
-            transport: h.transport.clone(),
-            clock: h.clock.clone(),
-            local_databases: h.dbs.clone(),
-            reporter: h.reporter.clone(),
-            lock: Rc::new(FakeLock::default()),
-            device_key: h.key.clone(),
-        },
-    );
+    let session = h.second_session(SessionConfig {
+        refresh_path: "/api/renew".into(),
+        ..SessionConfig::new("http://server.test").unwrap()
+    });
     assert!(block_on(session.login("alice", "alice-pass")).is_success());
     block_on(session.register_device());
     assert!(block_on(session.refresh_authentication()));

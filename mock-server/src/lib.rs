@@ -13,6 +13,7 @@ pub mod extract;
 pub mod metrics;
 pub mod rate_limit;
 pub mod recorded;
+pub mod replicas;
 pub mod rolling;
 pub mod routes;
 pub mod seed;

@@ -21,7 +21,7 @@ const USAGE: &str = "usage:
   mock-server migrate --database-url postgres://… [--status | --baseline-through NNNN | --dry-run | --validate]
                                                           the same against PostgreSQL (or MIGRATION_DATABASE_URL)
 settings come from the environment: DB_PREFIX, ROLLING_DB_MAX_OPEN, CONFLICTS_ENABLED, AUTO_ARCHIVE_ENABLED,
-BACKUP_ENABLED, BACKUP_DIR, JWT_SECRET, ACCESS_TOKEN_TTL_SECS, DATA_DIR, METRICS_LISTEN, LOG_FORMAT, MOCK_TEST_CONTROLS (docs/server.md: all of them)";
+BACKUP_ENABLED, BACKUP_DIR, JWT_SECRET, REPLICA_URL, ACCESS_TOKEN_TTL_SECS, DATA_DIR, METRICS_LISTEN, LOG_FORMAT, MOCK_TEST_CONTROLS (docs/server.md: all of them)";
 
 /// What a command ends with: its error keeps its causes, told once each by `chain`.
 type CliResult = Result<(), Box<dyn Error>>;
@@ -175,8 +175,13 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
     }
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async move {
+        let mut settings = settings;
         let listener = bind(&listen).await.map_err(|e| ServeError::Listen(listen.clone(), e))?;
         let addr = listener.local_addr()?;
+        // The other replicas reach this one where it listens, unless told otherwise.
+        if settings.database_url.is_some() && settings.replica_url.is_none() && !addr.ip().is_unspecified() {
+            settings.replica_url = Some(format!("http://{addr}"));
+        }
         // A generated secret is fine for one machine; a server others can reach must be told its
         // secret, so that tokens survive a new DATA_DIR and nobody relies on a file by accident.
         if !addr.ip().is_loopback() && settings.jwt_secret.is_none() {
@@ -215,12 +220,17 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
             });
         }
         mock_server::crons::scheduler::start(state.clone());
+        let leaving = state.replicas.clone().zip(state.settings.database_url.clone());
         // Connection info gives handlers the peer address (rate limit, audit log).
         let app = mock_server::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(mock_server::app::listener(listener), app)
             .with_graceful_shutdown(shutdown())
             .await
             .map_err(ServeError::Io)?;
+        // The others take this replica's tenants now rather than when its heartbeat is missed.
+        if let Some((replicas, url)) = leaving {
+            replicas.members.leave(&url).await;
+        }
         Ok(())
     })
 }

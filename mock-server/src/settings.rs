@@ -72,6 +72,10 @@ pub struct Settings {
     /// least 4: more backends than PostgreSQL has cores to run them only queue up inside it, and
     /// on a 2-core machine a pool of 16 a replica cost a third of the refresh throughput).
     pub database_pool_size: usize,
+    /// `REPLICA_URL`: where the store's other replicas reach this one (`http://host:port`), to
+    /// read the feeds of the tenants it owns; by default the listening address when that is a
+    /// particular one. Without it on PostgreSQL this replica reads the engine's feeds itself.
+    pub replica_url: Option<String>,
     pub test_controls: bool,
     /// `DOCDB_URL`: the CouchDB-protocol engine the document proxy forwards to; `None` keeps the
     /// embedded document model, which serves no replication protocol.
@@ -114,6 +118,7 @@ impl Default for Settings {
             data_dir: None,
             database_url: None,
             database_pool_size: std::thread::available_parallelism().map_or(4, |n| (2 * n.get()).max(4)),
+            replica_url: None,
             test_controls: false,
             docdb_url: None,
             docdb_cors_origins: Vec::new(),
@@ -239,6 +244,12 @@ impl Settings {
         number(&get, "DATABASE_POOL_SIZE", &mut s.database_pool_size)?;
         if s.database_pool_size == 0 {
             return Err(invalid("DATABASE_POOL_SIZE", "must be at least 1"));
+        }
+        if let Some(v) = get("REPLICA_URL").filter(|v| !v.is_empty()) {
+            if reqwest::Url::parse(&v).map_or(true, |u| u.scheme() != "http" || u.host_str().is_none()) {
+                return Err(invalid("REPLICA_URL", "an http:// URL with a host"));
+            }
+            s.replica_url = Some(v);
         }
         if let Some(v) = get("DATA_DIR") {
             if !v.is_empty() {

@@ -127,6 +127,8 @@ pub struct AppState {
     pub engine: Option<crate::docdb::engine::Engine>,
     /// The changes hubs in front of the engine (`DOCDB_HUB`, on by default).
     pub changes_hubs: Option<Arc<crate::docdb::changes_hub::ChangesHubs>>,
+    /// On PostgreSQL with `REPLICA_URL`: the replicas alive and the feeds shared with them.
+    pub replicas: Option<Arc<crate::replicas::Replicas>>,
     /// What each session holds here that its end reaches: ended sessions, open feeds and sockets.
     pub sessions: crate::auth::sessions::Sessions,
 }
@@ -244,30 +246,50 @@ impl AppState {
         if let Some(url) = &settings.database_url {
             follow_replicas(url, &clock, &tenant_sockets, sessions.clone())?;
         }
-        let changes_hubs = match (&engine, settings.docdb_hub) {
-            (Some(engine), true) => {
-                let tuning = crate::docdb::changes_hub::Tuning {
-                    linger: std::time::Duration::from_millis(settings.docdb_hub_linger_ms),
-                    max_bytes: settings.docdb_hub_index_bytes,
-                    ..Default::default()
+        let secret =
+            crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?;
+        let instance_id = crate::auth::secrets::random_id("proc");
+        let (mut replicas, mut changes_hubs) = (None, None);
+        if let (Some(engine), true) = (&engine, settings.docdb_hub) {
+            use crate::replicas::{feeds::ReplicaFeeds, members::Members, owner::Member, Replicas};
+            let tuning = crate::docdb::changes_hub::Tuning {
+                linger: std::time::Duration::from_millis(settings.docdb_hub_linger_ms),
+                max_bytes: settings.docdb_hub_index_bytes,
+                ..Default::default()
+            };
+            let source: Arc<dyn crate::docdb::changes_hub::Source> =
+                match (&settings.database_url, &settings.replica_url) {
+                    (Some(database_url), Some(url)) => {
+                        let me = Member { id: instance_id.clone(), url: url.clone() };
+                        let shared = Arc::new(Replicas {
+                            members: Members::join(database_url.clone(), me),
+                            key: crate::replicas::feed_key(&secret),
+                            counts: Arc::default(),
+                        });
+                        let feeds = ReplicaFeeds::new(
+                            engine.clone(),
+                            shared.members.clone(),
+                            &shared.key,
+                            shared.counts.clone(),
+                        );
+                        replicas = Some(shared);
+                        Arc::new(feeds)
+                    }
+                    _ => Arc::new(engine.clone()),
                 };
-                Some(crate::docdb::changes_hub::ChangesHubs::new(Arc::new(engine.clone()), tuning))
-            }
-            _ => None,
-        };
+            changes_hubs = Some(crate::docdb::changes_hub::ChangesHubs::new(source, tuning));
+        }
         Ok(AppState {
             engine,
             changes_hubs,
-            tokens: Arc::new(TokenKeys::new(
-                &crate::auth::secrets::signing_secret(settings.jwt_secret.as_deref(), settings.data_dir.as_deref())?,
-                settings.access_token_ttl_secs,
-            )),
+            replicas,
+            tokens: Arc::new(TokenKeys::new(&secret, settings.access_token_ttl_secs)),
             settings: Arc::new(settings),
             store: Arc::new(store),
             clock,
             stats: Arc::default(),
             static_dirs,
-            instance_id: crate::auth::secrets::random_id("proc"),
+            instance_id,
             started_at: std::time::SystemTime::now(),
             schedule: Arc::default(),
             test: Arc::default(),

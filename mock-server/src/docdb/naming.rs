@@ -47,6 +47,17 @@ impl TenantNames {
     }
 }
 
+/// The tenant prefix (`{env}_{co}_{rest}`) of a tenant's database name, or the name itself when it
+/// is none of a tenant's kinds: what a tenant's databases are owned by among replicas.
+pub fn tenant_of(db: &str) -> &str {
+    if let Some((base, day)) = db.strip_prefix("daily_").and_then(|d| d.rsplit_once('_')) {
+        if day.len() == 8 && parse(day).is_some() {
+            return base;
+        }
+    }
+    ["_core", "_catalog", "_archive"].iter().find_map(|kind| db.strip_suffix(kind)).unwrap_or(db)
+}
+
 const FORMAT: &str = "%Y%m%d";
 
 /// The UTC day of `ms` since the epoch.
@@ -107,6 +118,16 @@ mod tests {
         ] {
             assert_eq!(n.kind_of(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn a_tenants_databases_share_its_prefix() {
+        let names = TenantNames::new("dev", "acme", "s1");
+        for db in [names.core(), names.legacy(), names.archive(), names.day("20260101")] {
+            assert_eq!(tenant_of(&db), "dev_acme_s1", "{db}");
+        }
+        assert_eq!(tenant_of("daily_dev_acme_s1_2026"), "daily_dev_acme_s1_2026");
+        assert_eq!(tenant_of("other"), "other");
     }
 
     #[test]

@@ -209,6 +209,34 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
         "Feeds of the engine the changes hubs hold (one a database devices listen to)",
         int(hubs.upstream_feeds),
     );
+    // One server reads every feed from the engine; a replica of a shared store only its tenants'.
+    let (engine_feeds, forwarded, fallbacks, alive) = match &state.replicas {
+        Some(replicas) => {
+            let c = &replicas.counts;
+            let read = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+            (read(&c.engine), read(&c.forwarded), read(&c.fallbacks), replicas.members.live().len() as u64)
+        }
+        None => (hubs.upstream_feeds, 0, 0, 1),
+    };
+    gauge(
+        &mut r,
+        "docdb_hub_engine_feeds",
+        "Continuous feeds of the engine itself this replica holds (its own tenants' databases)",
+        int(engine_feeds),
+    );
+    gauge(
+        &mut r,
+        "docdb_hub_forwarded_feeds",
+        "Feeds this replica's hubs read from the replica owning the tenant, not from the engine",
+        int(forwarded),
+    );
+    counter(
+        &mut r,
+        "docdb_hub_owner_fallbacks",
+        "Times an owning replica could not be read and the engine was read instead",
+        fallbacks,
+    );
+    gauge(&mut r, "replicas_alive", "Replicas of this store this one hears (itself included)", int(alive));
     gauge(
         &mut r,
         "docdb_hub_listening_feeds",

@@ -44,7 +44,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
             .row(routes::DOCDB_SLASH, engine_required)
             .row(routes::DOCDB_WITHIN, embedded),
     };
-    routes.layer(cors(&state.settings.docdb_cors_origins))
+    // Replicas' feeds for each other: no browser reaches them, so no CORS.
+    routes.layer(cors(&state.settings.docdb_cors_origins)).merge(crate::routes::replica_feeds::router())
 }
 
 /// Credentialed CORS for the allowed origins, named (a wildcard is refused by browsers when

@@ -9,5 +9,6 @@ pub mod docdb;
 pub mod health;
 pub mod management;
 pub mod mock;
+pub mod replica_feeds;
 pub mod sync_socket;
 pub mod table;

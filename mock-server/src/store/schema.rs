@@ -328,10 +328,16 @@ CREATE TABLE IF NOT EXISTS mock_clock (
 CREATE TABLE IF NOT EXISTS mock_backup_marker (
   id BIGINT PRIMARY KEY CHECK (id = 1),
   token TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS mock_replicas (
+  id TEXT PRIMARY KEY NOT NULL,
+  url TEXT NOT NULL,
+  seen_at TIMESTAMPTZ NOT NULL
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 24] = [
+pub const OWN_TABLES: [&str; 25] = [
+    "mock_replicas",
     "guard_device_sessions",
     "guard_device_keys",
     "guard_keyed_sign_ins",

@@ -12,10 +12,14 @@ pub struct Server {
     pub client: Client,
 }
 
-pub async fn spawn_with(settings: Settings) -> Server {
-    let state = AppState::new(settings, StaticDirs::default()).expect("state");
+pub async fn spawn_with(mut settings: Settings) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    // As the binary does: replicas of one store reach each other where they listen.
+    if settings.database_url.is_some() && settings.replica_url.is_none() {
+        settings.replica_url = Some(format!("http://{addr}"));
+    }
+    let state = AppState::new(settings, StaticDirs::default()).expect("state");
     let app = mock_server::app(state.clone());
     tokio::spawn(async move { axum::serve(mock_server::app::listener(listener), app).await.unwrap() });
     Server { base: format!("http://{addr}"), state, client: Client::new() }

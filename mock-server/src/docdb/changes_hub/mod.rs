@@ -5,7 +5,8 @@
 //! database's live requests (and CORE's normal ones, the re-bootstrap peak) are served from a
 //! `Hub`: one continuous feed of the database, read with every leaf revision and the document,
 //! whose changes go to an `Index` (the latest change of each document) and to every listening
-//! device, each in the view it asked for. The engine sees one feed per database per replica.
+//! device, each in the view it asked for. The engine sees one feed per database: on one server
+//! the hub's own, with replicas of a shared store the owning replica's (`crate::replicas`).
 //!
 //! What a device sees is what the engine would have answered it: the same changes in the same
 //! order, the sequences as the engine wrote them. What the hubs of a replica hold is bounded in
@@ -25,7 +26,7 @@ mod source;
 
 pub use change::{Change, Seq, View};
 pub use request::{Feed, FeedRequest, Since};
-pub use source::{Page, Source, SourceError};
+pub use source::{Page, Source, SourceError, UPSTREAM_HEARTBEAT};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -1,0 +1,176 @@
+//! Where a replica's hubs read each database's live changes: from the engine when this replica
+//! owns the database's tenant, otherwise from the owner's hub (`FEED_PATH`), which answers as the
+//! engine would. The engine then holds one feed a database, however many replicas there are, and
+//! reads each write once. A hub's first read, a device's catch-up and the database's head are
+//! short normal requests and still go to the engine.
+//!
+//! When the owner cannot be reached or refuses (it is stopping, or sees other replicas alive), the
+//! feed is read from the engine instead for `FALLBACK_FOR`, the database then read twice: no
+//! device waits on another replica.
+//! A feed ends when its database's owner changes; the hub opens it again from the last sequence
+//! it took in, so no change is missed or repeated.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use futures_util::stream::BoxStream;
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use super::members::Members;
+use crate::docdb::changes_hub::{Page, Source, SourceError, View};
+use crate::docdb::engine::Engine;
+
+/// The owner's hub as another replica reads it: `GET FEED_PATH/{db}?since=…`, the continuous
+/// feed of every leaf revision with its document, as the engine's own.
+pub const FEED_PATH: &str = "/_replica/changes";
+/// The header carrying `feed_key`.
+pub const KEY_HEADER: &str = "x-replica-key";
+
+/// Feeds held now, by where they read.
+#[derive(Debug, Default)]
+pub struct FeedCounts {
+    /// Feeds of the engine itself.
+    pub engine: AtomicU64,
+    /// Feeds read from the owning replica.
+    pub forwarded: AtomicU64,
+    /// Times an owner could not be read and the engine was read instead.
+    pub fallbacks: AtomicU64,
+}
+
+pub struct ReplicaFeeds {
+    engine: Engine,
+    members: Arc<Members>,
+    http: reqwest::Client,
+    key: String,
+    pub counts: Arc<FeedCounts>,
+}
+
+impl ReplicaFeeds {
+    pub fn new(engine: Engine, members: Arc<Members>, key: &[u8], counts: Arc<FeedCounts>) -> ReplicaFeeds {
+        let http = reqwest::Client::builder().connect_timeout(Duration::from_secs(2)).build().unwrap_or_default();
+        ReplicaFeeds { engine, members, http, key: hex::encode(key), counts }
+    }
+}
+
+/// How long an engine feed read in place of an unreachable owner lasts before the owner is asked
+/// again (the hub goes on from the last change it took in): longer than a dead replica takes to
+/// leave the others' lists, so the second try finds the new owner.
+pub const FALLBACK_FOR: Duration = Duration::from_secs(5);
+
+/// A stream counted in `which` while it is open, ending when `key`'s owner is no longer `owner`
+/// or, when given, at `until`.
+fn held(
+    stream: BoxStream<'static, Result<Bytes, SourceError>>,
+    counter: Arc<FeedCounts>,
+    which: fn(&FeedCounts) -> &AtomicU64,
+    members: Arc<Members>,
+    key: String,
+    owner: String,
+    until: Option<tokio::time::Instant>,
+) -> BoxStream<'static, Result<Bytes, SourceError>> {
+    struct Open(Arc<FeedCounts>, fn(&FeedCounts) -> &AtomicU64);
+    impl Drop for Open {
+        fn drop(&mut self) {
+            (self.1)(&self.0).fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    which(&counter).fetch_add(1, Ordering::Relaxed);
+    let open = Open(counter, which);
+    let mut changes = members.changes();
+    let moved = async move {
+        let owner_moved = async {
+            while changes.changed().await.is_ok() {
+                if members.owner(&key).id != owner {
+                    return;
+                }
+            }
+            std::future::pending::<()>().await;
+        };
+        match until {
+            Some(at) => tokio::select! {
+                () = owner_moved => {}
+                () = tokio::time::sleep_until(at) => {}
+            },
+            None => owner_moved.await,
+        }
+    };
+    stream
+        .map(move |chunk| {
+            let _ = &open;
+            chunk
+        })
+        .take_until(Box::pin(moved))
+        .boxed()
+}
+
+fn since_text(since: &Value) -> String {
+    match since {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Source for ReplicaFeeds {
+    fn head(&self, db: &str) -> BoxFuture<'static, Result<Value, SourceError>> {
+        self.engine.head(db)
+    }
+
+    fn page(
+        &self,
+        db: &str,
+        since: &Value,
+        limit: usize,
+        doc_ids: Option<&HashSet<String>>,
+        view: View,
+    ) -> BoxFuture<'static, Result<Page, SourceError>> {
+        self.engine.page(db, since, limit, doc_ids, view)
+    }
+
+    fn follow(
+        &self,
+        db: &str,
+        since: &Value,
+    ) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
+        let key = crate::docdb::naming::tenant_of(db).to_owned();
+        let owner = self.members.owner(&key);
+        let from_engine = self.engine.follow(db, since);
+        let (members, counts) = (self.members.clone(), self.counts.clone());
+        if owner.id == self.members.me().id {
+            return Box::pin(async move {
+                let feed = from_engine.await?;
+                Ok(held(feed, counts, |c| &c.engine, members, key, owner.id, None))
+            });
+        }
+        let url = format!(
+            "{}{FEED_PATH}/{}",
+            owner.url.trim_end_matches('/'),
+            percent_encoding::utf8_percent_encode(db, percent_encoding::NON_ALPHANUMERIC)
+        );
+        let request = self.http.get(url).query(&[("since", since_text(since))]).header(KEY_HEADER, &self.key);
+        let db = db.to_owned();
+        Box::pin(async move {
+            let refused = match request.send().await {
+                Ok(answer) if answer.status().is_success() => {
+                    let feed =
+                        answer.bytes_stream().map(|c| c.map_err(|e| SourceError::Unavailable(e.to_string()))).boxed();
+                    return Ok(held(feed, counts, |c| &c.forwarded, members, key, owner.id, None));
+                }
+                Ok(answer) if answer.status() == reqwest::StatusCode::NOT_FOUND => {
+                    return Err(SourceError::Status(404))
+                }
+                Ok(answer) => format!("answered {}", answer.status()),
+                Err(e) => e.to_string(),
+            };
+            tracing::warn!(db = %db, owner = %owner.url, "the owner's feed: {refused}; reading the engine's");
+            counts.fallbacks.fetch_add(1, Ordering::Relaxed);
+            let feed = from_engine.await?;
+            let until = tokio::time::Instant::now() + FALLBACK_FOR;
+            Ok(held(feed, counts, |c| &c.engine, members, key, owner.id, Some(until)))
+        })
+    }
+}

@@ -1,0 +1,138 @@
+//! The replicas alive, as every replica of a store sees them: each writes its heartbeat into the
+//! store (`mock_replicas`) every `HEARTBEAT` and reads back those heard within `GONE_AFTER`, the
+//! store's own clock deciding (no two replicas' clocks are compared). A replica that stops, or
+//! cannot reach the store, drops out of the others' lists within `GONE_AFTER`; its tenants then
+//! have another owner.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio_postgres::NoTls;
+
+use super::owner::{owner, Member};
+
+/// How often a replica says it is alive.
+pub const HEARTBEAT: Duration = Duration::from_millis(500);
+/// A replica not heard for this long is taken for gone.
+pub const GONE_AFTER: Duration = Duration::from_secs(2);
+
+pub struct Members {
+    me: Member,
+    live: RwLock<Arc<Vec<Member>>>,
+    /// Bumped whenever the list changes (a feed read from an owner asks then whether it still is).
+    changed: watch::Sender<u64>,
+}
+
+impl Members {
+    /// This replica alone (one server; or before the store first answered).
+    pub fn alone(me: Member) -> Arc<Members> {
+        Arc::new(Members { live: RwLock::new(Arc::new(vec![me.clone()])), me, changed: watch::channel(0).0 })
+    }
+
+    /// Joins the replicas of the store at `database_url`, for the process's life.
+    pub fn join(database_url: String, me: Member) -> Arc<Members> {
+        let members = Members::alone(me);
+        let kept = members.clone();
+        crate::bridge::spawn(async move {
+            loop {
+                if let Err(e) = kept.beat_on(&database_url).await {
+                    tracing::warn!("the replicas' heartbeat: {}; again", crate::causes::chain(&e));
+                }
+                tokio::time::sleep(HEARTBEAT).await;
+            }
+        });
+        members
+    }
+
+    pub fn me(&self) -> &Member {
+        &self.me
+    }
+
+    pub fn live(&self) -> Arc<Vec<Member>> {
+        self.live.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The owner of `key` among the replicas alive (this one when it hears of none).
+    pub fn owner(&self, key: &str) -> Member {
+        owner(key, &self.live()).cloned().unwrap_or_else(|| self.me.clone())
+    }
+
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    fn set(&self, mut live: Vec<Member>) {
+        // This replica is alive to itself, even before its own first heartbeat is read back.
+        if !live.iter().any(|m| m.id == self.me.id) {
+            live.push(self.me.clone());
+        }
+        live.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut held = self.live.write().unwrap_or_else(|p| p.into_inner());
+        if **held != live {
+            *held = Arc::new(live);
+            drop(held);
+            self.changed.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// Heartbeats on one connection until it fails.
+    async fn beat_on(&self, database_url: &str) -> Result<(), tokio_postgres::Error> {
+        let (client, connection) = tokio_postgres::connect(database_url, NoTls).await?;
+        let driver = tokio::spawn(connection);
+        let beat = client
+            .prepare(
+                "INSERT INTO mock_replicas (id, url, seen_at) VALUES ($1, $2, now())
+                 ON CONFLICT (id) DO UPDATE SET url = EXCLUDED.url, seen_at = now()",
+            )
+            .await?;
+        let alive = client
+            .prepare("SELECT id, url FROM mock_replicas WHERE seen_at > now() - make_interval(secs => $1)")
+            .await?;
+        let result = async {
+            loop {
+                client.execute(&beat, &[&self.me.id, &self.me.url]).await?;
+                let rows = client.query(&alive, &[&GONE_AFTER.as_secs_f64()]).await?;
+                self.set(rows.iter().map(|r| Member { id: r.get(0), url: r.get(1) }).collect());
+                // Rows of replicas long gone (each process has an id of its own).
+                client.execute("DELETE FROM mock_replicas WHERE seen_at < now() - interval '1 hour'", &[]).await?;
+                tokio::time::sleep(HEARTBEAT).await;
+            }
+        }
+        .await;
+        driver.abort();
+        result
+    }
+
+    /// Says this replica is leaving (a graceful stop): the others take its tenants at once.
+    pub async fn leave(&self, database_url: &str) {
+        if let Ok((client, connection)) = tokio_postgres::connect(database_url, NoTls).await {
+            let driver = tokio::spawn(connection);
+            let _ = client.execute("DELETE FROM mock_replicas WHERE id = $1", &[&self.me.id]).await;
+            driver.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(id: &str) -> Member {
+        Member { id: id.to_owned(), url: format!("http://{id}") }
+    }
+
+    #[test]
+    fn a_changed_list_is_told_once_and_holds_this_replica() {
+        let members = Members::alone(member("b"));
+        let mut changes = members.changes();
+        members.set(vec![member("c"), member("a")]);
+        assert!(changes.has_changed().unwrap());
+        changes.mark_unchanged();
+        assert_eq!(members.live().iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        members.set(vec![member("a"), member("b"), member("c")]);
+        assert!(!changes.has_changed().unwrap(), "the same list is no change");
+        members.set(vec![]);
+        assert_eq!(members.owner("any").id, "b");
+    }
+}

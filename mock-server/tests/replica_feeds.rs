@@ -1,0 +1,282 @@
+//! Replicas of one store share the engine's feeds: three replicas (processes of the release
+//! commands' binary) on one PostgreSQL and one PouchDB Server, a device listening to one database
+//! through each. The engine holds one continuous feed of it (counted by a relay in front of the
+//! engine that reads each request, not by the server), and the feed's owner killed, its device
+//! comes back through another replica: every device gets every change once, in order.
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::engine::{self, Engine};
+use common::pg::Cluster;
+use serde_json::{json, Map, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const SECRET: &str = "0123456789abcdef-replica-feeds";
+
+/// A replica: the server binary as its own process.
+struct Replica {
+    child: Child,
+    base: String,
+    metrics: String,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Replica {
+    /// Started off the test's runtime (reading its first lines blocks), which serves the relay.
+    async fn start(database_url: &str, docdb_url: &str) -> Replica {
+        let (database_url, docdb_url) = (database_url.to_owned(), docdb_url.to_owned());
+        tokio::task::spawn_blocking(move || Replica::start_here(&database_url, &docdb_url)).await.unwrap()
+    }
+
+    fn start_here(database_url: &str, docdb_url: &str) -> Replica {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mock-server"))
+            .args(["--listen", "127.0.0.1:0"])
+            .env("DATABASE_URL", database_url)
+            .env("DOCDB_URL", docdb_url)
+            .env("JWT_SECRET", SECRET)
+            .env("METRICS_LISTEN", "127.0.0.1:0")
+            .env("DOCDB_FEEDS_PER_SESSION", "64")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the server starts");
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = |what: &str| {
+            let mut l = String::new();
+            std::io::BufRead::read_line(&mut out, &mut l).unwrap();
+            l.split(" on ").nth(1).unwrap_or_else(|| panic!("no {what} line: {l:?}")).trim().to_owned()
+        };
+        let base = line("listening");
+        let metrics = line("metrics");
+        Replica { child, base, metrics }
+    }
+
+    async fn metric(&self, name: &str) -> f64 {
+        let text = reqwest::get(&self.metrics).await.unwrap().text().await.unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} not in {}", self.metrics))
+    }
+}
+
+/// A relay in front of the engine counting its connections whose last request is a continuous
+/// `_changes` (a connection that held a feed and is still open holds it still).
+async fn feed_counting_relay(engine_port: u16) -> (u16, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let feeds = Arc::new(AtomicUsize::new(0));
+    let counted = feeds.clone();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let feeds = counted.clone();
+            tokio::spawn(async move {
+                let Ok(mut engine) = tokio::net::TcpStream::connect(("127.0.0.1", engine_port)).await else { return };
+                let (mut from_client, mut to_client) = client.split();
+                let (mut from_engine, mut to_engine) = engine.split();
+                let mut continuous = false;
+                let upstream = async {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    loop {
+                        let n = match from_client.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        // A request's first line starts a packet here (requests are small).
+                        let text = String::from_utf8_lossy(&buf[..n]);
+                        if let Some(first) = text.lines().next().filter(|l| l.ends_with("HTTP/1.1")) {
+                            let now = first.contains("_changes") && first.contains("feed=continuous");
+                            if now != continuous {
+                                if now {
+                                    feeds.fetch_add(1, Ordering::SeqCst)
+                                } else {
+                                    feeds.fetch_sub(1, Ordering::SeqCst)
+                                };
+                                continuous = now;
+                            }
+                        }
+                        if to_engine.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                };
+                let downstream = tokio::io::copy(&mut from_engine, &mut to_client);
+                tokio::select! {
+                    _ = upstream => {}
+                    _ = downstream => {}
+                }
+                if continuous {
+                    feeds.fetch_sub(1, Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    (port, feeds)
+}
+
+/// A device's live feed through `base`, from `since`; each row as it comes.
+async fn listen(base: &str, db: &str, headers: &Map<String, Value>, since: &str) -> reqwest::Response {
+    let mut r =
+        reqwest::Client::new().get(format!("{base}/docdb/{db}/_changes?feed=continuous&heartbeat=500&since={since}"));
+    for (k, v) in headers {
+        r = r.header(k, v.as_str().unwrap());
+    }
+    let r = r.send().await.unwrap();
+    assert!(r.status().is_success(), "{base}: {}", r.status());
+    r
+}
+
+/// Rows of `feed` into `rows` until it ends (`Ok`) or `until` is among them (`Err`: still open).
+async fn read_rows(feed: &mut reqwest::Response, rows: &mut Vec<Value>, until: &str) -> bool {
+    let mut pending = Vec::new();
+    loop {
+        if rows.iter().any(|r| r["id"] == until) {
+            return true;
+        }
+        match feed.chunk().await {
+            Ok(Some(chunk)) => pending.extend_from_slice(&chunk),
+            _ => return false,
+        }
+        while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = pending.drain(..=end).collect();
+            if !line.trim_ascii().is_empty() {
+                let row: Value = serde_json::from_slice(&line).unwrap();
+                if row.get("id").is_some() {
+                    rows.push(row);
+                }
+            }
+        }
+    }
+}
+
+async fn write(e: &Engine, db: &str, ids: std::ops::Range<usize>) {
+    let docs: Vec<Value> = ids.map(|i| json!({"_id": format!("doc-{i:03}"), "n": i})).collect();
+    e.bulk(db, Value::Array(docs)).await;
+}
+
+/// Waits (up to 30 s) until `f` holds.
+async fn eventually(what: &str, mut f: impl AsyncFnMut() -> bool) {
+    for _ in 0..300 {
+        if f().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{what}: not within 30 s");
+}
+
+fn ids(rows: &[Value]) -> Vec<String> {
+    rows.iter().map(|r| r["id"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_hold_one_engine_feed_and_a_replicas_death_loses_no_change() {
+    let pg = Cluster::start();
+    let database_url = pg.migrated("replica_feeds");
+    let e = Engine::start().await;
+    let (relay_port, engine_feeds) = feed_counting_relay(e.port).await;
+    let docdb_url = format!("http://{}:{}@127.0.0.1:{relay_port}/", engine::ADMIN.0, engine::ADMIN.1);
+    // One at a time: the first seeds the store.
+    let mut replicas: Vec<Option<Replica>> = Vec::new();
+    for _ in 0..3 {
+        replicas.push(Some(Replica::start(&database_url, &docdb_url).await));
+    }
+    let first = replicas[0].as_ref().unwrap();
+    eventually("every replica hears the others", async || first.metric("replicas_alive").await == 3.0).await;
+    let client = reqwest::Client::new();
+    let login: Value = client
+        .post(format!("{}/auth", first.base))
+        .json(&json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let headers = login["docdbHeaders"]["Remote"].as_object().unwrap_or_else(|| panic!("{login}")).clone();
+    let day = mock_server::docdb::naming::day_of(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64,
+    );
+    let db = format!("daily_dev_acme_main_{day}");
+    e.create_db(&db).await;
+    write(&e, &db, 0..10).await;
+
+    // A device on each replica, each reading the database from its start.
+    let mut feeds = Vec::new();
+    for r in replicas.iter().flatten() {
+        feeds.push(listen(&r.base, &db, &headers, "0").await);
+    }
+    let mut rows: Vec<Vec<Value>> = vec![Vec::new(); 3];
+    write(&e, &db, 10..20).await;
+    for (feed, rows) in feeds.iter_mut().zip(rows.iter_mut()) {
+        assert!(read_rows(feed, rows, "doc-019").await, "the feed stays open");
+    }
+    eventually("the engine holds one feed of the database", async || engine_feeds.load(Ordering::SeqCst) == 1).await;
+    let mut by_replica = HashMap::new();
+    for (i, r) in replicas.iter().flatten().enumerate() {
+        by_replica.insert(i, (r.metric("docdb_hub_engine_feeds").await, r.metric("docdb_hub_forwarded_feeds").await));
+    }
+    let owners: Vec<usize> = by_replica.iter().filter(|(_, (own, _))| *own == 1.0).map(|(i, _)| *i).collect();
+    assert_eq!(owners.len(), 1, "one replica reads the engine: {by_replica:?}");
+    assert_eq!(by_replica.values().map(|(_, f)| f).sum::<f64>(), 2.0, "the others read it: {by_replica:?}");
+
+    // The owner dies (killed: no goodbye); changes keep coming.
+    let owner = owners[0];
+    let gone = replicas[owner].take().unwrap();
+    drop(gone);
+    write(&e, &db, 20..30).await;
+    // Its device comes back through the next replica, from the last change it had.
+    let next = replicas[(owner + 1) % 3].as_ref().unwrap();
+    let last = rows[owner].last().unwrap()["seq"].to_string();
+    let ended = !read_rows(&mut feeds[owner], &mut rows[owner], "doc-029").await;
+    if ended {
+        feeds[owner] = listen(&next.base, &db, &headers, last.trim_matches('"')).await;
+    }
+    write(&e, &db, 30..40).await;
+    for (i, (feed, rows)) in feeds.iter_mut().zip(rows.iter_mut()).enumerate() {
+        let got = tokio::time::timeout(Duration::from_secs(30), read_rows(feed, rows, "doc-039")).await;
+        assert_eq!(got.ok(), Some(true), "device {i} got every change: {:?}", ids(rows));
+    }
+    let all: Vec<String> = (0..40).map(|i| format!("doc-{i:03}")).collect();
+    for (i, rows) in rows.iter().enumerate() {
+        assert_eq!(ids(rows), all, "device {i}: every change once, in order");
+        assert!(rows.windows(2).all(|w| w[0]["seq"].as_u64() < w[1]["seq"].as_u64()));
+    }
+    // The survivors settle on one owner: one engine feed again.
+    eventually("one engine feed after the death", async || engine_feeds.load(Ordering::SeqCst) == 1).await;
+    for r in replicas.iter().flatten() {
+        assert_eq!(r.metric("replicas_alive").await, 2.0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replicas_feed_is_refused_without_the_key() {
+    let pg = Cluster::start();
+    let database_url = pg.migrated("replica_key");
+    let e = Engine::start().await;
+    let r = Replica::start(&database_url, &e.url_with_credentials()).await;
+    let url = format!("{}/_replica/changes/daily_dev_acme_main_20260101?since=0", r.base);
+    for key in [None, Some("00"), Some("not hex")] {
+        let mut request = reqwest::Client::new().get(&url);
+        if let Some(k) = key {
+            request = request.header("x-replica-key", k);
+        }
+        let answer = request.send().await.unwrap();
+        assert_eq!(answer.status(), 401, "key {key:?}");
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(body["error"], "invalid_credential");
+    }
+}

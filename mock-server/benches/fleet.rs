@@ -8,6 +8,9 @@
 //! storms at 1,000 devices; names pick sections; `postgres`: the rotate at 1,000 and 10,000 tenants
 //! on PostgreSQL, refresh throughput of 3 replicas beside one SQLite server, 5,000 devices over 3
 //! replicas back after an invalidation; `pg-rotate`, `pg-auth`, `pg-storm`: one of those;
+//! `replicas`: 5,000 live feeds on 100 tenants spread over 3 replicas on PostgreSQL with one
+//! PouchDB Server (engine feeds held, a write's delay to every device, memory a feed, refresh);
+//! the rows on PostgreSQL go to `bench/REPORT.md` beside the previous run's;
 //! `hub-memory`: the changes hub's memory while 120 MiB are written and caught up with,
 //! `HUB_BENCH_MIB` for another size).
 
@@ -38,6 +41,9 @@ use serde_json::{json, Value};
 use session_broker::core::sync_session::reconnect_delay_ms;
 use tokio_tungstenite::tungstenite::Message;
 
+/// The replicas' shared signing secret on PostgreSQL.
+const FLEET_SECRET: &str = "0123456789abcdef-fleet-bench";
+
 /// The release server on a free loopback port, with its own data directory (and, for the
 /// engine's rotate, its own PouchDB Server, ended after the server); or, on PostgreSQL, its
 /// replicas on one database of a cluster of their own.
@@ -46,6 +52,8 @@ struct Server {
     /// `base` is the first replica's; `bases` every replica's.
     base: String,
     bases: Vec<String>,
+    /// Each replica's `/metrics` on PostgreSQL (a port of its own).
+    metrics: Vec<String>,
     dir: PathBuf,
     engine: Option<engine::Engine>,
     postgres: Option<pg::Cluster>,
@@ -97,7 +105,15 @@ impl Server {
         let t = Instant::now();
         create_tenants(&dir, tenants, max_open, docdb_url.as_deref(), database_url.as_deref());
         let created = t.elapsed();
-        let mut server = Server { children: Vec::new(), base: String::new(), bases: Vec::new(), dir, engine, postgres };
+        let mut server = Server {
+            children: Vec::new(),
+            base: String::new(),
+            bases: Vec::new(),
+            metrics: Vec::new(),
+            dir,
+            engine,
+            postgres,
+        };
         for _ in 0..replicas {
             let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
             let mut command = Command::new(env!("CARGO_BIN_EXE_mock-server"));
@@ -108,7 +124,16 @@ impl Server {
                 .env("RUST_LOG", "warn");
             command.envs(env.iter().copied());
             match &database_url {
-                Some(url) => command.env("DATABASE_URL", url).env("JWT_SECRET", "0123456789abcdef-fleet-bench"),
+                Some(url) => {
+                    let metrics = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+                    server.metrics.push(format!("http://{metrics}/metrics"));
+                    // One backup directory for the replica set, as operations.md asks.
+                    command
+                        .env("DATABASE_URL", url)
+                        .env("JWT_SECRET", FLEET_SECRET)
+                        .env("METRICS_LISTEN", metrics.to_string())
+                        .env("BACKUP_DIR", server.dir.join("backups"))
+                }
                 None => command.env("DATA_DIR", &server.dir),
             };
             if let Some(url) = &docdb_url {
@@ -268,8 +293,77 @@ fn probe(
     })
 }
 
+/// Every row printed, for the report's PostgreSQL section.
+static ROWS: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+
 fn row(what: &str, figure: String) {
     println!("| {what:<58} | {figure:<62} |");
+    ROWS.lock().unwrap().push((what.to_owned(), figure));
+}
+
+/// A row's label without its parentheses (a set-up time, say), to find it in an earlier report.
+fn row_key(what: &str) -> String {
+    let mut key = String::new();
+    let mut depth = 0;
+    for c in what.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if depth == 0 => key.push(c),
+            _ => {}
+        }
+    }
+    key.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Writes the rows on PostgreSQL (and those indented under them) into `bench/REPORT.md`'s
+/// PostgreSQL section, each beside what the section said before, which it replaces.
+fn report_postgres() {
+    let rows = ROWS.lock().unwrap().clone();
+    let mut kept = Vec::new();
+    let mut under = false;
+    for (what, figure) in rows {
+        if !what.starts_with("  ") {
+            under = what.contains("PostgreSQL") || what.contains("replicas");
+        }
+        if under {
+            kept.push((what, figure));
+        }
+    }
+    if kept.is_empty() {
+        return;
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/REPORT.md");
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    let previous: std::collections::HashMap<String, String> = report_section::split(&old, report_section::POSTGRES)
+        .1
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.strip_prefix("| ")?.strip_suffix(" |")?.split(" | ").collect();
+            (cells.len() == 3 && cells[0] != "what" && !cells[0].starts_with("---"))
+                .then(|| (row_key(cells[0]), cells[1].to_owned()))
+        })
+        .collect();
+    let table: Vec<String> = kept
+        .iter()
+        .map(|(what, figure)| {
+            let before = previous.get(&row_key(what)).map_or("", String::as_str);
+            format!("| {} | {figure} | {before} |", what.replace("  ", "↳ "))
+        })
+        .collect();
+    let date = Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]).output().map(|o| o.stdout).unwrap_or_default();
+    let section = format!(
+        "{}\n\nWritten by `cargo bench -p mock-server --bench fleet` (sections `postgres`, `replicas`) on {}, \
+         the previous run's figures beside. Goals: rotate of 10,000 tenants under 30 s; refresh over 3 \
+         replicas at least 0.7x one SQLite server's; 5,000 devices back after an invalidation in under \
+         2 s; one engine feed a listened database, whatever the replica count; 16 KiB of server memory a \
+         feed.\n\n| what | measured | previous |\n|---|---|---|\n{}\n",
+        report_section::POSTGRES,
+        String::from_utf8_lossy(&date).trim(),
+        table.join("\n")
+    );
+    report_section::replace(&path, report_section::POSTGRES, &section);
 }
 
 /// The rotate over `tenants` tenants, their documents in the embedded model or, `on_engine`, on
@@ -736,6 +830,111 @@ async fn feeds(devices: usize, hub: bool) {
     }
 }
 
+/// A replica's gauge from its `/metrics`.
+async fn metric(url: &str, name: &str) -> f64 {
+    let text = client().get(url).send().await.unwrap().text().await.unwrap();
+    text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok()).unwrap_or(f64::NAN)
+}
+
+/// Three replicas on one PostgreSQL and one PouchDB Server, `devices` live feeds spread over them
+/// as a load balancer spreads them (device i on replica i mod 3), listening to `tenants` tenants'
+/// databases (device i to tenant i mod `tenants`); then writes to every database, each timed until
+/// every device of it has it; then the refresh across the replicas.
+async fn replicas(devices: usize, tenants: usize) {
+    let e = engine::Engine::start().await;
+    let env = [("DOCDB_FEEDS_PER_SESSION", "1000000")];
+    let (server, created) = Server::start_on("replicas", tenants, 5000, Some(e), Store::Postgres(3), &env).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for m in &server.metrics {
+        while metric(m, "replicas_alive").await != 3.0 {
+            assert!(Instant::now() < deadline, "the replicas did not hear each other within 60 s");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    // A cashier of each tenant, logged in once: its session's document headers for its devices.
+    let db = |t: usize| format!("dev_t{t:05}_main_catalog");
+    let admin = login(&client(), &server.base, "admin").await["token"].as_str().unwrap().to_owned();
+    let mut headers = Vec::new();
+    for t in 0..tenants {
+        let username = format!("cashier-t{t:05}");
+        let body =
+            json!({"username": username, "password": format!("{username}-pass"), "companyId": format!("t{t:05}")});
+        let made = post(&client(), format!("{}/register-user", server.base), Some(&admin), body).await;
+        assert!(made["user"].is_object(), "the bench's user {username} was not made: {made}");
+        headers.push(login(&client(), &server.base, &username).await["docdbHeaders"]["Remote"].clone());
+    }
+    let rss_before = server.rss_kib();
+    let (arrived_tx, mut arrived) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
+    let ready = Arc::new(AtomicUsize::new(0));
+    let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..devices {
+        let t = i % tenants;
+        let url = format!("{}/docdb/{}/_changes?feed=continuous&since=now&heartbeat=30000", server.bases[i % 3], db(t));
+        let (http, headers, arrived_tx, ready) = (http.clone(), headers[t].clone(), arrived_tx.clone(), ready.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut feed = signed(http.get(url), &headers).send().await.unwrap();
+            assert!(feed.status().is_success(), "a device's feed: {}", feed.status());
+            ready.fetch_add(1, Ordering::SeqCst);
+            let mut pending = Vec::new();
+            while let Ok(Some(chunk)) = feed.chunk().await {
+                pending.extend_from_slice(&chunk);
+                while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = pending.drain(..=end).collect();
+                    if String::from_utf8_lossy(&line).contains("\"fleetbench-") {
+                        let _ = arrived_tx.send((t, Instant::now()));
+                    }
+                }
+            }
+        }));
+        if i % 200 == 199 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while ready.load(Ordering::SeqCst) < devices {
+        assert!(Instant::now() < deadline, "{} of {devices} feeds opened", ready.load(Ordering::SeqCst));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let rss = server.rss_kib().saturating_sub(rss_before);
+    let (mut engine_feeds, mut forwarded) = (0.0, 0.0);
+    for m in &server.metrics {
+        engine_feeds += metric(m, "docdb_hub_engine_feeds").await;
+        forwarded += metric(m, "docdb_hub_forwarded_feeds").await;
+    }
+    let e = server.engine.as_ref().unwrap();
+    let mut latencies = Vec::new();
+    for k in 0..3 {
+        let mut written = Vec::new();
+        for t in 0..tenants {
+            written.push(Instant::now());
+            e.bulk(&db(t), json!([{"_id": format!("fleetbench-{k}"), "type": "product"}])).await;
+        }
+        let mut got = 0;
+        while got < devices {
+            let Ok(Some((t, at))) = tokio::time::timeout_at(deadline.into(), arrived.recv()).await else { break };
+            latencies.push(at.duration_since(written[t]));
+            got += 1;
+        }
+    }
+    let all = latencies.len() == 3 * devices;
+    let (p50, p99, max) = percentiles(latencies);
+    row(
+        &format!("{devices} live feeds on {tenants} tenants over 3 replicas on PostgreSQL (set-up {:.1} s)", created.as_secs_f64()),
+        format!(
+            "engine feeds {engine_feeds} ({tenants} databases listened), {forwarded} between replicas; a write reaches its devices: p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms{}; replicas +{} KiB ({:.1} KiB a feed)",
+            if all { "" } else { " (NOT ALL ARRIVED)" },
+            rss,
+            rss as f64 / devices as f64
+        ),
+    );
+    auth_throughput(&server, ", 3 replicas on PostgreSQL with those feeds open").await;
+    for t in tasks {
+        t.abort();
+    }
+}
+
 /// After an invalidation every device replicates CORE from the start: `devices` read its
 /// `_changes` from 0 in pages of 100, as PouchDB does, all at once.
 async fn peak(devices: usize, hub: bool) {
@@ -1103,9 +1302,17 @@ async fn main() {
         peak(per_device, false).await;
         peak(hub, true).await;
     }
+    if wanted("replicas") {
+        let (devices, tenants) = if quick { (1000, 20) } else { (5000, 100) };
+        replicas(devices, tenants).await;
+    }
     if wanted("postgres") || wanted("pg-storm") {
         let n = if quick { 1000 } else { 5000 };
         let (replicas, _) = Server::start_on(&format!("storm{n}-pg"), 0, 5000, None, Store::Postgres(3), &[]).await;
         storm(&replicas, n).await;
+    }
+    // A quick look does not replace the report's figures.
+    if !quick {
+        report_postgres();
     }
 }

@@ -275,9 +275,11 @@ fn main() {
         println!("{report}");
         // The fleet bench's section, written before this one, stays.
         let old = std::fs::read_to_string(repo_root().join("bench/REPORT.md")).unwrap_or_default();
-        if let (_, Some(kept)) = report_section::split(&old, report_section::HUB_MEMORY) {
-            report.push_str(if report.ends_with('\n') { "\n" } else { "\n\n" });
-            report.push_str(&kept);
+        for heading in report_section::FLEET {
+            if let (_, Some(kept)) = report_section::split(&old, heading) {
+                report.push_str(if report.ends_with('\n') { "\n" } else { "\n\n" });
+                report.push_str(&kept);
+            }
         }
         std::fs::write(repo_root().join("bench/REPORT.md"), report).unwrap();
         println!("written to bench/REPORT.md");

@@ -6,6 +6,11 @@ use std::path::Path;
 
 /// The hub's memory, written by `fleet -- hub-memory`.
 pub const HUB_MEMORY: &str = "## The changes hub's memory";
+/// The fleet on PostgreSQL, written by `fleet` (sections `postgres`, `pg-*`, `replicas`).
+pub const POSTGRES: &str = "## The fleet on PostgreSQL";
+/// The sections the fleet bench writes, kept by the others.
+#[allow(dead_code)]
+pub const FLEET: [&str; 2] = [HUB_MEMORY, POSTGRES];
 
 /// `report` without its section headed `heading` (to the next `## ` heading), and that section.
 pub fn split(report: &str, heading: &str) -> (String, Option<String>) {

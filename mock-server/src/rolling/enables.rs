@@ -17,19 +17,37 @@ pub fn enabled(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResul
     Ok(())
 }
 
-/// A rotate of the (rolling) tenant ran; answers whether it is the first since the latest enable.
-pub fn rotated(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<bool> {
-    let before = conn
-        .query_row("SELECT rotated_at FROM guard_rolling_enables WHERE company_id = ?1", [company_id], |r| {
-            r.get::<_, Option<i64>>(0)
-        })
+/// What a rotate reads of its tenant before it acts, in one statement (a round trip each was a
+/// third of a PostgreSQL rotate's): whether `rollingDb` is on now, and whether this rotate is the
+/// first since it was last turned on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turn {
+    pub rolling_db: bool,
+    pub first_since_enable: bool,
+}
+
+/// The tenant's [`Turn`]; read under its flag lock (`flags::lock`), which enabling takes too.
+pub fn turn(conn: &Connection, company_id: &str) -> RollingResult<Turn> {
+    let row = conn
+        .query_row(
+            "SELECT COALESCE(f.rolling_db, 0), CASE WHEN e.company_id IS NOT NULL AND e.rotated_at IS NULL THEN 1 ELSE 0 END
+             FROM companies c LEFT JOIN company_feature_flags f ON f.company_id = c.id
+             LEFT JOIN guard_rolling_enables e ON e.company_id = c.id WHERE c.id = ?1",
+            [company_id],
+            |r| Ok(Turn { rolling_db: r.get::<_, i64>(0)? != 0, first_since_enable: r.get::<_, i64>(1)? != 0 }),
+        )
         .optional()?;
-    conn.execute(
+    row.ok_or_else(|| super::RollingError::UnknownTenant(company_id.to_owned()))
+}
+
+/// A rotate of the (rolling) tenant ran: the enable before it is now followed by a rotate.
+pub fn rotated(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<()> {
+    conn.execute_later(
         "INSERT INTO guard_rolling_enables (company_id, enabled_at, rotated_at) VALUES (?1, ?2, ?2)
          ON CONFLICT (company_id) DO UPDATE SET rotated_at = ?2",
         params![company_id, now_ms],
     )?;
-    Ok(matches!(before, Some(None)))
+    Ok(())
 }
 
 /// Whether a rotate has run since `rollingDb` was last turned on. A tenant without a record was

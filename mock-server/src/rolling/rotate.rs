@@ -51,7 +51,8 @@ pub fn rotate_tenant(
 ) -> RollingResult<TenantRotation> {
     // Under the tenant's flag lock, so a flag change waits for this rotation or this one sees it.
     flags::lock(conn, &tenant.id)?;
-    if !flags::get(conn, &tenant.id)?.rolling_db {
+    let turn = enables::turn(conn, &tenant.id)?;
+    if !turn.rolling_db {
         return Ok(TenantRotation {
             company_id: tenant.id.clone(),
             warm: WarmOutcome::AlreadyExists,
@@ -72,7 +73,8 @@ pub fn rotate_tenant(
     }
     // The first rotate since `rollingDb` was turned on again: a CORE kept from before the
     // rollback lacks what the legacy catalogue received since; devices route to it only now.
-    if enables::rotated(conn, &tenant.id, now_ms)? && warm == WarmOutcome::AlreadyExists {
+    enables::rotated(conn, &tenant.id, now_ms)?;
+    if turn.first_since_enable && warm == WarmOutcome::AlreadyExists {
         let docs = catch_up_core(conn, &names)?;
         warm = WarmOutcome::CaughtUp { docs };
     }

@@ -62,25 +62,33 @@ impl ReplicaFeeds {
 /// leave the others' lists, so the second try finds the new owner.
 pub const FALLBACK_FOR: Duration = Duration::from_secs(5);
 
-/// A stream counted in `which` while it is open, ending when `key`'s owner is no longer `owner`
-/// or, when given, at `until`.
+/// A feed counted in one of `FeedCounts` from its request (an engine may send nothing, not even
+/// its headers, before its first heartbeat, and holds the feed all the while) until it is dropped.
+struct Open(Arc<FeedCounts>, fn(&FeedCounts) -> &AtomicU64);
+
+impl Open {
+    fn new(counts: &Arc<FeedCounts>, which: fn(&FeedCounts) -> &AtomicU64) -> Open {
+        which(counts).fetch_add(1, Ordering::Relaxed);
+        Open(counts.clone(), which)
+    }
+}
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        (self.1)(&self.0).fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// `stream`, counted by `open` while it lasts, ending when `key`'s owner is no longer `owner` or,
+/// when given, at `until`.
 fn held(
     stream: BoxStream<'static, Result<Bytes, SourceError>>,
-    counter: Arc<FeedCounts>,
-    which: fn(&FeedCounts) -> &AtomicU64,
+    open: Open,
     members: Arc<Members>,
     key: String,
     owner: String,
     until: Option<tokio::time::Instant>,
 ) -> BoxStream<'static, Result<Bytes, SourceError>> {
-    struct Open(Arc<FeedCounts>, fn(&FeedCounts) -> &AtomicU64);
-    impl Drop for Open {
-        fn drop(&mut self) {
-            (self.1)(&self.0).fetch_sub(1, Ordering::Relaxed);
-        }
-    }
-    which(&counter).fetch_add(1, Ordering::Relaxed);
-    let open = Open(counter, which);
     let mut changes = members.changes();
     let moved = async move {
         let owner_moved = async {
@@ -142,8 +150,9 @@ impl Source for ReplicaFeeds {
         let (members, counts) = (self.members.clone(), self.counts.clone());
         if owner.id == self.members.me().id {
             return Box::pin(async move {
+                let open = Open::new(&counts, |c| &c.engine);
                 let feed = from_engine.await?;
-                Ok(held(feed, counts, |c| &c.engine, members, key, owner.id, None))
+                Ok(held(feed, open, members, key, owner.id, None))
             });
         }
         let url = format!(
@@ -154,11 +163,12 @@ impl Source for ReplicaFeeds {
         let request = self.http.get(url).query(&[("since", since_text(since))]).header(KEY_HEADER, &self.key);
         let db = db.to_owned();
         Box::pin(async move {
+            let open = Open::new(&counts, |c| &c.forwarded);
             let refused = match request.send().await {
                 Ok(answer) if answer.status().is_success() => {
                     let feed =
                         answer.bytes_stream().map(|c| c.map_err(|e| SourceError::Unavailable(e.to_string()))).boxed();
-                    return Ok(held(feed, counts, |c| &c.forwarded, members, key, owner.id, None));
+                    return Ok(held(feed, open, members, key, owner.id, None));
                 }
                 Ok(answer) if answer.status() == reqwest::StatusCode::NOT_FOUND => {
                     return Err(SourceError::Status(404))
@@ -167,10 +177,12 @@ impl Source for ReplicaFeeds {
                 Err(e) => e.to_string(),
             };
             tracing::warn!(db = %db, owner = %owner.url, "the owner's feed: {refused}; reading the engine's");
+            drop(open);
             counts.fallbacks.fetch_add(1, Ordering::Relaxed);
+            let open = Open::new(&counts, |c| &c.engine);
             let feed = from_engine.await?;
             let until = tokio::time::Instant::now() + FALLBACK_FOR;
-            Ok(held(feed, counts, |c| &c.engine, members, key, owner.id, Some(until)))
+            Ok(held(feed, open, members, key, owner.id, Some(until)))
         })
     }
 }

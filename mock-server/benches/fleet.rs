@@ -156,6 +156,11 @@ impl Server {
         (server, created)
     }
 
+    /// The replicas' threads (the blocking pool's grow with a burst of store work, then end).
+    fn threads(&self) -> u64 {
+        self.children.iter().map(|c| proc_status_kib(c.id(), "Threads:")).sum()
+    }
+
     fn rss_kib(&self) -> u64 {
         self.children.iter().map(|c| proc_status_kib(c.id(), "VmRSS:")).sum()
     }
@@ -897,7 +902,11 @@ async fn replicas(devices: usize, tenants: usize) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(1000)).await;
-    let rss = server.rss_kib().saturating_sub(rss_before);
+    let (rss, threads) = (server.rss_kib().saturating_sub(rss_before), server.threads());
+    // The blocking threads a burst of store work started end after 10 s idle; what stays is the
+    // feeds' own.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    let (settled, threads_after) = (server.rss_kib().saturating_sub(rss_before), server.threads());
     let (mut engine_feeds, mut forwarded) = (0.0, 0.0);
     for m in &server.metrics {
         engine_feeds += metric(m, "docdb_hub_engine_feeds").await;
@@ -923,10 +932,12 @@ async fn replicas(devices: usize, tenants: usize) {
     row(
         &format!("{devices} live feeds on {tenants} tenants over 3 replicas on PostgreSQL (set-up {:.1} s)", created.as_secs_f64()),
         format!(
-            "engine feeds {engine_feeds} ({tenants} databases listened), {forwarded} between replicas; a write reaches its devices: p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms{}; replicas +{} KiB ({:.1} KiB a feed)",
+            "engine feeds {engine_feeds} ({tenants} databases listened), {forwarded} between replicas; a write reaches its devices: p50 {p50:.0} ms, p99 {p99:.0} ms, max {max:.0} ms{}; replicas +{} KiB ({:.1} KiB a feed, {threads} threads) just opened, +{} KiB ({:.1} KiB a feed, {threads_after} threads) 12 s later",
             if all { "" } else { " (NOT ALL ARRIVED)" },
             rss,
-            rss as f64 / devices as f64
+            rss as f64 / devices as f64,
+            settled,
+            settled as f64 / devices as f64
         ),
     );
     auth_throughput(&server, ", 3 replicas on PostgreSQL with those feeds open").await;

@@ -391,7 +391,7 @@ impl Fleet {
             rolling: f.rolling_db,
             drop: f.rolling_db_drop,
             core_exists: mock_server::docdb::exists(&conn, &names.core()).map_err(|e| e.to_string())?,
-            rotated_since_enable: enables::rotated_since_enable(&conn, id).map_err(|e| e.to_string())?,
+            rotated_since_enable: !enables::turn(&conn, id).map_err(|e| e.to_string())?.first_since_enable,
             days,
             invalidation,
         })

@@ -17,12 +17,15 @@ pub fn enabled(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResul
     Ok(())
 }
 
-/// What a rotate reads of its tenant before it acts, in one statement (a round trip each was a
-/// third of a PostgreSQL rotate's): whether `rollingDb` is on now, and whether this rotate is the
-/// first since it was last turned on.
+/// What a rotate, and every reading of where the tenant's devices go, reads of its tenant, in one
+/// statement (a round trip each was a quarter of a PostgreSQL rotate's and of a handshake's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Turn {
+    /// `rollingDb` is on now.
     pub rolling_db: bool,
+    /// No rotate has run since `rollingDb` was last turned on: the next is the first, and until
+    /// it has run devices stay on the legacy catalogue. A tenant without a record was enabled
+    /// before enables were recorded; its CORE came from a rotate, so it counts as rotated.
     pub first_since_enable: bool,
 }
 
@@ -48,15 +51,4 @@ pub fn rotated(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResul
         params![company_id, now_ms],
     )?;
     Ok(())
-}
-
-/// Whether a rotate has run since `rollingDb` was last turned on. A tenant without a record was
-/// enabled before enables were recorded; its CORE came from a rotate, so it counts as rotated.
-pub fn rotated_since_enable(conn: &Connection, company_id: &str) -> RollingResult<bool> {
-    let rotated_at = conn
-        .query_row("SELECT rotated_at FROM guard_rolling_enables WHERE company_id = ?1", [company_id], |r| {
-            r.get::<_, Option<i64>>(0)
-        })
-        .optional()?;
-    Ok(!matches!(rotated_at, Some(None)))
 }

@@ -3,7 +3,7 @@
 
 use crate::store::sql::{params, Connection, OptionalExtension};
 
-use super::{flags, RollingResult};
+use super::RollingResult;
 use crate::docdb;
 use crate::docdb::naming::{day_of, TenantNames};
 
@@ -88,9 +88,8 @@ pub fn invalidate_tenant(conn: &Connection, env: &str, company_id: &str, now_ms:
 /// Where the tenant's catalogue lives now: CORE once `rollingDb` is on, a rotate has run since it
 /// was last turned on (a CORE left from before a rollback is stale until then) and CORE exists.
 pub fn current_routing(conn: &Connection, names: &TenantNames, company_id: &str) -> RollingResult<Routing> {
-    let rolling = flags::get(conn, company_id)?.rolling_db;
-    let core =
-        rolling && super::enables::rotated_since_enable(conn, company_id)? && docdb::exists(conn, &names.core())?;
+    let turn = super::enables::turn(conn, company_id)?;
+    let core = turn.rolling_db && !turn.first_since_enable && docdb::exists(conn, &names.core())?;
     Ok(if core { Routing::Core } else { Routing::Legacy })
 }
 

@@ -161,6 +161,25 @@ impl Server {
         self.children.iter().map(|c| proc_status_kib(c.id(), "Threads:")).sum()
     }
 
+    /// PostgreSQL's committed transactions and rows written (inserted, updated, deleted) in the
+    /// replicas' database so far; `None` on SQLite. Waits out the 1 s its backends may keep their
+    /// counts before they report them.
+    async fn pg_writes(&self) -> Option<(i64, i64)> {
+        let url = self.postgres.as_ref()?.url("fleet");
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.ok()?;
+        let driver = tokio::spawn(connection);
+        let row = client
+            .query_one(
+                "SELECT xact_commit, tup_inserted + tup_updated + tup_deleted FROM pg_stat_database WHERE datname = 'fleet'",
+                &[],
+            )
+            .await
+            .ok()?;
+        driver.abort();
+        Some((row.get(0), row.get(1)))
+    }
+
     fn rss_kib(&self) -> u64 {
         self.children.iter().map(|c| proc_status_kib(c.id(), "VmRSS:")).sum()
     }
@@ -535,6 +554,7 @@ async fn refresh_throughput(server: &Server, users: &[String], label: &str) -> f
     for user in users {
         tokens.push(login(&seed_client, &server.base, user).await["refreshToken"].as_str().unwrap().to_owned());
     }
+    let stats_before = server.pg_writes().await;
     let cpu_before = server.cpu();
     let (rate, p50, p99) = throughput(users.len(), 3, |i| {
         // Client i talks to replica i mod n: the load spread as a load balancer spreads it.
@@ -560,10 +580,16 @@ async fn refresh_throughput(server: &Server, users: &[String], label: &str) -> f
     let per_request =
         |after: Duration, before: Duration| after.saturating_sub(before).as_secs_f64() * 1000.0 / (rate * 3.0).max(1.0);
     let (replicas, postgres) = (per_request(cpu_after.0, cpu_before.0), per_request(cpu_after.1, cpu_before.1));
-    let split = if server.postgres.is_some() {
-        format!(" ({replicas:.2} replicas, {postgres:.2} PostgreSQL)")
-    } else {
-        String::new()
+    let split = match (stats_before, server.pg_writes().await) {
+        (Some(before), Some(after)) => {
+            let requests = (rate * 3.0).max(1.0);
+            format!(
+                " ({replicas:.2} replicas, {postgres:.2} PostgreSQL); {:.1} transactions, {:.1} rows written a request",
+                (after.0 - before.0) as f64 / requests,
+                (after.1 - before.1) as f64 / requests
+            )
+        }
+        _ => String::new(),
     };
     row(
         &format!("POST /auth/refresh, {label}"),
@@ -702,6 +728,7 @@ async fn storm(server: &Server, devices: usize) {
             })
         })
         .collect();
+    let cpu_before = server.cpu();
     let invalidated = post(&client, format!("{base}/admin/invalidate-clients/acme"), Some(&admin), json!({})).await;
     assert!(invalidated["invalidatedAt"].is_number(), "{invalidated}");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
@@ -716,6 +743,10 @@ async fn storm(server: &Server, devices: usize) {
         }
     }
     let ready = handshakes.len();
+    let cpu = server.cpu();
+    let per_device =
+        |after: Duration, before: Duration| after.saturating_sub(before).as_secs_f64() * 1000.0 / ready.max(1) as f64;
+    let (replicas_cpu, postgres_cpu) = (per_device(cpu.0, cpu_before.0), per_device(cpu.1, cpu_before.1));
     let (p50, p99, _) = percentiles(handshakes);
     let overflowed = listen_overflows().saturating_sub(overflows);
     let per_socket = (rss_open.saturating_sub(rss_before) as f64 / connected.max(1) as f64).max(0.0);
@@ -723,8 +754,9 @@ async fn storm(server: &Server, devices: usize) {
     row(
         &format!("{devices} devices reconnecting after an invalidation{over}"),
         format!(
-            "{ready}/{connected} ready in {:.2} s; handshake p50 {p50:.0} ms, p99 {p99:.0} ms",
-            last_ready.as_secs_f64()
+            "{ready}/{connected} ready in {:.2} s; handshake p50 {p50:.0} ms, p99 {p99:.0} ms; {:.2} ms CPU a device ({replicas_cpu:.2} server, {postgres_cpu:.2} PostgreSQL)",
+            last_ready.as_secs_f64(),
+            replicas_cpu + postgres_cpu
         ),
     );
     row(

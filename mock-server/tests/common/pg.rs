@@ -72,11 +72,16 @@ impl Cluster {
     }
 
     /// A new, empty database; its URL.
+    /// The URL of the database `name` (made before).
+    pub fn url(&self, name: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+    }
+
     pub fn database(&self, name: &str) -> String {
         let admin_url = format!("postgres://postgres@127.0.0.1:{}/postgres", self.port);
         let create = format!("CREATE DATABASE {name}");
         off_runtime(move || Client::connect(&admin_url, NoTls).unwrap().batch_execute(&create).unwrap());
-        format!("postgres://postgres@127.0.0.1:{}/{name}", self.port)
+        self.url(name)
     }
 }
 

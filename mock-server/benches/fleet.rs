@@ -424,6 +424,7 @@ async fn rotate(tenants: usize, on_engine: bool, store: Store) {
             })
         })
     };
+    let cpu_before = server.cpu();
     let t = Instant::now();
     let run = post(&client, format!("{base}/admin/crons/rolling-db-rotate/run"), Some(&admin), json!({})).await;
     let id = run["runId"].as_str().unwrap().to_owned();
@@ -447,6 +448,7 @@ async fn rotate(tenants: usize, on_engine: bool, store: Store) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let total = t.elapsed();
+    let cpu = server.cpu();
     stop.store(true, Ordering::Relaxed);
     let (h50, h99, hmax) = percentiles(health.await.unwrap());
     let (l50, l99, _) = percentiles(logins.await.unwrap());
@@ -460,7 +462,12 @@ async fn rotate(tenants: usize, on_engine: bool, store: Store) {
     };
     row(
         &format!("rotate, {tenants} tenants {adapter} ({status}; set-up {:.1} s)", created.as_secs_f64()),
-        format!("{:.2} s; {first:.2} / {second:.2} ms a tenant (1st / 2nd half)", total.as_secs_f64()),
+        format!(
+            "{:.2} s; {first:.2} / {second:.2} ms a tenant (1st / 2nd half); CPU {:.2} ms a tenant server, {:.2} PostgreSQL (with the probes)",
+            total.as_secs_f64(),
+            per(cpu.0.saturating_sub(cpu_before.0), tenants),
+            per(cpu.1.saturating_sub(cpu_before.1), tenants)
+        ),
     );
     if let Some(e) = &server.engine {
         let core = e.get("dev_t00000_main_core").await;

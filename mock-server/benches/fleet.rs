@@ -340,6 +340,21 @@ fn row_key(what: &str) -> String {
     key.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Each row's key: its label without parentheses, after its parent's for an indented row (`↳`).
+fn row_keys(labels: &[String]) -> Vec<String> {
+    let mut parent = String::new();
+    labels
+        .iter()
+        .map(|label| match label.strip_prefix("↳ ") {
+            Some(sub) => format!("{parent} / {}", row_key(sub)),
+            None => {
+                parent = row_key(label);
+                parent.clone()
+            }
+        })
+        .collect()
+}
+
 /// Writes the rows on PostgreSQL (and those indented under them) into `bench/REPORT.md`'s
 /// PostgreSQL section, each beside what the section said before, which it replaces.
 fn report_postgres() {
@@ -359,27 +374,38 @@ fn report_postgres() {
     }
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/REPORT.md");
     let old = std::fs::read_to_string(&path).unwrap_or_default();
-    let previous: std::collections::HashMap<String, String> = report_section::split(&old, report_section::POSTGRES)
+    // The section's rows as they were: (label, measured, the run before).
+    let earlier: Vec<(String, String, String)> = report_section::split(&old, report_section::POSTGRES)
         .1
         .unwrap_or_default()
         .lines()
         .filter_map(|l| {
             let cells: Vec<&str> = l.strip_prefix("| ")?.strip_suffix(" |")?.split(" | ").collect();
-            (cells.len() == 3 && cells[0] != "what" && !cells[0].starts_with("---"))
-                .then(|| (row_key(cells[0]), cells[1].to_owned()))
+            (cells.len() == 3 && cells[0] != "what").then(|| (cells[0].into(), cells[1].into(), cells[2].into()))
         })
         .collect();
-    let table: Vec<String> = kept
+    let labels: Vec<String> = kept.iter().map(|(w, _)| w.replace("  ", "↳ ")).collect();
+    let (now_keys, earlier_keys) =
+        (row_keys(&labels), row_keys(&earlier.iter().map(|e| e.0.clone()).collect::<Vec<_>>()));
+    let mut table: Vec<String> = kept
         .iter()
-        .map(|(what, figure)| {
-            let before = previous.get(&row_key(what)).map_or("", String::as_str);
-            format!("| {} | {figure} | {before} |", what.replace("  ", "↳ "))
+        .zip(&labels)
+        .zip(&now_keys)
+        .map(|(((_, figure), what), key)| {
+            let before = earlier_keys.iter().position(|k| k == key).map_or("", |i| earlier[i].1.as_str());
+            format!("| {what} | {figure} | {before} |")
         })
         .collect();
+    // Rows of sections not run this time stay as they were.
+    for ((what, figure, before), key) in earlier.iter().zip(&earlier_keys) {
+        if !now_keys.contains(key) {
+            table.push(format!("| {what} | {figure} | {before} |"));
+        }
+    }
     let date = Command::new("date").args(["-u", "+%Y-%m-%d %H:%M UTC"]).output().map(|o| o.stdout).unwrap_or_default();
     let section = format!(
-        "{}\n\nWritten by `cargo bench -p mock-server --bench fleet` (sections `postgres`, `replicas`) on {}, \
-         the previous run's figures beside. Goals: rotate of 10,000 tenants under 30 s; refresh over 3 \
+        "{}\n\nWritten by `cargo bench -p mock-server --bench fleet` (sections `postgres`, `replicas`), last on {}, \
+         each row beside the run before it (a row of a section not run then is kept as it was). Goals: rotate of 10,000 tenants under 30 s; refresh over 3 \
          replicas at least 0.7x one SQLite server's; 5,000 devices back after an invalidation in under \
          2 s; one engine feed a listened database, whatever the replica count; 16 KiB of server memory a \
          feed.\n\n| what | measured | previous |\n|---|---|---|\n{}\n",

@@ -828,36 +828,32 @@ fn engine_connections(server: &Server, engine_port: u16) -> usize {
     out.lines().filter(|l| l.contains(&pid)).count()
 }
 
-/// `devices` live feeds of one database through one replica; then writes, each timed until
-/// every feed has it.
-async fn feeds(devices: usize, hub: bool) {
-    let (server, headers, engine_port) = with_feeds(&format!("feeds{devices}"), hub).await;
-    let e = server.engine.as_ref().unwrap();
-    let db = "dev_acme_main_catalog";
-    let how = if hub { "through the hub" } else { "one engine feed each (DOCDB_HUB=false)" };
-    let rss_before = server.rss_kib();
-    let (arrived_tx, mut arrived) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
+/// Opens each of `feeds` (a live `_changes` URL, the document headers, a tag), 200 at a time, and
+/// waits (until `deadline`) for all to be open. Every line naming `marker` a feed reads is told
+/// with its tag and when it came.
+async fn open_feeds(
+    feeds: Vec<(String, Value, usize)>,
+    marker: &'static str,
+    deadline: Instant,
+) -> (Vec<tokio::task::JoinHandle<()>>, tokio::sync::mpsc::UnboundedReceiver<(usize, Instant)>) {
+    let count = feeds.len();
+    let (arrived_tx, arrived) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
     let ready = Arc::new(AtomicUsize::new(0));
     let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
     let mut tasks = Vec::new();
-    for i in 0..devices {
-        let (http, url, headers, arrived_tx, ready) = (
-            http.clone(),
-            format!("{}/docdb/{db}/_changes?feed=continuous&since=now&heartbeat=30000", server.base),
-            headers.clone(),
-            arrived_tx.clone(),
-            ready.clone(),
-        );
+    for (i, (url, headers, tag)) in feeds.into_iter().enumerate() {
+        let (http, arrived_tx, ready) = (http.clone(), arrived_tx.clone(), ready.clone());
         tasks.push(tokio::spawn(async move {
             let mut feed = signed(http.get(url), &headers).send().await.unwrap();
+            assert!(feed.status().is_success(), "a device's feed: {}", feed.status());
             ready.fetch_add(1, Ordering::SeqCst);
             let mut pending = Vec::new();
             while let Ok(Some(chunk)) = feed.chunk().await {
                 pending.extend_from_slice(&chunk);
                 while let Some(end) = pending.iter().position(|b| *b == b'\n') {
                     let line: Vec<u8> = pending.drain(..=end).collect();
-                    if String::from_utf8_lossy(&line).contains("\"hubbench-") {
-                        let _ = arrived_tx.send((i, Instant::now()));
+                    if String::from_utf8_lossy(&line).contains(marker) {
+                        let _ = arrived_tx.send((tag, Instant::now()));
                     }
                 }
             }
@@ -866,11 +862,25 @@ async fn feeds(devices: usize, hub: bool) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while ready.load(Ordering::SeqCst) < devices {
-        assert!(Instant::now() < deadline, "{} of {devices} feeds opened", ready.load(Ordering::SeqCst));
+    while ready.load(Ordering::SeqCst) < count {
+        assert!(Instant::now() < deadline, "{} of {count} feeds opened", ready.load(Ordering::SeqCst));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    (tasks, arrived)
+}
+
+/// `devices` live feeds of one database through one replica; then writes, each timed until
+/// every feed has it.
+async fn feeds(devices: usize, hub: bool) {
+    let (server, headers, engine_port) = with_feeds(&format!("feeds{devices}"), hub).await;
+    let e = server.engine.as_ref().unwrap();
+    let db = "dev_acme_main_catalog";
+    let how = if hub { "through the hub" } else { "one engine feed each (DOCDB_HUB=false)" };
+    let rss_before = server.rss_kib();
+    let url = format!("{}/docdb/{db}/_changes?feed=continuous&since=now&heartbeat=30000", server.base);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (tasks, mut arrived) =
+        open_feeds((0..devices).map(|i| (url.clone(), headers.clone(), i)).collect(), "\"hubbench-", deadline).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (rss, held) = (server.rss_kib().saturating_sub(rss_before), engine_connections(&server, engine_port));
     let mut latencies = Vec::new();
@@ -934,38 +944,16 @@ async fn replicas(devices: usize, tenants: usize) {
         headers.push(login(&client(), &server.base, &username).await["docdbHeaders"]["Remote"].clone());
     }
     let rss_before = server.rss_kib();
-    let (arrived_tx, mut arrived) = tokio::sync::mpsc::unbounded_channel::<(usize, Instant)>();
-    let ready = Arc::new(AtomicUsize::new(0));
-    let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
-    let mut tasks = Vec::new();
-    for i in 0..devices {
-        let t = i % tenants;
-        let url = format!("{}/docdb/{}/_changes?feed=continuous&since=now&heartbeat=30000", server.bases[i % 3], db(t));
-        let (http, headers, arrived_tx, ready) = (http.clone(), headers[t].clone(), arrived_tx.clone(), ready.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut feed = signed(http.get(url), &headers).send().await.unwrap();
-            assert!(feed.status().is_success(), "a device's feed: {}", feed.status());
-            ready.fetch_add(1, Ordering::SeqCst);
-            let mut pending = Vec::new();
-            while let Ok(Some(chunk)) = feed.chunk().await {
-                pending.extend_from_slice(&chunk);
-                while let Some(end) = pending.iter().position(|b| *b == b'\n') {
-                    let line: Vec<u8> = pending.drain(..=end).collect();
-                    if String::from_utf8_lossy(&line).contains("\"fleetbench-") {
-                        let _ = arrived_tx.send((t, Instant::now()));
-                    }
-                }
-            }
-        }));
-        if i % 200 == 199 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
     let deadline = Instant::now() + Duration::from_secs(180);
-    while ready.load(Ordering::SeqCst) < devices {
-        assert!(Instant::now() < deadline, "{} of {devices} feeds opened", ready.load(Ordering::SeqCst));
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let feeds = (0..devices)
+        .map(|i| {
+            let t = i % tenants;
+            let url =
+                format!("{}/docdb/{}/_changes?feed=continuous&since=now&heartbeat=30000", server.bases[i % 3], db(t));
+            (url, headers[t].clone(), t)
+        })
+        .collect();
+    let (tasks, mut arrived) = open_feeds(feeds, "\"fleetbench-", deadline).await;
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let (rss, threads) = (server.rss_kib().saturating_sub(rss_before), server.threads());
     // The blocking threads a burst of store work started end after 10 s idle; what stays is the

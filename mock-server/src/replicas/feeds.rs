@@ -22,7 +22,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::members::Members;
-use crate::docdb::changes_hub::{Page, Source, SourceError, View};
+use crate::docdb::changes_hub::{since_param, Page, Source, SourceError, View};
 use crate::docdb::engine::Engine;
 
 /// The owner's hub as another replica reads it: `GET FEED_PATH/{db}?since=…`, the continuous
@@ -116,13 +116,6 @@ fn held(
         .boxed()
 }
 
-fn since_text(since: &Value) -> String {
-    match since {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 impl Source for ReplicaFeeds {
     fn head(&self, db: &str) -> BoxFuture<'static, Result<Value, SourceError>> {
         self.engine.head(db)
@@ -160,7 +153,7 @@ impl Source for ReplicaFeeds {
             owner.url.trim_end_matches('/'),
             percent_encoding::utf8_percent_encode(db, percent_encoding::NON_ALPHANUMERIC)
         );
-        let request = self.http.get(url).query(&[("since", since_text(since))]).header(KEY_HEADER, &self.key);
+        let request = self.http.get(url).query(&[("since", since_param(since))]).header(KEY_HEADER, &self.key);
         let db = db.to_owned();
         Box::pin(async move {
             let open = Open::new(&counts, |c| &c.forwarded);

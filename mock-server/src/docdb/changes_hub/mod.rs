@@ -26,7 +26,7 @@ mod source;
 
 pub use change::{Change, Seq, View};
 pub use request::{Feed, FeedRequest, Since};
-pub use source::{Page, Source, SourceError, UPSTREAM_HEARTBEAT};
+pub use source::{since_param, Page, Source, SourceError, UPSTREAM_HEARTBEAT};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -85,12 +85,16 @@ pub trait Source: Send + Sync + 'static {
 /// dead and opened again.
 pub const UPSTREAM_HEARTBEAT: Duration = Duration::from_secs(10);
 
-fn since_text(since: &Value) -> String {
-    let text = match since {
+/// A sequence as a `since` parameter's text (CouchDB's are strings, PouchDB Server's numbers).
+pub fn since_param(since: &Value) -> String {
+    match since {
         Value::String(s) => s.clone(),
         other => other.to_string(),
-    };
-    percent_encoding::utf8_percent_encode(&text, percent_encoding::NON_ALPHANUMERIC).to_string()
+    }
+}
+
+fn since_text(since: &Value) -> String {
+    percent_encoding::utf8_percent_encode(&since_param(since), percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
 fn db_path(db: &str) -> String {

@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 use import_graph::{circles, code, expand, sources, upward};
 
 /// Lowest first. A module may import from its own row and the rows above it in this list.
-const LAYERS: [&[&str]; 10] = [
+const LAYERS: [&[&str]; 11] = [
     &["bridge", "causes", "clock", "recorded", "tenant_sockets"],
     &["store"],
     &["docdb"],
+    &["replicas"],
     &["settings"],
     &["auth"],
     &["rolling", "seed"],

@@ -232,13 +232,16 @@ fn serve(args: &[String], settings: Settings) -> CliResult {
         // Connection info gives handlers the peer address (rate limit, audit log).
         let app = mock_server::app(state).into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(mock_server::app::listener(listener), app)
-            .with_graceful_shutdown(shutdown())
+            .with_graceful_shutdown(async move {
+                shutdown().await;
+                // Before the requests drain: the others take this replica's tenants now, and the
+                // feeds it serves them end (the drain would otherwise wait on them).
+                if let Some((replicas, url)) = leaving {
+                    replicas.members.leave(&url).await;
+                }
+            })
             .await
             .map_err(ServeError::Io)?;
-        // The others take this replica's tenants now rather than when its heartbeat is missed.
-        if let Some((replicas, url)) = leaving {
-            replicas.members.leave(&url).await;
-        }
         Ok(())
     })
 }

@@ -60,7 +60,7 @@ impl ReplicaFeeds {
 /// How long an engine feed read in place of an unreachable owner lasts before the owner is asked
 /// again (the hub goes on from the last change it took in): longer than a dead replica takes to
 /// leave the others' lists, so the second try finds the new owner.
-pub const FALLBACK_FOR: Duration = Duration::from_secs(5);
+pub const FALLBACK_FOR: Duration = Duration::from_secs(6);
 
 /// A feed counted in one of `FeedCounts` from its request (an engine may send nothing, not even
 /// its headers, before its first heartbeat, and holds the feed all the while) until it is dropped.
@@ -89,22 +89,13 @@ fn held(
     owner: String,
     until: Option<tokio::time::Instant>,
 ) -> BoxStream<'static, Result<Bytes, SourceError>> {
-    let mut changes = members.changes();
     let moved = async move {
-        let owner_moved = async {
-            while changes.changed().await.is_ok() {
-                if members.owner(&key).id != owner {
-                    return;
-                }
-            }
-            std::future::pending::<()>().await;
-        };
         match until {
             Some(at) => tokio::select! {
-                () = owner_moved => {}
+                () = members.moved(&key, &owner) => {}
                 () = tokio::time::sleep_until(at) => {}
             },
-            None => owner_moved.await,
+            None => members.moved(&key, &owner).await,
         }
     };
     stream

@@ -1,7 +1,8 @@
 //! The replicas alive, as every replica of a store sees them: each writes its heartbeat into the
 //! store (`mock_replicas`) every `HEARTBEAT` and reads back those heard within `GONE_AFTER`, the
-//! store's own clock deciding (no two replicas' clocks are compared). A replica that stops, or
-//! cannot reach the store, drops out of the others' lists within `GONE_AFTER`; its tenants then
+//! store's own clock deciding (no two replicas' clocks are compared). A replica that dies, or
+//! cannot reach the store, drops out of the others' lists within `GONE_AFTER` (and one that cannot
+//! reach it takes itself for alone); one that stops gracefully leaves at once. Its tenants then
 //! have another owner.
 
 use std::sync::{Arc, RwLock};
@@ -13,31 +14,55 @@ use tokio_postgres::NoTls;
 use super::owner::{owner, Member};
 
 /// How often a replica says it is alive.
-pub const HEARTBEAT: Duration = Duration::from_millis(500);
-/// A replica not heard for this long is taken for gone.
-pub const GONE_AFTER: Duration = Duration::from_secs(2);
+pub const HEARTBEAT: Duration = Duration::from_secs(1);
+/// A replica not heard for this long is taken for gone (several heartbeats: one slowed by a busy
+/// store does not move tenants back and forth); a replica that has not reached the store for this
+/// long takes itself for alone and reads the engine's feeds itself.
+pub const GONE_AFTER: Duration = Duration::from_secs(5);
+
+/// Why a heartbeat failed.
+#[derive(Debug, thiserror::Error)]
+enum BeatError {
+    #[error("the store")]
+    Store(#[from] tokio_postgres::Error),
+    #[error("the store did not answer within {GONE_AFTER:?}")]
+    Silent,
+}
 
 pub struct Members {
     me: Member,
     live: RwLock<Arc<Vec<Member>>>,
     /// Bumped whenever the list changes (a feed read from an owner asks then whether it still is).
     changed: watch::Sender<u64>,
+    /// Set when this replica leaves (a graceful stop): no more heartbeats, and the feeds it serves
+    /// to the others end.
+    leaving: watch::Sender<bool>,
 }
 
 impl Members {
     /// This replica alone (one server; or before the store first answered).
     pub fn alone(me: Member) -> Arc<Members> {
-        Arc::new(Members { live: RwLock::new(Arc::new(vec![me.clone()])), me, changed: watch::channel(0).0 })
+        Arc::new(Members {
+            live: RwLock::new(Arc::new(vec![me.clone()])),
+            me,
+            changed: watch::channel(0).0,
+            leaving: watch::channel(false).0,
+        })
     }
 
-    /// Joins the replicas of the store at `database_url`, for the process's life.
+    /// Joins the replicas of the store at `database_url`, until [`Members::leave`].
     pub fn join(database_url: String, me: Member) -> Arc<Members> {
         let members = Members::alone(me);
         let kept = members.clone();
         crate::bridge::spawn(async move {
-            loop {
-                if let Err(e) = kept.beat_on(&database_url).await {
+            let mut heard = tokio::time::Instant::now();
+            while !*kept.leaving.borrow() {
+                if let Err(e) = kept.beat_on(&database_url, &mut heard).await {
                     tracing::warn!("the replicas' heartbeat: {}; again", crate::causes::chain(&e));
+                }
+                if heard.elapsed() > GONE_AFTER {
+                    // The others no longer count this replica: it owns nothing of theirs either.
+                    kept.set(Vec::new());
                 }
                 tokio::time::sleep(HEARTBEAT).await;
             }
@@ -62,6 +87,23 @@ impl Members {
         self.changed.subscribe()
     }
 
+    /// Resolves once `key`'s owner is no longer `owner`: asked at once (a change made before the
+    /// caller looked is not missed), then at each change of the list.
+    pub async fn moved(&self, key: &str, owner: &str) {
+        let mut changes = self.changes();
+        while self.owner(key).id == owner {
+            if changes.changed().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+
+    /// Resolves once this replica is leaving.
+    pub async fn left(&self) {
+        let mut leaving = self.leaving.subscribe();
+        let _ = leaving.wait_for(|l| *l).await;
+    }
+
     fn set(&self, mut live: Vec<Member>) {
         // This replica is alive to itself, even before its own first heartbeat is read back.
         if !live.iter().any(|m| m.id == self.me.id) {
@@ -76,40 +118,66 @@ impl Members {
         }
     }
 
-    /// Heartbeats on one connection until it fails.
-    async fn beat_on(&self, database_url: &str) -> Result<(), tokio_postgres::Error> {
-        let (client, connection) = tokio_postgres::connect(database_url, NoTls).await?;
+    /// Heartbeats on one connection until it fails, is silent for `GONE_AFTER`, or this replica
+    /// leaves; `heard` is when the store last answered.
+    async fn beat_on(&self, database_url: &str, heard: &mut tokio::time::Instant) -> Result<(), BeatError> {
+        let silent = |_| BeatError::Silent;
+        let (client, connection) =
+            tokio::time::timeout(GONE_AFTER, tokio_postgres::connect(database_url, NoTls)).await.map_err(silent)??;
         let driver = tokio::spawn(connection);
-        let beat = client
-            .prepare(
-                "INSERT INTO mock_replicas (id, url, seen_at) VALUES ($1, $2, now())
-                 ON CONFLICT (id) DO UPDATE SET url = EXCLUDED.url, seen_at = now()",
-            )
-            .await?;
-        let alive = client
-            .prepare("SELECT id, url FROM mock_replicas WHERE seen_at > now() - make_interval(secs => $1)")
-            .await?;
         let result = async {
-            loop {
-                client.execute(&beat, &[&self.me.id, &self.me.url]).await?;
-                let rows = client.query(&alive, &[&GONE_AFTER.as_secs_f64()]).await?;
+            let beat = client
+                .prepare(
+                    "INSERT INTO mock_replicas (id, url, seen_at) VALUES ($1, $2, now())
+                     ON CONFLICT (id) DO UPDATE SET url = EXCLUDED.url, seen_at = now()",
+                )
+                .await?;
+            let alive = client
+                .prepare("SELECT id, url FROM mock_replicas WHERE seen_at > now() - make_interval(secs => $1)")
+                .await?;
+            while !*self.leaving.borrow() {
+                let rows = tokio::time::timeout(GONE_AFTER, async {
+                    client.execute(&beat, &[&self.me.id, &self.me.url]).await?;
+                    client.query(&alive, &[&GONE_AFTER.as_secs_f64()]).await
+                })
+                .await
+                .map_err(silent)??;
+                *heard = tokio::time::Instant::now();
+                if *self.leaving.borrow() {
+                    // `leave` came while this beat was on its way: its row goes again.
+                    client.execute("DELETE FROM mock_replicas WHERE id = $1", &[&self.me.id]).await?;
+                    break;
+                }
                 self.set(rows.iter().map(|r| Member { id: r.get(0), url: r.get(1) }).collect());
                 // Rows of replicas long gone (each process has an id of its own).
                 client.execute("DELETE FROM mock_replicas WHERE seen_at < now() - interval '1 hour'", &[]).await?;
                 tokio::time::sleep(HEARTBEAT).await;
             }
+            Ok(())
         }
         .await;
         driver.abort();
         result
     }
 
-    /// Says this replica is leaving (a graceful stop): the others take its tenants at once.
+    /// This replica leaves (a graceful stop): its heartbeat stops, the feeds it serves the others
+    /// end, and its row goes, so the others take its tenants at once rather than after
+    /// `GONE_AFTER`.
     pub async fn leave(&self, database_url: &str) {
-        if let Ok((client, connection)) = tokio_postgres::connect(database_url, NoTls).await {
+        self.leaving.send_replace(true);
+        let gone = async {
+            let (client, connection) = tokio_postgres::connect(database_url, NoTls).await?;
             let driver = tokio::spawn(connection);
-            let _ = client.execute("DELETE FROM mock_replicas WHERE id = $1", &[&self.me.id]).await;
+            let deleted = client.execute("DELETE FROM mock_replicas WHERE id = $1", &[&self.me.id]).await;
             driver.abort();
+            deleted
+        };
+        match tokio::time::timeout(GONE_AFTER, gone).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::warn!("leaving the replicas: {}", crate::causes::chain(&e)),
+            Err(_) => tracing::warn!(
+                "leaving the replicas: the store did not answer; the others drop this one after {GONE_AFTER:?}"
+            ),
         }
     }
 }

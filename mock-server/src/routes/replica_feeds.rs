@@ -55,10 +55,20 @@ async fn feed(
     .map(|(k, v)| (k.to_owned(), v));
     let request = FeedRequest::read("GET", &query, b"").ok_or_else(|| AppError::bad_request("not a sequence"))?;
     let whole = key != db && db.ends_with("_core");
+    // The feed ends when this replica stops owning the tenant or leaves (a graceful stop does not
+    // wait on the others' feeds): the reader goes on from its last sequence at the new owner.
+    let members = replicas.members.clone();
+    let (key, me) = (key.to_owned(), members.me().id.clone());
+    let ends = async move {
+        tokio::select! {
+            () = members.moved(&key, &me) => {}
+            () = members.left() => {}
+        }
+    };
     match hubs.serve(&db, whole, request).await {
         Some(stream) => Ok((
             [(header::CONTENT_TYPE, "application/json")],
-            Body::from_stream(stream.map(Ok::<_, std::convert::Infallible>)),
+            Body::from_stream(stream.take_until(Box::pin(ends)).map(Ok::<_, std::convert::Infallible>)),
         )
             .into_response()),
         None => Err(AppError::EngineUnavailable(format!("the hub of {db} could not open"))),

@@ -358,6 +358,9 @@ impl ChangesHubs {
             };
             match opened {
                 Ok(mut feed) => {
+                    // A feed that lasted ends for a reason of its own (its owner among replicas
+                    // changed, say), not for an engine that drops every feed: no longer wait.
+                    let opened_at = Instant::now();
                     let mut pending = BytesMut::new();
                     let mut last_heard = Instant::now();
                     loop {
@@ -383,6 +386,9 @@ impl ChangesHubs {
                         }
                     }
                     tracing::debug!(db = %hub.db, "changes hub: the engine's feed ended");
+                    if opened_at.elapsed() >= MAX_BACKOFF {
+                        backoff = MIN_BACKOFF;
+                    }
                 }
                 Err(SourceError::Status(404)) => return,
                 Err(e) => tracing::warn!(db = %hub.db, "changes hub: the engine's feed: {e}; again in {backoff:?}"),

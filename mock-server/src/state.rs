@@ -266,12 +266,7 @@ impl AppState {
                             key: crate::replicas::feed_key(&secret),
                             counts: Arc::default(),
                         });
-                        let feeds = ReplicaFeeds::new(
-                            engine.clone(),
-                            shared.members.clone(),
-                            &shared.key,
-                            shared.counts.clone(),
-                        );
+                        let feeds = ReplicaFeeds::new(engine.clone(), shared.clone());
                         replicas = Some(shared);
                         Arc::new(feeds)
                     }

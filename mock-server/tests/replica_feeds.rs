@@ -23,6 +23,7 @@ const SECRET: &str = "0123456789abcdef-replica-feeds";
 struct Replica {
     child: Child,
     base: String,
+    /// Where its `/metrics` is served (`host:port`).
     metrics: String,
 }
 
@@ -61,15 +62,12 @@ impl Replica {
         };
         let base = line("listening");
         let metrics = line("metrics");
+        let metrics = metrics.trim_start_matches("http://").trim_end_matches("/metrics").to_owned();
         Replica { child, base, metrics }
     }
 
     async fn metric(&self, name: &str) -> f64 {
-        let text = reqwest::get(&self.metrics).await.unwrap().text().await.unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(name).and_then(|rest| rest.strip_prefix(' ')))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{name} not in {}", self.metrics))
+        common::prom::scraped(&self.metrics, name.to_owned()).await
     }
 }
 

@@ -33,29 +33,27 @@ impl TenantNames {
 
     /// Which of this tenant's databases `db` is, if it is one.
     pub fn kind_of(&self, db: &str) -> Option<Kind> {
-        if db == self.core() {
-            return Some(Kind::Core);
-        }
-        if db == self.legacy() {
-            return Some(Kind::Legacy);
-        }
-        if db == self.archive() {
-            return Some(Kind::Archive);
-        }
-        let day = db.strip_prefix("daily_")?.strip_prefix(self.base.as_str())?.strip_prefix('_')?;
-        (day.len() == 8 && parse(day).is_some()).then_some(Kind::Day)
+        split(db).filter(|(base, _)| *base == self.base).map(|(_, kind)| kind)
     }
 }
 
-/// The tenant prefix (`{env}_{co}_{rest}`) of a tenant's database name, or the name itself when it
-/// is none of a tenant's kinds: what a tenant's databases are owned by among replicas.
-pub fn tenant_of(db: &str) -> &str {
+/// A tenant's database name read back (the names `TenantNames` writes): its tenant prefix
+/// (`{env}_{co}_{rest}`) and its kind; `None` for a name no tenant's database has.
+pub fn split(db: &str) -> Option<(&str, Kind)> {
     if let Some((base, day)) = db.strip_prefix("daily_").and_then(|d| d.rsplit_once('_')) {
         if day.len() == 8 && parse(day).is_some() {
-            return base;
+            return Some((base, Kind::Day));
         }
     }
-    ["_core", "_catalog", "_archive"].iter().find_map(|kind| db.strip_suffix(kind)).unwrap_or(db)
+    [("_core", Kind::Core), ("_catalog", Kind::Legacy), ("_archive", Kind::Archive)]
+        .into_iter()
+        .find_map(|(suffix, kind)| Some((db.strip_suffix(suffix)?, kind)))
+}
+
+/// The tenant prefix of a tenant's database name, or the name itself when it is none of a
+/// tenant's kinds: what a tenant's databases are owned by among replicas.
+pub fn tenant_of(db: &str) -> &str {
+    split(db).map_or(db, |(base, _)| base)
 }
 
 const FORMAT: &str = "%Y%m%d";

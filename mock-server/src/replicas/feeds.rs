@@ -22,6 +22,7 @@ use futures_util::StreamExt;
 use serde_json::Value;
 
 use super::members::Members;
+use super::Replicas;
 use crate::docdb::changes_hub::{since_param, Page, Source, SourceError, View};
 use crate::docdb::engine::Engine;
 
@@ -44,16 +45,14 @@ pub struct FeedCounts {
 
 pub struct ReplicaFeeds {
     engine: Engine,
-    members: Arc<Members>,
+    replicas: Arc<Replicas>,
     http: reqwest::Client,
-    key: String,
-    pub counts: Arc<FeedCounts>,
 }
 
 impl ReplicaFeeds {
-    pub fn new(engine: Engine, members: Arc<Members>, key: &[u8], counts: Arc<FeedCounts>) -> ReplicaFeeds {
+    pub fn new(engine: Engine, replicas: Arc<Replicas>) -> ReplicaFeeds {
         let http = reqwest::Client::builder().connect_timeout(Duration::from_secs(2)).build().unwrap_or_default();
-        ReplicaFeeds { engine, members, http, key: hex::encode(key), counts }
+        ReplicaFeeds { engine, replicas, http }
     }
 }
 
@@ -129,10 +128,11 @@ impl Source for ReplicaFeeds {
         since: &Value,
     ) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
         let key = crate::docdb::naming::tenant_of(db).to_owned();
-        let owner = self.members.owner(&key);
+        let Replicas { members, key: feed_key, counts } = &*self.replicas;
+        let owner = members.owner(&key);
         let from_engine = self.engine.follow(db, since);
-        let (members, counts) = (self.members.clone(), self.counts.clone());
-        if owner.id == self.members.me().id {
+        let (members, counts) = (members.clone(), counts.clone());
+        if owner.id == members.me().id {
             return Box::pin(async move {
                 let open = Open::new(&counts, |c| &c.engine);
                 let feed = from_engine.await?;
@@ -144,7 +144,8 @@ impl Source for ReplicaFeeds {
             owner.url.trim_end_matches('/'),
             percent_encoding::utf8_percent_encode(db, percent_encoding::NON_ALPHANUMERIC)
         );
-        let request = self.http.get(url).query(&[("since", since_param(since))]).header(KEY_HEADER, &self.key);
+        let request =
+            self.http.get(url).query(&[("since", since_param(since))]).header(KEY_HEADER, hex::encode(feed_key));
         let db = db.to_owned();
         Box::pin(async move {
             let open = Open::new(&counts, |c| &c.forwarded);

@@ -20,6 +20,9 @@ pub const HEARTBEAT: Duration = Duration::from_secs(1);
 /// long takes itself for alone and reads the engine's feeds itself.
 pub const GONE_AFTER: Duration = Duration::from_secs(5);
 
+/// A replica's row gone (it leaves).
+const FORGET: &str = "DELETE FROM mock_replicas WHERE id = $1";
+
 /// Why a heartbeat failed.
 #[derive(Debug, thiserror::Error)]
 enum BeatError {
@@ -145,7 +148,7 @@ impl Members {
                 *heard = tokio::time::Instant::now();
                 if *self.leaving.borrow() {
                     // `leave` came while this beat was on its way: its row goes again.
-                    client.execute("DELETE FROM mock_replicas WHERE id = $1", &[&self.me.id]).await?;
+                    client.execute(FORGET, &[&self.me.id]).await?;
                     break;
                 }
                 self.set(rows.iter().map(|r| Member { id: r.get(0), url: r.get(1) }).collect());
@@ -168,7 +171,7 @@ impl Members {
         let gone = async {
             let (client, connection) = tokio_postgres::connect(database_url, NoTls).await?;
             let driver = tokio::spawn(connection);
-            let deleted = client.execute("DELETE FROM mock_replicas WHERE id = $1", &[&self.me.id]).await;
+            let deleted = client.execute(FORGET, &[&self.me.id]).await;
             driver.abort();
             deleted
         };

@@ -14,7 +14,8 @@ use protocol::errors as code;
 use subtle::ConstantTimeEq;
 
 use crate::docdb::changes_hub::{FeedRequest, UPSTREAM_HEARTBEAT};
-use crate::docdb::naming::tenant_of;
+use crate::docdb::naming::split;
+use crate::docdb::Kind;
 use crate::error::AppError;
 use crate::replicas::feeds::{FEED_PATH, KEY_HEADER};
 use crate::state::AppState;
@@ -41,7 +42,7 @@ async fn feed(
     if !bool::from(shown.ct_eq(&replicas.key)) {
         return Err(AppError::Unauthorized(code::INVALID_CREDENTIAL, "not a replica of this store".into()));
     }
-    let key = tenant_of(&db);
+    let (key, kind) = split(&db).map_or((db.as_str(), None), |(base, kind)| (base, Some(kind)));
     if replicas.members.owner(key).id != replicas.members.me().id {
         return Err(AppError::Conflict(code::CONFLICT, format!("this replica does not own {key}'s feeds")));
     }
@@ -54,7 +55,8 @@ async fn feed(
     ]
     .map(|(k, v)| (k.to_owned(), v));
     let request = FeedRequest::read("GET", &query, b"").ok_or_else(|| AppError::bad_request("not a sequence"))?;
-    let whole = key != db && db.ends_with("_core");
+    // CORE's hub holds the whole database, as a device's request makes it.
+    let whole = kind == Some(Kind::Core);
     // The feed ends when this replica stops owning the tenant or leaves (a graceful stop does not
     // wait on the others' feeds): the reader goes on from its last sequence at the new owner.
     let members = replicas.members.clone();

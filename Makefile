@@ -1,11 +1,13 @@
 # session-broker: `make demo` and `make test` are the two commands; each installs what it lacks
 # first (`make demo` through setup-demo, `make test` through setup, which holds setup-demo).
 SHELL := /bin/bash
-export PATH := $(HOME)/.cargo/bin:$(PATH)
+# Tools `cargo install`s go to CARGO_HOME's bin (~/.cargo/bin unless CARGO_HOME says otherwise).
+CARGO_BIN := $(or $(CARGO_HOME),$(HOME)/.cargo)/bin
+export PATH := $(CARGO_BIN):$(PATH)
 
-WASM_PACK_VERSION := 0.15.1
 GECKODRIVER_VERSION := 0.37.1
-# The wasm-bindgen CLI must be exactly the crate's version (Cargo.lock), or wasm-pack tries to download one.
+# The wasm-bindgen CLI (the bindings, and wasm-bindgen-test-runner for the browser suites) must be
+# exactly the crate's version (Cargo.lock): the glue it writes and the module must agree.
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
 # Debian's packages: the demo's (Node and npm run binaryen, esbuild and PouchDB Server; curl
 # waits for the engine), and the tests' (the browsers and their drivers, Xvfb for WebKit,
@@ -30,8 +32,11 @@ CREATE_VITE := create-vite@9.3.0
 POUCHDB_TOOLS := pouchdb-server@4.2.0 pouchdb@9.0.0
 # Current binaryen from the npm registry (runs on the machine's Node at build time only).
 BINARYEN_VERSION := 132.0.0
-# What `make size` names the top contributors with.
+# What `make size` names the top contributors with (installed by `make size` alone).
 TWIGGY_VERSION := 0.8.0
+# One target directory for every `cargo install` (wasm-bindgen-cli, geckodriver, twiggy): a crate
+# they share at the same version and features is compiled once.
+TOOLS_TARGET := $(CURDIR)/target/cargo-install
 # The package's recorded size (release wasm + JS glue, gzip -9, bytes): `make test` fails when it
 # grows past this by more than 2% (a size is deterministic for a given toolchain). Lower it when a
 # change cuts; raise it only with the reason in the commit.
@@ -57,38 +62,50 @@ apt_missing = missing=""; for p in $(1); do case $$p in nodejs|npm) command -v n
 npm_pinned = for t in $(2); do grep -qxF "$$t" <(tr ' ' '\n' 2>/dev/null < $(1)/.pinned) || { \
   npm install --silent --no-save --no-audit --no-fund --prefix $(1) $(2) && echo "$(2)" > $(1)/.pinned || exit 1; break; }; done
 
-.PHONY: setup setup-demo build test test-native test-browser test-package demo types size size-check bench soak mutants clean release-check
+.PHONY: setup setup-demo setup-demo-rust setup-demo-packages setup-rust setup-packages build test test-native test-browser test-package demo types size size-check bench soak mutants clean release-check
 
-## Installs whatever is missing, in two parts; each line checks before it installs, so a second
-## run installs nothing. setup-demo: what `make build` and `make demo` need.
+## Installs whatever is missing; each line checks before it installs, so a second run installs
+## nothing. setup-demo: what `make build` and `make demo` need; setup: that and what `make test`
+## runs. Each is two chains run side by side (make -j2): the Rust tools, compiled from source (the
+## long part: it keeps both cores busy), and the downloads (Debian's and the npm registry's
+## packages), which mostly wait on the network and the disk.
 setup-demo:
+	@$(MAKE) --no-print-directory -j2 setup-demo-rust setup-demo-packages
+setup:
+	@$(MAKE) --no-print-directory -j2 setup-rust setup-packages
+
+setup-demo-rust:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 	@[ -f Cargo.lock ] || cargo generate-lockfile
-	@wasm-pack --version 2>/dev/null | grep -q " $(WASM_PACK_VERSION)$$" \
-	  || cargo install wasm-pack --version $(WASM_PACK_VERSION) --locked
+	@# Without --locked: the registry here lacks one of its locked transitive versions.
 	@[ "$$(wasm-bindgen --version 2>/dev/null)" = "wasm-bindgen $(WASM_BINDGEN_VERSION)" ] \
-	  || cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force
+	  || CARGO_TARGET_DIR=$(TOOLS_TARGET) cargo install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force
+
+setup-demo-packages:
 	@$(call apt_missing,$(DEMO_APT_PACKAGES))
 	@$(WASM_OPT) --version 2>/dev/null | grep -q "version $(firstword $(subst ., ,$(BINARYEN_VERSION)))" \
 	  || npm install --silent --no-save --no-audit --no-fund --prefix target/binaryen binaryen@$(BINARYEN_VERSION)
 	@$(call npm_pinned,target/npm-tools,$(NPM_BUILD_TOOLS))
 	@$(call npm_pinned,target/pouchdb,$(POUCHDB_TOOLS))
 
-## setup: everything, for `make test`: setup-demo, then the linters, the browsers and their
-## drivers, PostgreSQL, Prometheus, twiggy and the tests' JS tools.
-setup: setup-demo
+## The tests' part: the linters and geckodriver; the browsers and their drivers, PostgreSQL,
+## Prometheus and the tests' JS tools.
+setup-rust: setup-demo-rust
 	@for c in rustfmt clippy; do rustup component list --installed | grep -q "^$$c" || rustup component add $$c; done
 	@geckodriver --version 2>/dev/null | grep -q "^geckodriver $(GECKODRIVER_VERSION)" \
-	  || cargo install geckodriver --version $(GECKODRIVER_VERSION) --locked \
-	  || cargo install geckodriver --version $(GECKODRIVER_VERSION)
+	  || CARGO_TARGET_DIR=$(TOOLS_TARGET) cargo install geckodriver --version $(GECKODRIVER_VERSION) --locked \
+	  || CARGO_TARGET_DIR=$(TOOLS_TARGET) cargo install geckodriver --version $(GECKODRIVER_VERSION)
+
+setup-packages: setup-demo-packages
 	@$(call apt_missing,$(TEST_APT_PACKAGES))
-	@twiggy --version 2>/dev/null | grep -q " $(TWIGGY_VERSION)$$" || cargo install twiggy --version $(TWIGGY_VERSION) --locked
 	@$(call npm_pinned,target/npm-tools,$(NPM_TOOLS))
 	@$(call npm_pinned,target/create-vite,$(CREATE_VITE))
 
-## The npm package in pkg/: wasm-pack's output merged with pkg-template/.
+## The npm package in pkg/: wasm-bindgen's output (the module and its glue) merged with pkg-template/.
 build: setup-demo
-	wasm-pack build --release --target web --out-dir pkg
+	cargo build --lib --release --target wasm32-unknown-unknown
+	rm -rf pkg
+	wasm-bindgen target/wasm32-unknown-unknown/release/session_broker.wasm --out-dir pkg --target web
 	@# --converge: repeats -Oz until it stops shrinking the module (about 0.2 KB gzip); the
 	@# producers and target-features sections are for tools, not browsers (0.2 KB).
 	@# --low-memory-unused: Rust lays the stack out first (data starts at 1 MiB), so the low 1 KiB
@@ -119,7 +136,6 @@ build: setup-demo
 	cp target/pouchdb/node_modules/pouchdb/dist/pouchdb.min.js target/pouchdb/node_modules/pouchdb/dist/pouchdb.indexeddb.min.js target/vendor/
 	cp pkg-template/package.json pkg-template/README.md pkg-template/types.js pkg-template/codes.js pkg-template/codes.d.ts \
 	  pkg-template/session_broker.d.ts pkg-template/api.d.ts pkg-template/protocol.d.ts pkg/
-	rm -f pkg/.gitignore
 	@# Every file the glue imports must be in the tarball npm users get.
 	@packed=$$(cd pkg && npm pack --dry-run --json 2>/dev/null); \
 	  for f in $$(cd pkg && find . -type f ! -name package.json | sed 's|^\./||'); do \
@@ -185,6 +201,8 @@ types:
 	node tests/types/method-table.mjs --write pkg/bindings.d.ts pkg/api.d.ts docs/sdk.md
 
 size: setup build
+	@twiggy --version 2>/dev/null | grep -q " $(TWIGGY_VERSION)$$" \
+	  || CARGO_TARGET_DIR=$(TOOLS_TARGET) cargo install twiggy --version $(TWIGGY_VERSION) --locked
 	@for f in pkg/session_broker_bg.wasm pkg/session_broker.js; do \
 	  printf '%-28s raw %7d B   gzip -9 %6d B\n' "$$f" "$$(wc -c < $$f)" "$$(gzip -9c $$f | wc -c)"; done
 	@printf '%-28s          gzip -9 %6d B  (the size goal: 61440 B; recorded budget %d B)\n' "wasm + glue" \

@@ -250,19 +250,19 @@ export class AuthManager extends generated.AuthManager {
   }
   // The app's own calls to its backend, with the session's token, to baseUrl's origin only. A 401
   // refreshes once, unless another call already replaced the token this one was sent with, and
-  // sends the copy made before the first send (a body is read once), only with a token of the
-  // same user, tenant and session: another's login meanwhile never carries this request.
+  // sends the copy made before the first send (a body is read once), only with a refresh of the
+  // same session (the module's rule: same user, tenant and session): another's login meanwhile
+  // never carries this request.
   async fetch(input, init) {
     const request = new Request(input.url ? input : new URL(input, this[base]), init), again = request.clone();
     if (new URL(request.url).origin !== new URL(this[base]).origin || request.headers.has("Authorization")) {
       throw new SessionBrokerError("invalid_argument", "fetch: baseUrl's origin only; no Authorization header");
     }
-    const token = await this.getToken(), sent = reads(this).user, response = await authorized(request, token);
+    const token = await this.getToken(), response = await authorized(request, token);
     if (response.status !== 401 || !token) return response;
     if (reads(this).token === token) await this.refreshAuthentication();
-    const now = reads(this), user = now.user;
-    return now.token && now.token !== token && sent && user.userId === sent.userId && user.companyId === sent.companyId
-      && user.sid === sent.sid ? authorized(again, now.token) : response;
+    const now = this.__sbReads(token);
+    return now.replay ? authorized(again, now.token) : response;
   }
   isAuthenticated() {
     return this.getToken().then(Boolean);

@@ -3,7 +3,7 @@
 # server started here on a free port; the server is stopped whatever the outcome.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$HOME/.cargo/bin:$PATH"
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 cargo build --quiet -p mock-server
 work=$(mktemp -d)
@@ -31,6 +31,9 @@ if [ -z "$url" ]; then
 fi
 echo "mock server for the browser tests: $url"
 
-# The URL reaches the tests at compile time (option_env!); both browsers in one run.
-SB_TEST_URL="$url" wasm-pack test --headless --chrome --firefox \
-  --chromedriver "$(command -v chromedriver)" --geckodriver "$(command -v geckodriver)" "$@"
+# The URL reaches the tests at compile time (option_env!). cargo runs each wasm test binary through
+# wasm-bindgen's test runner, headless, in the browser whose driver the environment names: one
+# driver a run (with both named, the runner takes Firefox for both), so Chrome, then Firefox.
+export SB_TEST_URL="$url" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+CHROMEDRIVER="$(command -v chromedriver)" cargo test --target wasm32-unknown-unknown "$@"
+GECKODRIVER="$(command -v geckodriver)" cargo test --target wasm32-unknown-unknown "$@"

@@ -14,7 +14,7 @@ use crate::core::session::{Refusal, Session};
 use crate::web::codec::set;
 
 /// The snapshot as the entry module reads it: `{key, expiresKey, token, expiredFrom, expiresAt, usable, user, roles}`.
-fn snapshot(session: &Session) -> JsValue {
+fn snapshot(session: &Session) -> Object {
     let snap = session.read_snapshot();
     let out = Object::new();
     set(&out, "key", &JsValue::from_str(keys::AUTH));
@@ -25,15 +25,21 @@ fn snapshot(session: &Session) -> JsValue {
     set(&out, "usable", &JsValue::from_bool(snap.token_usable));
     set(&out, "user", &snap.user.as_ref().map_or(JsValue::NULL, to_js));
     set(&out, "roles", &snap.roles.iter().map(|r| JsValue::from_str(r)).collect::<Array>());
-    out.into()
+    out
 }
 
 #[wasm_bindgen]
 impl AuthManager {
-    /// For the entry module's read cache only.
+    /// For the entry module's read cache only; with the token a request was `sent` with (for
+    /// `auth.fetch`), the snapshot also says whether that request may go again with the stored
+    /// token (`replay`: the core's rule, [`Session::may_replay`]).
     #[wasm_bindgen(js_name = __sbReads, skip_typescript)]
-    pub fn reads_snapshot(&self) -> JsValue {
-        snapshot(self.session())
+    pub fn reads_snapshot(&self, sent: JsValue) -> JsValue {
+        let out = snapshot(self.session());
+        if let Some(sent) = sent.as_string() {
+            set(&out, "replay", &JsValue::from_bool(self.session().may_replay(&sent)));
+        }
+        out.into()
     }
 
     /// For the entry module's read cache only, on a token `getToken()` answers as it is:

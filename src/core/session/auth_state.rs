@@ -97,6 +97,19 @@ pub(super) type Told = Option<(String, Rc<Claims>)>;
 pub type Listener = Rc<dyn Fn(AuthEvent, &str, bool)>;
 
 impl Session {
+    /// Whether a request sent with the token `sent` may go again with the one stored now: only
+    /// when storage holds another token of the same session ([`classify`]: same user, `sid` and
+    /// company), i.e. a refresh. `auth.fetch` asks before its one replay, so another user's login
+    /// or a company change meanwhile never carries a request made for the session before.
+    pub fn may_replay(&self, sent: &str) -> bool {
+        match (Claims::decode(sent), self.stored_token()) {
+            (Ok(sent_claims), Some((now, claims))) => {
+                now != sent && classify(&sent_claims, &claims) == Change::Refreshed
+            }
+            _ => false,
+        }
+    }
+
     /// Tells the stream's listener how the stored session differs from the one it was last
     /// told of; nothing when it is the same token. `reason`: why it changed here (a
     /// [`crate::core::hooks::SignOutReason`]'s name, `"login"` or `"refresh"`).

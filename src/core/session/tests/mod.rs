@@ -1000,3 +1000,35 @@ fn a_refused_logout_is_answered_and_the_local_sign_out_still_happens() {
     let result = block_on(h.session.logout(LogoutScope::Local));
     assert_eq!(result.code.as_deref(), Some("not_signed_in"), "no session: nothing asked");
 }
+
+/// `auth.fetch`'s replay asks the one rule the tabs follow ([`super::auth_state`]'s `classify`):
+/// a request goes again only with a refresh of the session it was sent with.
+#[test]
+fn a_request_may_go_again_only_with_a_refresh_of_its_session() {
+    let h = harness(|_| status(500, "unused"));
+    let token = |user: &str, company: &str, sid: Option<&str>| {
+        let mut c = json!({"sub": user, "userId": user, "companyId": company, "exp": NOW / 1000 + 900});
+        if let Some(sid) = sid {
+            c["sid"] = json!(sid);
+        }
+        encode_for_test(&c)
+    };
+    let sent = token("u", "acme", Some("s1"));
+    let stored_now = |t: &str| {
+        h.storage.set(keys::AUTH, t).unwrap();
+        h.session.may_replay(&sent)
+    };
+    assert!(!stored_now(&sent), "the same token: nothing to replay with");
+    // A refresh: another token of the same session (here with another expiry).
+    let refreshed = encode_for_test(&json!({"sub": "u", "userId": "u", "companyId": "acme", "sid": "s1", "exp": 1}));
+    assert!(stored_now(&refreshed));
+    // The issuer's `sid` on one side only is a refresh, as the tabs read it.
+    assert!(stored_now(&token("u", "acme", None)));
+    assert!(!stored_now(&token("u", "acme", Some("s2"))), "another session of the same user");
+    assert!(!stored_now(&token("v", "acme", Some("s1"))), "another user");
+    assert!(!stored_now(&token("u", "globex", Some("s1"))), "a company change");
+    h.storage.remove(keys::AUTH);
+    assert!(!h.session.may_replay(&sent), "signed out");
+    h.storage.set(keys::AUTH, &refreshed).unwrap();
+    assert!(!h.session.may_replay("not a token"));
+}

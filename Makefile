@@ -62,7 +62,7 @@ apt_missing = missing=""; for p in $(1); do case $$p in nodejs|npm) command -v n
 npm_pinned = for t in $(2); do grep -qxF "$$t" <(tr ' ' '\n' 2>/dev/null < $(1)/.pinned) || { \
   npm install --silent --no-save --no-audit --no-fund --prefix $(1) $(2) && echo "$(2)" > $(1)/.pinned || exit 1; break; }; done
 
-.PHONY: setup setup-demo setup-demo-rust setup-demo-packages setup-rust setup-packages build test test-native test-browser test-package demo types size size-check bench soak mutants clean release-check
+.PHONY: demo-serve setup setup-demo setup-demo-rust setup-demo-packages setup-rust setup-packages build test test-native test-browser test-package demo types size size-check bench soak mutants clean release-check
 
 ## Installs whatever is missing; each line checks before it installs, so a second run installs
 ## nothing. setup-demo: what `make build` and `make demo` need; setup: that and what `make test`
@@ -176,8 +176,15 @@ test-package: build size-check
 
 ## Builds the release package, starts the document engine and the mock server with the demo
 ## seed (written to the engine), serves www/. The engine stops with the server.
-demo: build
-	cargo build --release -p mock-server
+## `make demo` times itself: set-up, build, and the whole until the page is served (printed
+## before the server starts).
+demo:
+	@start=$$(date +%s); $(MAKE) --no-print-directory setup-demo || exit 1; set_up=$$(( $$(date +%s) - start )); \
+	  $(MAKE) --no-print-directory build || exit 1; cargo build --release -p mock-server || exit 1; \
+	  DEMO_TOOK="setup-demo $${set_up}s, build $$(( $$(date +%s) - start - set_up ))s" DEMO_STARTED=$$start \
+	    $(MAKE) --no-print-directory demo-serve
+
+demo-serve:
 	@mkdir -p $(DEMO_DATA)/engine; \
 	  ( cd $(DEMO_DATA)/engine && exec $(CURDIR)/target/pouchdb/node_modules/.bin/pouchdb-server \
 	      --host 127.0.0.1 --port $(DEMO_ENGINE_PORT) --dir . >/dev/null 2>&1 ) & engine=$$!; \
@@ -186,6 +193,7 @@ demo: build
 	  curl -sf $(DEMO_ENGINE)/ >/dev/null || { echo "the document engine did not start on port $(DEMO_ENGINE_PORT)"; exit 1; }; \
 	  : "Its admin, the first time (config.json in its directory keeps it after)."; \
 	  curl -sf -X PUT $(DEMO_ENGINE)/_config/admins/admin -d '"demo-engine"' >/dev/null || true; \
+	  echo "make demo took: $$DEMO_TOOK; ready $$(( $$(date +%s) - DEMO_STARTED ))s after it began"; \
 	  echo "session-broker demo: open http://$(DEMO_LISTEN)/ (Ctrl-C stops it); document engine on $(DEMO_ENGINE)"; \
 	  DOCDB_URL=http://admin:demo-engine@127.0.0.1:$(DEMO_ENGINE_PORT)/ DATA_DIR=$(DEMO_DATA) MOCK_TEST_CONTROLS=1 \
 	    ./target/release/mock-server --listen $(DEMO_LISTEN) --www www --pkg pkg --vendor target/vendor

@@ -27,6 +27,17 @@ pub struct Engine {
 
 impl Engine {
     pub async fn start() -> Engine {
+        // A free port is only free until someone binds it: an engine that exits at once (its port
+        // taken meanwhile) is started again on another; one answering is checked to be ours.
+        for _ in 0..5 {
+            if let Some(engine) = Engine::start_on_a_free_port().await {
+                return engine;
+            }
+        }
+        panic!("pouchdb-server exited at start five times");
+    }
+
+    async fn start_on_a_free_port() -> Option<Engine> {
         let bin = node_modules().join(".bin/pouchdb-server");
         assert!(bin.exists(), "{} is missing: run make setup", bin.display());
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -37,9 +48,16 @@ impl Engine {
         command.args(["--host", "127.0.0.1", "--port", &port.to_string(), "--dir"]).arg(&dir).current_dir(&dir);
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         let child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("pouchdb-server starts");
-        let engine = Engine { port, child, dir, http: reqwest::Client::new() };
+        let mut engine = Engine { port, child, dir, http: reqwest::Client::new() };
         for _ in 0..300 {
-            if engine.http.get(engine.root()).send().await.is_ok_and(|r| r.status().is_success()) {
+            if engine.child.try_wait().unwrap().is_some() {
+                return None;
+            }
+            let answer = match engine.http.get(engine.root()).send().await {
+                Ok(r) if r.status().is_success() => r.text().await.unwrap_or_default(),
+                _ => String::new(),
+            };
+            if answer.contains("express-pouchdb") {
                 // Ends the admin party: from now on the engine needs the credentials the proxy adds.
                 let set = engine
                     .http
@@ -49,7 +67,7 @@ impl Engine {
                     .await
                     .unwrap();
                 assert!(set.status().is_success(), "the engine's admin: {}", set.status());
-                return engine;
+                return Some(engine);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

@@ -54,20 +54,30 @@ impl Cluster {
             &["-D", data.to_str().unwrap(), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"],
         );
         assert!(init.status.success(), "initdb: {}", String::from_utf8_lossy(&init.stderr));
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", dir.display());
+        // A free port is only free until someone binds it: another test's server (or another
+        // cluster) may take it between our look and PostgreSQL's bind. Then a new port is taken;
+        // any other failure to start is the test's failure.
         let log = dir.join("log");
-        let started = pg_run(
-            &bin,
-            "pg_ctl",
-            &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"],
-        );
-        assert!(
-            started.status.success(),
-            "pg_ctl start: {} {}",
-            String::from_utf8_lossy(&started.stderr),
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
+        let mut attempt = 0;
+        let port = loop {
+            attempt += 1;
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", dir.display());
+            let started = pg_run(
+                &bin,
+                "pg_ctl",
+                &["-D", data.to_str().unwrap(), "-o", &options, "-l", log.to_str().unwrap(), "-w", "start"],
+            );
+            if started.status.success() {
+                break port;
+            }
+            let logged = std::fs::read_to_string(&log).unwrap_or_default();
+            assert!(
+                attempt < 5 && logged.contains("Address already in use"),
+                "pg_ctl start: {} {logged}",
+                String::from_utf8_lossy(&started.stderr),
+            );
+        };
         Cluster { dir, bin, port }
     }
 

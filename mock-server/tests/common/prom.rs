@@ -39,6 +39,17 @@ pub struct Prometheus {
 
 impl Prometheus {
     pub async fn start(target: &str) -> Prometheus {
+        // A free port is only free until someone binds it: a Prometheus that exits at once (its
+        // port taken meanwhile) is started again on another.
+        for _ in 0..5 {
+            if let Some(p) = Prometheus::start_on_a_free_port(target).await {
+                return p;
+            }
+        }
+        panic!("prometheus exited at start five times");
+    }
+
+    async fn start_on_a_free_port(target: &str) -> Option<Prometheus> {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let dir = std::env::temp_dir().join(format!("prometheus-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -55,10 +66,13 @@ impl Prometheus {
             .stderr(Stdio::null())
             .spawn()
             .expect("prometheus runs: make setup installs it");
-        let p = Prometheus { base: format!("http://127.0.0.1:{port}"), child, dir, http: reqwest::Client::new() };
+        let mut p = Prometheus { base: format!("http://127.0.0.1:{port}"), child, dir, http: reqwest::Client::new() };
         for _ in 0..300 {
+            if p.child.try_wait().unwrap().is_some() {
+                return None;
+            }
             if p.http.get(format!("{}/-/ready", p.base)).send().await.is_ok_and(|r| r.status().is_success()) {
-                return p;
+                return Some(p);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

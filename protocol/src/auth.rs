@@ -102,8 +102,8 @@ impl LoginRequest {
 
 impl GoogleLoginRequest {
     /// The body of `POST /auth/google`.
-    pub fn body(credential: &str) -> Value {
-        object([("credential", credential.into())])
+    pub fn body(credential: &str, device_info: Map<String, Value>) -> Value {
+        object([("credential", credential.into()), ("deviceInfo", Value::Object(device_info))])
     }
 }
 
@@ -136,11 +136,20 @@ impl ConnectResponse {
     }
 }
 
-/// Body of `POST /auth/google`.
+/// Body of `POST /auth/google`: as `POST /auth`'s, the device and its proof beside the
+/// identity provider's credential (a session on a keyed device is bound to its key whichever way
+/// it signed in).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct GoogleLoginRequest {
     /// The identity provider's credential.
     pub credential: String,
+    /// What the SDK reports of itself, as in [`LoginRequest::device_info`].
+    #[serde(default)]
+    pub device_info: Map<String, Value>,
+    /// Proof from the key of the device `deviceInfo.id` names, as in [`LoginRequest::device_proof`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_proof: Option<DeviceProof>,
 }
 
 /// Body of `POST /auth/refresh`.
@@ -330,11 +339,16 @@ mod tests {
         info.insert("sdkVersion".into(), "1.4.17".into());
         agrees(
             LoginRequest::body("alice", "pw", info.clone()),
-            LoginRequest { username: "alice".into(), password: "pw".into(), device_info: info, device_proof: None },
+            LoginRequest {
+                username: "alice".into(),
+                password: "pw".into(),
+                device_info: info.clone(),
+                device_proof: None,
+            },
         );
         agrees(
-            GoogleLoginRequest::body("mock-google:bob"),
-            GoogleLoginRequest { credential: "mock-google:bob".into() },
+            GoogleLoginRequest::body("mock-google:bob", info.clone()),
+            GoogleLoginRequest { credential: "mock-google:bob".into(), device_info: info, device_proof: None },
         );
         agrees(RefreshRequest::body("r1"), RefreshRequest { refresh_token: "r1".into(), device_proof: None });
         agrees(StatusRequest::body(true), StatusRequest { is_online: true, device_id: None });
@@ -398,7 +412,10 @@ mod tests {
             LoginRequest { username: "u".into(), password: "p".into(), device_info: info, device_proof: None },
             json!({"username": "u", "password": "p", "deviceInfo": {"sdkVersion": "1.4.17"}}),
         );
-        round_trip(GoogleLoginRequest { credential: "c".into() }, json!({"credential": "c"}));
+        round_trip(
+            GoogleLoginRequest { credential: "c".into(), device_info: Map::new(), device_proof: None },
+            json!({"credential": "c", "deviceInfo": {}}),
+        );
         round_trip(RefreshRequest { refresh_token: "r".into(), device_proof: None }, json!({"refreshToken": "r"}));
         round_trip(
             RefreshRequest {

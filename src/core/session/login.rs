@@ -27,8 +27,8 @@ impl Session {
     /// `POST /auth/google` with an identity provider's credential; otherwise as [`Session::login`].
     pub async fn login_with_google(&self, credential: &str) -> LoginResult {
         let asked = self.0.sign_outs.get();
-        let body = json::stringify(&GoogleLoginRequest::body(credential));
-        let response = self.send(LOGIN_GOOGLE.method, LOGIN_GOOGLE.path, Some(body), None).await;
+        let body = json::stringify(&GoogleLoginRequest::body(credential, self.device_info()));
+        let response = self.send_proven(LOGIN_GOOGLE, LOGIN_GOOGLE.path, body).await;
         self.complete_login(response, None, asked).await
     }
 

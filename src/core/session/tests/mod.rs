@@ -182,8 +182,24 @@ fn google_login_posts_the_credential_to_auth_google() {
     assert!(block_on(h.session.login_with_google("mock-google:alice")).is_success());
     let req = h.transport.requests.borrow()[0].clone();
     assert_eq!(req.url, "http://server.test/auth/google");
-    assert_eq!(req.body.as_deref(), Some(r#"{"credential":"mock-google:alice"}"#));
+    let body: Value = serde_json::from_str(req.body.as_deref().unwrap()).unwrap();
+    assert_eq!(body["credential"], "mock-google:alice");
+    assert_eq!(body["deviceInfo"]["sdkVersion"], "1.4.17");
+    assert_eq!(req.prove, None, "no device registered yet: nothing to prove");
     assert!(h.session.check_if_logged_in());
+}
+
+/// A Google sign-in on a registered device proves it as a password's does: the session it
+/// starts is bound to the device's key, and ended with the device.
+#[test]
+fn google_login_on_a_registered_device_proves_it() {
+    let h = harness(server(Rc::new(RefCell::new("acme".into()))));
+    h.storage.set(keys::DEVICE_ID, "dev-0").unwrap();
+    assert!(block_on(h.session.login_with_google("mock-google:alice")).is_success());
+    let req = h.transport.requests.borrow()[0].clone();
+    let body: Value = serde_json::from_str(req.body.as_deref().unwrap()).unwrap();
+    assert_eq!(body["deviceInfo"]["id"], "dev-0");
+    assert_eq!(req.prove.map(|(_, route)| route).as_deref(), Some("POST /auth/google"));
 }
 
 // ----- no token --(login, not 200)--> no token, nothing touched ---------------------------------

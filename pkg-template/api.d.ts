@@ -90,7 +90,7 @@ export interface DeviceInfo {
   [field: string]: unknown;
 }
 
-export type SignOutReason = "logout" | "login" | "company-change" | "refresh-rejected";
+export type SignOutReason = "logout" | "login" | "company-change" | "refresh-rejected" | "device-unproven";
 
 export interface SignOutEvent {
   reason: SignOutReason;
@@ -146,7 +146,8 @@ export type AuthStateListener<C extends object = {}> =
   (event: AuthChangeEvent, session: AuthSession<C> | null, detail: AuthChangeDetail) => unknown;
 
 /** Why `getSession()` has no session. `"network"`: the session is kept for a later try. */
-export type SessionErrorCode = "not_signed_in" | "network" | "refresh_rejected" | "session_ended";
+export type SessionErrorCode =
+  "not_signed_in" | "network" | "refresh_rejected" | "session_ended" | "device_proof_required";
 
 export type SessionResult<C extends object = {}> =
   | { session: AuthSession<C>; error: null }
@@ -284,8 +285,9 @@ export declare class AuthManager<Claims extends object = {}, Actions extends str
    * The session with a valid access token (refreshed first when it expires within a minute), or
    * why there is none: `{session, error: null}` or `{session: null, error: {code, message}}`, `code`
    * `"not_signed_in"`, `"network"` (the server could not be reached: the session is kept),
-   * `"session_ended"` (the server ended the session: signed out) or `"refresh_rejected"` (the
-   * server refused the refresh token: signed out). Never rejects.
+   * `"session_ended"` (the server ended the session: signed out), `"refresh_rejected"` (the
+   * server refused the refresh token: signed out) or `"device_proof_required"` (this browser cannot
+   * prove the session's device: its copy was cleared, the session goes on elsewhere). Never rejects.
    */
   getSession(): Promise<SessionResult<Claims>>;
 }

@@ -149,6 +149,8 @@ pub struct FakeLock {
     pub patience: u32,
     /// The record of the last refresh token spent, when the lock keeps one.
     pub spent: Option<Rc<RefCell<Option<String>>>>,
+    /// How long each waiter was prepared to wait (ms).
+    pub waits: Rc<RefCell<Vec<u32>>>,
 }
 
 struct FakeGuard(Rc<Cell<bool>>);
@@ -162,7 +164,8 @@ impl Drop for FakeGuard {
 }
 
 impl RefreshLock for FakeLock {
-    fn acquire(&self, _wait_ms: u32) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>> {
+    fn acquire(&self, wait_ms: u32) -> LocalBoxFuture<'static, Result<Box<dyn LockGuard>, LockError>> {
+        self.waits.borrow_mut().push(wait_ms);
         let me = self.clone();
         Box::pin(async move {
             let patience = if me.patience == 0 { u32::MAX } else { me.patience };

@@ -95,6 +95,10 @@ pub enum SignOutReason {
     CompanyChange,
     /// The server refused the refresh token.
     RefreshRejected,
+    /// This browser cannot prove the device the session is bound to (its storage was copied
+    /// from another browser, or its key is not the device's): only this browser's copy of the
+    /// session is cleared; the session itself, on the server and in the key's own browser, goes on.
+    DeviceUnproven,
 }
 
 impl SignOutReason {
@@ -105,6 +109,7 @@ impl SignOutReason {
             SignOutReason::Login => "login",
             SignOutReason::CompanyChange => "company-change",
             SignOutReason::RefreshRejected => "refresh-rejected",
+            SignOutReason::DeviceUnproven => "device-unproven",
         }
     }
 }

@@ -20,7 +20,8 @@ export function sbLockRequest(name, waitMs, steal) {
 
 // ---- HTTP (web/transport.rs): one call of `fetch`. Resolves `[status, body text]`; rejects with
 // `null` on our own timeout, else with the browser's error. With `nonceUrl`, the body carries a
-// proof of the device's key for `route` when one is kept (`sbProof`).
+// proof of the device's key for `route` when one is kept (`sbProof`, within one timeout of its
+// own: the two together within twice the timeout, the refresh lock's measure of one refresh).
 export async function sbFetch(method, url, bearer, body, timeoutMs, nonceUrl, route) {
   const proof = nonceUrl && await sbProof(nonceUrl, route, timeoutMs);
   if (proof) body = JSON.stringify({ ...JSON.parse(body), deviceProof: proof });
@@ -251,9 +252,12 @@ export async function sbIdbWrite(name, store, records, boundMs) {
 // non-extractable, kept in IndexedDB as a CryptoKey (the page's script can sign with it, nothing
 // can read it out, and it is never in localStorage). `sbKey` resolves the public half (hex of the
 // raw point), the pair made on first call; `sbProof` a proof for `route` ("POST /auth") over a
-// nonce fetched from `nonceUrl`: `{nonce, signature}` (hex of WebCrypto's r‖s). Null when there is
-// no key or signing fails (the request then goes without a proof); a nonce the server could not
-// give fails the request.
+// nonce fetched from `nonceUrl`: `{nonce, signature}` (hex of WebCrypto's r‖s). Null when no
+// key is kept here (the request then goes without a proof: a browser holding a copy of another's
+// storage learns from the server's refusal that the session is not its own). With a key, a proof
+// that cannot be made (the key store failing, a nonce the server could not give, a signature
+// refused, any of it past the timeout) fails the request as a network failure would: sent unproven,
+// a request bound to the key would be refused and the session lost to a passing fault.
 /** `logout()`'s options (js/auth_manager.rs): the scope's place in local, others, global; -1 for
  *  another. */
 export const sbScope = (o) => o?.scope == null ? 0 : ["local", "others", "global"].indexOf(o.scope);
@@ -266,26 +270,20 @@ const keyPair = async () => {
   return idbDone((await keyDb).transaction("key").objectStore("key").get("pair"));
 };
 async function sbProof(nonceUrl, route, timeoutMs) {
-  let pair;
-  try {
-    pair = await keyPair();
-  } catch {
+  const late = new Promise((_, timedOut) => setTimeout(timedOut, timeoutMs, null));
+  late.catch(() => {});
+  const bounded = (step) => Promise.race([step, late]);
+  const pair = await bounded(keyPair()).catch((e) => {
     keyDb = null;
-  }
-  // With a key, a nonce the server could not give (no answer, a 5xx) fails the request as the
-  // nonce's request failed: sent unproven, a refresh bound to the key would be refused and the
-  // session lost to a passing fault; so a refresh keeps the session for a later try instead.
-  const [status, body] = pair ? await sbFetch("POST", nonceUrl, null, "{}", timeoutMs) : [];
-  if (status >= 500) throw new TypeError("the device nonce route answered HTTP " + status);
-  try {
-    const nonce = status == 200 && JSON.parse(body).nonce;
-    const signed = nonce && await crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, pair.privateKey,
-      new TextEncoder().encode(route + "\n" + nonce));
-    return signed ? { nonce, signature: hex(signed) } : null;
-  } catch {
-    keyDb = null;
-    return null;
-  }
+    throw e;
+  });
+  if (!pair) return null;
+  const [status, body] = await bounded(sbFetch("POST", nonceUrl, null, "{}", timeoutMs));
+  const nonce = status == 200 && JSON.parse(body).nonce;
+  if (typeof nonce != "string") throw new TypeError("the device nonce route answered HTTP " + status);
+  const signed = await bounded(crypto.subtle.sign({ name: "ECDSA", hash: "SHA-256" }, pair.privateKey,
+    new TextEncoder().encode(route + "\n" + nonce)));
+  return { nonce, signature: hex(signed) };
 }
 export async function sbKey() {
   try {

@@ -23,7 +23,7 @@ use crate::core::hooks::{token_refresh_event, SignOutReason};
 use crate::core::ports::{LocalBoxFuture, LockError, LockGuard};
 use crate::core::results::{failure_message, failure_of};
 use crate::core::token::Claims;
-use crate::protocol::errors::{REFRESH_TOKEN_REVOKED, SESSION_ENDED};
+use crate::protocol::errors::{DEVICE_PROOF_REQUIRED, REFRESH_TOKEN_REVOKED, SESSION_ENDED};
 
 /// One refresh, shared by every caller that joined it.
 pub type Flight = Shared<LocalBoxFuture<'static, RefreshOutcome>>;
@@ -41,9 +41,13 @@ fn tail(token: &str) -> &str {
     token.get(token.len().saturating_sub(16)..).unwrap_or(token)
 }
 
-/// A tab waits this much longer than one request for another tab's refresh, then takes the lock
-/// over: a holder that long is frozen or gone (the orphaned-lock case).
+/// A tab waits this much longer than one refresh for another tab's, then takes the lock over: a
+/// holder that long is frozen or gone (the orphaned-lock case). One refresh is the unit under the
+/// lock, whatever requests it makes: the device's nonce, then the refresh, each within the
+/// request timeout, and the transport bounds the two together by twice that.
 const LOCK_WAIT_MARGIN_MS: u32 = 5_000;
+/// The requests one refresh makes at most (the nonce and the refresh).
+const REQUESTS_A_REFRESH: u32 = 2;
 
 /// What one refresh attempt came to; shared by every caller of the same flight.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +84,9 @@ enum Decided {
         new_headers: Option<crate::protocol::DocdbHeaders>,
     },
     Rejected(&'static str, String),
+    /// The server wants a proof of the session's device this browser could not give: its copy of
+    /// the session is useless here, yet the session is not over (nothing was spent).
+    Unproven(String),
     Transient(String),
     /// Nothing to refresh with and no session: nothing to do.
     NoSession,
@@ -179,6 +186,10 @@ impl Session {
                 self.sign_out(SignOutReason::RefreshRejected).await;
                 RefreshOutcome::Rejected(code, reason)
             }
+            Decided::Unproven(reason) => {
+                self.sign_out(SignOutReason::DeviceUnproven).await;
+                RefreshOutcome::Rejected(DEVICE_PROOF_REQUIRED, reason)
+            }
             Decided::Transient(reason) => {
                 self.reporter()
                     .error(&["session-broker: refresh failed, session kept for a later try: ", &reason].concat());
@@ -241,6 +252,19 @@ impl Session {
         }
         if matches!(response.status, 400 | 401 | 403) {
             let (code, reason) = failure_of(&response);
+            if code == DEVICE_PROOF_REQUIRED {
+                // Refused before the token was looked at as spent: not recorded as spent, and no
+                // logout is sent (the copied token would end the real device's session).
+                self.reporter().error(
+                    &[
+                        "session-broker: this browser cannot prove the session's device (",
+                        &reason,
+                        "); signing out here only",
+                    ]
+                    .concat(),
+                );
+                return Decided::Unproven(reason);
+            }
             // The session was ended on the server (a logout elsewhere, a revoked family, a
             // deleted user's sessions), as against a refresh token it does not take.
             let ended = code == SESSION_ENDED || code == REFRESH_TOKEN_REVOKED;
@@ -282,7 +306,7 @@ impl Session {
     /// a lock must never be the reason a session cannot refresh.
     async fn acquire_refresh_lock(&self) -> Option<Box<dyn LockGuard>> {
         let lock = &self.0.ports.lock;
-        let wait = self.0.config.timeout_ms.saturating_add(LOCK_WAIT_MARGIN_MS);
+        let wait = self.0.config.timeout_ms.saturating_mul(REQUESTS_A_REFRESH).saturating_add(LOCK_WAIT_MARGIN_MS);
         let result = match lock.acquire(wait).await {
             Err(LockError::TimedOut) => {
                 self.reporter().error(

@@ -38,10 +38,14 @@ impl Session {
             return CallResult::failure(codes::SIGNED_OUT, "A sign-out is already in progress.", 0);
         }
         self.set_phase(Phase::SigningOut(reason));
-        let token = self.stored_token().map(|(token, _)| token);
+        let stored = self.stored_token();
+        let token = stored.as_ref().map(|(token, _)| token.clone());
         let body = |complete| Some(json::stringify(&LogoutRequest::body(self.device_id(), complete, scope)));
         let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0);
-        if let Some(token) = &token {
+        // A browser that cannot prove the session's device holds a copy of a session that is
+        // not its own: a logout sent with it would end the real device's session.
+        let tell_server = reason != SignOutReason::DeviceUnproven;
+        if let Some(token) = token.as_ref().filter(|_| tell_server) {
             answer = match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
                 Ok(r) => CallResult::from_response(&r),
                 Err(e) => CallResult::from_transport_error(&e),
@@ -66,8 +70,16 @@ impl Session {
         }
         self.forget_session();
         // Only this session's keys: another tab's login while the handlers ran stored a new
-        // session, which this sign-out must not end.
-        if self.stored_token().map(|(t, _)| t) == token {
+        // session, which this sign-out must not end; another tab's refresh of this same session
+        // stored its new tokens, which this sign-out ends (the server ended them with it).
+        let ours = match (self.stored_token(), &stored) {
+            (Some((now, now_claims)), Some((_, claims))) => {
+                token.as_ref() == Some(&now)
+                    || super::auth_state::classify(claims, &now_claims) == super::auth_state::Change::Refreshed
+            }
+            (now, _) => now.is_none() && token.is_none(),
+        };
+        if ours {
             for key in keys::SESSION_KEYS {
                 self.storage().remove(key);
             }

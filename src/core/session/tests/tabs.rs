@@ -759,3 +759,63 @@ fn get_session_says_why_there_is_no_session() {
     assert_eq!(code(a.get_session()), "refresh_rejected");
     assert_eq!(a.stream()[1], "SIGNED_OUT refresh-rejected other=false stored=null");
 }
+
+/// A browser holding a copy of another's storage cannot prove the session's device: the server
+/// refuses its refresh with `device_proof_required`. That browser's copy is cleared, and nothing
+/// else: no logout is sent with the copied token (it would end the real device's session), the
+/// token is not recorded as spent (it was not: the real device still refreshes with it).
+#[test]
+fn a_refresh_refused_for_want_of_the_devices_proof_signs_out_here_only() {
+    let mut w = World::new();
+    w.lock.spent = Some(Rc::default());
+    let a = w.tab();
+    a.record_hooks();
+    w.storage.set(keys::DEVICE_ID, "dev-1").unwrap();
+    w.expired_session(&a);
+    a.listen();
+    w.server.borrow_mut().refused_refresh = true;
+    w.server.borrow_mut().refusal = Some("device_proof_required");
+    assert_eq!(a.get_session()[0], "device_proof_required");
+    assert!(!a.transport.paths().iter().any(|p| p == "/auth/logout"), "no logout sent: {:?}", a.transport.paths());
+    assert_eq!(*w.lock.spent.as_ref().unwrap().borrow(), None, "nothing recorded as spent");
+    assert!(w.storage.get(keys::AUTH).is_none() && w.storage.get(keys::REFRESH).is_none(), "this copy is cleared");
+    assert_eq!(w.storage.get(keys::DEVICE_ID).as_deref(), Some("dev-1"));
+    assert_eq!(a.hooks_seen().last().map(String::as_str), Some("onSignOut \"device-unproven\" otherTab=null"));
+    assert_eq!(a.stream().last().map(String::as_str), Some("SIGNED_OUT device-unproven other=false stored=null"));
+}
+
+/// One refresh is one unit under the lock: the device's nonce and the refresh, each within the
+/// request timeout. A waiting tab takes the lock over only after the whole unit's time and a
+/// margin, never while the holder's refresh token may still be in flight.
+#[test]
+fn a_waiting_tab_gives_the_holder_a_whole_refresh_nonce_included_before_taking_over() {
+    let w = World::new();
+    let a = w.tab_with(|c| c.timeout_ms = 15_000);
+    w.expired_session(&a);
+    assert!(finish(a.session.get_token()).is_some());
+    let waits = w.lock.waits.borrow().clone();
+    assert_eq!(waits.len(), 1);
+    assert!(waits[0] > 2 * 15_000, "waited {} ms: less than a nonce and a refresh may take", waits[0]);
+}
+
+/// A logout in one tab while another tab refreshes the same session: the refresh's new tokens,
+/// issued by the server before the logout ended the session, never outlive it in storage.
+#[test]
+fn a_logout_wins_over_another_tabs_refresh_of_the_same_session() {
+    let w = World::new();
+    let (a, b) = (w.tab(), w.tab());
+    w.expired_session(&a);
+    let before = w.storage.get(keys::REFRESH);
+    let results = finish_all(vec![
+        Box::pin(async { a.session.logout(crate::protocol::LogoutScope::Local).await.success }),
+        Box::pin(async { b.session.get_token().await.is_some() }),
+    ]);
+    assert_eq!(b.refresh_requests(), 1, "the other tab's refresh was sent");
+    assert!(results[1], "and answered with new tokens");
+    assert_ne!(before, None);
+    assert!(
+        w.storage.get(keys::AUTH).is_none() && w.storage.get(keys::REFRESH).is_none(),
+        "no credential of the ended session stays stored: {:?}",
+        w.storage.get(keys::REFRESH)
+    );
+}

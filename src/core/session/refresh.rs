@@ -252,22 +252,10 @@ impl Session {
         }
         if matches!(response.status, 400 | 401 | 403) {
             let (code, reason) = failure_of(&response);
-            if code == DEVICE_PROOF_REQUIRED {
-                // Refused before the token was looked at as spent: not recorded as spent, and no
-                // logout is sent (the copied token would end the real device's session).
-                self.reporter().error(
-                    &[
-                        "session-broker: this browser cannot prove the session's device (",
-                        &reason,
-                        "); signing out here only",
-                    ]
-                    .concat(),
-                );
-                return Decided::Unproven(reason);
-            }
             // The session was ended on the server (a logout elsewhere, a revoked family, a
             // deleted user's sessions), as against a refresh token it does not take.
             let ended = code == SESSION_ENDED || code == REFRESH_TOKEN_REVOKED;
+            let unproven = code == DEVICE_PROOF_REQUIRED;
             let code = if ended { SESSION_ENDED } else { codes::REFRESH_REJECTED };
             self.reporter().error(
                 &[
@@ -279,6 +267,12 @@ impl Session {
                 ]
                 .concat(),
             );
+            if unproven {
+                // This browser cannot prove the session's device: refused before the token was
+                // looked at, so it is not spent, and no logout is sent (the copied token would
+                // end the real device's session).
+                return Decided::Unproven(reason);
+            }
             // Recorded as spent too: a tab that waited for the lock with the same token follows
             // this sign-out instead of spending it again (and telling a sign-out of its own).
             self.0.ports.lock.spent(Some(tail(&refresh_token))).await;

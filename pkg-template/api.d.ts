@@ -8,8 +8,8 @@ import { AuthManager as GeneratedAuthManager } from "./bindings.js";
 
 /** Options of `new AuthManager(...)`; `Actions`: the app's own actions, the keys of `permissions`. */
 export interface AuthManagerOptions<Actions extends string = string> {
-  /** Absolute http(s) URL of the backend, e.g. "http://127.0.0.1:8080". */
-  baseUrl: string;
+  /** Absolute http(s) URL of the backend, e.g. "http://127.0.0.1:8080" (or a `URL`). */
+  baseUrl: string | URL;
   /** Path of the refresh route. Default "/auth/refresh". */
   refreshPath?: string;
   /** Merged into the device description sent at login and registration. */
@@ -318,6 +318,8 @@ declare module "./bindings.js" {
      * of the caller's, rejects with `invalid_argument`, nothing sent. A 401 refreshes once and,
      * refreshed, sends the request again (a rejected refresh signs out; the 401 is answered). When
      * `getToken()` answers `null` it sends nothing and answers a local 401 (`{error: "not_signed_in"}`).
+     * What `new Request()` refuses (a URL carrying credentials, a malformed one) and a missing
+     * `input` reject with `invalid_argument`, nothing sent.
      */
     fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response>;
     /** Whether `getToken()` answers a token (refreshed first when needed); `checkIfLoggedIn()` only reads storage. */

@@ -17,6 +17,7 @@ export declare const ErrorCodes: {
   readonly CONNECTION_FAILED: "connection_failed";
   readonly NOT_INITIALIZED: "not_initialized";
   readonly SIGNED_OUT: "signed_out";
+  readonly DISPOSED: "disposed";
   readonly ALL_DBS_ACTIVE: "all_dbs_active";
   readonly BAD_REQUEST: "bad_request";
   readonly CANNOT_DELETE_SELF: "cannot_delete_self";

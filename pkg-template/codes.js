@@ -17,6 +17,7 @@ export const ErrorCodes = Object.freeze({
   CONNECTION_FAILED: "connection_failed",
   NOT_INITIALIZED: "not_initialized",
   SIGNED_OUT: "signed_out",
+  DISPOSED: "disposed",
   ALL_DBS_ACTIVE: "all_dbs_active",
   BAD_REQUEST: "bad_request",
   CANNOT_DELETE_SELF: "cannot_delete_self",

@@ -879,7 +879,8 @@ export type SdkErrorCode =
   | "closed"
   | "connection_failed"
   | "not_initialized"
-  | "signed_out";
+  | "signed_out"
+  | "disposed";
 
 /** Every action the SDK knows: `hasPermission` and `requirePermission` take these and the app's own. */
 export type Permission =

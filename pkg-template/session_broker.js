@@ -166,12 +166,27 @@ function tell(manager, event, reason, otherTab, only) {
 
 // ---- AuthManager: the bindings' class with the read cache in front.
 
+// What a released manager (free(), `using`) answers for each of its methods: a SessionBrokerError
+// of its own, not the bindings' "null pointer passed to rust". Its prototype once released.
+const released = new Proxy({}, {
+  get: (_, name) => name == "free" || name == Symbol.dispose ? () => {}
+    : name in AuthManager.prototype && !(name in Object.prototype)
+    ? () => { throw new SessionBrokerError("disposed", "this AuthManager was released: create another"); }
+    : Object.prototype[name],
+});
+
 export class AuthManager extends generated.AuthManager {
   constructor(options) {
     checkInitialised();
+    // A URL object is the URL it names.
+    if (options?.baseUrl instanceof URL) options = { ...options, baseUrl: options.baseUrl.href };
     super(options);
     // Checked by the module; parsed by auth.fetch, where a URL only the module accepted rejects.
     this[base] = options.baseUrl.replace(/\/*\s*$/, "/");
+  }
+  free() {
+    super.free();
+    Object.setPrototypeOf(this, released);
   }
   checkIfLoggedIn() {
     return reads(this).token !== null;
@@ -254,7 +269,15 @@ export class AuthManager extends generated.AuthManager {
   // same session (the module's rule: same user, tenant and session): another's login meanwhile
   // never carries this request.
   async fetch(input, init) {
-    const request = new Request(input.url ? input : new URL(input, this[base]), init), again = request.clone();
+    let request;
+    try {
+      // What `Request` refuses (credentials in the URL, a malformed one), and no request at all.
+      if (input == null) throw new TypeError("no URL or Request");
+      request = new Request(input.url ? input : new URL(input, this[base]), init);
+    } catch (e) {
+      throw new SessionBrokerError("invalid_argument", "fetch: " + e.message);
+    }
+    const again = request.clone();
     if (new URL(request.url).origin !== new URL(this[base]).origin || request.headers.has("Authorization")) {
       throw new SessionBrokerError("invalid_argument", "fetch: baseUrl's origin only; no Authorization header");
     }

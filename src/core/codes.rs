@@ -36,6 +36,8 @@ codes! {
     NOT_INITIALIZED = "not_initialized";
     /// `logout()` was called while the login ran: its new session was ended, nothing stored.
     SIGNED_OUT = "signed_out";
+    /// The `AuthManager` was released (`free()`, `using`): create another.
+    DISPOSED = "disposed";
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -259,8 +259,9 @@ export async function sbIdbWrite(name, store, records, boundMs) {
 // refused, any of it past the timeout) fails the request as a network failure would: sent unproven,
 // a request bound to the key would be refused and the session lost to a passing fault.
 /** `logout()`'s options (js/auth_manager.rs): the scope's place in local, others, global; -1 for
- *  another. */
-export const sbScope = (o) => o?.scope == null ? 0 : ["local", "others", "global"].indexOf(o.scope);
+ *  another, or for options that are not an object (`logout("global")`). */
+export const sbScope = (o) => o == null ? 0 : typeof o != "object" ? -1 : o.scope == null ? 0
+  : ["local", "others", "global"].indexOf(o.scope);
 let keyDb;
 const hex = (bytes) => Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("");
 const keyPair = async () => {

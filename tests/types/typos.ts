@@ -32,7 +32,7 @@ function describe(code: ErrorCode): string {
     case "network": case "timeout": case "http_error": case "bad_response": case "unknown_code":
     case "not_signed_in": case "session_expired": case "refresh_rejected": case "storage_unavailable": case "invalid_argument":
     case "permission_denied": case "realtime_refused": case "closed": case "connection_failed":
-    case "not_initialized": case "signed_out":
+    case "not_initialized": case "signed_out": case "disposed":
       return "sdk";
     case "all_dbs_active": case "bad_request": case "cannot_delete_self": case "company_exists":
     case "company_not_empty": case "conflict": case "core_missing": case "current_password_required":

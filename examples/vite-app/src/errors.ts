@@ -45,6 +45,7 @@ export function explain(code: ErrorCode, message: string): string {
     case "storage_unavailable":
       return "This browser refuses to store the session (private mode, or storage full).";
     case "not_initialized":
+    case "disposed":
     case "closed":
     case "realtime_refused":
     case "invalid_argument":

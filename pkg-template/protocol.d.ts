@@ -6,7 +6,7 @@ export type DatabaseKind = "core" | "legacy" | "day" | "archive";
 export type DayStatus = "PREWARMED" | "ACTIVE" | "DRAINED" | "ARCHIVED" | "DROPPED";
 
 /** Why a tenant needs attention: what calls for an immediate rollback, or for a rotate. */
-export type AlarmKind = "destructive-reset" | "reconciliation-regressed" | "day-database-missing";
+export type AlarmKind = "destructive-reset" | "reconciliation-regressed" | "day-database-missing" | "device-data-lost";
 
 /** An alarm raised on a tenant: roll back now, or (`day-database-missing`) run the rotate. */
 export type RollbackAlarm = {
@@ -111,6 +111,8 @@ export type TenantSummary = {
   devices: Array<TenantDevice>;
   /** Rollback alarms raised and not yet cleared by a rollback, or null. */
   attention: Attention | null;
+  /** Documents its devices destroyed without pushing them, ever, by reason (their reports). */
+  deviceLosses: Record<string, number>;
 };
 
 /** `GET /admin/rolling-db/tenants`: every tenant of the fleet. */
@@ -538,6 +540,29 @@ export type StatusRecorded = {
   isOnline: boolean;
 };
 
+/** What destroyed the device's data. */
+export type LossReason = "invalidation" | "login" | "company-change" | "logout" | "push-refused";
+
+/** Body of `POST /devices/losses`. */
+export type LossReport = {
+  /** The report's id, made by the device when the loss happened: 8 to 64 of `[A-Za-z0-9_-]`. */
+  id: string;
+  /** The device that lost the data. */
+  deviceId: string;
+  /** The tenant whose data it was. */
+  companyId: string;
+  /** What destroyed it. */
+  reason: LossReason;
+  /** Documents destroyed unpushed, by local database (non-negative integers; at least one). */
+  lost: Record<string, number>;
+};
+
+/** Answer of `POST /devices/losses`: `recorded` false when that id was recorded before. */
+export type LossRecorded = {
+  /** Whether this request recorded the report (false: it was already). */
+  recorded: boolean;
+};
+
 /** `POST /admin/rolling-db/tenants/{id}/rewarm`'s body. */
 export type RewarmRequest = {
   /**
@@ -767,6 +792,7 @@ export interface RouteAnswers {
   DEVICES: DeviceList;
   ADD_DEVICE: DeviceAnswer;
   DELETE_DEVICE: OkBody;
+  DEVICE_LOSSES: LossRecorded;
   COMPANIES: CompanyList;
   COMPANY: CompanyAnswer;
   UPDATE_COMPANY: CompanyAnswer;
@@ -795,6 +821,7 @@ export type Answer<K extends keyof RouteAnswers> = RouteAnswers[K];
 
 /** The body each route the SDK wraps takes, where it is typed, by its row. */
 export interface RouteBodies {
+  DEVICE_LOSSES: LossReport;
   UPDATE_COMPANY: CompanyChanges;
   PAYMENT_REFERENCE: PaymentReference;
   UPDATE_USER: UserChanges;

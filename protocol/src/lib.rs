@@ -44,6 +44,7 @@ pub mod cluster;
 #[macro_use]
 pub mod errors;
 pub mod json;
+pub mod losses;
 
 pub mod ops;
 pub mod permissions;

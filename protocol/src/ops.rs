@@ -94,4 +94,8 @@ pub mod audit {
     pub const ACCOUNT_THROTTLED: &str = "account.throttled";
     /// A public sign-up made a company and its manager.
     pub const COMPANY_SIGN_UP: &str = "company.sign_up";
+    /// A device reported local data it destroyed unpushed (the report: device, reason, counts).
+    pub const DEVICE_LOSS: &str = "device.loss";
+    /// An operator acknowledged a tenant's device losses (recovered outside the rollback).
+    pub const DEVICE_LOSS_ACKNOWLEDGED: &str = "device.loss_acknowledged";
 }

@@ -14,7 +14,7 @@ use super::permissions::*;
 use Access::*;
 // The types column is the package's TypeScript's alone.
 #[cfg(feature = "ts")]
-use super::{records::*, views::*, OkBody, StatusRecorded};
+use super::{losses::*, records::*, views::*, OkBody, StatusRecorded};
 use Method::*;
 
 /// The HTTP methods of the routes.
@@ -147,6 +147,11 @@ calls! {
     ADD_DEVICE = Post "/devices", Token => DeviceAnswer;
     /// `DELETE /devices/{id}`.
     DELETE_DEVICE = Delete "/devices/{id}", Token => OkBody;
+    /// `POST /devices/losses`: a device reports local data it destroyed unpushed (the SDK's own).
+    DEVICE_LOSSES = Post "/devices/losses", Token, LossReport => LossRecorded;
+    /// `POST /admin/rolling-db/tenants/{id}/losses/acknowledge`: the operator has dealt with the
+    /// devices' losses of a tenant the rollback does not apply to (the console's).
+    ACKNOWLEDGE_LOSSES = Post "/admin/rolling-db/tenants/{id}/losses/acknowledge", Action(ROLLING_DB_FLAGS);
     /// `GET /companies`.
     COMPANIES = Get "/companies", Token => CompanyList;
     /// `GET /companies/{id}`.

@@ -3,6 +3,7 @@
 
 use ts_rs::TS;
 
+use super::losses::{LossReason, LossRecorded, LossReport};
 use super::records::*;
 use super::routes;
 use super::sync_frames::{InvalidateLocal, Ready, Routing};
@@ -135,6 +136,9 @@ pub fn declarations() -> Vec<String> {
         exported::<TenantCoreWrites>(),
         exported::<OkBody>(),
         exported::<StatusRecorded>(),
+        exported::<LossReason>(),
+        exported::<LossReport>(),
+        exported::<LossRecorded>(),
         exported::<RewarmRequest>(),
         exported::<Snapshot>(),
         exported::<Rewarm>(),

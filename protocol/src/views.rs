@@ -17,6 +17,10 @@ named! {
         /// its DYNAMIC writes go to the tenant's latest day database until a rotate creates
         /// today's, which clears it. Run the rotate; no rollback.
         DayDatabaseMissing = "day-database-missing",
+        /// A device destroyed local data it could not push (its report, `POST /devices/losses`):
+        /// orders lost on the device. On a rolling tenant the rollback; otherwise the orders to
+        /// recover and the alarm to acknowledge.
+        DeviceDataLost = "device-data-lost",
     }
 }
 
@@ -152,6 +156,9 @@ pub struct TenantSummary {
     pub devices: Vec<TenantDevice>,
     /// Rollback alarms raised and not yet cleared by a rollback, or null.
     pub attention: Option<Attention>,
+    /// Documents its devices destroyed without pushing them, ever, by reason (their reports).
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, number>"))]
+    pub device_losses: std::collections::BTreeMap<String, u64>,
 }
 
 /// `GET /admin/rolling-db/tenants`: every tenant of the fleet.

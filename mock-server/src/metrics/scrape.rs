@@ -35,6 +35,12 @@ struct Cron {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TenantReason {
+    tenant: String,
+    reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Tenant {
     tenant: String,
 }
@@ -122,6 +128,24 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
         "rolling_alarms_open",
         "Alarms raised and not cleared (by a rollback; the missing day's by the rotate), by kind",
         open,
+    );
+
+    let (lost, unresolved) = (Family::<TenantReason, Counter>::default(), Family::<TenantReason, Gauge>::default());
+    for (tenant, reason, n) in crate::store::device_losses::by_tenant_and_reason(&store()?, false)? {
+        lost.get_or_create(&TenantReason { tenant, reason }).inc_by(n);
+    }
+    for (tenant, reason, n) in crate::store::device_losses::by_tenant_and_reason(&store()?, true)? {
+        unresolved.get_or_create(&TenantReason { tenant, reason }).set(int(n));
+    }
+    r.register(
+        "device_lost_documents",
+        "Documents devices destroyed without pushing them, by tenant and reason (their loss reports, each counted once): orders lost",
+        lost,
+    );
+    r.register(
+        "device_lost_documents_unresolved",
+        "Of those, the ones neither a rollback nor an operator's acknowledgement has answered yet",
+        unresolved,
     );
 
     let (last_success, last_ok, last_duration, scheduled) = (

@@ -22,6 +22,11 @@ use super::RollingResult;
 pub const INSTRUCTION: &str =
     "Roll back now (docs/operations.md, guard rails): set rollingDbDrop false, then rollingDb false, and invalidate the tenant's clients; the alarm clears when rollingDb is off";
 
+/// What a device's loss tells the operator to do on a tenant the rollback does not apply to (not on
+/// the rolling database, or rolled back already).
+pub const LOSS_INSTRUCTION: &str =
+    "Recover the lost orders (docs/operations.md, device losses): the tenant is not on the rolling database, so no rollback applies; each alarm names the device, what destroyed its data and the documents by local database: have the store re-enter them from its receipts, then acknowledge (POST /admin/rolling-db/tenants/{id}/losses/acknowledge), which clears the alarm";
+
 /// What the day-database alarm tells the operator to do.
 pub const ROTATE_INSTRUCTION: &str =
     "Run the rotate now (rolling-db-rotate, POST /admin/crons/rolling-db-rotate/run): today's day database is missing, so devices write to the latest one until it exists; the alarm clears when the rotate creates it";
@@ -99,8 +104,19 @@ pub fn clear_kind(conn: &Connection, company_id: &str, kind: Kind, now_ms: i64) 
     Ok(())
 }
 
+/// The tenant's open alarms of `kind` are cleared now (an operator's acknowledgement); answers how
+/// many.
+pub fn clear_kind_now(conn: &Connection, company_id: &str, kind: Kind, now_ms: i64) -> RollingResult<usize> {
+    Ok(conn.execute(
+        "UPDATE guard_alarms SET cleared_at = ?3 WHERE company_id = ?1 AND kind = ?2 AND cleared_at IS NULL",
+        params![company_id, kind.as_str(), now_ms],
+    )?)
+}
+
 /// The rollback happened: the tenant's alarms are cleared (kept, with the time, for the record).
 pub fn clear(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<usize> {
+    // The devices' losses are the rollback's to answer too.
+    crate::store::device_losses::resolve(conn, company_id, now_ms)?;
     Ok(conn.execute(
         "UPDATE guard_alarms SET cleared_at = ?2 WHERE company_id = ?1 AND cleared_at IS NULL",
         params![company_id, now_ms],
@@ -109,22 +125,31 @@ pub fn clear(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<
 
 /// The `attention` of a tenant for the views: `null`, or its alarms with the instruction.
 pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<Option<Attention>> {
-    Ok(with_instruction(open(conn, company_id)?))
+    let alarms = open(conn, company_id)?;
+    if alarms.is_empty() {
+        return Ok(None);
+    }
+    let rolling = super::flags::get(conn, company_id).map(|f| f.rolling_db).unwrap_or(false);
+    Ok(with_instruction(alarms, rolling))
 }
 
 /// Alarms with what to do about them: the rollback when any calls for it, the rotate when one
-/// asks for it, both when both.
-fn with_instruction(alarms: Vec<Alarm>) -> Option<Attention> {
+/// asks for it, the recovery of a device's lost orders when the tenant is not on the rolling
+/// database (no rollback applies there); each that applies, in that order.
+fn with_instruction(alarms: Vec<Alarm>, rolling: bool) -> Option<Attention> {
     if alarms.is_empty() {
         return None;
     }
-    let rotate = alarms.iter().any(|a| a.kind == Kind::DayDatabaseMissing);
-    let rollback = alarms.iter().any(|a| a.kind != Kind::DayDatabaseMissing);
-    let instruction = match (rollback, rotate) {
-        (true, true) => [INSTRUCTION, " ", ROTATE_INSTRUCTION].concat(),
-        (false, true) => ROTATE_INSTRUCTION.to_owned(),
-        _ => INSTRUCTION.to_owned(),
-    };
+    let has = |kind: Kind| alarms.iter().any(|a| a.kind == kind);
+    let rotate = has(Kind::DayDatabaseMissing);
+    let loss = has(Kind::DeviceDataLost);
+    let rollback = alarms.iter().any(|a| !matches!(a.kind, Kind::DayDatabaseMissing | Kind::DeviceDataLost));
+    let parts = [
+        (rollback || (loss && rolling), INSTRUCTION),
+        (rotate, ROTATE_INSTRUCTION),
+        (loss && !rolling, LOSS_INSTRUCTION),
+    ];
+    let instruction = parts.iter().filter(|(applies, _)| *applies).map(|(_, text)| *text).collect::<Vec<_>>().join(" ");
     Some(Attention { alarms, instruction })
 }
 

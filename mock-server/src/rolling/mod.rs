@@ -13,6 +13,7 @@ pub mod flag_change;
 pub mod flags;
 pub mod handshake;
 pub mod invalidation;
+pub mod losses;
 pub mod preflight;
 pub mod rewarm;
 pub mod rotate;

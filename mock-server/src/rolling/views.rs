@@ -74,6 +74,7 @@ pub fn tenants(conn: &Connection, settings: &RollingSettings) -> RollingResult<T
         out.push(TenantSummary {
             core_exists: docdb::exists(conn, &t.names(&settings.db_prefix).core())?,
             attention: super::alarms::attention(conn, &t.id)?,
+            device_losses: crate::store::device_losses::of_tenant(conn, &t.id)?.into_iter().collect(),
             company_id: t.id,
             name: t.name,
             rolling_db: f.rolling_db,

@@ -38,6 +38,7 @@ pub fn router() -> Router<AppState> {
         .row(routes::REWARM, rewarm)
         .row(routes::RELEASE_DAY, release_day)
         .row(routes::AUDIT, audit_log)
+        .row(routes::ACKNOWLEDGE_LOSSES, acknowledge_losses)
 }
 
 /// Query strings are read as text, so a malformed number gets the error body.
@@ -242,4 +243,28 @@ async fn invalidate_clients(
     state.tenant_invalidated(&id);
     tracing::info!(tenant = %id, routing = routing.as_str(), by = %user.0.user_id, "clients invalidated");
     Ok(Json(protocol::views::InvalidationResult { company_id: id, invalidated_at: at }))
+}
+
+/// `POST /admin/rolling-db/tenants/{id}/losses/acknowledge`: the operator recovered a tenant's
+/// device losses outside a rollback (`rolling::losses`); their alarms clear, audited.
+async fn acknowledge_losses(
+    State(state): State<AppState>,
+    user: AuthUser,
+    ip: ClientIp,
+    Path(id): Path<String>,
+) -> AppResult<Json<protocol::OkBody>> {
+    let now = state.clock.now_ms();
+    state.store.tx(|tx| {
+        flags::get(tx, &id)?;
+        let cleared = crate::rolling::losses::acknowledge(tx, &id, now)?;
+        audit::record(
+            tx,
+            &Actor::user(&user.0, ip.0),
+            actions::DEVICE_LOSS_ACKNOWLEDGED,
+            json!({"companyId": id, "cleared": cleared}),
+            now,
+        )?;
+        Ok::<_, AppError>(())
+    })?;
+    Ok(Json(protocol::OkBody { ok: true }))
 }

@@ -16,7 +16,7 @@ use crate::store::devices::{self, Device};
 use protocol::errors as code;
 
 pub fn router() -> Router<AppState> {
-    Router::new().row(routes::CONNECT, connect).row(routes::STATUS, status)
+    Router::new().row(routes::CONNECT, connect).row(routes::STATUS, status).row(routes::DEVICE_LOSSES, losses)
 }
 
 /// The SDK version a device reports in its info, when it reports one.
@@ -111,4 +111,53 @@ async fn status(
         Ok(id)
     })?;
     Ok(Json(StatusRecorded { ok: true, device_id, is_online: body.is_online }))
+}
+
+/// `POST /devices/losses`: a device reports local data it destroyed unpushed
+/// (`rolling::losses`), with a session of the tenant it was lost in, on a device of that session's
+/// user. Counted once per report id; a refusal stores nothing.
+async fn losses(
+    State(state): State<AppState>,
+    AuthUser(claims): AuthUser,
+    ip: crate::extract::ClientIp,
+    ApiJson(report): ApiJson<protocol::losses::LossReport>,
+) -> AppResult<Json<protocol::losses::LossRecorded>> {
+    if !protocol::losses::LossReport::valid_id(&report.id) {
+        return Err(AppError::bad_request("id: the report's id, 8 to 64 of A-Z a-z 0-9 _ -"));
+    }
+    let documents = report.documents().ok_or_else(|| {
+        AppError::bad_request("lost: the documents lost by local database, each a non-negative integer, at least one")
+    })?;
+    if report.company_id != claims.company_id {
+        return Err(AppError::Forbidden(
+            "a loss is reported with a session of the tenant it was lost in: this session is another tenant's".into(),
+        ));
+    }
+    let now = state.clock.now_ms();
+    let recorded = state.store.tx(|tx| {
+        let ours = devices::by_id(tx, &report.device_id)?
+            .is_some_and(|d| d.user_id == claims.user_id && d.company_id == claims.company_id);
+        if !ours {
+            return Err(AppError::Forbidden("the device is not this session's user's in this tenant".into()));
+        }
+        let new = crate::rolling::losses::report(tx, &report, documents, now)?;
+        if new {
+            let detail = serde_json::json!({
+                "reportId": report.id, "deviceId": report.device_id, "companyId": report.company_id,
+                "reason": report.reason.as_str(), "documents": documents, "lost": report.lost,
+            });
+            crate::store::audit::record(
+                tx,
+                &crate::store::audit::Actor::user(&claims, ip.0),
+                protocol::ops::audit::DEVICE_LOSS,
+                detail,
+                now,
+            )?;
+        }
+        Ok::<_, AppError>(new)
+    })?;
+    if recorded {
+        tracing::warn!(tenant = %report.company_id, device = %report.device_id, documents, reason = report.reason.as_str(), "a device lost documents it could not push");
+    }
+    Ok(Json(protocol::losses::LossRecorded { recorded }))
 }

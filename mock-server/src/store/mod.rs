@@ -5,6 +5,7 @@ pub mod audit;
 pub mod backups;
 pub mod catalog;
 pub mod companies;
+pub mod device_losses;
 pub mod devices;
 pub mod journal;
 pub mod login_failures;

@@ -33,7 +33,8 @@ CREATE TABLE IF NOT EXISTS cron_locks (
 /// reuse guard's replays, the sign-in throttle's failures per account, the sessions signing out,
 /// the device each session was registered from (its sessions end with the device), the public key
 /// each device registered and the nonces its proofs have spent (`auth::device_keys`),
-/// the day databases an operator holds back from the drop, each tenant's last reconciliation diff
+/// the day databases an operator holds back from the drop, each tenant's last reconciliation diff,
+/// the devices' reports of local data destroyed unpushed (`store::device_losses`)
 /// (what the archive cron found, for the metrics). Beside them (prefix `mock_`): the test
 /// clock's offset (`mock_clock`), kept with the data so that a restarted server is on the same day
 /// as its databases, and the marker of the store's backup directory (`mock_backup_marker`, see
@@ -107,6 +108,17 @@ CREATE TABLE IF NOT EXISTS guard_reconciliations (
   diff INTEGER NOT NULL,
   checked_at INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS guard_device_losses (
+  report_id TEXT PRIMARY KEY NOT NULL,
+  company_id TEXT NOT NULL,
+  device_id TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  documents INTEGER NOT NULL,
+  lost TEXT NOT NULL,
+  reported_at INTEGER NOT NULL,
+  resolved_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS guard_device_losses_tenant ON guard_device_losses (company_id, reason);
 CREATE TABLE IF NOT EXISTS mock_clock (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   offset_ms INTEGER NOT NULL,
@@ -320,6 +332,17 @@ CREATE TABLE IF NOT EXISTS docdb_archived_rows (
   source_rev TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS docdb_archived_rows_source ON docdb_archived_rows (source_db, kind);
+CREATE TABLE IF NOT EXISTS guard_device_losses (
+  report_id TEXT PRIMARY KEY NOT NULL,
+  company_id TEXT NOT NULL,
+  device_id TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  documents BIGINT NOT NULL,
+  lost TEXT NOT NULL,
+  reported_at BIGINT NOT NULL,
+  resolved_at BIGINT
+);
+CREATE INDEX IF NOT EXISTS guard_device_losses_tenant ON guard_device_losses (company_id, reason);
 CREATE TABLE IF NOT EXISTS mock_clock (
   id BIGINT PRIMARY KEY CHECK (id = 1),
   offset_ms BIGINT NOT NULL,

@@ -5,8 +5,11 @@ export type DatabaseKind = "core" | "legacy" | "day" | "archive";
 /** A day database's place in its lifecycle. */
 export type DayStatus = "PREWARMED" | "ACTIVE" | "DRAINED" | "ARCHIVED" | "DROPPED";
 
-/** Why a tenant needs attention: what calls for an immediate rollback, or for a rotate. */
-export type AlarmKind = "destructive-reset" | "reconciliation-regressed" | "day-database-missing" | "device-data-lost";
+/**
+ * Why a tenant needs attention: what calls for an immediate rollback, for a rotate, or (once
+ * rolled back) for a restore.
+ */
+export type AlarmKind = "destructive-reset" | "reconciliation-regressed" | "day-database-missing" | "archived-day-lost" | "device-data-lost";
 
 /** An alarm raised on a tenant: roll back now, or (`day-database-missing`) run the rotate. */
 export type RollbackAlarm = {

@@ -14,7 +14,7 @@ use mock_server::store::{self, migrate};
 const USAGE: &str = "usage:
   mock-server [--listen ADDR] [--www DIR] [--pkg DIR] [--vendor DIR]
                                                           serve (default 127.0.0.1:8080; /pkg/ and /vendor/ from those dirs)
-  mock-server restore <db> [--snapshot ID]                a dropped day database back from BACKUP_DIR
+  mock-server restore <db> [--snapshot ID]                a dropped day database back from BACKUP_DIR (or a rolled-back tenant's lost day put back)
   mock-server migrate                                     apply missing migrations
   mock-server migrate --status                            list migrations and whether applied
   mock-server migrate --baseline-through NNNN             record 0000..NNNN as applied without running them
@@ -62,7 +62,7 @@ fn main() -> ExitCode {
 }
 
 /// `mock-server restore <db> [--snapshot ID]`: a dropped day database back from its snapshot in
-/// `BACKUP_DIR`, into the store of `DATA_DIR` and the engine of `DOCDB_URL` (as the server uses
+/// `BACKUP_DIR` (or an archived day a rolled-back tenant lost put back from it), into the store of `DATA_DIR` and the engine of `DOCDB_URL` (as the server uses
 /// them), audited as `day.restore`.
 fn run_restore(args: &[String], settings: Settings) -> CliResult {
     let db = args

@@ -291,3 +291,19 @@ fn snapshots_verify_against_their_manifest_and_the_newest_thirty_are_kept() {
     assert!(backups::read_verified(&dir, &newest).is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What the cron alerts join on: a cron this server does not schedule (`BACKUP_ENABLED` off) but
+/// run once by hand has its success timestamp and no `cron_scheduled` of 1, so the alert rules
+/// (their promtool case) expect nothing of it, however long ago that run was.
+#[tokio::test]
+async fn a_cron_run_by_hand_but_not_scheduled_here_is_told_apart() {
+    let s = spawn_with(Settings { test_controls: true, backup_enabled: false, ..Settings::default() }).await;
+    let target = common::prom::metrics_listener(&s).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-backup").await;
+    let series = |name: &str, cron: &str| common::prom::scraped(&target, format!("{name}{{cron=\"{cron}\"}}"));
+    assert!(series("cron_last_success_timestamp_seconds", "rolling-db-backup").await > 0.0, "the run by hand");
+    assert_eq!(series("cron_last_run_succeeded", "rolling-db-backup").await, 1.0);
+    assert_eq!(series("cron_scheduled", "rolling-db-backup").await, 0.0, "not scheduled here");
+    assert_eq!(series("cron_scheduled", "rolling-db-rotate").await, 1.0);
+}

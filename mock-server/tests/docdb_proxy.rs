@@ -214,6 +214,47 @@ async fn every_refusal_reaches_nothing() {
             "forbidden",
         ),
         (
+            "the server's day manifest",
+            Method::PUT,
+            "dev_acme_main_core/_local/day-manifest",
+            json(json!({"days": []})),
+            403,
+            "forbidden",
+        ),
+        (
+            "the day manifest, its id in one segment",
+            Method::PUT,
+            "dev_acme_main_core/_local%2Fday-manifest",
+            json(json!({"days": []})),
+            403,
+            "forbidden",
+        ),
+        (
+            "the day manifest, as a replication writes",
+            Method::PUT,
+            "dev_acme_main_core/_local/day-manifest?new_edits=false",
+            json(json!({"_id": "_local/day-manifest", "days": []})),
+            403,
+            "forbidden",
+        ),
+        ("the day manifest deleted", Method::DELETE, "dev_acme_main_core/_local/day-manifest", None, 403, "forbidden"),
+        (
+            "the day manifest in bulk",
+            Method::POST,
+            "dev_acme_main_catalog/_bulk_docs",
+            json(json!({"new_edits": false, "docs": [{"_id": "_local/day-manifest", "days": []}]})),
+            403,
+            "forbidden",
+        ),
+        (
+            "the day manifest posted",
+            Method::POST,
+            "dev_acme_main_catalog",
+            json(json!({"_id": "_local/day-manifest", "days": []})),
+            403,
+            "forbidden",
+        ),
+        (
             "an oversize body",
             Method::POST,
             "dev_acme_main_catalog/_bulk_docs",
@@ -223,7 +264,7 @@ async fn every_refusal_reaches_nothing() {
         ),
     ];
     let refused_with = |code: &str| refusals.iter().filter(|c| c.5 == code).count() as f64;
-    let (forbidden, malformed) = (refused_with("forbidden") + 3.0, refused_with("malformed_json"));
+    let (forbidden, malformed) = (refused_with("forbidden") + 4.0, refused_with("malformed_json"));
     for (what, method, path, body, status, code) in refusals {
         let a = docdb(&s, method, path, &h, body).await;
         assert_eq!((a.status.as_u16(), a.body["error"].as_str()), (status, Some(code)), "{what}: {:?}", a.body);
@@ -267,9 +308,17 @@ async fn every_refusal_reaches_nothing() {
     let designs = real.get("dev_acme_main_catalog/_all_docs?startkey=%22_design%2F%22&endkey=%22_design0%22").await;
     assert_eq!(designs["rows"], json!([]), "the engine holds no design document");
 
-    // The same caller on its own databases does reach it (the counter counts).
+    // The same caller on its own databases does reach it (the counter counts), its checkpoints
+    // too.
     assert_eq!(docdb(&s, Method::GET, "dev_acme_main_catalog/", &h, None).await.status, StatusCode::OK);
+    let checkpoint =
+        docdb(&s, Method::PUT, "dev_acme_main_catalog/_local/4f1e0a9c", &h, json(json!({"last_seq": "3-x"}))).await;
+    assert_eq!(checkpoint.status, StatusCode::CREATED, "a device's checkpoint: {:?}", checkpoint.body);
     let manager = remote_headers(&s.login("admin").await);
+    // Not even a catalogue writer writes the server's own manifest.
+    let manifest =
+        docdb(&s, Method::PUT, "dev_acme_main_core/_local/day-manifest", &manager, json(json!({"days": []}))).await;
+    assert_eq!((manifest.status.as_u16(), manifest.body["error"].as_str()), (403, Some("forbidden")));
     let catalogue_write =
         docdb(&s, Method::POST, "dev_acme_main_core/_bulk_docs", &manager, json(json!({"docs": [{"_id": "p1"}]})))
             .await;
@@ -280,7 +329,7 @@ async fn every_refusal_reaches_nothing() {
         "catalog:write may write CORE: {:?}",
         catalogue_write.body
     );
-    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
 
     // The metrics count each refusal by its reason, and the write let through by its class.
     assert!(counted("refused", "forbidden").await - before.0 >= forbidden, "the forbidden ones, dot segments included");

@@ -178,3 +178,86 @@ async fn a_reconciliation_that_regresses_raises_the_rollback_alarm_until_the_rol
     assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
     assert_eq!(s.get("/admin/rolling-db/cluster", Some(&admin)).await.body["attention"], json!([]));
 }
+
+#[tokio::test]
+async fn a_loss_still_there_after_the_rollback_asks_for_the_restore_until_the_day_is_whole() {
+    lost_after_the_rollback(spawn().await).await;
+}
+
+// Several workers: the server seeds its engine at start-up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_day_is_restored_on_pouchdb_server_too() {
+    let engine = common::engine::Engine::start().await;
+    let url = mock_server::docdb::engine::EngineUrl::parse(&engine.url_with_credentials()).unwrap();
+    lost_after_the_rollback(
+        spawn_with(Settings { test_controls: true, docdb_url: Some(url), ..Settings::default() }).await,
+    )
+    .await;
+}
+
+/// An order's row lost after its day's archive: "roll back now" while rolling; once rolled back,
+/// the restore asked for until the day, restored from its snapshot, is found whole.
+async fn lost_after_the_rollback(s: Server) {
+    let admin = s.token("admin").await;
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": true})).await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    let db0 = format!("daily_dev_acme_main_{}", mock_server::docdb::naming::day_of(s.now()));
+    let alice = s.token("alice").await;
+    let order = json!({"type": "order", "class": "DYNAMIC", "status": "paid", "totalCents": 1250});
+    let put = s.call(reqwest::Method::PUT, &format!("/docdb/{db0}/order-1"), Some(&alice), Some(order)).await;
+    assert!(put.status.is_success(), "{:?}", put.body);
+    s.advance_days(1.0).await;
+    let admin = s.token("admin").await;
+    s.run_cron(&admin, "rolling-db-rotate").await;
+    s.run_cron(&admin, "rolling-db-archive").await;
+    s.run_cron(&admin, "rolling-db-backup").await;
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
+
+    // The relational store loses the order's row the archive took: roll back now.
+    let row = mock_server::store::relational_archive::row_id(&db0, "order-1");
+    assert_eq!(s.state.store.lock().unwrap().execute("DELETE FROM orders WHERE id = ?1", [&row]).unwrap(), 1);
+    s.run_cron(&admin, "rolling-db-archive").await;
+    let attention = tenant(&s, &admin, "acme").await["attention"].clone();
+    assert_eq!(attention["alarms"][0]["kind"], "reconciliation-regressed", "{attention}");
+    assert!(attention["instruction"].as_str().unwrap().starts_with("Roll back now"), "{attention}");
+    s.patch("/admin/rolling-db/flags/acme", Some(&admin), json!({"rollingDb": false})).await;
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
+
+    // Rolled back, the loss is still there: the next archive run says what to do now.
+    s.run_cron(&admin, "rolling-db-archive").await;
+    let attention = tenant(&s, &admin, "acme").await["attention"].clone();
+    let kinds: Vec<&Value> = attention["alarms"].as_array().unwrap().iter().map(|a| &a["kind"]).collect();
+    assert_eq!(kinds, [&json!("archived-day-lost")], "{attention}");
+    assert_eq!(attention["alarms"][0]["subject"], db0.as_str());
+    let told = attention["instruction"].as_str().unwrap();
+    assert!(told.starts_with("Restore the day") && !told.contains("Roll back"), "{told}");
+    let cluster = s.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
+    assert_eq!(cluster["attention"][0]["instruction"], told, "{}", cluster["attention"]);
+    // Another run does not tell it otherwise.
+    s.run_cron(&admin, "rolling-db-archive").await;
+    assert_eq!(tenant(&s, &admin, "acme").await["attention"]["instruction"], told);
+
+    // The restore it asks for: the day from its snapshot, then the next archive run finds it whole.
+    let dir = mock_server::rolling::RollingSettings::from(&*s.state.settings).backup_dir;
+    let restore = |now| {
+        let conn = s.state.store.lock().unwrap();
+        let restored =
+            mock_server::rolling::backup::restore_audited(&s.state.cluster(&conn), &dir, "dev", &db0, None, now);
+        restored
+    };
+    let restored = restore(s.now()).expect("the lost day restored from its snapshot");
+    assert_eq!((restored.db.as_str(), restored.company_id.as_str()), (db0.as_str(), "acme"));
+    assert!(
+        s.state
+            .store
+            .lock()
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM orders WHERE id = ?1", [&row], |r| r.get::<_, i64>(0))
+            .unwrap()
+            == 1
+    );
+    s.run_cron(&admin, "rolling-db-archive").await;
+    assert!(tenant(&s, &admin, "acme").await["attention"].is_null());
+    // A day whole, with no loss to put back, is live data: a restore never mixes into it.
+    assert!(restore(s.now()).is_err());
+}

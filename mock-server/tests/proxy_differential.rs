@@ -3,7 +3,9 @@
 //! the proxy and straight to PouchDB Server. What the proxy forwards is classified as the engine
 //! treats it: a feed the engine holds open took a live feed's place (`DOCDB_FEEDS_PER_SESSION`,
 //! cut at logout, refused while signing out). What it refuses gets the error body and never
-//! reaches the engine, and no forwarded request stops the engine.
+//! reaches the engine, and no forwarded request stops the engine. And `_local` writes spelled
+//! every way: what the engine reads as the server's day manifest the proxy refuses, a device's
+//! checkpoint it lets through.
 
 mod common;
 
@@ -248,4 +250,115 @@ async fn a_feed_the_engine_holds_open_took_a_live_feeds_place_at_the_proxy() {
         "forwarded {} of {CASES}, {live} counted live, {held_open_count} held open by the engine",
         forwarded.len()
     );
+}
+
+/// `text` with some characters percent-encoded, in upper or lower case hex.
+fn spelled(rng: &mut StdRng, text: &str) -> String {
+    text.chars()
+        .map(|c| match rng.random_range(0..6) {
+            0 => format!("%{:02X}", c as u32),
+            1 => format!("%{:02x}", c as u32),
+            _ => c.to_string(),
+        })
+        .collect()
+}
+
+/// A write of a `_local` document as a device may spell it: `_local` and the id each spelled,
+/// joined by `/` or an encoded one, the manifest's id or a replication's (or one near the
+/// manifest's), now and then with `new_edits=false`. Answers the method and the path after the
+/// database.
+fn local_write(rng: &mut StdRng) -> (Method, String) {
+    let id = match rng.random_range(0..8) {
+        0..=3 => "day-manifest".to_owned(),
+        4 => "Day-Manifest".to_owned(),
+        5 => "day-manifest-2".to_owned(),
+        _ => format!("{:016x}", rng.random::<u64>()),
+    };
+    let slash = ["/", "/", "/", "%2F", "%2f"][rng.random_range(0..5)];
+    let mut path = format!("{}{slash}{}", spelled(rng, "_local"), spelled(rng, &id));
+    let method = if rng.random_range(0..5) == 0 { Method::DELETE } else { Method::PUT };
+    if method == Method::DELETE {
+        path.push_str("?rev=0-1");
+    } else if rng.random_bool(0.3) {
+        path.push_str("?new_edits=false");
+    }
+    (method, path)
+}
+
+/// `_local` writes, spelled every way, sent straight to the engine on a database of their own:
+/// whatever the engine reads as the server's day manifest, the proxy refuses with the error body
+/// (and the tenant's manifest stays the server's); what the engine writes as another `_local`
+/// document, a device's checkpoint, passes the proxy when it comes as the protocol's two segments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_engine_reads_as_the_server_s_manifest_the_proxy_refuses() {
+    const DB: &str = "dev_acme_main_catalog";
+    let real = Engine::start().await;
+    let s = spawn_with(Settings {
+        test_controls: true,
+        auth_rate_per_min: 0,
+        docdb_url: Some(EngineUrl::parse(&real.url_with_credentials()).unwrap()),
+        ..Settings::default()
+    })
+    .await;
+    // The server's manifest, as the rotate keeps it (the catalogue stands in for CORE: the rule
+    // names the id in any database).
+    let sentinel = serde_json::json!({"days": ["sentinel"]});
+    let put = real.admin(Method::PUT, &format!("{DB}/_local/day-manifest")).json(&sentinel).send().await.unwrap();
+    assert!(put.status().is_success(), "the manifest: {}", put.status());
+    let login = s.login("alice").await;
+    let headers: Map<String, Value> = login["docdbHeaders"]["Remote"].as_object().unwrap().clone();
+
+    let mut rng = StdRng::seed_from_u64(0x10ca1);
+    let (mut manifests, mut checkpoints) = (0, 0);
+    for case in 0..48 {
+        let (method, path) = local_write(&mut rng);
+        let body = serde_json::json!({"probe": case});
+        // The engine's reading, on a database of the case's own.
+        let scratch = format!("scratch{case}");
+        real.create_db(&scratch).await;
+        if method == Method::DELETE {
+            let r = real.admin(Method::PUT, &format!("{scratch}/_local/day-manifest")).json(&body).send().await;
+            assert!(r.unwrap().status().is_success());
+        }
+        let mut straight = real.admin(method.clone(), &format!("{scratch}/{path}"));
+        if method == Method::PUT {
+            straight = straight.json(&body);
+        }
+        let straight = straight.send().await.unwrap().status();
+        let manifest = real.get(&format!("{scratch}/_local/day-manifest")).await;
+        let as_manifest = if method == Method::DELETE {
+            manifest.get("error").is_some()
+        } else {
+            manifest.get("probe") == Some(&serde_json::json!(case))
+        };
+        real.admin(Method::DELETE, &scratch).send().await.unwrap();
+
+        let mut request = s.client.request(method.clone(), format!("{}/docdb/{DB}/{path}", s.base));
+        for (k, v) in &headers {
+            request = request.header(k, v.as_str().unwrap());
+        }
+        if method == Method::PUT {
+            request = request.json(&body);
+        }
+        let answer = request.send().await.unwrap();
+        let status = answer.status();
+        let said: Value = answer.json().await.unwrap_or(Value::Null);
+        if as_manifest {
+            manifests += 1;
+            assert_eq!(
+                (status, said["error"].as_str()),
+                (StatusCode::FORBIDDEN, Some("forbidden")),
+                "{method} {path}: the engine writes the manifest; the proxy answered {said}"
+            );
+            assert!(said["message"].is_string(), "{method} {path}: the error body {said}");
+        } else if straight.is_success() && !path.to_ascii_lowercase().contains("%2f") {
+            checkpoints += 1;
+            // A conflict is the engine's own answer: an id near the manifest's, written before.
+            let reached = status.is_success() || (status == StatusCode::CONFLICT && said["error"] == "conflict");
+            assert!(reached, "{method} {path}: a device's checkpoint, refused: {status} {said}");
+        }
+        let kept = real.get(&format!("{DB}/_local/day-manifest")).await;
+        assert_eq!(kept["days"], sentinel["days"], "{method} {path}: the server's manifest was replaced");
+    }
+    assert!(manifests > 0 && checkpoints > 0, "{manifests} manifest writes, {checkpoints} checkpoints");
 }

@@ -2,7 +2,7 @@
 //! it, on generated requests: methods, path spellings (percent-encodings in either case, dot
 //! segments, doubled and trailing slashes, `%2F` inside an id), query strings, bodies (design
 //! documents anywhere a write can carry one, ids hidden behind `\u` escapes, keys given twice,
-//! invalid UTF-8), query parameters (names in another case, given twice, in `qs`'s brackets;
+//! invalid UTF-8; the server's own `_local/day-manifest`, its id spelled or escaped), query parameters (names in another case, given twice, in `qs`'s brackets;
 //! values JSON-quoted or escaped, as PouchDB Server reads every value as JSON) and callers. Nothing the model refuses is forwarded, and what is forwarded is
 //! what the model read: the same database and segments, the same JSON.
 
@@ -52,6 +52,9 @@ struct Req {
     design_at_top: bool,
     /// An `_id` in the body's `docs` names one (what `_bulk_docs` writes).
     design_in_docs: bool,
+    /// The body's own `_id`, or one in its `docs`, names a document the server writes.
+    owned_at_top: bool,
+    owned_in_docs: bool,
     /// The body can be read two ways (a key given twice) or not at all as UTF-8.
     body_ambiguous: bool,
     query_ambiguous: bool,
@@ -102,12 +105,17 @@ fn model_refuses(r: &Req) -> bool {
     if rest.first().is_some_and(|s| s.starts_with("_design")) {
         return true;
     }
+    // The day manifest is the rotate's, whatever spells its id or whichever database it names.
+    if rest.join("/") == "_local/day-manifest" {
+        return true;
+    }
     let attachment = r.method == "PUT" && rest.len() == 2 && rest[0] != "_local";
     let bulk = r.method == "POST" && rest == ["_bulk_docs"];
     let names_design = if bulk { r.design_in_docs } else { r.design_at_top };
+    let names_owned = if bulk { r.owned_in_docs } else { r.owned_at_top };
     // GET, HEAD and DELETE carry no body in the protocol: only POST and PUT write one.
     let writes_body = matches!(r.method, "POST" | "PUT") && !attachment;
-    if writes_body && (names_design || r.body_ambiguous) {
+    if writes_body && (names_design || names_owned || r.body_ambiguous) {
         return true;
     }
     let local = rest.first().is_some_and(|s| s == "_local");
@@ -162,6 +170,8 @@ fn segment() -> impl Strategy<Value = String> {
         Just("app".to_owned()),
         Just("_local".to_owned()),
         Just("ckpt".to_owned()),
+        spelled("day-manifest"),
+        spelled("_local/day-manifest"),
         spelled("order-1"),
         Just("order%2F1".to_owned()),
         Just("_security".to_owned()),
@@ -182,8 +192,8 @@ fn rest() -> impl Strategy<Value = Option<Vec<String>>> {
         1 => Just(None),
         1 => Just(Some(vec![String::new()])),
         4 => endpoint.prop_map(|e| Some(vec![e])),
-        2 => prop_oneof![spelled("order-1"), spelled("_design/app"), Just("order%2F1".to_owned())].prop_map(|d| Some(vec![d])),
-        2 => (prop_oneof![Just("_local".to_owned()), spelled("_design"), Just("order-1".to_owned())], segment()).prop_map(|(a, b)| Some(vec![a, b])),
+        2 => prop_oneof![spelled("order-1"), spelled("_design/app"), Just("order%2F1".to_owned()), spelled("_local/day-manifest")].prop_map(|d| Some(vec![d])),
+        2 => (prop_oneof![Just("_local".to_owned()), spelled("_local"), spelled("_design"), Just("order-1".to_owned())], segment()).prop_map(|(a, b)| Some(vec![a, b])),
         3 => proptest::collection::vec(segment(), 0..4).prop_map(Some),
     ]
 }
@@ -391,73 +401,126 @@ fn query() -> impl Strategy<Value = (Option<String>, bool)> {
     ]
 }
 
-/// An id as it is written in JSON text, and whether it names a design document.
-fn id() -> impl Strategy<Value = (String, bool)> {
+/// What a written id names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Names {
+    Design,
+    /// A document the server writes (the day manifest).
+    Owned,
+    Other,
+}
+
+/// An id as it is written in JSON text, and what it names.
+fn id() -> impl Strategy<Value = (String, Names)> {
     prop_oneof![
-        Just((r#""order-1""#.to_owned(), false)),
-        Just((r#""_design/evil""#.to_owned(), true)),
-        Just((r#""_design""#.to_owned(), true)),
-        Just((r#""\u005fdesign/evil""#.to_owned(), true)),
-        Just((r#""_\u0064esign/evil""#.to_owned(), true)),
-        Just((r#""_DESIGN/x""#.to_owned(), false)),
-        Just((r#""_local/x""#.to_owned(), false)),
-        Just(("7".to_owned(), false)),
+        Just((r#""order-1""#.to_owned(), Names::Other)),
+        Just((r#""_design/evil""#.to_owned(), Names::Design)),
+        Just((r#""_design""#.to_owned(), Names::Design)),
+        Just((r#""\u005fdesign/evil""#.to_owned(), Names::Design)),
+        Just((r#""_\u0064esign/evil""#.to_owned(), Names::Design)),
+        Just((r#""_DESIGN/x""#.to_owned(), Names::Other)),
+        Just((r#""_local/x""#.to_owned(), Names::Other)),
+        Just((r#""_local/day-manifest""#.to_owned(), Names::Owned)),
+        Just((r#""_local\u002fday-manifest""#.to_owned(), Names::Owned)),
+        Just((r#""\u005flocal/day-manifest""#.to_owned(), Names::Owned)),
+        Just((r#""_local/Day-Manifest""#.to_owned(), Names::Other)),
+        Just(("7".to_owned(), Names::Other)),
     ]
 }
 
-/// A document, whether it names a design document, whether it repeats a key.
-fn document() -> impl Strategy<Value = (String, bool, bool)> {
-    (id(), proptest::option::of(id()), any::<bool>()).prop_map(|((first, design), second, escaped_key)| {
+/// A generated document: its text, whether an id of it names a design document or a document
+/// the server writes, whether it repeats a key.
+#[derive(Debug, Clone)]
+struct Doc {
+    text: String,
+    design: bool,
+    owned: bool,
+    dup: bool,
+}
+
+fn document() -> impl Strategy<Value = Doc> {
+    (id(), proptest::option::of(id()), any::<bool>()).prop_map(|((first, names), second, escaped_key)| {
         let key = if escaped_key { r#""\u005fid""# } else { r#""_id""# };
+        let (design, owned) = (names == Names::Design, names == Names::Owned);
         match second {
-            None => (format!("{{{key}: {first}, \"total\": 12.5}}"), design, false),
+            None => Doc { text: format!("{{{key}: {first}, \"total\": 12.5}}"), design, owned, dup: false },
             // The same key twice: which one a reader keeps is the reader's choice.
-            Some((other, other_design)) => {
-                (format!("{{\"_id\": {first}, {key}: {other}}}"), design || other_design, true)
-            }
+            Some((other, other_names)) => Doc {
+                text: format!("{{\"_id\": {first}, {key}: {other}}}"),
+                design: design || other_names == Names::Design,
+                owned: owned || other_names == Names::Owned,
+                dup: true,
+            },
         }
     })
 }
 
-/// A body: its bytes, a design id at its top, a design id in its `docs`, whether it is ambiguous.
-fn body() -> impl Strategy<Value = (Vec<u8>, bool, bool, bool)> {
+/// A generated body: its bytes, what its top and its `docs` name, whether it is ambiguous.
+#[derive(Debug, Clone, Default)]
+struct Body {
+    bytes: Vec<u8>,
+    design_at_top: bool,
+    design_in_docs: bool,
+    owned_at_top: bool,
+    owned_in_docs: bool,
+    ambiguous: bool,
+}
+
+fn body() -> impl Strategy<Value = Body> {
     prop_oneof![
-        Just((Vec::new(), false, false, false)),
-        document().prop_map(|(d, design, dup)| (d.into_bytes(), design, false, dup)),
-        (proptest::collection::vec(document(), 0..3), any::<bool>()).prop_map(|(docs, new_edits)| {
-            let (design, dup) = (docs.iter().any(|d| d.1), docs.iter().any(|d| d.2));
-            let list: Vec<String> = docs.into_iter().map(|d| d.0).collect();
-            let extra = if new_edits { r#""new_edits": false, "# } else { "" };
-            (format!("{{{extra}\"docs\": [{}]}}", list.join(", ")).into_bytes(), false, design, dup)
+        Just(Body::default()),
+        document().prop_map(|d| Body {
+            bytes: d.text.into_bytes(),
+            design_at_top: d.design,
+            owned_at_top: d.owned,
+            ambiguous: d.dup,
+            ..Body::default()
         }),
-        document().prop_map(|(d, design, _)| (
-            format!(r#"{{"docs": [], "docs": [{d}]}}"#).into_bytes(),
-            false,
-            design,
-            true
-        )),
-        Just((b"{\"_id\": \"\xff\"}".to_vec(), false, false, true)),
-        Just((b"[{\"_id\": \"_design/x\"}]".to_vec(), true, true, false)),
-        Just((b"not json".to_vec(), false, false, false)),
+        (proptest::collection::vec(document(), 0..3), any::<bool>()).prop_map(|(docs, new_edits)| {
+            let list: Vec<&str> = docs.iter().map(|d| d.text.as_str()).collect();
+            let extra = if new_edits { r#""new_edits": false, "# } else { "" };
+            Body {
+                bytes: format!("{{{extra}\"docs\": [{}]}}", list.join(", ")).into_bytes(),
+                design_in_docs: docs.iter().any(|d| d.design),
+                owned_in_docs: docs.iter().any(|d| d.owned),
+                ambiguous: docs.iter().any(|d| d.dup),
+                ..Body::default()
+            }
+        }),
+        document().prop_map(|d| Body {
+            bytes: format!(r#"{{"docs": [], "docs": [{}]}}"#, d.text).into_bytes(),
+            design_in_docs: d.design,
+            owned_in_docs: d.owned,
+            ambiguous: true,
+            ..Body::default()
+        }),
+        Just(Body { bytes: b"{\"_id\": \"\xff\"}".to_vec(), ambiguous: true, ..Body::default() }),
+        Just(Body {
+            bytes: b"[{\"_id\": \"_design/x\"}]".to_vec(),
+            design_at_top: true,
+            design_in_docs: true,
+            ..Body::default()
+        }),
+        Just(Body { bytes: b"not json".to_vec(), ..Body::default() }),
     ]
 }
 
 fn request() -> impl Strategy<Value = Req> {
     let method = prop_oneof![2 => Just("GET"), 1 => Just("HEAD"), 4 => Just("POST"), 3 => Just("PUT"), 1 => Just("DELETE"), 1 => Just("COPY"), 1 => Just("PATCH")];
     let caller = prop_oneof![1 => Just(None), 4 => Just(Some(("acme", false))), 2 => Just(Some(("acme", true))), 1 => Just(Some(("globex", false)))];
-    (method, path(), query(), body(), caller).prop_map(
-        |(method, path, (query, query_ambiguous), (body, design_at_top, design_in_docs, body_ambiguous), caller)| Req {
-            method,
-            path,
-            query,
-            body,
-            design_at_top,
-            design_in_docs,
-            body_ambiguous,
-            query_ambiguous,
-            caller,
-        },
-    )
+    (method, path(), query(), body(), caller).prop_map(|(method, path, (query, query_ambiguous), body, caller)| Req {
+        method,
+        path,
+        query,
+        body: body.bytes,
+        design_at_top: body.design_at_top,
+        design_in_docs: body.design_in_docs,
+        owned_at_top: body.owned_at_top,
+        owned_in_docs: body.owned_in_docs,
+        body_ambiguous: body.ambiguous,
+        query_ambiguous,
+        caller,
+    })
 }
 
 fn decided(r: &Req) -> Result<mock_server::docdb::access::Forward, Refusal> {
@@ -511,6 +574,8 @@ proptest! {
             body: Vec::new(),
             design_at_top: false,
             design_in_docs: false,
+            owned_at_top: false,
+            owned_in_docs: false,
             body_ambiguous: false,
             query_ambiguous: q.ambiguous(),
             caller: Some(("acme", false)),
@@ -524,6 +589,34 @@ proptest! {
             prop_assert!(!(q.live_at_pouchdb() || q.live_at_couchdb()) || forward.live_feed, "{:?}", q);
             prop_assert_eq!(forward.live_feed, q.live_at_couchdb(), "{:?}", q);
         }
+    }
+
+    /// A device's checkpoint under its replication's id, on any database of its tenant, however
+    /// the id is spelled: the devices' own to write, in the body too.
+    #[test]
+    fn a_device_s_checkpoint_stays_its_own_to_write(
+        db in prop_oneof![spelled("dev_acme_main_catalog"), spelled("dev_acme_main_core"), spelled("dev_acme_main_archive"), Just("daily_dev_acme_main_20301231".to_owned())],
+        id in "[A-Za-z0-9_.~-]{1,40}".prop_filter("the manifest", |id| id != "day-manifest" && id != "." && id != ".."),
+        with_id in any::<bool>(),
+        writer in any::<bool>(),
+    ) {
+        let body = if with_id { format!(r#"{{"_id":"_local/{id}","last_seq":"3-x"}}"#) } else { r#"{"last_seq":"3-x"}"#.to_owned() };
+        let r = Req {
+            method: "PUT",
+            path: format!("{db}/_local/{id}"),
+            query: None,
+            body: body.into_bytes(),
+            design_at_top: false,
+            design_in_docs: false,
+            owned_at_top: false,
+            owned_in_docs: false,
+            body_ambiguous: false,
+            query_ambiguous: false,
+            caller: Some(("acme", writer)),
+        };
+        prop_assert!(!model_refuses(&r));
+        let decision = decided(&r);
+        prop_assert!(decision.is_ok(), "{:?} -> {:?}", r, decision);
     }
 
     #[test]

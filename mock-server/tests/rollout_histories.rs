@@ -96,9 +96,9 @@ fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<Op>)> {
 // so the run fails unless each of these happened.
 thread_local! {
     // Each test's histories run on its own thread (their steps in `block_on`, on that thread).
-    static REACHED: [AtomicUsize; 19] = const { [const { AtomicUsize::new(0) }; 19] };
+    static REACHED: [AtomicUsize; 20] = const { [const { AtomicUsize::new(0) }; 20] };
 }
-const REACHED_NAMES: [&str; 19] = [
+const REACHED_NAMES: [&str; 20] = [
     "handshakes routed to CORE",
     "old SDKs answered while their tenant routes to CORE",
     "invalidations obeyed",
@@ -118,6 +118,7 @@ const REACHED_NAMES: [&str; 19] = [
     "re-warms",
     "rollbacks",
     "orders pushed late",
+    "losses found after the rollback (restore alarmed)",
 ];
 
 fn reached(i: usize) {
@@ -584,7 +585,7 @@ impl Fleet {
     async fn archive(&mut self, m: &mut Model) -> Result<(), String> {
         self.run("rolling-db-archive").await?;
         let done = m.archive();
-        for (what, counter) in [(done.archived, 10), (done.late, 11), (done.regressed, 12)] {
+        for (what, counter) in [(done.archived, 10), (done.late, 11), (done.regressed, 12), (done.lost, 19)] {
             if what > 0 {
                 reached(counter);
             }
@@ -781,7 +782,8 @@ impl Fleet {
         };
         let ids: BTreeMap<&String, &(usize, usize)> = self.devices.iter().map(|(k, v)| (v, k)).collect();
         for (tenant, want) in m.alarms().iter().enumerate() {
-            let (mut resets, mut missing, mut regressed) = (
+            let (mut resets, mut missing, mut regressed, mut lost) = (
+                std::collections::BTreeSet::new(),
                 std::collections::BTreeSet::new(),
                 std::collections::BTreeSet::new(),
                 std::collections::BTreeSet::new(),
@@ -804,13 +806,16 @@ impl Fleet {
                         Some("reconciliation-regressed") => {
                             regressed.insert(subject);
                         }
+                        Some("archived-day-lost") => {
+                            lost.insert(subject);
+                        }
                         other => return Err(format!("an alarm the model does not know: {other:?}")),
                     }
                 }
             }
-            if (&resets, &missing, &regressed) != (&want.0, &want.1, &want.2) {
+            if (&resets, &missing, &regressed, &lost) != (&want.0, &want.1, &want.2, &want.3) {
                 return Err(format!(
-                    "{}'s alarms name {resets:?}, missing days {missing:?} and regressed days {regressed:?}, the model says {want:?}",
+                    "{}'s alarms name {resets:?}, missing days {missing:?}, regressed days {regressed:?} and days lost after the rollback {lost:?}, the model says {want:?}",
                     TENANTS[tenant]
                 ));
             }

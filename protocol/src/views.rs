@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::DatabaseKind;
 
 named! {
-    /// Why a tenant needs attention: what calls for an immediate rollback, or for a rotate.
+    /// Why a tenant needs attention: what calls for an immediate rollback, for a rotate, or (once
+    /// rolled back) for a restore.
     pub enum AlarmKind {
         /// A registered device came back with less than it had obeyed: it re-bootstraps though no
         /// invalidation asked it to.
@@ -17,6 +18,10 @@ named! {
         /// its DYNAMIC writes go to the tenant's latest day database until a rotate creates
         /// today's, which clears it. Run the rotate; no rollback.
         DayDatabaseMissing = "day-database-missing",
+        /// A rolled-back tenant's archived day still lacks what its archive took: no rollback
+        /// is left to do; the day is restored from its snapshot, and the archive run that finds
+        /// it whole clears it.
+        ArchivedDayLost = "archived-day-lost",
         /// A device destroyed local data it could not push (its report, `POST /devices/losses`):
         /// orders lost on the device. On a rolling tenant the rollback; otherwise the orders to
         /// recover and the alarm to acknowledge.

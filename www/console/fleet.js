@@ -92,6 +92,11 @@ export function createFleet(ctx) {
     return tr;
   }
 
+  function attentionBadge(kinds) {
+    if (kinds.some((k) => k === "destructive-reset" || k === "reconciliation-regressed")) return " ⚠ roll back now";
+    return kinds.includes("archived-day-lost") ? " ⚠ restore the day" : " ⚠ run the rotate";
+  }
+
   function updateFlagRow(tr, item) {
     if (item.note !== undefined) return text(tr.cells[0], item.note);
     const name = tr.cells[0].firstChild;
@@ -99,8 +104,9 @@ export function createFleet(ctx) {
     let badge = name.querySelector(".attention-badge");
     if (item.attention && !badge) name.append((badge = el("strong", "", "attention-badge")));
     if (!item.attention && badge) badge.remove();
-    // A missing day database asks for the rotate; every other alarm for the rollback.
-    if (badge) text(badge, item.attention.alarms.every((a) => a.kind === "day-database-missing") ? " ⚠ run the rotate" : " ⚠ roll back now");
+    // A reset or a regression asks for the rollback; once rolled back, a day still lost for its
+    // restore; a missing day database for the rotate.
+    if (badge) text(badge, attentionBadge(item.attention.alarms.map((a) => a.kind)));
     if (badge) badge.title = [...item.attention.alarms.map((a) => a.detail), item.attention.instruction].join("\n");
     setToggle(tr.cells[1].firstChild, item.rollingDb, false);
     setToggle(tr.cells[2].firstChild, item.rollingDbDrop, !item.rollingDb);

@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 
+use super::naming::SERVER_OWNED;
 use super::Kind;
 
 /// What a request does, once it is known to be part of the replication protocol.
@@ -65,6 +66,10 @@ pub fn classify(method: &str, rest: &[String]) -> Result<Op, Refusal> {
         return refuse("a path with ., .. or empty segments is not part of the replication protocol");
     }
     let read = matches!(method, "GET" | "HEAD");
+    // `_local/day-manifest` and `_local%2Fday-manifest` name the same document.
+    if !read && server_owned(&rest.join("/")) {
+        return refuse(SERVER_OWNED_WRITE);
+    }
     let first = rest.first().map(String::as_str).unwrap_or("");
     match (rest.len(), first) {
         (0, _) | (1, "") if read => Ok(Op::Read),
@@ -92,6 +97,15 @@ pub fn classify(method: &str, rest: &[String]) -> Result<Op, Refusal> {
 }
 
 const DESIGN_WRITE: &str = "design documents run code in the engine: they are not written through the proxy";
+
+const SERVER_OWNED_WRITE: &str =
+    "the server writes this document (the day manifest): devices read it, they never write it";
+
+/// Whether `id` names a document only the server writes (checkpoints under other `_local` ids
+/// are the devices' own).
+fn server_owned(id: &str) -> bool {
+    SERVER_OWNED.contains(&id)
+}
 
 fn is_design(id: &str) -> bool {
     id.starts_with("_design/")
@@ -218,6 +232,7 @@ fn writable_id(doc: &Value, path_id: Option<&str>) -> Result<(), Refusal> {
             unreadable(format!("the body's _id {id:?} is not the path's {path_id:?}"))
         }
         (Some(Value::String(id)), _) if is_design(id) || id == "_design" => refuse(DESIGN_WRITE),
+        (Some(Value::String(id)), _) if server_owned(id) => refuse(SERVER_OWNED_WRITE),
         (Some(Value::String(id)), None) if id.starts_with('_') => {
             refuse(format!("{id} is a reserved id: devices write documents only"))
         }
@@ -449,6 +464,39 @@ mod tests {
             ("dev_acme_main_catalog", r#"{"_id":7}"#),
         ] {
             assert!(matches!(post(path, body), Err(Refusal::Unreadable(_))), "{path} {body}");
+        }
+    }
+
+    fn send(method: &'static str, path: &str, query: Option<&str>, body: &str) -> Result<Forward, Refusal> {
+        let incoming = Incoming { method, path, query, content_type: Some("application/json"), body: body.as_bytes() };
+        decide(&incoming, Some(Caller { company_id: "acme", may_write_catalogue: true }), acme)
+    }
+
+    #[test]
+    fn the_server_s_own_documents_are_refused_by_every_write_route_and_read_by_all() {
+        let manifest = r#"{"_id":"_local/day-manifest","days":[]}"#;
+        for (method, path, query, body) in [
+            ("PUT", "dev_acme_main_core/_local/day-manifest", None, r#"{"days":[]}"#),
+            ("PUT", "dev_acme_main_core/_local/day-manifest", Some("new_edits=false"), manifest),
+            ("PUT", "dev_acme_main_core/_local%2Fday-manifest", None, r#"{"days":[]}"#),
+            ("PUT", "dev_acme_main_core/%5Flocal/day%2Dmanifest", None, r#"{"days":[]}"#),
+            ("DELETE", "dev_acme_main_core/_local/day-manifest", None, ""),
+            ("PUT", "daily_dev_acme_main_20301231/_local/day-manifest", None, "{}"),
+            ("POST", "dev_acme_main_core", None, manifest),
+            ("POST", "dev_acme_main_core/_bulk_docs", None, &format!(r#"{{"docs":[{manifest}]}}"#)),
+            (
+                "POST",
+                "dev_acme_main_core/_bulk_docs",
+                None,
+                r#"{"new_edits":false,"docs":[{"_id":"_local/day-manifest","_rev":"0-1"}]}"#,
+            ),
+        ] {
+            assert!(matches!(send(method, path, query, body), Err(Refusal::Forbidden(_))), "{method} {path} {body}");
+        }
+        assert!(send("GET", "dev_acme_main_core/_local/day-manifest", None, "").is_ok());
+        // A device's checkpoint, under its replication's id, stays its own to write.
+        for path in ["dev_acme_main_core/_local/4f1e0a", "daily_dev_acme_main_20301231/_local/day-manifests"] {
+            assert_eq!(send("PUT", path, None, r#"{"last_seq":3}"#).map(|f| f.op), Ok(Op::Checkpoint), "{path}");
         }
     }
 

@@ -4,6 +4,13 @@ use chrono::{DateTime, Days, NaiveDate};
 
 use crate::docdb::Kind;
 
+/// The day databases a tenant's devices see, kept in its CORE by the rotate.
+pub const MANIFEST_ID: &str = "_local/day-manifest";
+
+/// The documents the server writes into a tenant's databases under ids of its own: devices read
+/// them through the proxy, never write them (design documents, the indexes, are refused apart).
+pub const SERVER_OWNED: [&str; 1] = [MANIFEST_ID];
+
 /// `{env}_{co}_{rest}`: the prefix every database of a tenant shares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TenantNames {

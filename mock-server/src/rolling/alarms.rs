@@ -10,6 +10,10 @@
 //!   from the day, a row gone from the relational store). Writes the day received after its
 //!   archive are no loss: the next archive run takes them.
 //!
+//! Once the tenant is rolled back, no alarm tells it to roll back again: a loss an archive run
+//! still finds in an archived day is `archived-day-lost`, which asks for the day's restore from
+//! its snapshot and clears when an archive run finds the day whole.
+//!
 //! Beside them, one alarm that asks for the rotate, not a rollback: a device routed to CORE found
 //! no day database for today (no rotate since midnight). Its writes go to the tenant's latest day
 //! database meanwhile (`days::routed_day`); the rotate that creates today's clears it.
@@ -30,6 +34,10 @@ pub const LOSS_INSTRUCTION: &str =
 /// What the day-database alarm tells the operator to do.
 pub const ROTATE_INSTRUCTION: &str =
     "Run the rotate now (rolling-db-rotate, POST /admin/crons/rolling-db-rotate/run): today's day database is missing, so devices write to the latest one until it exists; the alarm clears when the rotate creates it";
+
+/// What the alarm of a day still lost after the rollback tells the operator to do.
+pub const RESTORE_INSTRUCTION: &str =
+    "Restore the day from its snapshot (docs/operations.md, guard rails): the tenant is rolled back already; run mock-server restore <day database> (its newest verified snapshot, or --snapshot ID) to put back what the day's archive took; the alarm clears when the next archive run finds the day whole";
 
 /// Why a tenant needs attention.
 pub use protocol::views::AlarmKind as Kind;
@@ -59,6 +67,17 @@ pub fn raise(
     )?;
     tracing::warn!(tenant = company_id, kind = kind.as_str(), subject, "rollback alarm: {detail}");
     Ok(true)
+}
+
+/// The tenant of an open alarm of `kind` about `subject`, if one is raised.
+pub fn open_about(conn: &Connection, kind: Kind, subject: &str) -> RollingResult<Option<String>> {
+    Ok(conn
+        .query_row(
+            "SELECT company_id FROM guard_alarms WHERE kind = ?1 AND subject = ?2 AND cleared_at IS NULL LIMIT 1",
+            params![kind.as_str(), subject],
+            |r| r.get(0),
+        )
+        .optional()?)
 }
 
 /// The tenant's raised alarms, oldest first.
@@ -113,6 +132,25 @@ pub fn clear_kind_now(conn: &Connection, company_id: &str, kind: Kind, now_ms: i
     )?)
 }
 
+/// The alarm of `kind` about `subject` is cleared if open (what it saw is over).
+pub fn clear_one(conn: &Connection, company_id: &str, kind: Kind, subject: &str, now_ms: i64) -> RollingResult<()> {
+    conn.execute(
+        "UPDATE guard_alarms SET cleared_at = ?4 WHERE company_id = ?1 AND kind = ?2 AND subject = ?3 AND cleared_at IS NULL",
+        params![company_id, kind.as_str(), subject, now_ms],
+    )?;
+    Ok(())
+}
+
+/// The kind of alarm an archived day's loss raises: a rolling tenant rolls back; a tenant rolled
+/// back already restores the day.
+pub fn day_loss_kind(rolling_db: bool) -> Kind {
+    if rolling_db {
+        Kind::ReconciliationRegressed
+    } else {
+        Kind::ArchivedDayLost
+    }
+}
+
 /// The rollback happened: the tenant's alarms are cleared (kept, with the time, for the record).
 pub fn clear(conn: &Connection, company_id: &str, now_ms: i64) -> RollingResult<usize> {
     // The devices' losses are the rollback's to answer too.
@@ -133,24 +171,27 @@ pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<Option<At
     Ok(with_instruction(alarms, rolling))
 }
 
-/// Alarms with what to do about them: the rollback when any calls for it, the rotate when one
-/// asks for it, the recovery of a device's lost orders when the tenant is not on the rolling
-/// database (no rollback applies there); each that applies, in that order.
+/// Alarms with what to do about them: the rollback when any calls for it (a device's loss on a
+/// rolling tenant too), the restore when a day is still lost after it, the rotate when one asks for
+/// it, the recovery of a device's lost orders when the tenant is not on the rolling database (no
+/// rollback applies there); each that applies, in that order.
 fn with_instruction(alarms: Vec<Alarm>, rolling: bool) -> Option<Attention> {
-    if alarms.is_empty() {
+    let asks = |kind: Kind| alarms.iter().any(|a| a.kind == kind);
+    let loss = asks(Kind::DeviceDataLost);
+    let rollback = asks(Kind::DestructiveReset) || asks(Kind::ReconciliationRegressed) || (loss && rolling);
+    let steps: Vec<&str> = [
+        (rollback, INSTRUCTION),
+        (asks(Kind::ArchivedDayLost), RESTORE_INSTRUCTION),
+        (asks(Kind::DayDatabaseMissing), ROTATE_INSTRUCTION),
+        (loss && !rolling, LOSS_INSTRUCTION),
+    ]
+    .into_iter()
+    .filter_map(|(applies, step)| applies.then_some(step))
+    .collect();
+    if steps.is_empty() {
         return None;
     }
-    let has = |kind: Kind| alarms.iter().any(|a| a.kind == kind);
-    let rotate = has(Kind::DayDatabaseMissing);
-    let loss = has(Kind::DeviceDataLost);
-    let rollback = alarms.iter().any(|a| !matches!(a.kind, Kind::DayDatabaseMissing | Kind::DeviceDataLost));
-    let parts = [
-        (rollback || (loss && rolling), INSTRUCTION),
-        (rotate, ROTATE_INSTRUCTION),
-        (loss && !rolling, LOSS_INSTRUCTION),
-    ];
-    let instruction = parts.iter().filter(|(applies, _)| *applies).map(|(_, text)| *text).collect::<Vec<_>>().join(" ");
-    Some(Attention { alarms, instruction })
+    Some(Attention { alarms, instruction: steps.join(" ") })
 }
 
 /// A registered device's handshake in session `session_id`: compares what it says it obeyed with
@@ -268,6 +309,23 @@ mod tests {
         let left = open(&c, "acme").unwrap();
         assert_eq!(left.iter().map(|a| a.kind).collect::<Vec<_>>(), [Kind::DestructiveReset]);
         assert!(attention(&c, "acme").unwrap().unwrap().instruction.starts_with("Roll back now"));
+    }
+
+    #[test]
+    fn a_day_lost_after_the_rollback_asks_for_its_restore_never_the_rollback() {
+        let c = conn();
+        assert_eq!(day_loss_kind(true), Kind::ReconciliationRegressed);
+        assert_eq!(day_loss_kind(false), Kind::ArchivedDayLost);
+        raise(&c, "acme", day_loss_kind(false), "daily_x", "lost", 1).unwrap();
+        let told = attention(&c, "acme").unwrap().unwrap().instruction;
+        assert!(told.starts_with("Restore the day") && !told.contains("Roll back"), "{told}");
+        raise(&c, "acme", Kind::DayDatabaseMissing, "daily_y", "missing", 2).unwrap();
+        let both = attention(&c, "acme").unwrap().unwrap().instruction;
+        assert!(both.starts_with("Restore the day") && both.contains("Run the rotate"), "{both}");
+        clear_one(&c, "acme", Kind::ArchivedDayLost, "daily_other", 3).unwrap();
+        assert_eq!(open(&c, "acme").unwrap().len(), 2, "another day's clearing leaves it");
+        clear_one(&c, "acme", Kind::ArchivedDayLost, "daily_x", 4).unwrap();
+        assert_eq!(open(&c, "acme").unwrap().iter().map(|a| a.kind).collect::<Vec<_>>(), [Kind::DayDatabaseMissing]);
     }
 
     #[test]

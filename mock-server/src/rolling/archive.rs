@@ -257,6 +257,10 @@ pub fn archive_tenant(
         conn.prepare("SELECT name FROM day_databases WHERE company_id = ?1 AND status = 'ARCHIVED' ORDER BY day")?;
     let archived: Vec<String> =
         stmt.query_map([&tenant.id], |r| r.get(0))?.collect::<crate::store::sql::Result<_>>()?;
+    // A rollback committing meanwhile would clear the alarm this run raises for it: flag changes
+    // wait for the run.
+    super::flags::lock(conn, &tenant.id)?;
+    let loss_kind = alarms::day_loss_kind(super::flags::get(conn, &tenant.id)?.rolling_db);
     for day_db in archived {
         // A day archived before the relational archive existed (no row of it ever recorded, and
         // still matching its archive database) gets its rows now rather than an alarm. Rows
@@ -272,14 +276,34 @@ pub fn archive_tenant(
         report.diff += diff;
         if lost != 0 || diff != 0 {
             let detail = format!("{day_db} was archived with reconciliation diff 0 and now differs from its archive in {diff} document(s); {lost} of what the archive took is lost");
-            alarms::raise(conn, &tenant.id, alarms::Kind::ReconciliationRegressed, &day_db, &detail, now_ms)?;
+            alarms::raise(conn, &tenant.id, loss_kind, &day_db, &detail, now_ms)?;
             report.regressed.push(day_db);
+        } else {
+            // Whole again (restored from its snapshot): the restore it asked for is done.
+            alarms::clear_one(conn, &tenant.id, alarms::Kind::ArchivedDayLost, &day_db, now_ms)?;
         }
     }
     report.legacy = archive_legacy(conn, &names, &tenant.id, now_ms)?;
     report.diff += report.legacy.as_ref().map_or(0, |l| l.diff);
     record_diff(conn, &tenant.id, report.diff, now_ms)?;
     Ok(report)
+}
+
+/// `day_db`, as it holds now, taken again into `archive_db` and the relational store (a day put
+/// back from its snapshot after a loss).
+pub(super) fn take_again(
+    conn: &Cluster,
+    company_id: &str,
+    day_db: &str,
+    archive_db: &str,
+    now_ms: i64,
+) -> RollingResult<()> {
+    let docs = docdb::all_docs(conn, day_db)?;
+    if !docdb::exists(conn, archive_db)? {
+        docdb::create(conn, archive_db, company_id, Kind::Archive, now_ms)?;
+    }
+    copy_into_archive(conn, day_db, archive_db, &docs)?;
+    copy_into_relational(conn, company_id, day_db, &docs, now_ms)
 }
 
 /// A revision's generation (`3-…` is 3): a later write of a document has a higher one.

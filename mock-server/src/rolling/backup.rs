@@ -133,8 +133,10 @@ pub fn restore_audited(
 }
 
 /// Brings a dropped day database, or a tenant's CORE dropped by a re-warm, back from a snapshot
-/// (`snapshot`: its id; default the newest that verifies). Refused for a database that exists (a
-/// restore never mixes into live data) or that is neither.
+/// (`snapshot`: its id; default the newest that verifies); or puts back into an archived day that
+/// lost what its archive took, once its tenant is rolled back (an open `archived-day-lost`
+/// alarm), what the snapshot holds. Refused for any other database that exists (a restore never
+/// mixes into live data) or one that is none of these.
 pub fn restore(
     conn: &Cluster,
     dir: &Path,
@@ -144,7 +146,7 @@ pub fn restore(
     now_ms: i64,
 ) -> RollingResult<Restored> {
     if docdb::exists(conn, db)? {
-        return Err(RollingError::DocDb(docdb::DocDbError::Exists(db.to_owned())));
+        return recover_lost_day(conn, dir, db_prefix, db, snapshot, now_ms);
     }
     use crate::store::sql::OptionalExtension;
     let day: Option<String> =
@@ -154,19 +156,8 @@ pub fn restore(
         None => super::tenants::all(conn)?.into_iter().find(|t| t.names(db_prefix).core() == db).map(|t| t.id),
     };
     let company_id = day.clone().or(core_of).ok_or_else(|| RollingError::UnknownDayDatabase(db.to_owned()))?;
-    let snapshots = backups::list(dir, db)?;
-    let chosen = match snapshot {
-        Some(id) => snapshots
-            .iter()
-            .find(|m| m.snapshot_id == id)
-            .ok_or_else(|| BackupError::NoSnapshot { db: db.to_owned(), id: id.to_owned() })?,
-        None => snapshots
-            .iter()
-            .rev()
-            .find(|m| backups::read_verified(dir, m).is_ok())
-            .ok_or_else(|| BackupError::NoVerifiedSnapshot { db: db.to_owned(), dir: dir.to_owned() })?,
-    };
-    let docs = backups::read_verified(dir, chosen)?;
+    let chosen = chosen_snapshot(dir, db, snapshot)?;
+    let docs = backups::read_verified(dir, &chosen)?;
     if day.is_none() {
         // CORE, from the snapshot a re-warm took: the devices go back to it at the tenant's next
         // invalidation (or the next rotate's cutover).
@@ -195,4 +186,61 @@ pub fn restore(
         doc_count: chosen.doc_count,
         held: true,
     })
+}
+
+/// The archived day `db` of a rolled-back tenant whose archive run found it lost (an open
+/// `archived-day-lost` alarm): the snapshot's documents the day lacks, or holds at an older
+/// revision, are put back with their revisions, then the day is taken again into its archive
+/// database and the relational store. The next archive run finds it whole and clears the alarm.
+fn recover_lost_day(
+    conn: &Cluster,
+    dir: &Path,
+    db_prefix: &str,
+    db: &str,
+    snapshot: Option<&str>,
+    now_ms: i64,
+) -> RollingResult<Restored> {
+    let exists = || RollingError::DocDb(docdb::DocDbError::Exists(db.to_owned()));
+    let lost = super::alarms::open_about(conn, super::alarms::Kind::ArchivedDayLost, db)?;
+    let Some(company_id) = lost else { return Err(exists()) };
+    let tenant = super::tenants::all(conn)?.into_iter().find(|t| t.id == company_id).ok_or_else(exists)?;
+    let chosen = chosen_snapshot(dir, db, snapshot)?;
+    let held: std::collections::HashMap<String, String> =
+        docdb::all_docs(conn, db)?.into_iter().map(|d| (d.id, d.rev)).collect();
+    let generation = |rev: &str| rev.split('-').next().and_then(|g| g.parse::<u64>().ok()).unwrap_or(0);
+    let missing: Vec<serde_json::Value> = backups::read_verified(dir, &chosen)?
+        .into_iter()
+        .filter(|d| {
+            let (id, rev) = (d["_id"].as_str().unwrap_or_default(), d["_rev"].as_str().unwrap_or_default());
+            held.get(id).is_none_or(|now| generation(now) < generation(rev))
+        })
+        .collect();
+    if !missing.is_empty() {
+        docdb::restore_docs(conn, db, missing)?;
+    }
+    super::archive::take_again(conn, &company_id, db, &tenant.names(db_prefix).archive(), now_ms)?;
+    Ok(Restored {
+        db: db.to_owned(),
+        company_id,
+        snapshot_id: chosen.snapshot_id.clone(),
+        doc_count: chosen.doc_count,
+        held: super::days::is_held(conn, db)?,
+    })
+}
+
+/// The snapshot of `db` named, or its newest that verifies.
+fn chosen_snapshot(dir: &Path, db: &str, snapshot: Option<&str>) -> RollingResult<backups::Manifest> {
+    let snapshots = backups::list(dir, db)?;
+    let chosen = match snapshot {
+        Some(id) => snapshots
+            .iter()
+            .find(|m| m.snapshot_id == id)
+            .ok_or_else(|| BackupError::NoSnapshot { db: db.to_owned(), id: id.to_owned() })?,
+        None => snapshots
+            .iter()
+            .rev()
+            .find(|m| backups::read_verified(dir, m).is_ok())
+            .ok_or_else(|| BackupError::NoVerifiedSnapshot { db: db.to_owned(), dir: dir.to_owned() })?,
+    };
+    Ok(chosen.clone())
 }

@@ -62,6 +62,11 @@ pub fn hold(conn: &Connection, name: &str, reason: &str, now_ms: i64) -> Rolling
     Ok(())
 }
 
+/// Whether the day database `name` is held back from the drop.
+pub fn is_held(conn: &Connection, name: &str) -> RollingResult<bool> {
+    Ok(conn.query_row("SELECT COUNT(*) FROM guard_held_days WHERE name = ?1", [name], |r| r.get::<_, i64>(0))? > 0)
+}
+
 /// Releases a held day database to the drop's usual locks; `false` when it was not held.
 pub fn release(conn: &Connection, name: &str) -> RollingResult<bool> {
     Ok(conn.execute("DELETE FROM guard_held_days WHERE name = ?1", [name])? == 1)

@@ -21,7 +21,7 @@ use super::{RollingError, RollingResult, RollingSettings};
 use crate::docdb::naming::{day_of, next_day};
 use crate::docdb::{self, Kind};
 
-pub const MANIFEST_ID: &str = "_local/day-manifest";
+pub use crate::docdb::naming::MANIFEST_ID;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -132,6 +132,9 @@ pub struct Tenant {
     /// Reconciliation-regressed alarms raised and not cleared: archived days that lost what their
     /// archive took.
     pub regressed: BTreeSet<NaiveDate>,
+    /// Archived-day-lost alarms raised and not cleared: days a rolled-back tenant's archive run
+    /// still found lost (their restore asked for, never a rollback).
+    pub lost_days: BTreeSet<NaiveDate>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,8 +296,8 @@ pub enum LogoutKind {
 }
 
 /// A tenant's open alarms: the devices (browser, user) of destructive resets, the missing days'
-/// databases, the regressed days' databases.
-pub type Alarms = (BTreeSet<(usize, usize)>, BTreeSet<String>, BTreeSet<String>);
+/// databases, the regressed days' databases, the days' databases lost after the rollback.
+pub type Alarms = (BTreeSet<(usize, usize)>, BTreeSet<String>, BTreeSet<String>, BTreeSet<String>);
 
 /// What a re-warm answers: the time of its invalidation (`None`: not asked), or the refusal's code.
 pub type RewarmAnswer = Result<Option<i64>, &'static str>;
@@ -306,6 +309,8 @@ pub struct ArchiveRun {
     pub archived: usize,
     pub late: usize,
     pub regressed: usize,
+    /// Losses found on a rolled-back tenant, alarmed for the restore.
+    pub lost: usize,
 }
 
 /// What the server must answer to a handshake.
@@ -511,6 +516,7 @@ impl Model {
                     t.alarms.clear();
                     t.missing_days.clear();
                     t.regressed.clear();
+                    t.lost_days.clear();
                 }
                 t.rolling = on;
                 // Turning rollingDb off clears rollingDbDrop with it.
@@ -770,8 +776,16 @@ impl Model {
             }
             for (d, day) in t.days.iter_mut().filter(|(_, day)| day.status == DayStatus::Archived) {
                 let lost = !day.rows_lost.is_empty() || !day.archived.is_subset(&day.orders);
-                if lost && t.regressed.insert(*d) {
+                // A rolling tenant is told to roll back; one rolled back already, to restore the
+                // day; a day found whole again is no longer lost.
+                if lost && t.rolling && t.regressed.insert(*d) {
                     run.regressed += 1;
+                }
+                if lost && !t.rolling && t.lost_days.insert(*d) {
+                    run.lost += 1;
+                }
+                if !lost {
+                    t.lost_days.remove(d);
                 }
                 run.late += day.orders.difference(&day.archived).count();
                 day.archived.extend(day.orders.iter().copied());
@@ -958,7 +972,8 @@ impl Model {
             .map(|t| {
                 let days = self.tenants[t].missing_days.iter().map(|d| self.day_db(t, *d)).collect();
                 let regressed = self.tenants[t].regressed.iter().map(|d| self.day_db(t, *d)).collect();
-                (self.tenants[t].alarms.clone(), days, regressed)
+                let lost = self.tenants[t].lost_days.iter().map(|d| self.day_db(t, *d)).collect();
+                (self.tenants[t].alarms.clone(), days, regressed, lost)
             })
             .collect()
     }

@@ -289,3 +289,73 @@ async fn a_replicas_feed_is_refused_without_the_key() {
         assert_eq!(body["error"], "invalid_credential");
     }
 }
+
+/// Replicas started together decide no owner before they have heard each other: from the first
+/// feed a device opens, the engine holds one feed of the database (sampled every 10 ms), not one
+/// a replica until their lists agree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_started_together_hold_one_engine_feed_from_the_first_second() {
+    let pg = Cluster::start();
+    let database_url = pg.migrated("replica_start");
+    let e = Engine::start().await;
+    let (relay_port, engine_feeds) = feed_counting_relay(e.port).await;
+    let docdb_url = format!("http://{}:{}@127.0.0.1:{relay_port}/", engine::ADMIN.0, engine::ADMIN.1);
+    // One replica seeds the store and signs a device in, then dies and is forgotten: the three
+    // below start on a seeded store with nobody alive.
+    let seeding = Replica::start(&database_url, &docdb_url).await;
+    let login: Value = reqwest::Client::new()
+        .post(format!("{}/auth", seeding.base))
+        .json(&json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let headers = login["docdbHeaders"]["Remote"].as_object().unwrap_or_else(|| panic!("{login}")).clone();
+    drop(seeding);
+    let (client, connection) = tokio_postgres::connect(&database_url, tokio_postgres::NoTls).await.unwrap();
+    let driver = tokio::spawn(connection);
+    client.execute("DELETE FROM mock_replicas", &[]).await.unwrap();
+    driver.abort();
+    let day = mock_server::docdb::naming::day_of(
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64,
+    );
+    let db = format!("daily_dev_acme_main_{day}");
+    e.create_db(&db).await;
+
+    let most = Arc::new(AtomicUsize::new(0));
+    let sampling = {
+        let (most, engine_feeds) = (most.clone(), engine_feeds.clone());
+        tokio::spawn(async move {
+            loop {
+                most.fetch_max(engine_feeds.load(Ordering::SeqCst), Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+    let (a, b, c) = tokio::join!(
+        Replica::start(&database_url, &docdb_url),
+        Replica::start(&database_url, &docdb_url),
+        Replica::start(&database_url, &docdb_url)
+    );
+    // A device on each, as soon as it listens.
+    let (fa, fb, fc) = tokio::join!(
+        listen(&a.base, &db, &headers, "0"),
+        listen(&b.base, &db, &headers, "0"),
+        listen(&c.base, &db, &headers, "0")
+    );
+    let mut feeds = [fa, fb, fc];
+    eventually("the engine holds a feed of the database", async || engine_feeds.load(Ordering::SeqCst) >= 1).await;
+    // Past the heartbeats' settling (a heartbeat a second) and the engine fallback's 6 s.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    sampling.abort();
+    assert_eq!(most.load(Ordering::SeqCst), 1, "the engine held more than one feed of the database at once");
+    assert_eq!(engine_feeds.load(Ordering::SeqCst), 1);
+    write(&e, &db, 0..5).await;
+    for (i, feed) in feeds.iter_mut().enumerate() {
+        let mut rows = Vec::new();
+        let got = tokio::time::timeout(Duration::from_secs(30), read_rows(feed, &mut rows, 5)).await;
+        assert_eq!(got.ok(), Some(true), "device {i} got every change: {:?}", ids(&rows));
+    }
+}

@@ -11,7 +11,7 @@ use mock_server::rolling::flags;
 use mock_server::settings::Settings;
 use mock_server::store::audit::{self, Actor};
 use mock_server::store::sql::{params, Connection, Error, OptionalExtension};
-use mock_server::store::{refresh_tokens, users, Store};
+use mock_server::store::{devices, refresh_tokens, users, Store};
 use serde_json::json;
 
 /// A time well past 2^31 milliseconds: a store keeping 32-bit integers fails it.
@@ -55,6 +55,20 @@ fn values_round_trip(store: &Store) {
             let found = refresh_tokens::find(c, "h-1")?.expect("found");
             assert_eq!((found.expires_at, found.used_at, found.revoked_at), (NOW + 1, None, None));
             assert_eq!(found.holder.as_ref(), Some(&alice), "read with its holder, companies and all");
+            assert!(found.session_keys.is_empty(), "a session on no device with a key");
+            // Read in the same statement: two companies of the holder beside two device keys of
+            // the session give four rows, each company and key taken once.
+            c.execute("INSERT INTO user_companies (user_id, company_id) VALUES (?1, 'globex')", [&alice.id])?;
+            for (device, key) in [("dev-2", "key-b"), ("dev-1", "key-a")] {
+                devices::set_key(c, device, key)?;
+                devices::link_session(c, device, "fam-1", NOW)?;
+            }
+            let found = refresh_tokens::find(c, "h-1")?.expect("found");
+            assert_eq!(found.session_keys, ["key-a", "key-b"]);
+            let mut companies = alice.companies.clone();
+            companies.push("globex".to_owned());
+            companies.sort();
+            assert_eq!(found.holder.map(|h| h.record.companies), Some(companies));
             // Quotes and a placeholder-looking text inside a literal stay text.
             let text: String = c.query_row("SELECT 'it''s ?1' || ?1", ["!"], |r| r.get(0))?;
             assert_eq!(text, "it's ?1!");

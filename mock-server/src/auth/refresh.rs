@@ -7,8 +7,8 @@ use crate::auth::errors::{AuthError, AuthResult};
 use crate::auth::issue::Issuer;
 use crate::auth::proofs;
 use crate::auth::secrets::token_hash;
+use crate::store::refresh_tokens;
 use crate::store::sql::Connection;
-use crate::store::{devices, refresh_tokens};
 
 /// What a refresh that was not refused outright did. A reuse answers an error, yet its family's
 /// revocation must commit: the rule decides inside the transaction, the caller answers outside.
@@ -35,10 +35,10 @@ pub fn rotate(tx: &Connection, issuer: Issuer<'_>, req: &RefreshRequest, now_ms:
     }
     // A session on a device with a key is bound to it: its refresh token, copied elsewhere, is
     // refused, and refused before the reuse rule, so a copy cannot end the session either.
-    let keys = devices::keys_of_session(tx, &rt.family_id)?;
+    let keys = &rt.session_keys;
     if keys.is_empty() {
         proofs::spend_unused(tx, nonce_key, req.device_proof.as_ref(), now_ms)?;
-    } else if !proofs::proven(tx, nonce_key, &keys, req.device_proof.as_ref(), routes::REFRESH, now_ms)? {
+    } else if !proofs::proven(tx, nonce_key, keys, req.device_proof.as_ref(), routes::REFRESH, now_ms)? {
         return Err(AuthError::DeviceProofRequired);
     }
     if let Some(used_at) = rt.used_at {

@@ -21,7 +21,7 @@ use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use super::members::Members;
+use super::members::{Members, HEARTBEAT};
 use super::Replicas;
 use crate::docdb::changes_hub::{since_param, Page, Source, SourceError, View};
 use crate::docdb::engine::Engine;
@@ -60,6 +60,10 @@ impl ReplicaFeeds {
 /// again (the hub goes on from the last change it took in): longer than a dead replica takes to
 /// leave the others' lists, so the second try finds the new owner.
 pub const FALLBACK_FOR: Duration = Duration::from_secs(6);
+
+/// How many times an owner that does not take itself for the owner is asked (each after this
+/// replica's list changed, or two heartbeats) before the engine is read instead.
+const ASK_OWNER: usize = 3;
 
 /// A feed counted in one of `FeedCounts` from its request (an engine may send nothing, not even
 /// its headers, before its first heartbeat, and holds the feed all the while) until it is dropped.
@@ -129,39 +133,60 @@ impl Source for ReplicaFeeds {
     ) -> BoxFuture<'static, Result<BoxStream<'static, Result<Bytes, SourceError>>, SourceError>> {
         let key = crate::docdb::naming::tenant_of(db).to_owned();
         let Replicas { members, key: feed_key, counts } = &*self.replicas;
-        let owner = members.owner(&key);
         let from_engine = self.engine.follow(db, since);
-        let (members, counts) = (members.clone(), counts.clone());
-        if owner.id == members.me().id {
-            return Box::pin(async move {
-                let open = Open::new(&counts, |c| &c.engine);
-                let feed = from_engine.await?;
-                Ok(held(feed, open, members, key, owner.id, None))
-            });
-        }
-        let url = format!(
-            "{}{FEED_PATH}/{}",
-            owner.url.trim_end_matches('/'),
-            percent_encoding::utf8_percent_encode(db, percent_encoding::NON_ALPHANUMERIC)
-        );
-        let request =
-            self.http.get(url).query(&[("since", since_param(since))]).header(KEY_HEADER, hex::encode(feed_key));
-        let db = db.to_owned();
+        let (members, counts, http) = (members.clone(), counts.clone(), self.http.clone());
+        let (feed_key, since, db) = (hex::encode(feed_key), since_param(since), db.to_owned());
         Box::pin(async move {
-            let open = Open::new(&counts, |c| &c.forwarded);
-            let refused = match request.send().await {
-                Ok(answer) if answer.status().is_success() => {
-                    let feed =
-                        answer.bytes_stream().map(|c| c.map_err(|e| SourceError::Unavailable(e.to_string()))).boxed();
+            // An owner decided before the replicas started with this one are heard would hand
+            // the feed over a moment later: the engine would hold it twice meanwhile.
+            members.settled().await;
+            let mut refused = String::new();
+            for _ in 0..ASK_OWNER {
+                let owner = members.owner(&key);
+                if owner.id == members.me().id {
+                    let open = Open::new(&counts, |c| &c.engine);
+                    let feed = from_engine.await?;
                     return Ok(held(feed, open, members, key, owner.id, None));
                 }
-                // Any refusal (a replica sharing no feeds answers 404): the engine answers instead,
-                // and says 404 itself when the database is gone.
-                Ok(answer) => format!("answered {}", answer.status()),
-                Err(e) => e.to_string(),
-            };
+                let url = format!(
+                    "{}{FEED_PATH}/{}",
+                    owner.url.trim_end_matches('/'),
+                    percent_encoding::utf8_percent_encode(&db, percent_encoding::NON_ALPHANUMERIC)
+                );
+                let open = Open::new(&counts, |c| &c.forwarded);
+                let request = http.get(url).query(&[("since", &since)]).header(KEY_HEADER, &feed_key);
+                let changes = members.changes();
+                refused = match request.send().await {
+                    Ok(answer) if answer.status().is_success() => {
+                        let feed = answer
+                            .bytes_stream()
+                            .map(|c| c.map_err(|e| SourceError::Unavailable(e.to_string())))
+                            .boxed();
+                        return Ok(held(feed, open, members, key, owner.id, None));
+                    }
+                    // The owner does not take itself for the owner: the two lists differ for a
+                    // heartbeat (a replica came or went). Asked again once this one's list
+                    // changes, rather than reading the engine beside whichever becomes the owner.
+                    Ok(answer) if answer.status() == reqwest::StatusCode::CONFLICT => {
+                        drop(open);
+                        let mut changes = changes;
+                        let _ = tokio::time::timeout(2 * HEARTBEAT, changes.changed()).await;
+                        format!("answered {}", answer.status())
+                    }
+                    // Any other refusal (a replica sharing no feeds answers 404): the engine
+                    // answers instead, and says 404 itself when the database is gone.
+                    Ok(answer) => {
+                        refused = format!("answered {}", answer.status());
+                        break;
+                    }
+                    Err(e) => {
+                        refused = e.to_string();
+                        break;
+                    }
+                };
+            }
+            let owner = members.owner(&key);
             tracing::warn!(db = %db, owner = %owner.url, "the owner's feed: {refused}; reading the engine's");
-            drop(open);
             counts.fallbacks.fetch_add(1, Ordering::Relaxed);
             let open = Open::new(&counts, |c| &c.engine);
             let feed = from_engine.await?;

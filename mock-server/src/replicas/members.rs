@@ -4,6 +4,12 @@
 //! cannot reach the store, drops out of the others' lists within `GONE_AFTER` (and one that cannot
 //! reach it takes itself for alone); one that stops gracefully leaves at once. Its tenants then
 //! have another owner.
+//!
+//! A replica decides no owner before its list is settled: read back from the store one
+//! `HEARTBEAT` after its own first heartbeat was written, so replicas started together have each
+//! heard the others (or, the store silent for `GONE_AFTER`, alone). Until then every replica would
+//! take itself for the only one, and the engine would hold a feed a replica for a database until
+//! the lists agree.
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -37,25 +43,32 @@ pub struct Members {
     live: RwLock<Arc<Vec<Member>>>,
     /// Bumped whenever the list changes (a feed read from an owner asks then whether it still is).
     changed: watch::Sender<u64>,
+    /// Set once the list is settled (see the module's note); never unset.
+    settled: watch::Sender<bool>,
     /// Set when this replica leaves (a graceful stop): no more heartbeats, and the feeds it serves
     /// to the others end.
     leaving: watch::Sender<bool>,
 }
 
 impl Members {
-    /// This replica alone (one server; or before the store first answered).
+    /// This replica alone (one server), its list settled.
     pub fn alone(me: Member) -> Arc<Members> {
+        Members::unsettled(me, true)
+    }
+
+    fn unsettled(me: Member, settled: bool) -> Arc<Members> {
         Arc::new(Members {
             live: RwLock::new(Arc::new(vec![me.clone()])),
             me,
             changed: watch::channel(0).0,
+            settled: watch::channel(settled).0,
             leaving: watch::channel(false).0,
         })
     }
 
     /// Joins the replicas of the store at `database_url`, until [`Members::leave`].
     pub fn join(database_url: String, me: Member) -> Arc<Members> {
-        let members = Members::alone(me);
+        let members = Members::unsettled(me, false);
         let kept = members.clone();
         crate::bridge::spawn(async move {
             let mut heard = tokio::time::Instant::now();
@@ -66,6 +79,7 @@ impl Members {
                 if heard.elapsed() > GONE_AFTER {
                     // The others no longer count this replica: it owns nothing of theirs either.
                     kept.set(Vec::new());
+                    kept.settle();
                 }
                 tokio::time::sleep(HEARTBEAT).await;
             }
@@ -84,6 +98,16 @@ impl Members {
     /// The owner of `key` among the replicas alive (this one when it hears of none).
     pub fn owner(&self, key: &str) -> Member {
         owner(key, &self.live()).cloned().unwrap_or_else(|| self.me.clone())
+    }
+
+    /// Resolves once the list is settled: at most `GONE_AFTER` and a heartbeat after joining.
+    pub async fn settled(&self) {
+        let mut settled = self.settled.subscribe();
+        let _ = settled.wait_for(|s| *s).await;
+    }
+
+    fn settle(&self) {
+        self.settled.send_if_modified(|s| !std::mem::replace(s, true));
     }
 
     pub fn changes(&self) -> watch::Receiver<u64> {
@@ -138,6 +162,7 @@ impl Members {
             let alive = client
                 .prepare("SELECT id, url FROM mock_replicas WHERE seen_at > now() - make_interval(secs => $1)")
                 .await?;
+            let mut reads = 0;
             while !*self.leaving.borrow() {
                 let rows = tokio::time::timeout(GONE_AFTER, async {
                     client.execute(&beat, &[&self.me.id, &self.me.url]).await?;
@@ -152,6 +177,12 @@ impl Members {
                     break;
                 }
                 self.set(rows.iter().map(|r| Member { id: r.get(0), url: r.get(1) }).collect());
+                // The second read comes a heartbeat after this replica's first row: replicas
+                // started with it have written theirs by then.
+                reads += 1;
+                if reads >= 2 {
+                    self.settle();
+                }
                 // Rows of replicas long gone (each process has an id of its own).
                 client.execute("DELETE FROM mock_replicas WHERE seen_at < now() - interval '1 hour'", &[]).await?;
                 tokio::time::sleep(HEARTBEAT).await;
@@ -205,5 +236,17 @@ mod tests {
         assert!(!changes.has_changed().unwrap(), "the same list is no change");
         members.set(vec![]);
         assert_eq!(members.owner("any").id, "b");
+    }
+
+    #[tokio::test]
+    async fn a_joining_replica_is_settled_only_when_told_and_a_lone_one_at_once() {
+        let waited =
+            |m: Arc<Members>| async move { tokio::time::timeout(Duration::from_millis(50), m.settled()).await.is_ok() };
+        assert!(waited(Members::alone(member("a"))).await);
+        let joining = Members::unsettled(member("a"), false);
+        assert!(!waited(joining.clone()).await, "not settled before the store was heard");
+        joining.settle();
+        joining.settle();
+        assert!(waited(joining).await);
     }
 }

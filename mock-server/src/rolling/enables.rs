@@ -29,15 +29,29 @@ pub struct Turn {
     pub first_since_enable: bool,
 }
 
+const TURN: &str =
+    "SELECT COALESCE(f.rolling_db, 0), CASE WHEN e.company_id IS NOT NULL AND e.rotated_at IS NULL THEN 1 ELSE 0 END";
+const TURN_FROM: &str = "FROM companies c LEFT JOIN company_feature_flags f ON f.company_id = c.id
+             LEFT JOIN guard_rolling_enables e ON e.company_id = c.id WHERE c.id = ?1";
+
+fn read_turn(r: &crate::store::sql::Row) -> crate::store::sql::Result<Turn> {
+    Ok(Turn { rolling_db: r.get::<_, i64>(0)? != 0, first_since_enable: r.get::<_, i64>(1)? != 0 })
+}
+
 /// The tenant's [`Turn`]; read under its flag lock (`flags::lock`), which enabling takes too.
 pub fn turn(conn: &Connection, company_id: &str) -> RollingResult<Turn> {
+    let row = conn.query_row(&format!("{TURN} {TURN_FROM}"), [company_id], read_turn).optional()?;
+    row.ok_or_else(|| super::RollingError::UnknownTenant(company_id.to_owned()))
+}
+
+/// The tenant's [`Turn`] and whether the catalogue holds its CORE `core`, in one statement (where
+/// its devices go is decided from both: a handshake's round trip fewer on PostgreSQL).
+pub fn turn_and_core(conn: &Connection, company_id: &str, core: &str) -> RollingResult<(Turn, bool)> {
     let row = conn
         .query_row(
-            "SELECT COALESCE(f.rolling_db, 0), CASE WHEN e.company_id IS NOT NULL AND e.rotated_at IS NULL THEN 1 ELSE 0 END
-             FROM companies c LEFT JOIN company_feature_flags f ON f.company_id = c.id
-             LEFT JOIN guard_rolling_enables e ON e.company_id = c.id WHERE c.id = ?1",
-            [company_id],
-            |r| Ok(Turn { rolling_db: r.get::<_, i64>(0)? != 0, first_since_enable: r.get::<_, i64>(1)? != 0 }),
+            &format!("{TURN}, (SELECT COUNT(*) FROM docdb_databases WHERE name = ?2) {TURN_FROM}"),
+            [company_id, core],
+            |r| Ok((read_turn(r)?, r.get::<_, i64>(2)? > 0)),
         )
         .optional()?;
     row.ok_or_else(|| super::RollingError::UnknownTenant(company_id.to_owned()))

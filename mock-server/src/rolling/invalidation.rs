@@ -4,7 +4,6 @@
 use crate::store::sql::{params, Connection, OptionalExtension};
 
 use super::RollingResult;
-use crate::docdb;
 use crate::docdb::naming::{day_of, TenantNames};
 
 pub use protocol::ops::{REASON_CUTOVER, REASON_DAILY, REASON_OPERATOR};
@@ -88,8 +87,8 @@ pub fn invalidate_tenant(conn: &Connection, env: &str, company_id: &str, now_ms:
 /// Where the tenant's catalogue lives now: CORE once `rollingDb` is on, a rotate has run since it
 /// was last turned on (a CORE left from before a rollback is stale until then) and CORE exists.
 pub fn current_routing(conn: &Connection, names: &TenantNames, company_id: &str) -> RollingResult<Routing> {
-    let turn = super::enables::turn(conn, company_id)?;
-    let core = turn.rolling_db && !turn.first_since_enable && docdb::exists(conn, &names.core())?;
+    let (turn, core_exists) = super::enables::turn_and_core(conn, company_id, &names.core())?;
+    let core = turn.rolling_db && !turn.first_since_enable && core_exists;
     Ok(if core { Routing::Core } else { Routing::Legacy })
 }
 

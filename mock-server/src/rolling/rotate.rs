@@ -109,10 +109,15 @@ pub fn rotate_tenant(
     let live: Vec<String> = days.into_iter().filter(|d| d.status != DayStatus::Dropped).map(|d| d.name).collect();
     let manifest =
         DayManifest { today: names.day(&today), tomorrow: names.day(&tomorrow), days: live, updated_at: now_ms };
-    // Rewritten when its days changed, or when what is stored does not read as a manifest.
-    let previous =
-        docdb::get_local(conn, &names.core(), MANIFEST_ID)?.and_then(|p| serde_json::from_value::<DayManifest>(p).ok());
-    if previous.is_none_or(|p| p.today != manifest.today || p.days != manifest.days) {
+    // Rewritten when its days changed, or when what is stored does not read as a manifest. A day
+    // created here, or a CORE made here, changes them for certain: nothing stored is read then
+    // (a rotate on a day it creates tomorrow's database: one read a tenant fewer every day).
+    let changed = !created_days.is_empty() || matches!(warm, WarmOutcome::Created { .. }) || {
+        let previous = docdb::get_local(conn, &names.core(), MANIFEST_ID)?
+            .and_then(|p| serde_json::from_value::<DayManifest>(p).ok());
+        previous.is_none_or(|p| p.today != manifest.today || p.days != manifest.days)
+    };
+    if changed {
         let body = serde_json::to_value(&manifest)
             .map_err(|source| docdb::DocDbError::CorruptJson { what: MANIFEST_ID.into(), source })?;
         docdb::put_local(conn, &names.core(), MANIFEST_ID, &body)?;

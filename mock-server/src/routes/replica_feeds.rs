@@ -43,6 +43,9 @@ async fn feed(
         return Err(AppError::Unauthorized(code::INVALID_CREDENTIAL, "not a replica of this store".into()));
     }
     let (key, kind) = split(&db).map_or((db.as_str(), None), |(base, kind)| (base, Some(kind)));
+    // Asked before this replica's own list is settled, it answers by the settled list, as the
+    // asker does.
+    replicas.members.settled().await;
     if replicas.members.owner(key).id != replicas.members.me().id {
         return Err(AppError::Conflict(code::CONFLICT, format!("this replica does not own {key}'s feeds")));
     }

@@ -11,6 +11,9 @@ pub struct RefreshToken {
     pub revoked_at: Option<i64>,
     /// The user it was issued to, read with it (`None` once the user is gone).
     pub holder: Option<User>,
+    /// The public keys of the devices its session runs on (the token is bound to them), read
+    /// with it.
+    pub session_keys: Vec<String>,
 }
 
 pub fn insert(
@@ -38,25 +41,39 @@ pub fn lock_family_of(conn: &Connection, hash: &str) -> crate::store::sql::Resul
     )
 }
 
-/// The token `hash` names, read with its holder in one statement (on PostgreSQL a refresh's
-/// round trip fewer).
+/// The token `hash` names, read with its holder and its session's device keys in one statement
+/// (on PostgreSQL a refresh's round trips fewer). A row per company of the holder and key of the
+/// session: each is taken once.
 pub fn find(conn: &Connection, hash: &str) -> crate::store::sql::Result<Option<RefreshToken>> {
     let rows = conn.fetch(
         &format!(
-            "SELECT t.family_id, t.expires_at, t.used_at, t.revoked_at, {}
-             FROM refresh_tokens t LEFT JOIN users u ON u.id = t.user_id {} WHERE t.token_hash = ?1 ORDER BY c.company_id",
+            "SELECT t.family_id, t.expires_at, t.used_at, t.revoked_at, k.public_key, {}
+             FROM refresh_tokens t LEFT JOIN users u ON u.id = t.user_id {}
+             LEFT JOIN guard_device_sessions s ON s.family_id = t.family_id
+             LEFT JOIN guard_device_keys k ON k.device_id = s.device_id
+             WHERE t.token_hash = ?1 ORDER BY c.company_id, k.public_key",
             users::COLUMNS,
             users::COMPANIES
         ),
         &[hash.to_value()],
     )?;
     let Some(r) = rows.first() else { return Ok(None) };
+    let mut session_keys = Vec::new();
+    for row in &rows {
+        if let Some(key) = row.get::<_, Option<String>>(4)? {
+            if !session_keys.contains(&key) {
+                session_keys.push(key);
+            }
+        }
+    }
+    session_keys.sort();
     Ok(Some(RefreshToken {
         family_id: r.get(0)?,
         expires_at: r.get(1)?,
         used_at: r.get(2)?,
         revoked_at: r.get(3)?,
-        holder: users::from_rows(&rows, 4)?.pop(),
+        holder: users::from_rows(&rows, 5)?.pop(),
+        session_keys,
     }))
 }
 

@@ -43,8 +43,11 @@ pub(crate) fn from_rows(rows: &[Row], at: usize) -> crate::store::sql::Result<Ve
             };
             users.push(User { record, password_hash: row.get(at + 2)? });
         }
+        // Rows come ordered by company; another join beside it repeats a company on rows in a row.
         if let (Some(user), Some(company)) = (users.last_mut(), company) {
-            user.record.companies.push(company);
+            if user.record.companies.last() != Some(&company) {
+                user.record.companies.push(company);
+            }
         }
     }
     Ok(users)

@@ -62,7 +62,12 @@ impl Cluster {
         let port = loop {
             attempt += 1;
             let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            let options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", dir.display());
+            let mut options = format!("-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off", dir.display());
+            // PG_STATEMENT_LOG=FILE: every statement logged (with its process), the log copied to
+            // FILE when the cluster stops, for counting a unit's statements.
+            if std::env::var_os("PG_STATEMENT_LOG").is_some() {
+                options.push_str(" -c log_statement=all -c log_line_prefix=%p:");
+            }
             let started = pg_run(
                 &bin,
                 "pg_ctl",
@@ -99,6 +104,9 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         let data = self.dir.join("data");
         let _ = pg_run(&self.bin, "pg_ctl", &["-D", data.to_str().unwrap(), "-m", "immediate", "-w", "stop"]);
+        if let Some(kept) = std::env::var_os("PG_STATEMENT_LOG") {
+            let _ = std::fs::copy(self.dir.join("log"), kept);
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

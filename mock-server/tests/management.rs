@@ -139,3 +139,64 @@ async fn users_are_listed_changed_and_removed_by_the_right_roles() {
     );
     assert_error(&s.call(Method::DELETE, "/users/user-alice", Some(&admin), None).await, 404, "unknown_user");
 }
+
+/// A device's deletion ends its user's sessions, so only a caller who may manage that user deletes
+/// it: its user, sys_admin, or a manager for a user holding no role above a manager's.
+#[tokio::test]
+async fn a_manager_deletes_the_devices_of_the_users_it_manages_only() {
+    let s = spawn().await;
+    let admin = s.token("admin").await;
+    let made = s.patch("/users/user-alice", Some(&admin), json!({"roles": ["manager"]})).await;
+    assert_eq!(made.status, StatusCode::OK, "{:?}", made.body);
+    let manager = s.token("alice").await;
+    let device_of = |token: String| {
+        let s = &s;
+        async move { s.register_device(&token).await }
+    };
+    let (admins, keys, carols) = (
+        device_of(admin.clone()).await,
+        device_of(s.token("keys").await).await,
+        device_of(s.token("carol").await).await,
+    );
+    for above in [&admins, &keys] {
+        let refused = s.call(Method::DELETE, &format!("/devices/{above}"), Some(&manager), None).await;
+        assert_error(&refused, 403, "forbidden");
+    }
+    let listed = s.get("/devices", Some(&admin)).await.body.to_string();
+    assert!(listed.contains(&admins) && listed.contains(&keys), "nothing deleted: {listed}");
+    let below = s.call(Method::DELETE, &format!("/devices/{carols}"), Some(&manager), None).await;
+    assert_eq!(below.body, json!({"ok": true}));
+    let by_admin = s.call(Method::DELETE, &format!("/devices/{keys}"), Some(&admin), None).await;
+    assert_eq!(by_admin.body, json!({"ok": true}));
+}
+
+mod rule {
+    use proptest::prelude::*;
+    use protocol::permissions::may_end_sessions_of;
+
+    /// The rule as the docs state it, written apart: a rank per role; a manager may end the
+    /// sessions of users whose highest rank is at most a manager's, sys_admin anyone's, everyone
+    /// their own.
+    fn model(caller: &[&str], target: &[&str], own: bool) -> bool {
+        let rank = |role: &str| match role {
+            "sys_admin" => 3,
+            "key_manager" => 2,
+            "manager" => 1,
+            _ => 0,
+        };
+        let highest = |roles: &[&str]| roles.iter().map(|r| rank(r)).max().unwrap_or(0);
+        own || caller.contains(&"sys_admin") || (caller.contains(&"manager") && highest(target) <= 1)
+    }
+
+    proptest! {
+        #[test]
+        fn the_rule_is_the_models(
+            caller in proptest::sample::subsequence(vec!["sys_admin", "key_manager", "manager", "cashier", "x"], 0..4),
+            target in proptest::sample::subsequence(vec!["sys_admin", "key_manager", "manager", "cashier", "x"], 0..4),
+            own in any::<bool>(),
+        ) {
+            let strings = |r: &[&str]| r.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+            prop_assert_eq!(may_end_sessions_of(&strings(&caller), &strings(&target), own), model(&caller, &target, own));
+        }
+    }
+}

@@ -183,9 +183,9 @@ fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<SdkOp>)> {
 
 // What the histories reached, over a run: a generator that never reaches a rule tests nothing.
 thread_local! {
-    static REACHED: [AtomicUsize; 14] = const { [const { AtomicUsize::new(0) }; 14] };
+    static REACHED: [AtomicUsize; 15] = const { [const { AtomicUsize::new(0) }; 15] };
 }
-const REACHED_NAMES: [&str; 14] = [
+const REACHED_NAMES: [&str; 15] = [
     "handshakes routed to CORE",
     "invalidations obeyed by the SDK",
     "destructive-reset alarms raised",
@@ -200,6 +200,7 @@ const REACHED_NAMES: [&str; 14] = [
     "handshakes refused (the session ended elsewhere)",
     "day databases found missing (alarmed)",
     "getToken() null once the session was gone",
+    "device losses reported to the server (alarmed)",
 ];
 
 fn reached(i: usize) {
@@ -1029,9 +1030,20 @@ impl Fleet {
         self.alarms_agree(m).await
     }
 
-    /// The raised alarms the server shows operators equal the model's.
+    /// The raised alarms the server shows operators equal the model's; the orders the devices
+    /// reported lost are each counted once, never more than the model destroyed unpushed.
     async fn alarms_agree(&mut self, m: &SdkModel) -> Result<(), String> {
         let admin = self.admin().await;
+        let fleet = self.server.get("/admin/rolling-db/tenants", Some(&admin)).await.body;
+        for t in fleet["tenants"].as_array().ok_or("tenants is a list")? {
+            let Some(tenant) = TENANTS.iter().position(|name| t["companyId"] == *name) else { continue };
+            let reported: u64 =
+                t["deviceLosses"].as_object().map_or(0, |l| l.values().filter_map(|n| n.as_u64()).sum());
+            let lost = m.lost_of.get(&tenant).copied().unwrap_or(0);
+            if reported > lost {
+                return Err(format!("{} reported {reported} orders lost; the model destroyed {lost}", TENANTS[tenant]));
+            }
+        }
         let cluster = self.server.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
         for (tenant, want) in m.m.alarms().iter().enumerate() {
             let (mut resets, mut missing) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
@@ -1051,6 +1063,11 @@ impl Fleet {
                         }
                         Some("day-database-missing") => {
                             missing.insert(subject);
+                        }
+                        // No alarm where nothing was lost: only a tenant whose orders a device
+                        // destroyed unpushed.
+                        Some("device-data-lost") if m.lost_of.get(&tenant).is_some_and(|n| *n > 0) => {
+                            reached(14);
                         }
                         other => return Err(format!("an alarm the model does not know: {other:?}")),
                     }

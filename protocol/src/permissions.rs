@@ -50,6 +50,19 @@ pub const DEFAULTS: [(&str, &[&str]); 6] = [
     (CATALOG_WRITE, &["sys_admin", "manager"]),
 ];
 
+/// The roles above a manager's: only `sys_admin` manages the users who hold them.
+pub const ABOVE_MANAGER: [&str; 2] = [SUPER_ROLE, "key_manager"];
+
+/// Whether a caller holding `caller` may end the sessions of a user holding `target` (delete a
+/// device of theirs, in the caller's company; `own`: the device is the caller's): everyone their
+/// own, `sys_admin` anyone's, a `manager` those of users holding no role above a manager's. A caller
+/// never ends the sessions of a user it may not manage.
+pub fn may_end_sessions_of(caller: &[String], target: &[String], own: bool) -> bool {
+    let holds = |roles: &[String], role: &str| roles.iter().any(|r| r == role);
+    own || holds(caller, SUPER_ROLE)
+        || (holds(caller, "manager") && !ABOVE_MANAGER.iter().any(|above| holds(target, above)))
+}
+
 /// The defaults, with `options.permissions` merged over them (an override replaces an action's roles).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PermissionMap {

@@ -27,6 +27,8 @@ pub const DEVICE_ID: &str = "serviceProxyToken-deviceId";
 pub const LOCAL_DATABASES: &str = "serviceProxyToken-localDatabases";
 /// The last `invalidatedAt` (ms) this device obeyed.
 pub const LAST_INVALIDATION: &str = "serviceProxyToken-lastInvalidation";
+/// The device's loss reports not yet taken by the server (JSON array of report bodies).
+pub const LOSSES: &str = "serviceProxyToken-losses";
 /// A tracked local database's line of the ledger: this prefix and its name (a JSON object: whose
 /// the data is, how to open it, where its writes go; see `session::local_databases`).
 pub const LOCAL_DATABASE_PREFIX: &str = "serviceProxyToken-localDatabase:";

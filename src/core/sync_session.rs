@@ -476,7 +476,7 @@ impl SyncSession {
         session.push_tracked(None).await.annotate(&mut event);
         self.0.events.invalidate_local.run(&event, session.hook_context()).await;
         // Counted again after the handlers: what they wrote is pushed or reported.
-        session.destroy_tracked(None).await;
+        session.destroy_tracked(None, Some(crate::protocol::losses::LossReason::Invalidation)).await;
         if let Err(e) = self.0.session.set_last_invalidation(payload.invalidated_at) {
             self.reporter().error(&["session-broker: could not record the invalidation obeyed: ", &e.0].concat());
         }
@@ -487,6 +487,8 @@ impl SyncSession {
         let value = payload.to_json();
         *self.0.routing.borrow_mut() = Some(value.clone());
         self.0.session.note_routing(&payload.company_id, &payload.dynamic_db);
+        // A connection: the device's losses kept for this tenant go now.
+        self.0.session.send_losses().await;
         let static_db = &payload.static_db;
         let tracked = self.0.session.tracked_local_databases().contains(static_db);
         if static_db.is_empty() || !tracked || !(self.0.ports.catalog_exists)(static_db).await {

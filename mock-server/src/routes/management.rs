@@ -89,8 +89,13 @@ async fn delete_device(
     let ended = state.store.tx(|tx| {
         let device = devices::by_id(tx, &id)?.filter(|d| d.company_id == user.0.company_id || is_admin(&user));
         let device = device.ok_or_else(|| AppError::NotFound(code::UNKNOWN_DEVICE, format!("no device {id:?}")))?;
-        if device.user_id != user.0.user_id && !is_manager(&user) {
-            return Err(AppError::Forbidden("only its user or a manager may remove a device".into()));
+        // Its user's sessions end with it: only a caller who may manage that user removes it.
+        let holder = users::by_id(tx, &device.user_id)?.map(|u| u.record.roles).unwrap_or_default();
+        if !protocol::permissions::may_end_sessions_of(&user.0.roles, &holder, device.user_id == user.0.user_id) {
+            return Err(AppError::Forbidden(
+                "only its user, a manager for a user below sys_admin and key_manager, or sys_admin may remove a device"
+                    .into(),
+            ));
         }
         let sessions = devices::sessions_of(tx, &id)?;
         refresh_tokens::end_now(tx, &sessions, now)?;

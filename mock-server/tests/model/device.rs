@@ -111,6 +111,8 @@ pub struct SdkModel {
     pub on_server: Vec<(u64, usize, String)>,
     /// Orders destroyed on the device without reaching the server (each reported by the SDK).
     pub destroyed_unpushed: Vec<u64>,
+    /// How many of those were each tenant's (what its devices may report lost, at most).
+    pub lost_of: BTreeMap<usize, u64>,
     /// Orders lost with a wiped device (nothing could report them).
     pub wiped: Vec<u64>,
     /// Every refresh the SDK made, in order.
@@ -128,6 +130,7 @@ impl SdkModel {
             sessions: BTreeMap::new(),
             on_server: Vec::new(),
             destroyed_unpushed: Vec::new(),
+            lost_of: BTreeMap::new(),
             wiped: Vec::new(),
             refreshes: Vec::new(),
             next_order: 0,
@@ -239,8 +242,9 @@ impl SdkModel {
 
     /// The till destroyed (after its last push): what is left is lost, and reported.
     fn destroy_till(&mut self, browser: usize) -> usize {
-        let left = self.devices[browser].till.take().map(|t| t.pending).unwrap_or_default();
+        let (owner, left) = self.devices[browser].till.take().map(|t| (t.owner, t.pending)).unwrap_or_default();
         let n = left.len();
+        *self.lost_of.entry(owner).or_default() += n as u64;
         self.destroyed_unpushed.extend(left);
         n
     }

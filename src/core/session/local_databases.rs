@@ -222,22 +222,28 @@ impl Session {
 
     /// Pushes (or counts), then destroys every tracked database (see [`Session::destroy_tracked`]).
     pub async fn destroy_all_local_databases(&self) -> DestroyReport {
-        self.destroy_tracked(None).await
+        self.destroy_tracked(None, None).await
     }
 
     /// Destroys every tracked database, after a last push taken now (after any handlers): what a
     /// handler wrote is pushed or counted, never destroyed unseen. The ones that failed stay
     /// tracked for the next cleanup; one tracked again while it was destroyed stays tracked, as
-    /// that track recorded it. Documents destroyed unpushed are logged.
-    pub async fn destroy_tracked(&self, new: Option<(&str, &Map<String, Value>)>) -> DestroyReport {
+    /// that track recorded it. Documents destroyed unpushed are logged and, with `why` (the SDK's
+    /// own destruction, not the app's call), reported to the server (`losses`).
+    pub async fn destroy_tracked(
+        &self,
+        new: Option<(&str, &Map<String, Value>)>,
+        why: Option<crate::protocol::losses::LossReason>,
+    ) -> DestroyReport {
         let push = self.push_tracked(new).await;
         let mut report = DestroyReport { destroyed: Vec::new(), failed: Vec::new(), push };
+        let mut lost = Vec::new();
         self.0.memory.borrow_mut().destroying = true;
         for name in self.tracked_local_databases() {
             let before = self.ledger_entry(&name);
             match self.0.ports.local_databases.destroy(&name, &before.adapter).await {
                 Ok(()) => {
-                    self.destroyed(&name, before.gen, report.push.unpushed.get(&name));
+                    self.destroyed(&name, &before, report.push.unpushed.get(&name), &mut lost);
                     report.destroyed.push(name);
                 }
                 Err(e) => {
@@ -257,13 +263,25 @@ impl Session {
         if let Err(e) = keys::write_string_list(self.storage(), keys::LOCAL_DATABASES, &remaining) {
             self.reporter().error(&["session-broker: could not update the local database list: ", &e.0].concat());
         }
+        if let Some(why) = why {
+            self.keep_loss_reports(why, lost);
+            self.send_losses().await;
+        }
         report
     }
 
     /// After `name` was destroyed: logs what was destroyed unpushed; forgets its line, unless it
     /// was tracked again meanwhile (its generation moved: that track recorded whose the fresh
     /// data is; absent, another tab's cleanup removed it).
-    fn destroyed(&self, name: &str, gen: i64, unpushed: Option<&Value>) {
+    /// What was lost (more than none unpushed) joins `lost`: its tenant, the database, the count.
+    fn destroyed(&self, name: &str, before: &Entry, unpushed: Option<&Value>, lost: &mut Vec<(String, String, Value)>) {
+        let gen = before.gen;
+        if let Some(owner) = unpushed
+            .filter(|n| n.as_u64().is_some_and(|n| n > 0))
+            .and(before.owner().map(str::to_owned).or_else(|| self.stored_company()))
+        {
+            lost.push((owner, name.to_owned(), unpushed.cloned().unwrap_or_default()));
+        }
         if let Some(n) = unpushed {
             self.reporter().error(
                 &[

@@ -13,6 +13,7 @@ use crate::core::ports::{HttpResponse, StorageError, TransportError};
 use crate::core::results::{failure_of, transport_failure, LoginResult};
 use crate::core::time::{expires_at, seconds_to_ms};
 use crate::core::token::Claims;
+use crate::protocol::losses::LossReason;
 use crate::protocol::{AuthResponse, GoogleLoginRequest, LoginRequest};
 
 impl Session {
@@ -98,6 +99,8 @@ impl Session {
         let user = claims.to_value();
         self.0.hooks.login.run(&user, self.hook_context()).await;
         self.announce(SignOutReason::Login.as_str(), false);
+        // The device's losses kept for this tenant, now that a session of it is here.
+        self.send_losses().await;
         LoginResult::Success { user }
     }
 
@@ -121,7 +124,11 @@ impl Session {
         let had_session = self.stored_token().is_some();
         let mut event = cleanup_sign_out_event(reason, had_session, new_headers);
         self.run_sign_out_handlers(Phase::SigningOut(reason), &mut event, Some(new)).await;
-        self.destroy_tracked(new).await;
+        let why = match reason {
+            SignOutReason::CompanyChange => LossReason::CompanyChange,
+            _ => LossReason::Login,
+        };
+        self.destroy_tracked(new, Some(why)).await;
         // The caller stores the new session next, with nothing awaited in between.
         self.0.memory.borrow_mut().incoming = None;
         self.storage().remove(keys::LAST_INVALIDATION);

@@ -18,6 +18,7 @@ mod follow;
 mod http;
 mod local_databases;
 mod login;
+mod losses;
 mod reads;
 mod refresh;
 mod sign_out;

@@ -34,6 +34,10 @@ struct H {
     moved_to: Rc<RefCell<Option<&'static str>>>,
     /// The ports, for another page of the same origin.
     ports: Ports,
+    /// The loss reports the server was sent.
+    losses: Rc<RefCell<Vec<Value>>>,
+    /// The loss route answers 503.
+    losses_down: Rc<Cell<bool>>,
 }
 
 fn company_of(user: &str) -> &'static str {
@@ -57,6 +61,8 @@ fn harness() -> H {
     let (up, refuse, ended, live, moved) =
         (online.clone(), refuse_refresh.clone(), dbs.clone(), Rc::new(RefCell::new(String::new())), moved_to.clone());
     let user_now = Rc::new(RefCell::new(String::new()));
+    let (losses, losses_down) = (Rc::new(RefCell::new(Vec::new())), Rc::new(Cell::new(false)));
+    let (sent, down) = (losses.clone(), losses_down.clone());
     let transport = Rc::new(FakeTransport::new(log.clone(), move |req: &HttpRequest| {
         if !up.get() {
             return Err(TransportError::Network("offline".into()));
@@ -91,6 +97,11 @@ fn harness() -> H {
                 let company = moved.borrow().unwrap_or(company_of(&user));
                 ok(answer(&user, &format!("{user}-{company}"), company))
             }
+            "/devices/losses" if down.get() => Ok(HttpResponse { status: 503, body: "{}".into() }),
+            "/devices/losses" => {
+                sent.borrow_mut().push(body.clone());
+                ok("{\"recorded\":true}".into())
+            }
             "/auth/logout" if body["complete"] == true => {
                 ended.refused.borrow_mut().insert(live.borrow().clone());
                 ok("{}".into())
@@ -110,7 +121,7 @@ fn harness() -> H {
     let session = Session::new(SessionConfig::new("http://server.test/").unwrap(), ports.clone());
     let events = Rc::new(RefCell::new(Vec::new()));
     record_sign_outs(&session, &events, &log);
-    H { session, storage, dbs, reporter, log, events, online, refuse_refresh, moved_to, ports }
+    H { session, storage, dbs, reporter, log, events, online, refuse_refresh, moved_to, ports, losses, losses_down }
 }
 
 /// The app's sign-out handler: each event kept and logged.
@@ -627,4 +638,38 @@ fn a_generation_at_its_limit_does_not_overflow() {
     h.storage.set(&key, &format!("{}\nacme\n\nidb\ndynamic", i64::MAX)).unwrap();
     h.session.track_local_database("worn", "idb", "dynamic").unwrap();
     assert_eq!(h.session.ledger_entry("worn").gen, i64::MAX);
+}
+
+/// What the SDK's cleanup destroys unpushed is reported to the server, with an id made once: kept
+/// in storage while the server cannot take it, sent again at the next login, forgotten once taken.
+/// The app's own `destroyAllLocalDatabases()` reports nothing (the app decided).
+#[test]
+fn what_a_cleanup_destroys_unpushed_is_reported_once_kept_until_the_server_takes_it() {
+    let h = harness();
+    h.storage.set(crate::core::keys::DEVICE_ID, "dev-1").unwrap();
+    h.working("alice", 3);
+    h.dbs.refused.borrow_mut().insert("alice-1".into());
+    h.dbs.refused.borrow_mut().insert("alice-2".into());
+    h.losses_down.set(true);
+    assert!(block_on(h.session.login("alice", "pw")).is_success());
+    assert_eq!(h.destroyed(), vec!["orders"]);
+    assert!(h.losses.borrow().is_empty());
+    let kept: Value = serde_json::from_str(&h.storage.get(crate::core::keys::LOSSES).unwrap()).unwrap();
+    let report = kept[0].clone();
+    assert_eq!(
+        (report["deviceId"].clone(), report["companyId"].clone(), report["reason"].clone(), report["lost"].clone()),
+        (json!("dev-1"), json!("acme"), json!("login"), json!({"orders": 3}))
+    );
+    assert!(crate::protocol::losses::LossReport::valid_id(report["id"].as_str().unwrap()), "{report}");
+    // The server takes it at the next login: the same report, the same id, once.
+    h.losses_down.set(false);
+    assert!(block_on(h.session.login("alice", "pw")).is_success());
+    assert_eq!(*h.losses.borrow(), vec![report]);
+    assert_eq!(h.storage.get(crate::core::keys::LOSSES), None, "forgotten once taken");
+    // The app's own destruction is the app's to report.
+    h.session.track_local_database("orders", "idb", "dynamic").unwrap();
+    h.dbs.pending.borrow_mut().insert("orders".into(), 2);
+    h.dbs.refused.borrow_mut().insert("alice-3".into());
+    block_on(h.session.destroy_all_local_databases());
+    assert_eq!(h.losses.borrow().len(), 1);
 }

@@ -178,6 +178,20 @@ async fn eventually(what: &str, mut f: impl AsyncFnMut() -> bool) {
     panic!("{what}: not within 30 s");
 }
 
+/// A device of alice's signed in at `base`: its session's document headers.
+async fn alices_headers(base: &str) -> Map<String, Value> {
+    let login: Value = reqwest::Client::new()
+        .post(format!("{base}/auth"))
+        .json(&json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    login["docdbHeaders"]["Remote"].as_object().unwrap_or_else(|| panic!("{login}")).clone()
+}
+
 fn ids(rows: &[Value]) -> Vec<String> {
     rows.iter().map(|r| r["id"].as_str().unwrap().to_owned()).collect()
 }
@@ -196,17 +210,7 @@ async fn three_replicas_hold_one_engine_feed_and_a_replicas_death_loses_no_chang
     }
     let first = replicas[0].as_ref().unwrap();
     eventually("every replica hears the others", async || first.metric("replicas_alive").await == 3.0).await;
-    let client = reqwest::Client::new();
-    let login: Value = client
-        .post(format!("{}/auth", first.base))
-        .json(&json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let headers = login["docdbHeaders"]["Remote"].as_object().unwrap_or_else(|| panic!("{login}")).clone();
+    let headers = alices_headers(&first.base).await;
     let day = mock_server::docdb::naming::day_of(
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64,
     );
@@ -303,16 +307,7 @@ async fn replicas_started_together_hold_one_engine_feed_from_the_first_second() 
     // One replica seeds the store and signs a device in, then dies and is forgotten: the three
     // below start on a seeded store with nobody alive.
     let seeding = Replica::start(&database_url, &docdb_url).await;
-    let login: Value = reqwest::Client::new()
-        .post(format!("{}/auth", seeding.base))
-        .json(&json!({"username": "alice", "password": "alice-pass", "deviceInfo": {}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let headers = login["docdbHeaders"]["Remote"].as_object().unwrap_or_else(|| panic!("{login}")).clone();
+    let headers = alices_headers(&seeding.base).await;
     drop(seeding);
     let (client, connection) = tokio_postgres::connect(&database_url, tokio_postgres::NoTls).await.unwrap();
     let driver = tokio::spawn(connection);

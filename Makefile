@@ -51,12 +51,13 @@ DEMO_DATA ?= target/demo-data
 DEMO_ENGINE_PORT ?= 5985
 DEMO_ENGINE := http://127.0.0.1:$(DEMO_ENGINE_PORT)
 
-# $(call apt_missing,PACKAGES): installs those of Debian's PACKAGES that are absent (nodejs and npm
+# $(call apt_missing,PACKAGES): installs those of Debian's PACKAGES that are absent (waiting up to
+# 5 minutes for another apt's lock rather than failing) (nodejs and npm
 # count as present when any `npm` runs, curl when any `curl` does: CI's Node comes from elsewhere).
 apt_missing = missing=""; for p in $(1); do case $$p in nodejs|npm) command -v npm >/dev/null && continue;; \
   curl) command -v curl >/dev/null && continue;; esac; \
   dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-  [ -z "$$missing" ] || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; }
+  [ -z "$$missing" ] || { apt-get -o DPkg::Lock::Timeout=300 update && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y $$missing; }
 # $(call npm_pinned,DIR,TOOLS): installs TOOLS (name@version, from the npm registry) under DIR
 # unless DIR/.pinned, the list of the last install there, names every one of them.
 npm_pinned = for t in $(2); do grep -qxF "$$t" <(tr ' ' '\n' 2>/dev/null < $(1)/.pinned) || { \

@@ -27,14 +27,13 @@ mod common;
 mod model;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::histories::{self, env_number, reached};
 use common::{ws, Server};
 use mock_server::rolling::backup;
 use mock_server::settings::Settings;
 use model::{HandshakeAnswer, LogoutKind, Model, Op, Reason, Routing, BROWSER_SDKS, TENANTS, USERS};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
@@ -74,17 +73,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Rotate),
         1 => tenant.clone().prop_map(|tenant| Op::Invalidate { tenant }),
         2 => (browser, tenant.clone()).prop_map(|(browser, tenant)| Op::SwitchCompany { browser, tenant }),
-        3 => prop_oneof![
-            60i64..3_600,
-            3_600i64..86_400,
-            (1i64..4).prop_map(|d| d * 86_400 - 1),
-            (1i64..4).prop_map(|d| d * 86_400 + 7),
-            // Inside and past a sign-out window.
-            (1i64..240),
-            // Past the refresh token's lifetime: the next handshake finds the session gone.
-            Just(31 * 86_400),
-        ]
-        .prop_map(|secs| Op::Advance { secs }),
+        3 => histories::advance(vec![(60i64..3_600).boxed(), (3_600i64..86_400).boxed()])
+            .prop_map(|secs| Op::Advance { secs }),
     ]
 }
 
@@ -92,12 +82,8 @@ fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<Op>)> {
     (0..STARTS.len(), proptest::collection::vec(op(), 1..=steps))
 }
 
-// What the histories reached, over a run: a generator that never reaches a rule tests nothing,
-// so the run fails unless each of these happened.
-thread_local! {
-    // Each test's histories run on its own thread (their steps in `block_on`, on that thread).
-    static REACHED: [AtomicUsize; 20] = const { [const { AtomicUsize::new(0) }; 20] };
-}
+// What the histories reached, over a run (`histories::reached(i)`, i its place here): a run fails
+// unless each of these happened.
 const REACHED_NAMES: [&str; 20] = [
     "handshakes routed to CORE",
     "old SDKs answered while their tenant routes to CORE",
@@ -120,10 +106,6 @@ const REACHED_NAMES: [&str; 20] = [
     "orders pushed late",
     "losses found after the rollback (restore alarmed)",
 ];
-
-fn reached(i: usize) {
-    REACHED.with(|r| r[i].fetch_add(1, Ordering::Relaxed));
-}
 
 /// The real server of one history, and what the test holds for it: each browser's tokens and the
 /// device ids the server gave.
@@ -903,36 +885,15 @@ fn replay(settings: &[Settings], start: usize, ops: &[Op]) -> Result<(), String>
     outcome
 }
 
-fn env_number(name: &str, default: u32) -> u32 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 /// Runs `cases` histories of up to `steps` steps, each on the servers `settings_for(case)` gives;
 /// with `must_reach`, fails unless they reached every rule.
 fn run_histories(cases: u32, steps: usize, must_reach: bool, settings_for: impl Fn(u32) -> Vec<Settings>) {
-    let config = Config { cases, failure_persistence: None, ..Config::default() };
-    // A fixed seed unless one is given: `make test` is reproducible; `make soak` draws new ones.
-    let seed = std::env::var("PROPTEST_RNG_SEED").ok().and_then(|s| s.parse::<u64>().ok()).unwrap_or(52);
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
     let case = std::cell::Cell::new(0u32);
-    let outcome = runner.run(&history(steps), |(start, ops)| {
+    histories::run("histories", 52, cases, history(steps), &REACHED_NAMES, must_reach, |(start, ops)| {
         case.set(case.get() + 1);
         replay(&settings_for(case.get()), start, &ops)
-            .map_err(|e| TestCaseError::fail(format!("{e}\nthe history (start {}): {ops:?}", STARTS[start])))
+            .map_err(|e| format!("{e}\nthe history (start {}): {ops:?}", STARTS[start]))
     });
-    if let Err(e) = outcome {
-        panic!("seed {seed}: {e}");
-    }
-    let counts: Vec<(usize, &str)> =
-        REACHED.with(|r| r.iter().map(|c| c.swap(0, Ordering::Relaxed)).zip(REACHED_NAMES).collect());
-    eprintln!("the histories reached: {counts:?}");
-    if !must_reach {
-        return;
-    }
-    let missed: Vec<&str> = counts.iter().filter(|(n, _)| *n == 0).map(|(_, what)| *what).collect();
-    assert!(missed.is_empty(), "seed {seed}: the histories never reached {missed:?}; generate more or other steps");
 }
 
 /// A history's own snapshot directory, removed after it.
@@ -1028,9 +989,13 @@ fn a_day_lifecycle_on_replicas_postgres_and_pouchdb_server() {
     let parts = RealParts::start();
     replay(&parts.replicas("lifecycle", "life"), 0, &ops).unwrap();
     // Each rule was met, not passed by.
-    let counts: Vec<usize> = REACHED.with(|r| r.iter().map(|c| c.swap(0, Ordering::Relaxed)).collect());
+    let counts = histories::take_reached();
     for rule in [11, 13, 14, 15, 16, 17] {
-        assert!(counts[rule] > 0, "the history never reached {}: {counts:?}", REACHED_NAMES[rule]);
+        assert!(
+            counts.get(rule).is_some_and(|n| *n > 0),
+            "the history never reached {}: {counts:?}",
+            REACHED_NAMES[rule]
+        );
     }
 }
 
@@ -1068,6 +1033,6 @@ fn an_order_pushed_after_its_day_was_archived_is_archived_without_an_alarm() {
         Op::Night,
     ];
     replay(&[unthrottled(Settings { backup_dir: Some(backups()), ..Settings::default() })], 0, &ops).unwrap();
-    let late = REACHED.with(|r| r[11].swap(0, Ordering::Relaxed));
+    let late = histories::take_reached().get(11).copied().unwrap_or(0);
     assert!(late > 0, "the archive never took the late order");
 }

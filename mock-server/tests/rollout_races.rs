@@ -19,7 +19,7 @@ mod model;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use common::{ws, Server};
+use common::{histories, ws, Server};
 use mock_server::rolling::checkpoints::{self as cp, Checkpoint};
 use mock_server::settings::Settings;
 use model::races::{
@@ -28,7 +28,6 @@ use model::races::{
 };
 use model::{HandshakeAnswer, Invalidation, Model, Op, Reason, Routing, BROWSER_SDKS, TENANTS, USERS};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tokio::sync::{oneshot, Notify};
@@ -696,36 +695,19 @@ fn long_tenant(long: Long) -> Option<usize> {
     }
 }
 
-fn env_number(name: &str, default: u32) -> u32 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 #[test]
 fn generated_races_end_as_the_model_says() {
-    let cases = env_number("RACE_CASES", 40);
-    let config = Config { cases, failure_persistence: None, ..Config::default() };
-    // A fixed seed unless one is given: `make test` is reproducible; `make soak` draws new ones.
-    let seed = std::env::var("PROPTEST_RNG_SEED").ok().and_then(|s| s.parse::<u64>().ok()).unwrap_or(52);
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
-    let counts = std::cell::RefCell::new([0usize; 8]);
-    let outcome = runner.run(&case(), |case| {
+    let cases = histories::env_number("RACE_CASES", 40);
+    histories::run("races", 52, cases, case(), &REACHED_NAMES, true, |case| {
         let mut before = Race::new(Model::new("", 0));
-        let end =
-            replay_with(&case, &mut before).map_err(|e| TestCaseError::fail(format!("{e}\nthe race: {case:?}")))?;
-        for (n, hit) in counts.borrow_mut().iter_mut().zip(reached(&case, &before, &end.1)) {
-            *n += usize::from(hit);
+        let end = replay_with(&case, &mut before).map_err(|e| format!("{e}\nthe race: {case:?}"))?;
+        for (i, hit) in reached(&case, &before, &end.1).into_iter().enumerate() {
+            if hit {
+                histories::reached(i);
+            }
         }
         Ok(())
     });
-    if let Err(e) = outcome {
-        panic!("seed {seed}: {e}");
-    }
-    let counts: Vec<(usize, &str)> = counts.into_inner().into_iter().zip(REACHED_NAMES).collect();
-    eprintln!("the races reached: {counts:?}");
-    let missed: Vec<&str> = counts.iter().filter(|(n, _)| *n == 0).map(|(_, what)| *what).collect();
-    assert!(missed.is_empty(), "seed {seed}: the races never reached {missed:?}; generate more or other races");
 }
 
 /// A tenant's turn decides its day's invalidation: one turned on after the rotate listed the

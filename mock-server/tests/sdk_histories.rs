@@ -32,10 +32,10 @@ mod model;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::histories::{self, env_number, reached};
 use common::Server;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
@@ -43,7 +43,6 @@ use mock_server::settings::Settings;
 use model::device::{Pushed, Refreshed, SdkHandshake, SdkModel, SignOut};
 use model::{HandshakeAnswer, Reason, Routing, TENANTS, USERS};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use reqwest::StatusCode;
 use serde_json::{json, Map, Value};
 use session_broker::core::keys;
@@ -161,19 +160,9 @@ fn op() -> impl Strategy<Value = SdkOp> {
         2 => (tenant.clone(), any::<bool>()).prop_map(|(tenant, on)| SdkOp::SetRolling { tenant, on }),
         2 => Just(SdkOp::Rotate),
         1 => tenant.prop_map(|tenant| SdkOp::Invalidate { tenant }),
-        4 => prop_oneof![
-            // Inside the access token's lifetime, across its refresh margin, past it.
-            30i64..600,
-            600i64..1_200,
-            1_200i64..86_400,
-            (1i64..4).prop_map(|d| d * 86_400 - 1),
-            (1i64..4).prop_map(|d| d * 86_400 + 7),
-            // Inside and past a sign-out window.
-            1i64..240,
-            // Past the refresh token's lifetime.
-            Just(31 * 86_400),
-        ]
-        .prop_map(|secs| SdkOp::Advance { secs }),
+        // Inside the access token's lifetime, across its refresh margin, past it; then the rest.
+        4 => histories::advance(vec![(30i64..600).boxed(), (600i64..1_200).boxed(), (1_200i64..86_400).boxed()])
+            .prop_map(|secs| SdkOp::Advance { secs }),
     ]
 }
 
@@ -181,10 +170,8 @@ fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<SdkOp>)> {
     (0..STARTS.len(), proptest::collection::vec(op(), 1..=steps))
 }
 
-// What the histories reached, over a run: a generator that never reaches a rule tests nothing.
-thread_local! {
-    static REACHED: [AtomicUsize; 15] = const { [const { AtomicUsize::new(0) }; 15] };
-}
+// What the histories reached, over a run (`histories::reached(i)`, i its place here): a run fails
+// unless each of these happened.
 const REACHED_NAMES: [&str; 15] = [
     "handshakes routed to CORE",
     "invalidations obeyed by the SDK",
@@ -202,10 +189,6 @@ const REACHED_NAMES: [&str; 15] = [
     "getToken() null once the session was gone",
     "device losses reported to the server (alarmed)",
 ];
-
-fn reached(i: usize) {
-    REACHED.with(|r| r[i].fetch_add(1, Ordering::Relaxed));
-}
 
 // ---- The native ports ----
 
@@ -1178,31 +1161,13 @@ fn replay(start: usize, ops: &[SdkOp]) -> Result<(), String> {
     })
 }
 
-fn env_number(name: &str, default: u32) -> u32 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 #[test]
 fn generated_sdk_histories_answer_as_the_model() {
     let cases = env_number("SDK_HISTORY_CASES", 32);
     let steps = env_number("HISTORY_STEPS", 200) as usize;
-    let config = Config { cases, failure_persistence: None, ..Config::default() };
-    // A fixed seed unless one is given: `make test` is reproducible; `make soak` draws new ones.
-    let seed = std::env::var("PROPTEST_RNG_SEED").ok().and_then(|s| s.parse::<u64>().ok()).unwrap_or(53);
-    let mut bytes = [0u8; 32];
-    bytes[..8].copy_from_slice(&seed.to_le_bytes());
-    let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
-    let outcome = runner.run(&history(steps), |(start, ops)| {
-        replay(start, &ops).map_err(|e| TestCaseError::fail(format!("{e}\nthe history (start {start}): {ops:?}")))
+    histories::run("SDK histories", 53, cases, history(steps), &REACHED_NAMES, true, |(start, ops)| {
+        replay(start, &ops).map_err(|e| format!("{e}\nthe history (start {start}): {ops:?}"))
     });
-    if let Err(e) = outcome {
-        panic!("seed {seed}: {e}");
-    }
-    let counts: Vec<(usize, &str)> =
-        REACHED.with(|r| r.iter().map(|c| c.swap(0, Ordering::Relaxed)).zip(REACHED_NAMES).collect());
-    eprintln!("the SDK histories reached: {counts:?}");
-    let missed: Vec<&str> = counts.iter().filter(|(n, _)| *n == 0).map(|(_, what)| *what).collect();
-    assert!(missed.is_empty(), "seed {seed}: the histories never reached {missed:?}; generate more or other steps");
 }
 
 /// A login of another tenant while the previous session lives: the till's orders go to their own

@@ -28,7 +28,7 @@ mod model;
 
 use std::collections::BTreeMap;
 
-use common::histories::{self, env_number, reached};
+use common::histories::{self, env_number, int_of, reached, str_of};
 use common::{ws, Server};
 use mock_server::rolling::backup;
 use mock_server::settings::Settings;
@@ -36,6 +36,30 @@ use model::{HandshakeAnswer, LogoutKind, Model, Op, Reason, Routing, BROWSER_SDK
 use proptest::prelude::*;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+
+/// The rules the server's histories must reach, each at least once a run.
+const REACHED_NAMES: [&str; 20] = [
+    "handshakes routed to CORE",
+    "old SDKs answered while their tenant routes to CORE",
+    "invalidations obeyed",
+    "destructive-reset alarms raised",
+    "signed-out tokens refused",
+    "refreshes refused (signed out)",
+    "calls inside a sign-out window",
+    "company changes",
+    "orders taken",
+    "day databases found missing (alarmed)",
+    "days archived",
+    "late orders into archived days taken by the archive",
+    "reconciliation regressions alarmed",
+    "days dropped",
+    "days restored",
+    "held days released",
+    "re-warms",
+    "rollbacks",
+    "orders pushed late",
+    "losses found after the rollback (restore alarmed)",
+];
 
 /// Where a history's clock starts: an ordinary morning, before midnight at a month's, a year's and
 /// a leap February's end.
@@ -77,35 +101,6 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|secs| Op::Advance { secs }),
     ]
 }
-
-fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<Op>)> {
-    (0..STARTS.len(), proptest::collection::vec(op(), 1..=steps))
-}
-
-// What the histories reached, over a run (`histories::reached(i)`, i its place here): a run fails
-// unless each of these happened.
-const REACHED_NAMES: [&str; 20] = [
-    "handshakes routed to CORE",
-    "old SDKs answered while their tenant routes to CORE",
-    "invalidations obeyed",
-    "destructive-reset alarms raised",
-    "signed-out tokens refused",
-    "refreshes refused (signed out)",
-    "calls inside a sign-out window",
-    "company changes",
-    "orders taken",
-    "day databases found missing (alarmed)",
-    "days archived",
-    "late orders into archived days taken by the archive",
-    "reconciliation regressions alarmed",
-    "days dropped",
-    "days restored",
-    "held days released",
-    "re-warms",
-    "rollbacks",
-    "orders pushed late",
-    "losses found after the rollback (restore alarmed)",
-];
 
 /// The real server of one history, and what the test holds for it: each browser's tokens and the
 /// device ids the server gave.
@@ -724,7 +719,7 @@ impl Fleet {
             return Ok(HandshakeAnswer::Refused);
         };
         let invalidate = match frames.iter().find(|f| f["type"] == "invalidate-local") {
-            Some(f) => Some((int_of(&f["payload"], "invalidatedAt")?, reason(&f["payload"]["reason"])?)),
+            Some(f) => Some((int_of(&f["payload"], "invalidatedAt")?, Reason::of(&f["payload"]["reason"])?)),
             None => None,
         };
         let p = &ready["payload"];
@@ -764,36 +759,10 @@ impl Fleet {
         };
         let ids: BTreeMap<&String, &(usize, usize)> = self.devices.iter().map(|(k, v)| (v, k)).collect();
         for (tenant, want) in m.alarms().iter().enumerate() {
-            let (mut resets, mut missing, mut regressed, mut lost) = (
-                std::collections::BTreeSet::new(),
-                std::collections::BTreeSet::new(),
-                std::collections::BTreeSet::new(),
-                std::collections::BTreeSet::new(),
-            );
-            for t in attention.as_array().ok_or("cluster.attention is a list")? {
-                if t["companyId"] != TENANTS[tenant] {
-                    continue;
-                }
-                for alarm in t["alarms"].as_array().ok_or("attention.alarms is a list")? {
-                    let subject = str_of(alarm, "subject")?;
-                    match alarm["kind"].as_str() {
-                        Some("destructive-reset") => {
-                            resets.insert(
-                                **ids.get(&subject).ok_or(format!("an alarm about an unknown device {subject}"))?,
-                            );
-                        }
-                        Some("day-database-missing") => {
-                            missing.insert(subject);
-                        }
-                        Some("reconciliation-regressed") => {
-                            regressed.insert(subject);
-                        }
-                        Some("archived-day-lost") => {
-                            lost.insert(subject);
-                        }
-                        other => return Err(format!("an alarm the model does not know: {other:?}")),
-                    }
-                }
+            let told = histories::alarms_told(&attention, TENANTS[tenant], |s| ids.get(&s.to_owned()).map(|d| **d))?;
+            let (resets, missing, regressed, lost) = (told.resets, told.missing, told.regressed, told.lost_days);
+            if told.device_losses > 0 {
+                return Err(format!("{}: a device's loss, though no device here reports one", TENANTS[tenant]));
             }
             if (&resets, &missing, &regressed, &lost) != (&want.0, &want.1, &want.2, &want.3) {
                 return Err(format!(
@@ -847,24 +816,6 @@ impl Creds {
     }
 }
 
-fn str_of(v: &Value, key: &str) -> Result<String, String> {
-    v[key].as_str().map(str::to_owned).ok_or_else(|| format!("{key} missing from {v}"))
-}
-
-fn int_of(v: &Value, key: &str) -> Result<i64, String> {
-    v[key].as_i64().ok_or_else(|| format!("{key} missing from {v}"))
-}
-
-fn reason(v: &Value) -> Result<Reason, String> {
-    match v.as_str() {
-        Some("invalidate_daily") => Ok(Reason::Daily),
-        Some("rolling-db-cutover") => Ok(Reason::Cutover),
-        Some("operator") => Ok(Reason::Operator),
-        Some("rewarm") => Ok(Reason::Rewarm),
-        other => Err(format!("an invalidation reason the model does not know: {other:?}")),
-    }
-}
-
 /// Runs one history; the first step whose answer differs from the model's, with the reason.
 fn replay(settings: &[Settings], start: usize, ops: &[Op]) -> Result<(), String> {
     // A runtime of its own: dropping it stops the history's servers.
@@ -889,11 +840,19 @@ fn replay(settings: &[Settings], start: usize, ops: &[Op]) -> Result<(), String>
 /// with `must_reach`, fails unless they reached every rule.
 fn run_histories(cases: u32, steps: usize, must_reach: bool, settings_for: impl Fn(u32) -> Vec<Settings>) {
     let case = std::cell::Cell::new(0u32);
-    histories::run("histories", 52, cases, history(steps), &REACHED_NAMES, must_reach, |(start, ops)| {
-        case.set(case.get() + 1);
-        replay(&settings_for(case.get()), start, &ops)
-            .map_err(|e| format!("{e}\nthe history (start {}): {ops:?}", STARTS[start]))
-    });
+    histories::run(
+        "histories",
+        52,
+        cases,
+        histories::history(STARTS.len(), op(), steps),
+        &REACHED_NAMES,
+        must_reach,
+        |(start, ops)| {
+            case.set(case.get() + 1);
+            replay(&settings_for(case.get()), start, &ops)
+                .map_err(|e| format!("{e}\nthe history (start {}): {ops:?}", STARTS[start]))
+        },
+    );
 }
 
 /// A history's own snapshot directory, removed after it.

@@ -35,7 +35,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::histories::{self, env_number, reached};
+use common::histories::{self, env_number, int_of, reached, str_of};
 use common::Server;
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
@@ -64,6 +64,25 @@ const STARTS: [&str; 4] =
 const BROWSERS: usize = 2;
 /// The till's name in every browser.
 const TILL: &str = "till";
+
+/// The rules the SDK's histories must reach, each at least once a run.
+const REACHED_NAMES: [&str; 15] = [
+    "handshakes routed to CORE",
+    "invalidations obeyed by the SDK",
+    "destructive-reset alarms raised",
+    "refreshes refused (the session ended elsewhere)",
+    "refreshes refused (the refresh token expired)",
+    "credentials refused after their session ended",
+    "credentials used inside a sign-out window",
+    "company changes",
+    "orders pushed by the SDK's final push",
+    "orders reported unpushed at a logout",
+    "orders destroyed unpushed, and reported",
+    "handshakes refused (the session ended elsewhere)",
+    "day databases found missing (alarmed)",
+    "getToken() null once the session was gone",
+    "device losses reported to the server (alarmed)",
+];
 
 /// One step of a history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,30 +184,6 @@ fn op() -> impl Strategy<Value = SdkOp> {
             .prop_map(|secs| SdkOp::Advance { secs }),
     ]
 }
-
-fn history(steps: usize) -> impl Strategy<Value = (usize, Vec<SdkOp>)> {
-    (0..STARTS.len(), proptest::collection::vec(op(), 1..=steps))
-}
-
-// What the histories reached, over a run (`histories::reached(i)`, i its place here): a run fails
-// unless each of these happened.
-const REACHED_NAMES: [&str; 15] = [
-    "handshakes routed to CORE",
-    "invalidations obeyed by the SDK",
-    "destructive-reset alarms raised",
-    "refreshes refused (the session ended elsewhere)",
-    "refreshes refused (the refresh token expired)",
-    "credentials refused after their session ended",
-    "credentials used inside a sign-out window",
-    "company changes",
-    "orders pushed by the SDK's final push",
-    "orders reported unpushed at a logout",
-    "orders destroyed unpushed, and reported",
-    "handshakes refused (the session ended elsewhere)",
-    "day databases found missing (alarmed)",
-    "getToken() null once the session was gone",
-    "device losses reported to the server (alarmed)",
-];
 
 // ---- The native ports ----
 
@@ -799,7 +794,7 @@ impl Fleet {
                 let routing = sync.routing().ok_or("ready without a routing")?;
                 SdkHandshake::Ready(HandshakeAnswer::Ready {
                     invalidate: match invalidate {
-                        Some(e) => Some((int_of(e, "invalidatedAt")?, reason(&e["reason"])?)),
+                        Some(e) => Some((int_of(e, "invalidatedAt")?, Reason::of(&e["reason"])?)),
                         None => None,
                     },
                     company: str_of(&routing, "companyId")?,
@@ -1029,37 +1024,23 @@ impl Fleet {
         }
         let cluster = self.server.get("/admin/rolling-db/cluster", Some(&admin)).await.body;
         for (tenant, want) in m.m.alarms().iter().enumerate() {
-            let (mut resets, mut missing) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
-            for t in cluster["attention"].as_array().ok_or("cluster.attention is a list")? {
-                if t["companyId"] != TENANTS[tenant] {
-                    continue;
+            let told =
+                histories::alarms_told(&cluster["attention"], TENANTS[tenant], |s| self.devices.get(s).copied())?;
+            // No alarm where nothing was lost: only a tenant whose orders a device destroyed unpushed.
+            if told.device_losses > 0 {
+                if m.lost_of.get(&tenant).copied().unwrap_or(0) == 0 {
+                    return Err(format!(
+                        "{}: a device's loss alarmed, though the model destroyed nothing",
+                        TENANTS[tenant]
+                    ));
                 }
-                for alarm in t["alarms"].as_array().ok_or("attention.alarms is a list")? {
-                    let subject = str_of(alarm, "subject")?;
-                    match alarm["kind"].as_str() {
-                        Some("destructive-reset") => {
-                            let device = self
-                                .devices
-                                .get(&subject)
-                                .ok_or(format!("an alarm about an unknown device {subject}"))?;
-                            resets.insert(*device);
-                        }
-                        Some("day-database-missing") => {
-                            missing.insert(subject);
-                        }
-                        // No alarm where nothing was lost: only a tenant whose orders a device
-                        // destroyed unpushed.
-                        Some("device-data-lost") if m.lost_of.get(&tenant).is_some_and(|n| *n > 0) => {
-                            reached(14);
-                        }
-                        other => return Err(format!("an alarm the model does not know: {other:?}")),
-                    }
-                }
+                reached(14);
             }
-            if (&resets, &missing) != (&want.0, &want.1) {
+            let got = (&told.resets, &told.missing, &told.regressed, &told.lost_days);
+            if got != (&want.0, &want.1, &want.2, &want.3) {
                 return Err(format!(
-                    "{}'s alarms name {resets:?} and missing days {missing:?}, the model says {want:?}",
-                    TENANTS[tenant]
+                    "{}'s alarms name {:?} and missing days {:?} (regressed {:?}, lost {:?}), the model says {want:?}",
+                    TENANTS[tenant], got.0, got.1, got.2, got.3
                 ));
             }
         }
@@ -1119,23 +1100,6 @@ fn held_rules(m: &SdkModel, browser: usize, got: &HandshakeAnswer) -> Result<(),
     Ok(())
 }
 
-fn str_of(v: &Value, key: &str) -> Result<String, String> {
-    v[key].as_str().map(str::to_owned).ok_or_else(|| format!("{key} missing from {v}"))
-}
-
-fn int_of(v: &Value, key: &str) -> Result<i64, String> {
-    v[key].as_i64().ok_or_else(|| format!("{key} missing from {v}"))
-}
-
-fn reason(v: &Value) -> Result<Reason, String> {
-    match v.as_str() {
-        Some("invalidate_daily") => Ok(Reason::Daily),
-        Some("rolling-db-cutover") => Ok(Reason::Cutover),
-        Some("operator") => Ok(Reason::Operator),
-        other => Err(format!("an invalidation reason the model does not know: {other:?}")),
-    }
-}
-
 /// A history signs in more often than one address may (the rate limit is not its subject).
 fn settings() -> Settings {
     Settings { test_controls: true, auth_rate_per_min: 1_000_000, auth_rate_burst: 1_000_000, ..Settings::default() }
@@ -1165,9 +1129,15 @@ fn replay(start: usize, ops: &[SdkOp]) -> Result<(), String> {
 fn generated_sdk_histories_answer_as_the_model() {
     let cases = env_number("SDK_HISTORY_CASES", 32);
     let steps = env_number("HISTORY_STEPS", 200) as usize;
-    histories::run("SDK histories", 53, cases, history(steps), &REACHED_NAMES, true, |(start, ops)| {
-        replay(start, &ops).map_err(|e| format!("{e}\nthe history (start {start}): {ops:?}"))
-    });
+    histories::run(
+        "SDK histories",
+        53,
+        cases,
+        histories::history(STARTS.len(), op(), steps),
+        &REACHED_NAMES,
+        true,
+        |(start, ops)| replay(start, &ops).map_err(|e| format!("{e}\nthe history (start {start}): {ops:?}")),
+    );
 }
 
 /// A login of another tenant while the previous session lives: the till's orders go to their own

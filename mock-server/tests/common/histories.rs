@@ -9,6 +9,64 @@ use std::fmt::Debug;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
+/// The text at `key` of a JSON answer, or what is missing.
+pub fn str_of(v: &serde_json::Value, key: &str) -> Result<String, String> {
+    v[key].as_str().map(str::to_owned).ok_or_else(|| format!("{key} missing from {v}"))
+}
+
+/// The integer at `key` of a JSON answer, or what is missing.
+pub fn int_of(v: &serde_json::Value, key: &str) -> Result<i64, String> {
+    v[key].as_i64().ok_or_else(|| format!("{key} missing from {v}"))
+}
+
+/// A tenant's open alarms as the operators' views tell them (`attention`: the cluster view's list):
+/// the devices of destructive resets (`device` names them from the alarm's subject), the days found
+/// missing, regressed and lost after a rollback, and how many devices' losses were raised. Any
+/// other kind is an alarm no model knows.
+pub struct Told<K> {
+    pub resets: std::collections::BTreeSet<K>,
+    pub missing: std::collections::BTreeSet<String>,
+    pub regressed: std::collections::BTreeSet<String>,
+    pub lost_days: std::collections::BTreeSet<String>,
+    pub device_losses: usize,
+}
+
+pub fn alarms_told<K: Ord>(
+    attention: &serde_json::Value,
+    tenant: &str,
+    device: impl Fn(&str) -> Option<K>,
+) -> Result<Told<K>, String> {
+    let mut told = Told {
+        resets: Default::default(),
+        missing: Default::default(),
+        regressed: Default::default(),
+        lost_days: Default::default(),
+        device_losses: 0,
+    };
+    for t in attention.as_array().ok_or("cluster.attention is a list")?.iter().filter(|t| t["companyId"] == tenant) {
+        for alarm in t["alarms"].as_array().ok_or("attention.alarms is a list")? {
+            let subject = str_of(alarm, "subject")?;
+            match alarm["kind"].as_str() {
+                Some("destructive-reset") => {
+                    told.resets.insert(device(&subject).ok_or(format!("an alarm about an unknown device {subject}"))?);
+                }
+                Some("day-database-missing") => {
+                    told.missing.insert(subject);
+                }
+                Some("reconciliation-regressed") => {
+                    told.regressed.insert(subject);
+                }
+                Some("archived-day-lost") => {
+                    told.lost_days.insert(subject);
+                }
+                Some("device-data-lost") => told.device_losses += 1,
+                other => return Err(format!("an alarm the model does not know: {other:?}")),
+            }
+        }
+    }
+    Ok(told)
+}
+
 /// A number from the environment (`make soak` runs more cases and steps), else `default`.
 pub fn env_number(name: &str, default: u32) -> u32 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -66,6 +124,15 @@ pub fn run<T: Debug>(
         !must_reach || missed.is_empty(),
         "seed {seed}: the {what} never reached {missed:?}; generate more or other steps"
     );
+}
+
+/// A history: one of `starts` starting fleets, then 1 to `steps` operations of `op`.
+pub fn history<O: Debug>(
+    starts: usize,
+    op: impl Strategy<Value = O>,
+    steps: usize,
+) -> impl Strategy<Value = (usize, Vec<O>)> {
+    (0..starts, proptest::collection::vec(op, 1..=steps))
 }
 
 /// The spans a history's clock advances by (s): `short` the spans within a day the suite needs

@@ -46,6 +46,19 @@ pub enum Reason {
     Rewarm,
 }
 
+impl Reason {
+    /// An `invalidate-local` frame's reason, as the server writes it.
+    pub fn of(v: &serde_json::Value) -> Result<Reason, String> {
+        match v.as_str() {
+            Some("invalidate_daily") => Ok(Reason::Daily),
+            Some("rolling-db-cutover") => Ok(Reason::Cutover),
+            Some("operator") => Ok(Reason::Operator),
+            Some("rewarm") => Ok(Reason::Rewarm),
+            other => Err(format!("an invalidation reason the model does not know: {other:?}")),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Invalidation {
     pub at: i64,

@@ -390,3 +390,34 @@ async fn a_live_sessions_device_is_never_pruned_with_its_key() {
     assert!(ids.contains(&device), "{ids:?}");
     assert_error(&refresh(&s, &refresh_token, None).await, 401, "device_proof_required");
 }
+
+/// A Google sign-in on a registered, keyed device is bound to the key when it proves it, as a
+/// password's is: its refresh token needs the proof, and deleting the device ends it. Unproven, it
+/// runs unbound, off the device.
+#[tokio::test]
+async fn a_google_sign_in_proven_on_a_keyed_device_is_bound_and_ends_with_the_device() {
+    let s = server().await;
+    let key = Key::new();
+    let (_, device) = keyed_login(&s, &key).await;
+    let google = |proof: Option<Value>| {
+        let mut body = json!({"credential": "mock-google:alice", "deviceInfo": {"id": device.clone()}});
+        if let Some(proof) = proof {
+            body["deviceProof"] = proof;
+        }
+        body
+    };
+    let proven = s.post("/auth/google", None, google(Some(prove(&s, &key, routes::LOGIN_GOOGLE).await))).await;
+    assert_eq!(proven.status, StatusCode::OK, "{:?}", proven.body);
+    let (token, refresh_token) =
+        (proven.body["token"].as_str().unwrap().to_owned(), proven.body["refreshToken"].as_str().unwrap().to_owned());
+    assert_error(&refresh(&s, &refresh_token, None).await, 401, "device_proof_required");
+    // Unproven (or proven for another route): a session of its own, not on the device.
+    let unproven = s.post("/auth/google", None, google(Some(prove(&s, &key, routes::LOGIN).await))).await;
+    assert_eq!(unproven.status, StatusCode::OK, "{:?}", unproven.body);
+    let loose = unproven.body["refreshToken"].as_str().unwrap().to_owned();
+    // The device deleted (by its user): the proven session ends with it.
+    let deleted = s.call(reqwest::Method::DELETE, &format!("/devices/{device}"), Some(&token), None).await;
+    assert_eq!(deleted.status, StatusCode::OK, "{:?}", deleted.body);
+    assert_error(&s.get("/users/me", Some(&token)).await, 401, "session_ended");
+    assert_eq!(refresh(&s, &loose, None).await.status, StatusCode::OK, "the unbound session was never the device's");
+}

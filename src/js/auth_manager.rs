@@ -225,7 +225,7 @@ impl AuthManager {
     /// default) and `"global"`: tells the server, runs the sign-out handlers (their final push still works), tells the
     /// server the sign-out is complete and clears the session here, whatever the answer (a failure is also logged).
     /// With `"others"`: the server call only; this session goes on. Without a session: `not_signed_in`, nothing sent.
-    /// Rejects (with `invalid_argument`) only for another scope.
+    /// Rejects (with `invalid_argument`) only for another scope, or options that are not an object.
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
     pub fn logout(&self, options: Option<super::types::LogoutOptionsArg>) -> Promise {
         // Read in JS (no string crosses) and refused by a rejected promise rather than a throw:

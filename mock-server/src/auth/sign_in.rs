@@ -1,11 +1,13 @@
-//! A sign-in by password: the account's lock (`throttle`), the device's key, what a failure and a
-//! success leave behind. The password check itself runs off the async workers, between
-//! [`gate`] and [`failed`] or [`succeeded`].
+//! A sign-in: by password, the account's lock (`throttle`), the device's key, what a failure and a
+//! success leave behind (the password check itself runs off the async workers, between [`gate`]
+//! and [`failed`] or [`succeeded`]); by an identity provider's credential, the same device rule
+//! (a session on a keyed device runs on it only when proven, and then ends with it).
 
 use std::net::IpAddr;
 
 use protocol::ops::audit as actions;
-use protocol::{routes, LoginRequest};
+use protocol::routes::Call;
+use protocol::{routes, DeviceProof, GoogleLoginRequest, LoginRequest};
 use serde_json::{json, Value};
 
 use crate::auth::errors::{AuthError, AuthResult};
@@ -48,22 +50,39 @@ pub fn credentials_given(req: &LoginRequest) -> AuthResult<()> {
     Ok(())
 }
 
-/// The device the sign-in names (its `deviceInfo.id`).
-pub fn device_of(req: &LoginRequest) -> Option<&str> {
-    req.device_info.get("id").and_then(Value::as_str)
+/// What the device rule reads of a sign-in: the account, the device its `deviceInfo.id` names,
+/// its proof and the route the proof was signed for.
+pub struct SignIn<'a> {
+    pub username: &'a str,
+    pub device: Option<&'a str>,
+    pub proof: Option<&'a DeviceProof>,
+    pub route: Call,
+}
+
+impl<'a> SignIn<'a> {
+    pub fn password(req: &'a LoginRequest) -> SignIn<'a> {
+        let device = req.device_info.get("id").and_then(Value::as_str);
+        SignIn { username: &req.username, device, proof: req.device_proof.as_ref(), route: routes::LOGIN }
+    }
+
+    /// `username`: whom the identity provider vouched for.
+    pub fn google(req: &'a GoogleLoginRequest, username: &'a str) -> SignIn<'a> {
+        let device = req.device_info.get("id").and_then(Value::as_str);
+        SignIn { username, device, proof: req.device_proof.as_ref(), route: routes::LOGIN_GOOGLE }
+    }
 }
 
 /// Reads the account, its failures and the device. A device of the user that proves it holds
 /// its key, and has signed in with it before, is never locked out of its own account; its id
 /// alone (which listings show) earns nothing, nor a key added with an access token alone.
-pub fn gate(tx: &Connection, nonce_key: &[u8], req: &LoginRequest, now_ms: i64) -> AuthResult<Gate> {
-    let (username, device, proof) = (req.username.as_str(), device_of(req), req.device_proof.as_ref());
+pub fn gate(tx: &Connection, nonce_key: &[u8], req: &SignIn<'_>, now_ms: i64) -> AuthResult<Gate> {
+    let (username, device, proof) = (req.username, req.device, req.proof);
     let user = users::by_username(tx, username)?;
     let (mut known, mut proved, mut exempt) = (false, false, false);
     if let (Some(u), Some(id)) = (&user, device) {
         known = devices::by_id(tx, id)?.is_some_and(|d| d.user_id == u.id);
         if let Some(key) = devices::key_of(tx, id)?.filter(|_| known) {
-            proved = proofs::proven(tx, nonce_key, &[key], proof, routes::LOGIN, now_ms)?;
+            proved = proofs::proven(tx, nonce_key, &[key], proof, req.route, now_ms)?;
             exempt = proved && devices::signed_in_with_key(tx, id)?;
             // The session runs on a keyed device (its refresh bound to the key) only when proven.
             known = proved;

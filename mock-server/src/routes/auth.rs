@@ -61,7 +61,8 @@ async fn login(
 ) -> AppResult<Json<AuthResponse>> {
     sign_in::credentials_given(&req)?;
     let now = state.clock.now_ms();
-    let gate = state.store.shared_transaction(|tx| sign_in::gate(tx, &state.tokens.docdb_key, &req, now))?;
+    let sign_in = sign_in::SignIn::password(&req);
+    let gate = state.store.shared_transaction(|tx| sign_in::gate(tx, &state.tokens.docdb_key, &sign_in, now))?;
     gate.open(now)?;
     // Checked even for an unknown user (against a decoy): same work, same answer.
     let stored = gate.user.as_ref().map(|u| u.password_hash.clone());
@@ -71,7 +72,7 @@ async fn login(
         state.store.shared_transaction(|tx| sign_in::failed(tx, &state.settings, &req.username, ip.0, now))?;
         return Err(AuthError::InvalidCredentials.into());
     };
-    let device = sign_in::device_of(&req);
+    let device = sign_in.device;
     sign_in::succeeded(&state.store.lock()?, &gate, user, device, now)?;
     if checked == Checked::ValidLegacy {
         let password = req.password.clone();
@@ -92,9 +93,15 @@ async fn login_with_google(
             format!("the identity provider did not vouch for this credential (expected {GOOGLE_PREFIX}<username>)"),
         )
     })?;
-    let user = users::by_username(&state.store.lock()?, username)?.ok_or(AuthError::InvalidCredentials)?;
+    // The device rule of a password's sign-in: on a keyed device the session runs on it (bound to
+    // its key, ended with it) only when the sign-in proves the key.
     let now = state.clock.now_ms();
-    Ok(Json(state.store.shared_transaction(|tx| state.issuer().start(tx, &user, None, now))?))
+    let sign_in = sign_in::SignIn::google(&req, username);
+    let gate = state.store.shared_transaction(|tx| sign_in::gate(tx, &state.tokens.docdb_key, &sign_in, now))?;
+    let user = gate.user.as_ref().ok_or(AuthError::InvalidCredentials)?;
+    sign_in::succeeded(&state.store.lock()?, &gate, user, sign_in.device, now)?;
+    let device = sign_in.device.filter(|_| gate.on_device);
+    Ok(Json(state.store.shared_transaction(|tx| state.issuer().start(tx, user, device, now))?))
 }
 
 /// Rotation and reuse (`auth::refresh`).

@@ -1,0 +1,337 @@
+//! The device's key attacked from outside, where it meets the session's older rules: a whole
+//! copied localStorage in another browser, faults while the key's own browser proves, odd
+//! arguments, a Google sign-in on a keyed device and device deletion by a manager. Each case
+//! collects what it saw, so one run reports every broken rule at once.
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use super::browser::{repo_root, serve_with, Browser, Engine};
+use mock_server::settings::Settings;
+
+async fn open(b: &Browser, base: &str) {
+    b.client.goto(&format!("{base}/index.html")).await.unwrap();
+    b.wait_text("#out", "the page to load the package", |t| t == "ready").await;
+}
+
+/// `window.sb[what](arg)` in the page, awaited.
+async fn call(b: &Browser, what: &str, arg: Value) -> Value {
+    let script =
+        "const [what, arg, done] = arguments; window.sb[what](arg).then(done, (e) => done({thrown: String(e), code: e && e.code}));";
+    b.client.execute_async(script, vec![what.into(), arg]).await.unwrap()
+}
+
+async fn stored(b: &Browser, key: &str) -> Option<String> {
+    call(b, "storage", Value::Null).await[key].as_str().map(str::to_owned)
+}
+
+async fn http(
+    method: reqwest::Method,
+    base: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Value,
+) -> (StatusCode, Value) {
+    let mut request = reqwest::Client::new().request(method, format!("{base}{path}")).json(&body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    (response.status(), response.json().await.unwrap_or(Value::Null))
+}
+
+async fn me(base: &str, token: &str) -> StatusCode {
+    reqwest::Client::new().get(format!("{base}/users/me")).bearer_auth(token).send().await.unwrap().status()
+}
+
+fn check(findings: &mut Vec<String>, ok: bool, what: String) {
+    if !ok {
+        findings.push(what);
+    }
+}
+
+async fn server() -> String {
+    let settings = Settings { test_controls: true, auth_rate_per_min: 0, ..Settings::default() };
+    serve_with(repo_root().join("tests/device-key-attack"), settings).await.0
+}
+
+/// alice signed in on a registered device, then again so that her session is bound to the key.
+async fn keyed(b: &Browser, base: &str) -> String {
+    open(b, base).await;
+    assert_eq!(call(b, "login", json!("alice")).await["success"], true);
+    let device = call(b, "register", Value::Null).await["deviceId"].as_str().unwrap().to_owned();
+    assert_eq!(call(b, "login", json!("alice")).await["success"], true);
+    call(b, "sent", Value::Null).await;
+    call(b, "signOuts", Value::Null).await;
+    device
+}
+
+fn unproven_refreshes(sent: &Value) -> Vec<Value> {
+    sent.as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            let path = r["path"].as_str().or(r["url"].as_str()).unwrap_or("");
+            (path.ends_with("/auth/refresh") || path == "/auth" || path.ends_with("/auth/google"))
+                && !r["body"].as_str().unwrap_or("").contains("deviceProof")
+        })
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn a_whole_copied_local_storage_neither_works_elsewhere_nor_ends_the_original() {
+    let base = server().await;
+    let a = Browser::start_engine(Engine::Chromium).await;
+    keyed(&a, &base).await;
+    let copy = call(&a, "storage", Value::Null).await;
+    let mut findings = Vec::new();
+
+    let b = Browser::start_engine(Engine::Chromium).await;
+    for step in ["session", "refresh", "logout-local", "logout-others", "logout-global"] {
+        open(&b, &base).await;
+        call(&b, "replace", copy.clone()).await;
+        call(&b, "reopen", Value::Null).await;
+        call(&b, "sent", Value::Null).await;
+        // getSession() refreshes only inside the margin: the copied access token is still fresh,
+        // so the copy is pushed into the margin by refreshing explicitly for "refresh".
+        let answer = match step {
+            "session" => call(&b, "session", Value::Null).await,
+            "refresh" => call(&b, "refresh", Value::Null).await,
+            "logout-local" => call(&b, "logout", Value::Null).await,
+            "logout-others" => call(&b, "logout", json!("others")).await,
+            _ => call(&b, "logout", json!("global")).await,
+        };
+        let sent = call(&b, "sent", Value::Null).await;
+        let outs = call(&b, "signOuts", Value::Null).await;
+        let left = call(&b, "storage", Value::Null).await;
+        eprintln!(
+            "copy {step}: {answer} sent {sent} signOuts {outs} storage keys {:?}",
+            left.as_object().unwrap().keys().collect::<Vec<_>>()
+        );
+        if step == "refresh" {
+            check(&mut findings, answer == json!(false), format!("copy refresh answered {answer}"));
+            check(
+                &mut findings,
+                outs.to_string().contains("device-unproven"),
+                format!("copy refresh: sign-outs {outs}"),
+            );
+            check(&mut findings, left.get("serviceProxyToken-Refresh").is_none(), format!("copy refresh kept {left}"));
+            check(
+                &mut findings,
+                !sent.to_string().contains("/auth/logout"),
+                format!("copy refresh sent a logout: {sent}"),
+            );
+        }
+        // Whatever the copy did, the key's own browser goes on.
+        let token = call(&a, "token", Value::Null).await;
+        let token_ok = token.as_str().is_some() && me(&base, token.as_str().unwrap()).await == StatusCode::OK;
+        let refreshed = call(&a, "refresh", Value::Null).await;
+        eprintln!("  then A: token works {token_ok}, refresh {refreshed}");
+        if step == "session" || step == "refresh" {
+            check(
+                &mut findings,
+                token_ok && refreshed == json!(true),
+                format!("after the copy's {step}, A: token {token_ok} refresh {refreshed}"),
+            );
+        }
+        if !(token_ok && refreshed == json!(true)) {
+            // The copy ended the original session: sign A in again for the next step.
+            call(&a, "login", json!("alice")).await;
+        }
+    }
+    b.stop().await;
+    a.stop().await;
+    assert!(findings.is_empty(), "{findings:#?}");
+}
+
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn a_proof_that_cannot_be_made_keeps_the_session_and_sends_nothing_unproven() {
+    let base = server().await;
+    let a = Browser::start_engine(Engine::Chromium).await;
+    keyed(&a, &base).await;
+    let mut findings = Vec::new();
+    let faults = [
+        json!({"idb": true}),
+        json!({"sign": true}),
+        json!({"nonce": 404}),
+        json!({"nonce": 408}),
+        json!({"nonce": 429}),
+        json!({"nonce": 500}),
+        json!({"nonce": "nonjson"}),
+        json!({"nonce": "network"}),
+    ];
+    for fault in faults {
+        let before = stored(&a, "serviceProxyToken-Refresh").await;
+        call(&a, "fault", fault.clone()).await;
+        let refreshed = call(&a, "refresh", Value::Null).await;
+        let session = call(&a, "session", Value::Null).await;
+        let login = call(&a, "login", json!("alice")).await;
+        call(&a, "fault", json!({"idb": false, "sign": false, "nonce": null})).await;
+        let sent = call(&a, "sent", Value::Null).await;
+        let outs = call(&a, "signOuts", Value::Null).await;
+        let after_fault = stored(&a, "serviceProxyToken-Refresh").await;
+        let recovered = call(&a, "refresh", Value::Null).await;
+        let token = call(&a, "token", Value::Null).await;
+        let works = match token.as_str() {
+            Some(t) => me(&base, t).await == StatusCode::OK,
+            None => false,
+        };
+        eprintln!("fault {fault}: refresh {refreshed} session {session} login {login} signOuts {outs} then refresh {recovered} works {works}");
+        check(
+            &mut findings,
+            unproven_refreshes(&sent).is_empty(),
+            format!("{fault}: sent unproven {:?}", unproven_refreshes(&sent)),
+        );
+        check(&mut findings, outs == json!([]), format!("{fault}: signed out {outs}"));
+        check(&mut findings, after_fault.is_some() && before.is_some(), format!("{fault}: session dropped"));
+        check(
+            &mut findings,
+            recovered == json!(true) && works,
+            format!("{fault}: after the fault refresh {recovered} works {works}"),
+        );
+        check(
+            &mut findings,
+            login["success"] == json!(false) && login["status"] == json!(0),
+            format!("{fault}: login {login}"),
+        );
+        call(&a, "sent", Value::Null).await;
+    }
+    a.stop().await;
+    assert!(findings.is_empty(), "{findings:#?}");
+}
+
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn odd_arguments_get_clear_errors_and_the_module_goes_on() {
+    let base = server().await;
+    let a = Browser::start_engine(Engine::Chromium).await;
+    keyed(&a, &base).await;
+    let mut findings = Vec::new();
+    for which in ["null", "undefined", "credentials", "url"] {
+        let r = call(&a, "fetchArg", json!(which)).await;
+        eprintln!("auth.fetch({which}): {r}");
+        let want = if which == "url" { r["ok"] == json!(200) } else { r["code"] == json!("invalid_argument") };
+        check(&mut findings, want, format!("auth.fetch({which}): {r}"));
+    }
+    let base_url = call(&a, "urlBase", Value::Null).await;
+    eprintln!("baseUrl as URL: {base_url}");
+    check(
+        &mut findings,
+        base_url["ok"] == json!("made") || base_url["code"] == json!("invalid_argument"),
+        format!("baseUrl URL: {base_url}"),
+    );
+    let freed = call(&a, "freed", Value::Null).await;
+    eprintln!("freed manager: {freed}");
+    check(&mut findings, freed.get("thrown").is_some(), format!("a freed manager answered {freed}"));
+    let token = stored(&a, "serviceProxyToken-Auth").await.unwrap();
+    let global = call(&a, "logoutString", json!("global")).await;
+    let left = stored(&a, "serviceProxyToken-Auth").await;
+    let ended = me(&base, &token).await;
+    eprintln!("logout(\"global\"): {global}; stored token left {}; the token on the server {ended}", left.is_some());
+    check(
+        &mut findings,
+        global["code"] == json!("invalid_argument") || (left.is_none() && ended == StatusCode::UNAUTHORIZED),
+        format!("logout(\"global\"): {global}, local token left {}, server {ended}", left.is_some()),
+    );
+    // The module still answers after all of it (a panic would have poisoned it).
+    call(&a, "login", json!("alice")).await;
+    let me_status = call(&a, "me", Value::Null).await;
+    check(&mut findings, me_status == json!(200), format!("after the odd arguments auth.fetch answered {me_status}"));
+    a.stop().await;
+    assert!(findings.is_empty(), "{findings:#?}");
+}
+
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn a_google_session_on_a_keyed_device_is_bound_and_ends_with_the_device() {
+    let base = server().await;
+    let a = Browser::start_engine(Engine::Chromium).await;
+    let device = keyed(&a, &base).await;
+    let mut findings = Vec::new();
+    let google = call(&a, "google", json!("alice")).await;
+    check(&mut findings, google["success"] == json!(true), format!("google {google}"));
+    let sent = call(&a, "sent", Value::Null).await;
+    check(&mut findings, unproven_refreshes(&sent).is_empty(), format!("google sign-in sent unproven: {sent}"));
+    let copied = stored(&a, "serviceProxyToken-Refresh").await.unwrap();
+    let (status, body) =
+        http(reqwest::Method::POST, &base, "/auth/refresh", None, json!({"refreshToken": copied})).await;
+    eprintln!("google session's refresh token without proof: {status} {body}");
+    check(
+        &mut findings,
+        status == StatusCode::UNAUTHORIZED && body["error"] == json!("device_proof_required"),
+        format!("google refresh unproven: {status} {body}"),
+    );
+    check(
+        &mut findings,
+        call(&a, "refresh", Value::Null).await == json!(true),
+        "google session's proven refresh".into(),
+    );
+    let token = stored(&a, "serviceProxyToken-Auth").await.unwrap();
+    let deleted = call(&a, "deleteDevice", json!(device)).await;
+    check(&mut findings, deleted["success"] == json!(true), format!("delete device {deleted}"));
+    let after = me(&base, &token).await;
+    let refreshed = call(&a, "refresh", Value::Null).await;
+    eprintln!("after the device's deletion: token {after}, refresh {refreshed}");
+    check(
+        &mut findings,
+        after == StatusCode::UNAUTHORIZED && refreshed == json!(false),
+        format!("google session after device deletion: {after} {refreshed}"),
+    );
+    a.stop().await;
+    assert!(findings.is_empty(), "{findings:#?}");
+}
+
+#[tokio::test]
+#[ignore = "needs the built pkg/: run `make test-package`"]
+async fn a_manager_cannot_delete_the_devices_of_the_users_above_it() {
+    let base = server().await;
+    let mut findings = Vec::new();
+    let login = |u: &'static str, device: Option<Value>| {
+        let base = base.clone();
+        async move {
+            let mut body = json!({"username": u, "password": format!("{u}-pass")});
+            if let Some(d) = device {
+                body["deviceInfo"] = d;
+            }
+            let (s, b) = http(reqwest::Method::POST, &base, "/auth", None, body).await;
+            assert_eq!(s, StatusCode::OK, "{u}: {b}");
+            b
+        }
+    };
+    let admin = login("admin", None).await;
+    let admin_token = admin["token"].as_str().or(admin["accessToken"].as_str()).unwrap().to_owned();
+    let (s, b) = http(
+        reqwest::Method::POST,
+        &base,
+        "/register-user",
+        Some(&admin_token),
+        json!({"username": "mgr", "password": "mgr-pass", "companyId": "acme", "roles": ["manager"]}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    for above in ["admin", "keys"] {
+        let first = login(above, None).await;
+        let t = first["token"].as_str().or(first["accessToken"].as_str()).unwrap().to_owned();
+        let (s, d) =
+            http(reqwest::Method::POST, &base, "/devices", Some(&t), json!({"name": format!("{above}'s till")})).await;
+        assert_eq!(s, StatusCode::CREATED, "{d}");
+        let device = d["device"]["deviceId"].as_str().unwrap().to_owned();
+        let session = login(above, Some(json!({"id": device}))).await;
+        let session_token = session["token"].as_str().or(session["accessToken"].as_str()).unwrap().to_owned();
+        let mgr = login("mgr", None).await;
+        let mgr_token = mgr["token"].as_str().or(mgr["accessToken"].as_str()).unwrap().to_owned();
+        let (s, b) =
+            http(reqwest::Method::DELETE, &base, &format!("/devices/{device}"), Some(&mgr_token), Value::Null).await;
+        let after = me(&base, &session_token).await;
+        eprintln!("manager deletes {above}'s device: {s} {b}; {above}'s session then {after}");
+        check(
+            &mut findings,
+            s == StatusCode::FORBIDDEN && after == StatusCode::OK,
+            format!("a manager deleted {above}'s device: {s} {b}, {above}'s session then {after}"),
+        );
+    }
+    assert!(findings.is_empty(), "{findings:#?}");
+}

@@ -493,3 +493,48 @@ async fn a_key_store_failing_from_the_page_start_keeps_the_session_and_sends_not
     a.stop().await;
     assert!(findings.is_empty(), "{findings:#?}");
 }
+
+#[tokio::test]
+#[ignore = "needs the built pkg/ and a browser (ATTACK_ENGINE): run `make test-package`"]
+async fn get_session_inside_the_margin_says_why_for_a_copy_and_for_a_passing_fault() {
+    let base = server().await;
+    let a = Browser::start_engine(engine()).await;
+    keyed(&a, &base).await;
+    let mut findings = Vec::new();
+
+    // The copy, its access token about to expire: getSession() refreshes and is refused.
+    let b = Browser::start_engine(engine()).await;
+    let copy = call(&a, "storage", Value::Null).await;
+    open(&b, &base).await;
+    call(&b, "replace", copy).await;
+    call(&b, "nearExpiry", Value::Null).await;
+    call(&b, "reopen", Value::Null).await;
+    let session = call(&b, "session", Value::Null).await;
+    let outs = call(&b, "signOuts", Value::Null).await;
+    let sent = call(&b, "sent", Value::Null).await;
+    eprintln!("copy's getSession inside the margin: {session}, sign-outs {outs}, sent {sent}");
+    check(&mut findings, session["error"] == json!("device_proof_required"), format!("copy getSession {session}"));
+    check(&mut findings, !sent.to_string().contains("/auth/logout"), format!("the copy sent a logout: {sent}"));
+    let refreshed = call(&a, "refresh", Value::Null).await;
+    check(&mut findings, refreshed == json!(true), format!("A after the copy's getSession: refresh {refreshed}"));
+    b.stop().await;
+
+    // The key's own browser, the nonce route failing, inside the margin.
+    call(&a, "nearExpiry", Value::Null).await;
+    call(&a, "reopen", Value::Null).await;
+    call(&a, "fault", json!({"nonce": 500})).await;
+    call(&a, "sent", Value::Null).await;
+    let session = call(&a, "session", Value::Null).await;
+    let me_status = call(&a, "me", Value::Null).await;
+    let sent = call(&a, "sent", Value::Null).await;
+    call(&a, "fault", json!({"nonce": null})).await;
+    let outs = call(&a, "signOuts", Value::Null).await;
+    let after = call(&a, "session", Value::Null).await;
+    eprintln!("A inside the margin, nonce 500: getSession {session}, auth.fetch {me_status}, sent {sent}, sign-outs {outs}, then {after}");
+    check(&mut findings, session["error"] == json!("network"), format!("A getSession under the fault {session}"));
+    check(&mut findings, unproven_refreshes(&sent).is_empty(), format!("A sent unproven {sent}"));
+    check(&mut findings, outs == json!([]), format!("A signed out {outs}"));
+    check(&mut findings, after["session"] == json!(true), format!("A after the fault {after}"));
+    a.stop().await;
+    assert!(findings.is_empty(), "{findings:#?}");
+}

@@ -538,3 +538,51 @@ async fn get_session_inside_the_margin_says_why_for_a_copy_and_for_a_passing_fau
     a.stop().await;
     assert!(findings.is_empty(), "{findings:#?}");
 }
+
+#[tokio::test]
+#[ignore = "needs the built pkg/ and a browser (ATTACK_ENGINE): run `make test-package`"]
+async fn a_copy_registering_its_own_key_for_the_device_gains_nothing_and_takes_nothing() {
+    let base = server().await;
+    let a = Browser::start_engine(engine()).await;
+    let device = keyed(&a, &base).await;
+    let mut findings = Vec::new();
+    let b = Browser::start_engine(engine()).await;
+    let copy = call(&a, "storage", Value::Null).await;
+    open(&b, &base).await;
+    call(&b, "replace", copy).await;
+    call(&b, "reopen", Value::Null).await;
+    let registered = call(&b, "register", Value::Null).await;
+    let b_refresh = call(&b, "refresh", Value::Null).await;
+    let b_login = call(&b, "login", json!("alice")).await;
+    let b_device = stored(&b, "serviceProxyToken-deviceId").await;
+    let b_refresh_after_login = call(&b, "refresh", Value::Null).await;
+    // Signed in with the password, unbound: the copy now registers its own key.
+    let registered_again = call(&b, "register", Value::Null).await;
+    let b_refresh_keyed = call(&b, "refresh", Value::Null).await;
+    eprintln!("copy registers after its own login: {registered_again}, then refresh {b_refresh_keyed}");
+    check(
+        &mut findings,
+        registered_again["deviceId"] != json!(device),
+        format!("the copy's key was registered as A's device: {registered_again}"),
+    );
+    let a_refresh = call(&a, "refresh", Value::Null).await;
+    let a_login = call(&a, "login", json!("alice")).await;
+    let a_refresh_after = call(&a, "refresh", Value::Null).await;
+    eprintln!(
+        "copy registers: {registered}; copy refresh {b_refresh}; copy login {}; copy device {b_device:?} (A's {device}); copy refresh after its login {b_refresh_after_login}; A refresh {a_refresh}, A login {}, A refresh {a_refresh_after}",
+        b_login["success"], a_login["success"]
+    );
+    check(
+        &mut findings,
+        registered["deviceId"] != json!(device) || b_refresh == json!(false),
+        format!("the copy's key joined A's device: {registered}, refresh {b_refresh}"),
+    );
+    check(
+        &mut findings,
+        a_refresh == json!(true) && a_login["success"] == json!(true) && a_refresh_after == json!(true),
+        format!("A after the copy registered: {a_refresh} {a_login} {a_refresh_after}"),
+    );
+    b.stop().await;
+    a.stop().await;
+    assert!(findings.is_empty(), "{findings:#?}");
+}

@@ -5,6 +5,7 @@ mod auth_fetch;
 mod browser;
 mod demo;
 mod device_key;
+mod device_key_attack;
 #[path = "../common/engine.rs"]
 mod engine;
 mod example;

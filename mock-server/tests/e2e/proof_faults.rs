@@ -91,3 +91,58 @@ async fn a_proof_that_cannot_be_made_keeps_the_session_and_a_copied_storage_ends
         a.stop().await;
     }
 }
+
+/// A logout in one tab running while another tab's refresh of the same session lands (the relay
+/// holds the refresh's answer and the logout's request): the logout wins, no credential of the session stays stored and both tabs are told.
+#[tokio::test]
+#[ignore = "needs the built pkg/ and the browsers: run `make test-package`"]
+async fn a_logout_wins_over_another_tabs_refresh_of_the_same_session() {
+    for engine in [Engine::Chromium, Engine::Firefox, Engine::WebKit] {
+        let settings = Settings { test_controls: true, auth_rate_per_min: 0, ..Settings::default() };
+        let (server, _state) = serve_with(repo_root().join("tests/device-key"), settings).await;
+        let relay = Relay::start(&server).await;
+        let b = Browser::start_engine(engine).await;
+        open(&b, &relay.base).await;
+        assert_eq!(call(&b, "login", json!("alice")).await["success"], true, "{engine:?}");
+        assert!(call(&b, "register", Value::Null).await["deviceId"].is_string(), "{engine:?}");
+        let first = b.client.window().await.unwrap();
+        let second = b.client.new_window(true).await.unwrap().handle;
+        b.client.switch_to_window(second.clone()).await.unwrap();
+        open(&b, &relay.base).await;
+        call(&b, "told", Value::Null).await;
+        b.client.switch_to_window(first.clone()).await.unwrap();
+        call(&b, "told", Value::Null).await;
+
+        // The refresh reaches the server, its answer held while the other tab logs out; the
+        // logout reaches the server after the refresh's answer landed in storage.
+        relay.set(Some((REFRESH, Rewrite::DelayOnce(std::time::Duration::from_secs(3)))));
+        relay.set(Some(("/auth/logout", Rewrite::HoldOnce(std::time::Duration::from_secs(4)))));
+        b.client.execute("window.pending = window.sb.refresh();", vec![]).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+        b.client.switch_to_window(second.clone()).await.unwrap();
+        let out = call(&b, "logout", Value::Null).await;
+        assert_eq!(out["success"], true, "{engine:?}: {out}");
+        b.client.switch_to_window(first.clone()).await.unwrap();
+        let script = "const done = arguments[0]; window.pending.then(done, (e) => done({thrown: String(e)}));";
+        let refreshed = b.client.execute_async(script, vec![]).await.unwrap();
+        let seen = relay.take_seen();
+        let refresh_at = seen.iter().position(|p| p == REFRESH);
+        let logout_at = seen.iter().position(|p| p == "/auth/logout");
+        assert!(
+            refresh_at.is_some() && refresh_at < logout_at,
+            "{engine:?}: the race did not happen (the refresh answered {refreshed}): {seen:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+
+        for (tab, handle) in [("the refreshing tab", first), ("the tab that logged out", second)] {
+            b.client.switch_to_window(handle).await.unwrap();
+            let storage = call(&b, "storage", Value::Null).await;
+            assert_eq!(storage.get("serviceProxyToken-Auth"), None, "{engine:?}, {tab}: {storage}");
+            assert_eq!(storage.get("serviceProxyToken-Refresh"), None, "{engine:?}, {tab}: {storage}");
+            let told = call(&b, "told", Value::Null).await;
+            assert!(!signed_out(&told).is_empty(), "{engine:?}, {tab}: told {told}");
+            assert_eq!(call(&b, "authed", Value::Null).await, false, "{engine:?}, {tab}");
+        }
+        b.stop().await;
+    }
+}

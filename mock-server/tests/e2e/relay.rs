@@ -1,8 +1,11 @@
 //! A relay in front of the mock server, for the browser tests: it passes every request on, and
 //! for one path at a time answers in the server's place (any status and body, without asking the
-//! server). It keeps the paths it was asked for.
+//! server), holds its next request a while before passing it on, or holds the answer to it (the
+//! server has acted on it). It keeps the paths it was
+//! asked for.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::{to_bytes, Body};
 use axum::extract::{Request, State};
@@ -13,11 +16,15 @@ use axum::response::Response;
 pub enum Rewrite {
     /// Answered by the relay with this status and body; the server never sees the request.
     Answer(u16, &'static str),
+    /// The next request passed on after this long (the rule then ends).
+    HoldOnce(Duration),
+    /// The next request passed on at once, its answer held this long (the rule then ends).
+    DelayOnce(Duration),
 }
 
 #[derive(Default)]
 struct Rules {
-    rule: Option<(String, Rewrite)>,
+    rules: Vec<(String, Rewrite)>,
     seen: Vec<String>,
 }
 
@@ -39,9 +46,14 @@ impl Relay {
         relay
     }
 
-    /// From now on `path`'s requests get `rewrite`; `None` passes everything on again.
+    /// From now on `path`'s requests get `rewrite` (beside the rules of other paths); `None`
+    /// passes everything on again.
     pub fn set(&self, rule: Option<(&str, Rewrite)>) {
-        self.rules.lock().unwrap().rule = rule.map(|(path, rewrite)| (path.to_owned(), rewrite));
+        let rules = &mut self.rules.lock().unwrap().rules;
+        match rule {
+            Some((path, rewrite)) => rules.push((path.to_owned(), rewrite)),
+            None => rules.clear(),
+        }
     }
 
     /// The paths asked for since the last call, in order.
@@ -55,14 +67,20 @@ async fn pass(State(relay): State<Relay>, request: Request) -> Response {
     let rule = {
         let mut rules = relay.rules.lock().unwrap();
         rules.seen.push(path.clone());
-        rules.rule.clone().filter(|(p, _)| *p == path).map(|(_, r)| r)
+        let at = rules.rules.iter().position(|(p, _)| *p == path);
+        let rule = at.map(|at| rules.rules[at].1.clone());
+        if let (Some(at), Some(Rewrite::HoldOnce(_) | Rewrite::DelayOnce(_))) = (at, &rule) {
+            rules.rules.remove(at);
+        }
+        rule
     };
-    if let Some(Rewrite::Answer(status, body)) = rule {
-        return Response::builder()
-            .status(status)
-            .header("content-type", "application/json")
-            .body(Body::from(body))
-            .unwrap();
+    match rule {
+        Some(Rewrite::Answer(status, body)) => {
+            let answer = Response::builder().status(status).header("content-type", "application/json");
+            return answer.body(Body::from(body)).unwrap();
+        }
+        Some(Rewrite::HoldOnce(by)) => tokio::time::sleep(by).await,
+        _ => {}
     }
     let (parts, body) = request.into_parts();
     let url = format!("{}{}", relay.target, parts.uri.path_and_query().map_or("/", |p| p.as_str()));
@@ -70,11 +88,16 @@ async fn pass(State(relay): State<Relay>, request: Request) -> Response {
     let mut headers = parts.headers;
     headers.remove("host");
     let answer = reqwest::Client::new().request(parts.method, url).headers(headers).body(body).send().await.unwrap();
-    let mut response = Response::builder().status(answer.status());
-    for (name, value) in answer.headers() {
+    let (status, headers) = (answer.status(), answer.headers().clone());
+    let body = answer.bytes().await.unwrap();
+    if let Some(Rewrite::DelayOnce(by)) = rule {
+        tokio::time::sleep(by).await;
+    }
+    let mut response = Response::builder().status(status);
+    for (name, value) in &headers {
         if name != "transfer-encoding" && name != "content-length" {
             response = response.header(name, value);
         }
     }
-    response.body(Body::from(answer.bytes().await.unwrap())).unwrap()
+    response.body(Body::from(body)).unwrap()
 }

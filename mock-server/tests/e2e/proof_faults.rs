@@ -146,3 +146,56 @@ async fn a_logout_wins_over_another_tabs_refresh_of_the_same_session() {
         b.stop().await;
     }
 }
+
+/// One refresh (the nonce and the refresh) is one unit under the tabs' lock: with both held by the
+/// relay, together longer than one request's timeout and the lock's old margin but each within its
+/// timeout, a second tab's refresh waits for the first's outcome and never sends the same token.
+#[tokio::test]
+#[ignore = "needs the built pkg/ and the browsers: run `make test-package`"]
+async fn a_slow_nonce_and_a_slow_refresh_stay_one_unit_under_the_tabs_lock() {
+    for engine in [Engine::Chromium, Engine::Firefox, Engine::WebKit] {
+        let settings =
+            Settings { test_controls: true, auth_rate_per_min: 0, refresh_reuse_grace_secs: 0, ..Settings::default() };
+        let (server, _state) = serve_with(repo_root().join("tests/device-key"), settings).await;
+        let relay = Relay::start(&server).await;
+        let page = format!("{}/index.html?timeout=8000", relay.base);
+        let b = Browser::start_engine(engine).await;
+        b.client.goto(&page).await.unwrap();
+        b.wait_text("#out", "the page to load the package", |t| t == "ready").await;
+        assert_eq!(call(&b, "login", json!("alice")).await["success"], true, "{engine:?}");
+        assert!(call(&b, "register", Value::Null).await["deviceId"].is_string(), "{engine:?}");
+        let first = b.client.window().await.unwrap();
+        let second = b.client.new_window(true).await.unwrap().handle;
+        b.client.switch_to_window(second.clone()).await.unwrap();
+        b.client.goto(&page).await.unwrap();
+        b.wait_text("#out", "the page to load the package", |t| t == "ready").await;
+        call(&b, "told", Value::Null).await;
+        b.client.switch_to_window(first.clone()).await.unwrap();
+        call(&b, "told", Value::Null).await;
+        relay.take_seen();
+
+        let hold = std::time::Duration::from_millis(7_500);
+        relay.set(Some((NONCE, Rewrite::HoldOnce(hold))));
+        relay.set(Some((REFRESH, Rewrite::DelayOnce(hold))));
+        b.client.execute("window.pending = window.sb.refresh();", vec![]).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        b.client.switch_to_window(second.clone()).await.unwrap();
+        let second_refreshed = call(&b, "refresh", Value::Null).await;
+        b.client.switch_to_window(first.clone()).await.unwrap();
+        let script = "const done = arguments[0]; window.pending.then(done, (e) => done({thrown: String(e)}));";
+        let first_refreshed = b.client.execute_async(script, vec![]).await.unwrap();
+        relay.set(None);
+        let seen = relay.take_seen();
+        let case = format!("{engine:?}: refreshed {first_refreshed} and {second_refreshed}, {seen:?}");
+        assert_eq!(first_refreshed, true, "{case}");
+        assert!(!seen.iter().any(|p| p == "/auth/logout"), "{case}");
+        for handle in [first, second] {
+            b.client.switch_to_window(handle).await.unwrap();
+            assert_eq!(signed_out(&call(&b, "told", Value::Null).await), Vec::<Value>::new(), "{case}");
+            let access = stored(&b, "serviceProxyToken-Auth").await.unwrap_or_else(|| panic!("{case}"));
+            assert_eq!(me(&server, &access).await, StatusCode::OK, "{case}: the session goes on");
+        }
+        assert_eq!(call(&b, "refresh", Value::Null).await, true, "{case}: and refreshes again");
+        b.stop().await;
+    }
+}

@@ -9,13 +9,13 @@ use serde_json::{json, Value};
 use super::browser::{repo_root, serve_with, Browser, Engine};
 use mock_server::settings::Settings;
 
-async fn open(b: &Browser, base: &str) {
+pub async fn open(b: &Browser, base: &str) {
     b.client.goto(&format!("{base}/index.html")).await.unwrap();
     b.wait_text("#out", "the page to load the package", |t| t == "ready").await;
 }
 
 /// `window.sb[what](arg)` in the page, awaited.
-async fn call(b: &Browser, what: &str, arg: Value) -> Value {
+pub async fn call(b: &Browser, what: &str, arg: Value) -> Value {
     let script =
         "const [what, arg, done] = arguments; window.sb[what](arg).then(done, (e) => done({thrown: String(e)}));";
     b.client.execute_async(script, vec![what.into(), arg]).await.unwrap()
@@ -30,11 +30,11 @@ async fn post(base: &str, path: &str, token: Option<&str>, body: Value) -> (Stat
     (response.status(), response.json().await.unwrap_or(Value::Null))
 }
 
-async fn me(base: &str, token: &str) -> StatusCode {
+pub async fn me(base: &str, token: &str) -> StatusCode {
     reqwest::Client::new().get(format!("{base}/users/me")).bearer_auth(token).send().await.unwrap().status()
 }
 
-async fn stored(b: &Browser, key: &str) -> Option<String> {
+pub async fn stored(b: &Browser, key: &str) -> Option<String> {
     call(b, "storage", Value::Null).await[key].as_str().map(str::to_owned)
 }
 

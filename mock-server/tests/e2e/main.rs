@@ -10,6 +10,8 @@ mod device_key_attack;
 mod engine;
 mod example;
 mod ledger;
+mod proof_faults;
+mod relay;
 
 use browser::{group_members, marked, repo_root, serve, serve_with, Browser, Engine};
 use mock_server::crons::{self, runner};

@@ -164,10 +164,10 @@ impl Source for ReplicaFeeds {
                             .boxed();
                         return Ok(held(feed, open, members, key, owner.id, None));
                     }
-                    // The owner does not take itself for the owner: the two lists differ for a
+                    // The owner does not take itself for the owner (a 409): the two lists differ for a
                     // heartbeat (a replica came or went). Asked again once this one's list
                     // changes, rather than reading the engine beside whichever becomes the owner.
-                    Ok(answer) if answer.status() == reqwest::StatusCode::CONFLICT => {
+                    Ok(answer) if answer.status().as_u16() == 409 => {
                         drop(open);
                         let mut changes = changes;
                         let _ = tokio::time::timeout(2 * HEARTBEAT, changes.changed()).await;

@@ -92,9 +92,19 @@ export function createFleet(ctx) {
     return tr;
   }
 
+  /** Documents a tenant's devices destroyed unpushed, all reasons together. */
+  function lostTotal(t) {
+    return Object.values(t.deviceLosses ?? {}).reduce((sum, n) => sum + n, 0);
+  }
+
+  function lossesText(byReason) {
+    return Object.entries(byReason).filter(([, n]) => n).map(([reason, n]) => `${n} by ${reason}`).join(", ");
+  }
+
   function attentionBadge(kinds) {
     if (kinds.some((k) => k === "destructive-reset" || k === "reconciliation-regressed")) return " ⚠ roll back now";
-    return kinds.includes("archived-day-lost") ? " ⚠ restore the day" : " ⚠ run the rotate";
+    if (kinds.includes("archived-day-lost")) return " ⚠ restore the day";
+    return kinds.includes("device-data-lost") ? " ⚠ recover the lost orders" : " ⚠ run the rotate";
   }
 
   function updateFlagRow(tr, item) {
@@ -130,12 +140,14 @@ export function createFleet(ctx) {
         ? t.devices.map((d) => `${d.sdkVersion ?? "?"}${d.beforeCutover ? " ⚠ too old" : ""}`).join(", ")
         : "no devices yet"],
     })));
-    const alarms = view.tenants.filter((t) => t.attention);
+    const alarms = view.tenants.filter((t) => t.attention || lostTotal(t));
     const banner = $("attention");
     banner.hidden = !alarms.length;
     const lines = alarms.flatMap((t) => [
-      [`⚠ ${t.name} (${t.companyId}) needs attention: ${t.attention.instruction}`],
-      ...t.attention.alarms.map((a) => [`${a.kind}: ${a.detail}`, "hint"]),
+      ...(t.attention ? [[`⚠ ${t.name} (${t.companyId}) needs attention: ${t.attention.instruction}`]] : []),
+      ...(t.attention?.alarms ?? []).map((a) => [`${a.kind}: ${a.detail}`, "hint"]),
+      // What its devices destroyed unpushed, ever, by reason: kept after the alarms clear.
+      ...(lostTotal(t) ? [[`${t.name} (${t.companyId}) devices lost ${lossesText(t.deviceLosses)}`, "hint"]] : []),
     ]);
     // An alert region is read out whenever it is rewritten: only when what it says changed.
     const words = JSON.stringify(lines);

@@ -18,7 +18,6 @@ impl Session {
     /// count, each), one report a tenant, for [`Session::send_losses`]. A device never registered
     /// has nobody to report to: its losses stay in the events and the console only. Not `async`:
     /// the destruction's state machine does not carry it.
-    #[inline(never)]
     pub(super) fn keep_loss_reports(&self, why: LossReason, lost: Vec<(String, String, Value)>) {
         let Some(device) = self.device_id().filter(|_| !lost.is_empty()) else { return };
         let mut pending = self.pending_losses();

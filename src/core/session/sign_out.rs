@@ -73,11 +73,12 @@ impl Session {
         // session, which this sign-out must not end; another tab's refresh of this same session
         // stored its new tokens, which this sign-out ends (the server ended them with it).
         let ours = match (self.stored_token(), &stored) {
-            (Some((now, now_claims)), Some((_, claims))) => {
-                token.as_ref() == Some(&now)
+            (Some((now, now_claims)), Some((ended, claims))) => {
+                now == *ended
                     || super::auth_state::classify(claims, &now_claims) == super::auth_state::Change::Refreshed
             }
-            (now, _) => now.is_none() && token.is_none(),
+            (None, None) => true,
+            _ => false,
         };
         if ours {
             for key in keys::SESSION_KEYS {

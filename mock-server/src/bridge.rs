@@ -73,6 +73,21 @@ pub fn spawn(work: impl std::future::Future<Output = ()> + Send + 'static) {
     }
 }
 
+/// Runs blocking work off the async workers (the blocking pool) on a multi-threaded runtime; on a
+/// single-threaded one (the tests', the simulator's) on the caller's thread: that runtime has no
+/// other worker to keep free, and a pool thread would make the order of its tasks depend on the
+/// host's scheduling.
+pub async fn off_workers<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::spawn_blocking(f).await
+        }
+        _ => Ok(f()),
+    }
+}
+
 /// Runs blocking work; on a multi-threaded tokio runtime it tells tokio first.
 pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {

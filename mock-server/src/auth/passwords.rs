@@ -94,14 +94,14 @@ impl Default for Hashing {
 }
 
 impl Hashing {
-    /// Runs `work` (a hash or a check) on the blocking pool once a core is free.
+    /// Runs `work` (a hash or a check) on the blocking pool once a core is free (`bridge::off_workers`).
     pub async fn run<T: Send + 'static>(
         &self,
         work: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, tokio::task::JoinError> {
         // The semaphore is never closed, so `acquire` cannot fail; without a permit the work runs anyway.
         let _permit = self.permits.acquire().await.ok();
-        tokio::task::spawn_blocking(work).await
+        crate::bridge::off_workers(work).await
     }
 }
 

@@ -58,7 +58,7 @@ fn classic(openmetrics: &str) -> String {
 async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let mut text = String::new();
     // The store's reads are synchronous: off the async workers, so requests go on beside them.
-    let read = match tokio::task::spawn_blocking(move || scrape::read(&state)).await {
+    let read = match crate::bridge::off_workers(move || scrape::read(&state)).await {
         Ok(read) => read,
         Err(e) => Err(e.into()),
     };

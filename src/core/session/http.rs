@@ -24,9 +24,11 @@ impl Session {
         self.0.ports.transport.send(request)
     }
 
-    /// An anonymous `body` for `route`, sent to `path`, with a proof of the device's key when the
-    /// device is registered (`HttpRequest::prove`; signed for the protocol's route wherever
-    /// `path` sends it). Not `async`: the transport's own future, no state machine of its own.
+    /// An anonymous `body` for `route`, sent to `path`, with a proof of the device's key where
+    /// this browser keeps one (`HttpRequest::prove`: the transport proves only with a key, made by
+    /// the first registration; signed for the protocol's route wherever `path` sends it). Asked
+    /// whether or not a device id is stored yet: a refresh racing the registration that binds its
+    /// session to the key must carry the proof. Not `async`: the transport's own future.
     pub(super) fn send_proven(
         &self,
         route: Call,
@@ -34,9 +36,7 @@ impl Session {
         body: String,
     ) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
         let base = &self.0.config.base_url;
-        let prove = self
-            .device_id()
-            .map(|_| (url::join(base, DEVICE_NONCE.path), [route.method.as_str(), " ", route.path].concat()));
+        let prove = Some((url::join(base, DEVICE_NONCE.path), [route.method.as_str(), " ", route.path].concat()));
         let request =
             HttpRequest { method: route.method, url: url::join(base, path), bearer: None, body: Some(body), prove };
         self.0.ports.transport.send(request)

@@ -185,7 +185,8 @@ fn google_login_posts_the_credential_to_auth_google() {
     let body: Value = serde_json::from_str(req.body.as_deref().unwrap()).unwrap();
     assert_eq!(body["credential"], "mock-google:alice");
     assert_eq!(body["deviceInfo"]["sdkVersion"], "1.4.17");
-    assert_eq!(req.prove, None, "no device registered yet: nothing to prove");
+    // Asked of the transport, which proves only where a key is kept.
+    assert_eq!(req.prove.map(|(_, route)| route).as_deref(), Some("POST /auth/google"));
     assert!(h.session.check_if_logged_in());
 }
 
@@ -930,7 +931,7 @@ fn proofs_asked(h: &H) -> Vec<(String, Option<(String, String)>)> {
 }
 
 #[test]
-fn a_registered_device_asks_for_its_keys_proof_at_login_and_refresh_only() {
+fn sign_ins_and_refreshes_ask_for_the_keys_proof_and_nothing_else_does() {
     let (h, _) = logged_in();
     *h.key.public.borrow_mut() = Some("04ab".into());
     assert!(block_on(h.session.refresh_authentication()));
@@ -944,13 +945,14 @@ fn a_registered_device_asks_for_its_keys_proof_at_login_and_refresh_only() {
     assert_eq!(
         proofs_asked(&h),
         [
-            ("/auth/refresh".to_owned(), None),
+            ("/auth/refresh".to_owned(), refresh()),
             ("/auth/connect".to_owned(), None),
             ("/auth".to_owned(), nonce()),
             ("/auth/refresh".to_owned(), refresh()),
             ("/auth/status".to_owned(), None),
         ],
-        "a device not registered yet has nothing to prove; only sign-ins and refreshes carry proofs"
+        "sign-ins and refreshes ask the transport for the key's proof (it proves where a key is kept), registered \
+         or not: a refresh may race the registration that binds its session"
     );
 }
 

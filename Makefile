@@ -63,7 +63,7 @@ apt_missing = missing=""; for p in $(1); do case $$p in nodejs|npm) command -v n
 npm_pinned = for t in $(2); do grep -qxF "$$t" <(tr ' ' '\n' 2>/dev/null < $(1)/.pinned) || { \
   npm install --silent --no-save --no-audit --no-fund --prefix $(1) $(2) && echo "$(2)" > $(1)/.pinned || exit 1; break; }; done
 
-.PHONY: demo-serve setup setup-demo setup-demo-rust setup-demo-packages setup-rust setup-packages build test test-native test-browser test-package demo types size size-check bench soak mutants clean release-check
+.PHONY: mutants-apply demo-serve setup setup-demo setup-demo-rust setup-demo-packages setup-rust setup-packages build test test-native test-browser test-package demo types size size-check bench soak mutants clean release-check
 
 ## Installs whatever is missing; each line checks before it installs, so a second run installs
 ## nothing. setup-demo: what `make build` and `make demo` need; setup: that and what `make test`
@@ -145,7 +145,7 @@ build: setup-demo
 ## Every suite, each phase timed; the last line totals them ("N passed, N failed") across runners.
 test:
 	@set -o pipefail; log=$$(mktemp); rc=0; took=""; \
-	  for phase in setup test-native test-browser test-package; do \
+	  for phase in setup test-native mutants test-browser test-package; do \
 	    start=$$(date +%s); $(MAKE) --no-print-directory $$phase 2>&1 | tee -a $$log || rc=1; \
 	    took="$$took $$phase $$(( $$(date +%s) - start ))s,"; [ $$rc = 0 ] || break; \
 	  done; echo "make test took:$${took%,}"; \
@@ -155,7 +155,7 @@ test:
 ## Lints are errors here: the code as rustfmt writes it (rustfmt.toml: lines of 120 at most),
 ## every public item of the SDK documented (`missing_docs`, the `.d.ts` JSDoc), clippy clean on
 ## both targets.
-test-native:
+test-native: mutants-apply
 	cargo fmt --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
@@ -244,29 +244,39 @@ bench: size
 ## new seed (printed first; `PROPTEST_RNG_SEED=<seed> make soak` replays a run), then
 ## SDK_SOAK_CASES of those with the SDK's own core as the device (tests/sdk_histories.rs, about
 ## two seconds each), and SOAK_RACE_CASES races (operations stopped at the server's
-## checkpoints), from the same seed.
+## checkpoints), then SOAK_SIM_SEEDS runs of the simulator from that seed (it prints its steps a
+## second), from the same seed.
 SOAK_CASES ?= 2000
 SDK_SOAK_CASES ?= 500
 SOAK_RACE_CASES ?= 1000
+SOAK_SIM_SEEDS ?= 3000
 soak:
 	@seed=$${PROPTEST_RNG_SEED:-$$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}; echo "soak seed $$seed"; \
 	  HISTORY_CASES=$(SOAK_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test rollout_histories -- --nocapture && \
 	  SDK_HISTORY_CASES=$(SDK_SOAK_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test sdk_histories -- --nocapture && \
-	  RACE_CASES=$(SOAK_RACE_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test rollout_races -- --nocapture
+	  RACE_CASES=$(SOAK_RACE_CASES) PROPTEST_RNG_SEED=$$seed cargo test -p mock-server --test rollout_races -- --nocapture && \
+	  SIM_SEEDS=$(SOAK_SIM_SEEDS) SIM_FIRST_SEED=$$seed cargo test -p mock-server --test simulation fixed_seeds -- --nocapture
 
-## Proof the histories find bugs: each patch in mock-server/tests/mutations brings one back, and
-## the histories of `make test` must fail on every one (the tree is restored after each); the
-## patches in mutations/sdk break the SDK's core, for the histories where it is the device.
-mutants:
-	@for p in mock-server/tests/mutations/*.patch mock-server/tests/mutations/sdk/*.patch; do \
-	  case $$p in */sdk/*) t=sdk_histories f=;; \
+## Proof the tests find bugs: each patch in mock-server/tests/mutations brings one back, and the
+## suite named for its directory must fail on every one (the tree is restored after each): the
+## rollout's histories for mutations/*.patch, the SDK's histories for mutations/sdk/, the
+## simulator (tests/simulation.rs) alone for mutations/sim/. A patch that no longer applies is an
+## error (`make test` checks every one applies, `mutants-apply`), never a skip.
+MUTANTS := $(wildcard mock-server/tests/mutations/*.patch mock-server/tests/mutations/sdk/*.patch mock-server/tests/mutations/sim/*.patch)
+mutants-apply:
+	@for p in $(MUTANTS); do git apply --check $$p || { echo "$$p no longer applies: write it again against the code"; exit 1; }; done; \
+	  echo "$(words $(MUTANTS)) mutation patches apply"
+mutants: mutants-apply
+	@failed=0; for p in $(MUTANTS); do \
+	  case $$p in */sdk/*) t=sdk_histories f=;; */sim/*) t=simulation f=fixed_seeds;; \
 	    *) t=rollout_histories f=generated_histories_answer_as_the_model;; esac; \
 	  git apply $$p || exit 1; \
 	  if ! cargo test -q -p mock-server --test $$t --no-run 2>/dev/null; then r="did not build"; \
-	  elif cargo test -q -p mock-server --test $$t -- $$f >/dev/null 2>&1; \
+	  elif SIM_NO_SHRINK=1 cargo test -q -p mock-server --test $$t -- $$f >/dev/null 2>&1; \
 	  then r=survived; else r=caught; fi; \
-	  git apply -R $$p; echo "$$(basename $$p .patch): $$r"; [ $$r = caught ] || exit 1; \
-	done
+	  git apply -R $$p || exit 1; echo "$$(basename $$(dirname $$p))/$$(basename $$p .patch): $$r"; \
+	  [ $$r = caught ] || failed=1; \
+	done; [ $$failed = 0 ] || { echo "a mutant was not caught"; exit 1; }
 
 clean:
 	cargo clean

@@ -200,3 +200,23 @@ mod rule {
         }
     }
 }
+
+/// A user deletes their own device from any of their companies: `GET /devices` lists it there, so
+/// the deletion must not answer 404 after a company change (found by the simulator).
+#[tokio::test]
+async fn a_user_deletes_their_own_device_after_a_company_change() {
+    let s = spawn().await;
+    let login = s.login("carol").await;
+    let acme = login["token"].as_str().unwrap().to_owned();
+    let device = s.register_device(&acme).await;
+    assert_eq!(s.post("/auth/company", Some(&acme), json!({"companyId": "globex"})).await.status, StatusCode::OK);
+    let next = s.post("/auth/refresh", None, json!({"refreshToken": login["refreshToken"]})).await;
+    let globex = next.body["token"].as_str().unwrap().to_owned();
+    let listed = s.get("/devices", Some(&globex)).await.body;
+    assert!(listed["devices"].as_array().unwrap().iter().any(|d| d["deviceId"] == device.as_str()), "{listed}");
+    // bob, globex's manager, still cannot reach a device of acme's.
+    let bob = s.token("bob").await;
+    assert_eq!(s.call(Method::DELETE, &format!("/devices/{device}"), Some(&bob), None).await.status, 404);
+    let deleted = s.call(Method::DELETE, &format!("/devices/{device}"), Some(&globex), None).await;
+    assert_eq!(deleted.status, StatusCode::OK, "{:?}", deleted.body);
+}

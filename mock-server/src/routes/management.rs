@@ -87,7 +87,9 @@ async fn delete_device(
     // A deleted device keeps nothing of its sessions: their refresh tokens, access tokens,
     // document headers (no sign-out window), live feeds and realtime sockets end with it.
     let ended = state.store.tx(|tx| {
-        let device = devices::by_id(tx, &id)?.filter(|d| d.company_id == user.0.company_id || is_admin(&user));
+        // Its own user sees it from any of their companies (GET /devices lists it there too).
+        let device = devices::by_id(tx, &id)?
+            .filter(|d| d.company_id == user.0.company_id || d.user_id == user.0.user_id || is_admin(&user));
         let device = device.ok_or_else(|| AppError::NotFound(code::UNKNOWN_DEVICE, format!("no device {id:?}")))?;
         // Its user's sessions end with it: only a caller who may manage that user removes it.
         let holder = users::by_id(tx, &device.user_id)?.map(|u| u.record.roles).unwrap_or_default();

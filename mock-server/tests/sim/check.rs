@@ -214,10 +214,15 @@ fn no_drop_without_cause(w: &mut World) {
             continue;
         }
         let recent: Vec<String> = env.hist.trace.borrow().iter().rev().take(16).rev().cloned().collect();
+        let told: Vec<_> =
+            br.tabs.iter().map(|t| (t.slot, t.told.borrow().clone(), t.sign_outs.borrow().clone())).collect();
         env.hist.violate(
             env.now(),
             NO_DROP,
-            format!("browser {b} dropped session {before}, which lives on the server, unasked; recently: {recent:#?}"),
+            format!(
+                "browser {b} dropped session {before}, which lives on the server, unasked; its tabs were told \
+                 {told:?}; recently: {recent:#?}"
+            ),
         );
     }
 }
@@ -309,8 +314,8 @@ async fn metrics_scrape(w: &World) {
     }
 }
 
-/// A deletion's answer against the rule: its own user, sys_admin, or a manager for a user holding
-/// no role above a manager's, each within the device's company (sys_admin in any).
+/// A deletion's answer against the rule: its own user (from any of their companies), sys_admin
+/// (in any), or a manager of the device's company for a user holding no role above a manager's.
 pub fn deletion_as_ruled(w: &World, device: Option<(String, String, Vec<String>)>, token: &str, status: u16) {
     let Some((owner, company, _)) = device else { return };
     let Ok(claims) = session_broker::core::token::Claims::decode(token) else { return };
@@ -320,7 +325,7 @@ pub fn deletion_as_ruled(w: &World, device: Option<(String, String, Vec<String>)
     let above = target_roles.iter().any(|r| r == "sys_admin" || r == "key_manager");
     let same_company = claims.company_id().as_deref() == Some(company.as_str());
     let own = claims.user_id().as_deref() == Some(owner.as_str());
-    let allowed = (same_company || admin) && (own || admin || (roles.iter().any(|r| r == "manager") && !above));
+    let allowed = (same_company || admin || own) && (own || admin || (roles.iter().any(|r| r == "manager") && !above));
     let live = w.env.server.session_state(&History::sid_of_jwt(token).unwrap_or_default()) == SessionState::Live;
     if !live {
         return;
@@ -348,7 +353,13 @@ pub fn settled_handshakes(w: &World) {
                 continue;
             }
             let Some(routing) = tab.sync.routing() else { continue };
-            let own = tab.session.current_company().and_then(|c| c["id"].as_str().map(str::to_owned));
+            // The stored session's tenant, expired or not (a refresh may have failed to store).
+            let own = tab
+                .view
+                .borrow()
+                .get(keys::AUTH)
+                .and_then(|t| session_broker::core::token::Claims::decode(t).ok())
+                .and_then(|c| c.company_id());
             if own.as_deref() != routing["companyId"].as_str() {
                 env.hist.violate(
                     env.now(),

@@ -288,7 +288,14 @@ impl Session {
         let mut auth = auth;
         let new_headers = if company_changed { auth.docdb_headers.take() } else { None };
         if let Err(e) = self.persist(&auth, false) {
-            return Decided::Transient(["the refreshed session could not be stored: ", &e.0].concat());
+            // The old token is spent and the new one could not be kept (`persist` left no half
+            // session behind): the session is over here, signed out as such (its handlers and
+            // observers, the realtime session, told), not left to look alive.
+            self.0.ports.lock.spent(Some(tail(&refresh_token))).await;
+            return Decided::Rejected(
+                crate::core::ports::StorageError::CODE,
+                ["the refreshed session could not be stored: ", &e.0].concat(),
+            );
         }
         self.0.ports.lock.spent(Some(tail(&refresh_token))).await;
         let previous_company = if company_changed { previous_company } else { None };

@@ -1050,3 +1050,19 @@ fn a_request_may_go_again_only_with_a_refresh_of_its_session() {
     h.storage.set(keys::AUTH, &refreshed).unwrap();
     assert!(!h.session.may_replay("not a token"));
 }
+
+/// A refresh whose answer storage refuses: the old token is spent, the new one cannot be kept, so
+/// the session ends here as a sign-out (its handlers run; the realtime session, an observer, is
+/// told), never left half alive with nothing stored.
+#[test]
+fn a_refresh_storage_refuses_to_keep_signs_out() {
+    let (h, _) = logged_in();
+    record_hooks(&h);
+    h.storage.refuse_writes.set(true);
+    let outcome = block_on(h.session.refresh());
+    assert!(matches!(outcome, RefreshOutcome::Rejected("storage_unavailable", _)), "{outcome:?}");
+    let seen = events(&h);
+    assert_eq!(seen.iter().filter(|e| e.starts_with("onSignOut")).collect::<Vec<_>>(), ["onSignOut refresh-rejected"]);
+    assert!(!seen.iter().any(|e| e.contains("/auth/logout")), "nothing stored to log out with: {seen:?}");
+    assert!(!h.session.check_if_logged_in());
+}

@@ -325,7 +325,8 @@ pub fn deletion_as_ruled(w: &World, device: Option<(String, String, Vec<String>)
     let above = target_roles.iter().any(|r| r == "sys_admin" || r == "key_manager");
     let same_company = claims.company_id().as_deref() == Some(company.as_str());
     let own = claims.user_id().as_deref() == Some(owner.as_str());
-    let allowed = (same_company || admin || own) && (own || admin || (roles.iter().any(|r| r == "manager") && !above));
+    let manager = roles.iter().any(|r| r == "manager");
+    let allowed = admin || own || (same_company && manager && !above);
     let live = w.env.server.session_state(&History::sid_of_jwt(token).unwrap_or_default()) == SessionState::Live;
     if !live {
         return;

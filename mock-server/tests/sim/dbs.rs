@@ -105,12 +105,14 @@ async fn push_orders(
     let db = url.rsplit('/').next().unwrap_or_default().to_owned();
     let company = headers.get("X-Docdb-Company").and_then(Value::as_str).unwrap_or("").to_owned();
     let path = url.strip_prefix("http://sim").unwrap_or(url).to_owned();
+    let headers: Vec<(String, String)> =
+        headers.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned())).collect();
     for order in pending {
         let x = Exchange {
             method: "PUT",
             path: &format!("{path}/order-{}", order.id),
             bearer: None,
-            headers: headers.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned())).collect(),
+            headers: headers.clone(),
             body: Some(json!({"type": "order", "status": "closed", "amountCents": 1250}).to_string()),
             tab,
         };

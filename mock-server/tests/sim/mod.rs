@@ -2,6 +2,7 @@
 //! clock around the real server, every run replayable from its seed (docs/testing.md).
 
 pub mod browser;
+pub mod cases;
 pub mod check;
 pub mod dbs;
 pub mod env;

@@ -32,6 +32,20 @@ impl Scope {
     }
 }
 
+/// The management calls the app makes through the SDK (the package's `getCompanies`,
+/// `getCompany`, `listUsers`, `getMyUser`, `addDevice`, `updateCompany`, `updatePaymentReference`,
+/// `createUser`): method, path (`{company}`: the session's), body.
+pub const MANAGE: [(&str, &str, Option<&str>); 8] = [
+    ("GET", "/companies", None),
+    ("GET", "/companies/{company}", None),
+    ("GET", "/users", None),
+    ("GET", "/users/me", None),
+    ("POST", "/devices", Some(r#"{"platform":"web","name":"back-office"}"#)),
+    ("PATCH", "/companies/{company}", Some(r#"{"name":"Renamed"}"#)),
+    ("PATCH", "/companies/{company}/sales/{company}-sale-1/payment-reference", Some(r#"{"paymentReference":"pay-1"}"#)),
+    ("POST", "/register-user", Some(r#"{"username":"newcomer","password":"newcomer-pass-1","companyId":"{company}"}"#)),
+];
+
 /// Who deletes a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum By {
@@ -116,6 +130,12 @@ pub enum Op {
     ListDevices {
         b: usize,
         t: usize,
+    },
+    /// One of the management calls (`MANAGE`) through the SDK's session.
+    Manage {
+        b: usize,
+        t: usize,
+        which: usize,
     },
     // ---- The platform.
     Reload {
@@ -211,9 +231,13 @@ fn pick<T: Copy>(rng: &mut StdRng, items: &[T]) -> T {
 /// The steps of seed `seed`: `n` of them, weighted towards what users do most, the faults and
 /// the operators' steps among them.
 pub fn generate(seed: u64, n: usize) -> Vec<Step> {
-    let mut rng = StdRng::seed_from_u64(seed);
     let mut steps = Vec::with_capacity(n);
-    for _ in 0..n {
+    for i in 0..n {
+        // Each step drawn from (seed, its place) alone: a change to one kind of step leaves the
+        // others of a seed as they were.
+        let mut rng = StdRng::seed_from_u64(
+            seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9),
+        );
         let b = if rng.random_bool(0.15) { 2 } else { rng.random_range(0..2) };
         let t = rng.random_range(0..TABS);
         let user = rng.random_range(0..3);
@@ -236,7 +260,13 @@ pub fn generate(seed: u64, n: usize) -> Vec<Step> {
             43..=47 => Op::WriteOrder { b, t },
             48 => Op::DestroyAll { b, t },
             49 => Op::UpdateStatus { b, t },
-            50 => Op::ListDevices { b, t },
+            50 => {
+                if rng.random_bool(0.5) {
+                    Op::ListDevices { b, t }
+                } else {
+                    Op::Manage { b, t, which: rng.random_range(0..MANAGE.len()) }
+                }
+            }
             51..=52 => Op::Reload { b, t },
             53 => Op::Freeze { b, t },
             54..=55 => Op::Copy { from: rng.random_range(0..2) },
@@ -279,6 +309,7 @@ pub fn generate(seed: u64, n: usize) -> Vec<Step> {
             85 => Op::PasswordReset { user },
             86 => Op::AcknowledgeLosses { tenant },
             87 => Op::LogoutElsewhere { user, scope: pick(&mut rng, &[Scope::Others, Scope::Global]) },
+            88..=90 => Op::Manage { b, t, which: rng.random_range(0..MANAGE.len()) },
             _ => {
                 let spans = [100..2_000, 2_000..30_000, 30_000..900_000, 900_000..7_200_000];
                 let span = spans[rng.random_range(0..spans.len())].clone();

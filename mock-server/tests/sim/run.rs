@@ -24,6 +24,8 @@ pub struct Outcome {
     pub violations: Vec<String>,
     pub trace: Vec<String>,
     pub reached: BTreeMap<&'static str, u32>,
+    /// Every `METHOD /path` the server was sent.
+    pub routes: std::collections::BTreeSet<String>,
 }
 
 impl Outcome {
@@ -71,6 +73,7 @@ pub fn run(seed: u64, steps: &[Step]) -> Outcome {
             violations: env.hist.violations.borrow().clone(),
             trace: env.hist.trace.borrow().clone(),
             reached: env.hist.reached.borrow().clone(),
+            routes: env.server.seen.borrow().clone(),
         };
         stop(&world);
         outcome
@@ -84,6 +87,9 @@ async fn settle(w: &mut World) {
     for br in w.browsers.iter().flatten() {
         br.shared.net.heal();
         br.shared.refuse_writes.set(0);
+        if br.shared.key.mode.get() == super::browser::KeyMode::Failing {
+            br.shared.key.mode.set(super::browser::KeyMode::Ok);
+        }
     }
     SimClock::sleep(120_000).await;
     check::after_step(w).await;

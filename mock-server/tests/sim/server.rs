@@ -20,6 +20,8 @@ pub struct SimServer {
     clock: SimClock,
     /// One request at a time, first come first served (tokio's mutex is fair).
     serial: tokio::sync::Mutex<()>,
+    /// Every `METHOD /path` the server was sent (the alphabet's check).
+    pub seen: std::cell::RefCell<std::collections::BTreeSet<String>>,
 }
 
 /// An answer: status and body text.
@@ -46,7 +48,7 @@ impl SimServer {
         let state = AppState::new(settings(), StaticDirs::default()).expect("the server's state");
         state.clock.freeze_at(clock.now());
         let router = mock_server::app(state.clone());
-        SimServer { state, router, clock, serial: tokio::sync::Mutex::new(()) }
+        SimServer { state, router, clock, serial: tokio::sync::Mutex::new(()), seen: Default::default() }
     }
 
     /// Holds the server's clock at the simulated now (before it is handed anything).
@@ -65,6 +67,7 @@ impl SimServer {
     ) -> Answer {
         let _turn = self.serial.lock().await;
         self.tick();
+        self.seen.borrow_mut().insert(format!("{method} {}", path.split('?').next().unwrap_or(path)));
         let mut req = Request::builder().method(method).uri(path);
         if let Some(token) = bearer {
             req = req.header("Authorization", format!("Bearer {token}"));
@@ -84,6 +87,7 @@ impl SimServer {
 
     /// A WebSocket to `path`, served by the router over an in-memory stream.
     pub async fn socket(&self, path: &str) -> Result<WebSocketStream<DuplexStream>, String> {
+        self.seen.borrow_mut().insert(format!("GET {}", path.split('?').next().unwrap_or(path)));
         let (client, server) = tokio::io::duplex(64 * 1024);
         let service = hyper_util::service::TowerToHyperService::new(self.router.clone());
         tokio::task::spawn_local(async move {

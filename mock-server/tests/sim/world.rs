@@ -55,6 +55,8 @@ pub struct World {
     pub reports_wiped: Vec<String>,
     /// The operators' record: per tenant, whether `rollingDb` is on and a rotate ran since.
     pub rolling: BTreeMap<String, (bool, bool)>,
+    /// Tenants that were on `rollingDb` with a rotate since its enable at some point of the run.
+    pub cored: std::collections::BTreeSet<String>,
 }
 
 impl World {
@@ -71,6 +73,7 @@ impl World {
             asking: Rc::new(RefCell::new(vec![0; BROWSERS])),
             reports_wiped: Vec::new(),
             rolling: BTreeMap::new(),
+            cored: Default::default(),
         };
         for b in 0..2 {
             let mode = if w.env.chance(0.1) { KeyMode::Unavailable } else { KeyMode::Ok };
@@ -292,6 +295,19 @@ impl World {
             Op::ListDevices { b, t } => self.spawn_in(b, t, |s| async move {
                 s.call(Method::Get, "/devices", None).await;
             }),
+            Op::Manage { b, t, which } => self.spawn_in(b, t, move |s| async move {
+                let (method, path, body) = super::ops::MANAGE[which];
+                let Some(company) = s.current_company().and_then(|c| c["id"].as_str().map(str::to_owned)) else {
+                    return;
+                };
+                let method = match method {
+                    "GET" => Method::Get,
+                    "POST" => Method::Post,
+                    _ => Method::Patch,
+                };
+                let body = body.map(|b| b.replace("{company}", &company));
+                s.call(method, &path.replace("{company}", &company), body).await;
+            }),
             Op::Reload { b, t } => self.replace_tab(b, t, false),
             Op::Freeze { b, t } => self.replace_tab(b, t, true),
             Op::Copy { from } => {
@@ -304,6 +320,8 @@ impl World {
                 }
                 // The browser it replaces is gone, and what was owed to its tabs with it.
                 self.logouts.borrow_mut().retain(|l| l.b != 2);
+                self.env.hist.refresh_answered.borrow_mut().retain(|(b, _)| *b != 2);
+                self.env.hist.refresh_in_flight.borrow_mut().retain(|(b, _), _| *b != 2);
                 self.browsers[2] = Some(self.open_browser(2, Some(from), truth, KeyMode::Ok));
                 self.seen_sid[2] = None;
             }
@@ -364,8 +382,11 @@ impl World {
             }
             Op::Rotate => {
                 self.run_cron(mock_server::crons::ROTATE).await;
-                for entry in self.rolling.values_mut() {
+                for (tenant, entry) in self.rolling.iter_mut() {
                     entry.1 |= entry.0;
+                    if entry.0 {
+                        self.cored.insert(tenant.clone());
+                    }
                 }
             }
             Op::Archive => self.run_cron(mock_server::crons::ARCHIVE).await,

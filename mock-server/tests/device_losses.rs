@@ -116,3 +116,25 @@ async fn on_a_rolling_tenant_a_loss_calls_for_the_rollback_which_answers_it() {
     assert!(attention(&s, &admin).await.is_null(), "the rollback answers it");
     assert_eq!(metric(&s, UNRESOLVED).await, 0.0);
 }
+
+#[tokio::test]
+async fn a_reset_forgets_the_losses_their_alarm_and_their_ids() {
+    let s = spawn().await;
+    let alice = s.token("alice").await;
+    let device = s.register_device(&alice).await;
+    let first =
+        s.post("/devices/losses", Some(&alice), report("r-00000031", &device, "acme", json!({"till": 4}))).await;
+    assert_eq!(first.body, json!({"recorded": true}));
+    assert_eq!(metric(&s, LOST).await, 4.0);
+    assert_eq!(s.post("/__mock/reset", None, json!({})).await.status.as_u16(), 200);
+    assert_eq!(metric(&s, LOST).await, 0.0, "the counts are gone");
+    assert_eq!(metric(&s, r#"rolling_alarms_open{kind="device-data-lost"}"#).await, 0.0, "the alert is gone");
+    let admin = s.token("admin").await;
+    assert!(attention(&s, &admin).await.is_null());
+    // The seed again: the device and its report id are new to the server.
+    let alice = s.token("alice").await;
+    let device = s.register_device(&alice).await;
+    let again =
+        s.post("/devices/losses", Some(&alice), report("r-00000031", &device, "acme", json!({"till": 4}))).await;
+    assert_eq!(again.body, json!({"recorded": true}), "the used report id is forgotten");
+}

@@ -185,4 +185,23 @@ async fn a_report_runs_beside_the_shared_holders_of_the_store_lock() {
     holder.join().unwrap();
     let answered = answered.expect("the report answered while the lock was held shared");
     assert_eq!((answered.status.as_u16(), answered.body), (200, json!({"recorded": true})));
+    // Side by side, one report carried by many tabs at once is still counted once.
+    let s = std::sync::Arc::new(s);
+    let tabs: Vec<_> = (0..8)
+        .map(|_| {
+            let (s, alice, device) = (s.clone(), alice.clone(), device.clone());
+            tokio::spawn(async move {
+                s.post("/devices/losses", Some(&alice), report("r-shared-0002", &device, json!({"till": 5}))).await.body
+            })
+        })
+        .collect();
+    let mut recorded = 0;
+    for tab in tabs {
+        let body = tab.await.unwrap();
+        recorded += usize::from(body == json!({"recorded": true}));
+        assert!(body == json!({"recorded": true}) || body == json!({"recorded": false}), "{body}");
+    }
+    assert_eq!(recorded, 1);
+    let target = metrics_listener(&s).await;
+    assert_eq!(scraped(&target, LOST.to_owned()).await, 6.0);
 }

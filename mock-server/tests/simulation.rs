@@ -27,6 +27,7 @@ const ROUTES_COVERED: &[(&str, &str)] = &[
     ("DELETE /devices/{id}", "DeleteDevice by its user, a manager, sys_admin"),
     ("POST /devices/losses", "the SDK's loss reports"),
     ("POST /admin/rolling-db/tenants/{id}/losses/acknowledge", "AcknowledgeLosses"),
+    ("GET /admin/rolling-db/tenants/{id}/losses", "AcknowledgeLosses (the reports it names)"),
     ("GET /companies", "Manage (getCompanies)"),
     ("GET /companies/{id}", "Manage (getCompany)"),
     ("PATCH /companies/{id}", "Manage (updateCompany)"),

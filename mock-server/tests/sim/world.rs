@@ -411,8 +411,36 @@ impl World {
                 }
             }
             Op::AcknowledgeLosses { tenant } => {
+                // The operator reads the open reports, then acknowledges exactly those.
+                let list =
+                    self.operate("GET", &format!("/admin/rolling-db/tenants/{}/losses", TENANTS[tenant]), None).await;
+                let ids: Vec<Value> = list.json()["reports"]
+                    .as_array()
+                    .map(|r| r.iter().map(|x| x["reportId"].clone()).collect())
+                    .unwrap_or_default();
+                if ids.is_empty() {
+                    return;
+                }
                 let path = format!("/admin/rolling-db/tenants/{}/losses/acknowledge", TENANTS[tenant]);
-                self.operate("POST", &path, Some(json!({}))).await;
+                let a = self.operate("POST", &path, Some(json!({"reportIds": ids}))).await;
+                let rolling = self.rolling.get(TENANTS[tenant]).is_some_and(|r| r.0);
+                let want = if rolling { 409 } else { 200 };
+                if a.status != want {
+                    env.hist.violate(
+                        env.now(),
+                        super::check::ACK_RULE,
+                        format!(
+                            "{}'s acknowledgement answered {} (rollingDb {rolling}): {}",
+                            TENANTS[tenant], a.status, a.body
+                        ),
+                    );
+                } else {
+                    env.hist.reach(if rolling {
+                        "acknowledgements refused on a rolling tenant"
+                    } else {
+                        "losses acknowledged"
+                    });
+                }
             }
             Op::LogoutElsewhere { user, scope } => {
                 let name = USERS[user].0;

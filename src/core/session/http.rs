@@ -24,21 +24,22 @@ impl Session {
         self.0.ports.transport.send(request)
     }
 
-    /// An anonymous `body` for `route`, sent to `path`, with a proof of the device's key when the
-    /// device is registered (`HttpRequest::prove`; signed for the protocol's route wherever
-    /// `path` sends it). Not `async`: the transport's own future, no state machine of its own.
+    /// `body` for `route`, sent to `path` (with `bearer` when given), with a proof of the device's
+    /// key when the device is registered (`HttpRequest::prove`; signed for the protocol's route
+    /// wherever `path` sends it). Not `async`: the transport's own future, no state machine of its
+    /// own.
     pub(super) fn send_proven(
         &self,
         route: Call,
         path: &str,
         body: String,
+        bearer: Option<String>,
     ) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
         let base = &self.0.config.base_url;
         let prove = self
             .device_id()
             .map(|_| (url::join(base, DEVICE_NONCE.path), [route.method.as_str(), " ", route.path].concat()));
-        let request =
-            HttpRequest { method: route.method, url: url::join(base, path), bearer: None, body: Some(body), prove };
+        let request = HttpRequest { method: route.method, url: url::join(base, path), bearer, body: Some(body), prove };
         self.0.ports.transport.send(request)
     }
 

@@ -23,15 +23,31 @@ impl Session {
     /// `logout({scope})`: `local` and `global` sign this tab out (`global` ends the user's other
     /// sessions on the server too); `others` only asks the server and this session goes on.
     /// Answers the server's answer.
+    /// A logout of a session bound to the device's key carries the key's proof; refused for want
+    /// of it (`device_proof_required`), this browser holds a copy of a session that is not its
+    /// own: it clears its copy alone, as a refresh refused so does.
     pub async fn logout(&self, scope: LogoutScope) -> CallResult {
         if scope == LogoutScope::Others {
-            let body = json::stringify(&LogoutRequest::body(None, false, scope));
-            return self.call(LOGOUT.method, LOGOUT.path, Some(body)).await;
+            let Some((token, _)) = self.stored_token() else { return not_signed_in() };
+            let answer = self.tell_logout(LogoutRequest::body(None, false, scope), token).await;
+            if unproven(&answer) {
+                self.sign_out(SignOutReason::DeviceUnproven).await;
+            }
+            return answer;
         }
         self.sign_out_scoped(SignOutReason::Logout, scope).await
     }
 
-    async fn sign_out_scoped(&self, reason: SignOutReason, scope: LogoutScope) -> CallResult {
+    /// `POST /auth/logout` with the session's token (even expired: the server takes it) and the
+    /// device's proof.
+    async fn tell_logout(&self, body: serde_json::Value, token: String) -> CallResult {
+        match self.send_proven(LOGOUT, LOGOUT.path, json::stringify(&body), Some(token)).await {
+            Ok(r) => CallResult::from_response(&r),
+            Err(e) => CallResult::from_transport_error(&e),
+        }
+    }
+
+    async fn sign_out_scoped(&self, mut reason: SignOutReason, scope: LogoutScope) -> CallResult {
         // Counted even when skipped: a login running its cleanup sees it and stores nothing.
         self.0.sign_outs.set(self.0.sign_outs.get().wrapping_add(1));
         if self.0.phase.get() != Phase::Idle {
@@ -40,17 +56,19 @@ impl Session {
         self.set_phase(Phase::SigningOut(reason));
         let stored = self.stored_token();
         let token = stored.as_ref().map(|(token, _)| token.clone());
-        let body = |complete| Some(json::stringify(&LogoutRequest::body(self.device_id(), complete, scope)));
-        let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0);
+        let body = |complete| LogoutRequest::body(self.device_id(), complete, scope);
+        let mut answer = not_signed_in();
         // A browser that cannot prove the session's device holds a copy of a session that is
         // not its own: a logout sent with it would end the real device's session.
         let tell_server = reason != SignOutReason::DeviceUnproven;
         if let Some(token) = token.as_ref().filter(|_| tell_server) {
-            answer = match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
-                Ok(r) => CallResult::from_response(&r),
-                Err(e) => CallResult::from_transport_error(&e),
-            };
-            if !answer.success {
+            answer = self.tell_logout(body(false), token.clone()).await;
+            if unproven(&answer) {
+                // The server refused this browser's logout for want of the device's proof: a
+                // copy, signed out here alone, with nothing more sent (no final push either).
+                reason = SignOutReason::DeviceUnproven;
+                self.set_phase(Phase::SigningOut(reason));
+            } else if !answer.success {
                 let why = answer.error.as_deref().unwrap_or_default();
                 self.reporter().error(&["session-broker: the logout failed (", why, "); signing out locally"].concat());
             }
@@ -63,10 +81,10 @@ impl Session {
             self.push_tracked(None).await.annotate(&mut event);
         }
         self.0.hooks.sign_out.run(&event, self.hook_context()).await;
-        if told {
+        if let Some(token) = token.clone().filter(|_| told) {
             // The handlers have run: the session's document headers end now, not at the
             // server's bound (a failure here leaves them to that bound).
-            let _ = self.send(LOGOUT.method, LOGOUT.path, body(true), token.clone()).await;
+            let _ = self.tell_logout(body(true), token).await;
         }
         self.forget_session();
         // Only this session's keys: another tab's login while the handlers ran stored a new
@@ -99,4 +117,13 @@ impl Session {
         memory.last_credentials = None;
         memory.current_company = None;
     }
+}
+
+fn not_signed_in() -> CallResult {
+    CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0)
+}
+
+/// The server refused the logout for want of the device's proof.
+fn unproven(answer: &CallResult) -> bool {
+    answer.code.as_deref() == Some(crate::protocol::errors::DEVICE_PROOF_REQUIRED)
 }

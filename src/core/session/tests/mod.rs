@@ -16,6 +16,7 @@ use crate::core::session::{Ports, RefreshOutcome, Session, SessionConfig};
 use crate::core::token::encode_for_test;
 use crate::protocol::LogoutScope;
 
+mod device_key;
 mod final_push;
 mod tabs;
 

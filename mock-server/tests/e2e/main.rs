@@ -6,6 +6,7 @@ mod browser;
 mod demo;
 mod device_key;
 mod device_key_attack;
+mod dispose;
 #[path = "../common/engine.rs"]
 mod engine;
 mod example;

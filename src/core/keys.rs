@@ -23,6 +23,10 @@ pub const HEADERS_REMOTE: &str = "X-Docdb-Headers-Remote";
 pub const HEADERS_LOCAL: &str = "X-Docdb-Headers-Local";
 /// The device id from `/auth/connect`.
 pub const DEVICE_ID: &str = "serviceProxyToken-deviceId";
+/// The id of the device registered with this browser's key (its public half went with the
+/// registration): while it is the stored device's id, the device is known to be keyed, and a proof
+/// that cannot be made fails the request rather than sending it unproven.
+pub const DEVICE_KEYED: &str = "serviceProxyToken-deviceKeyed";
 /// The local databases to destroy at sign-out (JSON list).
 pub const LOCAL_DATABASES: &str = "serviceProxyToken-localDatabases";
 /// The last `invalidatedAt` (ms) this device obeyed.
@@ -189,6 +193,7 @@ mod tests {
             EXPIRES_AT_AUTH,
             EXPIRES_AT_REFRESH,
             DEVICE_ID,
+            DEVICE_KEYED,
             LOCAL_DATABASES,
             LOCAL_DATABASE_PREFIX,
             LAST_INVALIDATION,

@@ -20,6 +20,7 @@ extern "C" {
         timeout_ms: u32,
         nonce_url: Option<String>,
         route: Option<String>,
+        keyed: bool,
     ) -> js_sys::Promise;
 }
 
@@ -38,6 +39,7 @@ impl Transport for FetchTransport {
             self.timeout_ms,
             nonce_url,
             route,
+            request.keyed,
         ));
         Box::pin(async move {
             match answer.await {

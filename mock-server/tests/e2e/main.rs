@@ -11,6 +11,7 @@ mod dispose;
 mod engine;
 mod example;
 mod ledger;
+mod no_key_store;
 mod proof_faults;
 mod relay;
 

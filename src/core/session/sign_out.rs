@@ -27,27 +27,21 @@ impl Session {
     /// of it (`device_proof_required`), this browser holds a copy of a session that is not its
     /// own: it clears its copy alone, as a refresh refused so does.
     pub async fn logout(&self, scope: LogoutScope) -> CallResult {
-        if scope == LogoutScope::Others {
-            let Some((token, _)) = self.stored_token() else { return not_signed_in() };
-            let answer = self.tell_logout(LogoutRequest::body(None, false, scope), token).await;
-            if unproven(&answer) {
-                self.sign_out(SignOutReason::DeviceUnproven).await;
-            }
-            return answer;
-        }
         self.sign_out_scoped(SignOutReason::Logout, scope).await
     }
 
-    /// `POST /auth/logout` with the session's token (even expired: the server takes it) and the
-    /// device's proof.
-    async fn tell_logout(&self, body: serde_json::Value, token: String) -> CallResult {
-        match self.send_proven(LOGOUT, LOGOUT.path, json::stringify(&body), Some(token)).await {
-            Ok(r) => CallResult::from_response(&r),
-            Err(e) => CallResult::from_transport_error(&e),
-        }
-    }
-
     async fn sign_out_scoped(&self, mut reason: SignOutReason, scope: LogoutScope) -> CallResult {
+        let body = |complete| Some(json::stringify(&LogoutRequest::body(self.device_id(), complete, scope)));
+        let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0);
+        if scope == LogoutScope::Others {
+            // The server call only, and this session goes on; unless refused for want of the
+            // device's proof: signed out here alone then, as below (one state machine, not two).
+            answer = self.call(LOGOUT.method, LOGOUT.path, body(false)).await;
+            if !unproven(&answer) {
+                return answer;
+            }
+            reason = SignOutReason::DeviceUnproven;
+        }
         // Counted even when skipped: a login running its cleanup sees it and stores nothing.
         self.0.sign_outs.set(self.0.sign_outs.get().wrapping_add(1));
         if self.0.phase.get() != Phase::Idle {
@@ -56,13 +50,14 @@ impl Session {
         self.set_phase(Phase::SigningOut(reason));
         let stored = self.stored_token();
         let token = stored.as_ref().map(|(token, _)| token.clone());
-        let body = |complete| LogoutRequest::body(self.device_id(), complete, scope);
-        let mut answer = not_signed_in();
         // A browser that cannot prove the session's device holds a copy of a session that is
         // not its own: a logout sent with it would end the real device's session.
         let tell_server = reason != SignOutReason::DeviceUnproven;
         if let Some(token) = token.as_ref().filter(|_| tell_server) {
-            answer = self.tell_logout(body(false), token.clone()).await;
+            answer = match self.send(LOGOUT.method, LOGOUT.path, body(false), Some(token.clone())).await {
+                Ok(r) => CallResult::from_response(&r),
+                Err(e) => CallResult::from_transport_error(&e),
+            };
             if unproven(&answer) {
                 // The server refused this browser's logout for want of the device's proof: a
                 // copy, signed out here alone, with nothing more sent (no final push either).
@@ -81,10 +76,10 @@ impl Session {
             self.push_tracked(None).await.annotate(&mut event);
         }
         self.0.hooks.sign_out.run(&event, self.hook_context()).await;
-        if let Some(token) = token.clone().filter(|_| told) {
+        if told {
             // The handlers have run: the session's document headers end now, not at the
             // server's bound (a failure here leaves them to that bound).
-            let _ = self.tell_logout(body(true), token).await;
+            let _ = self.send(LOGOUT.method, LOGOUT.path, body(true), token.clone()).await;
         }
         self.forget_session();
         // Only this session's keys: another tab's login while the handlers ran stored a new
@@ -117,10 +112,6 @@ impl Session {
         memory.last_credentials = None;
         memory.current_company = None;
     }
-}
-
-fn not_signed_in() -> CallResult {
-    CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0)
 }
 
 /// The server refused the logout for want of the device's proof.

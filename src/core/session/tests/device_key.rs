@@ -63,3 +63,42 @@ fn a_logout_refused_for_want_of_the_devices_proof_clears_this_copy_and_sends_not
         assert!(!seen.iter().any(|e| e.starts_with("push ")), "{scope:?}: a final push from a copy: {seen:?}");
     }
 }
+
+/// The proofs each request asks for, as (route, required).
+fn proofs(h: &H) -> Vec<(String, bool)> {
+    let requests = h.transport.requests.borrow();
+    requests.iter().filter_map(|r| r.prove.as_ref().map(|(_, route)| (route.clone(), r.keyed))).collect()
+}
+
+/// Whether a proof is required follows what the SDK stores: a device registered with this
+/// browser's key is known to be keyed (a proof that cannot be made fails the request); one
+/// registered where the browser kept no key (IndexedDB never opened: the server holds no key for
+/// it) is asked for a proof only of a key the browser may hold, so without one it signs in,
+/// refreshes and logs out unproven. Another device id stored since is not the keyed one.
+#[test]
+fn a_proof_is_required_only_of_a_device_registered_with_this_browsers_key() {
+    let (h, _) = logged_in();
+    let walk = |h: &H| {
+        h.transport.requests.borrow_mut().clear();
+        assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
+        assert!(block_on(h.session.refresh_authentication()));
+        assert!(block_on(h.session.logout(LogoutScope::Local)).success);
+        let routes = ["POST /auth", "POST /auth/refresh", "POST /auth/logout", "POST /auth/logout"];
+        let required: Vec<bool> = proofs(h).iter().map(|(_, keyed)| *keyed).collect();
+        assert_eq!(proofs(h).iter().map(|(r, _)| r.as_str()).collect::<Vec<_>>(), routes);
+        required
+    };
+    assert!(matches!(block_on(h.session.register_device()), DeviceResult::Success { .. }));
+    assert_eq!(h.storage.get(keys::DEVICE_KEYED), None, "registered without a key");
+    assert_eq!(walk(&h), [false; 4], "a device the server holds no key for");
+
+    *h.key.public.borrow_mut() = Some("04ab".into());
+    assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
+    block_on(h.session.register_device());
+    assert_eq!(h.storage.get(keys::DEVICE_KEYED).as_deref(), Some("dev-1"));
+    assert_eq!(walk(&h), [true; 4], "registered with this browser's key");
+
+    // A device id stored since (registered again elsewhere, not with this key) is not the keyed one.
+    h.storage.set(keys::DEVICE_ID, "dev-2").unwrap();
+    assert_eq!(walk(&h), [false; 4], "another device, registered without this key");
+}

@@ -40,6 +40,11 @@ pub struct LossReport {
     /// Documents destroyed unpushed, by local database (non-negative integers; at least one).
     #[cfg_attr(feature = "ts", ts(type = "Record<string, number>"))]
     pub lost: Map<String, Value>,
+    /// Proof from the key of the device the report names, as a refresh carries it: a copied
+    /// access token cannot report for a keyed device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub device_proof: Option<super::DeviceProof>,
 }
 
 impl LossReport {

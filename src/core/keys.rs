@@ -33,6 +33,8 @@ pub const LOCAL_DATABASES: &str = "serviceProxyToken-localDatabases";
 pub const LAST_INVALIDATION: &str = "serviceProxyToken-lastInvalidation";
 /// The device's loss reports not yet taken by the server (JSON array of report bodies).
 pub const LOSSES: &str = "serviceProxyToken-losses";
+/// The earliest time (ms) the loss reports may be sent again, as the server's last 429 asked.
+pub const LOSSES_RETRY_AT: &str = "serviceProxyToken-lossesRetryAt";
 /// A tracked local database's line of the ledger: this prefix and its name (a JSON object: whose
 /// the data is, how to open it, where its writes go; see `session::local_databases`).
 pub const LOCAL_DATABASE_PREFIX: &str = "serviceProxyToken-localDatabase:";
@@ -197,6 +199,7 @@ mod tests {
             LOCAL_DATABASES,
             LOCAL_DATABASE_PREFIX,
             LAST_INVALIDATION,
+            LOSSES_RETRY_AT,
             REFRESH_LOCK,
         ] {
             assert!(k.starts_with(TOKEN_PREFIX));

@@ -116,6 +116,8 @@ pub struct HttpResponse {
     pub status: u16,
     /// The body as text.
     pub body: String,
+    /// The seconds `Retry-After` asked the client to wait (a 429's), 0 when it said nothing.
+    pub retry_after: u32,
 }
 
 /// Why no HTTP status came back.

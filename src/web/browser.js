@@ -18,7 +18,8 @@ export function sbLockRequest(name, waitMs, steal) {
   });
 }
 
-// ---- HTTP (web/transport.rs): one call of `fetch`. Resolves `[status, body text]`; rejects with
+// ---- HTTP (web/transport.rs): one call of `fetch`. Resolves `[status, body text, Retry-After's
+// seconds or 0]`; rejects with
 // `null` on our own timeout, else with the browser's error. With `nonceUrl`, the body carries a
 // proof of the device's key for `route` when one is kept (`sbProof`, within one timeout of its
 // own: the two together within twice the timeout, the refresh lock's measure of one refresh);
@@ -32,7 +33,7 @@ export async function sbFetch(method, url, bearer, body, timeoutMs, nonceUrl, ro
   if (body != null) headers["Content-Type"] = "application/json";
   try {
     const response = await fetch(url, { method, headers, body, signal });
-    return [response.status, await response.text()];
+    return [response.status, await response.text(), +response.headers.get("Retry-After") || 0];
   } catch (e) {
     throw signal.aborted ? null : e;
   }

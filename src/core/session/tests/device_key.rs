@@ -102,3 +102,74 @@ fn a_proof_is_required_only_of_a_device_registered_with_this_browsers_key() {
     h.storage.set(keys::DEVICE_ID, "dev-2").unwrap();
     assert_eq!(walk(&h), [false; 4], "another device, registered without this key");
 }
+
+/// alice signed in on registered device `dev-1` with one loss report kept for `acme`; the loss
+/// route answers with `answers`, in turn (the last one for the rest).
+fn with_a_loss_report(answers: Vec<Result<HttpResponse, TransportError>>) -> H {
+    let mut inner = server(Rc::new(RefCell::new("acme".into())));
+    let answers = RefCell::new(answers);
+    let h = harness(move |req| match req.url.as_str() {
+        "http://server.test/devices/losses" => {
+            let mut answers = answers.borrow_mut();
+            if answers.len() > 1 {
+                answers.remove(0)
+            } else {
+                answers[0].clone()
+            }
+        }
+        _ => inner(req),
+    });
+    h.storage.set(keys::DEVICE_ID, "dev-1").unwrap();
+    assert!(block_on(h.session.login("alice", "alice-pass")).is_success());
+    let lost = vec![("acme".to_owned(), "orders".to_owned(), json!(3))];
+    h.session.keep_loss_reports(crate::protocol::losses::LossReason::Invalidation, lost);
+    h.transport.requests.borrow_mut().clear();
+    h
+}
+
+fn kept_reports(h: &H) -> Vec<Value> {
+    h.storage.get(keys::LOSSES).map(|s| serde_json::from_str(&s).unwrap()).unwrap_or_default()
+}
+
+/// A loss report carries the device's proof, as a refresh does. The server's 429 keeps it, with
+/// the earliest time its `Retry-After` names: tried again only once the clock has reached it.
+#[test]
+fn a_loss_report_is_proven_and_after_a_429_waits_for_its_retry_after() {
+    let too_many = Ok(HttpResponse { status: 429, body: "{}".into(), retry_after: 30 });
+    let h = with_a_loss_report(vec![too_many, ok(json!({"ok": true}).to_string())]);
+    block_on(h.session.send_losses());
+    let sent = sent_to(&h, "/devices/losses");
+    assert_eq!(sent.len(), 1);
+    let request = h.transport.requests.borrow().last().cloned().unwrap();
+    assert_eq!(request.prove.map(|(_, route)| route).as_deref(), Some("POST /devices/losses"));
+    assert_eq!(request.bearer, h.session.stored_token().map(|(t, _)| t));
+    assert_eq!(kept_reports(&h).len(), 1, "kept");
+    let retry_at = h.storage.get(keys::LOSSES_RETRY_AT);
+    assert_eq!(retry_at, Some((NOW + 30_000).to_string()), "with when it may go again");
+
+    for at in [NOW + 10_000, NOW + 29_999] {
+        h.clock.0.set(at);
+        block_on(h.session.send_losses());
+        assert_eq!(sent_to(&h, "/devices/losses").len(), 1, "sent again {} ms after a Retry-After of 30 s", at - NOW);
+    }
+    h.clock.0.set(NOW + 30_000);
+    block_on(h.session.send_losses());
+    let sent = sent_to(&h, "/devices/losses");
+    assert_eq!(sent.len(), 2, "tried again once the time has passed");
+    assert_eq!(sent[1], sent[0], "the same report");
+    assert_eq!(kept_reports(&h), Vec::<Value>::new(), "taken: forgotten");
+}
+
+/// Refused for want of the device's proof, the report came from a browser holding a copy of
+/// another's session, which must not report for the device: it is dropped, not sent again.
+#[test]
+fn a_loss_report_refused_for_want_of_the_devices_proof_is_dropped() {
+    let h = with_a_loss_report(vec![status(401, "device_proof_required")]);
+    block_on(h.session.send_losses());
+    assert_eq!(sent_to(&h, "/devices/losses").len(), 1);
+    assert_eq!(kept_reports(&h), Vec::<Value>::new());
+    // Any other refusal or failure keeps it for the next try.
+    let h = with_a_loss_report(vec![status(401, "session_ended")]);
+    block_on(h.session.send_losses());
+    assert_eq!(kept_reports(&h).len(), 1);
+}

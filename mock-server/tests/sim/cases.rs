@@ -16,6 +16,16 @@ pub type Case = (&'static str, u64, &'static [Step]);
 
 pub const MENDED: &[Case] = &[
     (
+        "a copy of the whole storage logged out and ended the real (keyed) session",
+        70,
+        &[
+            s(1405, LoginGoogle { b: 0, t: 0, user: 1 }),
+            s(16835, Connect { b: 0, t: 0 }),
+            s(61, Copy { from: 0 }),
+            s(587, Logout { b: 2, t: 1, scope: Scope::Local }),
+        ],
+    ),
+    (
         "a refresh racing the registration that bound its session to the key went unproven and \
          signed the key's own browser out",
         15,
@@ -96,17 +106,6 @@ pub const MENDED: &[Case] = &[
 /// (what it is, the rule it breaks, the world's seed, the steps).
 pub const OPEN: &[(&str, &str, u64, &[Step])] = &[
     (
-        "a copy of the whole storage logs out and ends the real (keyed) session",
-        super::check::SESSION_ENDS,
-        70,
-        &[
-            s(1405, LoginGoogle { b: 0, t: 0, user: 1 }),
-            s(16835, Connect { b: 0, t: 0 }),
-            s(61, Copy { from: 0 }),
-            s(587, Logout { b: 2, t: 1, scope: Scope::Local }),
-        ],
-    ),
-    (
         "a tab whose own login a logout abandoned is never told SIGNED_OUT of the other tab's session",
         super::check::LOGOUT_EVERYWHERE,
         49,
@@ -131,26 +130,6 @@ pub const OPEN: &[(&str, &str, u64, &[Step])] = &[
             s(1112, Copy { from: 0 }),
             s(88, Register { b: 2, t: 1 }),
             s(12142, Refresh { b: 0, t: 0 }),
-        ],
-    ),
-    (
-        "a tab whose view of storage lags refreshes the session another tab's later login replaced, \
-         and writes it back over the later one",
-        super::check::NO_DROP,
-        82,
-        &[
-            s(463, Login { b: 1, t: 1, user: 0 }),
-            s(954, Login { b: 0, t: 1, user: 2 }),
-            s(1316, Login { b: 0, t: 1, user: 1 }),
-            s(7304, WriteOrder { b: 1, t: 0 }),
-            s(506, Connect { b: 1, t: 0 }),
-            s(5146, Invalidate { tenant: 1 }),
-            s(73, WriteOrder { b: 1, t: 1 }),
-            s(934, Login { b: 0, t: 0, user: 0 }),
-            s(273, LoginGoogle { b: 1, t: 0, user: 0 }),
-            s(1187, Login { b: 1, t: 1, user: 0 }),
-            s(1426, Arm { b: 0, sel: Sel::Refresh, fault: Fault::Timeout }),
-            s(91, Refresh { b: 1, t: 1 }),
         ],
     ),
     (

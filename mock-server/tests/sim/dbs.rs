@@ -26,9 +26,10 @@ pub struct Order {
 #[derive(Default)]
 pub struct Databases {
     pub dbs: RefCell<BTreeMap<String, Vec<Order>>>,
-    /// Orders destroyed before any push took them, by the SDK (its cleanup), with whether the
-    /// browser was a registered device then (only a device has anyone to report its losses to).
-    pub destroyed_unpushed: RefCell<Vec<(Order, bool)>>,
+    /// Orders destroyed before any push took them, by the SDK (its cleanup), with the device the
+    /// browser was registered as then (only a device has anyone to report its losses to; `None`
+    /// too for what the app's own `destroyAllLocalDatabases()` destroyed).
+    pub destroyed_unpushed: RefCell<Vec<(Order, Option<String>)>>,
     /// While the app's own `destroyAllLocalDatabases()` runs: what it destroys is the app's to
     /// answer for (its report says what was unpushed), not a loss the SDK reports.
     pub app_destroying: std::cell::Cell<u32>,
@@ -53,9 +54,9 @@ impl LocalDatabases for DatabasesPort {
                         .hist
                         .note(self.env.now(), format!("b{} destroyed {} unpushed of {name}", b.id, lost.len()));
                 }
-                let device = b.truth.borrow().contains_key(session_broker::core::keys::DEVICE_ID)
-                    && b.dbs.app_destroying.get() == 0;
-                b.dbs.destroyed_unpushed.borrow_mut().extend(lost.into_iter().map(|o| (o, device)));
+                let id = b.truth.borrow().get(session_broker::core::keys::DEVICE_ID).cloned();
+                let device = id.filter(|_| b.dbs.app_destroying.get() == 0);
+                b.dbs.destroyed_unpushed.borrow_mut().extend(lost.into_iter().map(|o| (o, device.clone())));
             }
         }
         Box::pin(async { Ok(()) })

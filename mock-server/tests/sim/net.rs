@@ -257,7 +257,7 @@ impl Transport for SimTransport {
             let path = request.url.strip_prefix(BASE).unwrap_or(&request.url).to_owned();
             let mut body = request.body;
             if let Some((nonce_url, route)) = request.prove {
-                if let Some(proof) = prove(&env, &b, tab, &nonce_url, &route).await? {
+                if let Some(proof) = prove(&env, &b, tab, &nonce_url, &route, request.keyed).await? {
                     let mut v: Value = body.as_deref().and_then(|s| serde_json::from_str(s).ok()).unwrap_or(json!({}));
                     v["deviceProof"] = proof;
                     body = Some(v.to_string());
@@ -272,24 +272,29 @@ impl Transport for SimTransport {
                 tab,
             };
             let a = exchange(&env, &b, x).await?;
-            Ok(HttpResponse { status: a.status, body: a.body })
+            Ok(HttpResponse { status: a.status, body: a.body, retry_after: a.retry_after })
         })
     }
 }
 
 /// The proof of the browser's key for `route`, as `sbProof` makes it: none where no key is kept;
-/// a failure (as the network's) where the key store fails or the nonce cannot be had.
+/// a failure (as the network's) where the nonce cannot be had, or the key store fails on a
+/// device known to be keyed.
 async fn prove(
     env: &Rc<Env>,
     b: &Rc<BrowserShared>,
     tab: usize,
     nonce_url: &str,
     route: &str,
+    keyed: bool,
 ) -> Result<Option<Value>, TransportError> {
     let key = match b.key.mode.get() {
-        KeyMode::Failing => return Err(TransportError::Network("the key store failed".into())),
-        // IndexedDB never opened here: no key is kept, the request goes unproven.
-        KeyMode::Unavailable => None,
+        // A key store that cannot be read fails a request of a device known to be keyed; any
+        // other goes unproven (a browser where IndexedDB never opens keeps no key).
+        KeyMode::Failing | KeyMode::Unavailable if keyed => {
+            return Err(TransportError::Network("the key store failed".into()))
+        }
+        KeyMode::Failing | KeyMode::Unavailable => None,
         KeyMode::Ok => b.key.pair.borrow().clone(),
     };
     let Some(key) = key else { return Ok(None) };

@@ -29,6 +29,8 @@ pub struct SimServer {
 pub struct Answer {
     pub status: u16,
     pub body: String,
+    /// `Retry-After`'s seconds, 0 without one.
+    pub retry_after: u32,
 }
 
 impl Answer {
@@ -81,8 +83,10 @@ impl SimServer {
         let req = req.body(body.map(Body::from).unwrap_or_else(Body::empty)).expect("a request the simulator built");
         let res = self.router.clone().oneshot(req).await.expect("the router is infallible");
         let status = res.status().as_u16();
+        let retry_after =
+            res.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok()).unwrap_or(0);
         let bytes = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap_or_default();
-        Answer { status, body: String::from_utf8_lossy(&bytes).into_owned() }
+        Answer { status, body: String::from_utf8_lossy(&bytes).into_owned(), retry_after }
     }
 
     /// A WebSocket to `path`, served by the router over an in-memory stream.

@@ -51,7 +51,12 @@ pub struct ReplicaFeeds {
 
 impl ReplicaFeeds {
     pub fn new(engine: Engine, replicas: Arc<Replicas>) -> ReplicaFeeds {
-        let http = reqwest::Client::builder().connect_timeout(Duration::from_secs(2)).build().unwrap_or_default();
+        // Pooled connections to the owners are let go before a relay between may close them.
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(2))
+            .pool_idle_timeout(crate::docdb::engine::POOL_IDLE)
+            .build()
+            .unwrap_or_default();
         ReplicaFeeds { engine, replicas, http }
     }
 }

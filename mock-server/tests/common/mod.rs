@@ -136,6 +136,7 @@ impl Server {
     }
 }
 pub mod engine;
+pub mod fault_proxy;
 pub mod histories;
 pub mod pg;
 pub mod prom;

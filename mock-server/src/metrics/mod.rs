@@ -7,6 +7,7 @@
 //! - read at each scrape (`scrape`): the rolling machine from the store (tenants by flag state,
 //!   day databases by status, handles against the bound, alarms, cron runs, each rolling tenant's
 //!   CORE and reconciliation diff), the changes hubs and the sync sockets of this replica.
+//!   A replica whose store does not answer serves the recorded series alone.
 //!
 //! No label holds a tenant's document, a token or a header value; per-tenant series exist only
 //! for tenants with `rollingDb` on (the canaries), so series stay bounded at fleet scale.
@@ -63,12 +64,18 @@ async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) 
         Err(e) => Err(e.into()),
     };
     let scraped = match read {
-        Ok(registry) => registry,
+        Ok(registry) => Some(registry),
+        // A replica cut from its store still says what it recorded (its failed connections
+        // among it): an operator sees why, not only that the scrape failed.
+        Err(AppError::StoreUnavailable(cause)) => {
+            tracing::warn!("/metrics without the store's series: {}", cause.chain());
+            None
+        }
         Err(e) => return e.into_response(),
     };
     use prometheus_client::encoding::text::{encode_eof, encode_registry};
     let written = encode_registry(&mut text, crate::recorded::registry())
-        .and_then(|()| encode_registry(&mut text, &scraped))
+        .and_then(|()| scraped.as_ref().map_or(Ok(()), |scraped| encode_registry(&mut text, scraped)))
         .and_then(|()| encode_eof(&mut text));
     if written.is_err() {
         return AppError::Internal(crate::error::Cause::new(std::fmt::Error)).into_response();

@@ -66,6 +66,14 @@ impl ReplicaFeeds {
 /// leave the others' lists, so the second try finds the new owner.
 pub const FALLBACK_FOR: Duration = Duration::from_secs(6);
 
+/// The heartbeat an owner sends on a feed it serves another replica, and how long that feed may
+/// be silent before the reader takes it for cut (a partition between the replicas holds a
+/// connection open and silent; the engine's own feed has a heartbeat of 10 s, too slow to leave
+/// a device without changes for). An owner that has not begun to answer by then is not reached
+/// either: the engine is read instead.
+pub const OWNER_HEARTBEAT: Duration = HEARTBEAT;
+const OWNER_SILENT: Duration = Duration::from_secs(3);
+
 /// How many times an owner that does not take itself for the owner is asked (each after this
 /// replica's list changed, or two heartbeats) before the engine is read instead.
 const ASK_OWNER: usize = 3;
@@ -85,6 +93,28 @@ impl Drop for Open {
     fn drop(&mut self) {
         (self.1)(&self.0).fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// `stream`, ended (and logged) when nothing came for `OWNER_SILENT`: the hub opens it again.
+fn ends_when_silent(
+    stream: BoxStream<'static, Result<Bytes, SourceError>>,
+    db: String,
+) -> BoxStream<'static, Result<Bytes, SourceError>> {
+    futures_util::stream::unfold(Some(stream), move |stream| {
+        let db = db.clone();
+        async move {
+            let mut stream = stream?;
+            match tokio::time::timeout(OWNER_SILENT, stream.next()).await {
+                Ok(Some(chunk)) => Some((chunk, Some(stream))),
+                Ok(None) => None,
+                Err(_) => {
+                    tracing::warn!(db = %db, "the owner's feed was silent for {OWNER_SILENT:?}; opening it again");
+                    Some((Err(SourceError::Unavailable("the owner's feed went silent".into())), None))
+                }
+            }
+        }
+    })
+    .boxed()
 }
 
 /// `stream`, counted by `open` while it lasts, ending when `key`'s owner is no longer `owner` or,
@@ -161,12 +191,17 @@ impl Source for ReplicaFeeds {
                 let open = Open::new(&counts, |c| &c.forwarded);
                 let request = http.get(url).query(&[("since", &since)]).header(KEY_HEADER, &feed_key);
                 let changes = members.changes();
-                refused = match request.send().await {
+                let answered = match tokio::time::timeout(OWNER_SILENT, request.send()).await {
+                    Ok(sent) => sent.map_err(|e| e.to_string()),
+                    Err(_) => Err(format!("no answer within {OWNER_SILENT:?}")),
+                };
+                refused = match answered {
                     Ok(answer) if answer.status().is_success() => {
                         let feed = answer
                             .bytes_stream()
                             .map(|c| c.map_err(|e| SourceError::Unavailable(e.to_string())))
                             .boxed();
+                        let feed = ends_when_silent(feed, db.clone());
                         return Ok(held(feed, open, members, key, owner.id, None));
                     }
                     // The owner does not take itself for the owner (a 409): the two lists differ for a
@@ -185,7 +220,7 @@ impl Source for ReplicaFeeds {
                         break;
                     }
                     Err(e) => {
-                        refused = e.to_string();
+                        refused = e;
                         break;
                     }
                 };

@@ -24,6 +24,10 @@ pub const STORE_LOCK: i64 = 0x5e55_10b7;
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 
+/// How long a pooled connection may idle and still be used: under the idle timeouts of what
+/// usually stands between (a cloud load balancer's 350 s, PgBouncer's 600 s).
+pub const IDLE_MAX: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// The pool of one replica.
 #[derive(Clone)]
 pub struct PgPool {
@@ -150,6 +154,7 @@ impl Manager for Connector {
                     }
                     Err(e) => {
                         runtime.shutdown_background();
+                        crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
                         Err(Error::Unavailable(Box::new(e)))
                     }
                 });
@@ -158,9 +163,14 @@ impl Manager for Connector {
         rx.await.map_err(|e| Error::Unavailable(Box::new(e)))?
     }
 
-    async fn recycle(&self, driven: &mut Driven, _: &Metrics) -> RecycleResult<Error> {
+    async fn recycle(&self, driven: &mut Driven, metrics: &Metrics) -> RecycleResult<Error> {
         if driven.client.is_closed() {
             return Err(RecycleError::message("the connection is closed"));
+        }
+        // A pooler or balancer between may have forgotten a connection idle this long without
+        // a word: its next statement would fail though PostgreSQL is up. A new one is made.
+        if metrics.last_used() > IDLE_MAX {
+            return Err(RecycleError::message("the connection idled too long"));
         }
         Ok(())
     }
@@ -325,6 +335,7 @@ fn classify(e: tokio_postgres::Error) -> Error {
     let gone =
         e.is_closed() || io || e.code().is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
     if gone {
+        crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
         Error::Unavailable(Box::new(e))
     } else {
         Error::Postgres(Box::new(e))

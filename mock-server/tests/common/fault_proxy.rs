@@ -31,6 +31,9 @@ pub struct Faults {
     /// A connection idle this long is forgotten without a word (a load balancer's or a NAT's
     /// idle timeout): the next bytes from either side get a reset, and are not delivered.
     pub idle_forget: Option<Duration>,
+    /// A connection is closed on both sides this long after it opened, busy or not (a pooler's
+    /// or a balancer's most a connection may live).
+    pub lifetime: Option<Duration>,
     /// The answer (upstream to client) is reset after this many of its bytes on a connection.
     pub reset_answer_after: Option<usize>,
     /// A connection is closed on both sides once this many bytes crossed it (either way).
@@ -177,6 +180,7 @@ fn reset(stream: TcpStream) {
 
 /// What a connection's two pumps share.
 struct Conn {
+    opened: Instant,
     /// When a byte last crossed, either way.
     last: Mutex<Instant>,
     /// Bytes that crossed, both ways.
@@ -198,7 +202,7 @@ async fn relay(client: TcpStream, shared: Arc<Shared>) {
     let Ok(server) = TcpStream::connect(upstream).await else { return reset(client) };
     let _ = client.set_nodelay(true);
     let _ = server.set_nodelay(true);
-    let conn = Conn { last: Mutex::new(Instant::now()), crossed: AtomicUsize::new(0) };
+    let conn = Conn { opened: Instant::now(), last: Mutex::new(Instant::now()), crossed: AtomicUsize::new(0) };
     let (mut client_read, mut client_write) = client.into_split();
     let (mut server_read, mut server_write) = server.into_split();
     let end = {
@@ -223,8 +227,8 @@ async fn relay(client: TcpStream, shared: Arc<Shared>) {
     }
 }
 
-/// Resolves when the connection is to be closed for being idle (`idle_close`), or reset because
-/// the proxy went down.
+/// Resolves when the connection is to be closed for being idle (`idle_close`) or old
+/// (`lifetime`), or reset because the proxy went down.
 async fn watch_idle(conn: &Conn, shared: &Shared) -> End {
     let mut faults = shared.faults.subscribe();
     loop {
@@ -233,14 +237,17 @@ async fn watch_idle(conn: &Conn, shared: &Shared) -> End {
             return End::Reset;
         }
         let idle_for = conn.last.lock().unwrap().elapsed();
-        let wait = match now.idle_close {
-            Some(limit) if idle_for >= limit => {
-                shared.broken.fetch_add(1, Ordering::SeqCst);
-                return End::Closed;
-            }
-            Some(limit) => limit - idle_for,
-            None => Duration::from_secs(3600),
-        };
+        let lived = conn.opened.elapsed();
+        let left = |limit: Option<Duration>, spent: Duration| limit.map(|l| l.saturating_sub(spent));
+        let wait = [left(now.idle_close, idle_for), left(now.lifetime, lived)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(Duration::from_secs(3600));
+        if wait.is_zero() {
+            shared.broken.fetch_add(1, Ordering::SeqCst);
+            return End::Closed;
+        }
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
             changed = faults.changed() => if changed.is_err() { return End::Closed },

@@ -137,6 +137,7 @@ impl Server {
 }
 pub mod engine;
 pub mod fault_proxy;
+pub mod fleet;
 pub mod histories;
 pub mod pg;
 pub mod prom;

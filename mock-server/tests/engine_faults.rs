@@ -164,3 +164,25 @@ async fn a_broken_answer_never_says_written_and_the_retry_writes_once() {
     }
     assert_eq!(doc_count(&engine, &db).await, 2);
 }
+
+/// An engine behind a black hole (connections accepted, nothing answered): a write and a read
+/// are answered the retryable 502 within the proxy's bound, never held; once the hole closes the
+/// write held in it may land, and the device's retry writes it at most once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_black_holed_engine_is_answered_within_the_bound_and_the_retry_writes_once() {
+    let Setup { engine, proxy, s, headers, db } = setup().await;
+    proxy.set(Faults { black_hole: true, ..Faults::default() });
+    let bound = mock_server::docdb::engine::ANSWER_WITHIN + Duration::from_secs(5);
+    for (method, path, body) in
+        [(Method::PUT, format!("{db}/order-1"), Some(json!({"n": 1}))), (Method::GET, format!("{db}/order-1"), None)]
+    {
+        let answered = tokio::time::timeout(bound, docdb(&s, &headers, method.clone(), &path, body)).await;
+        let (status, body) = answered.unwrap_or_else(|_| panic!("{method} {path}: no answer within {bound:?}"));
+        assert_eq!((status, body["error"].as_str()), (502, Some("docdb_engine_unavailable")), "{method}: {body}");
+    }
+    proxy.heal();
+    let (status, body) = docdb(&s, &headers, Method::PUT, &format!("{db}/order-1"), Some(json!({"n": 1}))).await;
+    assert!(status == 201 || status == 409, "the retry answered {status} {body}");
+    let doc = engine.get(&format!("{db}/order-1")).await;
+    assert!(doc["_rev"].as_str().unwrap().starts_with("1-"), "written once: {doc}");
+}

@@ -68,6 +68,12 @@ impl fmt::Debug for EngineUrl {
 /// under, so a connection is never reused at the moment the far side lets it go.
 pub const POOL_IDLE: std::time::Duration = Duration::from_secs(3);
 
+/// How long the engine has to begin answering a device's request that is not a live feed (a
+/// live feed may send nothing before its first heartbeat): under the SDK's default request
+/// timeout (15 s), so the device is told the proxy's retryable error rather than timing out
+/// itself, and a black-holed engine never holds a request past it.
+pub const ANSWER_WITHIN: Duration = Duration::from_secs(10);
+
 /// An HTTP client for the engine and its twin without a pool (a request sent again goes on a
 /// connection of its own, never on another pooled one that may be as dead as the first).
 #[derive(Clone, Debug)]

@@ -198,13 +198,10 @@ async fn a_replica_cut_from_postgres_refuses_what_it_cannot_order_and_loses_noth
     assert!(b.metric("upstream_connection_failures_total{upstream=\"postgres\"}").await >= 1.0, "{scrape}");
 
     b.hops.pg.heal();
-    let healed = async || post(&b.base, "/auth/refresh", refresh.clone()).await;
-    let mut answer = (0, Value::Null);
-    eventually("the cut replica answers again", Duration::from_secs(30), async || {
-        answer = healed().await;
-        answer.0 != 503
-    })
-    .await;
+    // The first request once PostgreSQL is reachable is served, though the pool's connections
+    // were closed by the cut.
+    b.hops.pg.listening().await;
+    let answer = post(&b.base, "/auth/refresh", refresh.clone()).await;
     assert_eq!(answer.0, 200, "the refused refresh changed nothing: {:?}", answer.1);
     let again = post(&a.base, "/auth/refresh", refresh).await;
     assert_eq!(
@@ -213,4 +210,181 @@ async fn a_replica_cut_from_postgres_refuses_what_it_cannot_order_and_loses_noth
         "rotated once: {:?}",
         again.1
     );
+}
+
+/// A request to `base` with an optional Bearer token; its status and JSON body.
+async fn call(
+    base: &str,
+    method: reqwest::Method,
+    path: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = reqwest::Client::new().request(method, format!("{base}{path}"));
+    if let Some(t) = token {
+        request = request.bearer_auth(t);
+    }
+    if let Some(b) = body {
+        request = request.json(&b);
+    }
+    let answer = request.send().await.unwrap();
+    (answer.status().as_u16(), answer.json().await.unwrap_or(Value::Null))
+}
+
+/// Runs `cron` on `base` to its end; answers the run.
+async fn run_to_end(base: &str, token: &str, cron: &str) -> Value {
+    let (status, run) =
+        call(base, reqwest::Method::POST, &format!("/admin/crons/{cron}/run"), Some(token), Some(json!({}))).await;
+    assert_eq!(status, 202, "{cron} on {base}: {run}");
+    let id = run["runId"].as_str().unwrap().to_owned();
+    let mut last = Value::Null;
+    eventually("the run ends", Duration::from_secs(30), async || {
+        last = call(base, reqwest::Method::GET, &format!("/admin/crons/runs/{id}"), Some(token), None).await.1;
+        last["status"] != "running"
+    })
+    .await;
+    assert_eq!(last["status"], "succeeded", "{cron} on {base}: {last}");
+    last
+}
+
+/// `step` refused by `cut` while it cannot reach PostgreSQL (503 `store_unavailable`, never
+/// started), run to its end by `up`, then run again by `cut` once healed (a run that finds the
+/// step done).
+async fn step_while_cut(cut: &Replica, up: &Replica, token: &str, cron: &str) {
+    cut.hops.pg.set(Faults { down: true, ..Faults::default() });
+    let refused =
+        call(&cut.base, reqwest::Method::POST, &format!("/admin/crons/{cron}/run"), Some(token), Some(json!({}))).await;
+    assert_eq!((refused.0, refused.1["error"].as_str()), (503, Some("store_unavailable")), "{cron}: {:?}", refused.1);
+    run_to_end(&up.base, token, cron).await;
+    cut.hops.pg.heal();
+    // Its pooled connections were closed by the cut: the first request after it is served all
+    // the same (each found closed and let go, a new one made).
+    cut.hops.pg.listening().await;
+    run_to_end(&cut.base, token, cron).await;
+}
+
+async fn admin_token(base: &str) -> String {
+    let body = json!({"username": "admin", "password": "admin-pass", "deviceInfo": {}});
+    let login = call(base, reqwest::Method::POST, "/auth", None, Some(body)).await.1;
+    login["token"].as_str().unwrap_or_else(|| panic!("{login}")).to_owned()
+}
+
+async fn topology(base: &str, token: &str, tenant: &str) -> Value {
+    call(base, reqwest::Method::GET, &format!("/admin/rolling-db/tenants/{tenant}/topology"), Some(token), None).await.1
+}
+
+/// The operator's steps (rotate, archive, backup, drop evaluation) each run by one replica while
+/// another is cut from PostgreSQL, then by that one once healed: the cut replica refuses to
+/// start them, each step is done once (one cutover a tenant, each order archived once, one
+/// snapshot a database, every day due dropped with the checks after a drop), nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operators_steps_run_once_while_another_replica_is_cut_from_postgres() {
+    let pg = Cluster::start();
+    let database_url = pg.migrated("fleet_steps");
+    let engine = Engine::start().await;
+    let backups = common::engine::temp_dir("fleet-backups");
+    let env = [("MOCK_TEST_CONTROLS", "1"), ("BACKUP_DIR", backups.as_str())];
+    let a = Replica::start(&database_url, engine.port, &env).await;
+    let b = Replica::start(&database_url, engine.port, &env).await;
+    let mut token = admin_token(&a.base).await;
+    let tenants = ["acme", "globex", "initech"];
+    for id in tenants {
+        let (status, on) = call(
+            &a.base,
+            reqwest::Method::PATCH,
+            &format!("/admin/rolling-db/flags/{id}?force=true"),
+            Some(&token),
+            Some(json!({"rollingDb": true, "rollingDbDrop": true})),
+        )
+        .await;
+        assert_eq!((status, &on["rollingDbDrop"]), (200, &json!(true)), "{on}");
+    }
+
+    step_while_cut(&b, &a, &token, "rolling-db-rotate").await;
+    let day0 = topology(&a.base, &token, "acme").await["days"][0]["name"].as_str().unwrap().to_owned();
+    let day = day0.trim_start_matches("daily_dev_acme_main_").to_owned();
+    for id in tenants {
+        let (status, audit) =
+            call(&a.base, reqwest::Method::GET, &format!("/admin/audit?companyId={id}&limit=100"), Some(&token), None)
+                .await;
+        assert_eq!(status, 200, "{audit}");
+        let cutovers =
+            audit["entries"].as_array().unwrap().iter().filter(|e| e["action"] == "clients.invalidate").count();
+        assert_eq!(cutovers, 1, "{id} cut over once: {audit}");
+    }
+    for (user, company) in [("alice", "acme"), ("bob", "globex")] {
+        let login = call(
+            &a.base,
+            reqwest::Method::POST,
+            "/auth",
+            None,
+            Some(json!({"username": user, "password": format!("{user}-pass"), "deviceInfo": {}})),
+        )
+        .await
+        .1;
+        let t = login["token"].as_str().unwrap().to_owned();
+        for n in 0..2 {
+            let (status, put) = call(
+                &a.base,
+                reqwest::Method::PUT,
+                &format!("/docdb/daily_dev_{company}_main_{day}/order-{n}"),
+                Some(&t),
+                Some(json!({"type": "order", "status": "paid", "totalCents": 100 + n})),
+            )
+            .await;
+            assert_eq!(status, 201, "{put}");
+        }
+    }
+    let moved = call(&a.base, reqwest::Method::POST, "/__mock/clock", None, Some(json!({"advanceDays": 1}))).await;
+    assert_eq!(moved.0, 200, "{:?}", moved.1);
+    // A day on: the admin's access token expired with it.
+    token = admin_token(&a.base).await;
+    run_to_end(&a.base, &token, "rolling-db-rotate").await;
+
+    step_while_cut(&b, &a, &token, "rolling-db-archive").await;
+    for (company, orders) in [("acme", 2), ("globex", 2), ("initech", 0)] {
+        let recon = call(
+            &b.base,
+            reqwest::Method::GET,
+            &format!("/admin/rolling-db/tenants/{company}/reconciliation"),
+            Some(&token),
+            None,
+        )
+        .await
+        .1;
+        let first = &recon["days"][0];
+        assert_eq!(
+            (recon["diff"].clone(), first["status"].clone(), first["relational"][0]["rowCount"].clone()),
+            (json!(0), json!("ARCHIVED"), json!(orders)),
+            "{company}: each order archived once: {recon}"
+        );
+    }
+
+    step_while_cut(&b, &a, &token, "rolling-db-backup").await;
+    for company in tenants {
+        let db = format!("daily_dev_{company}_main_{day}");
+        let files: Vec<String> = std::fs::read_dir(std::path::Path::new(&backups).join(&db))
+            .unwrap_or_else(|e| panic!("{db}: {e}"))
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(files.iter().filter(|f| f.ends_with(".manifest.json")).count(), 1, "{db}: one snapshot: {files:?}");
+    }
+
+    let moved = call(&a.base, reqwest::Method::POST, "/__mock/clock", None, Some(json!({"advanceDays": 31}))).await;
+    assert_eq!(moved.0, 200, "{:?}", moved.1);
+    token = admin_token(&a.base).await;
+    step_while_cut(&b, &a, &token, "rolling-db-drop-eval").await;
+    for company in tenants {
+        let topo = topology(&b.base, &token, company).await;
+        let first = &topo["days"][0];
+        assert_eq!(first["status"], "DROPPED", "{company}: {topo}");
+        let after = &first["afterDrop"];
+        assert_eq!(
+            (after["goneFromEngine"].clone(), after["replicatorClean"].clone()),
+            (json!(true), json!(true)),
+            "{company}: {topo}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&backups);
 }

@@ -58,18 +58,28 @@ impl PgPool {
 
     /// One connection of the pool, in autocommit.
     pub fn session(&self) -> Result<PgConn> {
+        // A pooled connection PostgreSQL (or anything between) closed while it idled is let go
+        // and another taken: each may be dead (a restart closes them all), then a new one is made.
+        for _ in 0..=self.pool.status().max_size {
+            if let Some(client) = alive(self.checkout()?) {
+                return Ok(PgConn::new(client));
+            }
+        }
+        Err(Error::Unavailable("every pooled connection was closed".into()))
+    }
+
+    fn checkout(&self) -> Result<Object<Connector>> {
         // An idle connection is taken here, its future ready at once (no timer, nothing to
         // await); waiting for one, or making one, is waited for on this thread too.
         if self.pool.status().available > 0 {
             if let Some(Ok(client)) = self.pool.timeout_get(&Timeouts::new()).now_or_never() {
-                return Ok(PgConn::new(client));
+                return Ok(client);
             }
         }
         let pool = self.pool.clone();
-        let client = wait_here(async move { pool.get().await })
+        wait_here(async move { pool.get().await })
             .map_err(|e| Error::Unavailable(Box::new(e)))?
-            .map_err(|e| Error::Unavailable(Box::new(e)))?;
-        Ok(PgConn::new(client))
+            .map_err(|e| Error::Unavailable(Box::new(e)))
     }
 
     /// One connection in a transaction that holds the store's lock until it ends: alone
@@ -85,6 +95,26 @@ impl PgPool {
         conn.later(Step::Run(format!("SELECT {lock}({STORE_LOCK})::text"), Vec::new()))?;
         Ok(conn)
     }
+}
+
+/// `client`, unless its connection was closed while it idled. Its runtime runs only while a
+/// statement is waited for, so a close PostgreSQL (or a relay) sent meanwhile is still unread:
+/// the connection's task is let read it first, without a round trip. Let go when closed.
+fn alive(mut client: Object<Connector>) -> Option<Object<Connector>> {
+    client.run(|_, _| {
+        Box::pin(async {
+            // The driver is polled before a yielded task runs again; twice, so the connection's
+            // task, woken by it, runs before this ends.
+            tokio::task::yield_now().await;
+            tokio::task::yield_now().await;
+        })
+    });
+    if client.client.is_closed() {
+        crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
+        drop(Object::take(client));
+        return None;
+    }
+    Some(client)
 }
 
 /// Makes the pool's connections: each with its runtime, its connection task spawned there.

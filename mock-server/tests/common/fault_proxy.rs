@@ -51,6 +51,8 @@ struct Shared {
     accepted: AtomicUsize,
     /// Connections reset or closed by a fault so far.
     broken: AtomicUsize,
+    /// Whether the port is bound (false while down).
+    listening: watch::Sender<bool>,
 }
 
 pub struct FaultProxy {
@@ -79,6 +81,7 @@ impl FaultProxy {
             faults: watch::channel(Faults::default()).0,
             accepted: AtomicUsize::new(0),
             broken: AtomicUsize::new(0),
+            listening: watch::channel(true).0,
         });
         let task = tokio::spawn(serve(listener, addr, shared.clone()));
         FaultProxy { addr, shared, task }
@@ -109,6 +112,11 @@ impl FaultProxy {
         self.set(Faults::default());
     }
 
+    /// Resolves once the port is bound (again, after down was lifted).
+    pub async fn listening(&self) {
+        let _ = self.shared.listening.subscribe().wait_for(|l| *l).await;
+    }
+
     pub fn accepted(&self) -> usize {
         self.shared.accepted.load(Ordering::SeqCst)
     }
@@ -127,6 +135,7 @@ async fn serve(listener: TcpListener, addr: SocketAddr, shared: Arc<Shared>) {
     loop {
         if faults.borrow_and_update().down {
             listener = None;
+            shared.listening.send_replace(false);
             if faults.changed().await.is_err() {
                 return;
             }
@@ -135,7 +144,10 @@ async fn serve(listener: TcpListener, addr: SocketAddr, shared: Arc<Shared>) {
         let bound = match listener.take() {
             Some(l) => l,
             None => match rebind(addr).await {
-                Some(l) => l,
+                Some(l) => {
+                    shared.listening.send_replace(true);
+                    l
+                }
                 None => return,
             },
         };

@@ -186,3 +186,20 @@ async fn a_black_holed_engine_is_answered_within_the_bound_and_the_retry_writes_
     let doc = engine.get(&format!("{db}/order-1")).await;
     assert!(doc["_rev"].as_str().unwrap().starts_with("1-"), "written once: {doc}");
 }
+
+/// A slow hop (300 ms each way a chunk, 64 KiB/s): a large write, its read and a feed are
+/// answered in full, nothing given up early or sent twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_narrow_hop_answers_everything_in_full() {
+    let Setup { engine, proxy, s, headers, db } = setup().await;
+    proxy.set(Faults { latency: Duration::from_millis(300), bytes_per_sec: Some(64 * 1024), ..Faults::default() });
+    let big = "x".repeat(96 * 1024);
+    let (status, body) = docdb(&s, &headers, Method::PUT, &format!("{db}/big"), Some(json!({"big": big}))).await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = docdb(&s, &headers, Method::GET, &format!("{db}/big"), None).await;
+    assert_eq!((status, body["big"].as_str().map(str::len)), (200, Some(big.len())));
+    let (status, body) = docdb(&s, &headers, Method::GET, &format!("{db}/_changes?since=0"), None).await;
+    assert_eq!((status, body["results"].as_array().map(Vec::len)), (200, Some(1)), "{body}");
+    let doc = engine.get(&format!("{db}/big")).await;
+    assert!(doc["_rev"].as_str().unwrap().starts_with("1-"), "written once: {}", &doc["_rev"]);
+}

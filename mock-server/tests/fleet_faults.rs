@@ -388,3 +388,26 @@ async fn the_operators_steps_run_once_while_another_replica_is_cut_from_postgres
     }
     let _ = std::fs::remove_dir_all(&backups);
 }
+
+/// A replica whose PostgreSQL is black-holed (its pooled connection open and silent): a login
+/// there is refused with 503 `store_unavailable` within the store's round-trip bound, not held;
+/// the other replica signs in meanwhile; once the hole closes the replica serves again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_whose_postgres_is_black_holed_refuses_within_the_bound() {
+    let pg = Cluster::start();
+    let database_url = pg.migrated("fleet_pg_hole");
+    let engine = Engine::start().await;
+    let a = Replica::start(&database_url, engine.port, &[]).await;
+    let b = Replica::start(&database_url, engine.port, &[]).await;
+    assert!(alices_login(&b.base).await["token"].is_string(), "a pooled connection, used and idle");
+    b.hops.pg.set(Faults { black_hole: true, ..Faults::default() });
+    let bound = mock_server::store::on_postgres::ROUND_TRIP + Duration::from_secs(10);
+    let login = json!({"username": "bob", "password": "bob-pass", "deviceInfo": {}});
+    let held = tokio::time::timeout(bound, post(&b.base, "/auth", login.clone())).await;
+    let (status, body) = held.unwrap_or_else(|_| panic!("the login was held past {bound:?}"));
+    assert_eq!((status, body["error"].as_str()), (503, Some("store_unavailable")), "{body}");
+    assert!(alices_login(&a.base).await["token"].is_string(), "the other replica signs in");
+    b.hops.pg.heal();
+    let (status, body) = post(&b.base, "/auth", login).await;
+    assert_eq!(status, 200, "served again: {body}");
+}

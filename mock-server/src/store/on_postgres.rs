@@ -24,6 +24,12 @@ pub const STORE_LOCK: i64 = 0x5e55_10b7;
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 
+/// How long one round trip (a pipeline of statements, the wait for the store's lock among them)
+/// may wait for its answer: a connection held silent (a partition, a black hole) would hold its
+/// request for ever. Far over what a transaction normally holds the lock for; a request waiting
+/// longer behind a stuck one is refused (its device gave up after 15 s anyway).
+pub const ROUND_TRIP: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How long a pooled connection may idle and still be used: under the idle timeouts of what
 /// usually stands between (a cloud load balancer's 350 s, PgBouncer's 600 s).
 pub const IDLE_MAX: std::time::Duration = std::time::Duration::from_secs(300);
@@ -271,7 +277,19 @@ impl PgConn {
         let driven = client
             .as_mut()
             .ok_or_else(|| Error::Unavailable("the connection was lost by an earlier statement".into()))?;
-        driven.run(|client, prepared| Box::pin(pipeline(client, prepared, steps)))
+        let answered = driven.run(|client, prepared| {
+            Box::pin(async move { tokio::time::timeout(ROUND_TRIP, pipeline(client, prepared, steps)).await })
+        });
+        answered.unwrap_or_else(|_| {
+            // Held open and silent (a partition): let go, never handed to another request.
+            // What it carried is unknown to this side; PostgreSQL rolls back an open
+            // transaction when it sees the session end.
+            if let Some(lost) = client.take() {
+                drop(Object::take(lost));
+            }
+            crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
+            Err(Error::Unavailable(format!("PostgreSQL did not answer within {ROUND_TRIP:?}").into()))
+        })
     }
 
     /// Queues `step` inside a transaction; outside one it is sent now.

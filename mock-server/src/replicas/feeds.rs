@@ -4,9 +4,11 @@
 //! reads each write once. A hub's first read, a device's catch-up and the database's head are
 //! short normal requests and still go to the engine.
 //!
-//! When the owner cannot be reached or refuses (it is stopping, or sees other replicas alive), the
-//! feed is read from the engine instead for `FALLBACK_FOR`, the database then read twice: no
-//! device waits on another replica.
+//! When the owner cannot be reached, refuses (it is stopping, or sees other replicas alive) or
+//! does not begin to answer within `OWNER_SILENT`, the feed is read from the engine instead for
+//! `FALLBACK_FOR`, the database then read twice: no device waits on another replica. A feed from
+//! the owner silent for `OWNER_SILENT` (it sends a heartbeat every `OWNER_HEARTBEAT`) is taken for
+//! cut by a partition and opened again.
 //! A feed ends when its database's owner changes; the hub opens it again from the last sequence
 //! it took in, so no change is missed or repeated.
 

@@ -280,7 +280,13 @@ async fn pump(
     let mut answered = 0usize;
     loop {
         let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => return End::Closed,
+            Ok(0) | Err(_) => {
+                // A partition holds the close too: the far side learns of it after the heal.
+                if faults.borrow().black_hole {
+                    hold_while_black_hole(shared).await;
+                }
+                return End::Closed;
+            }
             Ok(n) => n,
         };
         let now = faults.borrow().clone();

@@ -54,12 +54,16 @@ fn doc_from(db: &str, mut doc: Map<String, Value>) -> RawDoc {
 impl OnEngine<'_> {
     /// One request; the answer's status and JSON body (`Null` when it has none).
     fn call(&self, method: Method, path: &str, body: Option<Value>) -> DocDbResult<(u16, Value)> {
+        // A read is sent again when its connection broke before the answer; a write only when
+        // no connection was made (a step's write may have been done: the step fails instead).
+        let replayable = matches!(method, Method::GET | Method::HEAD);
         let mut request = self.engine.bridged_request(method, path);
         if let Some(body) = body {
             request = request.json(&body);
         }
+        let sent = self.engine.send_bridged(request, replayable);
         let answered = wait(async move {
-            let response = request.send().await?;
+            let response = sent.await?;
             let status = response.status().as_u16();
             let bytes = response.bytes().await?;
             Ok::<_, reqwest::Error>((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))

@@ -7,6 +7,7 @@
 //! - read at each scrape (`scrape`): the rolling machine from the store (tenants by flag state,
 //!   day databases by status, handles against the bound, alarms, cron runs, each rolling tenant's
 //!   CORE and reconciliation diff), the changes hubs and the sync sockets of this replica.
+//!   A replica whose store does not answer serves the recorded series alone.
 //!
 //! No label holds a tenant's document, a token or a header value; per-tenant series exist only
 //! for tenants with `rollingDb` on (the canaries), so series stay bounded at fleet scale.
@@ -58,7 +59,8 @@ fn classic(openmetrics: &str) -> String {
 async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let mut text = String::new();
     // The store's reads are synchronous: off the async workers, so requests go on beside them. A
-    // family the store cannot answer is left out of the scrape, never the whole of it.
+    // family the store cannot answer is left out of the scrape, never the whole of it: a replica
+    // cut from its store still says what it recorded (its failed connections among it).
     let scraped = match crate::bridge::off_workers(move || scrape::read(&state)).await {
         Ok(registry) => registry,
         Err(e) => return AppError::from(e).into_response(),

@@ -4,7 +4,10 @@
 //! the snapshots the backup cron took. Below every module that records (routes, crons), so any
 //! of them may; `metrics` writes them out at each scrape.
 
+mod network;
 mod sessions;
+
+pub use network::Upstream;
 
 use std::sync::LazyLock;
 
@@ -78,6 +81,7 @@ struct Recorded {
     proxy_bytes: Family<Direction, Counter>,
     invalidations_delivered: Counter,
     sessions: sessions::Series,
+    network: network::Series,
     handshakes: Family<Outcome, Counter>,
     proxy_requests: Family<ProxyClass, Counter>,
     snapshots_taken: Counter,
@@ -144,6 +148,7 @@ static RECORDED: LazyLock<Recorded> = LazyLock::new(|| {
         invalidations_delivered.clone(),
     );
     let sessions = sessions::Series::register(&mut registry);
+    let network = network::Series::register(&mut registry);
     let handshakes = Family::<Outcome, Counter>::default();
     registry.register(
         "realtime_handshakes",
@@ -192,6 +197,7 @@ static RECORDED: LazyLock<Recorded> = LazyLock::new(|| {
         proxy_bytes,
         invalidations_delivered,
         sessions,
+        network,
         handshakes,
         proxy_requests,
         snapshots_taken,
@@ -228,6 +234,16 @@ pub fn snapshots_taken(taken: usize, now_ms: i64) {
 }
 
 /// A tenant's backup failed (its step rolled back).
+/// A connection to `upstream` could not be made or broke before its answer.
+pub fn connection_failed(upstream: Upstream) {
+    RECORDED.network.failed(upstream);
+}
+
+/// A request to `upstream` sent again after its connection failed.
+pub fn retried(upstream: Upstream) {
+    RECORDED.network.retried(upstream);
+}
+
 pub fn snapshot_failed() {
     RECORDED.snapshot_failures.inc();
 }

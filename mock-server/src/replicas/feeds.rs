@@ -4,9 +4,11 @@
 //! reads each write once. A hub's first read, a device's catch-up and the database's head are
 //! short normal requests and still go to the engine.
 //!
-//! When the owner cannot be reached or refuses (it is stopping, or sees other replicas alive), the
-//! feed is read from the engine instead for `FALLBACK_FOR`, the database then read twice: no
-//! device waits on another replica.
+//! When the owner cannot be reached, refuses (it is stopping, or sees other replicas alive) or
+//! does not begin to answer within `OWNER_SILENT`, the feed is read from the engine instead for
+//! `FALLBACK_FOR`, the database then read twice: no device waits on another replica. A feed from
+//! the owner silent for `OWNER_SILENT` (it sends a heartbeat every `OWNER_HEARTBEAT`) is taken for
+//! cut by a partition and opened again.
 //! A feed ends when its database's owner changes; the hub opens it again from the last sequence
 //! it took in, so no change is missed or repeated.
 
@@ -51,7 +53,12 @@ pub struct ReplicaFeeds {
 
 impl ReplicaFeeds {
     pub fn new(engine: Engine, replicas: Arc<Replicas>) -> ReplicaFeeds {
-        let http = reqwest::Client::builder().connect_timeout(Duration::from_secs(2)).build().unwrap_or_default();
+        // Pooled connections to the owners are let go before a relay between may close them.
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(2))
+            .pool_idle_timeout(crate::docdb::engine::POOL_IDLE)
+            .build()
+            .unwrap_or_default();
         ReplicaFeeds { engine, replicas, http }
     }
 }
@@ -60,6 +67,14 @@ impl ReplicaFeeds {
 /// again (the hub goes on from the last change it took in): longer than a dead replica takes to
 /// leave the others' lists, so the second try finds the new owner.
 pub const FALLBACK_FOR: Duration = Duration::from_secs(6);
+
+/// The heartbeat an owner sends on a feed it serves another replica, and how long that feed may
+/// be silent before the reader takes it for cut (a partition between the replicas holds a
+/// connection open and silent; the engine's own feed has a heartbeat of 10 s, too slow to leave
+/// a device without changes for). An owner that has not begun to answer by then is not reached
+/// either: the engine is read instead.
+pub const OWNER_HEARTBEAT: Duration = HEARTBEAT;
+const OWNER_SILENT: Duration = Duration::from_secs(3);
 
 /// How many times an owner that does not take itself for the owner is asked (each after this
 /// replica's list changed, or two heartbeats) before the engine is read instead.
@@ -80,6 +95,28 @@ impl Drop for Open {
     fn drop(&mut self) {
         (self.1)(&self.0).fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// `stream`, ended (and logged) when nothing came for `OWNER_SILENT`: the hub opens it again.
+fn ends_when_silent(
+    stream: BoxStream<'static, Result<Bytes, SourceError>>,
+    db: String,
+) -> BoxStream<'static, Result<Bytes, SourceError>> {
+    futures_util::stream::unfold(Some(stream), move |stream| {
+        let db = db.clone();
+        async move {
+            let mut stream = stream?;
+            match tokio::time::timeout(OWNER_SILENT, stream.next()).await {
+                Ok(Some(chunk)) => Some((chunk, Some(stream))),
+                Ok(None) => None,
+                Err(_) => {
+                    tracing::warn!(db = %db, "the owner's feed was silent for {OWNER_SILENT:?}; opening it again");
+                    Some((Err(SourceError::Unavailable("the owner's feed went silent".into())), None))
+                }
+            }
+        }
+    })
+    .boxed()
 }
 
 /// `stream`, counted by `open` while it lasts, ending when `key`'s owner is no longer `owner` or,
@@ -156,12 +193,17 @@ impl Source for ReplicaFeeds {
                 let open = Open::new(&counts, |c| &c.forwarded);
                 let request = http.get(url).query(&[("since", &since)]).header(KEY_HEADER, &feed_key);
                 let changes = members.changes();
-                refused = match request.send().await {
+                let answered = match tokio::time::timeout(OWNER_SILENT, request.send()).await {
+                    Ok(sent) => sent.map_err(|e| e.to_string()),
+                    Err(_) => Err(format!("no answer within {OWNER_SILENT:?}")),
+                };
+                refused = match answered {
                     Ok(answer) if answer.status().is_success() => {
                         let feed = answer
                             .bytes_stream()
                             .map(|c| c.map_err(|e| SourceError::Unavailable(e.to_string())))
                             .boxed();
+                        let feed = ends_when_silent(feed, db.clone());
                         return Ok(held(feed, open, members, key, owner.id, None));
                     }
                     // The owner does not take itself for the owner (a 409): the two lists differ for a
@@ -180,7 +222,7 @@ impl Source for ReplicaFeeds {
                         break;
                     }
                     Err(e) => {
-                        refused = e.to_string();
+                        refused = e;
                         break;
                     }
                 };

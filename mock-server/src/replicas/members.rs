@@ -72,8 +72,13 @@ impl Members {
         let kept = members.clone();
         crate::bridge::spawn(async move {
             let mut heard = tokio::time::Instant::now();
+            // Counted over every connection: one that fails after its first read every time
+            // still settles the list at the second read.
+            let mut reads = 0;
             while !*kept.leaving.borrow() {
-                if let Err(e) = kept.beat_on(&database_url, &mut heard).await {
+                if let Err(e) = kept.beat_on(&database_url, &mut heard, &mut reads).await {
+                    crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
+                    crate::recorded::retried(crate::recorded::Upstream::Postgres);
                     tracing::warn!("the replicas' heartbeat: {}; again", crate::causes::chain(&e));
                 }
                 if heard.elapsed() > GONE_AFTER {
@@ -146,8 +151,13 @@ impl Members {
     }
 
     /// Heartbeats on one connection until it fails, is silent for `GONE_AFTER`, or this replica
-    /// leaves; `heard` is when the store last answered.
-    async fn beat_on(&self, database_url: &str, heard: &mut tokio::time::Instant) -> Result<(), BeatError> {
+    /// leaves; `heard` is when the store last answered, `reads` how many times it was read.
+    async fn beat_on(
+        &self,
+        database_url: &str,
+        heard: &mut tokio::time::Instant,
+        reads: &mut usize,
+    ) -> Result<(), BeatError> {
         let silent = |_| BeatError::Silent;
         let (client, connection) =
             tokio::time::timeout(GONE_AFTER, tokio_postgres::connect(database_url, NoTls)).await.map_err(silent)??;
@@ -162,7 +172,6 @@ impl Members {
             let alive = client
                 .prepare("SELECT id, url FROM mock_replicas WHERE seen_at > now() - make_interval(secs => $1)")
                 .await?;
-            let mut reads = 0;
             while !*self.leaving.borrow() {
                 let rows = tokio::time::timeout(GONE_AFTER, async {
                     client.execute(&beat, &[&self.me.id, &self.me.url]).await?;
@@ -179,8 +188,8 @@ impl Members {
                 self.set(rows.iter().map(|r| Member { id: r.get(0), url: r.get(1) }).collect());
                 // The second read comes a heartbeat after this replica's first row: replicas
                 // started with it have written theirs by then.
-                reads += 1;
-                if reads >= 2 {
+                *reads += 1;
+                if *reads >= 2 {
                     self.settle();
                 }
                 // Rows of replicas long gone (each process has an id of its own).

@@ -188,7 +188,28 @@ async fn forward_request(
     }
     crate::recorded::proxied_to_engine(forward.body.len());
     let asked = std::time::Instant::now();
-    let answer = request.body(forward.body).send().await.map_err(|e| {
+    // A read is sent again on a fresh connection when its pooled one broke before the answer;
+    // a write is not (it may have been done), and the device is told to try again.
+    let replayable = forward.op == access::Op::Read;
+    let sent = engine.send(request.body(forward.body), replayable);
+    let answered = match forward.live_feed {
+        true => sent.await,
+        false => match tokio::time::timeout(docdb::engine::ANSWER_WITHIN, sent).await {
+            Ok(answered) => answered,
+            Err(_) => {
+                tracing::warn!(
+                    "document engine at {}: no answer within {:?}",
+                    engine.url().root(),
+                    docdb::engine::ANSWER_WITHIN
+                );
+                return Err(AppError::EngineUnavailable(format!(
+                    "the document engine did not answer within {} s; try again",
+                    docdb::engine::ANSWER_WITHIN.as_secs()
+                )));
+            }
+        },
+    };
+    let answer = answered.map_err(|e| {
         tracing::warn!("document engine at {}: {e}", engine.url().root());
         AppError::EngineUnavailable("the document engine did not answer; try again".into())
     })?;

@@ -13,11 +13,11 @@ use futures_util::StreamExt;
 use protocol::errors as code;
 use subtle::ConstantTimeEq;
 
-use crate::docdb::changes_hub::{FeedRequest, UPSTREAM_HEARTBEAT};
+use crate::docdb::changes_hub::FeedRequest;
 use crate::docdb::naming::split;
 use crate::docdb::Kind;
 use crate::error::AppError;
-use crate::replicas::feeds::{FEED_PATH, KEY_HEADER};
+use crate::replicas::feeds::{FEED_PATH, KEY_HEADER, OWNER_HEARTBEAT};
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
@@ -53,7 +53,8 @@ async fn feed(
         ("feed", "continuous".to_owned()),
         ("style", "all_docs".to_owned()),
         ("include_docs", "true".to_owned()),
-        ("heartbeat", UPSTREAM_HEARTBEAT.as_millis().to_string()),
+        // Often enough for the reader to tell a silent partition from a quiet database.
+        ("heartbeat", OWNER_HEARTBEAT.as_millis().to_string()),
         ("since", since),
     ]
     .map(|(k, v)| (k.to_owned(), v));

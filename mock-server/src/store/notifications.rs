@@ -88,6 +88,8 @@ pub fn follow(url: String, handlers: Handlers) {
     crate::bridge::spawn(async move {
         loop {
             if let Err(e) = listen(&url, &handlers).await {
+                crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
+                crate::recorded::retried(crate::recorded::Upstream::Postgres);
                 tracing::warn!("listening for other replicas: {}; reconnecting", crate::causes::chain(&e));
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
@@ -95,8 +97,22 @@ pub fn follow(url: String, handlers: Handlers) {
     });
 }
 
-async fn listen(url: &str, handlers: &Handlers) -> std::result::Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = tokio_postgres::connect(url, NoTls).await?;
+/// Why the listener reconnects.
+#[derive(Debug, thiserror::Error)]
+enum ListenError {
+    #[error("the store")]
+    Store(#[from] tokio_postgres::Error),
+    #[error("the store did not answer within {0:?}")]
+    Silent(Duration),
+}
+
+/// How often a listening connection is asked whether it is alive (and how long it has to say so).
+const ALIVE_EVERY: Duration = Duration::from_secs(5);
+
+async fn listen(url: &str, handlers: &Handlers) -> std::result::Result<(), ListenError> {
+    let (client, mut connection) = tokio::time::timeout(ALIVE_EVERY, tokio_postgres::connect(url, NoTls))
+        .await
+        .map_err(|_| ListenError::Silent(ALIVE_EVERY))??;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let driver = tokio::spawn(async move {
         while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
@@ -112,6 +128,8 @@ async fn listen(url: &str, handlers: &Handlers) -> std::result::Result<(), tokio
         }
         Ok(())
     });
+    // The driver ends with the listener, however it ends (a silent connection's would not).
+    let _ends = AbortOnDrop(driver.abort_handle());
     client.batch_execute(&format!("LISTEN {INVALIDATIONS}; LISTEN {CLOCK}; LISTEN {SESSIONS_ENDED}")).await?;
     // What happened while this replica was not listening (its start, an outage).
     for row in client.query(SHARED_CLOCK, &[]).await? {
@@ -123,7 +141,23 @@ async fn listen(url: &str, handlers: &Handlers) -> std::result::Result<(), tokio
     for row in client.query(ENDED_SESSIONS, &[]).await? {
         (handlers.session_ended)(row.get::<_, String>(0).as_str(), row.get(1));
     }
-    while let Some((channel, payload)) = rx.recv().await {
+    // A connection held silent by a partition never fails by itself: it is asked every
+    // `ALIVE_EVERY` and given up when it does not answer, so nothing told meanwhile is missed
+    // for long (the reconnection reads what happened).
+    let mut alive = tokio::time::interval(ALIVE_EVERY);
+    loop {
+        let (channel, payload) = tokio::select! {
+            told = rx.recv() => match told {
+                Some(told) => told,
+                None => break,
+            },
+            _ = alive.tick() => {
+                tokio::time::timeout(ALIVE_EVERY, client.simple_query("SELECT 1"))
+                    .await
+                    .map_err(|_| ListenError::Silent(ALIVE_EVERY))??;
+                continue;
+            }
+        };
         let Some((a, b)) = payload.split_once('\t') else { continue };
         match channel.as_str() {
             SESSIONS_ENDED => {
@@ -145,7 +179,15 @@ async fn listen(url: &str, handlers: &Handlers) -> std::result::Result<(), tokio
         }
     }
     match driver.await {
-        Ok(Err(e)) => Err(e),
+        Ok(Err(e)) => Err(e.into()),
         _ => Ok(()),
+    }
+}
+
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }

@@ -24,6 +24,16 @@ pub const STORE_LOCK: i64 = 0x5e55_10b7;
 
 type BoxError = Box<dyn StdError + Sync + Send>;
 
+/// How long one round trip (a pipeline of statements, the wait for the store's lock among them)
+/// may wait for its answer: a connection held silent (a partition, a black hole) would hold its
+/// request for ever. Far over what a transaction normally holds the lock for; a request waiting
+/// longer behind a stuck one is refused (its device gave up after 15 s anyway).
+pub const ROUND_TRIP: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long a pooled connection may idle and still be used: under the idle timeouts of what
+/// usually stands between (a cloud load balancer's 350 s, PgBouncer's 600 s).
+pub const IDLE_MAX: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// The pool of one replica.
 #[derive(Clone)]
 pub struct PgPool {
@@ -54,18 +64,28 @@ impl PgPool {
 
     /// One connection of the pool, in autocommit.
     pub fn session(&self) -> Result<PgConn> {
+        // A pooled connection PostgreSQL (or anything between) closed while it idled is let go
+        // and another taken: each may be dead (a restart closes them all), then a new one is made.
+        for _ in 0..=self.pool.status().max_size {
+            if let Some(client) = alive(self.checkout()?) {
+                return Ok(PgConn::new(client));
+            }
+        }
+        Err(Error::Unavailable("every pooled connection was closed".into()))
+    }
+
+    fn checkout(&self) -> Result<Object<Connector>> {
         // An idle connection is taken here, its future ready at once (no timer, nothing to
         // await); waiting for one, or making one, is waited for on this thread too.
         if self.pool.status().available > 0 {
             if let Some(Ok(client)) = self.pool.timeout_get(&Timeouts::new()).now_or_never() {
-                return Ok(PgConn::new(client));
+                return Ok(client);
             }
         }
         let pool = self.pool.clone();
-        let client = wait_here(async move { pool.get().await })
+        wait_here(async move { pool.get().await })
             .map_err(|e| Error::Unavailable(Box::new(e)))?
-            .map_err(|e| Error::Unavailable(Box::new(e)))?;
-        Ok(PgConn::new(client))
+            .map_err(|e| Error::Unavailable(Box::new(e)))
     }
 
     /// One connection in a transaction that holds the store's lock until it ends: alone
@@ -81,6 +101,26 @@ impl PgPool {
         conn.later(Step::Run(format!("SELECT {lock}({STORE_LOCK})::text"), Vec::new()))?;
         Ok(conn)
     }
+}
+
+/// `client`, unless its connection was closed while it idled. Its runtime runs only while a
+/// statement is waited for, so a close PostgreSQL (or a relay) sent meanwhile is still unread:
+/// the connection's task is let read it first, without a round trip. Let go when closed.
+fn alive(mut client: Object<Connector>) -> Option<Object<Connector>> {
+    client.run(|_, _| {
+        Box::pin(async {
+            // The driver is polled before a yielded task runs again; twice, so the connection's
+            // task, woken by it, runs before this ends.
+            tokio::task::yield_now().await;
+            tokio::task::yield_now().await;
+        })
+    });
+    if client.client.is_closed() {
+        crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
+        drop(Object::take(client));
+        return None;
+    }
+    Some(client)
 }
 
 /// Makes the pool's connections: each with its runtime, its connection task spawned there.
@@ -150,6 +190,7 @@ impl Manager for Connector {
                     }
                     Err(e) => {
                         runtime.shutdown_background();
+                        crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
                         Err(Error::Unavailable(Box::new(e)))
                     }
                 });
@@ -158,9 +199,14 @@ impl Manager for Connector {
         rx.await.map_err(|e| Error::Unavailable(Box::new(e)))?
     }
 
-    async fn recycle(&self, driven: &mut Driven, _: &Metrics) -> RecycleResult<Error> {
+    async fn recycle(&self, driven: &mut Driven, metrics: &Metrics) -> RecycleResult<Error> {
         if driven.client.is_closed() {
             return Err(RecycleError::message("the connection is closed"));
+        }
+        // A pooler or balancer between may have forgotten a connection idle this long without
+        // a word: its next statement would fail though PostgreSQL is up. A new one is made.
+        if metrics.last_used() > IDLE_MAX {
+            return Err(RecycleError::message("the connection idled too long"));
         }
         Ok(())
     }
@@ -231,7 +277,19 @@ impl PgConn {
         let driven = client
             .as_mut()
             .ok_or_else(|| Error::Unavailable("the connection was lost by an earlier statement".into()))?;
-        driven.run(|client, prepared| Box::pin(pipeline(client, prepared, steps)))
+        let answered = driven.run(|client, prepared| {
+            Box::pin(async move { tokio::time::timeout(ROUND_TRIP, pipeline(client, prepared, steps)).await })
+        });
+        answered.unwrap_or_else(|_| {
+            // Held open and silent (a partition): let go, never handed to another request.
+            // What it carried is unknown to this side; PostgreSQL rolls back an open
+            // transaction when it sees the session end.
+            if let Some(lost) = client.take() {
+                drop(Object::take(lost));
+            }
+            crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
+            Err(Error::Unavailable(format!("PostgreSQL did not answer within {ROUND_TRIP:?}").into()))
+        })
     }
 
     /// Queues `step` inside a transaction; outside one it is sent now.
@@ -325,6 +383,7 @@ fn classify(e: tokio_postgres::Error) -> Error {
     let gone =
         e.is_closed() || io || e.code().is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
     if gone {
+        crate::recorded::connection_failed(crate::recorded::Upstream::Postgres);
         Error::Unavailable(Box::new(e))
     } else {
         Error::Postgres(Box::new(e))

@@ -136,6 +136,8 @@ impl Server {
     }
 }
 pub mod engine;
+pub mod fault_proxy;
+pub mod fleet;
 pub mod histories;
 pub mod pg;
 pub mod prom;

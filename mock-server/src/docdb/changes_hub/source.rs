@@ -105,8 +105,10 @@ fn unavailable(e: reqwest::Error) -> SourceError {
     SourceError::Unavailable(e.to_string())
 }
 
-async fn json(request: reqwest::RequestBuilder) -> Result<Value, SourceError> {
-    let answer = request.send().await.map_err(unavailable)?;
+async fn json(
+    sent: impl std::future::Future<Output = Result<reqwest::Response, reqwest::Error>>,
+) -> Result<Value, SourceError> {
+    let answer = sent.await.map_err(unavailable)?;
     if !answer.status().is_success() {
         return Err(SourceError::Status(answer.status().as_u16()));
     }
@@ -115,9 +117,11 @@ async fn json(request: reqwest::RequestBuilder) -> Result<Value, SourceError> {
 
 impl Source for Engine {
     fn head(&self, db: &str) -> BoxFuture<'static, Result<Value, SourceError>> {
-        let request = self.request(reqwest::Method::GET, &db_path(db)).timeout(Duration::from_secs(30));
+        // Every read of the hub's is replayable: sent again on a fresh connection when its
+        // pooled one was found dead.
+        let sent = self.send(self.request(reqwest::Method::GET, &db_path(db)).timeout(Duration::from_secs(30)), true);
         Box::pin(async move {
-            json(request)
+            json(sent)
                 .await?
                 .get("update_seq")
                 .cloned()
@@ -144,9 +148,9 @@ impl Source for Engine {
                 .request(reqwest::Method::POST, &format!("{path}&filter=_doc_ids"))
                 .json(&serde_json::json!({ "doc_ids": ids })),
         };
-        let request = request.timeout(Duration::from_secs(120));
+        let sent = self.send(request.timeout(Duration::from_secs(120)), true);
         Box::pin(async move {
-            let answer = request.send().await.map_err(unavailable)?;
+            let answer = sent.await.map_err(unavailable)?;
             if !answer.status().is_success() {
                 return Err(SourceError::Status(answer.status().as_u16()));
             }
@@ -165,9 +169,9 @@ impl Source for Engine {
             UPSTREAM_HEARTBEAT.as_millis(),
             since_text(since)
         );
-        let request = self.request(reqwest::Method::GET, &path);
+        let sent = self.send(self.request(reqwest::Method::GET, &path), true);
         Box::pin(async move {
-            let answer = request.send().await.map_err(unavailable)?;
+            let answer = sent.await.map_err(unavailable)?;
             if !answer.status().is_success() {
                 return Err(SourceError::Status(answer.status().as_u16()));
             }

@@ -23,6 +23,7 @@ pub const KEY_KEPT: &str = "the key's own browser is never signed out for want o
 pub const NO_DROP: &str = "the SDK drops a live session only for a cause";
 pub const LOSSES_ONCE: &str = "every document destroyed unpushed is counted once";
 pub const ALARM_TRUE: &str = "an alarm is raised only for a loss that happened";
+pub const PROVEN_BOUND: &str = "a sign-in proven by its device's key is bound to it";
 pub const ACK_RULE: &str = "an acknowledgement resolves what the operator read, never on a rolling tenant";
 pub const DELETION_RULE: &str = "a device is deleted exactly by whom the rule allows";
 pub const DEVICES_LISTED: &str = "every browser holding a session is listed by GET /devices and can be deleted";

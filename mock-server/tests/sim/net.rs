@@ -150,11 +150,11 @@ pub async fn exchange(env: &Rc<Env>, b: &Rc<BrowserShared>, x: Exchange<'_>) -> 
         }
         let serve = || envc.server.handle(&method, &path, bearer.as_deref(), &headers, body.clone());
         let answer = serve().await;
-        arrived(&envc, &bc, &route, bearer.as_deref(), body.as_deref(), &answer, presented.as_deref());
+        arrived(&envc, &bc, &route, bearer.as_deref(), body.as_deref(), &answer, presented.as_deref(), false);
         if fault == Some(Fault::Duplicate) {
             SimClock::sleep(envc.draw(envc.config.max_latency_ms)).await;
             let again = serve().await;
-            arrived(&envc, &bc, &route, bearer.as_deref(), body.as_deref(), &again, None);
+            arrived(&envc, &bc, &route, bearer.as_deref(), body.as_deref(), &again, None, true);
         }
         SimClock::sleep(back).await;
         (fault != Some(Fault::DropAfter)).then_some(answer)
@@ -190,6 +190,7 @@ pub async fn exchange(env: &Rc<Env>, b: &Rc<BrowserShared>, x: Exchange<'_>) -> 
 }
 
 /// What the server did with a request, as the invariants need it.
+#[allow(clippy::too_many_arguments)] // one call site a delivery: what the server saw, in full
 fn arrived(
     env: &Env,
     b: &BrowserShared,
@@ -198,6 +199,7 @@ fn arrived(
     body: Option<&str>,
     answer: &Answer,
     presented: Option<&str>,
+    duplicate: bool,
 ) {
     let h = &env.hist;
     let now = env.now();
@@ -213,6 +215,10 @@ fn arrived(
     if ok && [routes::LOGIN.path, routes::LOGIN_GOOGLE.path, routes::REFRESH.path].contains(&path) {
         learn_session(h, b.id, now, &answer.json());
     }
+    // (A network's duplicate comes with a proof already spent: its session is nobody's.)
+    if ok && !duplicate && [routes::LOGIN.path, routes::LOGIN_GOOGLE.path].contains(&path) {
+        bound_when_proven(env, b, body, &answer.json());
+    }
     if ok && path == routes::LOGOUT.path {
         let sid = bearer.and_then(History::sid_of_jwt).unwrap_or_default();
         let user = bearer
@@ -224,6 +230,35 @@ fn arrived(
             .and_then(|v| v["scope"].as_str().map(str::to_owned))
             .unwrap_or_else(|| "local".into());
         h.causes.borrow_mut().push(Cause::Logout { sid, user, scope, browser: b.id });
+    }
+}
+
+/// A sign-in (a password's or Google's) that proved the key of a device its user registered with
+/// that key runs on the device: its session is bound to the key (a copy cannot refresh it).
+fn bound_when_proven(env: &Env, b: &BrowserShared, body: Option<&str>, answer: &Value) {
+    let request: Value = body.and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
+    let (Some(device), true) = (request["deviceInfo"]["id"].as_str(), request.get("deviceProof").is_some()) else {
+        return;
+    };
+    let Some(claims) = answer["token"].as_str().and_then(|t| session_broker::core::token::Claims::decode(t).ok())
+    else {
+        return;
+    };
+    let held = b.key.pair.borrow().as_ref().map(super::browser::KeyStore::public_hex);
+    let owner = env.server.device(device).map(|d| d.0);
+    let registered = env.server.device_key(device);
+    if owner.is_none() || owner != claims.user_id() || registered.is_none() || registered != held {
+        return;
+    }
+    let sid = claims.sid().unwrap_or_default();
+    if env.server.bound_keys(&sid).is_empty() {
+        env.hist.violate(
+            env.now(),
+            super::check::PROVEN_BOUND,
+            format!("session {sid} signed in with a proof of device {device}'s key is not bound to it"),
+        );
+    } else {
+        env.hist.reach("proven sign-ins bound to the device's key");
     }
 }
 

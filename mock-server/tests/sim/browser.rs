@@ -18,8 +18,12 @@ use super::env::{Env, SimClock};
 use super::net::Net;
 
 pub type Map = BTreeMap<String, String>;
-/// A `storage` event for a tab: when it is due, the key and its new value (`None`: removed).
-pub type StorageEvent = (u64, String, Option<String>);
+/// A `storage` event for a tab: when it is due, the key, its new value (`None`: removed) and the
+/// write's place in the browser's order of writes.
+pub type StorageEvent = (u64, String, Option<String>, u64);
+/// A tab's record of the place of the write its view holds, key by key (and the place below which
+/// it heard everything: the writes before it opened).
+pub type Seen = Rc<RefCell<(u64, BTreeMap<String, u64>)>>;
 /// A tab's view of storage, and where its `storage` events go.
 pub type View = (Rc<RefCell<Map>>, tokio::sync::mpsc::UnboundedSender<StorageEvent>);
 
@@ -74,6 +78,8 @@ pub struct BrowserShared {
     pub console: RefCell<Vec<String>>,
     /// When each tab's `storage` events are next due (kept in order per tab).
     last_due: RefCell<BTreeMap<usize, u64>>,
+    /// The writes so far (their order).
+    pub writes: Cell<u64>,
 }
 
 impl BrowserShared {
@@ -91,6 +97,7 @@ impl BrowserShared {
             dbs: Rc::new(Databases::default()),
             console: RefCell::default(),
             last_due: RefCell::default(),
+            writes: Cell::new(0),
         })
     }
 
@@ -111,10 +118,14 @@ pub struct TabStorage {
     pub b: Rc<BrowserShared>,
     pub tab: usize,
     pub view: Rc<RefCell<Map>>,
+    pub seen: Seen,
 }
 
 impl TabStorage {
     fn write(&self, key: &str, value: Option<&str>) {
+        let seq = self.b.writes.get() + 1;
+        self.b.writes.set(seq);
+        self.seen.borrow_mut().1.insert(key.to_owned(), seq);
         match value {
             Some(v) => {
                 self.b.truth.borrow_mut().insert(key.into(), v.into());
@@ -134,7 +145,7 @@ impl TabStorage {
             let last = dues.entry(*other).or_default();
             let due = (now + self.env.draw(self.env.config.max_storage_delay_ms)).max(*last);
             *last = due;
-            let _ = events.send((due, key.to_owned(), value.map(str::to_owned)));
+            let _ = events.send((due, key.to_owned(), value.map(str::to_owned), seq));
         }
     }
 }
@@ -298,14 +309,26 @@ impl Reporter for Console {
 /// session follows a change of the session's keys.
 pub async fn deliver_storage_events(
     view: Rc<RefCell<Map>>,
+    seen: Seen,
     mut events: tokio::sync::mpsc::UnboundedReceiver<StorageEvent>,
     clock: super::env::SimClock,
     follow: Rc<dyn Fn()>,
 ) {
-    while let Some((due, key, value)) = events.recv().await {
+    while let Some((due, key, value, seq)) = events.recv().await {
         let now = clock.now() as u64;
         if due > now {
             SimClock::sleep(due - now).await;
+        }
+        // A write older than what the view holds for the key (its own later write, or the
+        // storage as it was when the tab opened) changes nothing: the browser's storage orders
+        // the writes, and a tab's view converges to it.
+        {
+            let mut seen = seen.borrow_mut();
+            let (floor, keys) = &mut *seen;
+            if seq <= *floor || keys.get(&key).is_some_and(|s| seq <= *s) {
+                continue;
+            }
+            keys.insert(key.clone(), seq);
         }
         match value {
             Some(v) => view.borrow_mut().insert(key.clone(), v),

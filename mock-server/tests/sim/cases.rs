@@ -132,22 +132,4 @@ pub const OPEN: &[(&str, &str, u64, &[Step])] = &[
             s(12142, Refresh { b: 0, t: 0 }),
         ],
     ),
-    (
-        "two tabs logging in at once: the earlier session is dropped while it lives",
-        super::check::NO_DROP,
-        73,
-        &[
-            s(9091, Login { b: 1, t: 1, user: 0 }),
-            s(1061, Wait { ms: 1335 }),
-            s(323, WriteOrder { b: 1, t: 0 }),
-            s(1350, WriteOrder { b: 1, t: 0 }),
-            s(979, Refresh { b: 1, t: 1 }),
-            s(395, Login { b: 1, t: 1, user: 2 }),
-            s(103, AcknowledgeLosses { tenant: 1 }),
-            s(458, Login { b: 1, t: 0, user: 1 }),
-            s(713, Wait { ms: 812844 }),
-            s(5410, Wait { ms: 16687 }),
-            s(4577, GetToken { b: 1, t: 0 }),
-        ],
-    ),
 ];

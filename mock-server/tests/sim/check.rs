@@ -24,6 +24,7 @@ pub const NO_DROP: &str = "the SDK drops a live session only for a cause";
 pub const LOSSES_ONCE: &str = "every document destroyed unpushed is counted once";
 pub const ALARM_TRUE: &str = "an alarm is raised only for a loss that happened";
 pub const PROVEN_BOUND: &str = "a sign-in proven by its device's key is bound to it";
+pub const DATA_APART: &str = "a browser holds no local data of another tenant than its session's";
 pub const ACK_RULE: &str = "an acknowledgement resolves what the operator read, never on a rolling tenant";
 pub const DELETION_RULE: &str = "a device is deleted exactly by whom the rule allows";
 pub const DEVICES_LISTED: &str = "every browser holding a session is listed by GET /devices and can be deleted";
@@ -34,6 +35,7 @@ pub const OWN_TENANT: &str = "a realtime session is answered for its own tenant 
 
 /// After every step.
 pub async fn after_step(w: &mut World) {
+    tenants_data_apart(w);
     sessions_end_with_cause(w);
     logouts_reach_every_tab(w);
     key_browser_kept(w);
@@ -52,6 +54,36 @@ pub async fn views(w: &mut World) {
     for tenant in super::ops::TENANTS {
         for view in ["preflight", "topology", "reconciliation", "cleanup-candidates", "core-writes"] {
             w.operate("GET", &format!("/admin/rolling-db/tenants/{tenant}/{view}"), None).await;
+        }
+    }
+}
+
+/// Once the browser's session has settled (no login, logout or company change running), its
+/// local databases hold only its tenant's data: what another tenant's session left was pushed
+/// and destroyed when the session changed.
+fn tenants_data_apart(w: &World) {
+    let env = &w.env;
+    for (b, br) in w.browsers.iter().enumerate() {
+        let Some(br) = br else { continue };
+        let tenant = br
+            .shared
+            .truth
+            .borrow()
+            .get(keys::AUTH)
+            .and_then(|t| session_broker::core::token::Claims::decode(t).ok().and_then(|c| c.company_id()));
+        let Some(tenant) = tenant else { continue };
+        if w.asking.borrow()[b] > 0
+            || br.tabs.iter().any(|t| t.view.borrow().get(keys::AUTH) != br.shared.truth.borrow().get(keys::AUTH))
+        {
+            continue;
+        }
+        let dbs = br.shared.dbs.dbs.borrow();
+        if let Some(order) = dbs.values().flatten().find(|o| o.tenant != tenant) {
+            env.hist.violate(
+                env.now(),
+                DATA_APART,
+                format!("browser {b}, signed in to {tenant}, still holds order {} of {}", order.id, order.tenant),
+            );
         }
     }
 }

@@ -38,8 +38,11 @@ pub struct History {
     pub causes: RefCell<Vec<Cause>>,
     /// Refresh tokens, per browser, whose refresh the SDK got an answer to (any status).
     pub refresh_answered: RefCell<BTreeSet<(usize, String)>>,
-    /// Refresh tokens, per browser, with a request of the SDK's in flight now.
-    pub refresh_in_flight: RefCell<BTreeMap<(usize, String), u32>>,
+    /// Refresh tokens, per browser, with a request of the SDK's in flight now: the tabs sending.
+    pub refresh_in_flight: RefCell<BTreeMap<(usize, String), Vec<usize>>>,
+    /// Tabs closed (reloaded, frozen), by browser and slot: what they had in flight is no longer
+    /// the browser's.
+    pub closed: RefCell<BTreeSet<(usize, usize)>>,
     /// Refresh tokens the server received from an SDK send (not a network duplicate), with how
     /// many distinct sends presented each.
     pub refresh_presented: RefCell<BTreeMap<String, u32>>,

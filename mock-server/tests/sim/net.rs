@@ -117,7 +117,9 @@ pub async fn exchange(env: &Rc<Env>, b: &Rc<BrowserShared>, x: Exchange<'_>) -> 
                 ),
             );
         }
-        if env.hist.refresh_in_flight.borrow().get(&key).copied().unwrap_or(0) > 0 {
+        let closed = env.hist.closed.borrow();
+        let live = |tab: &usize| !closed.contains(&(b.id, *tab));
+        if env.hist.refresh_in_flight.borrow().get(&key).is_some_and(|tabs| tabs.iter().any(live)) {
             env.hist.violate(
                 now,
                 super::check::ONE_PRESENTATION,
@@ -127,8 +129,11 @@ pub async fn exchange(env: &Rc<Env>, b: &Rc<BrowserShared>, x: Exchange<'_>) -> 
                 ),
             );
         }
-        *env.hist.refresh_in_flight.borrow_mut().entry(key).or_default() += 1;
+        drop(closed);
+        env.hist.refresh_in_flight.borrow_mut().entry(key).or_default().push(x.tab);
     }
+    // The request stops being the browser's when it settles, or when its tab closes mid-way.
+    let _in_flight = refresh.clone().map(|token| InFlight(env.clone(), (b.id, token), x.tab));
     let docs = route_path.starts_with("/docdb/");
     let down = b.net.down_until.get() > now || (docs && b.net.docs_down_until.get() > now);
     let fault = if down { Some(Fault::DropBefore) } else { b.net.take(&route) };
@@ -166,9 +171,6 @@ pub async fn exchange(env: &Rc<Env>, b: &Rc<BrowserShared>, x: Exchange<'_>) -> 
     };
     if let Some(token) = refresh {
         let key = (b.id, token);
-        if let Some(n) = env.hist.refresh_in_flight.borrow_mut().get_mut(&key) {
-            *n -= 1;
-        }
         // An answer that spent the token (a refusal for want of a proof did not).
         if matches!(&out, Ok(a) if matches!(a.status, 200 | 400 | 401 | 403) && a.json()["error"] != "device_proof_required")
         {
@@ -187,6 +189,19 @@ pub async fn exchange(env: &Rc<Env>, b: &Rc<BrowserShared>, x: Exchange<'_>) -> 
     );
     env.hist.note(env.now(), format!("b{} t{} <- {told}", b.id, x.tab));
     out
+}
+
+/// A refresh token a browser's request is presenting now.
+struct InFlight(Rc<Env>, (usize, String), usize);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(tabs) = self.0.hist.refresh_in_flight.borrow_mut().get_mut(&self.1) {
+            if let Some(at) = tabs.iter().position(|t| *t == self.2) {
+                tabs.remove(at);
+            }
+        }
+    }
 }
 
 /// What the server did with a request, as the invariants need it.

@@ -318,6 +318,28 @@ pub fn generate(seed: u64, n: usize) -> Vec<Step> {
         };
         // Most steps follow closely (the tabs and the network race); some wait a while.
         let gap_ms = if rng.random_bool(0.8) { rng.random_range(0..1_500) } else { rng.random_range(1_500..20_000) };
+        // Now and then two things at once: the other tab of the browser right behind (a race of
+        // tabs), or a refresh's whole unit slowed to the edge of each timeout while another tab
+        // wants a token.
+        if rng.random_bool(0.06) && b < 2 {
+            let other = 1 - t;
+            let twin = match rng.random_range(0..4) {
+                0 => Op::Refresh { b, t: other },
+                1 => Op::Logout { b, t: other, scope: Scope::Local },
+                2 => Op::GetToken { b, t: other },
+                _ => Op::Login { b, t: other, user: rng.random_range(0..3) },
+            };
+            steps.push(Step { gap_ms, op });
+            steps.push(Step { gap_ms: rng.random_range(0..120), op: twin });
+            continue;
+        }
+        if rng.random_bool(0.03) && b < 2 {
+            steps.push(Step { gap_ms, op: Op::Arm { b, sel: Sel::Nonce, fault: Fault::Slow } });
+            steps.push(Step { gap_ms: 0, op: Op::Arm { b, sel: Sel::Refresh, fault: Fault::Slow } });
+            steps.push(Step { gap_ms: 0, op: Op::Refresh { b, t } });
+            steps.push(Step { gap_ms: rng.random_range(0..3_000), op: Op::GetToken { b, t: 1 - t } });
+            continue;
+        }
         steps.push(Step { gap_ms, op });
     }
     steps

@@ -39,6 +39,7 @@ pub struct Tab {
 impl Tab {
     pub fn open(env: &Rc<Env>, b: &Rc<BrowserShared>, slot: usize) -> Tab {
         let view = Rc::new(RefCell::new(b.truth.borrow().clone()));
+        let seen: super::browser::Seen = Rc::new(RefCell::new((b.writes.get(), Default::default())));
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         b.views.borrow_mut().insert(slot, (view.clone(), tx));
         let mut config = SessionConfig::new("http://sim").expect("the simulator's base URL");
@@ -47,7 +48,13 @@ impl Tab {
         let session = Session::new(
             config,
             Ports {
-                storage: Rc::new(TabStorage { env: env.clone(), b: b.clone(), tab: slot, view: view.clone() }),
+                storage: Rc::new(TabStorage {
+                    env: env.clone(),
+                    b: b.clone(),
+                    tab: slot,
+                    view: view.clone(),
+                    seen: seen.clone(),
+                }),
                 transport: Rc::new(SimTransport { env: env.clone(), browser: b.clone(), tab: slot }),
                 clock: Rc::new(env.clock.clone()),
                 local_databases: Rc::new(DatabasesPort { env: env.clone(), b: Rc::downgrade(b), tab: slot }),
@@ -75,7 +82,8 @@ impl Tab {
                 spawned.borrow_mut().push(tokio::task::spawn_local(async move { session.follow().await }));
             }
         });
-        let drainer = tokio::task::spawn_local(deliver_storage_events(view.clone(), rx, env.clock.clone(), follow));
+        let drainer =
+            tokio::task::spawn_local(deliver_storage_events(view.clone(), seen, rx, env.clock.clone(), follow));
         tasks.borrow_mut().push(drainer);
         Tab { slot, session, sync, view, told, sign_outs, tasks, ops: RefCell::default() }
     }

@@ -272,6 +272,12 @@ impl World {
                 else {
                     return;
                 };
+                // The till writes for the session the browser holds: a tab whose view has not yet
+                // heard of another tab's change waits for it (as an app does before it acts).
+                let truth = self.browsers[b].as_ref().and_then(|br| br.shared.truth.borrow().get(keys::AUTH).cloned());
+                if tab.view.borrow().get(keys::AUTH) != truth.as_ref() {
+                    return;
+                }
                 if tab.session.track_local_database(TILL, "", "dynamic").is_err() {
                     return;
                 }
@@ -322,6 +328,7 @@ impl World {
                 self.logouts.borrow_mut().retain(|l| l.b != 2);
                 self.env.hist.refresh_answered.borrow_mut().retain(|(b, _)| *b != 2);
                 self.env.hist.refresh_in_flight.borrow_mut().retain(|(b, _), _| *b != 2);
+                self.env.hist.closed.borrow_mut().retain(|(b, _)| *b != 2);
                 self.browsers[2] = Some(self.open_browser(2, Some(from), truth, KeyMode::Ok));
                 self.seen_sid[2] = None;
             }
@@ -487,6 +494,7 @@ impl World {
             freeze_lock(&br.shared, br.tabs[t].slot);
         }
         br.tabs[t].stop(&br.shared);
+        env.hist.closed.borrow_mut().insert((b, br.tabs[t].slot));
         br.tabs[t] = Tab::open(&env, &br.shared, slot);
     }
 

@@ -242,6 +242,7 @@ impl Session {
         let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
         let body = json::stringify(&crate::protocol::RefreshRequest::body(&refresh_token));
         let path = self.0.config.refresh_path.clone();
+        let keyed = self.device_keyed();
         let response = match self.send_proven(crate::protocol::routes::REFRESH, &path, body, None).await {
             Ok(r) => r,
             Err(e) => return Decided::Transient(e.message()),
@@ -267,6 +268,12 @@ impl Session {
                 ]
                 .concat(),
             );
+            if unproven && !keyed && self.device_keyed() {
+                // Sent before this browser's registration with its key landed, which bound the
+                // session to it meanwhile: refused before the token was looked at (not spent);
+                // the next refresh carries the proof.
+                return Decided::Transient(reason);
+            }
             if unproven {
                 // This browser cannot prove the session's device: refused before the token was
                 // looked at, so it is not spent, and no logout is sent (the copied token would

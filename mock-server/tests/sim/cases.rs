@@ -16,6 +16,18 @@ pub type Case = (&'static str, u64, &'static [Step]);
 
 pub const MENDED: &[Case] = &[
     (
+        "a refresh sent before the browser's key existed, racing the registration that bound its \
+         session to the key, signed the key's own browser out",
+        27,
+        &[
+            s(0, Arm { b: 0, sel: Sel::Refresh, fault: Fault::Slow }),
+            s(1107, Login { b: 0, t: 1, user: 1 }),
+            s(963, DeleteDevice { b: 1, by: By::Owner }),
+            s(22, Refresh { b: 0, t: 1 }),
+            s(501, Connect { b: 0, t: 0 }),
+        ],
+    ),
+    (
         "a copy of the whole storage logged out and ended the real (keyed) session",
         70,
         &[

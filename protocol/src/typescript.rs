@@ -95,6 +95,8 @@ pub fn declarations() -> Vec<String> {
         exported::<DayStatus>(),
         exported::<AlarmKind>(),
         exported::<RollbackAlarm>(),
+        exported::<OperatorStep>(),
+        exported::<AttentionStep>(),
         exported::<Attention>(),
         exported::<TenantAttention>(),
         exported::<ClusterDatabase>(),

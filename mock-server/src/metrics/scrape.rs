@@ -41,6 +41,12 @@ struct TenantReason {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TenantStep {
+    tenant: String,
+    step: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Tenant {
     tenant: String,
 }
@@ -146,6 +152,22 @@ pub fn read(state: &AppState) -> AppResult<Registry> {
         "device_lost_documents_unresolved",
         "Of those, the ones neither a rollback nor an operator's acknowledgement has answered yet",
         unresolved,
+    );
+
+    // What the views tell each tenant's operators, step by step (the tenants with an alarm only):
+    // the alert rules read the step from here, so they ask for what the console says.
+    let told = Family::<TenantStep, Gauge>::default();
+    let needing = alarms::tenants_needing_attention(&store()?)?;
+    for tenant in needing {
+        let attention = alarms::attention(&store()?, &tenant)?;
+        for step in attention.iter().flat_map(|a| &a.steps) {
+            told.get_or_create(&TenantStep { tenant: tenant.clone(), step: step.step.as_str() }).set(1);
+        }
+    }
+    r.register(
+        "rolling_attention_step",
+        "The steps the server tells a tenant's operators to take (1), as the tenants view and the console say them: roll-back, restore-day, run-rotate, recover-orders",
+        told,
     );
 
     let (last_success, last_ok, last_duration, scheduled) = (

@@ -586,6 +586,52 @@ export type LossRecorded = {
   recorded: boolean;
 };
 
+/** One loss report as the server keeps it (`GET /admin/rolling-db/tenants/{id}/losses`). */
+export type StoredLoss = {
+  /** The report's id, as the device made it. */
+  reportId: string;
+  /** The device that lost the data. */
+  deviceId: string;
+  /** What destroyed it. */
+  reason: LossReason;
+  /** The documents lost, in all. */
+  documents: number;
+  /** The documents lost, by local database. */
+  lost: Record<string, number>;
+  /** When the server recorded it (ms since the epoch, server clock). */
+  reportedAt: number;
+};
+
+/**
+ * Answer of `GET /admin/rolling-db/tenants/{id}/losses`: the tenant's unresolved reports,
+ * oldest first (at most `MAX_ACKNOWLEDGED`, 500; the next read lists those after them).
+ */
+export type TenantLosses = {
+  /** The tenant. */
+  companyId: string;
+  /** Its reports neither a rollback nor an acknowledgement has answered, oldest first. */
+  reports: Array<StoredLoss>;
+};
+
+/**
+ * Body of `POST /admin/rolling-db/tenants/{id}/losses/acknowledge`: the reports the operator
+ * reviewed and dealt with (1 to `MAX_ACKNOWLEDGED`, 500, ids of the tenant's reports).
+ */
+export type AcknowledgeLosses = {
+  /** The reports' ids, as the tenant's losses listed them. */
+  reportIds: Array<string>;
+};
+
+/** Answer of the acknowledgement. */
+export type LossesAcknowledged = {
+  /** The tenant. */
+  companyId: string;
+  /** The reports this call resolved (those resolved before are not repeated). */
+  acknowledged: Array<string>;
+  /** The tenant's reports still unresolved: the alarm stays while any is. */
+  open: number;
+};
+
 /** `POST /admin/rolling-db/tenants/{id}/rewarm`'s body. */
 export type RewarmRequest = {
   /**
@@ -816,6 +862,8 @@ export interface RouteAnswers {
   ADD_DEVICE: DeviceAnswer;
   DELETE_DEVICE: OkBody;
   DEVICE_LOSSES: LossRecorded;
+  TENANT_LOSSES: TenantLosses;
+  ACKNOWLEDGE_LOSSES: LossesAcknowledged;
   COMPANIES: CompanyList;
   COMPANY: CompanyAnswer;
   UPDATE_COMPANY: CompanyAnswer;
@@ -845,6 +893,7 @@ export type Answer<K extends keyof RouteAnswers> = RouteAnswers[K];
 /** The body each route the SDK wraps takes, where it is typed, by its row. */
 export interface RouteBodies {
   DEVICE_LOSSES: LossReport;
+  ACKNOWLEDGE_LOSSES: AcknowledgeLosses;
   UPDATE_COMPANY: CompanyChanges;
   PAYMENT_REFERENCE: PaymentReference;
   UPDATE_USER: UserChanges;
@@ -939,6 +988,7 @@ export type Permission =
   | "crons:read"
   | "crons:run"
   | "clients:invalidate"
+  | "rollingDb:losses"
   | "catalog:write"
   | "rollingDb:rewarm"
   | "rollingDb:force"

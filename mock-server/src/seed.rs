@@ -20,8 +20,11 @@ pub const USERS: [(&str, &str, &str, &[&str]); 5] = [
     ("carol", "carol-pass", "cashier", &["acme", "globex"]),
 ];
 
-/// Tables the demo data and its reset own, children before parents.
-const TABLES: [&str; 31] = [
+/// Tables the demo data and its reset own, children before parents: every table of the store but
+/// the few the test below names as kept (it holds the schema's every table to one list or the other).
+const TABLES: [&str; 34] = [
+    "guard_device_loss_audits",
+    "guard_device_losses",
     "guard_device_sessions",
     "guard_device_keys",
     "guard_keyed_sign_ins",
@@ -36,6 +39,7 @@ const TABLES: [&str; 31] = [
     "guard_device_marks",
     "guard_device_mark_sessions",
     "cron_locks",
+    "cron_run_log",
     "cron_runs",
     "docdb_local_documents",
     "docdb_documents",
@@ -130,4 +134,51 @@ pub fn reset(store: &Store, settings: &Settings, engine: Option<&Engine>, now_ms
         clear(tx)?;
         seed_if_empty(&cluster, settings, now_ms)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tables a reset leaves as they are: what describes the store and its replicas, not the demo's
+    /// data (the migrations applied, the cluster's bound and name prefix, the backup directory's
+    /// marker, the live replicas' heartbeats) and the test clock, which the reset sets itself.
+    const KEPT: [&str; 5] =
+        ["__drizzle_migrations", "docdb_cluster", "mock_backup_marker", "mock_replicas", "mock_clock"];
+
+    /// The tables a schema text creates.
+    fn created(sql: &str) -> Vec<String> {
+        sql.split("CREATE TABLE ")
+            .skip(1)
+            .filter_map(|rest| {
+                let rest = rest.trim_start().trim_start_matches("IF NOT EXISTS ");
+                let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                (!name.is_empty()).then_some(name)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_reset_empties_every_table_of_the_schema_but_those_it_keeps() {
+        use crate::store::{journal, schema};
+        let mut every: Vec<String> =
+            journal::journal().iter().flat_map(|m| m.statements().flat_map(created).collect::<Vec<_>>()).collect();
+        for text in [schema::CRONS, schema::GUARDS, schema::DOCDB, schema::POSTGRES] {
+            every.extend(created(text));
+        }
+        // And what a running embedded store holds, whatever made it.
+        let store = crate::store::test_connection(&[schema::CRONS, schema::GUARDS, schema::DOCDB].concat());
+        let mut stmt =
+            store.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").unwrap();
+        every.extend(stmt.query_map([], |r| r.get::<_, String>(0)).unwrap().map(Result::unwrap));
+        every.push("__drizzle_migrations".into());
+        every.sort();
+        every.dedup();
+        let forgotten: Vec<&String> =
+            every.iter().filter(|t| !TABLES.contains(&t.as_str()) && !KEPT.contains(&t.as_str())).collect();
+        assert!(forgotten.is_empty(), "tables neither emptied by a reset nor kept on purpose: {forgotten:?}");
+        let gone: Vec<&&str> = TABLES.iter().chain(&KEPT).filter(|t| !every.iter().any(|e| e == *t)).collect();
+        assert!(gone.is_empty(), "listed tables the schema no longer has: {gone:?}");
+        assert!(every.len() > 30 && every.contains(&"guard_device_losses".to_owned()), "{every:?}");
+    }
 }

@@ -69,6 +69,8 @@ async fn a_devices_loss_is_counted_once_raised_and_answered() {
         (&alice, report("r-00000006", &device, "acme", json!({"till": "3"})), 400, "bad_request"),
         (&alice, report("r-00000007", &device, "acme", json!({"till": -1})), 400, "bad_request"),
         (&alice, report("r-00000008", &device, "acme", json!({"till": 1.5})), 400, "bad_request"),
+        (&alice, report("r-00000012", &device, "acme", json!({"till": 0})), 400, "bad_request"),
+        (&alice, report("r-00000013", &device, "acme", json!({"till": 2, "web": 0})), 400, "bad_request"),
         (&alice, report("r-00000009", &device, "acme", json!({})), 400, "bad_request"),
         (&alice, report("short", &device, "acme", json!({"till": 3})), 400, "bad_request"),
     ] {
@@ -89,8 +91,9 @@ async fn a_devices_loss_is_counted_once_raised_and_answered() {
 
     // A cashier cannot acknowledge; the operator, having recovered the orders, does.
     let path = "/admin/rolling-db/tenants/acme/losses/acknowledge";
-    assert_eq!(s.post(path, Some(&alice), json!({})).await.status.as_u16(), 403);
-    assert_eq!(s.post(path, Some(&admin), json!({})).await.status.as_u16(), 200);
+    let ids = json!({"reportIds": ["r-00000001"]});
+    assert_eq!(s.post(path, Some(&alice), ids.clone()).await.status.as_u16(), 403);
+    assert_eq!(s.post(path, Some(&admin), ids).await.status.as_u16(), 200);
     assert!(attention(&s, &admin).await.is_null());
     assert_eq!(metric(&s, UNRESOLVED).await, 0.0);
     assert_eq!(metric(&s, LOST).await, 3.0, "the count of what was lost stays");
@@ -115,4 +118,26 @@ async fn on_a_rolling_tenant_a_loss_calls_for_the_rollback_which_answers_it() {
     assert_eq!(off.status.as_u16(), 200, "{:?}", off.body);
     assert!(attention(&s, &admin).await.is_null(), "the rollback answers it");
     assert_eq!(metric(&s, UNRESOLVED).await, 0.0);
+}
+
+#[tokio::test]
+async fn a_reset_forgets_the_losses_their_alarm_and_their_ids() {
+    let s = spawn().await;
+    let alice = s.token("alice").await;
+    let device = s.register_device(&alice).await;
+    let first =
+        s.post("/devices/losses", Some(&alice), report("r-00000031", &device, "acme", json!({"till": 4}))).await;
+    assert_eq!(first.body, json!({"recorded": true}));
+    assert_eq!(metric(&s, LOST).await, 4.0);
+    assert_eq!(s.post("/__mock/reset", None, json!({})).await.status.as_u16(), 200);
+    assert_eq!(metric(&s, LOST).await, 0.0, "the counts are gone");
+    assert_eq!(metric(&s, r#"rolling_alarms_open{kind="device-data-lost"}"#).await, 0.0, "the alert is gone");
+    let admin = s.token("admin").await;
+    assert!(attention(&s, &admin).await.is_null());
+    // The seed again: the device and its report id are new to the server.
+    let alice = s.token("alice").await;
+    let device = s.register_device(&alice).await;
+    let again =
+        s.post("/devices/losses", Some(&alice), report("r-00000031", &device, "acme", json!({"till": 4}))).await;
+    assert_eq!(again.body, json!({"recorded": true}), "the used report id is forgotten");
 }

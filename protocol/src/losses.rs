@@ -7,6 +7,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::json::object;
+use super::DeviceProof;
+
+/// The most documents one report counts for one local database.
+pub const MAX_LOST_PER_DATABASE: u64 = 100_000;
+/// The most documents one report counts in all.
+pub const MAX_LOST_PER_REPORT: u64 = 1_000_000;
+/// The most documents one device's reports count in a day (its last 24 hours).
+pub const MAX_LOST_PER_DEVICE_DAY: u64 = 2_000_000;
+/// The most local databases one report names.
+pub const MAX_LOST_DATABASES: usize = 32;
+/// The longest local database name a report names, in bytes.
+pub const MAX_DATABASE_NAME_BYTES: usize = 256;
+/// The most reports one acknowledgement names (and one read of a tenant's open reports lists).
+pub const MAX_ACKNOWLEDGED: usize = 500;
 
 named! {
     /// What destroyed the device's data.
@@ -40,6 +54,11 @@ pub struct LossReport {
     /// Documents destroyed unpushed, by local database (non-negative integers; at least one).
     #[cfg_attr(feature = "ts", ts(type = "Record<string, number>"))]
     pub lost: Map<String, Value>,
+    /// Proof from the key of the device `deviceId` names, for `POST /devices/losses`: required
+    /// when the server holds a key for it. The SDK's transport adds it to the body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub device_proof: Option<DeviceProof>,
 }
 
 impl LossReport {
@@ -59,13 +78,91 @@ impl LossReport {
         (8..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     }
 
-    /// The documents lost, in all: `None` when a count is not a non-negative integer, or none is given.
-    pub fn documents(&self) -> Option<u64> {
-        if self.lost.is_empty() {
-            return None;
+    /// The documents lost, in all, or why `lost` is refused: no database, too many, a name too
+    /// long, a count that is not an integer from 1 to [`MAX_LOST_PER_DATABASE`], or a total past
+    /// [`MAX_LOST_PER_REPORT`].
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn documents(&self) -> Result<u64, String> {
+        if self.lost.is_empty() || self.lost.len() > MAX_LOST_DATABASES {
+            return Err(format!("lost: the documents lost by local database, 1 to {MAX_LOST_DATABASES} of them"));
         }
-        self.lost.values().try_fold(0u64, |sum, n| n.as_u64().and_then(|n| sum.checked_add(n)))
+        let mut total = 0u64;
+        for (db, n) in &self.lost {
+            if db.is_empty() || db.len() > MAX_DATABASE_NAME_BYTES {
+                return Err(format!("lost: a local database's name is 1 to {MAX_DATABASE_NAME_BYTES} bytes"));
+            }
+            match n.as_u64() {
+                Some(n @ 1..=MAX_LOST_PER_DATABASE) => total += n,
+                _ => {
+                    return Err(format!(
+                        "lost.{db}: a count of documents lost is an integer from 1 to {MAX_LOST_PER_DATABASE}"
+                    ))
+                }
+            }
+        }
+        if total > MAX_LOST_PER_REPORT {
+            return Err(format!("lost: one report counts at most {MAX_LOST_PER_REPORT} documents in all"));
+        }
+        Ok(total)
     }
+}
+
+/// One loss report as the server keeps it (`GET /admin/rolling-db/tenants/{id}/losses`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct StoredLoss {
+    /// The report's id, as the device made it.
+    pub report_id: String,
+    /// The device that lost the data.
+    pub device_id: String,
+    /// What destroyed it.
+    pub reason: LossReason,
+    /// The documents lost, in all.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub documents: u64,
+    /// The documents lost, by local database.
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, number>"))]
+    pub lost: Map<String, Value>,
+    /// When the server recorded it (ms since the epoch, server clock).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub reported_at: i64,
+}
+
+/// Answer of `GET /admin/rolling-db/tenants/{id}/losses`: the tenant's unresolved reports,
+/// oldest first (at most `MAX_ACKNOWLEDGED`, 500; the next read lists those after them).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TenantLosses {
+    /// The tenant.
+    pub company_id: String,
+    /// Its reports neither a rollback nor an acknowledgement has answered, oldest first.
+    pub reports: Vec<StoredLoss>,
+}
+
+/// Body of `POST /admin/rolling-db/tenants/{id}/losses/acknowledge`: the reports the operator
+/// reviewed and dealt with (1 to `MAX_ACKNOWLEDGED`, 500, ids of the tenant's reports).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AcknowledgeLosses {
+    /// The reports' ids, as the tenant's losses listed them.
+    pub report_ids: Vec<String>,
+}
+
+/// Answer of the acknowledgement.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct LossesAcknowledged {
+    /// The tenant.
+    pub company_id: String,
+    /// The reports this call resolved (those resolved before are not repeated).
+    pub acknowledged: Vec<String>,
+    /// The tenant's reports still unresolved: the alarm stays while any is.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub open: u64,
 }
 
 /// Answer of `POST /devices/losses`: `recorded` false when that id was recorded before.
@@ -88,11 +185,27 @@ mod tests {
         let body = LossReport::body("r-12345678", "dev-1", "acme", LossReason::Invalidation, lost.clone());
         let read: LossReport = serde_json::from_value(body.clone()).unwrap();
         assert_eq!(serde_json::to_value(&read).unwrap(), body);
-        assert_eq!(read.documents(), Some(3));
-        for bad in [json!({"till": -1}), json!({"till": 1.5}), json!({"till": "3"}), json!({})] {
+        assert_eq!(read.documents(), Ok(3));
+        let many: Map<String, Value> = (0..=MAX_LOST_DATABASES).map(|i| (format!("db{i}"), 1.into())).collect();
+        let long: Map<String, Value> = [("d".repeat(MAX_DATABASE_NAME_BYTES + 1), 1.into())].into_iter().collect();
+        for bad in [
+            json!({"till": -1}),
+            json!({"till": 0}),
+            json!({"till": 1.5}),
+            json!({"till": "3"}),
+            json!({}),
+            json!({"till": MAX_LOST_PER_DATABASE + 1}),
+            json!({"till": u64::MAX}),
+            Value::Object((0..11).map(|i| (format!("db{i}"), MAX_LOST_PER_DATABASE.into())).collect()),
+            Value::Object(many),
+            Value::Object(long),
+        ] {
             let report = LossReport { lost: bad.as_object().unwrap().clone(), ..read.clone() };
-            assert_eq!(report.documents(), None, "{bad}");
+            assert!(report.documents().is_err(), "{bad}");
         }
+        let largest = Value::Object((0..10).map(|i| (format!("db{i}"), MAX_LOST_PER_DATABASE.into())).collect());
+        let report = LossReport { lost: largest.as_object().unwrap().clone(), ..read.clone() };
+        assert_eq!(report.documents(), Ok(MAX_LOST_PER_REPORT));
         assert!(
             LossReport::valid_id("r-12345678") && !LossReport::valid_id("short") && !LossReport::valid_id("r 12345678")
         );

@@ -25,6 +25,9 @@ actions! {
     CRONS_RUN = "crons:run";
     /// Invalidating a tenant's devices.
     CLIENTS_INVALIDATE = "clients:invalidate";
+    /// A tenant's device losses: reading its open loss reports and acknowledging those reviewed
+    /// (one action, so whoever acknowledges may read what they acknowledge).
+    ROLLING_DB_LOSSES = "rollingDb:losses";
     /// Writes to CORE, the STATIC catalogue, through the document proxy.
     CATALOG_WRITE = "catalog:write";
     /// Re-warm (dropping CORE): in no role's list, so `sys_admin` alone.
@@ -41,12 +44,13 @@ actions! {
 
 /// The default map (docs/sdk.md, `hasPermission`), action → roles. The mock server authorises its routes by this
 /// same map, so `hasPermission` and the server never disagree.
-pub const DEFAULTS: [(&str, &[&str]); 6] = [
+pub const DEFAULTS: [(&str, &[&str]); 7] = [
     (ROLLING_DB_READ, &["sys_admin"]),
     (ROLLING_DB_FLAGS, &["sys_admin", "key_manager"]),
     (CRONS_READ, &["sys_admin"]),
     (CRONS_RUN, &["sys_admin", "key_manager"]),
     (CLIENTS_INVALIDATE, &["sys_admin", "key_manager"]),
+    (ROLLING_DB_LOSSES, &["sys_admin", "key_manager"]),
     (CATALOG_WRITE, &["sys_admin", "manager"]),
 ];
 

@@ -149,9 +149,13 @@ calls! {
     DELETE_DEVICE = Delete "/devices/{id}", Token => OkBody;
     /// `POST /devices/losses`: a device reports local data it destroyed unpushed (the SDK's own).
     DEVICE_LOSSES = Post "/devices/losses", Token, LossReport => LossRecorded;
+    /// `GET /admin/rolling-db/tenants/{id}/losses`: the tenant's unresolved loss reports, oldest
+    /// first, for the operator to review (the console's; the SDK does not wrap it).
+    TENANT_LOSSES = Get "/admin/rolling-db/tenants/{id}/losses", Action(ROLLING_DB_LOSSES) => TenantLosses;
     /// `POST /admin/rolling-db/tenants/{id}/losses/acknowledge`: the operator has dealt with the
-    /// devices' losses of a tenant the rollback does not apply to (the console's).
-    ACKNOWLEDGE_LOSSES = Post "/admin/rolling-db/tenants/{id}/losses/acknowledge", Action(ROLLING_DB_FLAGS);
+    /// reports it names, of a tenant the rollback does not apply to (the console's).
+    ACKNOWLEDGE_LOSSES = Post "/admin/rolling-db/tenants/{id}/losses/acknowledge", Action(ROLLING_DB_LOSSES),
+        AcknowledgeLosses => LossesAcknowledged;
     /// `GET /companies`.
     COMPANIES = Get "/companies", Token => CompanyList;
     /// `GET /companies/{id}`.

@@ -3,7 +3,9 @@
 
 use ts_rs::TS;
 
-use super::losses::{LossReason, LossRecorded, LossReport};
+use super::losses::{
+    AcknowledgeLosses, LossReason, LossRecorded, LossReport, LossesAcknowledged, StoredLoss, TenantLosses,
+};
 use super::records::*;
 use super::routes;
 use super::sync_frames::{InvalidateLocal, Ready, Routing};
@@ -141,6 +143,10 @@ pub fn declarations() -> Vec<String> {
         exported::<LossReason>(),
         exported::<LossReport>(),
         exported::<LossRecorded>(),
+        exported::<StoredLoss>(),
+        exported::<TenantLosses>(),
+        exported::<AcknowledgeLosses>(),
+        exported::<LossesAcknowledged>(),
         exported::<RewarmRequest>(),
         exported::<Snapshot>(),
         exported::<Rewarm>(),

@@ -58,14 +58,11 @@ fn classic(openmetrics: &str) -> String {
 
 async fn metrics(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let mut text = String::new();
-    // The store's reads are synchronous: off the async workers, so requests go on beside them.
-    let read = match tokio::task::spawn_blocking(move || scrape::read(&state)).await {
-        Ok(read) => read,
-        Err(e) => Err(e.into()),
-    };
-    let scraped = match read {
+    // The store's reads are synchronous: off the async workers, so requests go on beside them. A
+    // family the store cannot answer is left out of the scrape, never the whole of it.
+    let scraped = match tokio::task::spawn_blocking(move || scrape::read(&state)).await {
         Ok(registry) => registry,
-        Err(e) => return e.into_response(),
+        Err(e) => return AppError::from(e).into_response(),
     };
     use prometheus_client::encoding::text::{encode_eof, encode_registry};
     let written = encode_registry(&mut text, crate::recorded::registry())

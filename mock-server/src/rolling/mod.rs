@@ -65,6 +65,12 @@ pub enum RollingError {
         ids.join(", "), if *count > ids.len() { ", …" } else { "" }
     )]
     CoreEdited { company_id: String, count: usize, ids: Vec<String> },
+    /// A device losses' acknowledgement on a tenant on the rolling database.
+    #[error("tenant {0} is on the rolling database: its device losses are answered by the rollback (docs/operations.md, device losses), not acknowledged")]
+    RollbackAnswersLosses(String),
+    /// A device losses' acknowledgement that does not name the tenant's reports.
+    #[error("{0}")]
+    BadAcknowledgement(String),
     #[error(transparent)]
     DocDb(#[from] DocDbError),
     #[error(transparent)]

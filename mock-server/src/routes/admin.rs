@@ -1,10 +1,12 @@
 //! Operators' routes: the fleet and cluster reads (`sys_admin`), flag changes and tenant
-//! invalidation (`sys_admin` or `key_manager`).
+//! invalidation (`sys_admin` or `key_manager`), a tenant's device losses and their
+//! acknowledgement (`rollingDb:losses`).
 
 use std::collections::HashMap;
 
 use axum::extract::{Path, Query, State};
 use axum::{Json, Router};
+use protocol::losses::{AcknowledgeLosses, LossesAcknowledged, TenantLosses, MAX_ACKNOWLEDGED};
 use protocol::ops::audit as actions;
 use protocol::records::AuditPage;
 use protocol::routes;
@@ -38,6 +40,7 @@ pub fn router() -> Router<AppState> {
         .row(routes::REWARM, rewarm)
         .row(routes::RELEASE_DAY, release_day)
         .row(routes::AUDIT, audit_log)
+        .row(routes::TENANT_LOSSES, tenant_losses)
         .row(routes::ACKNOWLEDGE_LOSSES, acknowledge_losses)
 }
 
@@ -245,26 +248,36 @@ async fn invalidate_clients(
     Ok(Json(protocol::views::InvalidationResult { company_id: id, invalidated_at: at }))
 }
 
-/// `POST /admin/rolling-db/tenants/{id}/losses/acknowledge`: the operator recovered a tenant's
-/// device losses outside a rollback (`rolling::losses`); their alarms clear, audited.
+/// `GET /admin/rolling-db/tenants/{id}/losses`: the tenant's unresolved loss reports, oldest
+/// first (at most `MAX_ACKNOWLEDGED`), what an operator reviews before acknowledging them.
+async fn tenant_losses(State(state): State<AppState>, Path(id): Path<String>) -> AppResult<Json<TenantLosses>> {
+    let conn = state.store.lock()?;
+    let tenant = tenants::get(&conn, &id)?;
+    let reports = crate::store::device_losses::unresolved(&conn, &tenant.id, MAX_ACKNOWLEDGED)?;
+    Ok(Json(TenantLosses { company_id: tenant.id, reports }))
+}
+
+/// `POST /admin/rolling-db/tenants/{id}/losses/acknowledge`: the operator recovered the reports it
+/// names, of a tenant the rollback does not apply to (`rolling::losses`); audited with them.
 async fn acknowledge_losses(
     State(state): State<AppState>,
     user: AuthUser,
     ip: ClientIp,
     Path(id): Path<String>,
-) -> AppResult<Json<protocol::OkBody>> {
+    ApiJson(body): ApiJson<AcknowledgeLosses>,
+) -> AppResult<Json<LossesAcknowledged>> {
     let now = state.clock.now_ms();
-    state.store.tx(|tx| {
-        flags::get(tx, &id)?;
-        let cleared = crate::rolling::losses::acknowledge(tx, &id, now)?;
+    let done = state.store.tx(|tx| {
+        let done = crate::rolling::losses::acknowledge(tx, &id, &body.report_ids, now)?;
         audit::record(
             tx,
             &Actor::user(&user.0, ip.0),
             actions::DEVICE_LOSS_ACKNOWLEDGED,
-            json!({"companyId": id, "cleared": cleared}),
+            json!({"companyId": id, "reportIds": body.report_ids, "acknowledged": done.acknowledged, "open": done.open}),
             now,
         )?;
-        Ok::<_, AppError>(())
+        Ok::<_, AppError>(done)
     })?;
-    Ok(Json(protocol::OkBody { ok: true }))
+    tracing::info!(tenant = %id, by = %user.0.user_id, acknowledged = done.acknowledged.len(), open = done.open, "device losses acknowledged");
+    Ok(Json(done))
 }

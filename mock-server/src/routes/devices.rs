@@ -1,4 +1,4 @@
-//! Device routes: registration (`/auth/connect`) and online status.
+//! Device routes: registration (`/auth/connect`), online status and loss reports.
 
 use axum::extract::State;
 use axum::{Json, Router};
@@ -7,13 +7,17 @@ use protocol::{ConnectResponse, StatusRecorded, StatusRequest};
 use serde_json::{Map, Value};
 
 use crate::auth::device_keys;
+use crate::auth::proofs;
 use crate::auth::secrets::random_id;
 use crate::error::{AppError, AppResult};
 use crate::extract::{ApiJson, AuthUser};
+use crate::rolling::losses::Reported;
 use crate::routes::table::Rows;
 use crate::state::AppState;
+use crate::store::audit::Actor;
 use crate::store::devices::{self, Device};
 use protocol::errors as code;
+use protocol::losses::{LossRecorded, LossReport};
 
 pub fn router() -> Router<AppState> {
     Router::new().row(routes::CONNECT, connect).row(routes::STATUS, status).row(routes::DEVICE_LOSSES, losses)
@@ -115,49 +119,76 @@ async fn status(
 
 /// `POST /devices/losses`: a device reports local data it destroyed unpushed
 /// (`rolling::losses`), with a session of the tenant it was lost in, on a device of that session's
-/// user. Counted once per report id; a refusal stores nothing.
+/// user, proven by the device's key when the server holds one. Counted once per report id; a
+/// refusal stores nothing. A shared transaction (`Store::shared_transaction`) holding the device's
+/// key: a report never waits for, nor holds up, the logins, refreshes and handshakes of others.
 async fn losses(
     State(state): State<AppState>,
     AuthUser(claims): AuthUser,
     ip: crate::extract::ClientIp,
-    ApiJson(report): ApiJson<protocol::losses::LossReport>,
-) -> AppResult<Json<protocol::losses::LossRecorded>> {
-    if !protocol::losses::LossReport::valid_id(&report.id) {
+    ApiJson(report): ApiJson<LossReport>,
+) -> AppResult<Json<LossRecorded>> {
+    if !LossReport::valid_id(&report.id) {
         return Err(AppError::bad_request("id: the report's id, 8 to 64 of A-Z a-z 0-9 _ -"));
     }
-    let documents = report.documents().ok_or_else(|| {
-        AppError::bad_request("lost: the documents lost by local database, each a non-negative integer, at least one")
-    })?;
+    let documents = report.documents().map_err(AppError::bad_request)?;
     if report.company_id != claims.company_id {
         return Err(AppError::Forbidden(
             "a loss is reported with a session of the tenant it was lost in: this session is another tenant's".into(),
         ));
     }
     let now = state.clock.now_ms();
-    let recorded = state.store.tx(|tx| {
+    let actor = Actor::user(&claims, ip.0);
+    let nonce_key = &state.tokens.docdb_key;
+    // Refusals past the proof's check are answered after the commit: a proof shown is spent.
+    let outcome = state.store.shared_tx(|tx| {
+        crate::store::sql::lock_key(tx, &format!("device:{}", report.device_id))?;
         let ours = devices::by_id(tx, &report.device_id)?
             .is_some_and(|d| d.user_id == claims.user_id && d.company_id == claims.company_id);
         if !ours {
             return Err(AppError::Forbidden("the device is not this session's user's in this tenant".into()));
         }
-        let new = crate::rolling::losses::report(tx, &report, documents, now)?;
-        if new {
-            let detail = serde_json::json!({
-                "reportId": report.id, "deviceId": report.device_id, "companyId": report.company_id,
-                "reason": report.reason.as_str(), "documents": documents, "lost": report.lost,
-            });
-            crate::store::audit::record(
-                tx,
-                &crate::store::audit::Actor::user(&claims, ip.0),
-                protocol::ops::audit::DEVICE_LOSS,
-                detail,
-                now,
-            )?;
+        let proof = report.device_proof.as_ref();
+        if let Some(key) = devices::key_of(tx, &report.device_id)? {
+            if !proofs::proven(tx, nonce_key, &[key], proof, routes::DEVICE_LOSSES, now)? {
+                proofs::spend_unused(tx, nonce_key, proof, now)?;
+                return Ok(None);
+            }
+        } else {
+            proofs::spend_unused(tx, nonce_key, proof, now)?;
         }
-        Ok::<_, AppError>(new)
+        Ok(Some(crate::rolling::losses::report(tx, &report, documents, &actor, now)?))
     })?;
+    let recorded = match outcome {
+        None => {
+            return Err(AppError::Unauthorized(
+                code::DEVICE_PROOF_REQUIRED,
+                "this device has a key: its loss reports carry its proof (deviceProof, signed for POST /devices/losses)"
+                    .into(),
+            ))
+        }
+        Some(Reported::Recorded) => true,
+        Some(Reported::Again) => false,
+        Some(Reported::TooFast { retry_after_secs }) => {
+            return Err(AppError::TooMany {
+                code: code::RATE_LIMITED,
+                message: format!(
+                    "this device made {} loss reports in the last {} minutes: send this one again in {retry_after_secs} s",
+                    crate::rolling::losses::REPORTS_PER_WINDOW,
+                    crate::rolling::losses::REPORT_WINDOW_MS / 60_000
+                ),
+                retry_after_secs: Some(retry_after_secs),
+            })
+        }
+        Some(Reported::PastTheDay { counted }) => {
+            return Err(AppError::bad_request(format!(
+                "this device's reports of the last 24 hours count {counted} documents: with this one's {documents} they would pass the {} a device reports in a day",
+                protocol::losses::MAX_LOST_PER_DEVICE_DAY
+            )))
+        }
+    };
     if recorded {
         tracing::warn!(tenant = %report.company_id, device = %report.device_id, documents, reason = report.reason.as_str(), "a device lost documents it could not push");
     }
-    Ok(Json(protocol::losses::LossRecorded { recorded }))
+    Ok(Json(LossRecorded { recorded }))
 }

@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-use crate::store::sql::{params, Connection, Dialect};
+use crate::store::sql::{params, Connection, Dialect, OptionalExtension};
 use protocol::records::AuditEntry;
 use protocol::JwtClaims;
 use serde_json::{Map, Value};
@@ -42,6 +42,43 @@ pub fn record(
         "INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4)",
         params![now_ms, actor.id, action, Value::Object(detail).to_string()],
     )
+}
+
+/// [`record`], answering the entry's id: for an entry that sums up what follows and is written
+/// again as it does ([`rewrite`]).
+pub fn record_returning_id(
+    conn: &Connection,
+    actor: &Actor,
+    action: &str,
+    detail: Map<String, Value>,
+    now_ms: i64,
+) -> crate::store::sql::Result<i64> {
+    conn.query_row(
+        "INSERT INTO audit_log (at, actor, action, detail) VALUES (?1, ?2, ?3, ?4) RETURNING id",
+        params![now_ms, actor.id, action, Value::Object(with_ip(detail, actor)).to_string()],
+        |r| r.get(0),
+    )
+}
+
+/// The detail of entry `id`, if it reads as an object.
+pub fn detail_of(conn: &Connection, id: i64) -> crate::store::sql::Result<Option<Map<String, Value>>> {
+    let text: Option<String> =
+        conn.query_row("SELECT detail FROM audit_log WHERE id = ?1", [id], |r| r.get(0)).optional()?;
+    Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+}
+
+/// Entry `id`'s detail written again (a summary entry's totals), with the latest actor's address.
+pub fn rewrite(conn: &Connection, id: i64, actor: &Actor, detail: Map<String, Value>) -> crate::store::sql::Result<()> {
+    conn.execute(
+        "UPDATE audit_log SET detail = ?2 WHERE id = ?1",
+        params![id, Value::Object(with_ip(detail, actor)).to_string()],
+    )?;
+    Ok(())
+}
+
+fn with_ip(mut detail: Map<String, Value>, actor: &Actor) -> Map<String, Value> {
+    detail.insert("ip".into(), actor.ip.map_or(Value::Null, |ip| Value::String(ip.to_string())));
+    detail
 }
 
 /// Newest first: at most `limit` entries older than entry `before`, of one tenant or all.

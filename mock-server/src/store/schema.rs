@@ -34,7 +34,8 @@ CREATE TABLE IF NOT EXISTS cron_locks (
 /// the device each session was registered from (its sessions end with the device), the public key
 /// each device registered and the nonces its proofs have spent (`auth::device_keys`),
 /// the day databases an operator holds back from the drop, each tenant's last reconciliation diff,
-/// the devices' reports of local data destroyed unpushed (`store::device_losses`)
+/// the devices' reports of local data destroyed unpushed (`store::device_losses`) and the audit
+/// line that sums up each device's reports of a day
 /// (what the archive cron found, for the metrics). Beside them (prefix `mock_`): the test
 /// clock's offset (`mock_clock`), kept with the data so that a restarted server is on the same day
 /// as its databases, and the marker of the store's backup directory (`mock_backup_marker`, see
@@ -119,6 +120,14 @@ CREATE TABLE IF NOT EXISTS guard_device_losses (
   resolved_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS guard_device_losses_tenant ON guard_device_losses (company_id, reason);
+CREATE INDEX IF NOT EXISTS guard_device_losses_device ON guard_device_losses (device_id, reported_at);
+CREATE TABLE IF NOT EXISTS guard_device_loss_audits (
+  company_id TEXT NOT NULL,
+  device_id TEXT NOT NULL,
+  day TEXT NOT NULL,
+  audit_id INTEGER NOT NULL,
+  PRIMARY KEY (company_id, device_id, day)
+);
 CREATE TABLE IF NOT EXISTS mock_clock (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   offset_ms INTEGER NOT NULL,
@@ -343,6 +352,14 @@ CREATE TABLE IF NOT EXISTS guard_device_losses (
   resolved_at BIGINT
 );
 CREATE INDEX IF NOT EXISTS guard_device_losses_tenant ON guard_device_losses (company_id, reason);
+CREATE INDEX IF NOT EXISTS guard_device_losses_device ON guard_device_losses (device_id, reported_at);
+CREATE TABLE IF NOT EXISTS guard_device_loss_audits (
+  company_id TEXT NOT NULL,
+  device_id TEXT NOT NULL,
+  day TEXT NOT NULL,
+  audit_id BIGINT NOT NULL,
+  PRIMARY KEY (company_id, device_id, day)
+);
 CREATE TABLE IF NOT EXISTS mock_clock (
   id BIGINT PRIMARY KEY CHECK (id = 1),
   offset_ms BIGINT NOT NULL,
@@ -359,8 +376,10 @@ CREATE TABLE IF NOT EXISTS mock_replicas (
 );";
 
 /// The server's own tables a PostgreSQL replica checks for at start.
-pub const OWN_TABLES: [&str; 25] = [
+pub const OWN_TABLES: [&str; 27] = [
     "mock_replicas",
+    "guard_device_losses",
+    "guard_device_loss_audits",
     "guard_device_sessions",
     "guard_device_keys",
     "guard_keyed_sign_ins",

@@ -576,7 +576,10 @@ export type LossReport = {
   companyId: string;
   /** What destroyed it. */
   reason: LossReason;
-  /** Documents destroyed unpushed, by local database (non-negative integers; at least one). */
+  /**
+   * Documents destroyed unpushed, by local database: 1 to 32 of them, each count from 1 to
+   * 100,000, at most 1,000,000 in all.
+   */
   lost: Record<string, number>;
 };
 

@@ -458,6 +458,10 @@ async fn every_action_of_the_permission_map_agrees_with_the_server_for_every_dem
                 p::CRONS_READ => s.get("/admin/crons/runs/run-none", Some(&token)).await,
                 p::CRONS_RUN => s.post("/admin/crons/session-prune/run", Some(&token), json!({})).await,
                 p::CLIENTS_INVALIDATE => s.post("/admin/invalidate-clients/initech", Some(&token), json!({})).await,
+                // The open reports of the caller's tenant (reading them changes nothing).
+                p::ROLLING_DB_LOSSES => {
+                    s.get(&format!("/admin/rolling-db/tenants/{company}/losses"), Some(&token)).await
+                }
                 p::CATALOG_WRITE => {
                     s.call(
                         reqwest::Method::PUT,

@@ -51,7 +51,8 @@ pub struct LossReport {
     pub company_id: String,
     /// What destroyed it.
     pub reason: LossReason,
-    /// Documents destroyed unpushed, by local database (non-negative integers; at least one).
+    /// Documents destroyed unpushed, by local database: 1 to 32 of them, each count from 1 to
+    /// 100,000, at most 1,000,000 in all.
     #[cfg_attr(feature = "ts", ts(type = "Record<string, number>"))]
     pub lost: Map<String, Value>,
     /// Proof from the key of the device `deviceId` names, for `POST /devices/losses`: required

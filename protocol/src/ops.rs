@@ -94,8 +94,9 @@ pub mod audit {
     pub const ACCOUNT_THROTTLED: &str = "account.throttled";
     /// A public sign-up made a company and its manager.
     pub const COMPANY_SIGN_UP: &str = "company.sign_up";
-    /// A device reported local data it destroyed unpushed (the report: device, reason, counts).
+    /// A device's reports of local data it destroyed unpushed, summed up: one entry a device a day
+    /// in each tenant, written again with each report (reports, documents, by reason, the first ids).
     pub const DEVICE_LOSS: &str = "device.loss";
-    /// An operator acknowledged a tenant's device losses (recovered outside the rollback).
+    /// An operator acknowledged the loss reports it names (recovered outside the rollback).
     pub const DEVICE_LOSS_ACKNOWLEDGED: &str = "device.loss_acknowledged";
 }

@@ -1,7 +1,8 @@
 //! The series read at each scrape: what the console shows now, as numbers a Prometheus keeps.
 //! Aggregates from the store (so a scrape costs about the same at 10 or 10,000 tenants), each
 //! under the store's lock of its own, one catalogue read per listed rolling tenant, then this
-//! replica's changes hubs and sync sockets.
+//! replica's changes hubs and sync sockets. Each family is read on its own: one the store cannot
+//! answer is left out and named in `metrics_scrape_failed`, and the scrape serves the rest.
 
 use std::sync::atomic::AtomicU64;
 

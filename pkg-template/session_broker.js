@@ -303,6 +303,11 @@ export class AuthManager extends generated.AuthManager {
   }
 }
 
+// wasm-bindgen wires `[Symbol.dispose]` (`using`) to its own `free`, which would skip the override
+// above: it is this class's `free`. (An engine without the symbol has no `using`; a polyfill of it
+// runs before this module loads.)
+if (Symbol.dispose) AuthManager.prototype[Symbol.dispose] = AuthManager.prototype.free;
+
 // esbuild's minifier renames them; their names are part of the API (messages, `constructor.name`).
 for (const [name, f] of Object.entries({ init, initSync, AuthManager, SyncSession: generated.SyncSession,
   RollingDbAdmin: generated.RollingDbAdmin, SessionBrokerError, isSessionBrokerError })) Object.defineProperty(f, "name", { value: name });

@@ -421,3 +421,52 @@ async fn a_google_sign_in_proven_on_a_keyed_device_is_bound_and_ends_with_the_de
     assert_error(&s.get("/users/me", Some(&token)).await, 401, "session_ended");
     assert_eq!(refresh(&s, &loose, None).await.status, StatusCode::OK, "the unbound session was never the device's");
 }
+
+/// A session bound to its device's key is logged out only with that key's proof, in every scope
+/// and by either call (the first, and the one saying the handlers have run): a copy of its tokens
+/// (the whole storage of the key's browser) cannot end it, nor the user's other sessions. A
+/// refusal ends nothing; the key's own proof does what the scope says.
+#[tokio::test]
+async fn a_keyed_session_is_logged_out_only_with_its_keys_proof_in_every_scope() {
+    let s = server().await;
+    let key = Key::new();
+    let (_, device) = keyed_login(&s, &key).await;
+    let own = login_body("alice", "alice-pass", Some(&device), Some(prove(&s, &key, routes::LOGIN).await));
+    let bound = s.post("/auth", None, own).await.body;
+    let access = bound["token"].as_str().unwrap().to_owned();
+    let other = s.login("alice").await["token"].as_str().unwrap().to_owned();
+    let logout_with = |scope: &str, complete: bool, proof: Option<Value>| {
+        let mut body = json!({"deviceId": device, "scope": scope, "complete": complete});
+        if let Some(proof) = proof {
+            body["deviceProof"] = proof;
+        }
+        s.post("/auth/logout", Some(&access), body)
+    };
+    for scope in ["local", "others", "global"] {
+        for complete in [false, true] {
+            assert_error(&logout_with(scope, complete, None).await, 401, "device_proof_required");
+            let foreign = prove(&s, &Key::new(), routes::LOGOUT).await;
+            assert_error(&logout_with(scope, complete, Some(foreign)).await, 401, "device_proof_required");
+            let misdirected = prove(&s, &key, routes::REFRESH).await;
+            assert_error(&logout_with(scope, complete, Some(misdirected)).await, 401, "device_proof_required");
+        }
+        assert!(s.get("/users/me", Some(&access)).await.status == StatusCode::OK, "{scope}: refused, yet ended");
+        assert!(s.get("/users/me", Some(&other)).await.status == StatusCode::OK, "{scope}: another session ended");
+    }
+    let bound_refresh = bound["refreshToken"].as_str().unwrap();
+    let refreshed = refresh(&s, bound_refresh, Some(prove(&s, &key, routes::REFRESH).await)).await;
+    assert_eq!(refreshed.status, StatusCode::OK, "the refusals left the session whole: {:?}", refreshed.body);
+
+    // The key's own proof: `others` ends the other session, this one goes on; a proof is good once.
+    let proof = prove(&s, &key, routes::LOGOUT).await;
+    assert_eq!(logout_with("others", false, Some(proof.clone())).await.status, StatusCode::OK);
+    assert_error(&s.get("/users/me", Some(&other)).await, 401, "session_ended");
+    assert!(s.get("/users/me", Some(&access)).await.status == StatusCode::OK);
+    assert_error(&logout_with("local", false, Some(proof)).await, 401, "device_proof_required");
+    // `local`, proven twice: the window opens, then the completion ends the session.
+    assert_eq!(logout_with("local", false, Some(prove(&s, &key, routes::LOGOUT).await)).await.status, StatusCode::OK);
+    assert!(s.get("/users/me", Some(&access)).await.status == StatusCode::OK, "the sign-out window");
+    assert_error(&logout_with("local", true, None).await, 401, "device_proof_required");
+    assert_eq!(logout_with("local", true, Some(prove(&s, &key, routes::LOGOUT).await)).await.status, StatusCode::OK);
+    assert_error(&s.get("/users/me", Some(&access)).await, 401, "session_ended");
+}

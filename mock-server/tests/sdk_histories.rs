@@ -295,7 +295,7 @@ impl Transport for HttpTransport {
             let res = req.send().await.map_err(|e| TransportError::Network(e.to_string()))?;
             let status = res.status().as_u16();
             let body = res.text().await.map_err(|e| TransportError::Network(e.to_string()))?;
-            Ok(HttpResponse { status, body })
+            Ok(HttpResponse { status, body, retry_after: 0 })
         })
     }
 }

@@ -272,6 +272,10 @@ pub struct LogoutRequest {
     /// Which sessions end (`local` when absent).
     #[serde(default)]
     pub scope: LogoutScope,
+    /// Proof from the key of the device the session runs on: required when it has one, so a
+    /// copy of the session's tokens cannot end it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_proof: Option<DeviceProof>,
 }
 
 /// The `{ok: true}` body of routes that answer nothing else.
@@ -354,15 +358,20 @@ mod tests {
         agrees(StatusRequest::body(true), StatusRequest { is_online: true, device_id: None });
         agrees(
             LogoutRequest::body(Some("d1".into()), false, LogoutScope::Local),
-            LogoutRequest { device_id: Some("d1".into()), complete: false, scope: LogoutScope::Local },
+            LogoutRequest {
+                device_id: Some("d1".into()),
+                complete: false,
+                scope: LogoutScope::Local,
+                device_proof: None,
+            },
         );
         agrees(
             LogoutRequest::body(None, true, LogoutScope::Global),
-            LogoutRequest { device_id: None, complete: true, scope: LogoutScope::Global },
+            LogoutRequest { device_id: None, complete: true, scope: LogoutScope::Global, device_proof: None },
         );
         agrees(
             LogoutRequest::body(None, false, LogoutScope::Others),
-            LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Others },
+            LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Others, device_proof: None },
         );
         for scope in [LogoutScope::Local, LogoutScope::Others, LogoutScope::Global] {
             assert_eq!(LogoutScope::parse(scope.as_str()), Some(scope));
@@ -439,11 +448,11 @@ mod tests {
         round_trip(ConnectResponse { device_id: "d".into() }, json!({"deviceId": "d"}));
         round_trip(StatusRequest { is_online: true, device_id: None }, json!({"isOnline": true}));
         round_trip(
-            LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Local },
+            LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Local, device_proof: None },
             json!({"deviceId": null, "complete": false, "scope": "local"}),
         );
         round_trip(
-            LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Global },
+            LogoutRequest { device_id: None, complete: false, scope: LogoutScope::Global, device_proof: None },
             json!({"deviceId": null, "complete": false, "scope": "global"}),
         );
         round_trip(OkBody { ok: true }, json!({"ok": true}));

@@ -23,12 +23,18 @@ pub const HEADERS_REMOTE: &str = "X-Docdb-Headers-Remote";
 pub const HEADERS_LOCAL: &str = "X-Docdb-Headers-Local";
 /// The device id from `/auth/connect`.
 pub const DEVICE_ID: &str = "serviceProxyToken-deviceId";
+/// The id of the device registered with this browser's key (its public half went with the
+/// registration): while it is the stored device's id, the device is known to be keyed, and a proof
+/// that cannot be made fails the request rather than sending it unproven.
+pub const DEVICE_KEYED: &str = "serviceProxyToken-deviceKeyed";
 /// The local databases to destroy at sign-out (JSON list).
 pub const LOCAL_DATABASES: &str = "serviceProxyToken-localDatabases";
 /// The last `invalidatedAt` (ms) this device obeyed.
 pub const LAST_INVALIDATION: &str = "serviceProxyToken-lastInvalidation";
 /// The device's loss reports not yet taken by the server (JSON array of report bodies).
 pub const LOSSES: &str = "serviceProxyToken-losses";
+/// The earliest time (ms) the loss reports may be sent again, as the server's last 429 asked.
+pub const LOSSES_RETRY_AT: &str = "serviceProxyToken-lossesRetryAt";
 /// A tracked local database's line of the ledger: this prefix and its name (a JSON object: whose
 /// the data is, how to open it, where its writes go; see `session::local_databases`).
 pub const LOCAL_DATABASE_PREFIX: &str = "serviceProxyToken-localDatabase:";
@@ -189,9 +195,11 @@ mod tests {
             EXPIRES_AT_AUTH,
             EXPIRES_AT_REFRESH,
             DEVICE_ID,
+            DEVICE_KEYED,
             LOCAL_DATABASES,
             LOCAL_DATABASE_PREFIX,
             LAST_INVALIDATION,
+            LOSSES_RETRY_AT,
             REFRESH_LOCK,
         ] {
             assert!(k.starts_with(TOKEN_PREFIX));

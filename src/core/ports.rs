@@ -98,9 +98,15 @@ pub struct HttpRequest {
     pub body: Option<String>,
     /// The nonce URL and the route (`"POST /auth"`) of a proof of the device's key: the
     /// transport fetches a nonce, has the key sign it with the route and adds `deviceProof` to
-    /// the body; with no key kept, or no nonce, the body goes as it is. (In the transport, so the
-    /// module's sign-in and refresh wait on one future, not two.)
+    /// the body; with no key kept the body goes as it is. A proof that cannot be made (no nonce,
+    /// a signature refused) fails the request. (In the transport, so the module's sign-in and
+    /// refresh wait on one future, not two.)
     pub prove: Option<(String, String)>,
+    /// With `prove`: the device is known to be keyed (registered with this browser's key), so a
+    /// key store that cannot be read fails the request too. Otherwise such a store keeps no key
+    /// (a browser where IndexedDB never opens): the request goes unproven, as a device the server
+    /// holds no key for may.
+    pub keyed: bool,
 }
 
 /// An HTTP answer (any status).
@@ -110,6 +116,8 @@ pub struct HttpResponse {
     pub status: u16,
     /// The body as text.
     pub body: String,
+    /// The seconds `Retry-After` asked the client to wait (a 429's), 0 when it said nothing.
+    pub retry_after: u32,
 }
 
 /// Why no HTTP status came back.

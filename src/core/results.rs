@@ -202,7 +202,11 @@ mod tests {
 
     #[test]
     fn a_code_this_sdk_does_not_know_is_unknown_code_with_the_code_as_sent() {
-        let r = HttpResponse { status: 409, body: r#"{"error":"quota_exceeded","message":"Too many tills"}"#.into() };
+        let r = HttpResponse {
+            status: 409,
+            body: r#"{"error":"quota_exceeded","message":"Too many tills"}"#.into(),
+            retry_after: 0,
+        };
         let call = CallResult::from_response(&r);
         assert_eq!(call.code.as_deref(), Some("quota_exceeded"), "kept as sent");
         assert_eq!(
@@ -215,6 +219,7 @@ mod tests {
         let known = CallResult::from_response(&HttpResponse {
             status: 401,
             body: r#"{"error":"invalid_credentials","message":"no"}"#.into(),
+            retry_after: 0,
         });
         assert_eq!(
             known.to_value(),
@@ -224,19 +229,27 @@ mod tests {
 
     #[test]
     fn the_servers_code_and_words_come_through_and_anything_else_gets_ours() {
-        let r =
-            HttpResponse { status: 401, body: r#"{"error":"invalid_credentials","message":"Wrong password"}"#.into() };
+        let r = HttpResponse {
+            status: 401,
+            body: r#"{"error":"invalid_credentials","message":"Wrong password"}"#.into(),
+            retry_after: 0,
+        };
         assert_eq!(failure_of(&r), ("invalid_credentials".into(), "Wrong password".into()));
-        let r = HttpResponse { status: 401, body: r#"{"error":"invalid_credentials","message":""}"#.into() };
+        let r = HttpResponse {
+            status: 401,
+            body: r#"{"error":"invalid_credentials","message":""}"#.into(),
+            retry_after: 0,
+        };
         assert_eq!(failure_of(&r), ("invalid_credentials".into(), "invalid_credentials".into()));
-        let r = HttpResponse { status: 502, body: "<html>".into() };
+        let r = HttpResponse { status: 502, body: "<html>".into(), retry_after: 0 };
         assert_eq!(failure_of(&r), ("http_error".into(), "The server answered HTTP 502 without saying why.".into()));
-        let r = HttpResponse { status: 500, body: r#"{"error":"<script>","message":"x"}"#.into() };
+        let r = HttpResponse { status: 500, body: r#"{"error":"<script>","message":"x"}"#.into(), retry_after: 0 };
         let junk = CallResult::from_response(&r).to_value();
         assert_eq!((&junk["code"], &junk["serverCode"]), (&json!("unknown_code"), &json!("<script>")), "kept as sent");
-        let c = CallResult::from_response(&HttpResponse { status: 502, body: "<html>".into() });
+        let c = CallResult::from_response(&HttpResponse { status: 502, body: "<html>".into(), retry_after: 0 });
         assert_eq!((c.status, c.success, c.code.as_deref()), (502, false, Some("http_error")));
-        let ok = CallResult::from_response(&HttpResponse { status: 201, body: r#"{"user":{}}"#.into() });
+        let ok =
+            CallResult::from_response(&HttpResponse { status: 201, body: r#"{"user":{}}"#.into(), retry_after: 0 });
         assert_eq!(ok.to_value(), json!({"success": true, "data": {"user": {}}, "status": 201}));
         let offline = CallResult::from_transport_error(&TransportError::Network("TypeError: Failed to fetch".into()));
         assert_eq!(offline.code.as_deref(), Some("network"));

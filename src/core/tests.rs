@@ -53,7 +53,9 @@ fn jwt_of(claims: &Value) -> String {
 }
 
 fn session(storage: Rc<MemoryStorage>, answer: String) -> Session {
-    let transport = FakeTransport::new(Rc::default(), move |_| Ok(HttpResponse { status: 200, body: answer.clone() }));
+    let transport = FakeTransport::new(Rc::default(), move |_| {
+        Ok(HttpResponse { status: 200, body: answer.clone(), retry_after: 0 })
+    });
     let ports = Ports {
         storage,
         transport: Rc::new(transport),

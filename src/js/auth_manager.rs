@@ -225,7 +225,9 @@ impl AuthManager {
     /// default) and `"global"`: tells the server, runs the sign-out handlers (their final push still works), tells the
     /// server the sign-out is complete and clears the session here, whatever the answer (a failure is also logged).
     /// With `"others"`: the server call only; this session goes on. Without a session: `not_signed_in`, nothing sent.
-    /// Rejects (with `invalid_argument`) only for another scope, or options that are not an object.
+    /// On a registered device each call carries the device key's proof; refused for want of it
+    /// (`device_proof_required`: this browser holds a copy of another's session), it clears this browser's copy alone
+    /// (reason `"device-unproven"`) and sends nothing more. Rejects (with `invalid_argument`) only for another scope, or options that are not an object.
     #[wasm_bindgen(unchecked_return_type = "Promise<CallResult<{ ok: true }>>")]
     pub fn logout(&self, options: Option<super::types::LogoutOptionsArg>) -> Promise {
         // Read in JS (no string crosses) and refused by a rejected promise rather than a throw:

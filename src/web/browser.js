@@ -18,12 +18,14 @@ export function sbLockRequest(name, waitMs, steal) {
   });
 }
 
-// ---- HTTP (web/transport.rs): one call of `fetch`. Resolves `[status, body text]`; rejects with
+// ---- HTTP (web/transport.rs): one call of `fetch`. Resolves `[status, body text, Retry-After's
+// seconds or 0]`; rejects with
 // `null` on our own timeout, else with the browser's error. With `nonceUrl`, the body carries a
 // proof of the device's key for `route` when one is kept (`sbProof`, within one timeout of its
-// own: the two together within twice the timeout, the refresh lock's measure of one refresh).
-export async function sbFetch(method, url, bearer, body, timeoutMs, nonceUrl, route) {
-  const proof = nonceUrl && await sbProof(nonceUrl, route, timeoutMs);
+// own: the two together within twice the timeout, the refresh lock's measure of one refresh);
+// `keyed`: the device is known to be keyed (see sbProof).
+export async function sbFetch(method, url, bearer, body, timeoutMs, nonceUrl, route, keyed) {
+  const proof = nonceUrl && await sbProof(nonceUrl, route, timeoutMs, keyed);
   if (proof) body = JSON.stringify({ ...JSON.parse(body), deviceProof: proof });
   const signal = AbortSignal.timeout(timeoutMs);
   const headers = {};
@@ -31,7 +33,7 @@ export async function sbFetch(method, url, bearer, body, timeoutMs, nonceUrl, ro
   if (body != null) headers["Content-Type"] = "application/json";
   try {
     const response = await fetch(url, { method, headers, body, signal });
-    return [response.status, await response.text()];
+    return [response.status, await response.text(), +response.headers.get("Retry-After") || 0];
   } catch (e) {
     throw signal.aborted ? null : e;
   }
@@ -255,9 +257,11 @@ export async function sbIdbWrite(name, store, records, boundMs) {
 // nonce fetched from `nonceUrl`: `{nonce, signature}` (hex of WebCrypto's r‖s). Null when no
 // key is kept here (the request then goes without a proof: a browser holding a copy of another's
 // storage learns from the server's refusal that the session is not its own). With a key, a proof
-// that cannot be made (the key store failing, a nonce the server could not give, a signature
-// refused, any of it past the timeout) fails the request as a network failure would: sent unproven,
-// a request bound to the key would be refused and the session lost to a passing fault.
+// that cannot be made (a nonce the server could not give, a signature refused, any of it past the
+// timeout) fails the request as a network failure would: sent unproven, a request bound to the key
+// would be refused and the session lost to a passing fault. A key store that cannot be read does
+// too when the device is known to be keyed (`keyed`); otherwise it keeps no key (a browser where
+// IndexedDB never opens, whose device the server holds no key for): the request goes unproven.
 /** `logout()`'s options (js/auth_manager.rs): the scope's place in local, others, global; -1 for
  *  another, or for options that are not an object (`logout("global")`). */
 export const sbScope = (o) => o == null ? 0 : typeof o != "object" ? -1 : o.scope == null ? 0
@@ -270,13 +274,13 @@ const keyPair = async () => {
   }));
   return idbDone((await keyDb).transaction("key").objectStore("key").get("pair"));
 };
-async function sbProof(nonceUrl, route, timeoutMs) {
+async function sbProof(nonceUrl, route, timeoutMs, keyed) {
   const late = new Promise((_, timedOut) => setTimeout(timedOut, timeoutMs, null));
   late.catch(() => {});
   const bounded = (step) => Promise.race([step, late]);
   const pair = await bounded(keyPair()).catch((e) => {
     keyDb = null;
-    throw e;
+    if (keyed) throw e;
   });
   if (!pair) return null;
   const [status, body] = await bounded(sbFetch("POST", nonceUrl, null, "{}", timeoutMs));

@@ -20,6 +20,7 @@ extern "C" {
         timeout_ms: u32,
         nonce_url: Option<String>,
         route: Option<String>,
+        keyed: bool,
     ) -> js_sys::Promise;
 }
 
@@ -38,13 +39,15 @@ impl Transport for FetchTransport {
             self.timeout_ms,
             nonce_url,
             route,
+            request.keyed,
         ));
         Box::pin(async move {
             match answer.await {
                 Ok(pair) => {
                     let pair = js_sys::Array::from(&pair);
                     let status = pair.get(0).as_f64().unwrap_or(0.0) as u16;
-                    Ok(HttpResponse { status, body: pair.get(1).as_string().unwrap_or_default() })
+                    let retry_after = pair.get(2).as_f64().unwrap_or(0.0) as u32;
+                    Ok(HttpResponse { status, body: pair.get(1).as_string().unwrap_or_default(), retry_after })
                 }
                 Err(e) if e.is_null() => Err(TransportError::Timeout),
                 Err(e) => Err(TransportError::Network(crate::web::describe(&e))),

@@ -4,11 +4,13 @@
 //! `SIGN_OUT_GRACE_SECS`, whichever comes first. With scope `others` the user's other sessions
 //! end at once (as a deleted device's do) and this one goes on; with `global`, those and this
 //! one; either needs a live session (its token may have expired, as for any logout; an ended or
-//! signing-out session's is refused).
+//! signing-out session's is refused). A session bound to its device's key is logged out, in any
+//! scope and by either call, only with that key's proof: a copy of its tokens cannot end it.
 
-use protocol::{JwtClaims, LogoutRequest, LogoutScope};
+use protocol::{routes, JwtClaims, LogoutRequest, LogoutScope};
 
 use crate::auth::errors::{AuthError, AuthResult};
+use crate::auth::proofs;
 use crate::settings::Settings;
 use crate::store::devices;
 use crate::store::refresh_tokens::{self, SessionState};
@@ -19,10 +21,22 @@ use crate::store::sql::Connection;
 pub fn logout(
     tx: &Connection,
     settings: &Settings,
+    nonce_key: &[u8],
     claims: &JwtClaims,
     req: &LogoutRequest,
     now_ms: i64,
 ) -> AuthResult<Vec<String>> {
+    // Checked before anything ends, as a refresh's is: a refusal leaves every session as it was.
+    let keys = match &claims.sid {
+        Some(sid) => devices::keys_of_session(tx, sid)?,
+        None => Vec::new(),
+    };
+    let proof = req.device_proof.as_ref();
+    if keys.is_empty() {
+        proofs::spend_unused(tx, nonce_key, proof, now_ms)?;
+    } else if !proofs::proven(tx, nonce_key, &keys, proof, routes::LOGOUT, now_ms)? {
+        return Err(AuthError::DeviceProofRequired);
+    }
     let window_ms = i64::try_from(settings.sign_out_grace_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
     let this = claims.sid.clone().filter(|_| req.scope != LogoutScope::Others);
     let mut ended = Vec::new();

@@ -242,14 +242,17 @@ async fn sign_up(
     Ok((StatusCode::CREATED, Json(SignedUp { user: user.record, company: NewCompany { id: company_id, name } })))
 }
 
-/// Accepts an expired token: ending a session must not need a fresh one (`auth::sign_out`).
+/// Accepts an expired token: ending a session must not need a fresh one; a session bound to its
+/// device's key needs that key's proof (`auth::sign_out`).
 async fn logout(
     State(state): State<AppState>,
     SignedUser(claims): SignedUser,
     ApiJson(req): ApiJson<LogoutRequest>,
 ) -> AppResult<Json<OkBody>> {
     let now = state.clock.now_ms();
-    let ended = state.store.transaction(|tx| sign_out::logout(tx, &state.settings, &claims, &req, now))?;
+    let ended = state
+        .store
+        .transaction(|tx| sign_out::logout(tx, &state.settings, &state.tokens.docdb_key, &claims, &req, now))?;
     state.sessions_ended(&ended);
     Ok(Json(OkBody { ok: true }))
 }

@@ -98,10 +98,9 @@ async fn a_whole_copied_local_storage_neither_works_elsewhere_nor_ends_the_origi
     let mut findings = Vec::new();
 
     let b = Browser::start_engine(engine()).await;
-    // A logout from the copy is not here: it is not bound to the key yet, so the copied access
-    // token still ends the session while it lives (SECURITY.md says so); a fix adds its steps
-    // ("logout-local", "logout-others", "logout-global") back.
-    for step in ["session", "refresh"] {
+    // A logout from the copy, in every scope, carries no proof of A's key: the server refuses it
+    // and the copy clears itself alone, so A's session and its others go on.
+    for step in ["session", "refresh", "logout-local", "logout-others", "logout-global"] {
         let copy = call(&a, "storage", Value::Null).await;
         open(&b, &base).await;
         call(&b, "replace", copy).await;
@@ -135,6 +134,25 @@ async fn a_whole_copied_local_storage_neither_works_elsewhere_nor_ends_the_origi
                 &mut findings,
                 !sent.to_string().contains("/auth/logout"),
                 format!("copy refresh sent a logout: {sent}"),
+            );
+        }
+        if step.starts_with("logout") {
+            check(
+                &mut findings,
+                answer["success"] == false && answer["code"] == "device_proof_required",
+                format!("copy {step} answered {answer}"),
+            );
+            check(
+                &mut findings,
+                outs.to_string().contains("device-unproven"),
+                format!("copy {step}: sign-outs {outs}"),
+            );
+            check(&mut findings, left.get("serviceProxyToken-Refresh").is_none(), format!("copy {step} kept {left}"));
+            let logouts = sent.as_array().unwrap().iter().filter(|r| r["url"] == "/auth/logout").count();
+            check(
+                &mut findings,
+                logouts == 1,
+                format!("copy {step}: {logouts} logout calls, not the one refused: {sent}"),
             );
         }
         // Whatever the copy did, the key's own browser goes on.

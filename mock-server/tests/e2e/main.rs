@@ -6,10 +6,12 @@ mod browser;
 mod demo;
 mod device_key;
 mod device_key_attack;
+mod dispose;
 #[path = "../common/engine.rs"]
 mod engine;
 mod example;
 mod ledger;
+mod no_key_store;
 mod proof_faults;
 mod relay;
 

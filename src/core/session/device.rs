@@ -42,11 +42,14 @@ impl Session {
 
     /// `POST /auth/connect`: registers this device, with its key's public half when it keeps
     /// one. The answer may carry a `deviceId`; when it does, it is stored and becomes
-    /// `deviceInfo.id`, and when it does not, the registration still succeeded and the id stays
-    /// as it was.
+    /// `deviceInfo.id` (and, registered with the key, the device known to be keyed:
+    /// `keys::DEVICE_KEYED`), and when it does not, the registration still succeeded and the id
+    /// stays as it was.
     pub async fn register_device(&self) -> DeviceResult {
         let mut info = self.device_info();
-        if let Some(key) = self.0.ports.device_key.public_key().await {
+        let key = self.0.ports.device_key.public_key().await;
+        let keyed = key.is_some();
+        if let Some(key) = key {
             info.insert("publicKey".into(), Value::String(key));
         }
         let body = json::stringify(&Value::Object(info));
@@ -64,6 +67,12 @@ impl Session {
         };
         if let Err(e) = self.storage().set(keys::DEVICE_ID, &device_id) {
             self.reporter().error(&["session-broker: could not store the device id: ", &e.0].concat());
+        }
+        if keyed {
+            // The device is keyed from now on: its proofs are required. (Where storage refused
+            // it, as it refused the id, the device is read as keyless: proven while its key
+            // store answers, and only then.)
+            let _ = self.storage().set(keys::DEVICE_KEYED, &device_id);
         }
         self.0.memory.borrow_mut().device_info.insert("id".into(), Value::String(device_id.clone()));
         DeviceResult::Success { device_id: Some(device_id) }

@@ -1,13 +1,14 @@
 //! HTTP calls made with the session: anonymous, authorised (a fresh token first), and the
 //! management and operations routes.
 
-use crate::protocol::routes::{Call, CREATE_USER, DEVICE_NONCE, REGISTER};
+use crate::protocol::routes::{Call, CREATE_USER, DEVICE_NONCE, LOGOUT, REGISTER};
 use serde_json::Value;
 
 use super::Session;
 use crate::core::calls::{Route, Segment};
 use crate::core::codes;
 use crate::core::json;
+use crate::core::keys;
 use crate::core::ports::{HttpRequest, HttpResponse, LocalBoxFuture, Method, TransportError};
 use crate::core::results::CallResult;
 use crate::core::url;
@@ -20,25 +21,41 @@ impl Session {
         body: Option<String>,
         bearer: Option<String>,
     ) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
-        let request = HttpRequest { method, url: url::join(&self.0.config.base_url, path), bearer, body, prove: None };
+        // A logout carries the device's proof as a sign-in does (whichever call sends it): a
+        // session bound to the device's key is logged out only with it.
+        if path == LOGOUT.path {
+            return self.send_proven(LOGOUT, path, body.unwrap_or_default(), bearer);
+        }
+        let request = HttpRequest {
+            method,
+            url: url::join(&self.0.config.base_url, path),
+            bearer,
+            body,
+            prove: None,
+            keyed: false,
+        };
         self.0.ports.transport.send(request)
     }
 
-    /// An anonymous `body` for `route`, sent to `path`, with a proof of the device's key when the
-    /// device is registered (`HttpRequest::prove`; signed for the protocol's route wherever
-    /// `path` sends it). Not `async`: the transport's own future, no state machine of its own.
+    /// `body` for `route`, sent to `path` (with `bearer` when given), with a proof of the device's
+    /// key when the device is registered and this browser keeps its key (`HttpRequest::prove`;
+    /// signed for the protocol's route wherever `path` sends it), required when the device is
+    /// known to be keyed (`HttpRequest::keyed`). Not `async`: the transport's own future, no
+    /// state machine of its own.
     pub(super) fn send_proven(
         &self,
         route: Call,
         path: &str,
         body: String,
+        bearer: Option<String>,
     ) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
         let base = &self.0.config.base_url;
-        let prove = self
-            .device_id()
-            .map(|_| (url::join(base, DEVICE_NONCE.path), [route.method.as_str(), " ", route.path].concat()));
+        let device = self.device_id();
+        let keyed = device.is_some() && self.storage().get(keys::DEVICE_KEYED) == device;
+        let prove =
+            device.map(|_| (url::join(base, DEVICE_NONCE.path), [route.method.as_str(), " ", route.path].concat()));
         let request =
-            HttpRequest { method: route.method, url: url::join(base, path), bearer: None, body: Some(body), prove };
+            HttpRequest { method: route.method, url: url::join(base, path), bearer, body: Some(body), prove, keyed };
         self.0.ports.transport.send(request)
     }
 

@@ -21,7 +21,7 @@ impl Session {
     pub async fn login(&self, username: &str, password: &str) -> LoginResult {
         let asked = self.0.sign_outs.get();
         let body = json::stringify(&LoginRequest::body(username, password, self.device_info()));
-        let response = self.send_proven(LOGIN, LOGIN.path, body).await;
+        let response = self.send_proven(LOGIN, LOGIN.path, body, None).await;
         self.complete_login(response, Some(username), asked).await
     }
 
@@ -29,7 +29,7 @@ impl Session {
     pub async fn login_with_google(&self, credential: &str) -> LoginResult {
         let asked = self.0.sign_outs.get();
         let body = json::stringify(&GoogleLoginRequest::body(credential, self.device_info()));
-        let response = self.send_proven(LOGIN_GOOGLE, LOGIN_GOOGLE.path, body).await;
+        let response = self.send_proven(LOGIN_GOOGLE, LOGIN_GOOGLE.path, body, None).await;
         self.complete_login(response, None, asked).await
     }
 

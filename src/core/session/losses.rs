@@ -9,7 +9,9 @@ use serde_json::{Map, Value};
 
 use super::Session;
 use crate::core::ports::LocalBoxFuture;
+use crate::core::results::CallResult;
 use crate::core::{codec, json, keys};
+use crate::protocol::errors::DEVICE_PROOF_REQUIRED;
 use crate::protocol::losses::{LossReason, LossReport};
 use crate::protocol::routes::DEVICE_LOSSES;
 
@@ -49,31 +51,44 @@ impl Session {
         self.keep_losses(&pending);
     }
 
-    /// Sends the reports kept for the stored session's tenant; each the server answered (recorded
+    /// Sends the reports kept for the stored session's tenant, each with the device's proof (a
+    /// copied access token cannot report for a keyed device); each the server answered (recorded
     /// now or before) is forgotten, and so is one it refused as malformed (logged: a defect, not a
-    /// loss to hold on to). The rest wait for the next try.
+    /// loss to hold on to) or for want of the device's proof (this browser holds a copy of
+    /// another's session, which must not report for the device: the report goes, and the copied
+    /// session with it at its next refresh, refused the same way). A 429 keeps them all and the
+    /// time its `Retry-After` names (`keys::LOSSES_RETRY_AT`: the server limits the device's
+    /// reports, not one report), before which none is sent. The rest wait for the next try.
     /// Boxed, and with the stored token as it is (an expired one is refused: the report waits for
     /// the next try): its callers' state machines do not each carry a copy of it, nor a refresh's.
     pub fn send_losses(&self) -> LocalBoxFuture<'static, ()> {
         let session = self.clone();
         Box::pin(async move {
             let pending = session.pending_losses();
-            let Some((token, claims)) = session.stored_token().filter(|_| !pending.is_empty()) else { return };
+            let now_ms = session.0.ports.clock.now_ms();
+            let waiting = keys::read_ms(session.storage(), keys::LOSSES_RETRY_AT) > Some(now_ms);
+            let Some((token, claims)) = session.stored_token().filter(|_| !pending.is_empty() && !waiting) else {
+                return;
+            };
             let tenant = claims.company_id();
             let mut done = Vec::new();
             for report in pending.into_iter().filter(|r| r["companyId"].as_str() == tenant.as_deref()) {
-                let body = Some(json::stringify(&report));
+                let body = json::stringify(&report);
                 let Ok(answer) =
-                    session.send(DEVICE_LOSSES.method, DEVICE_LOSSES.path, body, Some(token.clone())).await
+                    session.send_proven(DEVICE_LOSSES, DEVICE_LOSSES.path, body.clone(), Some(token.clone())).await
                 else {
                     continue;
                 };
-                if answer.status == 400 {
-                    session
-                        .reporter()
-                        .error(&["session-broker: a loss report was refused: ", &json::stringify(&report)].concat());
+                if answer.status == 429 {
+                    let at = now_ms.saturating_add(i64::from(answer.retry_after) * 1000);
+                    let _ = session.storage().set(keys::LOSSES_RETRY_AT, &codec::decimal(at.max(0) as u64));
+                    break;
                 }
-                if answer.status == 200 || answer.status == 400 {
+                let unproven = CallResult::from_response(&answer).code.as_deref() == Some(DEVICE_PROOF_REQUIRED);
+                if answer.status == 400 || unproven {
+                    session.reporter().error(&["session-broker: a loss report was refused: ", &body].concat());
+                }
+                if answer.status == 200 || answer.status == 400 || unproven {
                     done.push(report["id"].clone());
                 }
             }

@@ -242,7 +242,7 @@ impl Session {
         let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
         let body = json::stringify(&crate::protocol::RefreshRequest::body(&refresh_token));
         let path = self.0.config.refresh_path.clone();
-        let response = match self.send_proven(crate::protocol::routes::REFRESH, &path, body).await {
+        let response = match self.send_proven(crate::protocol::routes::REFRESH, &path, body, None).await {
             Ok(r) => r,
             Err(e) => return Decided::Transient(e.message()),
         };

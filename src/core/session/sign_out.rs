@@ -23,15 +23,25 @@ impl Session {
     /// `logout({scope})`: `local` and `global` sign this tab out (`global` ends the user's other
     /// sessions on the server too); `others` only asks the server and this session goes on.
     /// Answers the server's answer.
+    /// A logout of a session bound to the device's key carries the key's proof; refused for want
+    /// of it (`device_proof_required`), this browser holds a copy of a session that is not its
+    /// own: it clears its copy alone, as a refresh refused so does.
     pub async fn logout(&self, scope: LogoutScope) -> CallResult {
-        if scope == LogoutScope::Others {
-            let body = json::stringify(&LogoutRequest::body(None, false, scope));
-            return self.call(LOGOUT.method, LOGOUT.path, Some(body)).await;
-        }
         self.sign_out_scoped(SignOutReason::Logout, scope).await
     }
 
-    async fn sign_out_scoped(&self, reason: SignOutReason, scope: LogoutScope) -> CallResult {
+    async fn sign_out_scoped(&self, mut reason: SignOutReason, scope: LogoutScope) -> CallResult {
+        let body = |complete| Some(json::stringify(&LogoutRequest::body(self.device_id(), complete, scope)));
+        let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0);
+        if scope == LogoutScope::Others {
+            // The server call only, and this session goes on; unless refused for want of the
+            // device's proof: signed out here alone then, as below (one state machine, not two).
+            answer = self.call(LOGOUT.method, LOGOUT.path, body(false)).await;
+            if !unproven(&answer) {
+                return answer;
+            }
+            reason = SignOutReason::DeviceUnproven;
+        }
         // Counted even when skipped: a login running its cleanup sees it and stores nothing.
         self.0.sign_outs.set(self.0.sign_outs.get().wrapping_add(1));
         if self.0.phase.get() != Phase::Idle {
@@ -40,8 +50,6 @@ impl Session {
         self.set_phase(Phase::SigningOut(reason));
         let stored = self.stored_token();
         let token = stored.as_ref().map(|(token, _)| token.clone());
-        let body = |complete| Some(json::stringify(&LogoutRequest::body(self.device_id(), complete, scope)));
-        let mut answer = CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0);
         // A browser that cannot prove the session's device holds a copy of a session that is
         // not its own: a logout sent with it would end the real device's session.
         let tell_server = reason != SignOutReason::DeviceUnproven;
@@ -50,7 +58,12 @@ impl Session {
                 Ok(r) => CallResult::from_response(&r),
                 Err(e) => CallResult::from_transport_error(&e),
             };
-            if !answer.success {
+            if unproven(&answer) {
+                // The server refused this browser's logout for want of the device's proof: a
+                // copy, signed out here alone, with nothing more sent (no final push either).
+                reason = SignOutReason::DeviceUnproven;
+                self.set_phase(Phase::SigningOut(reason));
+            } else if !answer.success {
                 let why = answer.error.as_deref().unwrap_or_default();
                 self.reporter().error(&["session-broker: the logout failed (", why, "); signing out locally"].concat());
             }
@@ -99,4 +112,9 @@ impl Session {
         memory.last_credentials = None;
         memory.current_company = None;
     }
+}
+
+/// The server refused the logout for want of the device's proof.
+fn unproven(answer: &CallResult) -> bool {
+    answer.code.as_deref() == Some(crate::protocol::errors::DEVICE_PROOF_REQUIRED)
 }

@@ -105,7 +105,7 @@ fn world() -> World {
         } else {
             json!({"ok": true})
         };
-        Ok(HttpResponse { status: 200, body: body.to_string() })
+        Ok(HttpResponse { status: 200, body: body.to_string(), retry_after: 0 })
     }));
     let dbs = Rc::new(FakeLocalDatabases::default());
     let session = Session::new(

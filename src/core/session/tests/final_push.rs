@@ -75,7 +75,7 @@ fn harness() -> H {
             .to_string()
         };
         let path = req.url.trim_start_matches("http://server.test");
-        let ok = |body: String| Ok(HttpResponse { status: 200, body });
+        let ok = |body: String| Ok(HttpResponse { status: 200, body, retry_after: 0 });
         match path {
             "/auth" => {
                 logins.set(logins.get() + 1);
@@ -90,6 +90,7 @@ fn harness() -> H {
                 Ok(HttpResponse {
                     status: 401,
                     body: json!({"error": "session_ended", "message": "ended"}).to_string(),
+                    retry_after: 0,
                 })
             }
             "/auth/refresh" => {
@@ -97,7 +98,7 @@ fn harness() -> H {
                 let company = moved.borrow().unwrap_or(company_of(&user));
                 ok(answer(&user, &format!("{user}-{company}"), company))
             }
-            "/devices/losses" if down.get() => Ok(HttpResponse { status: 503, body: "{}".into() }),
+            "/devices/losses" if down.get() => Ok(HttpResponse { status: 503, body: "{}".into(), retry_after: 0 }),
             "/devices/losses" => {
                 sent.borrow_mut().push(body.clone());
                 ok("{\"recorded\":true}".into())

@@ -16,6 +16,7 @@ use crate::core::session::{Ports, RefreshOutcome, Session, SessionConfig};
 use crate::core::token::encode_for_test;
 use crate::protocol::LogoutScope;
 
+mod device_key;
 mod final_push;
 mod tabs;
 
@@ -47,11 +48,15 @@ fn auth_body(token: &str, refresh: &str, headers: bool) -> String {
 }
 
 fn ok(body: String) -> Result<HttpResponse, TransportError> {
-    Ok(HttpResponse { status: 200, body })
+    Ok(HttpResponse { status: 200, body, retry_after: 0 })
 }
 
 fn status(code: u16, error: &str) -> Result<HttpResponse, TransportError> {
-    Ok(HttpResponse { status: code, body: json!({"error": error, "message": format!("{error} happened")}).to_string() })
+    Ok(HttpResponse {
+        status: code,
+        body: json!({"error": error, "message": format!("{error} happened")}).to_string(),
+        retry_after: 0,
+    })
 }
 
 fn harness(responder: impl FnMut(&HttpRequest) -> Result<HttpResponse, TransportError> + 'static) -> H {

@@ -91,7 +91,7 @@ impl Strict {
         let company = if self.company.is_empty() { "acme".to_string() } else { self.company.clone() };
         let token = jwt_with(&company, sid, self.issued, self.roles.unwrap_or("cashier"));
         let body = json!({"token": token, "expiresIn": 900, "refreshToken": refresh, "refreshExpiresIn": 86400});
-        Ok(HttpResponse { status: 200, body: body.to_string() })
+        Ok(HttpResponse { status: 200, body: body.to_string(), retry_after: 0 })
     }
 
     fn answer(&mut self, req: &HttpRequest) -> Result<HttpResponse, TransportError> {
@@ -115,6 +115,7 @@ impl Strict {
                         status: 401,
                         body: json!({"error": self.refusal.unwrap_or("refresh_token_reused"), "message": "refused"})
                             .to_string(),
+                        retry_after: 0,
                     });
                 }
                 self.issue("s1")
@@ -122,9 +123,9 @@ impl Strict {
             // The id the device claims, or a new device.
             "/auth/connect" => {
                 let id = body["id"].as_str().map_or_else(|| format!("dev-{}", self.issued), str::to_owned);
-                Ok(HttpResponse { status: 200, body: json!({"deviceId": id}).to_string() })
+                Ok(HttpResponse { status: 200, body: json!({"deviceId": id}).to_string(), retry_after: 0 })
             }
-            _ => Ok(HttpResponse { status: 200, body: json!({"ok": true}).to_string() }),
+            _ => Ok(HttpResponse { status: 200, body: json!({"ok": true}).to_string(), retry_after: 0 }),
         }
     }
 }
@@ -538,7 +539,7 @@ fn absurd_lifetimes_and_stored_instants_neither_panic_nor_lose_the_session() {
     w.storage.set(keys::EXPIRES_AT_AUTH, &i64::MIN.to_string()).unwrap();
     *tab.transport.responder.borrow_mut() = Box::new(|_| {
         let body = json!({"token": jwt("acme", "s1", 9), "expiresIn": u64::MAX, "refreshToken": "r", "refreshExpiresIn": (1u64 << 63) - 1});
-        Ok(HttpResponse { status: 200, body: body.to_string() })
+        Ok(HttpResponse { status: 200, body: body.to_string(), retry_after: 0 })
     });
     assert!(matches!(finish(tab.session.refresh()), RefreshOutcome::Refreshed(_)));
     assert_eq!(w.storage.get(keys::EXPIRES_AT_AUTH), Some(i64::MAX.to_string()));

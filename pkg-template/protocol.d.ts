@@ -23,12 +23,30 @@ export type RollbackAlarm = {
   raisedAt: number;
 };
 
+/**
+ * A step the server tells a tenant's operators to take: one name for the views, the console
+ * and the alert rules (each alert carries the step it asks for as its `step` label).
+ */
+export type OperatorStep = "roll-back" | "restore-day" | "run-rotate" | "recover-orders";
+
+/** One step of what a tenant's operators are told to do. */
+export type AttentionStep = {
+  /** Which step. */
+  step: OperatorStep;
+  /** The step in a few words (the console's badge); `text` begins with them. */
+  headline: string;
+  /** The step in full, with where the runbook says more. */
+  text: string;
+};
+
 /** A tenant needing attention: its alarms and what to do. */
 export type Attention = {
   /** The alarms raised and not cleared, oldest first. */
   alarms: Array<RollbackAlarm>;
-  /** What to do: the rollback, step by step, or the rotate to run. */
+  /** What to do: the steps' texts, in their order. */
   instruction: string;
+  /** The same, step by step, most urgent first. */
+  steps: Array<AttentionStep>;
 };
 
 /** A tenant's attention, with the tenant it is about (the cluster view lists every tenant's). */
@@ -37,8 +55,10 @@ export type TenantAttention = {
   companyId: string;
   /** The alarms raised and not cleared, oldest first. */
   alarms: Array<RollbackAlarm>;
-  /** What to do: the rollback, step by step, or the rotate to run. */
+  /** What to do: the steps' texts, in their order. */
   instruction: string;
+  /** The same, step by step, most urgent first. */
+  steps: Array<AttentionStep>;
 };
 
 /** One database of the cluster. */

@@ -97,6 +97,8 @@ pub fn declarations() -> Vec<String> {
         exported::<DayStatus>(),
         exported::<AlarmKind>(),
         exported::<RollbackAlarm>(),
+        exported::<OperatorStep>(),
+        exported::<AttentionStep>(),
         exported::<Attention>(),
         exported::<TenantAttention>(),
         exported::<ClusterDatabase>(),

@@ -45,6 +45,35 @@ pub struct RollbackAlarm {
     pub raised_at: i64,
 }
 
+named! {
+    /// A step the server tells a tenant's operators to take: one name for the views, the console
+    /// and the alert rules (each alert carries the step it asks for as its `step` label).
+    pub enum OperatorStep {
+        /// Roll the tenant back: `rollingDb` off, its clients invalidated.
+        RollBack = "roll-back",
+        /// Restore a rolled-back tenant's lost day from its snapshot.
+        RestoreDay = "restore-day",
+        /// Run the rotate, which creates today's day database.
+        RunRotate = "run-rotate",
+        /// Recover a device's lost orders with the store, then acknowledge its reports (a tenant
+        /// the rollback does not apply to).
+        RecoverOrders = "recover-orders",
+    }
+}
+
+/// One step of what a tenant's operators are told to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AttentionStep {
+    /// Which step.
+    pub step: OperatorStep,
+    /// The step in a few words (the console's badge); `text` begins with them.
+    pub headline: String,
+    /// The step in full, with where the runbook says more.
+    pub text: String,
+}
+
 /// A tenant needing attention: its alarms and what to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -52,8 +81,10 @@ pub struct RollbackAlarm {
 pub struct Attention {
     /// The alarms raised and not cleared, oldest first.
     pub alarms: Vec<RollbackAlarm>,
-    /// What to do: the rollback, step by step, or the rotate to run.
+    /// What to do: the steps' texts, in their order.
     pub instruction: String,
+    /// The same, step by step, most urgent first.
+    pub steps: Vec<AttentionStep>,
 }
 
 /// A tenant's attention, with the tenant it is about (the cluster view lists every tenant's).

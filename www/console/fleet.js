@@ -1,7 +1,11 @@
 // The fleet card: each tenant's two flag switches with the facts beside them, the attention
-// banner, and the preflight checklist a switch goes through before it turns a flag on.
-import { $, cells, el, emptyRow, explain, keyed, noteRow, text } from "../dom.js";
+// banner, the preflight checklist a switch goes through before it turns a flag on, and the
+// acknowledgement of a tenant's device losses. What a tenant's operators must do is the server's
+// word (its `attention.steps`), shown as it says it: the badge its steps' headlines, the banner
+// its instruction.
+import { $, cells, el, emptyRow, explain, keyed, noteRow, text, time } from "../dom.js";
 import { busy, button } from "./controls.js";
+import { adminGet, adminPost } from "./routes.js";
 
 export function createFleet(ctx) {
   const pending = new Set(); // ids of the flag switches whose change is in flight
@@ -82,11 +86,65 @@ export function createFleet(ctx) {
     busy(box, pending.has(box.id));
   }
 
-  /** A fleet row: the tenant, its two flag switches, then three cells of text. */
+  /**
+   * The reports the acknowledgement will answer, listed as the server has them now; confirming
+   * sends exactly their ids, so a report arriving after this list stays open.
+   */
+  async function showLosses(id) {
+    const panel = $("ack-panel");
+    ctx.fail("");
+    const r = await adminGet(ctx.auth, `tenants/${encodeURIComponent(id)}/losses`);
+    if (!r.success) {
+      ctx.fail(`The device losses of ${id} could not be read: ${explain(r)}`);
+      return;
+    }
+    const reports = r.data.reports;
+    const list = el("ul", "", "checklist");
+    list.id = "ack-reports";
+    list.append(...reports.map((rep) => {
+      const where = Object.entries(rep.lost).map(([db, n]) => `${db}: ${n}`).join(", ");
+      return el("li", `device ${rep.deviceId} lost ${rep.documents} document(s) (${rep.reason}; ${where}), reported ${time(rep.reportedAt)}`);
+    }));
+    const heading = reports.length
+      ? `${id}: acknowledge that these ${reports.length} device loss report(s) are recovered (the store re-entered the orders).`
+      : `${id}: no device loss report is open.`;
+    const actions = el("div", "", "actions");
+    actions.append(button("Cancel", "secondary", "ack-cancel", () => { panel.hidden = true; ctx.refresh(); }));
+    if (reports.length) {
+      const ids = reports.map((rep) => rep.reportId);
+      actions.prepend(button(`Acknowledge these ${ids.length} report(s)`, "", "ack-confirm", (e) => acknowledge(id, ids, e.currentTarget)));
+    }
+    const said = el("p", "", "result");
+    said.id = "ack-result";
+    panel.replaceChildren(el("p", heading), list, said, actions);
+    panel.className = "card preflight ready";
+    panel.hidden = false;
+  }
+
+  async function acknowledge(id, reportIds, control) {
+    busy(control, true);
+    const r = await adminPost(ctx.auth, `tenants/${encodeURIComponent(id)}/losses/acknowledge`, { reportIds });
+    const said = $("ack-result");
+    if (r.success) {
+      said.className = "result ok";
+      said.textContent = `Acknowledged ${r.data.acknowledged.length} report(s) of ${id}; ${r.data.open} still open.`;
+      control.remove();
+    } else {
+      busy(control, false);
+      said.className = "result bad";
+      said.textContent = `Not acknowledged: ${explain(r)}`;
+    }
+    ctx.refresh();
+  }
+
+  /** A fleet row: the tenant (with its badge and losses' acknowledgement), its two flag switches, then three cells of text. */
   function flagRow(item) {
     if (item.note !== undefined) return noteRow(6);
     const tr = emptyRow(6);
-    tr.cells[0].append(el("span"));
+    const ack = button("Acknowledge losses…", "secondary", `ack-losses-${item.id}`, () => showLosses(item.id));
+    ack.setAttribute("aria-label", `Acknowledge the device losses of ${item.id}…`);
+    ack.hidden = true;
+    tr.cells[0].append(el("span"), " ", ack);
     tr.cells[1].append(toggle(item.id, "rollingDb"));
     tr.cells[2].append(toggle(item.id, "rollingDbDrop"));
     return tr;
@@ -101,10 +159,9 @@ export function createFleet(ctx) {
     return Object.entries(byReason).filter(([, n]) => n).map(([reason, n]) => `${n} by ${reason}`).join(", ");
   }
 
-  function attentionBadge(kinds) {
-    if (kinds.some((k) => k === "destructive-reset" || k === "reconciliation-regressed")) return " ⚠ roll back now";
-    if (kinds.includes("archived-day-lost")) return " ⚠ restore the day";
-    return kinds.includes("device-data-lost") ? " ⚠ recover the lost orders" : " ⚠ run the rotate";
+  /** The server's steps for the tenant, in its words: the badge says what the banner says first. */
+  function attentionBadge(steps) {
+    return ` ⚠ ${steps.map((s) => s.headline).join("; ")}`;
   }
 
   function updateFlagRow(tr, item) {
@@ -114,10 +171,15 @@ export function createFleet(ctx) {
     let badge = name.querySelector(".attention-badge");
     if (item.attention && !badge) name.append((badge = el("strong", "", "attention-badge")));
     if (!item.attention && badge) badge.remove();
-    // A reset or a regression asks for the rollback; once rolled back, a day still lost for its
-    // restore; a missing day database for the rotate.
-    if (badge) text(badge, attentionBadge(item.attention.alarms.map((a) => a.kind)));
+    if (badge) text(badge, attentionBadge(item.attention.steps));
     if (badge) badge.title = [...item.attention.alarms.map((a) => a.detail), item.attention.instruction].join("\n");
+    // Acknowledging answers a loss only where the server asks for its recovery: never on a
+    // tenant it tells to roll back (the rollback answers it there).
+    const ack = tr.cells[0].lastChild;
+    const recover = Boolean(item.attention?.steps.some((s) => s.step === "recover-orders"));
+    if (ack.hidden === recover) ack.hidden = !recover;
+    busy(ack, !ctx.may.losses);
+    ack.title = ctx.may.losses ? "lists the open reports first" : "needs rollingDb:losses";
     setToggle(tr.cells[1].firstChild, item.rollingDb, false);
     setToggle(tr.cells[2].firstChild, item.rollingDbDrop, !item.rollingDb);
     cells(tr, item.facts, 3);

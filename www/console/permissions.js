@@ -10,9 +10,10 @@ const ACTIONS = {
   invalidate: "clients:invalidate",
   rewarm: "rollingDb:rewarm",
   release: "rollingDb:release",
+  losses: "rollingDb:losses",
 };
 
-/** `{read, flags, force, cronsRun, invalidate, rewarm, release}`, each a boolean for the current session. */
+/** `{read, flags, force, cronsRun, invalidate, rewarm, release, losses}`, each a boolean for the current session. */
 export async function permissions(auth) {
   const names = Object.keys(ACTIONS);
   const answers = await Promise.all(names.map((n) => auth.hasPermission(ACTIONS[n])));

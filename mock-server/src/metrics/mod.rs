@@ -10,7 +10,8 @@
 //!   A replica whose store does not answer serves the recorded series alone.
 //!
 //! No label holds a tenant's document, a token or a header value; per-tenant series exist only
-//! for tenants with `rollingDb` on (the canaries), so series stay bounded at fleet scale.
+//! for tenants with `rollingDb` on (the canaries) and for tenants needing attention (their device
+//! losses, the steps they are told), so series stay bounded at fleet scale.
 
 mod http;
 mod scrape;

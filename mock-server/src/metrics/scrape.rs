@@ -42,6 +42,12 @@ struct TenantReason {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TenantStep {
+    tenant: String,
+    step: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ScrapeFamily {
     family: &'static str,
 }
@@ -81,8 +87,16 @@ fn int(n: impl TryInto<i64>) -> i64 {
 /// The families read from the store, each on its own: one whose read fails is left out of the
 /// scrape (logged, and `metrics_scrape_failed{family}` says which), and the others are served.
 /// The per-tenant family comes last: it counts the rolling tenants the first one read.
-const FAMILIES: [&str; 7] =
-    ["rolling_tenants", "day_databases", "handles", "alarms", "device_losses", "crons", "rolling_tenant_series"];
+const FAMILIES: [&str; 8] = [
+    "rolling_tenants",
+    "day_databases",
+    "handles",
+    "alarms",
+    "attention_steps",
+    "device_losses",
+    "crons",
+    "rolling_tenant_series",
+];
 
 /// Every series of this scrape, in a registry of its own. It never fails: a family whose read
 /// fails is left out (see [`FAMILIES`]).
@@ -96,6 +110,7 @@ pub fn read(state: &AppState) -> Registry {
             "day_databases" => day_databases(state, &mut r),
             "handles" => handles(state, &mut r),
             "alarms" => alarms(state, &mut r),
+            "attention_steps" => attention_steps(state, &mut r),
             "device_losses" => device_losses(state, &mut r),
             "crons" => crons(state, &mut r),
             _ => per_tenant(state, &mut r, rolling),
@@ -168,6 +183,26 @@ fn alarms(state: &AppState, r: &mut Registry) -> AppResult<()> {
         "rolling_alarms_open",
         "Alarms raised and not cleared (by a rollback; the missing day's by the rotate), by kind",
         open,
+    );
+    Ok(())
+}
+
+/// What the views tell each tenant's operators, step by step (the tenants with an alarm only): the
+/// alert rules read the step from here, so they ask for what the console says.
+fn attention_steps(state: &AppState, r: &mut Registry) -> AppResult<()> {
+    use crate::rolling::alarms;
+    let told = Family::<TenantStep, Gauge>::default();
+    let needing = alarms::tenants_needing_attention(&state.store.lock()?)?;
+    for tenant in needing {
+        let attention = alarms::attention(&state.store.lock()?, &tenant)?;
+        for step in attention.iter().flat_map(|a| &a.steps) {
+            told.get_or_create(&TenantStep { tenant: tenant.clone(), step: step.step.as_str() }).set(1);
+        }
+    }
+    r.register(
+        "rolling_attention_step",
+        "The steps the server tells a tenant's operators to take (1), as the tenants view and the console say them: roll-back, restore-day, run-rotate, recover-orders",
+        told,
     );
     Ok(())
 }

@@ -29,7 +29,7 @@ pub const INSTRUCTION: &str =
 /// What a device's loss tells the operator to do on a tenant the rollback does not apply to (not on
 /// the rolling database, or rolled back already).
 pub const LOSS_INSTRUCTION: &str =
-    "Recover the lost orders (docs/operations.md, device losses): the tenant is not on the rolling database, so no rollback applies; each alarm names the device, what destroyed its data and the documents by local database: have the store re-enter them from its receipts, then acknowledge (POST /admin/rolling-db/tenants/{id}/losses/acknowledge), which clears the alarm";
+    "Recover the lost orders (docs/operations.md, device losses): the tenant is not on the rolling database, so no rollback applies; each alarm names the device, what destroyed its data and the documents by local database: have the store re-enter them from its receipts, then acknowledge the reports you recovered (the console's Acknowledge on the tenant's row lists them; POST /admin/rolling-db/tenants/{id}/losses/acknowledge with their ids), which clears the alarm";
 
 /// What the day-database alarm tells the operator to do.
 pub const ROTATE_INSTRUCTION: &str =
@@ -41,7 +41,18 @@ pub const RESTORE_INSTRUCTION: &str =
 
 /// Why a tenant needs attention.
 pub use protocol::views::AlarmKind as Kind;
-pub use protocol::views::{Attention, RollbackAlarm as Alarm};
+pub use protocol::views::{Attention, AttentionStep, OperatorStep as Step, RollbackAlarm as Alarm};
+
+/// Each step's headline (the console's badge) and its whole text (the banner), which begins with
+/// the headline: the one place the operators' words are written.
+pub fn words(step: Step) -> (&'static str, &'static str) {
+    match step {
+        Step::RollBack => ("Roll back now", INSTRUCTION),
+        Step::RestoreDay => ("Restore the day from its snapshot", RESTORE_INSTRUCTION),
+        Step::RunRotate => ("Run the rotate now", ROTATE_INSTRUCTION),
+        Step::RecoverOrders => ("Recover the lost orders", LOSS_INSTRUCTION),
+    }
+}
 
 /// Raises an alarm unless the same one (kind and subject) is already raised. Answers whether it
 /// is new.
@@ -171,27 +182,40 @@ pub fn attention(conn: &Connection, company_id: &str) -> RollingResult<Option<At
     Ok(with_instruction(alarms, rolling))
 }
 
-/// Alarms with what to do about them: the rollback when any calls for it (a device's loss on a
-/// rolling tenant too), the restore when a day is still lost after it, the rotate when one asks for
-/// it, the recovery of a device's lost orders when the tenant is not on the rolling database (no
-/// rollback applies there); each that applies, in that order.
-fn with_instruction(alarms: Vec<Alarm>, rolling: bool) -> Option<Attention> {
-    let asks = |kind: Kind| alarms.iter().any(|a| a.kind == kind);
+/// The steps the alarms ask for on a tenant with `rolling_db` as given, most urgent first: the
+/// rollback when any calls for it (a device's loss on a rolling tenant too), the restore when a
+/// day is still lost after it, the rotate when one asks for it, the recovery of a device's lost
+/// orders when the tenant is not on the rolling database (no rollback applies there).
+pub fn steps(kinds: &[Kind], rolling_db: bool) -> Vec<Step> {
+    let asks = |kind: Kind| kinds.contains(&kind);
     let loss = asks(Kind::DeviceDataLost);
-    let rollback = asks(Kind::DestructiveReset) || asks(Kind::ReconciliationRegressed) || (loss && rolling);
-    let steps: Vec<&str> = [
-        (rollback, INSTRUCTION),
-        (asks(Kind::ArchivedDayLost), RESTORE_INSTRUCTION),
-        (asks(Kind::DayDatabaseMissing), ROTATE_INSTRUCTION),
-        (loss && !rolling, LOSS_INSTRUCTION),
+    let rollback = asks(Kind::DestructiveReset) || asks(Kind::ReconciliationRegressed) || (loss && rolling_db);
+    [
+        (rollback, Step::RollBack),
+        (asks(Kind::ArchivedDayLost), Step::RestoreDay),
+        (asks(Kind::DayDatabaseMissing), Step::RunRotate),
+        (loss && !rolling_db, Step::RecoverOrders),
     ]
     .into_iter()
     .filter_map(|(applies, step)| applies.then_some(step))
-    .collect();
+    .collect()
+}
+
+/// Alarms with what to do about them, in words and by step.
+fn with_instruction(alarms: Vec<Alarm>, rolling: bool) -> Option<Attention> {
+    let kinds: Vec<Kind> = alarms.iter().map(|a| a.kind).collect();
+    let steps: Vec<AttentionStep> = steps(&kinds, rolling)
+        .into_iter()
+        .map(|step| {
+            let (headline, text) = words(step);
+            AttentionStep { step, headline: headline.to_owned(), text: text.to_owned() }
+        })
+        .collect();
     if steps.is_empty() {
         return None;
     }
-    Some(Attention { alarms, instruction: steps.join(" ") })
+    let instruction = steps.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" ");
+    Some(Attention { alarms, instruction, steps })
 }
 
 /// A registered device's handshake in session `session_id`: compares what it says it obeyed with
@@ -326,6 +350,47 @@ mod tests {
         assert_eq!(open(&c, "acme").unwrap().len(), 2, "another day's clearing leaves it");
         clear_one(&c, "acme", Kind::ArchivedDayLost, "daily_x", 4).unwrap();
         assert_eq!(open(&c, "acme").unwrap().iter().map(|a| a.kind).collect::<Vec<_>>(), [Kind::DayDatabaseMissing]);
+    }
+
+    /// What the operators are told, for each flag and each set of alarms a tenant may carry at
+    /// once: a device's loss asks for the rollback on a rolling tenant and for the recovery
+    /// elsewhere, never both, beside whatever else is raised.
+    #[test]
+    fn one_instruction_for_every_flag_and_set_of_alarms() {
+        use Kind::*;
+        use Step::*;
+        let table: &[(bool, &[Kind], &[Step])] = &[
+            (false, &[], &[]),
+            (true, &[], &[]),
+            (false, &[DeviceDataLost], &[RecoverOrders]),
+            (true, &[DeviceDataLost], &[RollBack]),
+            (true, &[DeviceDataLost, DayDatabaseMissing], &[RollBack, RunRotate]),
+            (true, &[DayDatabaseMissing], &[RunRotate]),
+            (true, &[DestructiveReset, DeviceDataLost], &[RollBack]),
+            (false, &[DestructiveReset, DeviceDataLost], &[RollBack, RecoverOrders]),
+            (false, &[ArchivedDayLost, DeviceDataLost], &[RestoreDay, RecoverOrders]),
+            (true, &[ReconciliationRegressed, DayDatabaseMissing, DeviceDataLost], &[RollBack, RunRotate]),
+            (false, &[ArchivedDayLost], &[RestoreDay]),
+        ];
+        for (rolling, kinds, expected) in table {
+            assert_eq!(steps(kinds, *rolling), *expected, "rollingDb {rolling}, {kinds:?}");
+            let alarms = kinds
+                .iter()
+                .map(|&kind| Alarm { kind, subject: "s".into(), detail: "d".into(), raised_at: 1 })
+                .collect();
+            let Some(told) = with_instruction(alarms, *rolling) else {
+                assert!(expected.is_empty(), "rollingDb {rolling}, {kinds:?}: nothing told");
+                continue;
+            };
+            assert_eq!(told.steps.iter().map(|s| s.step).collect::<Vec<_>>(), *expected);
+            let texts: Vec<&str> = told.steps.iter().map(|s| s.text.as_str()).collect();
+            assert_eq!(told.instruction, texts.join(" "), "the banner is the steps, in order");
+            assert_eq!(told.instruction.contains("Roll back"), expected.contains(&RollBack), "{}", told.instruction);
+        }
+        for &step in Step::ALL {
+            let (headline, text) = words(step);
+            assert!(text.starts_with(headline), "{step:?}: the text begins with the badge's words");
+        }
     }
 
     #[test]

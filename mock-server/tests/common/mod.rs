@@ -135,6 +135,7 @@ impl Server {
         assert_eq!(a.status, StatusCode::OK);
     }
 }
+pub mod alerts;
 pub mod engine;
 pub mod fault_proxy;
 pub mod fleet;

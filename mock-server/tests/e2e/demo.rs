@@ -299,3 +299,163 @@ async fn the_console_keeps_the_operators_place_across_refreshes() {
     b.wait_text("#preflight", "acme's checklist", |t| t.contains("rollingDb for acme")).await;
     b.stop().await;
 }
+
+/// A loss report of `documents` orders from a till of `tenant`, as the device's route stores it.
+fn lose(state: &AppState, tenant: &str, report_id: &str, documents: u64) {
+    use mock_server::rolling::losses;
+    use protocol::losses::{LossReason, LossReport};
+    let mut lost = serde_json::Map::new();
+    lost.insert("till".into(), documents.into());
+    let report = LossReport {
+        id: report_id.into(),
+        device_id: format!("till-{tenant}"),
+        company_id: tenant.into(),
+        reason: LossReason::Invalidation,
+        lost,
+        device_proof: None,
+    };
+    let conn = state.store.lock().unwrap();
+    let told = losses::report(&conn, &report, documents, &Actor::system("e2e"), state.clock.now_ms()).unwrap();
+    assert_eq!(told, losses::Reported::Recorded, "{report_id}");
+}
+
+/// The fleet's rows as the page shows them: (tenant id, its badge's text, whether its
+/// "Acknowledge losses…" shows).
+async fn fleet_rows(b: &Browser) -> Vec<(String, Option<String>, bool)> {
+    let rows = b
+        .client
+        .execute(
+            "return [...document.querySelectorAll('#fleet tbody tr')].map((tr) => [tr.dataset.key,
+               tr.querySelector('.attention-badge')?.textContent ?? null,
+               Boolean(tr.querySelector('[id^=ack-losses-]') && !tr.querySelector('[id^=ack-losses-]').hidden)])",
+            vec![],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(rows).unwrap()
+}
+
+/// One instruction on every screen: tenants in every combination of `rollingDb`, a device's
+/// losses (none, open, acknowledged) and the other alarms a tenant may carry at once; each row's
+/// badge is the server's steps in its words, the banner its instruction, and "Acknowledge
+/// losses…" shows only where the server asks for the recovery. The button lists the reports it
+/// answers and sends exactly their ids: a report arriving after the list stays open, and the row
+/// keeps its badge until none is. (On the console that chose its own words, the rolling tenant with
+/// a loss read "recover the lost orders" beside the banner's "Roll back now".)
+#[tokio::test]
+#[ignore = "needs the built pkg/ and Chromium: run `make test-package`"]
+async fn the_console_says_what_the_server_says_and_acknowledges_what_it_listed() {
+    use mock_server::rolling::alarms::{self, Kind};
+    use mock_server::rolling::{losses, views};
+    let (base, state) = serve(repo_root().join("www")).await;
+    let rolling = RollingSettings::from(&*state.settings);
+    // (tenant, rollingDb, its losses, another alarm)
+    let table: &[(&str, bool, &str, Option<Kind>)] = &[
+        ("t-off-open", false, "open", None),
+        ("t-off-acked", false, "acknowledged", None),
+        ("t-on-open", true, "open", None),
+        ("t-on-acked", true, "acknowledged", None),
+        ("t-on-missing", true, "none", Some(Kind::DayDatabaseMissing)),
+        ("t-on-open-missing", true, "open", Some(Kind::DayDatabaseMissing)),
+        ("t-on-open-reset", true, "open", Some(Kind::DestructiveReset)),
+        ("t-off-open-reset", false, "open", Some(Kind::DestructiveReset)),
+        ("t-off-open-day", false, "open", Some(Kind::ArchivedDayLost)),
+        ("t-off-day", false, "none", Some(Kind::ArchivedDayLost)),
+    ];
+    for &(id, on, lost, other) in table {
+        let now = state.clock.now_ms();
+        {
+            let conn = state.store.lock().unwrap();
+            mock_server::seed::create_tenant(&state.cluster(&conn), &state.settings, id, &format!("Tenant {id}"), now)
+                .unwrap();
+        }
+        if lost != "none" {
+            lose(&state, id, &format!("r-{id}-1"), 3);
+        }
+        let conn = state.store.lock().unwrap();
+        if lost == "acknowledged" {
+            losses::acknowledge(&conn, id, &[format!("r-{id}-1")], now).unwrap();
+        }
+        if let Some(kind) = other {
+            alarms::raise(&conn, id, kind, "subject-1", "raised by the test", now).unwrap();
+        }
+        if on {
+            let patch = FlagPatch { rolling_db: Some(true), ..FlagPatch::default() };
+            flag_change::apply(&state.cluster(&conn), &rolling, id, patch, "e2e", true, now).unwrap();
+        }
+    }
+    let view = views::tenants(&state.store.lock().unwrap(), &rolling).unwrap();
+
+    let b = Browser::start().await;
+    b.client.goto(&format!("{base}/")).await.unwrap();
+    b.wait_text("#logged-in", "the page to load", |t| t == "no").await;
+    log_in(&b, "admin").await;
+    b.wait_text("#fleet", "every tenant", |t| table.iter().all(|(id, ..)| t.contains(&format!("({id})")))).await;
+    b.wait_text("#attention", "the banner", |t| t.contains("t-off-open-day")).await;
+    let rows = fleet_rows(&b).await;
+    let banner = b.text("#attention").await;
+    let mut wrong = Vec::new();
+    for t in &view.tenants {
+        let Some((_, badge, ack)) = rows.iter().find(|(key, ..)| *key == t.company_id) else {
+            wrong.push(format!("{}: no row", t.company_id));
+            continue;
+        };
+        let steps = t.attention.as_ref().map(|a| a.steps.clone()).unwrap_or_default();
+        let headlines: Vec<&str> = steps.iter().map(|s| s.headline.as_str()).collect();
+        let said = (!headlines.is_empty()).then(|| format!(" ⚠ {}", headlines.join("; ")));
+        if *badge != said {
+            wrong.push(format!("{}: the badge says {badge:?}, the server {said:?}", t.company_id));
+        }
+        let recover = steps.iter().any(|s| s.step.as_str() == "recover-orders");
+        if *ack != recover {
+            wrong
+                .push(format!("{}: acknowledge shown {ack}, the server asks for the recovery {recover}", t.company_id));
+        }
+        if let Some(a) = &t.attention {
+            let line = format!("⚠ {} ({}) needs attention: {}", t.name, t.company_id, a.instruction);
+            if !banner.contains(&line) {
+                wrong.push(format!("{}: the banner lacks the server's instruction", t.company_id));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}\nbanner:\n{banner}", wrong.join("\n"));
+    let badge_of = |rows: &[(String, Option<String>, bool)], id: &str| {
+        rows.iter().find(|(key, ..)| key == id).and_then(|(_, badge, _)| badge.clone())
+    };
+    assert_eq!(badge_of(&rows, "t-on-open").as_deref(), Some(" ⚠ Roll back now"));
+    assert_eq!(badge_of(&rows, "t-off-open").as_deref(), Some(" ⚠ Recover the lost orders"));
+
+    // The acknowledgement lists what it answers; a report arriving meanwhile is not among them.
+    b.click("#ack-losses-t-off-open").await;
+    let listed = b.wait_text("#ack-reports", "the open reports", |t| t.contains("lost 3 document(s)")).await;
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    assert!(listed.contains("device till-t-off-open") && listed.contains("invalidation; till: 3"), "{listed}");
+    let violations = b.accessibility_violations().await;
+    assert!(violations.is_empty(), "the console with the acknowledgement's list: {violations:#?}");
+    lose(&state, "t-off-open", "r-t-off-open-2", 2);
+    b.click("#ack-confirm").await;
+    let said = b.wait_text("#ack-result", "the acknowledgement", |t| !t.is_empty()).await;
+    assert_eq!(said, "Acknowledged 1 report(s) of t-off-open; 1 still open.");
+    {
+        let conn = state.store.lock().unwrap();
+        let open = mock_server::store::device_losses::unresolved(&conn, "t-off-open", 10).unwrap();
+        assert_eq!(open.iter().map(|l| l.report_id.as_str()).collect::<Vec<_>>(), ["r-t-off-open-2"]);
+    }
+    b.screenshot("08-console-losses-acknowledged-one").await;
+    // The row keeps its badge while a report is open; the second acknowledgement answers it.
+    let row = "#fleet tr[data-key='t-off-open']";
+    assert!(b.text(row).await.contains("⚠ Recover the lost orders"));
+    b.click("#ack-losses-t-off-open").await;
+    b.wait_text("#ack-reports", "the report left", |t| t.contains("lost 2 document(s)") && !t.contains("lost 3")).await;
+    b.click("#ack-confirm").await;
+    b.wait_text("#ack-result", "the second acknowledgement", |t| {
+        t == "Acknowledged 1 report(s) of t-off-open; 0 still open."
+    })
+    .await;
+    b.wait_text(row, "the badge gone", |t| !t.contains('⚠')).await;
+    let rows = fleet_rows(&b).await;
+    assert!(!rows.iter().any(|(key, _, ack)| key == "t-off-open" && *ack), "nothing left to acknowledge");
+    let violations = b.accessibility_violations().await;
+    assert!(violations.is_empty(), "the console after the acknowledgement: {violations:#?}");
+    b.stop().await;
+}

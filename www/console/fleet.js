@@ -142,7 +142,7 @@ export function createFleet(ctx) {
     if (item.note !== undefined) return noteRow(6);
     const tr = emptyRow(6);
     const ack = button("Acknowledge losses…", "secondary", `ack-losses-${item.id}`, () => showLosses(item.id));
-    ack.setAttribute("aria-label", `Acknowledge the device losses of ${item.id}…`);
+    ack.setAttribute("aria-label", `Acknowledge losses… of ${item.id}`);
     ack.hidden = true;
     tr.cells[0].append(el("span"), " ", ack);
     tr.cells[1].append(toggle(item.id, "rollingDb"));

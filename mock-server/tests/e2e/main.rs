@@ -1,6 +1,8 @@
 //! End-to-end: the built package and the demo page in headless Chromium. These need `pkg/`
 //! built and Chromium installed, so they run through `make test-package` (part of `make test`).
 
+#[path = "../common/alerts.rs"]
+mod alerts;
 mod auth_fetch;
 mod browser;
 mod demo;
@@ -11,6 +13,7 @@ mod dispose;
 mod engine;
 mod example;
 mod ledger;
+mod loss_story;
 mod no_key_store;
 mod proof_faults;
 mod relay;

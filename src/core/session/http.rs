@@ -37,12 +37,6 @@ impl Session {
         self.0.ports.transport.send(request)
     }
 
-    /// Whether the stored device is known to be keyed (registered with this browser's key).
-    pub(super) fn device_keyed(&self) -> bool {
-        let device = self.device_id();
-        device.is_some() && self.storage().get(keys::DEVICE_KEYED) == device
-    }
-
     /// `body` for `route`, sent to `path` (with `bearer` when given), with a proof of the device's
     /// key where this browser keeps one (`HttpRequest::prove`: the transport proves only with a
     /// key, made by the first registration; signed for the protocol's route wherever `path` sends
@@ -57,7 +51,8 @@ impl Session {
         bearer: Option<String>,
     ) -> LocalBoxFuture<'static, Result<HttpResponse, TransportError>> {
         let base = &self.0.config.base_url;
-        let keyed = self.device_keyed();
+        let device = self.device_id();
+        let keyed = device.is_some() && self.storage().get(keys::DEVICE_KEYED) == device;
         let prove = Some((url::join(base, DEVICE_NONCE.path), [route.method.as_str(), " ", route.path].concat()));
         let request =
             HttpRequest { method: route.method, url: url::join(base, path), bearer, body: Some(body), prove, keyed };

@@ -242,7 +242,6 @@ impl Session {
         let previous_company = self.stored_token().and_then(|(_, c)| c.company_id());
         let body = json::stringify(&crate::protocol::RefreshRequest::body(&refresh_token));
         let path = self.0.config.refresh_path.clone();
-        let keyed = self.device_keyed();
         let response = match self.send_proven(crate::protocol::routes::REFRESH, &path, body, None).await {
             Ok(r) => r,
             Err(e) => return Decided::Transient(e.message()),
@@ -268,12 +267,6 @@ impl Session {
                 ]
                 .concat(),
             );
-            if unproven && !keyed && self.device_keyed() {
-                // Sent before this browser's registration with its key landed, which bound the
-                // session to it meanwhile: refused before the token was looked at (not spent);
-                // the next refresh carries the proof.
-                return Decided::Transient(reason);
-            }
             if unproven {
                 // This browser cannot prove the session's device: refused before the token was
                 // looked at, so it is not spent, and no logout is sent (the copied token would
@@ -312,7 +305,7 @@ impl Session {
     /// The cross-tab refresh lock, waited for at most one request's time plus a margin, then
     /// taken over. Where the platform's lock fails, the refresh goes ahead without it (reported):
     /// a lock must never be the reason a session cannot refresh.
-    async fn acquire_refresh_lock(&self) -> Option<Box<dyn LockGuard>> {
+    pub(super) async fn acquire_refresh_lock(&self) -> Option<Box<dyn LockGuard>> {
         let lock = &self.0.ports.lock;
         let wait = self.0.config.timeout_ms.saturating_mul(REQUESTS_A_REFRESH).saturating_add(LOCK_WAIT_MARGIN_MS);
         let result = match lock.acquire(wait).await {

@@ -268,7 +268,7 @@ mutants-apply:
 	  echo "$(words $(MUTANTS)) mutation patches apply"
 mutants: mutants-apply
 	@failed=0; for p in $(MUTANTS); do \
-	  case $$p in */sdk/*) t=sdk_histories f=;; */sim/*) t=simulation f=fixed_seeds;; \
+	  case $$p in */sdk/*) t=sdk_histories f=;; */sim/*) t=simulation f="fixed_seeds mended_holes";; \
 	    *) t=rollout_histories f=generated_histories_answer_as_the_model;; esac; \
 	  git apply $$p || exit 1; \
 	  if ! cargo test -q -p mock-server --test $$t --no-run 2>/dev/null; then r="did not build"; \

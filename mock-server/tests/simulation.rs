@@ -107,7 +107,7 @@ fn hold(seed: u64, steps: usize, keep: Option<&[usize]>) -> sim::run::Outcome {
 
 /// Seeds of the fixed set whose runs meet a hole not mended yet (its shrunk run is in
 /// `sim::cases::OPEN`, held there to break its rule until mended).
-const SKIPPED: [(u64, &str); 0] = [];
+const SKIPPED: [(u64, &str); 1] = [(93, "a logout racing the registration that binds its session")];
 
 #[test]
 fn fixed_seeds_hold_every_invariant() {

@@ -144,4 +144,19 @@ pub const OPEN: &[(&str, &str, u64, &[Step])] = &[
             s(12142, Refresh { b: 0, t: 0 }),
         ],
     ),
+    (
+        "a logout sent before the browser's key existed, racing the registration that binds its \
+         session, is refused for want of a proof, and the key's own browser signs out as a copy \
+         would (the session living on)",
+        super::check::KEY_KEPT,
+        93,
+        &[
+            s(248, Arm { b: 0, sel: Sel::Login, fault: Fault::DropBefore }),
+            s(16250, DestroyAll { b: 0, t: 0 }),
+            s(525, Login { b: 0, t: 0, user: 2 }),
+            s(362, Login { b: 0, t: 1, user: 1 }),
+            s(780, Logout { b: 0, t: 1, scope: Scope::Global }),
+            s(145, Register { b: 0, t: 0 }),
+        ],
+    ),
 ];

@@ -333,6 +333,12 @@ pub fn generate(seed: u64, n: usize) -> Vec<Step> {
             steps.push(Step { gap_ms: rng.random_range(0..120), op: twin });
             continue;
         }
+        // A registration with the other tab refreshing right behind it.
+        if rng.random_bool(0.02) && b < 2 {
+            steps.push(Step { gap_ms, op: Op::Register { b, t } });
+            steps.push(Step { gap_ms: rng.random_range(0..60), op: Op::Refresh { b, t: 1 - t } });
+            continue;
+        }
         if rng.random_bool(0.03) && b < 2 {
             steps.push(Step { gap_ms, op: Op::Arm { b, sel: Sel::Nonce, fault: Fault::Slow } });
             steps.push(Step { gap_ms: 0, op: Op::Arm { b, sel: Sel::Refresh, fault: Fault::Slow } });

@@ -55,10 +55,8 @@ impl Session {
         let body = json::stringify(&Value::Object(info));
         // A registration with a key binds the session to it: it waits for a refresh of any tab
         // to end (one on the wire unproven would be refused once bound) and holds refreshes
-        // back until it is stored. The token is made fresh first, outside the lock.
-        self.get_token().await;
-        let _refreshes = self.acquire_refresh_lock().await;
-        let response = match self.authorized(CONNECT.method, CONNECT.path, Some(body)).await {
+        // back until it is stored.
+        let response = match self.authorized(CONNECT.method, CONNECT.path, Some(body), true).await {
             Ok(r) => r,
             Err(failure) => return DeviceResult::Failure(failure),
         };

@@ -65,6 +65,7 @@ impl Session {
         method: Method,
         path: &str,
         body: Option<String>,
+        hold_refreshes: bool,
     ) -> Result<HttpResponse, CallResult> {
         if self.stored_token().is_none() {
             return Err(CallResult::failure(codes::NOT_SIGNED_IN, "Not signed in: log in before making this call.", 0));
@@ -76,12 +77,15 @@ impl Session {
                 401,
             ));
         };
+        // Under the refresh lock, taken once the token is fresh (a refresh under it would wait on
+        // itself), when the request changes what a refresh must carry (a registration's key).
+        let _held = if hold_refreshes { self.acquire_refresh_lock().await } else { None };
         self.send(method, path, body, Some(token)).await.map_err(|e| CallResult::from_transport_error(&e))
     }
 
     /// An authenticated JSON call resolving to `{success, data?, error?, status?}`.
     pub async fn call(&self, method: Method, path: &str, body: Option<String>) -> CallResult {
-        match self.authorized(method, path, body).await {
+        match self.authorized(method, path, body, false).await {
             Ok(response) => CallResult::from_response(&response),
             Err(failure) => failure,
         }

@@ -40,7 +40,7 @@ TOOLS_TARGET := $(CURDIR)/target/cargo-install
 # The package's recorded size (release wasm + JS glue, gzip -9, bytes): `make test` fails when it
 # grows past this by more than 2% (a size is deterministic for a given toolchain). Lower it when a
 # change cuts; raise it only with the reason in the commit.
-SIZE_BUDGET := 88049
+SIZE_BUDGET := 88269
 WASM_OPT := target/binaryen/node_modules/.bin/wasm-opt
 ESBUILD := target/npm-tools/node_modules/.bin/esbuild
 WASM_FEATURES := --enable-reference-types --enable-bulk-memory --enable-nontrapping-float-to-int \

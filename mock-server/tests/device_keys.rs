@@ -4,42 +4,15 @@
 
 mod common;
 
+use common::device_key::{nonce, Key};
 use common::{assert_error, spawn_with, Server};
 use mock_server::settings::Settings;
-use p256::ecdsa::signature::Signer;
-use p256::ecdsa::{Signature, SigningKey};
 use protocol::routes::{self, Call};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-struct Key(SigningKey);
-
-impl Key {
-    fn new() -> Key {
-        let mut secret = [0u8; 32];
-        rand::RngCore::fill_bytes(&mut rand::rng(), &mut secret);
-        Key(SigningKey::from_slice(&secret).unwrap())
-    }
-
-    fn public(&self) -> String {
-        hex::encode(self.0.verifying_key().to_encoded_point(false).as_bytes())
-    }
-
-    fn sign(&self, route: Call, nonce: &str) -> Value {
-        let message = protocol::device_proof_message(route.method.as_str(), route.path, nonce);
-        let signature: Signature = self.0.sign(message.as_bytes());
-        json!({"nonce": nonce, "signature": hex::encode(signature.to_bytes())})
-    }
-}
-
-async fn nonce(s: &Server) -> String {
-    let a = s.post(routes::DEVICE_NONCE.path, None, json!({})).await;
-    assert_eq!(a.status, StatusCode::OK, "{:?}", a.body);
-    a.body["nonce"].as_str().unwrap().to_owned()
-}
-
 async fn prove(s: &Server, key: &Key, route: Call) -> Value {
-    key.sign(route, &nonce(s).await)
+    key.prove(s, route).await
 }
 
 /// The per-address limit off: what is left is the account's own throttle.

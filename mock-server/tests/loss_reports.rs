@@ -6,13 +6,12 @@
 
 mod common;
 
+use common::device_key::Key;
 use common::pg::Cluster;
 use common::prom::{metrics_listener, scraped};
 use common::{assert_error, spawn, spawn_with, Server};
 use mock_server::settings::Settings;
-use p256::ecdsa::signature::Signer;
-use p256::ecdsa::{Signature, SigningKey};
-use protocol::routes::{self, Call};
+use protocol::routes;
 use serde_json::{json, Value};
 
 const LOST: &str = r#"device_lost_documents_total{tenant="acme",reason="invalidation"}"#;
@@ -80,27 +79,6 @@ async fn a_devices_reports_are_rate_limited_and_summed_up_in_one_audit_line_a_da
     let audit = s.get("/admin/audit?limit=500", Some(&admin)).await.body;
     let lines = audit["entries"].as_array().unwrap().iter().filter(|e| e["action"] == "device.loss").count();
     assert_eq!(lines, 3);
-}
-
-struct Key(SigningKey);
-
-impl Key {
-    fn new() -> Key {
-        let mut secret = [0u8; 32];
-        rand::RngCore::fill_bytes(&mut rand::rng(), &mut secret);
-        Key(SigningKey::from_slice(&secret).unwrap())
-    }
-
-    fn public(&self) -> String {
-        hex::encode(self.0.verifying_key().to_encoded_point(false).as_bytes())
-    }
-
-    async fn prove(&self, s: &Server, route: Call) -> Value {
-        let nonce = s.post(routes::DEVICE_NONCE.path, None, json!({})).await.body["nonce"].as_str().unwrap().to_owned();
-        let message = protocol::device_proof_message(route.method.as_str(), route.path, &nonce);
-        let signature: Signature = self.0.sign(message.as_bytes());
-        json!({"nonce": nonce, "signature": hex::encode(signature.to_bytes())})
-    }
 }
 
 fn proven(mut body: Value, proof: Value) -> Value {

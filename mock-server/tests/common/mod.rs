@@ -136,6 +136,7 @@ impl Server {
     }
 }
 pub mod alerts;
+pub mod device_key;
 pub mod engine;
 pub mod fault_proxy;
 pub mod fleet;

@@ -46,8 +46,6 @@ pub struct History {
     /// Refresh tokens the server received from an SDK send (not a network duplicate), with how
     /// many distinct sends presented each.
     pub refresh_presented: RefCell<BTreeMap<String, u32>>,
-    /// Statuses the server answered, by route (every answer, duplicates included).
-    pub statuses: RefCell<BTreeMap<(String, u16), u32>>,
     /// Rules reached, by name, for the suite's "must reach" check.
     pub reached: RefCell<BTreeMap<&'static str, u32>>,
 }

@@ -218,7 +218,6 @@ fn arrived(
 ) {
     let h = &env.hist;
     let now = env.now();
-    *h.statuses.borrow_mut().entry((route.to_owned(), answer.status)).or_default() += 1;
     if answer.status >= 500 {
         h.violate(now, "the server never answers 500", format!("{route} answered {} {}", answer.status, answer.body));
     }
@@ -355,6 +354,7 @@ async fn prove(
     let Some(nonce) = nonce else {
         return Err(TransportError::Network(format!("the device nonce route answered HTTP {}", a.status)));
     };
-    let signature: p256::ecdsa::Signature = key.sign(format!("{route}\n{nonce}").as_bytes());
+    let (method, path) = route.split_once(' ').unwrap_or(("POST", route));
+    let signature: p256::ecdsa::Signature = key.sign(protocol::device_proof_message(method, path, &nonce).as_bytes());
     Ok(Some(json!({"nonce": nonce, "signature": hex::encode(signature.to_bytes())})))
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs the wasm browser suites (tests/*.rs) in headless Chrome and Firefox against a mock
-# server started here on a free port; the server is stopped whatever the outcome.
+# Runs the wasm browser suites (tests/*.rs) with wasm-pack, headless, in Chrome then Firefox,
+# against a mock server started here on a free port; the server is stopped whatever the outcome.
+# By hand, against a server of your own (the drivers are found on PATH; nothing is downloaded):
+#   SB_TEST_URL=http://127.0.0.1:8080 wasm-pack test --headless --chrome --firefox --mode no-install
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
@@ -31,9 +33,10 @@ if [ -z "$url" ]; then
 fi
 echo "mock server for the browser tests: $url"
 
-# The URL reaches the tests at compile time (option_env!). cargo runs each wasm test binary through
-# wasm-bindgen's test runner, headless, in the browser whose driver the environment names: one
-# driver a run (with both named, the runner takes Firefox for both), so Chrome, then Firefox.
-export SB_TEST_URL="$url" CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
-CHROMEDRIVER="$(command -v chromedriver)" cargo test --target wasm32-unknown-unknown "$@"
-GECKODRIVER="$(command -v geckodriver)" cargo test --target wasm32-unknown-unknown "$@"
+# The URL reaches the tests at compile time (option_env!). wasm-pack builds the test binaries and
+# runs each through the wasm-bindgen-test-runner `make setup` installed beside wasm-bindgen (the
+# crate's exact version: --mode no-install fails rather than download another), with Debian's
+# chromedriver and the installed geckodriver found on PATH; webdriver.json holds the browsers'
+# options.
+export SB_TEST_URL="$url"
+wasm-pack test --headless --chrome --firefox --mode no-install -- "$@"

@@ -9,6 +9,9 @@ GECKODRIVER_VERSION := 0.37.1
 # wasm-pack runs the browser suites (`wasm-pack test`); it uses the wasm-bindgen below, never a
 # download of its own.
 WASM_PACK_VERSION := 0.15.1
+# cargo-nextest runs the native suites, each test in a process of its own (the machine's image
+# ships it; installed when absent).
+NEXTEST_VERSION := 0.9.143
 # The wasm-bindgen CLI (the bindings, and wasm-bindgen-test-runner for the browser suites) must be
 # exactly the crate's version (Cargo.lock): the glue it writes and the module must agree.
 WASM_BINDGEN_VERSION = $(shell awk '/^name = "wasm-bindgen"$$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
@@ -96,6 +99,8 @@ setup-demo-packages:
 ## Prometheus and the tests' JS tools.
 setup-rust: setup-demo-rust
 	@for c in rustfmt clippy; do rustup component list --installed | grep -q "^$$c" || rustup component add $$c; done
+	@cargo nextest --version >/dev/null 2>&1 \
+	  || CARGO_TARGET_DIR=$(TOOLS_TARGET) cargo install cargo-nextest --version $(NEXTEST_VERSION) --locked
 	@geckodriver --version 2>/dev/null | grep -q "^geckodriver $(GECKODRIVER_VERSION)" \
 	  || CARGO_TARGET_DIR=$(TOOLS_TARGET) cargo install geckodriver --version $(GECKODRIVER_VERSION) --locked \
 	  || CARGO_TARGET_DIR=$(TOOLS_TARGET) cargo install geckodriver --version $(GECKODRIVER_VERSION)
@@ -156,7 +161,7 @@ test:
 	    start=$$(date +%s); $(MAKE) --no-print-directory $$phase 2>&1 | tee -a $$log || rc=1; \
 	    took="$$took $$phase $$(( $$(date +%s) - start ))s,"; [ $$rc = 0 ] || break; \
 	  done; echo "make test took:$${took%,}"; \
-	  awk '/test result: /{ for (i = 1; i <= NF; i++) { if ($$(i+1) ~ /^passed/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
+	  awk '/test result: |tests run: /{ for (i = 1; i <= NF; i++) { if ($$(i+1) ~ /^passed/) p += $$i; if ($$(i+1) ~ /^failed/) f += $$i } } \
 	       END { printf "%d passed, %d failed\n", p, f }' $$log; rm -f $$log; exit $$rc
 
 ## Lints are errors here: the code as rustfmt writes it (rustfmt.toml: lines of 120 at most),
@@ -166,7 +171,10 @@ test-native: mutants-apply
 	cargo fmt --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
-	cargo test --workspace
+	@# Every test in its own process (the server's recorded series are one set a process), across
+	@# every binary at once: no binary waits for the one before it. Doc tests are cargo test's.
+	cargo nextest run --workspace --no-fail-fast --failure-output=final
+	cargo test --workspace --doc
 
 test-browser:
 	bash tests/run-browser.sh

@@ -197,11 +197,11 @@ fn the_alphabet_covers_every_route_and_method() {
     use session_broker::protocol::routes::ROUTES;
     // Route → why the simulator does not send it.
     const ROUTES_LEFT_OUT: &[(&str, &str)] = &[
-        ("POST /auth/register", "a sign-up makes a new tenant of its own, which no rule between the run's tenants, sessions and devices reaches; tests/auth.rs holds it"),
-        ("DELETE /companies/{id}", "deleting a seeded tenant ends the run's world; tests/management.rs holds it"),
-        ("* /docdb/{db}", "the database's own URL: the simulator's server keeps its documents in the embedded model, which serves documents and _all_docs and answers 501 docdb_engine_required here by design; the replication protocol through the proxy is held against PouchDB Server (tests/proxy_differential.rs, the browser replication tests)"),
+        ("POST /auth/register", "a sign-up makes a new tenant of its own, which no rule between the run's tenants, sessions and devices reaches; tests/integration/auth.rs holds it"),
+        ("DELETE /companies/{id}", "deleting a seeded tenant ends the run's world; tests/integration/management.rs holds it"),
+        ("* /docdb/{db}", "the database's own URL: the simulator's server keeps its documents in the embedded model, which serves documents and _all_docs and answers 501 docdb_engine_required here by design; the replication protocol through the proxy is held against PouchDB Server (tests/integration/proxy_differential.rs, the browser replication tests)"),
     ("* /docdb/{db}/", "as `/docdb/{db}`"),
-    ("DELETE /users/{id}", "deleting a seeded user ends the run's world; tests/management.rs holds it"),
+    ("DELETE /users/{id}", "deleting a seeded user ends the run's world; tests/integration/management.rs holds it"),
         ("POST /admin/rolling-db/tenants/{id}/days/{db}/release", "a day database held back by an operator: the rollout's histories (tests/rollout_histories.rs) hold it"),
         ("POST /admin/crons/{name}/run", "the operators' crons run the same job through crons::runner::run_here on the caller's thread: the route starts it on a thread of its own, whose timing a run cannot hold"),
         ("GET /admin/crons/runs/{run_id}", "a run's record, read by the route above's callers; run_here has finished the run when it returns"),

@@ -1,7 +1,7 @@
 //! The document side's port: where a database's documents live and how they are read and
 //! written. Two adapters serve it, the embedded model (`embedded`, SQLite) and a CouchDB-protocol
 //! engine (`on_engine`, `DOCDB_URL`); one conformance suite holds both to the same answers
-//! (mock-server/tests/docdb_conformance.rs). The catalogue (which database is whose, its kind,
+//! (mock-server/tests/integration/docdb_conformance.rs). The catalogue (which database is whose, its kind,
 //! its modelled handle) stays in the relational store whichever adapter holds the documents.
 //!
 //! No transaction spans the relational store and an engine, so creating and deleting are

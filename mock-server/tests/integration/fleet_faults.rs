@@ -6,7 +6,7 @@
 //! see every write once the fault heals, the engine holds one feed of a database again and never
 //! none, and what a cut replica answered is neither lost nor doubled.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

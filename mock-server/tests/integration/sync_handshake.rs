@@ -1,6 +1,6 @@
 //! The realtime handshake over a real WebSocket.
 
-mod common;
+use crate::common;
 
 use common::ws::{close_code, hello, open};
 use common::{spawn, spawn_with};

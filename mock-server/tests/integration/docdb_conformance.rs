@@ -3,7 +3,7 @@
 //! (PouchDB Server, started per test) must give the same answers, from single documents up to a
 //! whole rotate read back through the operators' views.
 
-mod common;
+use crate::common;
 
 use common::engine::Engine;
 use common::{spawn_with, Server};

@@ -3,7 +3,7 @@
 //! password format, password changes with only a token, document-database headers that outlive
 //! their session. Each refusal is checked for its status and code, and for what did not change.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, spawn, Server};
 use jsonwebtoken::{encode, EncodingKey, Header};
@@ -528,7 +528,7 @@ async fn request_headers_past_16_kib_are_answered_431_with_the_error_body() {
 /// Failed sign-ins of one account are slowed whatever the address: past the free failures each
 /// one locks the account for a doubling while, bounded; the right password waits too, even
 /// naming a device the user registered (only a proof of the device's key spares it:
-/// tests/device_keys.rs); the lock is audited and a success forgets it all.
+/// tests/integration/device_keys.rs); the lock is audited and a success forgets it all.
 #[tokio::test]
 async fn failed_sign_ins_are_throttled_per_account_from_every_address() {
     // The per-address limit off: what is left is the account's own.

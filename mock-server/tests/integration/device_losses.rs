@@ -4,7 +4,7 @@
 //! `/metrics` by tenant and reason until answered; a report for another tenant, from another
 //! user's session or with counts that are not counts is refused and changes nothing.
 
-mod common;
+use crate::common;
 
 use common::prom::{metrics_listener, scraped};
 use common::{assert_error, spawn, Server};

@@ -2,7 +2,7 @@
 //! account's sign-in throttle, a keyed device's refresh tokens are refused without its proof, a
 //! proof is good once; and `logout`'s scopes end exactly the sessions they name.
 
-mod common;
+use crate::common;
 
 use common::device_key::{nonce, Key};
 use common::{assert_error, spawn_with, Server};

@@ -4,7 +4,7 @@
 //! reached the engine is not sent twice; what a broken connection answers is an error a device
 //! may retry, and nothing answered 201 is missing.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! so does the alarm while any is); a bad list changes nothing; a rolling tenant is refused (the
 //! rollback answers there); whoever may acknowledge may read what they acknowledge.
 
-mod common;
+use crate::common;
 
 use common::prom::{metrics_listener, scraped};
 use common::{assert_error, spawn, Server};

@@ -3,7 +3,7 @@
 //! document routes, the device routes, every operator route and the realtime handshake, as its
 //! document-database headers are; and a role taken away takes effect at once.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, spawn, ws, Server};
 use reqwest::{Method, StatusCode};

@@ -1,6 +1,6 @@
 //! The auth half of the mock server against the route table of docs/server.md, over real HTTP.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, spawn, spawn_with};
 use mock_server::settings::Settings;

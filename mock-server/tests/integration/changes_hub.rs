@@ -5,7 +5,7 @@
 //! cut, and refused for a while, as a restart does), the devices listening see no gap and no
 //! change twice.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -4,7 +4,7 @@
 //! (else 401 `device_proof_required`, nothing stored), and a report never waits for the store's
 //! exclusive lock (on PostgreSQL it runs beside the logins and refreshes holding it shared).
 
-mod common;
+use crate::common;
 
 use common::device_key::Key;
 use common::pg::Cluster;

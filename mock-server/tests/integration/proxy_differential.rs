@@ -7,7 +7,7 @@
 //! every way: what the engine reads as the server's day manifest the proxy refuses, a device's
 //! checkpoint it lets through.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! routes, rules and crons as on the embedded store, and what only PostgreSQL brings (replicas on
 //! one database, a database behind the journal refused).
 
-mod common;
+use crate::common;
 
 use common::pg::Cluster;
 use common::{assert_error, spawn_with, Server};

@@ -4,7 +4,7 @@
 //! the cluster view answer, on the embedded store and on PostgreSQL. A family of series the store
 //! cannot read is left out of a scrape, and the others are served.
 
-mod common;
+use crate::common;
 
 use common::pg::Cluster;
 use common::prom::metrics_listener;

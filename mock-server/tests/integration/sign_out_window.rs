@@ -4,7 +4,7 @@
 //! `SIGN_OUT_GRACE_SECS` passes; no live feed or socket opens in it, and nothing reopens or
 //! lengthens it.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, spawn, spawn_with, ws, Answer, Server};
 use reqwest::{Method, StatusCode};

@@ -2,7 +2,7 @@
 //! adapters: the embedded SQLite store and PostgreSQL (a cluster started per test, the database
 //! made by `mock-server migrate`) must give the same answers to the same record modules.
 
-mod common;
+use crate::common;
 
 use common::pg::Cluster;
 use mock_server::crons::{cluster_lock, runs};

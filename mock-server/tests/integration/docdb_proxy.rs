@@ -3,7 +3,7 @@
 //! on a real engine (PouchDB Server), replicated by PouchDB (Node) both ways; and without an
 //! engine, the embedded model refuses the protocol naming `DOCDB_URL`.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

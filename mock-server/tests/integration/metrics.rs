@@ -4,7 +4,7 @@
 //! archive and backup, and a month later the drop) and the series it holds tell what the console
 //! tells; a scrape passes `promtool check metrics`; no alert fires on a healthy rollout.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -8,7 +8,7 @@ use mock_server::store::postgres as pg;
 use postgres::{Client, NoTls};
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 /// Runs the SQL of migrations `from..=to` as written, outside the runner (what production has).
 fn run_sql(client: &mut Client, from: u32, to: u32) {

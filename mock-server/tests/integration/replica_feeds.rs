@@ -4,7 +4,7 @@
 //! engine that reads each request, not by the server), and the feed's owner killed, its device
 //! comes back through another replica: every device gets every change once, in order.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};

@@ -1,7 +1,7 @@
 //! Management routes (docs/server.md, management): devices, companies, users, payment references, each with
 //! its role and tenant checks and the error body on bad input.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, spawn};
 use reqwest::{Method, StatusCode};

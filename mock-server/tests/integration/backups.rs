@@ -2,7 +2,7 @@
 //! after the database's last write, and a restore (`mock-server restore`) that gives back the
 //! dropped database's documents with their revisions.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! that very template and method, and is authorised as its row says. A path or a method written
 //! on one side only fails here, and so does a row whose access the server does not keep.
 
-mod common;
+use crate::common;
 
 use axum::http::{Request, StatusCode};
 use protocol::permissions::PermissionMap;

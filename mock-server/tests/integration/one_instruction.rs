@@ -5,7 +5,7 @@
 //! The console's badge and banner render the view's steps (mock-server/tests/e2e/demo.rs reads them
 //! in a browser).
 
-mod common;
+use crate::common;
 
 use common::alerts::{expect_after_scrape, STEPS_FIRING};
 use common::prom::metrics_listener;

@@ -2,7 +2,7 @@
 //! prerequisite and change nothing, the forced path (sys_admin only, audited), and the rollback
 //! alarm of a reconciliation that regresses.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, spawn, spawn_with, Server};
 use mock_server::settings::Settings;

@@ -1,7 +1,7 @@
 //! The runbook, walked against the mock server: all-off parity, canary activation, idempotent
 //! rotate, archive and the drop after the TTL and three locks, rollback, and the guards.
 
-mod common;
+use crate::common;
 
 use common::{assert_error, spawn, spawn_with, ws, Server};
 use mock_server::docdb::naming::day_of;

@@ -29,7 +29,7 @@ function check(what, run) {
   const malloc = exports[exported("__wbindgen_malloc")];
   const free = exports[exported("__wbindgen_free")];
   try {
-    run(malloc, free, exports[exported("memory")] ?? Object.values(exports).find((e) => e instanceof WebAssembly.Memory));
+    run(malloc, free, exports[exported("memory")]);
     passed++; console.log(`ok ${what}`);
   } catch (e) {
     failed++; console.log(`FAIL ${what}: ${e}`);
